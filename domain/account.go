@@ -1,0 +1,202 @@
+package domain
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Account event types.
+const (
+	TypeAccountCreated = "AccountCreated"
+	TypePlanChanged    = "PlanChanged"
+	TypeKeyIssued      = "KeyIssued"
+	TypeKeyRevoked     = "KeyRevoked"
+)
+
+type AccountCreated struct {
+	Plan Plan `json:"plan"`
+}
+
+type PlanChanged struct {
+	Plan Plan `json:"plan"`
+}
+
+// KeyIssued holds the SHA-256 of the key, never the key.
+type KeyIssued struct {
+	KeyID  string `json:"keyId"`
+	Hash   string `json:"hash"`   // lowercase hex SHA-256 of the full key
+	Prefix string `json:"prefix"` // the first characters, for people to recognise a key
+	Label  string `json:"label"`
+}
+
+type KeyRevoked struct {
+	KeyID string `json:"keyId"`
+	Hash  string `json:"hash"`
+}
+
+func (AccountCreated) EventType() string { return TypeAccountCreated }
+func (AccountCreated) Aggregate() string { return AggAccount }
+func (PlanChanged) EventType() string    { return TypePlanChanged }
+func (PlanChanged) Aggregate() string    { return AggAccount }
+func (KeyIssued) EventType() string      { return TypeKeyIssued }
+func (KeyIssued) Aggregate() string      { return AggAccount }
+func (KeyRevoked) EventType() string     { return TypeKeyRevoked }
+func (KeyRevoked) Aggregate() string     { return AggAccount }
+
+// KeyPrefix starts every live API key (spec §5).
+const KeyPrefix = "svc_live_"
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// NewAPIKey draws svc_live_ + 32 base62 characters from r (crypto/rand at
+// the edge), without modulo bias.
+func NewAPIKey(r io.Reader) (string, error) {
+	var b strings.Builder
+	b.WriteString(KeyPrefix)
+	buf := make([]byte, 64)
+	for n := 0; n < 32; {
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return "", fmt.Errorf("new api key: %w", err)
+		}
+		for _, c := range buf {
+			if c >= 248 { // 248 = 4*62: reject to keep the draw uniform
+				continue
+			}
+			b.WriteByte(base62[c%62])
+			if n++; n == 32 {
+				break
+			}
+		}
+	}
+	return b.String(), nil
+}
+
+// HashKey is the stored form of an API key: lowercase hex SHA-256.
+func HashKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+// WellFormedKey reports whether key has the shape of a live key.
+func WellFormedKey(key string) bool {
+	if len(key) != len(KeyPrefix)+32 || !strings.HasPrefix(key, KeyPrefix) {
+		return false
+	}
+	for _, c := range key[len(KeyPrefix):] {
+		if !strings.ContainsRune(base62, c) {
+			return false
+		}
+	}
+	return true
+}
+
+// Key is one API key of an account, as the write side knows it.
+type Key struct {
+	ID, Hash, Prefix, Label string
+	IssuedAt                time.Time
+	Revoked                 bool
+}
+
+// Account is the write-side state of one account.
+type Account struct {
+	Slug    string
+	Plan    Plan
+	Created bool
+	Keys    []Key
+}
+
+func (a Account) Evolve(e Event) Account {
+	switch d := e.Data.(type) {
+	case AccountCreated:
+		a.Slug, a.Plan, a.Created = e.AggregateID, d.Plan, true
+	case PlanChanged:
+		a.Plan = d.Plan
+	case KeyIssued:
+		keys := make([]Key, len(a.Keys), len(a.Keys)+1)
+		copy(keys, a.Keys)
+		a.Keys = append(keys, Key{ID: d.KeyID, Hash: d.Hash, Prefix: d.Prefix, Label: d.Label, IssuedAt: e.OccurredAt})
+	case KeyRevoked:
+		keys := make([]Key, len(a.Keys))
+		copy(keys, a.Keys)
+		for i := range keys {
+			if keys[i].ID == d.KeyID {
+				keys[i].Revoked = true
+			}
+		}
+		a.Keys = keys
+	}
+	return a
+}
+
+type CreateAccount struct {
+	Slug string
+	Plan Plan
+}
+
+type ChangePlan struct{ Plan Plan }
+
+// IssueKey records a new key; the caller generated it and passes its hash.
+type IssueKey struct {
+	KeyID, Hash, Prefix, Label string
+}
+
+type RevokeKey struct{ KeyID string }
+
+func (a Account) Decide(cmd any, _ time.Time) ([]Payload, error) {
+	switch c := cmd.(type) {
+	case CreateAccount:
+		const op = "create account"
+		if err := checkSlug(op, "account slug", c.Slug); err != nil {
+			return nil, err
+		}
+		if _, err := ParsePlan(string(c.Plan)); err != nil {
+			return nil, err
+		}
+		if a.Created {
+			return nil, E(op, Conflict, "account %q already exists", c.Slug)
+		}
+		return []Payload{AccountCreated{Plan: c.Plan}}, nil
+	case ChangePlan:
+		const op = "change plan"
+		if !a.Created {
+			return nil, E(op, NotFound, "account not found")
+		}
+		if _, err := ParsePlan(string(c.Plan)); err != nil {
+			return nil, err
+		}
+		if c.Plan == a.Plan {
+			return nil, nil
+		}
+		return []Payload{PlanChanged{Plan: c.Plan}}, nil
+	case IssueKey:
+		const op = "issue key"
+		if !a.Created {
+			return nil, E(op, NotFound, "account not found")
+		}
+		if len(c.Hash) != 64 || c.KeyID == "" {
+			return nil, E(op, Invalid, "key id and hash are required")
+		}
+		if c.Label != "" {
+			if err := checkName(op, "label", c.Label); err != nil {
+				return nil, err
+			}
+		}
+		return []Payload{KeyIssued{KeyID: c.KeyID, Hash: c.Hash, Prefix: c.Prefix, Label: c.Label}}, nil
+	case RevokeKey:
+		const op = "revoke key"
+		for _, k := range a.Keys {
+			if k.ID == c.KeyID {
+				if k.Revoked {
+					return nil, nil // revoking twice is a no-op
+				}
+				return []Payload{KeyRevoked{KeyID: k.ID, Hash: k.Hash}}, nil
+			}
+		}
+		return nil, E(op, NotFound, "key %q not found", c.KeyID)
+	}
+	return nil, E("decide account", Internal, "unknown command %T", cmd)
+}

@@ -1,0 +1,113 @@
+package domain
+
+import (
+	"strings"
+	"time"
+)
+
+// Collection event types.
+const (
+	TypeCollectionCreated = "CollectionCreated"
+	TypeCollectionRenamed = "CollectionRenamed"
+	TypeCollectionDeleted = "CollectionDeleted"
+)
+
+type CollectionCreated struct {
+	Account string `json:"account"`
+	Slug    string `json:"slug"`
+	Name    string `json:"name"`
+}
+
+type CollectionRenamed struct {
+	Account string `json:"account"`
+	Slug    string `json:"slug"`
+	Name    string `json:"name"`
+}
+
+type CollectionDeleted struct {
+	Account string `json:"account"`
+	Slug    string `json:"slug"`
+}
+
+func (CollectionCreated) EventType() string { return TypeCollectionCreated }
+func (CollectionCreated) Aggregate() string { return AggCollection }
+func (CollectionRenamed) EventType() string { return TypeCollectionRenamed }
+func (CollectionRenamed) Aggregate() string { return AggCollection }
+func (CollectionDeleted) EventType() string { return TypeCollectionDeleted }
+func (CollectionDeleted) Aggregate() string { return AggCollection }
+
+// CollectionStream names the aggregate of an account's collection. Slugs are
+// unique per account, so the id is derived from both; '_' cannot occur in a
+// slug, so the id is unambiguous and a valid subject token.
+func CollectionStream(account, slug string) StreamID {
+	return StreamID{Aggregate: AggCollection, ID: account + "_" + slug}
+}
+
+// Collection is the write-side state of one collection slug of one account.
+type Collection struct {
+	Account, Slug, Name string
+	Live                bool // created and not deleted
+}
+
+func (c Collection) Evolve(e Event) Collection {
+	switch d := e.Data.(type) {
+	case CollectionCreated:
+		c = Collection{Account: d.Account, Slug: d.Slug, Name: d.Name, Live: true}
+	case CollectionRenamed:
+		c.Name = d.Name
+	case CollectionDeleted:
+		c.Live = false
+	}
+	return c
+}
+
+type CreateCollection struct{ Account, Slug, Name string }
+type RenameCollection struct{ Account, Name string }
+
+// DeleteCollection carries the number of videos the collection holds, read
+// by the caller from the projection.
+type DeleteCollection struct {
+	Account    string
+	VideoCount int
+}
+
+func (c Collection) Decide(cmd any, _ time.Time) ([]Payload, error) {
+	switch x := cmd.(type) {
+	case CreateCollection:
+		const op = "create collection"
+		if err := checkSlug(op, "slug", x.Slug); err != nil {
+			return nil, err
+		}
+		name := strings.TrimSpace(x.Name)
+		if err := checkName(op, "name", name); err != nil {
+			return nil, err
+		}
+		if c.Live {
+			return nil, E(op, Conflict, "collection %q already exists", x.Slug)
+		}
+		return []Payload{CollectionCreated{Account: x.Account, Slug: x.Slug, Name: name}}, nil
+	case RenameCollection:
+		const op = "rename collection"
+		if !c.Live || c.Account != x.Account {
+			return nil, E(op, NotFound, "collection not found")
+		}
+		name := strings.TrimSpace(x.Name)
+		if err := checkName(op, "name", name); err != nil {
+			return nil, err
+		}
+		if name == c.Name {
+			return nil, nil
+		}
+		return []Payload{CollectionRenamed{Account: x.Account, Slug: c.Slug, Name: name}}, nil
+	case DeleteCollection:
+		const op = "delete collection"
+		if !c.Live || c.Account != x.Account {
+			return nil, E(op, NotFound, "collection not found")
+		}
+		if x.VideoCount > 0 {
+			return nil, E(op, Conflict, "collection %q still holds %d video(s); delete them first", c.Slug, x.VideoCount)
+		}
+		return []Payload{CollectionDeleted{Account: x.Account, Slug: c.Slug}}, nil
+	}
+	return nil, E("decide collection", Internal, "unknown command %T", cmd)
+}

@@ -1,0 +1,189 @@
+package domain
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Aggregate kinds. Each is the first token of its events' subjects:
+// <aggregate>.<id>.<EventType>.
+const (
+	AggVideo      = "video"
+	AggCollection = "collection"
+	AggAccount    = "account"
+	AggWebhook    = "webhook"
+)
+
+// Payload is the data of one event type. Every payload names its type and
+// aggregate explicitly; nothing is derived by reflection.
+type Payload interface {
+	EventType() string
+	Aggregate() string
+}
+
+// Event is one fact in the stream. ID, OccurredAt and Seq are given by the
+// edge (eventstore), never by the domain.
+type Event struct {
+	ID          string    // ULID, also the JetStream Nats-Msg-Id
+	Type        string    // explicit type string, e.g. "UploadAccepted"
+	Version     int       // schema version of Data as written
+	AggregateID string    // e.g. the video id
+	OccurredAt  time.Time // UTC, millisecond precision
+	Seq         uint64    // stream sequence; 0 until stored
+	Data        Payload   // decoded and upcast to the current version
+}
+
+// StreamID names one aggregate instance.
+type StreamID struct {
+	Aggregate string
+	ID        string
+}
+
+// Filter is the subject filter covering every event of the aggregate.
+func (s StreamID) Filter() string { return s.Aggregate + "." + s.ID + ".*" }
+
+// Subject is the subject an event of type t is stored under.
+func (s StreamID) Subject(t string) string { return s.Aggregate + "." + s.ID + "." + t }
+
+func (s StreamID) String() string { return s.Aggregate + " " + s.ID }
+
+// envelope is the JSON body of every stored event.
+type envelope struct {
+	ID          string          `json:"id"`
+	Type        string          `json:"type"`
+	Version     int             `json:"version"`
+	Aggregate   string          `json:"aggregate"`
+	AggregateID string          `json:"aggregateId"`
+	OccurredAt  string          `json:"occurredAt"`
+	Data        json.RawMessage `json:"data"`
+}
+
+// TimeFormat is how kino writes instants: ISO 8601 in UTC with milliseconds.
+const TimeFormat = "2006-01-02T15:04:05.000Z"
+
+// FormatTime formats t as TimeFormat in UTC.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
+
+// Encode serialises an event for the stream, at its type's current version.
+func Encode(e Event) ([]byte, error) {
+	spec, ok := registry[e.Data.EventType()]
+	if !ok {
+		return nil, fmt.Errorf("encode event: unknown type %q", e.Data.EventType())
+	}
+	data, err := json.Marshal(e.Data)
+	if err != nil {
+		return nil, fmt.Errorf("encode event %s: %w", e.Data.EventType(), err)
+	}
+	return json.Marshal(envelope{
+		ID:          e.ID,
+		Type:        e.Data.EventType(),
+		Version:     spec.version,
+		Aggregate:   e.Data.Aggregate(),
+		AggregateID: e.AggregateID,
+		OccurredAt:  FormatTime(e.OccurredAt),
+		Data:        data,
+	})
+}
+
+// Decode parses a stored event, upcasting older schema versions so callers
+// only ever see the current shape.
+func Decode(b []byte) (Event, error) {
+	var env envelope
+	if err := json.Unmarshal(b, &env); err != nil {
+		return Event{}, fmt.Errorf("decode event: %w", err)
+	}
+	spec, ok := registry[env.Type]
+	if !ok {
+		return Event{}, fmt.Errorf("decode event %s: unknown type %q", env.ID, env.Type)
+	}
+	if env.Version < 1 || env.Version > spec.version {
+		return Event{}, fmt.Errorf("decode event %s: %s version %d not known (current %d)", env.ID, env.Type, env.Version, spec.version)
+	}
+	raw := env.Data
+	for v := env.Version; v < spec.version; v++ {
+		up := spec.upcasters[v]
+		if up == nil {
+			return Event{}, fmt.Errorf("decode event %s: no upcaster for %s v%d", env.ID, env.Type, v)
+		}
+		var err error
+		if raw, err = up(raw); err != nil {
+			return Event{}, fmt.Errorf("decode event %s: upcast %s v%d: %w", env.ID, env.Type, v, err)
+		}
+	}
+	data, err := spec.decode(raw)
+	if err != nil {
+		return Event{}, fmt.Errorf("decode event %s (%s): %w", env.ID, env.Type, err)
+	}
+	at, err := time.Parse(time.RFC3339Nano, env.OccurredAt)
+	if err != nil {
+		return Event{}, fmt.Errorf("decode event %s: occurredAt: %w", env.ID, err)
+	}
+	return Event{
+		ID:          env.ID,
+		Type:        env.Type,
+		Version:     env.Version,
+		AggregateID: env.AggregateID,
+		OccurredAt:  at.UTC(),
+		Data:        data,
+	}, nil
+}
+
+// eventSpec describes one event type: its current schema version, how to
+// decode the current version, and how to lift version v to v+1.
+type eventSpec struct {
+	version   int
+	decode    func(json.RawMessage) (Payload, error)
+	upcasters map[int]func(json.RawMessage) (json.RawMessage, error)
+}
+
+func decodeAs[T Payload](raw json.RawMessage) (Payload, error) {
+	var p T
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// registry lists every event type ever written. Append only: a type is never
+// renamed or removed; a new schema version bumps version and adds an upcaster.
+var registry = map[string]eventSpec{
+	TypeUploadAccepted: {version: 1, decode: decodeAs[UploadAccepted]},
+	TypeVideoDeleted:   {version: 1, decode: decodeAs[VideoDeleted]},
+
+	TypeCollectionCreated: {version: 1, decode: decodeAs[CollectionCreated]},
+	TypeCollectionRenamed: {version: 1, decode: decodeAs[CollectionRenamed]},
+	TypeCollectionDeleted: {version: 1, decode: decodeAs[CollectionDeleted]},
+
+	TypeAccountCreated: {version: 1, decode: decodeAs[AccountCreated]},
+	TypePlanChanged:    {version: 1, decode: decodeAs[PlanChanged]},
+	TypeKeyIssued:      {version: 1, decode: decodeAs[KeyIssued]},
+	TypeKeyRevoked:     {version: 1, decode: decodeAs[KeyRevoked]},
+
+	TypeWebhookSubscribed: {version: 1, decode: decodeAs[WebhookSubscribed]},
+	TypeWebhookDeleted:    {version: 1, decode: decodeAs[WebhookDeleted]},
+}
+
+// EventTypes lists every registered event type with its current version.
+func EventTypes() map[string]int {
+	out := make(map[string]int, len(registry))
+	for t, s := range registry {
+		out[t] = s.version
+	}
+	return out
+}
+
+// State is an aggregate's folded history. Evolve is pure and never fails:
+// events are facts.
+type State[S any] interface {
+	Evolve(Event) S
+}
+
+// Fold applies events in order to the zero state.
+func Fold[S State[S]](events []Event) S {
+	var s S
+	for _, e := range events {
+		s = s.Evolve(e)
+	}
+	return s
+}

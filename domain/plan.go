@@ -1,0 +1,57 @@
+package domain
+
+import "fmt"
+
+// Plan is an account's plan; it sets the request rate and the upload size.
+type Plan string
+
+const (
+	PlanFree     Plan = "free"
+	PlanPro      Plan = "pro"
+	PlanBusiness Plan = "business"
+)
+
+const (
+	MiB int64 = 1 << 20
+	GiB int64 = 1 << 30
+)
+
+// Limits are what a plan allows.
+type Limits struct {
+	RequestsPerMinute int
+	MaxUploadBytes    int64
+}
+
+// Plans maps each plan to its limits. The request rates are the spec's; the
+// upload sizes are defaults an operator may change.
+type Plans map[Plan]Limits
+
+// DefaultPlans returns the spec's rates with the default upload sizes.
+func DefaultPlans() Plans {
+	return Plans{
+		PlanFree:     {RequestsPerMinute: 60, MaxUploadBytes: 1 * GiB},
+		PlanPro:      {RequestsPerMinute: 300, MaxUploadBytes: 10 * GiB},
+		PlanBusiness: {RequestsPerMinute: 1000, MaxUploadBytes: 50 * GiB},
+	}
+}
+
+// ParsePlan checks a plan name.
+func ParsePlan(s string) (Plan, error) {
+	switch p := Plan(s); p {
+	case PlanFree, PlanPro, PlanBusiness:
+		return p, nil
+	}
+	return "", E("parse plan", Invalid, "plan must be one of free, pro, business (got %q)", s)
+}
+
+// Limits returns the limits of p; an unknown plan gets the free plan's.
+func (ps Plans) Limits(p Plan) Limits {
+	if l, ok := ps[p]; ok {
+		return l
+	}
+	return ps[PlanFree]
+}
+
+func (ps Plans) String() string {
+	return fmt.Sprintf("free=%d pro=%d business=%d", ps[PlanFree].MaxUploadBytes, ps[PlanPro].MaxUploadBytes, ps[PlanBusiness].MaxUploadBytes)
+}

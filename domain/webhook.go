@@ -1,0 +1,134 @@
+package domain
+
+import (
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Webhook subscription event types.
+const (
+	TypeWebhookSubscribed = "WebhookSubscribed"
+	TypeWebhookDeleted    = "WebhookDeleted"
+)
+
+// Subscribable event kinds (spec §6).
+const (
+	EventVideoCompleted = "video.completed"
+	EventVideoFailed    = "video.failed"
+)
+
+// WebhookSubscribed holds the signing secret: deliveries need it in clear to
+// sign. Audit views must never show it.
+type WebhookSubscribed struct {
+	Account string   `json:"account"`
+	URL     string   `json:"url"`
+	Events  []string `json:"events"`
+	Secret  string   `json:"secret"`
+}
+
+type WebhookDeleted struct {
+	Account string `json:"account"`
+}
+
+func (WebhookSubscribed) EventType() string { return TypeWebhookSubscribed }
+func (WebhookSubscribed) Aggregate() string { return AggWebhook }
+func (WebhookDeleted) EventType() string    { return TypeWebhookDeleted }
+func (WebhookDeleted) Aggregate() string    { return AggWebhook }
+
+// Webhook is the write-side state of one subscription.
+type Webhook struct {
+	ID, Account, URL string
+	Events           []string
+	Created, Deleted bool
+}
+
+func (w Webhook) Evolve(e Event) Webhook {
+	switch d := e.Data.(type) {
+	case WebhookSubscribed:
+		w = Webhook{ID: e.AggregateID, Account: d.Account, URL: d.URL, Events: d.Events, Created: true}
+	case WebhookDeleted:
+		w.Deleted = true
+	}
+	return w
+}
+
+// Exists reports whether the subscription is visible to account.
+func (w Webhook) Exists(account string) bool {
+	return w.Created && !w.Deleted && w.Account == account
+}
+
+type SubscribeWebhook struct {
+	Account, URL, Secret string
+	Events               []string
+}
+
+type DeleteWebhook struct{ Account string }
+
+// MaxURLLen bounds webhook URLs.
+const MaxURLLen = 2048
+
+// CheckWebhookURL validates a receiver address: absolute http(s) with a host.
+func CheckWebhookURL(op, raw string) error {
+	if raw == "" {
+		return E(op, Invalid, "url is required")
+	}
+	if len(raw) > MaxURLLen {
+		return E(op, Invalid, "url must be at most %d characters", MaxURLLen)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {
+		return E(op, Invalid, "url must be an absolute http or https URL (got %q)", truncate(raw, 80))
+	}
+	if u.User != nil {
+		return E(op, Invalid, "url must not carry credentials")
+	}
+	return nil
+}
+
+// NormalizeEvents checks a subscription's event kinds: a non-empty subset of
+// the subscribable kinds; duplicates are dropped and the order made stable.
+func NormalizeEvents(op string, events []string) ([]string, error) {
+	if len(events) == 0 {
+		return nil, E(op, Invalid, "events must list at least one of %s, %s", EventVideoCompleted, EventVideoFailed)
+	}
+	var out []string
+	for _, e := range events {
+		if e != EventVideoCompleted && e != EventVideoFailed {
+			return nil, E(op, Invalid, "unknown event %q; events must be among %s, %s", truncate(e, 40), EventVideoCompleted, EventVideoFailed)
+		}
+		if !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+func (w Webhook) Decide(cmd any, _ time.Time) ([]Payload, error) {
+	switch c := cmd.(type) {
+	case SubscribeWebhook:
+		const op = "create webhook"
+		if w.Created {
+			return nil, E(op, Conflict, "webhook already exists")
+		}
+		if err := CheckWebhookURL(op, strings.TrimSpace(c.URL)); err != nil {
+			return nil, err
+		}
+		events, err := NormalizeEvents(op, c.Events)
+		if err != nil {
+			return nil, err
+		}
+		if len(c.Secret) < 32 {
+			return nil, E(op, Internal, "secret too short")
+		}
+		return []Payload{WebhookSubscribed{Account: c.Account, URL: strings.TrimSpace(c.URL), Events: events, Secret: c.Secret}}, nil
+	case DeleteWebhook:
+		if !w.Exists(c.Account) {
+			return nil, E("delete webhook", NotFound, "webhook not found")
+		}
+		return []Payload{WebhookDeleted{Account: c.Account}}, nil
+	}
+	return nil, E("decide webhook", Internal, "unknown command %T", cmd)
+}
