@@ -1,0 +1,173 @@
+package eventstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/kino-video/kino/domain"
+)
+
+// ErrConcurrency is the cause of the Conflict returned when an aggregate
+// changed between load and append. Execute retries on it.
+var ErrConcurrency = errors.New("aggregate changed concurrently")
+
+func isWrongLastSequence(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
+	}
+	return false
+}
+
+// transient reports whether a failed publish may be retried as it is: the
+// server may or may not have stored it.
+func transient(err error) bool {
+	return errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrConnectionReconnecting)
+}
+
+// Append stores events for one aggregate, expecting expected to be the
+// sequence of its last event (0: the aggregate has none). Events get ids
+// and timestamps if they lack them. It returns the events as stored.
+//
+// A wrong expectation is a domain Conflict wrapping ErrConcurrency. A publish
+// whose answer was lost is retried with the same Nats-Msg-Id; if the retry
+// meets a wrong expectation, the aggregate's last message id tells whether
+// the earlier attempt landed.
+func (s *Store) Append(ctx context.Context, id domain.StreamID, expected uint64, payloads []domain.Payload) ([]domain.Event, error) {
+	now := s.Now()
+	out := make([]domain.Event, 0, len(payloads))
+	for _, p := range payloads {
+		if p.Aggregate() != id.Aggregate {
+			return out, domain.E("append", domain.Internal, "event %s does not belong to %s", p.EventType(), id.Aggregate)
+		}
+		e := domain.Event{ID: s.NewID(), Type: p.EventType(), AggregateID: id.ID, OccurredAt: now, Data: p}
+		seq, err := s.publish(ctx, id, expected, e)
+		if err != nil {
+			return out, err
+		}
+		e.Seq, expected = seq, seq
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func (s *Store) publish(ctx context.Context, id domain.StreamID, expected uint64, e domain.Event) (uint64, error) {
+	body, err := domain.Encode(e)
+	if err != nil {
+		return 0, domain.Wrap("append", domain.Internal, err, "")
+	}
+	msg := &nats.Msg{Subject: id.Subject(e.Type), Data: body, Header: nats.Header{}}
+	msg.Header.Set(HeaderEventType, e.Type)
+	opts := []jetstream.PublishOpt{
+		jetstream.WithMsgID(e.ID),
+		jetstream.WithExpectStream(StreamName),
+		jetstream.WithExpectLastSequenceForSubject(expected, id.Filter()),
+	}
+	for attempt := 1; ; attempt++ {
+		ack, err := s.js.PublishMsg(ctx, msg, opts...)
+		switch {
+		case err == nil:
+			return ack.Sequence, nil
+		case isWrongLastSequence(err):
+			if attempt > 1 {
+				// Our earlier attempt may have landed before its ack was lost.
+				if last, gerr := s.stream.GetLastMsgForSubject(ctx, id.Filter()); gerr == nil && last.Header.Get(jetstream.MsgIDHeader) == e.ID {
+					return last.Sequence, nil
+				}
+			}
+			return 0, domain.Wrap("append "+id.String(), domain.Conflict, ErrConcurrency, "the resource was changed by another request; retry")
+		case transient(err) && attempt < 3 && ctx.Err() == nil:
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Duration(attempt) * 100 * time.Millisecond):
+			}
+			continue
+		default:
+			return 0, domain.Wrap("append "+id.String(), domain.Internal, err, "")
+		}
+	}
+}
+
+// HeaderEventType carries the event type on every stored message, so
+// consumers can route without decoding bodies.
+const HeaderEventType = "Kino-Event-Type"
+
+// Load reads every event of one aggregate, oldest first, and the sequence
+// of its last event (0 when it has none).
+func (s *Store) Load(ctx context.Context, id domain.StreamID) ([]domain.Event, uint64, error) {
+	var events []domain.Event
+	var last uint64
+	for seq := uint64(1); ; {
+		msg, err := s.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(id.Filter()))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return events, last, nil
+		}
+		if err != nil {
+			return nil, 0, domain.Wrap("load "+id.String(), domain.Internal, err, "")
+		}
+		e, err := domain.Decode(msg.Data)
+		if err != nil {
+			return nil, 0, domain.Wrap("load "+id.String(), domain.Internal, err, "")
+		}
+		e.Seq = msg.Sequence
+		events = append(events, e)
+		last, seq = msg.Sequence, msg.Sequence+1
+	}
+}
+
+// Aggregate is what Execute needs of an aggregate's state.
+type Aggregate[S any] interface {
+	domain.State[S]
+	Decide(cmd any, now time.Time) ([]domain.Payload, error)
+}
+
+// Result is what a command produced.
+type Result[S any] struct {
+	State  S              // the aggregate after the new events
+	Events []domain.Event // the events appended (none when the command was a no-op)
+}
+
+// LastSeq is the stream sequence of the last appended event, or 0.
+func (r Result[S]) LastSeq() uint64 {
+	if len(r.Events) == 0 {
+		return 0
+	}
+	return r.Events[len(r.Events)-1].Seq
+}
+
+// Execute loads an aggregate, folds it, decides cmd, and appends the
+// outcome with the loaded sequence as expectation. When another writer got
+// there first it starts over, at most Config.MaxAttempts times.
+func Execute[S Aggregate[S]](ctx context.Context, s *Store, id domain.StreamID, cmd any) (Result[S], error) {
+	var err error
+	for attempt := 0; attempt < s.cfg.MaxAttempts; attempt++ {
+		var history []domain.Event
+		var last uint64
+		history, last, err = s.Load(ctx, id)
+		if err != nil {
+			return Result[S]{}, err
+		}
+		state := domain.Fold[S](history)
+		var payloads []domain.Payload
+		payloads, err = state.Decide(cmd, s.Now())
+		if err != nil || len(payloads) == 0 {
+			return Result[S]{State: state}, err
+		}
+		var events []domain.Event
+		events, err = s.Append(ctx, id, last, payloads)
+		for _, e := range events {
+			state = state.Evolve(e)
+		}
+		if err == nil || !errors.Is(err, ErrConcurrency) || len(events) > 0 {
+			return Result[S]{State: state, Events: events}, err
+		}
+	}
+	return Result[S]{}, fmt.Errorf("execute %T on %s after %d attempts: %w", cmd, id, s.cfg.MaxAttempts, err)
+}

@@ -1,0 +1,65 @@
+// Package eventstore is kino's only door to NATS: it runs the embedded
+// server, keeps the event stream, appends events with optimistic
+// concurrency and reads them back. Callers never see a nats type or code.
+package eventstore
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// Embedded is a nats-server with JetStream running inside this process.
+type Embedded struct {
+	srv *server.Server
+}
+
+// StartEmbedded starts a JetStream server storing under dataDir/nats and
+// listening on listen ("host:port"; port 0 picks a free one).
+func StartEmbedded(dataDir, listen string) (*Embedded, error) {
+	host, portStr, err := net.SplitHostPort(listen)
+	if err != nil {
+		return nil, fmt.Errorf("start nats: listen address %q: %w", listen, err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return nil, fmt.Errorf("start nats: listen port %q: %w", portStr, err)
+	}
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	opts := &server.Options{
+		ServerName: "kino",
+		Host:       host,
+		Port:       port,
+		JetStream:  true,
+		StoreDir:   filepath.Join(dataDir, "nats"),
+		NoSigs:     true,
+		NoLog:      true,
+		// Accept large event batches from the CLI or the projector.
+		MaxPayload: 8 << 20,
+	}
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("start nats: %w", err)
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(30 * time.Second) {
+		srv.Shutdown()
+		return nil, fmt.Errorf("start nats: not ready after 30s (is %s in use?)", listen)
+	}
+	return &Embedded{srv: srv}, nil
+}
+
+// URL is the client URL of the embedded server.
+func (e *Embedded) URL() string { return e.srv.ClientURL() }
+
+// Shutdown stops the server and waits until it has stopped.
+func (e *Embedded) Shutdown() {
+	e.srv.Shutdown()
+	e.srv.WaitForShutdown()
+}

@@ -1,0 +1,141 @@
+package eventstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/oklog/ulid/v2"
+)
+
+// StreamName is the JetStream stream holding every event.
+const StreamName = "KINO_EVENTS"
+
+// Subjects of the event stream: <aggregate>.<id>.<EventType>.
+var Subjects = []string{"video.>", "collection.>", "account.>", "webhook.>"}
+
+// Config tunes a Store. Zero values are filled by validate.
+type Config struct {
+	URL      string // nats://host:port
+	Name     string // connection name shown by the server
+	Replicas int    // stream replicas on a cluster; 1 when embedded
+
+	// Clock and ids come from the edge; tests may fix them.
+	Now   func() time.Time
+	NewID func() string
+
+	// MaxAttempts bounds Execute's load-decide-append loop on conflicts.
+	MaxAttempts int
+}
+
+func (c *Config) validate() error {
+	if c.URL == "" {
+		return errors.New("nats url is required")
+	}
+	if c.Name == "" {
+		c.Name = "kino"
+	}
+	if c.Replicas <= 0 {
+		c.Replicas = 1
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.NewID == nil {
+		c.NewID = func() string { return ulid.Make().String() }
+	}
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = 5
+	}
+	return nil
+}
+
+// Store appends and reads events on the KINO_EVENTS stream.
+type Store struct {
+	cfg    Config
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	stream jetstream.Stream
+}
+
+// Open connects to NATS and creates or updates the event stream.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("open event store: %w", err)
+	}
+	nc, err := nats.Connect(cfg.URL,
+		nats.Name(cfg.Name),
+		nats.MaxReconnects(-1),
+		nats.RetryOnFailedConnect(false),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("open event store: connect %s: %w", cfg.URL, err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("open event store: %w", err)
+	}
+	stream, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        StreamName,
+		Description: "kino events: every state change, the source of truth",
+		Subjects:    Subjects,
+		Storage:     jetstream.FileStorage,
+		Retention:   jetstream.LimitsPolicy,
+		Discard:     jetstream.DiscardOld,
+		MaxAge:      0, // keep forever: the stream is the history
+		Duplicates:  2 * time.Minute,
+		Replicas:    cfg.Replicas,
+		AllowDirect: true,
+	})
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("open event store: stream %s: %w", StreamName, err)
+	}
+	return &Store{cfg: cfg, nc: nc, js: js, stream: stream}, nil
+}
+
+// Close drains the connection: in-flight publishes and acks finish first.
+func (s *Store) Close() error {
+	if s.nc.IsClosed() {
+		return nil
+	}
+	done := make(chan struct{})
+	s.nc.SetClosedHandler(func(*nats.Conn) { close(done) })
+	if err := s.nc.Drain(); err != nil {
+		s.nc.Close()
+		return err
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		s.nc.Close()
+	}
+	return nil
+}
+
+// Now is the store's clock, truncated to milliseconds as events store it.
+func (s *Store) Now() time.Time { return s.cfg.Now().UTC().Truncate(time.Millisecond) }
+
+// NewID returns a fresh ULID string.
+func (s *Store) NewID() string { return s.cfg.NewID() }
+
+// LastSeq is the sequence of the newest event in the stream (0 when empty).
+func (s *Store) LastSeq(ctx context.Context) (uint64, error) {
+	info, err := s.stream.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("stream info: %w", err)
+	}
+	return info.State.LastSeq, nil
+}
+
+// Healthy reports an error when the NATS connection is not usable.
+func (s *Store) Healthy() error {
+	if st := s.nc.Status(); st != nats.CONNECTED {
+		return fmt.Errorf("nats connection %s", st)
+	}
+	return nil
+}
