@@ -1,0 +1,247 @@
+package projections
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Bucket names. Index keys end in the 8-byte big-endian stream sequence of
+// the video's UploadAccepted, so a reverse scan is newest first.
+var (
+	bMeta        = []byte("meta")
+	bVideos      = []byte("videos")            // id -> Video
+	bByAccount   = []byte("videos_by_account") // account 0 seq -> id
+	bByColl      = []byte("videos_by_collection")
+	bByStatus    = []byte("videos_by_status")
+	bCollections = []byte("collections") // account 0 slug -> Collection
+	bAccounts    = []byte("accounts")    // slug -> Account
+	bKeys        = []byte("keys")        // sha256 hex -> Key
+	bWebhooks    = []byte("webhooks")    // account 0 id -> Webhook
+
+	allBuckets = [][]byte{bMeta, bVideos, bByAccount, bByColl, bByStatus, bCollections, bAccounts, bKeys, bWebhooks}
+
+	kCheckpoint = []byte("checkpoint")
+)
+
+// DB is the bbolt file holding every read model.
+type DB struct {
+	bolt *bolt.DB
+}
+
+// OpenDB opens (or creates) the read-model file at path.
+func OpenDB(path string) (*DB, error) {
+	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("open read models %s: %w", path, err)
+	}
+	err = b.Update(func(tx *bolt.Tx) error {
+		for _, name := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		_ = b.Close()
+		return nil, fmt.Errorf("open read models %s: %w", path, err)
+	}
+	return &DB{bolt: b}, nil
+}
+
+// Close closes the file.
+func (db *DB) Close() error { return db.bolt.Close() }
+
+// Checkpoint is the last stream sequence applied.
+func (db *DB) Checkpoint() (uint64, error) {
+	var seq uint64
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		seq = readCheckpoint(tx)
+		return nil
+	})
+	return seq, err
+}
+
+func readCheckpoint(tx *bolt.Tx) uint64 {
+	if v := tx.Bucket(bMeta).Get(kCheckpoint); len(v) == 8 {
+		return binary.BigEndian.Uint64(v)
+	}
+	return 0
+}
+
+func key(parts ...string) []byte {
+	var b bytes.Buffer
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteByte(0)
+		}
+		b.WriteString(p)
+	}
+	return b.Bytes()
+}
+
+func seqKey(prefix []byte, seq uint64) []byte {
+	k := make([]byte, len(prefix)+1+8)
+	copy(k, prefix)
+	binary.BigEndian.PutUint64(k[len(prefix)+1:], seq)
+	return k
+}
+
+func getJSON[T any](b *bolt.Bucket, k []byte) (T, bool, error) {
+	var v T
+	raw := b.Get(k)
+	if raw == nil {
+		return v, false, nil
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return v, false, fmt.Errorf("decode read model %q: %w", k, err)
+	}
+	return v, true, nil
+}
+
+func putJSON(b *bolt.Bucket, k []byte, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return b.Put(k, raw)
+}
+
+// Video returns a video by id, whatever its account.
+func (db *DB) Video(id string) (Video, bool, error) {
+	var v Video
+	var ok bool
+	err := db.bolt.View(func(tx *bolt.Tx) (err error) {
+		v, ok, err = getJSON[Video](tx.Bucket(bVideos), []byte(id))
+		return err
+	})
+	return v, ok, err
+}
+
+// Videos lists an account's videos, newest first.
+func (db *DB) Videos(account string, f VideoFilter) ([]Video, error) {
+	out := []Video{}
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		var idx *bolt.Bucket
+		var prefix []byte
+		switch {
+		case f.Collection != "":
+			idx, prefix = tx.Bucket(bByColl), key(account, f.Collection)
+		case f.Status != "":
+			idx, prefix = tx.Bucket(bByStatus), key(account, string(f.Status))
+		default:
+			idx, prefix = tx.Bucket(bByAccount), key(account)
+		}
+		prefix = append(prefix, 0)
+		videos := tx.Bucket(bVideos)
+		skip := f.Offset
+		c := idx.Cursor()
+		// Seek past the last key with this prefix, then walk back.
+		end := append(bytes.Clone(prefix), bytes.Repeat([]byte{0xff}, 9)...)
+		k, id := c.Seek(end)
+		if k == nil {
+			k, id = c.Last()
+		} else {
+			k, id = c.Prev()
+		}
+		for ; k != nil && bytes.HasPrefix(k, prefix) && len(out) < f.Limit; k, id = c.Prev() {
+			v, ok, err := getJSON[Video](videos, id)
+			if err != nil {
+				return err
+			}
+			if !ok || (f.Status != "" && v.Status != f.Status) {
+				continue
+			}
+			if skip > 0 {
+				skip--
+				continue
+			}
+			out = append(out, v)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Collection returns one collection of an account.
+func (db *DB) Collection(account, slug string) (Collection, bool, error) {
+	var c Collection
+	var ok bool
+	err := db.bolt.View(func(tx *bolt.Tx) (err error) {
+		c, ok, err = getJSON[Collection](tx.Bucket(bCollections), key(account, slug))
+		return err
+	})
+	return c, ok, err
+}
+
+// Collections lists an account's collections by slug.
+func (db *DB) Collections(account string) ([]Collection, error) {
+	return scanPrefix[Collection](db, bCollections, account)
+}
+
+// Webhook returns one subscription of an account.
+func (db *DB) Webhook(account, id string) (Webhook, bool, error) {
+	var w Webhook
+	var ok bool
+	err := db.bolt.View(func(tx *bolt.Tx) (err error) {
+		w, ok, err = getJSON[Webhook](tx.Bucket(bWebhooks), key(account, id))
+		return err
+	})
+	return w, ok, err
+}
+
+// Webhooks lists an account's subscriptions, oldest first.
+func (db *DB) Webhooks(account string) ([]Webhook, error) {
+	return scanPrefix[Webhook](db, bWebhooks, account)
+}
+
+func scanPrefix[T any](db *DB, bucket []byte, account string) ([]T, error) {
+	out := []T{}
+	prefix := append(key(account), 0)
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucket).Cursor()
+		for k, raw := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, raw = c.Next() {
+			var v T
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return fmt.Errorf("decode %s %q: %w", bucket, k, err)
+			}
+			out = append(out, v)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// KeyByHash finds a live key by the SHA-256 hex of the key.
+func (db *DB) KeyByHash(hash string) (Key, bool, error) {
+	var k Key
+	var ok bool
+	err := db.bolt.View(func(tx *bolt.Tx) (err error) {
+		k, ok, err = getJSON[Key](tx.Bucket(bKeys), []byte(hash))
+		return err
+	})
+	return k, ok, err
+}
+
+// Account returns an account by slug.
+func (db *DB) Account(slug string) (Account, bool, error) {
+	var a Account
+	var ok bool
+	err := db.bolt.View(func(tx *bolt.Tx) (err error) {
+		a, ok, err = getJSON[Account](tx.Bucket(bAccounts), []byte(slug))
+		return err
+	})
+	return a, ok, err
+}
+
+// HasVideo reports whether a live video has this id.
+func (db *DB) HasVideo(id string) (bool, error) {
+	_, ok, err := db.Video(id)
+	return ok, err
+}

@@ -1,0 +1,74 @@
+// Package projections keeps kino's read models in bbolt. They are derived
+// from the event stream only, so they can always be rebuilt from sequence 1.
+package projections
+
+import (
+	"time"
+
+	"github.com/kino-video/kino/domain"
+)
+
+// Video is the read model of one video: what GET /v1/videos/{id} answers.
+type Video struct {
+	ID             string        `json:"id"`
+	Account        string        `json:"account"`
+	Filename       string        `json:"filename"`
+	Ext            string        `json:"ext"`
+	Status         domain.Status `json:"status"`
+	Duration       *float64      `json:"duration"`
+	OriginalSize   int64         `json:"originalSize"`
+	ProcessedSize  *int64        `json:"processedSize"`
+	Resolutions    []string      `json:"resolutions"`
+	ErrorMessage   *string       `json:"errorMessage"`
+	Collection     string        `json:"collection"`
+	CollectionName string        `json:"collectionName"`
+	CreatedAt      time.Time     `json:"createdAt"`
+	UpdatedAt      time.Time     `json:"updatedAt"`
+	CreatedSeq     uint64        `json:"createdSeq"` // orders the indexes: newest first
+}
+
+// Collection is the read model of one collection.
+type Collection struct {
+	Account    string    `json:"account"`
+	Slug       string    `json:"slug"`
+	Name       string    `json:"name"`
+	VideoCount int       `json:"videoCount"`
+	CreatedAt  time.Time `json:"createdAt"`
+	UpdatedAt  time.Time `json:"updatedAt"`
+}
+
+// Account is the read model of one account.
+type Account struct {
+	Slug      string      `json:"slug"`
+	Plan      domain.Plan `json:"plan"`
+	CreatedAt time.Time   `json:"createdAt"`
+}
+
+// Key is a live API key, found by the SHA-256 of the key. Revoked keys are
+// removed.
+type Key struct {
+	ID        string    `json:"id"`
+	Account   string    `json:"account"`
+	Hash      string    `json:"hash"`
+	Label     string    `json:"label"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Webhook is a live webhook subscription. It holds the signing secret,
+// which delivery needs; API views never show it after creation.
+type Webhook struct {
+	ID        string    `json:"id"`
+	Account   string    `json:"account"`
+	URL       string    `json:"url"`
+	Events    []string  `json:"events"`
+	Secret    string    `json:"secret"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// VideoFilter selects videos of one account.
+type VideoFilter struct {
+	Collection string        // "" for all
+	Status     domain.Status // "" for all
+	Limit      int
+	Offset     int
+}

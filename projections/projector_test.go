@@ -1,0 +1,237 @@
+package projections_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/projections"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// running starts a projector over db and stops it when the test ends (or
+// when the returned stop is called).
+func running(t *testing.T, db *projections.DB, s *eventstore.Store) (*projections.Projector, func()) {
+	t.Helper()
+	p, err := projections.NewProjector(db, s, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	var stopped bool
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+	t.Cleanup(stop)
+	return p, stop
+}
+
+func waitFor(t *testing.T, p *projections.Projector, seq uint64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := p.WaitFor(ctx, seq); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func exec[S eventstore.Aggregate[S]](t *testing.T, s *eventstore.Store, id domain.StreamID, cmd any) uint64 {
+	t.Helper()
+	r, err := eventstore.Execute[S](context.Background(), s, id, cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.LastSeq()
+}
+
+func upload(t *testing.T, s *eventstore.Store, account, coll string) (string, uint64) {
+	t.Helper()
+	id := s.NewID()
+	seq := exec[domain.Video](t, s, domain.StreamID{Aggregate: domain.AggVideo, ID: id}, domain.AcceptUpload{
+		Account: account, Collection: coll, CollectionName: coll, Filename: "clip.mp4", Size: 10,
+	})
+	return id, seq
+}
+
+func TestProjectorRestartResumesAtCheckpoint(t *testing.T) {
+	s := eventstoretest.Run(t)
+	path := filepath.Join(t.TempDir(), "projections.db")
+	db, err := projections.OpenDB(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, stop := running(t, db, s)
+	exec[domain.Collection](t, s, domain.CollectionStream("acme", "a"), domain.CreateCollection{Account: "acme", Slug: "a", Name: "A"})
+	_, seq := upload(t, s, "acme", "a")
+	waitFor(t, p, seq)
+	stop()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// While no projector runs, more happens.
+	_, seq = upload(t, s, "acme", "a")
+
+	db, err = projections.OpenDB(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if cp, _ := db.Checkpoint(); cp != 2 {
+		t.Fatalf("checkpoint after restart = %d, want 2", cp)
+	}
+	p, _ = running(t, db, s)
+	waitFor(t, p, seq)
+	c, ok, err := db.Collection("acme", "a")
+	if err != nil || !ok {
+		t.Fatalf("collection: %v %v", ok, err)
+	}
+	if c.VideoCount != 2 {
+		t.Fatalf("video count %d, want 2: an event was applied twice or skipped", c.VideoCount)
+	}
+}
+
+// A batch replayed over events already committed (a crash after the bbolt
+// commit, before the consumer moved on) changes nothing.
+func TestReplayedBatchIsNotAppliedTwice(t *testing.T) {
+	s := eventstoretest.Run(t)
+	db, err := projections.OpenDB(filepath.Join(t.TempDir(), "p.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	exec[domain.Collection](t, s, domain.CollectionStream("acme", "a"), domain.CreateCollection{Account: "acme", Slug: "a", Name: "A"})
+	upload(t, s, "acme", "a")
+	upload(t, s, "acme", "a")
+
+	for i := 0; i < 2; i++ { // the second pass re-reads from sequence 1
+		p, err := projections.NewProjector(db, rewind{s}, quiet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- p.Run(ctx) }()
+		waitFor(t, p, 3)
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, _, _ := db.Collection("acme", "a")
+	if c.VideoCount != 2 {
+		t.Fatalf("video count %d, want 2", c.VideoCount)
+	}
+}
+
+// rewind ignores the checkpoint and always tails from sequence 1.
+type rewind struct{ s *eventstore.Store }
+
+func (r rewind) Tail(ctx context.Context, _ uint64, fn func(domain.Event, bool) error) error {
+	return r.s.Tail(ctx, 1, fn)
+}
+
+func TestListNewestFirstWithFilters(t *testing.T) {
+	s := eventstoretest.Run(t)
+	db, err := projections.OpenDB(filepath.Join(t.TempDir(), "p.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	p, _ := running(t, db, s)
+	for _, slug := range []string{"a", "b"} {
+		exec[domain.Collection](t, s, domain.CollectionStream("acme", slug), domain.CreateCollection{Account: "acme", Slug: slug, Name: slug})
+	}
+	exec[domain.Collection](t, s, domain.CollectionStream("other", "a"), domain.CreateCollection{Account: "other", Slug: "a", Name: "a"})
+	var ids []string // in upload order
+	for i := 0; i < 5; i++ {
+		coll := "a"
+		if i%2 == 1 {
+			coll = "b"
+		}
+		id, _ := upload(t, s, "acme", coll)
+		ids = append(ids, id)
+	}
+	upload(t, s, "other", "a")
+	_, seq := upload(t, s, "acme-2", "a") // an account whose slug extends another's
+	seq = exec[domain.Video](t, s, domain.StreamID{Aggregate: domain.AggVideo, ID: ids[2]}, domain.DeleteVideo{Account: "acme"})
+	waitFor(t, p, seq)
+
+	tests := []struct {
+		name string
+		f    projections.VideoFilter
+		want []string
+	}{
+		{"all newest first", projections.VideoFilter{Limit: 50}, []string{ids[4], ids[3], ids[1], ids[0]}},
+		{"limit", projections.VideoFilter{Limit: 2}, []string{ids[4], ids[3]}},
+		{"offset", projections.VideoFilter{Limit: 2, Offset: 2}, []string{ids[1], ids[0]}},
+		{"offset past end", projections.VideoFilter{Limit: 2, Offset: 9}, []string{}},
+		{"collection", projections.VideoFilter{Collection: "a", Limit: 50}, []string{ids[4], ids[0]}},
+		{"collection offset", projections.VideoFilter{Collection: "b", Limit: 50, Offset: 1}, []string{ids[1]}},
+		{"status", projections.VideoFilter{Status: domain.StatusPending, Limit: 50}, []string{ids[4], ids[3], ids[1], ids[0]}},
+		{"status none", projections.VideoFilter{Status: domain.StatusCompleted, Limit: 50}, []string{}},
+		{"collection and status", projections.VideoFilter{Collection: "b", Status: domain.StatusPending, Limit: 50}, []string{ids[3], ids[1]}},
+		{"unknown collection", projections.VideoFilter{Collection: "zzz", Limit: 50}, []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := db.Videos("acme", tt.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotIDs := []string{}
+			for _, v := range got {
+				if v.Account != "acme" {
+					t.Fatalf("video of account %s leaked", v.Account)
+				}
+				gotIDs = append(gotIDs, v.ID)
+			}
+			if len(gotIDs) != len(tt.want) {
+				t.Fatalf("got %v, want %v", gotIDs, tt.want)
+			}
+			for i := range gotIDs {
+				if gotIDs[i] != tt.want[i] {
+					t.Fatalf("got %v, want %v", gotIDs, tt.want)
+				}
+			}
+		})
+	}
+	if _, ok, _ := db.Video(ids[2]); ok {
+		t.Fatal("deleted video still readable")
+	}
+	if c, _, _ := db.Collection("acme", "a"); c.VideoCount != 2 {
+		t.Fatalf("collection a holds %d, want 2", c.VideoCount)
+	}
+}
+
+func TestWaitForHonoursContext(t *testing.T) {
+	s := eventstoretest.Run(t)
+	db, err := projections.OpenDB(filepath.Join(t.TempDir(), "p.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	p, _ := running(t, db, s)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := p.WaitFor(ctx, 99); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+}
