@@ -1,0 +1,136 @@
+// Package media stores video files on the local disk: originals while they
+// upload and once accepted, and (later) the processed outputs, all under
+// <root>/<videoId>/. Video ids are ULIDs, checked before any path is built,
+// so no client input ever becomes a path.
+package media
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/kino-video/kino/domain"
+)
+
+// incoming holds uploads in flight; it is emptied at start.
+const incoming = ".incoming"
+
+// Store is a media directory.
+type Store struct {
+	root string
+}
+
+// Open creates root (and its incoming directory) if needed.
+func Open(root string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Join(root, incoming), 0o755); err != nil {
+		return nil, fmt.Errorf("open media store: %w", err)
+	}
+	return &Store{root: root}, nil
+}
+
+// Root is the directory served as {cdn_url}.
+func (s *Store) Root() string { return s.root }
+
+func checkID(id string) error {
+	if !domain.ValidID(id) {
+		return fmt.Errorf("media: invalid video id %q", id)
+	}
+	return nil
+}
+
+// Dir is the directory of one video's files.
+func (s *Store) Dir(id string) (string, error) {
+	if err := checkID(id); err != nil {
+		return "", err
+	}
+	return filepath.Join(s.root, id), nil
+}
+
+// Incoming creates a temporary file for an upload in flight. The caller
+// either Commits it or removes it.
+func (s *Store) Incoming() (*os.File, error) {
+	f, err := os.CreateTemp(filepath.Join(s.root, incoming), "upload-*.part")
+	if err != nil {
+		return nil, fmt.Errorf("media: create upload file: %w", err)
+	}
+	return f, nil
+}
+
+// OriginalName is the file name of a stored original with extension ext.
+func OriginalName(ext string) string { return "original" + ext }
+
+// Commit moves a finished upload to <root>/<id>/original<ext>. ext comes
+// from the supported-extension list, never from a raw client string.
+func (s *Store) Commit(tmpPath, id, ext string) (string, error) {
+	dir, err := s.Dir(id)
+	if err != nil {
+		return "", err
+	}
+	if !strings.HasPrefix(ext, ".") || strings.ContainsAny(ext, `/\`) {
+		return "", fmt.Errorf("media: bad extension %q", ext)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", fmt.Errorf("media: commit %s: %w", id, err)
+	}
+	dst := filepath.Join(dir, OriginalName(ext))
+	if err := os.Rename(tmpPath, dst); err != nil {
+		_ = os.Remove(dir)
+		return "", fmt.Errorf("media: commit %s: %w", id, err)
+	}
+	return dst, nil
+}
+
+// Remove deletes every file of a video. Removing what is not there is fine.
+func (s *Store) Remove(id string) error {
+	dir, err := s.Dir(id)
+	if err != nil {
+		return err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("media: remove %s: %w", id, err)
+	}
+	return nil
+}
+
+// Sweep removes leftovers of interrupted work: every upload in flight, and
+// every video directory for which live reports false (a crash between
+// storing a file and recording its event, or between recording a deletion
+// and removing the files). Run it only when no upload is in flight and the
+// read models are caught up.
+func (s *Store) Sweep(live func(id string) (bool, error)) (removed []string, err error) {
+	in := filepath.Join(s.root, incoming)
+	entries, err := os.ReadDir(in)
+	if err != nil {
+		return nil, fmt.Errorf("media: sweep: %w", err)
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(in, e.Name())); err != nil {
+			return removed, fmt.Errorf("media: sweep: %w", err)
+		}
+		removed = append(removed, filepath.Join(incoming, e.Name()))
+	}
+	entries, err = os.ReadDir(s.root)
+	if err != nil {
+		return removed, fmt.Errorf("media: sweep: %w", err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() || checkID(e.Name()) != nil {
+			continue
+		}
+		ok, err := live(e.Name())
+		if err != nil {
+			return removed, err
+		}
+		if ok {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(s.root, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return removed, fmt.Errorf("media: sweep: %w", err)
+		}
+		removed = append(removed, e.Name())
+	}
+	return removed, nil
+}
