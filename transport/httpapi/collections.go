@@ -1,0 +1,131 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
+)
+
+// slugVar is the {slug} path variable, checked before it becomes part of a
+// subject. A malformed slug cannot name a collection: 404.
+func slugVar(r *http.Request) (string, error) {
+	slug := mux.Vars(r)["slug"]
+	if !domain.ValidSlug(slug) {
+		return "", errNotFound("collection")
+	}
+	return slug, nil
+}
+
+func (s *Server) createCollection(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		Slug *string `json:"slug"`
+		Name *string `json:"name"`
+	}
+	if err := decodeJSON(w, r, &body); err != nil {
+		return err
+	}
+	if body.Slug == nil {
+		return errBadRequest("slug is required")
+	}
+	if body.Name == nil {
+		return errBadRequest("name is required")
+	}
+	if !domain.ValidSlug(*body.Slug) {
+		return errBadRequest("slug must match ^[a-z0-9][a-z0-9-]{0,62}$ (got %q)", *body.Slug)
+	}
+	acct := callerOf(r).Account
+	res, err := eventstore.Execute[domain.Collection](r.Context(), s.cfg.Store, domain.CollectionStream(acct, *body.Slug),
+		domain.CreateCollection{Account: acct, Slug: *body.Slug, Name: *body.Name})
+	if err != nil {
+		return err
+	}
+	s.settle(r, res.LastSeq())
+	return s.writeCollection(w, acct, *body.Slug, http.StatusCreated)
+}
+
+func (s *Server) writeCollection(w http.ResponseWriter, acct, slug string, status int) error {
+	c, ok, err := s.cfg.DB.Collection(acct, slug)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errNotFound("collection")
+	}
+	writeJSON(w, status, renderCollection(c))
+	return nil
+}
+
+func (s *Server) listCollections(w http.ResponseWriter, r *http.Request) error {
+	cs, err := s.cfg.DB.Collections(callerOf(r).Account)
+	if err != nil {
+		return err
+	}
+	out := make([]collectionJSON, len(cs))
+	for i, c := range cs {
+		out[i] = renderCollection(c)
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Collections []collectionJSON `json:"collections"`
+	}{out})
+	return nil
+}
+
+func (s *Server) getCollection(w http.ResponseWriter, r *http.Request) error {
+	slug, err := slugVar(r)
+	if err != nil {
+		return err
+	}
+	return s.writeCollection(w, callerOf(r).Account, slug, http.StatusOK)
+}
+
+func (s *Server) renameCollection(w http.ResponseWriter, r *http.Request) error {
+	slug, err := slugVar(r)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Name *string `json:"name"`
+	}
+	if err := decodeJSON(w, r, &body); err != nil {
+		return err
+	}
+	if body.Name == nil {
+		return errBadRequest("name is required")
+	}
+	acct := callerOf(r).Account
+	res, err := eventstore.Execute[domain.Collection](r.Context(), s.cfg.Store, domain.CollectionStream(acct, slug),
+		domain.RenameCollection{Account: acct, Name: *body.Name})
+	if err != nil {
+		return err
+	}
+	s.settle(r, res.LastSeq())
+	return s.writeCollection(w, acct, slug, http.StatusOK)
+}
+
+// deleteCollection refuses while the collection holds videos (409), as the
+// read models count them.
+func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request) error {
+	slug, err := slugVar(r)
+	if err != nil {
+		return err
+	}
+	acct := callerOf(r).Account
+	c, ok, err := s.cfg.DB.Collection(acct, slug)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errNotFound("collection")
+	}
+	res, err := eventstore.Execute[domain.Collection](r.Context(), s.cfg.Store, domain.CollectionStream(acct, slug),
+		domain.DeleteCollection{Account: acct, VideoCount: c.VideoCount})
+	if err != nil {
+		return err
+	}
+	s.settle(r, res.LastSeq())
+	writeJSON(w, http.StatusOK, messageJSON{Message: "Collection deleted"})
+	return nil
+}

@@ -1,0 +1,73 @@
+package httpapi
+
+import (
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/projections"
+)
+
+// videoJSON is the Video resource of spec §2: every field present, nulls as
+// null, in the spec's order.
+type videoJSON struct {
+	ID            string        `json:"id"`
+	Filename      string        `json:"filename"`
+	Status        domain.Status `json:"status"`
+	Duration      *float64      `json:"duration"`
+	OriginalSize  int64         `json:"originalSize"`
+	ProcessedSize *int64        `json:"processedSize"`
+	PlaylistURL   *string       `json:"playlistUrl"`
+	ThumbnailURL  *string       `json:"thumbnailUrl"`
+	PreviewURL    *string       `json:"previewUrl"`
+	Resolutions   []string      `json:"resolutions"`
+	ErrorMessage  *string       `json:"errorMessage"`
+	Collection    collectionRef `json:"collection"`
+	CreatedAt     string        `json:"createdAt"`
+	UpdatedAt     string        `json:"updatedAt"`
+}
+
+type collectionRef struct {
+	Slug string `json:"slug"`
+	Name string `json:"name"`
+}
+
+func renderVideo(v projections.Video) videoJSON {
+	res := v.Resolutions
+	if res == nil {
+		res = []string{}
+	}
+	return videoJSON{
+		ID: v.ID, Filename: v.Filename, Status: v.Status,
+		Duration: v.Duration, OriginalSize: v.OriginalSize, ProcessedSize: v.ProcessedSize,
+		Resolutions: res, ErrorMessage: v.ErrorMessage,
+		Collection: collectionRef{Slug: v.Collection, Name: v.CollectionName},
+		CreatedAt:  domain.FormatTime(v.CreatedAt), UpdatedAt: domain.FormatTime(v.UpdatedAt),
+	}
+}
+
+type collectionJSON struct {
+	Slug       string `json:"slug"`
+	Name       string `json:"name"`
+	VideoCount int    `json:"videoCount"`
+	CreatedAt  string `json:"createdAt"`
+	UpdatedAt  string `json:"updatedAt"`
+}
+
+func renderCollection(c projections.Collection) collectionJSON {
+	return collectionJSON{Slug: c.Slug, Name: c.Name, VideoCount: c.VideoCount,
+		CreatedAt: domain.FormatTime(c.CreatedAt), UpdatedAt: domain.FormatTime(c.UpdatedAt)}
+}
+
+// webhookJSON never carries the secret; only the create response does.
+type webhookJSON struct {
+	ID        string   `json:"id"`
+	URL       string   `json:"url"`
+	Events    []string `json:"events"`
+	CreatedAt string   `json:"createdAt"`
+}
+
+func renderWebhook(w projections.Webhook) webhookJSON {
+	return webhookJSON{ID: w.ID, URL: w.URL, Events: w.Events, CreatedAt: domain.FormatTime(w.CreatedAt)}
+}
+
+type messageJSON struct {
+	Message string `json:"message"`
+}

@@ -1,0 +1,243 @@
+// Package httpapi is kino's public HTTP API (spec: video-hosting-interface.md)
+// under /v1, on gorilla/mux. Handlers return errors; writeError turns them
+// into the spec's {"error", "message"} bodies.
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/media"
+)
+
+// Projector is what the API needs of the projector: to wait until the read
+// models include a write.
+type Projector interface {
+	WaitFor(ctx context.Context, seq uint64) error
+}
+
+// Config wires the API. validate fills the defaults.
+type Config struct {
+	Store     *eventstore.Store
+	DB        *projections.DB
+	Projector Projector
+	Media     *media.Store
+	Plans     domain.Plans
+	Log       *slog.Logger
+	Now       func() time.Time
+
+	// SettleTimeout bounds how long a write waits for the read models to
+	// include it before answering (the write is durable either way).
+	SettleTimeout time.Duration
+}
+
+func (c *Config) validate() error {
+	if c.Store == nil || c.DB == nil || c.Projector == nil || c.Media == nil {
+		return errors.New("httpapi: store, db, projector and media are required")
+	}
+	if c.Plans == nil {
+		c.Plans = domain.DefaultPlans()
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.SettleTimeout <= 0 {
+		c.SettleTimeout = 5 * time.Second
+	}
+	return nil
+}
+
+// Server is the HTTP API.
+type Server struct {
+	cfg     Config
+	limiter *limiter
+	router  *mux.Router
+}
+
+// New builds the API's routes.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, limiter: newLimiter(), router: mux.NewRouter()}
+	s.routes()
+	return s, nil
+}
+
+// Handler is the API's http.Handler.
+func (s *Server) Handler() http.Handler { return s.router }
+
+// Router lets other transports (media serving) add their routes.
+func (s *Server) Router() *mux.Router { return s.router }
+
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+func (s *Server) routes() {
+	r := s.router
+	r.Use(s.requestLog)
+	r.NotFoundHandler = s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		return errNotFound("route " + r.URL.Path)
+	})
+	r.MethodNotAllowedHandler = s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		return &apiError{http.StatusMethodNotAllowed, "Method not allowed", r.Method + " is not allowed on " + r.URL.Path}
+	})
+	r.Handle("/healthz", s.handle(s.healthz)).Methods(http.MethodGet, http.MethodHead)
+
+	// Every /v1 route is authenticated. (A mux subrouter would answer 404
+	// instead of 405 for a known path with the wrong method.)
+	route := func(path string, h handlerFunc, method string) {
+		r.Handle("/v1"+path, s.authenticate(s.handle(h))).Methods(method)
+	}
+	route("/videos", s.uploadVideo, http.MethodPost)
+	route("/videos", s.listVideos, http.MethodGet)
+	route("/videos/{id}", s.getVideo, http.MethodGet)
+	route("/videos/{id}", s.deleteVideo, http.MethodDelete)
+
+	route("/collections", s.createCollection, http.MethodPost)
+	route("/collections", s.listCollections, http.MethodGet)
+	route("/collections/{slug}", s.getCollection, http.MethodGet)
+	route("/collections/{slug}", s.renameCollection, http.MethodPatch)
+	route("/collections/{slug}", s.deleteCollection, http.MethodDelete)
+
+	route("/webhooks", s.createWebhook, http.MethodPost)
+	route("/webhooks", s.listWebhooks, http.MethodGet)
+	route("/webhooks/{id}", s.getWebhook, http.MethodGet)
+	route("/webhooks/{id}", s.deleteWebhook, http.MethodDelete)
+}
+
+// handle adapts a handler that returns an error.
+func (s *Server) handle(h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			writeError(w, logger(r, s.cfg.Log), err)
+		}
+	})
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
+	if err := s.cfg.Store.Healthy(); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": err.Error()})
+		return nil
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	return nil
+}
+
+type ctxKey int
+
+const (
+	ctxLog ctxKey = iota
+	ctxAccount
+)
+
+func logger(r *http.Request, fallback *slog.Logger) *slog.Logger {
+	if l, ok := r.Context().Value(ctxLog).(*slog.Logger); ok {
+		return l
+	}
+	return fallback
+}
+
+// statusWriter remembers the status for the access log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func newRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// requestLog gives each request an id (X-Request-Id) and a logger carrying
+// it, recovers panics, and logs one line per request. It never logs
+// headers, so keys stay out of logs.
+func (s *Server) requestLog(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := newRequestID()
+		log := s.cfg.Log.With("request_id", id)
+		w.Header().Set("X-Request-Id", id)
+		sw := &statusWriter{ResponseWriter: w}
+		start := time.Now()
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				log.Error("panic", "panic", fmt.Sprint(p))
+				if sw.status == 0 {
+					writeError(sw, log, domain.E("", domain.Internal, ""))
+				}
+			}
+			log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
+				"bytes", sw.bytes, "duration_ms", time.Since(start).Milliseconds())
+		}()
+		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), ctxLog, log)))
+	})
+}
+
+// settle waits until the read models include seq, so a read right after a
+// write sees it. The write is durable regardless; a slow projector only
+// costs freshness, so a timeout is logged, not returned.
+func (s *Server) settle(r *http.Request, seq uint64) {
+	if seq == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.SettleTimeout)
+	defer cancel()
+	if err := s.cfg.Projector.WaitFor(ctx, seq); err != nil {
+		logger(r, s.cfg.Log).Warn("read models behind a write", "seq", seq, "err", err)
+	}
+}
+
+func atoiParam(r *http.Request, name string, def, lo, hi int) (int, error) {
+	raw, ok := r.URL.Query()[name]
+	if !ok {
+		return def, nil
+	}
+	if len(raw) != 1 {
+		return 0, errBadRequest("%s must be given once", name)
+	}
+	n, err := strconv.Atoi(raw[0])
+	if err != nil || n < lo || n > hi {
+		if hi == int(^uint(0)>>1) {
+			return 0, errBadRequest("%s must be an integer >= %d (got %q)", name, lo, raw[0])
+		}
+		return 0, errBadRequest("%s must be an integer from %d to %d (got %q)", name, lo, hi, raw[0])
+	}
+	return n, nil
+}

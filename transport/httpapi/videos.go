@@ -1,0 +1,262 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/projections"
+)
+
+func videoStream(id string) domain.StreamID {
+	return domain.StreamID{Aggregate: domain.AggVideo, ID: id}
+}
+
+// multipartSlack allows for multipart framing around the file when a
+// Content-Length announces an upload that is certainly too large.
+const multipartSlack = 1 << 20
+
+type uploadedVideo struct {
+	ID         string        `json:"id"`
+	Filename   string        `json:"filename"`
+	Status     domain.Status `json:"status"`
+	Collection string        `json:"collection"`
+}
+
+// uploadVideo is spec §4.1. The file streams to disk as it arrives (never
+// into memory); the plan's size limit is enforced while it streams. The
+// original lands under <media>/<id>/ only once it is complete, and is
+// removed again if its UploadAccepted event cannot be stored.
+func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
+	c := callerOf(r)
+	maxSize := c.Limits.MaxUploadBytes
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" {
+		return errBadRequest("request must be multipart/form-data with fields file and collection")
+	}
+	if r.ContentLength > maxSize+multipartSlack {
+		w.Header().Set("Connection", "close")
+		return domain.E("upload video", domain.TooLarge, "upload is %d bytes; your plan allows files of at most %d bytes", r.ContentLength, maxSize)
+	}
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return errBadRequest("malformed multipart body: %v", err)
+	}
+
+	var (
+		slug, filename, ext string
+		haveSlug            bool
+		size                int64
+		tmp                 *os.File
+	)
+	defer func() {
+		if tmp != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return errBadRequest("malformed multipart body: %v", err)
+		}
+		switch part.FormName() {
+		case "collection":
+			b, err := io.ReadAll(io.LimitReader(part, 257))
+			if err != nil {
+				return errBadRequest("malformed multipart body: %v", err)
+			}
+			if len(b) > 256 {
+				return errBadRequest("collection must be a collection slug")
+			}
+			slug, haveSlug = strings.TrimSpace(string(b)), true
+		case "file":
+			if tmp != nil {
+				return errBadRequest("send exactly one file per upload")
+			}
+			filename, err = partFilename(part)
+			if err != nil {
+				return err
+			}
+			if ext, err = domain.Extension(filename); err != nil {
+				return err
+			}
+			if tmp, err = s.cfg.Media.Incoming(); err != nil {
+				return err
+			}
+			size, err = copyLimited(tmp, part, maxSize)
+			if errors.Is(err, errTooLarge) {
+				w.Header().Set("Connection", "close")
+				return domain.E("upload video", domain.TooLarge, "file exceeds your plan's limit of %d bytes", maxSize)
+			}
+			if err != nil {
+				return errBadRequest("upload interrupted: %v", err)
+			}
+			if err := tmp.Close(); err != nil {
+				return fmt.Errorf("upload video: close %s: %w", tmp.Name(), err)
+			}
+		default:
+			// Unknown fields are ignored, but not read without bound.
+			if _, err := io.CopyN(io.Discard, part, 1<<20+1); err == nil {
+				return errBadRequest("field %q is too large", part.FormName())
+			}
+		}
+	}
+	if tmp == nil {
+		return errBadRequest("file is required: send the video in the multipart field \"file\"")
+	}
+	if !haveSlug || slug == "" {
+		return errBadRequest("collection is required: send the collection slug in the multipart field \"collection\"")
+	}
+	if size == 0 {
+		return errBadRequest("file is empty")
+	}
+	coll, ok, err := s.cfg.DB.Collection(c.Account, slug)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return domain.E("upload video", domain.NotFound, "collection %q not found", slug)
+	}
+
+	id := s.cfg.Store.NewID()
+	if _, err := s.cfg.Media.Commit(tmp.Name(), id, ext); err != nil {
+		return err
+	}
+	tmp = nil // now owned by the video's directory
+	res, err := eventstore.Execute[domain.Video](r.Context(), s.cfg.Store, videoStream(id), domain.AcceptUpload{
+		Account: c.Account, Collection: coll.Slug, CollectionName: coll.Name,
+		Filename: filename, Size: size, MaxSize: maxSize,
+	})
+	if err != nil {
+		if rmErr := s.cfg.Media.Remove(id); rmErr != nil {
+			logger(r, s.cfg.Log).Error("remove rejected upload", "video_id", id, "err", rmErr)
+		}
+		return err
+	}
+	s.settle(r, res.LastSeq())
+	logger(r, s.cfg.Log).Info("video uploaded", "video_id", id, "bytes", size, "collection", coll.Slug)
+	writeJSON(w, http.StatusAccepted, struct {
+		Message string        `json:"message"`
+		Video   uploadedVideo `json:"video"`
+	}{
+		Message: "Video uploaded and queued for processing",
+		Video:   uploadedVideo{ID: id, Filename: filename, Status: domain.StatusPending, Collection: coll.Slug},
+	})
+	return nil
+}
+
+// partFilename is the display name of the uploaded file: the client's name
+// without any directory part. It is never used as a path.
+func partFilename(part *multipart.Part) (string, error) {
+	_, params, err := mime.ParseMediaType(part.Header.Get("Content-Disposition"))
+	if err != nil {
+		return "", errBadRequest("malformed Content-Disposition of field file")
+	}
+	name := domain.DisplayFilename(params["filename"])
+	if name == "" {
+		return "", errBadRequest("field file must carry a filename")
+	}
+	if err := domain.CheckFilename(name); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+var errTooLarge = errors.New("too large")
+
+// copyLimited copies src to dst and fails with errTooLarge as soon as more
+// than limit bytes arrive.
+func copyLimited(dst io.Writer, src io.Reader, limit int64) (int64, error) {
+	buf := make([]byte, 256<<10)
+	n, err := io.CopyBuffer(dst, io.LimitReader(src, limit+1), buf)
+	if err != nil {
+		return n, err
+	}
+	if n > limit {
+		return n, errTooLarge
+	}
+	return n, nil
+}
+
+func (s *Server) listVideos(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	limit, err := atoiParam(r, "limit", 50, 1, 100)
+	if err != nil {
+		return err
+	}
+	offset, err := atoiParam(r, "offset", 0, 0, int(^uint(0)>>1))
+	if err != nil {
+		return err
+	}
+	var status domain.Status
+	if raw, ok := q["status"]; ok {
+		if status, err = domain.ParseStatus(strings.Join(raw, ",")); err != nil {
+			return err
+		}
+	}
+	collection := q.Get("collection")
+	if _, ok := q["collection"]; ok && !domain.ValidSlug(collection) {
+		return errBadRequest("collection must be a collection slug matching ^[a-z0-9][a-z0-9-]{0,62}$ (got %q)", collection)
+	}
+	videos, err := s.cfg.DB.Videos(callerOf(r).Account, projections.VideoFilter{Collection: collection, Status: status, Limit: limit, Offset: offset})
+	if err != nil {
+		return err
+	}
+	out := make([]videoJSON, len(videos))
+	for i, v := range videos {
+		out[i] = renderVideo(v)
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Videos []videoJSON `json:"videos"`
+	}{out})
+	return nil
+}
+
+func (s *Server) getVideo(w http.ResponseWriter, r *http.Request) error {
+	id := mux.Vars(r)["id"]
+	if !domain.ValidID(id) {
+		return errNotFound("video")
+	}
+	v, ok, err := s.cfg.DB.Video(id)
+	if err != nil {
+		return err
+	}
+	if !ok || v.Account != callerOf(r).Account {
+		return errNotFound("video")
+	}
+	writeJSON(w, http.StatusOK, renderVideo(v))
+	return nil
+}
+
+// deleteVideo records the deletion, then removes the files. Should the
+// removal fail (or the process die first), the start-up sweep removes
+// files of videos that no longer exist.
+func (s *Server) deleteVideo(w http.ResponseWriter, r *http.Request) error {
+	id := mux.Vars(r)["id"]
+	if !domain.ValidID(id) {
+		return errNotFound("video")
+	}
+	res, err := eventstore.Execute[domain.Video](r.Context(), s.cfg.Store, videoStream(id), domain.DeleteVideo{Account: callerOf(r).Account})
+	if err != nil {
+		return err
+	}
+	if err := s.cfg.Media.Remove(id); err != nil {
+		logger(r, s.cfg.Log).Error("remove video files", "video_id", id, "err", err)
+	}
+	s.settle(r, res.LastSeq())
+	writeJSON(w, http.StatusOK, messageJSON{Message: "Video deleted"})
+	return nil
+}
