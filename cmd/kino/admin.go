@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
+)
+
+// withStore opens the event store of the instance at url for one command.
+func withStore(ctx context.Context, url string, fn func(*eventstore.Store) error) error {
+	store, err := eventstore.Open(ctx, eventstore.Config{URL: url, Name: "kino cli"})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	return fn(store)
+}
+
+func accountStream(slug string) domain.StreamID {
+	return domain.StreamID{Aggregate: domain.AggAccount, ID: slug}
+}
+
+// loadAccount folds an account's events; NotFound when it does not exist.
+func loadAccount(ctx context.Context, store *eventstore.Store, slug string) (domain.Account, error) {
+	if !domain.ValidSlug(slug) {
+		return domain.Account{}, domain.E("load account", domain.NotFound, "account %q not found", slug)
+	}
+	events, _, err := store.Load(ctx, accountStream(slug))
+	if err != nil {
+		return domain.Account{}, err
+	}
+	a := domain.Fold[domain.Account](events)
+	if !a.Created {
+		return a, domain.E("load account", domain.NotFound, "account %q not found", slug)
+	}
+	return a, nil
+}
+
+func newAccountsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "accounts", Short: "Manage accounts"}
+	var url, plan string
+	create := &cobra.Command{
+		Use:   "create SLUG --plan free|pro|business",
+		Short: "Create an account",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := domain.ParsePlan(plan)
+			if err != nil {
+				return err
+			}
+			return withStore(cmd.Context(), url, func(s *eventstore.Store) error {
+				if _, err := eventstore.Execute[domain.Account](cmd.Context(), s, accountStream(args[0]), domain.CreateAccount{Slug: args[0], Plan: p}); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "account %s created (plan %s)\n", args[0], p)
+				return nil
+			})
+		},
+	}
+	create.Flags().StringVar(&plan, "plan", "free", "plan: free, pro or business")
+	natsFlag(create.Flags(), &url)
+	cmd.AddCommand(create)
+	return cmd
+}
+
+func newKeysCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "keys", Short: "Manage API keys"}
+
+	var createURL, label string
+	create := &cobra.Command{
+		Use:   "create ACCOUNT [--label L]",
+		Short: "Create an API key; the key is printed once, alone on the last line",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withStore(cmd.Context(), createURL, func(s *eventstore.Store) error {
+				if _, err := loadAccount(cmd.Context(), s, args[0]); err != nil {
+					return err
+				}
+				key, id, err := issueKey(cmd.Context(), s, args[0], label)
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				fmt.Fprintf(out, "key %s created for account %s; store it now, it is not shown again:\n", id, args[0])
+				fmt.Fprintln(out, key)
+				return nil
+			})
+		},
+	}
+	create.Flags().StringVar(&label, "label", "", "a name for the key, e.g. the environment using it")
+	natsFlag(create.Flags(), &createURL)
+
+	var listURL string
+	list := &cobra.Command{
+		Use:   "list ACCOUNT",
+		Short: "List an account's keys (never the keys themselves)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withStore(cmd.Context(), listURL, func(s *eventstore.Store) error {
+				a, err := loadAccount(cmd.Context(), s, args[0])
+				if err != nil {
+					return err
+				}
+				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tPREFIX\tLABEL\tCREATED\tSTATUS")
+				for _, k := range a.Keys {
+					status := "active"
+					if k.Revoked {
+						status = "revoked"
+					}
+					fmt.Fprintf(tw, "%s\t%s…\t%s\t%s\t%s\n", k.ID, k.Prefix, k.Label, domain.FormatTime(k.IssuedAt), status)
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	natsFlag(list.Flags(), &listURL)
+
+	var revokeURL string
+	revoke := &cobra.Command{
+		Use:   "revoke KEYID",
+		Short: "Revoke a key; requests with it answer 401 from then on",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			keyID := args[0]
+			return withStore(cmd.Context(), revokeURL, func(s *eventstore.Store) error {
+				account, err := findKeyAccount(cmd.Context(), s, keyID)
+				if err != nil {
+					return err
+				}
+				if _, err := eventstore.Execute[domain.Account](cmd.Context(), s, accountStream(account), domain.RevokeKey{KeyID: keyID}); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "key %s of account %s revoked\n", keyID, account)
+				return nil
+			})
+		},
+	}
+	natsFlag(revoke.Flags(), &revokeURL)
+	cmd.AddCommand(create, list, revoke)
+	return cmd
+}
+
+// findKeyAccount finds which account issued a key by scanning the
+// KeyIssued events: keys are few, and the CLI needs no read model.
+func findKeyAccount(ctx context.Context, s *eventstore.Store, keyID string) (string, error) {
+	var account string
+	err := s.Scan(ctx, []string{"account.*." + domain.TypeKeyIssued}, func(e domain.Event) error {
+		if k, ok := e.Data.(domain.KeyIssued); ok && k.KeyID == keyID {
+			account = e.AggregateID
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if account == "" {
+		return "", domain.E("revoke key", domain.NotFound, "key %q not found", keyID)
+	}
+	return account, nil
+}
+
+func newCollectionsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "collections", Short: "Manage collections"}
+	var url string
+	create := &cobra.Command{
+		Use:   "create ACCOUNT SLUG NAME",
+		Short: "Create a collection in an account",
+		Args:  cobra.ExactArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			account, slug, name := args[0], args[1], args[2]
+			if !domain.ValidSlug(slug) {
+				return fmt.Errorf("slug must match ^[a-z0-9][a-z0-9-]{0,62}$ (got %q)", slug)
+			}
+			return withStore(cmd.Context(), url, func(s *eventstore.Store) error {
+				if _, err := loadAccount(cmd.Context(), s, account); err != nil {
+					return err
+				}
+				if _, err := eventstore.Execute[domain.Collection](cmd.Context(), s, domain.CollectionStream(account, slug),
+					domain.CreateCollection{Account: account, Slug: slug, Name: name}); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "collection %s created in account %s\n", slug, account)
+				return nil
+			})
+		},
+	}
+	natsFlag(create.Flags(), &url)
+	cmd.AddCommand(create)
+	return cmd
+}
+
+func newHistoryCmd() *cobra.Command {
+	var url string
+	cmd := &cobra.Command{
+		Use:   "history VIDEOID",
+		Short: "Print a video's events, oldest first (its audit history)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id := args[0]
+			return withStore(cmd.Context(), url, func(s *eventstore.Store) error {
+				if !domain.ValidID(id) {
+					return fmt.Errorf("video %s not found", id)
+				}
+				events, _, err := s.Load(cmd.Context(), domain.StreamID{Aggregate: domain.AggVideo, ID: id})
+				if err != nil {
+					return err
+				}
+				if len(events) == 0 {
+					return fmt.Errorf("video %s not found", id)
+				}
+				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "SEQ\tOCCURRED AT\tTYPE\tVERSION\tDATA")
+				for _, e := range events {
+					data, err := json.Marshal(e.Data)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\n", e.Seq, domain.FormatTime(e.OccurredAt), e.Type, e.Version, data)
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	natsFlag(cmd.Flags(), &url)
+	return cmd
+}

@@ -1,0 +1,376 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime/multipart"
+	"net"
+	"net/http"
+	neturl "net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
+)
+
+// harness is one running kino service, wired exactly as `kino serve`
+// wires it, on :0 with a random NATS port and a temp data dir.
+type harness struct {
+	t    *testing.T
+	m    *Main
+	data string
+	url  string // http://127.0.0.1:port
+	nats string
+	now  *clock
+}
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Set(t time.Time) {
+	c.mu.Lock()
+	c.t = t
+	c.mu.Unlock()
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// testPlans are the default plans with small upload limits, so size
+// checks need only small files.
+func testPlans() domain.Plans {
+	p := domain.DefaultPlans()
+	for name, l := range p {
+		l.MaxUploadBytes = 256 << 10
+		if name == domain.PlanBusiness {
+			l.MaxUploadBytes = 512 << 20
+		}
+		p[name] = l
+	}
+	return p
+}
+
+func start(t *testing.T, data string, configure ...func(*Config)) *harness {
+	t.Helper()
+	clk := &clock{t: time.Date(2026, 11, 22, 12, 0, 10, 0, time.UTC)}
+	cfg := Config{
+		Addr: "127.0.0.1:0", Data: data, NATSListen: "127.0.0.1:0",
+		Log: quiet, Plans: testPlans(), Now: clk.Now,
+	}
+	for _, c := range configure {
+		c(&cfg)
+	}
+	m := &Main{Config: cfg}
+	if err := m.Run(context.Background()); err != nil {
+		m.Close()
+		t.Fatal(err)
+	}
+	h := &harness{t: t, m: m, data: data, url: m.URL(), nats: m.NATSClientURL(), now: clk}
+	t.Cleanup(h.stop)
+	return h
+}
+
+func (h *harness) stop() {
+	if h.m != nil {
+		if err := h.m.Close(); err != nil {
+			h.t.Errorf("close: %v", err)
+		}
+		h.m = nil
+	}
+}
+
+// cli runs a kino subcommand against this instance's NATS.
+func (h *harness) cli(args ...string) (string, error) {
+	h.t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), append(args, "--nats", h.nats), &out, &errb)
+	if code != 0 {
+		return out.String(), fmt.Errorf("exit %d: %s", code, errb.String())
+	}
+	return out.String(), nil
+}
+
+func (h *harness) mustCLI(args ...string) string {
+	h.t.Helper()
+	out, err := h.cli(args...)
+	if err != nil {
+		h.t.Fatalf("kino %s: %v", strings.Join(args, " "), err)
+	}
+	return out
+}
+
+// account creates an account and a key through the CLI and returns the key.
+func (h *harness) account(slug string, plan domain.Plan) string {
+	h.t.Helper()
+	h.mustCLI("accounts", "create", slug, "--plan", string(plan))
+	return lastLine(h.mustCLI("keys", "create", slug, "--label", "test"))
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r response) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		t.Fatalf("body is not a JSON object: %v: %s", err, r.body)
+	}
+	return m
+}
+
+func (h *harness) request(method, path, key, contentType string, body io.Reader) response {
+	h.t.Helper()
+	req, err := http.NewRequest(method, h.url+path, body)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return response{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// do sends body (marshalled unless it is a string) as JSON.
+func (h *harness) do(method, path, key string, body any) response {
+	h.t.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		r = strings.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		r = bytes.NewReader(raw)
+	}
+	ct := ""
+	if r != nil {
+		ct = "application/json"
+	}
+	return h.request(method, path, key, ct, r)
+}
+
+// upload posts a multipart upload. A nil file omits the file field; an
+// empty collection omits the collection field.
+func (h *harness) upload(key, collection, filename string, file []byte) response {
+	h.t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	if collection != "" {
+		_ = mw.WriteField("collection", collection)
+	}
+	if file != nil {
+		fw, err := mw.CreateFormFile("file", filename)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		_, _ = fw.Write(file)
+	}
+	_ = mw.Close()
+	return h.request(http.MethodPost, "/v1/videos", key, mw.FormDataContentType(), &buf)
+}
+
+// wantError checks an error response: status and {error, message}.
+func wantError(t *testing.T, r response, status int, label string) {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
+	}
+	m := r.json(t)
+	if m["error"] != label {
+		t.Fatalf("error %q, want %q: %s", m["error"], label, r.body)
+	}
+	msg, _ := m["message"].(string)
+	if msg == "" || len(m) != 2 {
+		t.Fatalf("error body must be exactly {error, message}: %s", r.body)
+	}
+}
+
+func wantStatus(t *testing.T, r response, status int) {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
+	}
+}
+
+var (
+	clipOnce sync.Once
+	clipData []byte
+	clipErr  error
+)
+
+// clip is a real 1 s 320x180 MP4 made by ffmpeg.
+func clip(t *testing.T) []byte {
+	t.Helper()
+	clipOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "kino-clip")
+		if err != nil {
+			clipErr = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		path := filepath.Join(dir, "clip.mp4")
+		out, err := exec.Command("ffmpeg", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25",
+			"-t", "1", "-pix_fmt", "yuv420p", path).CombinedOutput()
+		if err != nil {
+			clipErr = fmt.Errorf("ffmpeg: %v: %s", err, out)
+			return
+		}
+		clipData, clipErr = os.ReadFile(path)
+	})
+	if clipErr != nil {
+		t.Fatal(clipErr)
+	}
+	return clipData
+}
+
+// mediaEntries lists what lies under <data>/media (and its incoming dir).
+func (h *harness) mediaEntries() (videos []string, incoming []string) {
+	h.t.Helper()
+	root := filepath.Join(h.data, "media")
+	es, err := os.ReadDir(root)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for _, e := range es {
+		if e.Name() != ".incoming" {
+			videos = append(videos, e.Name())
+		}
+	}
+	in, err := os.ReadDir(filepath.Join(root, ".incoming"))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for _, e := range in {
+		incoming = append(incoming, e.Name())
+	}
+	return videos, incoming
+}
+
+// countEvents counts the stored events matching a subject filter.
+func countEvents(t *testing.T, h *harness, filter string) int {
+	t.Helper()
+	n := 0
+	scan(t, h, []string{filter}, func(domain.Event, []byte) { n++ })
+	return n
+}
+
+// countEventsContaining counts stored events whose raw body contains s.
+func countEventsContaining(t *testing.T, h *harness, s string) int {
+	t.Helper()
+	n := 0
+	scan(t, h, nil, func(_ domain.Event, raw []byte) {
+		if bytes.Contains(raw, []byte(s)) {
+			n++
+		}
+	})
+	return n
+}
+
+func scan(t *testing.T, h *harness, filters []string, fn func(domain.Event, []byte)) {
+	t.Helper()
+	store := eventstoretest.Open(t, h.nats)
+	err := store.Scan(context.Background(), filters, func(e domain.Event) error {
+		raw, err := domain.Encode(e)
+		if err != nil {
+			return err
+		}
+		fn(e, raw)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rawHeaders returns the response head as sent on the wire.
+func rawHeaders(t *testing.T, url, key string) string {
+	t.Helper()
+	u, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n", u.Path, u.Host, key)
+	b, err := io.ReadAll(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _, _ := strings.Cut(string(b), "\r\n\r\n")
+	return head
+}
+
+// streamingUpload builds a multipart body of size bytes generated on the
+// fly, so the test itself holds no copy of the file.
+func streamingUpload(collection, filename string, size int64) (io.Reader, string) {
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		_ = mw.WriteField("collection", collection)
+		fw, err := mw.CreateFormFile("file", filename)
+		if err != nil {
+			pw.CloseWithError(err)
+			return
+		}
+		chunk := bytes.Repeat([]byte{0x42}, 64<<10)
+		for left := size; left > 0; left -= int64(len(chunk)) {
+			n := min(left, int64(len(chunk)))
+			if _, err := fw.Write(chunk[:n]); err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+		}
+		pw.CloseWithError(mw.Close())
+	}()
+	return pr, mw.FormDataContentType()
+}
+
+func totalAlloc() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.TotalAlloc
+}

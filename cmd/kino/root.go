@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// run executes the CLI with args and returns the exit status. Errors are
+// printed as one line on stderr.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(stderr, "kino: "+oneLine(err.Error()))
+		return 1
+	}
+	return 0
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "kino",
+		Short:         "kino: self-hostable video hosting (upload, HLS transcoding, webhooks)",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(
+		newServeCmd(),
+		newAccountsCmd(),
+		newKeysCmd(),
+		newCollectionsCmd(),
+		newHistoryCmd(),
+	)
+	return root
+}
+
+// env returns the environment's value for name, or def.
+func env(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+func envBool(name string) bool {
+	b, _ := strconv.ParseBool(os.Getenv(name))
+	return b
+}
+
+// natsFlag adds --nats (KINO_NATS_URL) to an admin command.
+func natsFlag(fs *pflag.FlagSet, url *string) {
+	fs.StringVar(url, "nats", env("KINO_NATS_URL", "nats://127.0.0.1:4222"), "NATS server of the kino instance (env KINO_NATS_URL)")
+}

@@ -1,0 +1,329 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/httpapi"
+	"github.com/kino-video/kino/transport/media"
+)
+
+// Config is everything `kino serve` is configured with.
+type Config struct {
+	Addr       string // HTTP listen address
+	Data       string // data directory
+	BaseURL    string // public base of the API, ending in /v1
+	CDNURL     string // public base of media
+	NATSListen string // embedded server's listen address
+	NATSURL    string // an existing NATS to use instead of embedding one
+	Dev        bool   // bootstrap a dev account, collection and key on an empty store
+	LogLevel   string
+	Plans      domain.Plans
+	Stdout     io.Writer // where --dev prints the key
+	Log        *slog.Logger
+	Now        func() time.Time // the API's clock (rate-limit windows); tests fix it
+}
+
+func newServeCmd() *cobra.Command {
+	var cfg Config
+	var maxFree, maxPro, maxBusiness string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the whole service: embedded NATS, projector, HTTP API and media",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Stdout = cmd.OutOrStdout()
+			cfg.Plans = domain.DefaultPlans()
+			for plan, raw := range map[domain.Plan]string{domain.PlanFree: maxFree, domain.PlanPro: maxPro, domain.PlanBusiness: maxBusiness} {
+				n, err := parseSize(raw)
+				if err != nil {
+					return fmt.Errorf("--max-upload-%s: %w", plan, err)
+				}
+				l := cfg.Plans[plan]
+				l.MaxUploadBytes = n
+				cfg.Plans[plan] = l
+			}
+			level, err := parseLevel(cfg.LogLevel)
+			if err != nil {
+				return err
+			}
+			cfg.Log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+			m := &Main{Config: cfg}
+			if err := m.Run(cmd.Context()); err != nil {
+				m.Close()
+				return err
+			}
+			<-cmd.Context().Done()
+			cfg.Log.Info("shutting down")
+			return m.Close()
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&cfg.Addr, "addr", env("KINO_ADDR", ":8080"), "HTTP listen address (env KINO_ADDR)")
+	fs.StringVar(&cfg.Data, "data", env("KINO_DATA", "./data"), "data directory (env KINO_DATA)")
+	fs.StringVar(&cfg.BaseURL, "base-url", env("KINO_BASE_URL", ""), "public API base ending in /v1 (env KINO_BASE_URL; default http://localhost:<port>/v1)")
+	fs.StringVar(&cfg.CDNURL, "cdn-url", env("KINO_CDN_URL", ""), "public media base written into video records (env KINO_CDN_URL; default http://localhost:<port>/cdn)")
+	fs.StringVar(&cfg.NATSListen, "nats-listen", env("KINO_NATS_LISTEN", "127.0.0.1:4222"), "listen address of the embedded NATS server (env KINO_NATS_LISTEN)")
+	fs.StringVar(&cfg.NATSURL, "nats", env("KINO_NATS_URL", ""), "use this NATS server instead of embedding one (env KINO_NATS_URL)")
+	fs.BoolVar(&cfg.Dev, "dev", envBool("KINO_DEV"), "on an empty store, create account dev (business), collection default and a key, and print the key (env KINO_DEV)")
+	fs.StringVar(&cfg.LogLevel, "log-level", env("KINO_LOG_LEVEL", "info"), "debug, info, warn or error (env KINO_LOG_LEVEL)")
+	fs.StringVar(&maxFree, "max-upload-free", env("KINO_MAX_UPLOAD_FREE", "1GiB"), "largest upload on the free plan (env KINO_MAX_UPLOAD_FREE)")
+	fs.StringVar(&maxPro, "max-upload-pro", env("KINO_MAX_UPLOAD_PRO", "10GiB"), "largest upload on the pro plan (env KINO_MAX_UPLOAD_PRO)")
+	fs.StringVar(&maxBusiness, "max-upload-business", env("KINO_MAX_UPLOAD_BUSINESS", "50GiB"), "largest upload on the business plan (env KINO_MAX_UPLOAD_BUSINESS)")
+	return cmd
+}
+
+// parseSize reads "1GiB", "512MiB", "300KiB" or a byte count.
+func parseSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("size must be a positive number of bytes, KiB, MiB or GiB (got %q)", s)
+	}
+	return n * mult, nil
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return 0, fmt.Errorf("--log-level: %w", err)
+	}
+	return l, nil
+}
+
+// Main is one running kino service. Run starts it; Close stops it in the
+// order DESIGN.md gives. End-to-end tests drive it on :0 and a temp dir.
+type Main struct {
+	Config
+
+	nats      *eventstore.Embedded
+	store     *eventstore.Store
+	db        *projections.DB
+	projector *projections.Projector
+	stopProj  context.CancelFunc
+	projDone  chan error
+	http      *http.Server
+	httpDone  chan error
+	listener  net.Listener
+	DevKey    string // the key --dev created, if it created one
+}
+
+// URL is the HTTP address the service listens on.
+func (m *Main) URL() string { return "http://" + m.listener.Addr().String() }
+
+// NATSURL is the NATS server in use.
+func (m *Main) NATSClientURL() string {
+	if m.nats != nil {
+		return m.nats.URL()
+	}
+	return m.Config.NATSURL
+}
+
+// Run starts every part and returns once the API is listening.
+func (m *Main) Run(ctx context.Context) error {
+	log := m.Log
+	if log == nil {
+		log = slog.Default()
+		m.Log = log
+	}
+	if m.Plans == nil {
+		m.Plans = domain.DefaultPlans()
+	}
+	if err := os.MkdirAll(m.Data, 0o755); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	natsURL := m.Config.NATSURL
+	if natsURL == "" {
+		srv, err := eventstore.StartEmbedded(m.Data, m.NATSListen)
+		if err != nil {
+			return err
+		}
+		m.nats, natsURL = srv, srv.URL()
+		log.Info("embedded NATS started", "url", natsURL, "store", filepath.Join(m.Data, "nats"))
+	}
+	store, err := eventstore.Open(ctx, eventstore.Config{URL: natsURL, Name: "kino serve"})
+	if err != nil {
+		return err
+	}
+	m.store = store
+
+	if m.db, err = projections.OpenDB(filepath.Join(m.Data, "projections.db")); err != nil {
+		return err
+	}
+	if m.projector, err = projections.NewProjector(m.db, store, log.With("component", "projector")); err != nil {
+		return err
+	}
+	pctx, cancel := context.WithCancel(context.Background())
+	m.stopProj, m.projDone = cancel, make(chan error, 1)
+	go func() {
+		err := m.projector.Run(pctx)
+		if err != nil {
+			log.Error("projector stopped", "err", err)
+		}
+		m.projDone <- err
+	}()
+	if err := m.catchUp(ctx); err != nil {
+		return err
+	}
+
+	mediaStore, err := media.Open(filepath.Join(m.Data, "media"))
+	if err != nil {
+		return err
+	}
+	if removed, err := mediaStore.Sweep(m.db.HasVideo); err != nil {
+		return err
+	} else if len(removed) > 0 {
+		log.Info("removed leftovers of interrupted uploads and deletions", "count", len(removed))
+	}
+	if m.Dev {
+		if err := m.devBootstrap(ctx); err != nil {
+			return err
+		}
+	}
+
+	api, err := httpapi.New(httpapi.Config{
+		Store: store, DB: m.db, Projector: m.projector, Media: mediaStore,
+		Plans: m.Plans, Log: log.With("component", "http"), Now: m.Now,
+	})
+	if err != nil {
+		return err
+	}
+	if m.listener, err = net.Listen("tcp", m.Addr); err != nil {
+		return fmt.Errorf("listen %s: %w", m.Addr, err)
+	}
+	port := m.listener.Addr().(*net.TCPAddr).Port
+	if m.BaseURL == "" {
+		m.BaseURL = fmt.Sprintf("http://localhost:%d/v1", port)
+	}
+	if m.CDNURL == "" {
+		m.CDNURL = fmt.Sprintf("http://localhost:%d/cdn", port)
+	}
+	m.http = &http.Server{
+		Handler:           api.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	m.httpDone = make(chan error, 1)
+	go func() { m.httpDone <- m.http.Serve(m.listener) }()
+	log.Info("kino serving", "api", m.BaseURL, "cdn", m.CDNURL, "listen", m.listener.Addr().String(), "nats", natsURL)
+	return nil
+}
+
+// catchUp waits until the read models include every event stored before
+// start, so the first requests (and the media sweep) see all of them.
+func (m *Main) catchUp(ctx context.Context) error {
+	last, err := m.store.LastSeq(ctx)
+	if err != nil {
+		return err
+	}
+	if applied := m.projector.Applied(); applied < last {
+		m.Log.Info("catching up read models", "applied", applied, "stream_last", last)
+	}
+	return m.projector.WaitFor(ctx, last)
+}
+
+// devBootstrap creates account dev (business), collection default and a
+// key when the store holds no events at all, and prints the key.
+func (m *Main) devBootstrap(ctx context.Context) error {
+	last, err := m.store.LastSeq(ctx)
+	if err != nil || last > 0 {
+		return err
+	}
+	const acct = "dev"
+	if _, err := eventstore.Execute[domain.Account](ctx, m.store, domain.StreamID{Aggregate: domain.AggAccount, ID: acct},
+		domain.CreateAccount{Slug: acct, Plan: domain.PlanBusiness}); err != nil {
+		return err
+	}
+	if _, err := eventstore.Execute[domain.Collection](ctx, m.store, domain.CollectionStream(acct, "default"),
+		domain.CreateCollection{Account: acct, Slug: "default", Name: "Default"}); err != nil {
+		return err
+	}
+	key, keyID, err := issueKey(ctx, m.store, acct, "dev")
+	if err != nil {
+		return err
+	}
+	if err := m.catchUp(ctx); err != nil {
+		return err
+	}
+	m.DevKey = key
+	m.Log.Info("dev bootstrap: account dev (business), collection default, one key", "key_id", keyID)
+	if m.Stdout != nil {
+		fmt.Fprintf(m.Stdout, "kino --dev: created account \"dev\" (plan business), collection \"default\" and this API key (shown once):\n%s\n", key)
+	}
+	return nil
+}
+
+// issueKey generates a key, records its hash for account and returns the
+// key (to be shown once) and its id.
+func issueKey(ctx context.Context, store *eventstore.Store, account, label string) (key, keyID string, err error) {
+	if key, err = domain.NewAPIKey(rand.Reader); err != nil {
+		return "", "", err
+	}
+	keyID = store.NewID()
+	_, err = eventstore.Execute[domain.Account](ctx, store, domain.StreamID{Aggregate: domain.AggAccount, ID: account},
+		domain.IssueKey{KeyID: keyID, Hash: domain.HashKey(key), Prefix: key[:len(domain.KeyPrefix)+4], Label: label})
+	return key, keyID, err
+}
+
+// Close stops the service: HTTP first (in-flight requests get 10 s), then
+// the projector, the read models, the NATS connection and the embedded
+// server. It is safe to call on a partly started Main.
+func (m *Main) Close() error {
+	var errs []error
+	if m.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := m.http.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("http shutdown: %w", err))
+		}
+		cancel()
+		if err := <-m.httpDone; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errs = append(errs, err)
+		}
+		m.http = nil
+	}
+	if m.stopProj != nil {
+		m.stopProj()
+		<-m.projDone
+		m.stopProj = nil
+	}
+	if m.db != nil {
+		errs = append(errs, m.db.Close())
+		m.db = nil
+	}
+	if m.store != nil {
+		errs = append(errs, m.store.Close())
+		m.store = nil
+	}
+	if m.nats != nil {
+		m.nats.Shutdown()
+		m.nats = nil
+	}
+	return errors.Join(errs...)
+}
