@@ -38,4 +38,4 @@ test: ensure-ffmpeg
 
 # Benchmarks of reads and uploads (results go in docs/performance.md).
 bench: ensure-ffmpeg
-    go test -run '^$' -bench . -benchmem -benchtime 2s ./transport/httpapi/...
+    go test -run '^$' -bench . -benchmem -benchtime 2s ./cmd/kino

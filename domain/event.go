@@ -67,6 +67,9 @@ func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
 
 // Encode serialises an event for the stream, at its type's current version.
 func Encode(e Event) ([]byte, error) {
+	if e.Data == nil {
+		return nil, fmt.Errorf("encode event %s: no data", e.ID)
+	}
 	spec, ok := registry[e.Data.EventType()]
 	if !ok {
 		return nil, fmt.Errorf("encode event: unknown type %q", e.Data.EventType())

@@ -27,7 +27,7 @@ import (
 // harness is one running kino service, wired exactly as `kino serve`
 // wires it, on :0 with a random NATS port and a temp data dir.
 type harness struct {
-	t    *testing.T
+	t    testing.TB
 	m    *Main
 	data string
 	url  string // http://127.0.0.1:port
@@ -68,7 +68,7 @@ func testPlans() domain.Plans {
 	return p
 }
 
-func start(t *testing.T, data string, configure ...func(*Config)) *harness {
+func start(t testing.TB, data string, configure ...func(*Config)) *harness {
 	t.Helper()
 	clk := &clock{t: time.Date(2026, 11, 22, 12, 0, 10, 0, time.UTC)}
 	cfg := Config{
@@ -135,7 +135,7 @@ type response struct {
 	body   []byte
 }
 
-func (r response) json(t *testing.T) map[string]any {
+func (r response) json(t testing.TB) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(r.body, &m); err != nil {
@@ -240,7 +240,7 @@ var (
 )
 
 // clip is a real 1 s 320x180 MP4 made by ffmpeg.
-func clip(t *testing.T) []byte {
+func clip(t testing.TB) []byte {
 	t.Helper()
 	clipOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "kino-clip")
@@ -374,3 +374,5 @@ func totalAlloc() uint64 {
 	runtime.ReadMemStats(&ms)
 	return ms.TotalAlloc
 }
+
+func createTemp(dir string) (*os.File, error) { return os.CreateTemp(dir, "bare-*") }

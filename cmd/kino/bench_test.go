@@ -1,0 +1,148 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+
+	"github.com/kino-video/kino/domain"
+)
+
+// benchPlans lifts the request rate so the limiter never answers 429.
+func benchPlans(c *Config) {
+	c.Plans = testPlans()
+	for name, l := range c.Plans {
+		l.RequestsPerMinute = 1 << 30
+		c.Plans[name] = l
+	}
+}
+
+func benchClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, MaxConnsPerHost: 64}}
+}
+
+func getLoop(b *testing.B, client *http.Client, url, key string) {
+	b.RunParallel(func(pb *testing.PB) {
+		req, _ := http.NewRequest("GET", url, nil)
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		for pb.Next() {
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				b.Errorf("status %d", resp.StatusCode)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+}
+
+// BenchmarkReads measures GET /v1/videos/{id} and GET /v1/videos?limit=50
+// through the real serve wiring, beside a bare net/http handler that
+// writes a body of the same size (the ceiling for this machine).
+func BenchmarkReads(b *testing.B) {
+	h := start(b, b.TempDir(), benchPlans)
+	key := h.account("bench", domain.PlanBusiness)
+	if r := h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}); r.status != 201 {
+		b.Fatal(r.status)
+	}
+	data := clip(b)
+	var id string
+	for i := 0; i < 60; i++ {
+		r := h.upload(key, "main", "clip.mp4", data)
+		if r.status != 202 {
+			b.Fatalf("upload: %d %s", r.status, r.body)
+		}
+		id = r.json(b)["video"].(map[string]any)["id"].(string)
+	}
+	one := h.do("GET", "/v1/videos/"+id, key, nil).body
+	page := h.do("GET", "/v1/videos?limit=50", key, nil).body
+	client := benchClient()
+
+	b.Run("get-video", func(b *testing.B) { getLoop(b, client, h.url+"/v1/videos/"+id, key) })
+	b.Run("list-50", func(b *testing.B) { getLoop(b, client, h.url+"/v1/videos?limit=50", key) })
+	b.Run("baseline-bare-get-video", func(b *testing.B) { getLoop(b, client, bare(b, one), "") })
+	b.Run("baseline-bare-list-50", func(b *testing.B) { getLoop(b, client, bare(b, page), "") })
+}
+
+// bare serves body as JSON from a plain net/http server.
+func bare(b *testing.B, body []byte) string {
+	b.Helper()
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		b.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(v) // encode per request, as the API does
+	})}
+	go srv.Serve(ln)
+	b.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String() + "/"
+}
+
+// BenchmarkUpload measures a 64 MiB upload through the API (multipart
+// parsing, streaming to disk, the event and the wait for the read model),
+// beside a bare handler that copies the same request body to a file.
+func BenchmarkUpload(b *testing.B) {
+	const size = 64 << 20
+	h := start(b, b.TempDir(), benchPlans)
+	key := h.account("bench", domain.PlanBusiness)
+	if r := h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}); r.status != 201 {
+		b.Fatal(r.status)
+	}
+	b.Run("kino", func(b *testing.B) {
+		b.SetBytes(size)
+		for i := 0; i < b.N; i++ {
+			body, ct := streamingUpload("main", "big.mp4", size)
+			if r := h.request("POST", "/v1/videos", key, ct, body); r.status != 202 {
+				b.Fatalf("upload: %d %s", r.status, r.body)
+			}
+		}
+	})
+	b.Run("baseline-bare-copy", func(b *testing.B) {
+		dir := b.TempDir()
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			f, err := createTemp(dir)
+			if err != nil {
+				http.Error(w, err.Error(), 500)
+				return
+			}
+			defer f.Close()
+			if _, err := io.Copy(f, r.Body); err != nil {
+				http.Error(w, err.Error(), 500)
+				return
+			}
+			w.WriteHeader(202)
+		})}
+		go srv.Serve(ln)
+		defer srv.Close()
+		b.SetBytes(size)
+		for i := 0; i < b.N; i++ {
+			body, ct := streamingUpload("main", "big.mp4", size)
+			resp, err := http.Post("http://"+ln.Addr().String()+"/", ct, body)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	})
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/kino-video/kino/domain"
+)
+
+func TestCLIErrorsAreOneLineWithNonZeroExit(t *testing.T) {
+	h := start(t, t.TempDir())
+	h.mustCLI("accounts", "create", "acme", "--plan", "pro")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"accounts", "create", "acme", "--plan", "pro"}, "already exists"},
+		{[]string{"accounts", "create", "other", "--plan", "gold"}, "plan"},
+		{[]string{"accounts", "create", "Bad_Slug"}, "slug"},
+		{[]string{"keys", "create", "nobody"}, "not found"},
+		{[]string{"keys", "list", "nobody"}, "not found"},
+		{[]string{"keys", "revoke", "01ARZ3NDEKTSV4RRFFQ69G5FAV"}, "not found"},
+		{[]string{"collections", "create", "acme", "Bad", "x"}, "slug"},
+		{[]string{"collections", "create", "nobody", "main", "Main"}, "not found"},
+		{[]string{"history", "01ARZ3NDEKTSV4RRFFQ69G5FAV"}, "not found"},
+		{[]string{"history", "../x"}, "not found"},
+		{[]string{"keys", "create"}, "arg"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := run(context.Background(), append(tt.args, "--nats", h.nats), &out, &errb)
+			if code == 0 {
+				t.Fatalf("exit 0; stdout %q", out.String())
+			}
+			msg := errb.String()
+			if strings.Count(strings.TrimSpace(msg), "\n") != 0 || !strings.Contains(msg, tt.want) {
+				t.Fatalf("stderr %q: want one line mentioning %q", msg, tt.want)
+			}
+		})
+	}
+}
+
+func TestCLIAdminFlow(t *testing.T) {
+	h := start(t, t.TempDir())
+	// Flags may stand before or after positional arguments.
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"accounts", "create", "--nats", h.nats, "--plan", "business", "acme"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	keyOut := h.mustCLI("keys", "create", "acme", "--label", "ci")
+	key := lastLine(keyOut)
+	if !domain.WellFormedKey(key) {
+		t.Fatalf("key is not alone on the last line:\n%s", keyOut)
+	}
+	h.mustCLI("collections", "create", "acme", "news", "World News")
+	r := h.do("GET", "/v1/collections/news", key, nil)
+	wantStatus(t, r, 200)
+	if r.json(t)["name"] != "World News" {
+		t.Fatalf("collection: %s", r.body)
+	}
+	if r.header.Get("X-RateLimit-Limit") != "1000" {
+		t.Fatal("account plan not applied")
+	}
+	list := h.mustCLI("keys", "list", "acme")
+	if !strings.Contains(list, "ci") || !strings.Contains(list, key[:13]) || strings.Contains(list, key) {
+		t.Fatalf("keys list:\n%s", list)
+	}
+
+	up := h.upload(key, "news", "a.mp4", clip(t))
+	wantStatus(t, up, 202)
+	id := up.json(t)["video"].(map[string]any)["id"].(string)
+	hist := h.mustCLI("history", id)
+	lines := strings.Split(strings.TrimSpace(hist), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "SEQ") || !strings.Contains(lines[1], "UploadAccepted") || !strings.Contains(lines[1], `"filename":"a.mp4"`) {
+		t.Fatalf("history:\n%s", hist)
+	}
+
+	for _, cmd := range [][]string{{"--help"}, {"serve", "--help"}, {"keys", "revoke", "--help"}, {"history", "--help"}} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), cmd, &out, &errb); code != 0 || !strings.Contains(out.String(), "Usage") {
+			t.Fatalf("kino %v: exit %d\n%s%s", cmd, code, out.String(), errb.String())
+		}
+	}
+}
