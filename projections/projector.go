@@ -90,6 +90,13 @@ func (p *Projector) commit(batch []domain.Event) error {
 	return nil
 }
 
+// Err is why the projector stopped, or nil while it runs.
+func (p *Projector) Err() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.failed
+}
+
 // WaitFor blocks until the read models include sequence seq, ctx ends, or
 // the projector has failed.
 func (p *Projector) WaitFor(ctx context.Context, seq uint64) error {

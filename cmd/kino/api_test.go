@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
 )
 
 var videoFields = []string{"id", "filename", "status", "duration", "originalSize", "processedSize", "playlistUrl",
@@ -596,4 +597,20 @@ func TestRoutingAndHealth(t *testing.T) {
 	if r := h.do("GET", "/v1/videos", key, nil); r.header.Get("X-Request-Id") == "" {
 		t.Fatal("no X-Request-Id")
 	}
+}
+
+// With --nats, serve embeds nothing and uses the given server.
+func TestServeAgainstExternalNATS(t *testing.T) {
+	srv := eventstoretest.Server(t, t.TempDir())
+	data := t.TempDir()
+	h := start(t, data, func(c *Config) { c.NATSURL = srv.URL() })
+	if h.nats != srv.URL() {
+		t.Fatalf("serve uses %s, want %s", h.nats, srv.URL())
+	}
+	if _, err := os.Stat(filepath.Join(data, "nats")); !os.IsNotExist(err) {
+		t.Fatalf("an embedded store was created: %v", err)
+	}
+	key := h.account("acme", domain.PlanPro)
+	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
+	wantStatus(t, h.upload(key, "main", "a.mp4", clip(t)), 202)
 }

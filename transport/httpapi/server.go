@@ -26,6 +26,7 @@ import (
 // models include a write.
 type Projector interface {
 	WaitFor(ctx context.Context, seq uint64) error
+	Err() error // non-nil once the projector has stopped on an error
 }
 
 // Config wires the API. validate fills the defaults.
@@ -130,7 +131,11 @@ func (s *Server) handle(h handlerFunc) http.Handler {
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
-	if err := s.cfg.Store.Healthy(); err != nil {
+	err := s.cfg.Store.Healthy()
+	if err == nil {
+		err = s.cfg.Projector.Err()
+	}
+	if err != nil {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": err.Error()})
 		return nil
 	}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -39,24 +40,24 @@ type uploadedVideo struct {
 func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 	c := callerOf(r)
 	maxSize := c.Limits.MaxUploadBytes
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "multipart/form-data" {
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
 		return errBadRequest("request must be multipart/form-data with fields file and collection")
 	}
 	if r.ContentLength > maxSize+multipartSlack {
 		w.Header().Set("Connection", "close")
 		return domain.E("upload video", domain.TooLarge, "upload is %d bytes; your plan allows files of at most %d bytes", r.ContentLength, maxSize)
 	}
-	mr, err := r.MultipartReader()
-	if err != nil {
-		return errBadRequest("malformed multipart body: %v", err)
-	}
+	// A large read buffer: multipart would otherwise read the socket and
+	// hand out the file 4 KiB at a time (one syscall each way per 4 KiB).
+	mr := multipart.NewReader(bufio.NewReaderSize(r.Body, uploadBuffer), params["boundary"])
 
 	var (
 		slug, filename, ext string
 		haveSlug            bool
 		size                int64
 		tmp                 *os.File
+		coll                projections.Collection
 	)
 	defer func() {
 		if tmp != nil {
@@ -82,6 +83,11 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 				return errBadRequest("collection must be a collection slug")
 			}
 			slug, haveSlug = strings.TrimSpace(string(b)), true
+			if tmp == nil { // sent before the file: refuse an unknown collection before reading it
+				if coll, err = s.uploadCollection(c.Account, slug); err != nil {
+					return err
+				}
+			}
 		case "file":
 			if tmp != nil {
 				return errBadRequest("send exactly one file per upload")
@@ -123,12 +129,10 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 	if size == 0 {
 		return errBadRequest("file is empty")
 	}
-	coll, ok, err := s.cfg.DB.Collection(c.Account, slug)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return domain.E("upload video", domain.NotFound, "collection %q not found", slug)
+	if coll.Slug == "" {
+		if coll, err = s.uploadCollection(c.Account, slug); err != nil {
+			return err
+		}
 	}
 
 	id := s.cfg.Store.NewID()
@@ -158,6 +162,17 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+func (s *Server) uploadCollection(account, slug string) (projections.Collection, error) {
+	if slug == "" {
+		return projections.Collection{}, errBadRequest("collection is required: send the collection slug in the multipart field \"collection\"")
+	}
+	c, ok, err := s.cfg.DB.Collection(account, slug)
+	if err == nil && !ok {
+		err = domain.E("upload video", domain.NotFound, "collection %q not found", slug)
+	}
+	return c, err
+}
+
 // partFilename is the display name of the uploaded file: the client's name
 // without any directory part. It is never used as a path.
 func partFilename(part *multipart.Part) (string, error) {
@@ -177,10 +192,14 @@ func partFilename(part *multipart.Part) (string, error) {
 
 var errTooLarge = errors.New("too large")
 
+// uploadBuffer is the size of the read buffer and of the copy buffer of
+// each upload in flight: its whole memory cost.
+const uploadBuffer = 1 << 20
+
 // copyLimited copies src to dst and fails with errTooLarge as soon as more
 // than limit bytes arrive.
 func copyLimited(dst io.Writer, src io.Reader, limit int64) (int64, error) {
-	buf := make([]byte, 256<<10)
+	buf := make([]byte, uploadBuffer)
 	n, err := io.CopyBuffer(dst, io.LimitReader(src, limit+1), buf)
 	if err != nil {
 		return n, err
