@@ -33,7 +33,9 @@ func apply(tx *bolt.Tx, e domain.Event) error {
 		if err := deleteVideo(tx, v); err != nil {
 			return err
 		}
-		return updateCollection(tx, v.Account, v.Collection, func(c *Collection) { c.VideoCount-- })
+		// Clamped: a video uploaded while its collection was being deleted
+		// may outlive it and be counted by neither the old nor a new one.
+		return updateCollection(tx, v.Account, v.Collection, func(c *Collection) { c.VideoCount = max(0, c.VideoCount-1) })
 
 	case domain.CollectionCreated:
 		return putJSON(tx.Bucket(bCollections), key(d.Account, d.Slug), Collection{

@@ -65,7 +65,31 @@ func newAccountsCmd() *cobra.Command {
 	}
 	create.Flags().StringVar(&plan, "plan", "free", "plan: free, pro or business")
 	natsFlag(create.Flags(), &url)
-	cmd.AddCommand(create)
+
+	var planURL string
+	setPlan := &cobra.Command{
+		Use:   "set-plan SLUG PLAN",
+		Short: "Change an account's plan (free, pro or business); limits apply from the next request",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := domain.ParsePlan(args[1])
+			if err != nil {
+				return err
+			}
+			return withStore(cmd.Context(), planURL, func(s *eventstore.Store) error {
+				if _, err := loadAccount(cmd.Context(), s, args[0]); err != nil {
+					return err
+				}
+				if _, err := eventstore.Execute[domain.Account](cmd.Context(), s, accountStream(args[0]), domain.ChangePlan{Plan: p}); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "account %s is on plan %s\n", args[0], p)
+				return nil
+			})
+		},
+	}
+	natsFlag(setPlan.Flags(), &planURL)
+	cmd.AddCommand(create, setPlan)
 	return cmd
 }
 

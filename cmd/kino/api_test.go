@@ -592,6 +592,11 @@ func TestRoutingAndHealth(t *testing.T) {
 	key := h.account("acme", domain.PlanPro)
 	r := h.do("GET", "/healthz", "", nil)
 	wantStatus(t, r, 200)
+	for _, r := range []response{h.do("GET", "/v1/nothing", key, nil), h.do("PUT", "/v1/videos", key, nil)} {
+		if r.header.Get("X-Request-Id") == "" {
+			t.Fatalf("%d without X-Request-Id", r.status)
+		}
+	}
 	wantError(t, h.do("GET", "/v1/nothing", key, nil), 404, "Not found")
 	wantError(t, h.do("PUT", "/v1/videos", key, nil), 405, "Method not allowed")
 	if r := h.do("GET", "/v1/videos", key, nil); r.header.Get("X-Request-Id") == "" {

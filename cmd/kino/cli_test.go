@@ -63,6 +63,10 @@ func TestCLIAdminFlow(t *testing.T) {
 	if r.header.Get("X-RateLimit-Limit") != "1000" {
 		t.Fatal("account plan not applied")
 	}
+	h.mustCLI("accounts", "set-plan", "acme", "free")
+	if r := h.do("GET", "/v1/collections", key, nil); r.header.Get("X-RateLimit-Limit") != "60" {
+		t.Fatalf("plan change not applied: %v", r.header)
+	}
 	list := h.mustCLI("keys", "list", "acme")
 	if !strings.Contains(list, "ci") || !strings.Contains(list, key[:13]) || strings.Contains(list, key) {
 		t.Fatalf("keys list:\n%s", list)

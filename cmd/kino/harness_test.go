@@ -102,10 +102,26 @@ func (h *harness) cli(args ...string) (string, error) {
 	h.t.Helper()
 	var out, errb bytes.Buffer
 	code := run(context.Background(), append(args, "--nats", h.nats), &out, &errb)
+	h.settle()
 	if code != 0 {
 		return out.String(), fmt.Errorf("exit %d: %s", code, errb.String())
 	}
 	return out.String(), nil
+}
+
+// settle waits until the service's read models include every stored
+// event, so what the CLI just wrote is what the API answers.
+func (h *harness) settle() {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	last, err := h.m.store.LastSeq(ctx)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := h.m.projector.WaitFor(ctx, last); err != nil {
+		h.t.Fatal(err)
+	}
 }
 
 func (h *harness) mustCLI(args ...string) string {

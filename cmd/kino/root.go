@@ -53,6 +53,13 @@ func env(name, def string) string {
 	return def
 }
 
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return n
+	}
+	return def
+}
+
 func envBool(name string) bool {
 	b, _ := strconv.ParseBool(os.Getenv(name))
 	return b

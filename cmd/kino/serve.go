@@ -32,6 +32,7 @@ type Config struct {
 	CDNURL     string // public base of media
 	NATSListen string // embedded server's listen address
 	NATSURL    string // an existing NATS to use instead of embedding one
+	Replicas   int    // stream replicas on a NATS cluster
 	Dev        bool   // bootstrap a dev account, collection and key on an empty store
 	LogLevel   string
 	Plans      domain.Plans
@@ -81,6 +82,7 @@ func newServeCmd() *cobra.Command {
 	fs.StringVar(&cfg.CDNURL, "cdn-url", env("KINO_CDN_URL", ""), "public media base written into video records (env KINO_CDN_URL; default http://localhost:<port>/cdn)")
 	fs.StringVar(&cfg.NATSListen, "nats-listen", env("KINO_NATS_LISTEN", "127.0.0.1:4222"), "listen address of the embedded NATS server (env KINO_NATS_LISTEN)")
 	fs.StringVar(&cfg.NATSURL, "nats", env("KINO_NATS_URL", ""), "use this NATS server instead of embedding one (env KINO_NATS_URL)")
+	fs.IntVar(&cfg.Replicas, "nats-replicas", envInt("KINO_NATS_REPLICAS", 1), "replicas of kino's streams on a NATS cluster (env KINO_NATS_REPLICAS)")
 	fs.BoolVar(&cfg.Dev, "dev", envBool("KINO_DEV"), "on an empty store, create account dev (business), collection default and a key, and print the key (env KINO_DEV)")
 	fs.StringVar(&cfg.LogLevel, "log-level", env("KINO_LOG_LEVEL", "info"), "debug, info, warn or error (env KINO_LOG_LEVEL)")
 	fs.StringVar(&maxFree, "max-upload-free", env("KINO_MAX_UPLOAD_FREE", "1GiB"), "largest upload on the free plan (env KINO_MAX_UPLOAD_FREE)")
@@ -167,7 +169,7 @@ func (m *Main) Run(ctx context.Context) error {
 		m.nats, natsURL = srv, srv.URL()
 		log.Info("embedded NATS started", "url", natsURL, "store", filepath.Join(m.Data, "nats"))
 	}
-	store, err := eventstore.Open(ctx, eventstore.Config{URL: natsURL, Name: "kino serve"})
+	store, err := eventstore.Open(ctx, eventstore.Config{URL: natsURL, Name: "kino serve", Replicas: m.Replicas})
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,10 @@ func (s *Server) createCollection(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	s.settle(r, res.LastSeq())
-	return s.writeCollection(w, acct, *body.Slug, http.StatusCreated)
+	e := res.Events[0]
+	writeJSON(w, http.StatusCreated, collectionJSON{Slug: res.State.Slug, Name: res.State.Name,
+		CreatedAt: domain.FormatTime(e.OccurredAt), UpdatedAt: domain.FormatTime(e.OccurredAt)})
+	return nil
 }
 
 func (s *Server) writeCollection(w http.ResponseWriter, acct, slug string, status int) error {

@@ -80,8 +80,10 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Handler is the API's http.Handler.
-func (s *Server) Handler() http.Handler { return s.router }
+// Handler is the API's http.Handler. requestLog wraps the whole router (not
+// mux middleware, which skips unmatched routes), so 404s and 405s get a
+// request id and a log line too.
+func (s *Server) Handler() http.Handler { return s.requestLog(s.router) }
 
 // Router lets other transports (media serving) add their routes.
 func (s *Server) Router() *mux.Router { return s.router }
@@ -90,7 +92,6 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 func (s *Server) routes() {
 	r := s.router
-	r.Use(s.requestLog)
 	r.NotFoundHandler = s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return errNotFound("route " + r.URL.Path)
 	})
