@@ -1,0 +1,173 @@
+package ffmpeg
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Output settings shared by the builders.
+const (
+	segmentSeconds  = 4 // HLS segment length; keyframes are forced on its multiples
+	audioKbps       = 128
+	thumbMaxLong    = 720 // thumbnail: longest side at most
+	thumbAtFraction = 0.1 // thumbnail taken at this fraction of the duration
+	previewSeconds  = 6
+	previewMaxShort = 480 // preview: shortest side at most
+	previewCRF      = 23
+	previewMaxKbps  = 1200
+	previewBufKbits = 2400
+	masterPlaylist  = "master.m3u8"
+	variantPlaylist = "index.m3u8"
+	segmentPattern  = "seg_%05d.ts"
+	evenSizeFilter  = "scale=trunc(iw/2)*2:trunc(ih/2)*2"
+)
+
+// start is the beginning of every command: quiet, progress on stdout.
+func start() []string {
+	return []string{"-y", "-nostdin", "-hide_banner", "-loglevel", "error", "-progress", "pipe:1", "-stats_period", "1"}
+}
+
+// x264 is the video encoder settings shared by HLS and preview.
+func x264() []string {
+	return []string{"-c:v", "libx264", "-preset", "veryfast", "-profile:v", "high", "-pix_fmt", "yuv420p"}
+}
+
+func aac() []string {
+	return []string{"-c:a", "aac", "-ac", "2", "-b:a", kbps(audioKbps)}
+}
+
+func kbps(n int) string { return strconv.Itoa(n) + "k" }
+
+// HLSArgs builds the arguments (without the leading "ffmpeg") of one ffmpeg
+// process that decodes input once and writes every rung as HLS under outDir:
+// <outDir>/master.m3u8 and <outDir>/<rung name>/index.m3u8 with 4 s MPEG-TS
+// segments beside it. ffmpeg autorotates, so rungs are in displayed
+// dimensions (as Ladder makes them). An empty rungs means Ladder(info).
+// outDir must not contain '%', which the HLS muxer would expand.
+func HLSArgs(input, outDir string, info Info, rungs []Rung) []string {
+	if len(rungs) == 0 {
+		rungs = Ladder(info)
+	}
+	var graph []string
+	if len(rungs) == 1 {
+		graph = append(graph, "[0:v]"+scaleFilter(info, rungs[0].Width, rungs[0].Height)+"[v0]")
+	} else {
+		split := fmt.Sprintf("[0:v]split=%d", len(rungs))
+		for k := range rungs {
+			split += fmt.Sprintf("[s%d]", k)
+		}
+		graph = append(graph, split)
+		for k, r := range rungs {
+			graph = append(graph, fmt.Sprintf("[s%d]%s[v%d]", k, scaleFilter(info, r.Width, r.Height), k))
+		}
+	}
+
+	args := append(start(), "-i", input, "-filter_complex", strings.Join(graph, ";"))
+	for k := range rungs {
+		args = append(args, "-map", fmt.Sprintf("[v%d]", k))
+		if info.HasAudio {
+			args = append(args, "-map", "0:a:0")
+		}
+	}
+	args = append(args, x264()...)
+	for k, r := range rungs {
+		args = append(args,
+			fmt.Sprintf("-b:v:%d", k), kbps(r.Bitrate),
+			fmt.Sprintf("-maxrate:v:%d", k), kbps(r.MaxRate),
+			fmt.Sprintf("-bufsize:v:%d", k), kbps(r.BufSize),
+		)
+	}
+	if info.HasAudio {
+		args = append(args, aac()...)
+	}
+
+	streams := make([]string, len(rungs))
+	for k, r := range rungs {
+		if info.HasAudio {
+			streams[k] = fmt.Sprintf("v:%d,a:%d,name:%s", k, k, r.Name)
+		} else {
+			streams[k] = fmt.Sprintf("v:%d,name:%s", k, r.Name)
+		}
+	}
+	return append(args,
+		"-force_key_frames", fmt.Sprintf("expr:gte(t,n_forced*%d)", segmentSeconds), "-sc_threshold", "0",
+		"-f", "hls",
+		"-hls_time", strconv.Itoa(segmentSeconds),
+		"-hls_playlist_type", "vod",
+		"-hls_flags", "independent_segments",
+		"-hls_segment_type", "mpegts",
+		"-master_pl_name", masterPlaylist,
+		"-var_stream_map", strings.Join(streams, " "),
+		"-hls_segment_filename", filepath.Join(outDir, "%v", segmentPattern),
+		filepath.Join(outDir, "%v", variantPlaylist),
+	)
+}
+
+// ThumbnailArgs builds the arguments of a JPEG thumbnail written to out:
+// the frame at 10% of the duration (0 for clips under 1 s), at most 720 on
+// the long side, keeping the aspect, even. With a seek past the end ffmpeg
+// exits 0 and writes nothing: the caller checks that out exists.
+func ThumbnailArgs(input, out string, info Info) []string {
+	at := 0.0
+	if info.Duration >= 1 {
+		at = info.Duration * thumbAtFraction
+	}
+	w, h := fit(info.Width, info.Height, max(info.Width, info.Height), thumbMaxLong)
+	args := append(start(), "-ss", seconds(at), "-i", input)
+	return append(args,
+		"-frames:v", "1",
+		"-vf", scaleFilter(info, w, h),
+		"-q:v", "3",
+		"-update", "1",
+		out,
+	)
+}
+
+// PreviewArgs builds the arguments of an MP4 preview written to out: the
+// first 6 s, at most 480 on the short side (never upscaled, even), H.264
+// with a capped bitrate, AAC stereo when the source has audio, and the moov
+// atom first so it plays while downloading. Progress is reported against
+// min(Duration, 6).
+func PreviewArgs(input, out string, info Info) []string {
+	w, h := fit(info.Width, info.Height, min(info.Width, info.Height), previewMaxShort)
+	args := append(start(), "-i", input, "-t", strconv.Itoa(previewSeconds), "-vf", scaleFilter(info, w, h))
+	args = append(args, x264()...)
+	args = append(args,
+		"-crf", strconv.Itoa(previewCRF),
+		"-maxrate", kbps(previewMaxKbps),
+		"-bufsize", kbps(previewBufKbits),
+	)
+	if info.HasAudio {
+		args = append(args, aac()...)
+	} else {
+		args = append(args, "-an")
+	}
+	return append(args, "-movflags", "+faststart", out)
+}
+
+// fit scales w×h so that side (one of w, h) is at most limit, keeping the
+// aspect and making both even. It never upscales.
+func fit(w, h, side, limit int) (int, int) {
+	if w <= 0 || h <= 0 || side <= limit {
+		return w &^ 1, h &^ 1
+	}
+	f := float64(limit) / float64(side)
+	return even(float64(w) * f), even(float64(h) * f)
+}
+
+// scaleFilter scales the displayed picture to w×h, or only makes it even
+// when w×h is its size already (or unknown).
+func scaleFilter(info Info, w, h int) string {
+	if w <= 0 || h <= 0 || (w == info.Width&^1 && h == info.Height&^1) {
+		return evenSizeFilter
+	}
+	return fmt.Sprintf("scale=%d:%d", w, h)
+}
+
+// seconds formats a time offset for -ss with millisecond precision.
+func seconds(s float64) string {
+	return strconv.FormatFloat(math.Round(s*1000)/1000, 'f', -1, 64)
+}

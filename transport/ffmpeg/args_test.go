@@ -1,0 +1,68 @@
+package ffmpeg
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current builders")
+
+// separator divides the HLS, thumbnail and preview arguments in a golden
+// file; no argument is ever this string.
+const separator = "----"
+
+func TestArgsGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		info Info
+	}{
+		{"landscape_1280x720_audio", Info{Duration: 10, Width: 1280, Height: 720, HasAudio: true, FrameRate: 25, VideoCodec: "h264"}},
+		{"landscape_1280x720_no_audio", Info{Duration: 10, Width: 1280, Height: 720, FrameRate: 25, VideoCodec: "h264"}},
+		{"portrait_phone_720x1280_rotated", Info{Duration: 12.5, Width: 720, Height: 1280, Rotation: 90, HasAudio: true, FrameRate: 29.97, VideoCodec: "h264"}},
+		{"odd_1279x719", Info{Duration: 7.3, Width: 1279, Height: 719, HasAudio: true, FrameRate: 25, VideoCodec: "h264"}},
+		{"tiny_160x90_short", Info{Duration: 0.5, Width: 160, Height: 90, HasAudio: true, FrameRate: 25, VideoCodec: "h264"}},
+		{"four_three_640x480", Info{Duration: 60, Width: 640, Height: 480, HasAudio: true, FrameRate: 30, VideoCodec: "mpeg4"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var lines []string
+			lines = append(lines, HLSArgs("/in/source.mp4", "/out", tt.info, Ladder(tt.info))...)
+			lines = append(lines, separator)
+			lines = append(lines, ThumbnailArgs("/in/source.mp4", "/out/thumbnail.jpg", tt.info)...)
+			lines = append(lines, separator)
+			lines = append(lines, PreviewArgs("/in/source.mp4", "/out/preview.mp4", tt.info)...)
+			got := strings.Join(lines, "\n") + "\n"
+
+			path := filepath.Join("testdata", tt.name+".golden")
+			if *update {
+				if err := os.MkdirAll("testdata", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./transport/ffmpeg -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("arguments differ from %s (rerun with -update if intended)\n--- got\n%s--- want\n%s", path, got, want)
+			}
+		})
+	}
+}
+
+// TestHLSArgsWithoutRungsUsesLadder: an empty ladder is not an ffmpeg
+// command that fails later.
+func TestHLSArgsWithoutRungsUsesLadder(t *testing.T) {
+	info := Info{Duration: 2, Width: 640, Height: 360, HasAudio: true}
+	got := strings.Join(HLSArgs("in.mp4", "out", info, nil), "\n")
+	want := strings.Join(HLSArgs("in.mp4", "out", info, Ladder(info)), "\n")
+	if got != want {
+		t.Errorf("HLSArgs(nil rungs) =\n%s\nwant\n%s", got, want)
+	}
+}

@@ -1,0 +1,195 @@
+package ffmpeg
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image/jpeg"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+)
+
+// The builders' arguments run through Run on real clips.
+
+func TestHLSEndToEnd(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		clip   clip
+		rotate bool
+		rungs  []string // names Ladder should give
+	}{
+		{"640x360 with audio", clip{W: 640, H: 360, Seconds: 2, Audio: true}, false, []string{"360p", "240p"}},
+		{"640x360 without audio", clip{W: 640, H: 360, Seconds: 2}, false, []string{"360p", "240p"}},
+		// ffmpeg autorotates: the one rung is portrait, named by its short side.
+		{"rotated 320x180", clip{W: 320, H: 180, Seconds: 2, Audio: true}, true, []string{"180p"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			src := makeClip(t, dir, "source.mp4", tt.clip)
+			if tt.rotate {
+				src = rotated(t, src, dir, "rotated.mp4")
+			}
+			info, err := Probe(context.Background(), src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rungs := Ladder(info)
+			var names []string
+			for _, r := range rungs {
+				names = append(names, r.Name)
+			}
+			if fmt.Sprint(names) != fmt.Sprint(tt.rungs) {
+				t.Fatalf("Ladder(%+v) = %v, want %v", info, names, tt.rungs)
+			}
+
+			out := filepath.Join(dir, "hls")
+			var progress []float64
+			err = Run(context.Background(), HLSArgs(src, out, info, rungs), RunOptions{
+				Duration:   info.Duration,
+				OnProgress: func(f float64) { progress = append(progress, f) },
+			})
+			if err != nil {
+				t.Fatalf("Run(HLSArgs): %v", err)
+			}
+			// ffmpeg's last block carries out_time_us, then progress=end:
+			// the value before the final 1 comes from the encoded time.
+			if n := len(progress); n < 2 || progress[n-1] != 1 || progress[n-2] < 0.9 {
+				t.Errorf("progress reports %v, want out_time near the duration, then 1", progress)
+			}
+
+			master := readFile(t, filepath.Join(out, "master.m3u8"))
+			variants := regexp.MustCompile(`#EXT-X-STREAM-INF:BANDWIDTH=(\d+),RESOLUTION=(\d+x\d+)[^\n]*\n(\S+)`).
+				FindAllStringSubmatch(string(master), -1)
+			if len(variants) != len(rungs) {
+				t.Fatalf("master.m3u8 has %d variants, want %d:\n%s", len(variants), len(rungs), master)
+			}
+			for k, r := range rungs {
+				v := variants[k]
+				if bw, _ := strconv.Atoi(v[1]); bw < r.Bitrate*1000/2 {
+					t.Errorf("%s: BANDWIDTH %d, want about %d kbit/s video (audio-only bandwidth breaks ABR)", r.Name, bw, r.Bitrate)
+				}
+				if want := fmt.Sprintf("%dx%d", r.Width, r.Height); v[2] != want {
+					t.Errorf("%s: RESOLUTION %s, want %s", r.Name, v[2], want)
+				}
+				if want := r.Name + "/index.m3u8"; v[3] != want {
+					t.Errorf("variant URI %s, want %s", v[3], want)
+				}
+				got, err := Probe(context.Background(), filepath.Join(out, r.Name, "index.m3u8"))
+				if err != nil {
+					t.Fatalf("probe %s playlist: %v", r.Name, err)
+				}
+				if got.Width != r.Width || got.Height != r.Height || got.HasAudio != tt.clip.Audio {
+					t.Errorf("%s playlist: %dx%d audio %v, want %dx%d audio %v",
+						r.Name, got.Width, got.Height, got.HasAudio, r.Width, r.Height, tt.clip.Audio)
+				}
+				if _, err := os.Stat(filepath.Join(out, r.Name, "seg_00000.ts")); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}
+
+func TestThumbnailEndToEnd(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name         string
+		clip         clip
+		rotate       bool
+		wantW, wantH int
+	}{
+		{"2 s at 10%", clip{W: 640, H: 360, Seconds: 2, Audio: true}, false, 640, 360},
+		{"0.5 s clip, scaled to 720 wide", clip{W: 1280, H: 720, Seconds: 0.5}, false, 720, 406},
+		{"rotated", clip{W: 320, H: 180, Seconds: 1}, true, 180, 320},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			src := makeClip(t, dir, "source.mp4", tt.clip)
+			if tt.rotate {
+				src = rotated(t, src, dir, "rotated.mp4")
+			}
+			info, err := Probe(context.Background(), src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, "thumbnail.jpg")
+			if err := Run(context.Background(), ThumbnailArgs(src, out, info), RunOptions{Duration: info.Duration}); err != nil {
+				t.Fatal(err)
+			}
+			data := readFile(t, out)
+			if !bytes.HasPrefix(data, []byte{0xFF, 0xD8}) {
+				t.Fatalf("thumbnail starts % x, want JPEG magic ff d8", data[:min(len(data), 4)])
+			}
+			cfg, err := jpeg.DecodeConfig(bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Width != tt.wantW || cfg.Height != tt.wantH {
+				t.Errorf("thumbnail %dx%d, want %dx%d", cfg.Width, cfg.Height, tt.wantW, tt.wantH)
+			}
+		})
+	}
+}
+
+func TestPreviewEndToEnd(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name         string
+		clip         clip
+		wantSeconds  float64 // within 0.1
+		wantW, wantH int
+	}{
+		{"7 s clip is cut to 6", clip{W: 320, H: 180, Seconds: 7, Audio: true}, 6, 320, 180},
+		{"720p is brought down to 480p", clip{W: 1280, H: 720, Seconds: 1}, 1, 854, 480},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			src := makeClip(t, dir, "source.mp4", tt.clip)
+			info, err := Probe(context.Background(), src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, "preview.mp4")
+			if err := Run(context.Background(), PreviewArgs(src, out, info), RunOptions{Duration: min(info.Duration, 6)}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := Probe(context.Background(), out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Duration > 6.05 || got.Duration < tt.wantSeconds-0.1 {
+				t.Errorf("preview lasts %v s, want %v (at most 6)", got.Duration, tt.wantSeconds)
+			}
+			if got.Width != tt.wantW || got.Height != tt.wantH || min(got.Width, got.Height) > 480 {
+				t.Errorf("preview %dx%d, want %dx%d", got.Width, got.Height, tt.wantW, tt.wantH)
+			}
+			if got.HasAudio != tt.clip.Audio || got.VideoCodec != "h264" {
+				t.Errorf("preview audio %v codec %s, want audio %v h264", got.HasAudio, got.VideoCodec, tt.clip.Audio)
+			}
+			data := readFile(t, out)
+			moov, mdat := bytes.Index(data, []byte("moov")), bytes.Index(data, []byte("mdat"))
+			if moov < 0 || mdat < 0 || moov > mdat {
+				t.Errorf("moov at %d, mdat at %d: want moov first (+faststart)", moov, mdat)
+			}
+		})
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}

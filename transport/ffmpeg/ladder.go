@@ -1,0 +1,82 @@
+package ffmpeg
+
+import (
+	"math"
+	"strconv"
+)
+
+// Rung is one rendition of the ladder.
+type Rung struct {
+	Name    string // "<short side>p", e.g. "720p"
+	Width   int    // output width, even
+	Height  int    // output height, even
+	Bitrate int    // video kbit/s target (-b:v)
+	MaxRate int    // kbit/s (-maxrate)
+	BufSize int    // kbit (-bufsize)
+}
+
+// ladderSteps are the short sides of the renditions, highest first, with
+// their video bitrates in kbit/s.
+var ladderSteps = []struct{ short, kbps int }{
+	{2160, 16000},
+	{1440, 9000},
+	{1080, 5000},
+	{720, 2800},
+	{480, 1400},
+	{360, 800},
+	{240, 400},
+}
+
+// minKbps is the floor of the bitrate of a source smaller than every step.
+const minKbps = 200
+
+// Ladder returns the renditions for a source whose displayed size is
+// info.Width×info.Height: every step of 2160/1440/1080/720/480/360/240 not
+// above the source's short side, highest first. A source whose short side is
+// below 240 gets one rung at its own short side, made even, with a bitrate
+// scaled down from the 240 step (at least 200 kbit/s). The short side of a
+// rung is the step; the long side keeps the source's aspect, rounded to the
+// nearest even number (as scale=-2 would). Names are "<short side>p" in
+// both orientations. Ladder returns nil only when info has no size, which
+// Probe never returns.
+func Ladder(info Info) []Rung {
+	w, h := info.Width, info.Height
+	if w <= 0 || h <= 0 {
+		return nil
+	}
+	short, long := min(w, h), max(w, h)
+	var rungs []Rung
+	for _, s := range ladderSteps {
+		if s.short <= short {
+			rungs = append(rungs, newRung(s.short, s.kbps, short, long, w < h))
+		}
+	}
+	if len(rungs) == 0 {
+		side := max(short&^1, 2)
+		lowest := ladderSteps[len(ladderSteps)-1]
+		kbps := max(lowest.kbps*side/lowest.short, minKbps)
+		rungs = append(rungs, newRung(side, kbps, short, long, w < h))
+	}
+	return rungs
+}
+
+func newRung(side, kbps, srcShort, srcLong int, portrait bool) Rung {
+	other := even(float64(side) * float64(srcLong) / float64(srcShort))
+	r := Rung{
+		Name:    strconv.Itoa(side) + "p",
+		Width:   other,
+		Height:  side,
+		Bitrate: kbps,
+		MaxRate: (kbps*107 + 50) / 100,
+		BufSize: (kbps*3 + 1) / 2,
+	}
+	if portrait {
+		r.Width, r.Height = side, other
+	}
+	return r
+}
+
+// even rounds x to the nearest even number, at least 2.
+func even(x float64) int {
+	return max(int(math.Round(x/2))*2, 2)
+}

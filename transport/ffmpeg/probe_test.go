@@ -1,0 +1,263 @@
+package ffmpeg
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kino-video/kino/domain"
+)
+
+func TestProbeRealFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mp4 := makeClip(t, dir, "source.mp4", clip{W: 320, H: 180, Seconds: 2, Audio: true})
+
+	tests := []struct {
+		name    string
+		make    func(t *testing.T) string
+		want    Info // Duration compared within 0.1 s
+		wantSrc durationSource
+	}{
+		{
+			name:    "mp4 with audio: stream duration",
+			make:    func(t *testing.T) string { return mp4 },
+			want:    Info{Duration: 2, Width: 320, Height: 180, HasAudio: true, FrameRate: 25, VideoCodec: "h264"},
+			wantSrc: fromStream,
+		},
+		{
+			name: "mkv: no stream duration, format duration",
+			make: func(t *testing.T) string {
+				out := filepath.Join(t.TempDir(), "copy.mkv")
+				ffmpegOK(t, "-i", mp4, "-c", "copy", out)
+				return out
+			},
+			want:    Info{Duration: 2, Width: 320, Height: 180, HasAudio: true, FrameRate: 25, VideoCodec: "h264"},
+			wantSrc: fromFormat,
+		},
+		{
+			name: "webm vp8 opus: format duration",
+			make: func(t *testing.T) string {
+				return makeClip(t, t.TempDir(), "source.webm", clip{W: 320, H: 180, Seconds: 2, Audio: true,
+					Codecs: []string{"-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8", "-b:v", "200k", "-c:a", "libopus"}})
+			},
+			want:    Info{Duration: 2, Width: 320, Height: 180, HasAudio: true, FrameRate: 25, VideoCodec: "vp8"},
+			wantSrc: fromFormat,
+		},
+		{
+			// The muxer cannot seek back to write the duration, and the
+			// input (a remux without -t) gave it none up front.
+			name: "mkv written to a pipe: no duration at all, copy-pass fallback",
+			make: func(t *testing.T) string {
+				out := filepath.Join(t.TempDir(), "piped.mkv")
+				ffmpegToFile(t, out, "-i", mp4, "-c", "copy", "-f", "matroska", "pipe:1")
+				return out
+			},
+			want:    Info{Duration: 2, Width: 320, Height: 180, HasAudio: true, FrameRate: 25, VideoCodec: "h264"},
+			wantSrc: fromFallback,
+		},
+		{
+			// ffmpeg 5.1 writes rotate=90 as a +90° (counter-clockwise)
+			// display matrix, which is 270° clockwise.
+			name:    "rotation metadata: displayed size",
+			make:    func(t *testing.T) string { return rotated(t, mp4, t.TempDir(), "rotated.mp4") },
+			want:    Info{Duration: 2, Width: 180, Height: 320, Rotation: 270, HasAudio: true, FrameRate: 25, VideoCodec: "h264"},
+			wantSrc: fromStream,
+		},
+		{
+			name: "video only",
+			make: func(t *testing.T) string {
+				return makeClip(t, t.TempDir(), "silent.mp4", clip{W: 200, H: 100, Seconds: 1})
+			},
+			want:    Info{Duration: 1, Width: 200, Height: 100, FrameRate: 25, VideoCodec: "h264"},
+			wantSrc: fromStream,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			path := tt.make(t)
+			got, src, err := probe(context.Background(), path)
+			if err != nil {
+				t.Fatalf("probe: %v", err)
+			}
+			if src != tt.wantSrc {
+				t.Errorf("duration from %s, want %s", src, tt.wantSrc)
+			}
+			if math.Abs(got.Duration-tt.want.Duration) > 0.1 {
+				t.Errorf("Duration = %v, want %v ± 0.1", got.Duration, tt.want.Duration)
+			}
+			got.Duration = tt.want.Duration
+			if got != tt.want {
+				t.Errorf("Probe = %+v\nwant    %+v", got, tt.want)
+			}
+			// Probe is probe without the source.
+			if info, err := Probe(context.Background(), path); err != nil || info.Width != got.Width {
+				t.Errorf("Probe = %+v, %v", info, err)
+			}
+		})
+	}
+}
+
+func TestProbeRejectsWhatIsNotAVideo(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+
+	audioOnly := filepath.Join(dir, "tone.m4a")
+	ffmpegOK(t, "-f", "lavfi", "-i", "sine=frequency=440", "-t", "1", "-c:a", "aac", audioOnly)
+
+	noise := make([]byte, 64<<10)
+	if _, err := rand.Read(noise); err != nil {
+		t.Fatal(err)
+	}
+	random := filepath.Join(dir, "random.mp4")
+	writeFile(t, random, noise)
+	randomBin := filepath.Join(dir, "random.bin")
+	writeFile(t, randomBin, noise)
+	textWebm := filepath.Join(dir, "text.webm")
+	writeFile(t, textWebm, []byte("hello, this is not a video\n"))
+
+	// ffmpeg writes the moov atom at the end, so the first half has none.
+	whole := makeClip(t, dir, "whole.mp4", clip{W: 320, H: 180, Seconds: 2, Audio: true})
+	data, err := os.ReadFile(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truncated := filepath.Join(dir, "truncated.mp4")
+	writeFile(t, truncated, data[:len(data)/2])
+
+	tests := []struct {
+		name    string
+		path    string
+		message string
+		cause   string // in the error chain, for the logs
+	}{
+		{"audio only", audioOnly, "no video stream found", ""},
+		// With an .mp4 name ffprobe tries the mov demuxer, which finds no moov.
+		{"random bytes named .mp4", random, "the file is truncated or corrupt", "moov atom not found"},
+		{"random bytes named .bin", randomBin, "the file is not a video format we can read, or it is corrupt", "Invalid data found"},
+		{"text named .webm", textWebm, "the file is not a video format we can read, or it is corrupt", "EBML header parsing failed"},
+		{"truncated mp4", truncated, "the file is truncated or corrupt", "moov atom not found"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Probe(context.Background(), tt.path)
+			if kind := domain.KindOf(err); kind != domain.Unsupported {
+				t.Fatalf("Probe error %v has kind %v, want unsupported", err, kind)
+			}
+			if msg := domain.MessageOf(err); msg != tt.message {
+				t.Errorf("message %q, want %q", msg, tt.message)
+			}
+			if !strings.Contains(err.Error(), tt.cause) {
+				t.Errorf("error %q does not carry ffprobe's %q", err, tt.cause)
+			}
+		})
+	}
+}
+
+func TestProbeTransientFailures(t *testing.T) {
+	dir := t.TempDir()
+	mp4 := makeClip(t, dir, "source.mp4", clip{W: 64, H: 64, Seconds: 1})
+
+	t.Run("missing file", func(t *testing.T) {
+		_, err := Probe(context.Background(), filepath.Join(dir, "nope.mp4"))
+		if err == nil || domain.KindOf(err) != domain.Other || !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("Probe(missing) = %v (kind %v), want a plain not-exist error", err, domain.KindOf(err))
+		}
+	})
+	t.Run("cancelled context", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := Probe(ctx, mp4)
+		if !errors.Is(err, context.Canceled) || domain.KindOf(err) != domain.Other {
+			t.Errorf("Probe(cancelled) = %v (kind %v), want plain context.Canceled", err, domain.KindOf(err))
+		}
+	})
+	t.Run("no ffprobe binary", func(t *testing.T) {
+		t.Setenv("PATH", t.TempDir())
+		_, err := Probe(context.Background(), mp4)
+		if !errors.Is(err, exec.ErrNotFound) || domain.KindOf(err) != domain.Other {
+			t.Errorf("Probe without ffprobe = %v (kind %v), want plain exec.ErrNotFound", err, domain.KindOf(err))
+		}
+	})
+}
+
+// TestParseProbe covers ffprobe outputs that are awkward to generate here:
+// a phone's display matrix, older ffprobes' rotate tag, cover art, NTSC
+// rates.
+func TestParseProbe(t *testing.T) {
+	tests := []struct {
+		name    string
+		json    string
+		want    Info
+		wantSrc durationSource
+		wantErr string
+	}{
+		{
+			name: "phone portrait: display matrix -90 is 90 clockwise",
+			json: `{"streams":[{"codec_type":"video","codec_name":"h264","width":1920,"height":1080,
+				"avg_frame_rate":"30000/1001","r_frame_rate":"30/1","duration":"12.345",
+				"side_data_list":[{"side_data_type":"Display Matrix","rotation":-90}]},
+				{"codec_type":"audio","codec_name":"aac","duration":"12.3"}],"format":{"duration":"12.4"}}`,
+			want:    Info{Duration: 12.345, Width: 1080, Height: 1920, Rotation: 90, HasAudio: true, FrameRate: 29.97, VideoCodec: "h264"},
+			wantSrc: fromStream,
+		},
+		{
+			name: "legacy rotate tag",
+			json: `{"streams":[{"codec_type":"video","codec_name":"h264","width":1280,"height":720,
+				"avg_frame_rate":"0/0","r_frame_rate":"24000/1001","tags":{"rotate":"90"}}],"format":{"duration":"3.5"}}`,
+			want:    Info{Duration: 3.5, Width: 720, Height: 1280, Rotation: 90, FrameRate: 23.976, VideoCodec: "h264"},
+			wantSrc: fromFormat,
+		},
+		{
+			name: "upside down keeps its size",
+			json: `{"streams":[{"codec_type":"video","codec_name":"hevc","width":1280,"height":720,"avg_frame_rate":"25/1",
+				"duration":"N/A","side_data_list":[{"side_data_type":"Display Matrix","rotation":180}]}],"format":{}}`,
+			want:    Info{Width: 1280, Height: 720, Rotation: 180, FrameRate: 25, VideoCodec: "hevc"},
+			wantSrc: fromNowhere,
+		},
+		{
+			name: "cover art is not a video",
+			json: `{"streams":[{"codec_type":"audio","codec_name":"mp3"},
+				{"codec_type":"video","codec_name":"mjpeg","width":500,"height":500,"disposition":{"attached_pic":1}}],
+				"format":{"duration":"200"}}`,
+			wantErr: "no video stream found",
+		},
+		{
+			name:    "undecodable video stream",
+			json:    `{"streams":[{"codec_type":"video","width":0,"height":0}],"format":{"duration":"2"}}`,
+			wantErr: "no video stream found",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, src, err := parseProbe([]byte(tt.json))
+			if tt.wantErr != "" {
+				if domain.KindOf(err) != domain.Unsupported || domain.MessageOf(err) != tt.wantErr {
+					t.Fatalf("parseProbe error = %v, want unsupported %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want || src != tt.wantSrc {
+				t.Errorf("parseProbe = %+v from %s\nwant        %+v from %s", got, src, tt.want, tt.wantSrc)
+			}
+		})
+	}
+}
+
+func writeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
