@@ -154,6 +154,10 @@ var registry = map[string]eventSpec{
 	TypeUploadAccepted: {version: 1, decode: decodeAs[UploadAccepted]},
 	TypeVideoDeleted:   {version: 1, decode: decodeAs[VideoDeleted]},
 
+	TypeTranscodeStarted:   {version: 1, decode: decodeAs[TranscodeStarted]},
+	TypeTranscodeSucceeded: {version: 1, decode: decodeAs[TranscodeSucceeded]},
+	TypeTranscodeFailed:    {version: 1, decode: decodeAs[TranscodeFailed]},
+
 	TypeCollectionCreated: {version: 1, decode: decodeAs[CollectionCreated]},
 	TypeCollectionRenamed: {version: 1, decode: decodeAs[CollectionRenamed]},
 	TypeCollectionDeleted: {version: 1, decode: decodeAs[CollectionDeleted]},

@@ -34,6 +34,22 @@ var samples = map[string]sample{
 		payload:     domain.VideoDeleted{Account: "acme"},
 		v1:          `{"id":"01JFIXTURE0000000000000001","type":"Deleted","version":1,"aggregate":"video","aggregateId":"01JVIDEO00000000000000000A","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme"}}`,
 	},
+	domain.TypeTranscodeStarted: {
+		aggregateID: videoID,
+		payload:     domain.TranscodeStarted{Account: "acme", Attempt: 1, Worker: "host-1"},
+		v1:          `{"id":"01JFIXTURE0000000000000001","type":"TranscodeStarted","version":1,"aggregate":"video","aggregateId":"01JVIDEO00000000000000000A","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme","attempt":1,"worker":"host-1"}}`,
+	},
+	domain.TypeTranscodeSucceeded: {
+		aggregateID: videoID,
+		payload: domain.TranscodeSucceeded{Account: "acme", Attempt: 1, Duration: 2.04, Width: 1280, Height: 720, HasAudio: true,
+			Resolutions: []string{"720p", "480p"}, ProcessedSize: 987654},
+		v1: `{"id":"01JFIXTURE0000000000000001","type":"TranscodeSucceeded","version":1,"aggregate":"video","aggregateId":"01JVIDEO00000000000000000A","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme","attempt":1,"duration":2.04,"width":1280,"height":720,"hasAudio":true,"resolutions":["720p","480p"],"processedSize":987654}}`,
+	},
+	domain.TypeTranscodeFailed: {
+		aggregateID: videoID,
+		payload:     domain.TranscodeFailed{Account: "acme", Attempt: 2, Final: true, Reason: "The file is truncated or corrupt."},
+		v1:          `{"id":"01JFIXTURE0000000000000001","type":"TranscodeFailed","version":1,"aggregate":"video","aggregateId":"01JVIDEO00000000000000000A","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme","attempt":2,"final":true,"reason":"The file is truncated or corrupt."}}`,
+	},
 	domain.TypeCollectionCreated: {
 		aggregateID: "acme_holiday",
 		payload:     holiday,

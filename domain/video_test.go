@@ -190,7 +190,7 @@ func TestVideoEvolve(t *testing.T) {
 			name:  "upload accepted is pending",
 			given: []domain.Payload{accepted},
 			want: domain.Video{
-				ID: videoID, Account: "acme", Collection: "holiday",
+				ID: videoID, Account: "acme", Collection: "holiday", Ext: ".mp4",
 				Status: domain.StatusPending, Created: true,
 			},
 		},
@@ -198,7 +198,7 @@ func TestVideoEvolve(t *testing.T) {
 			name:  "deleted",
 			given: []domain.Payload{accepted, domain.VideoDeleted{Account: "acme"}},
 			want: domain.Video{
-				ID: videoID, Account: "acme", Collection: "holiday",
+				ID: videoID, Account: "acme", Collection: "holiday", Ext: ".mp4",
 				Status: domain.StatusPending, Created: true, Deleted: true,
 			},
 		},
@@ -256,6 +256,60 @@ func TestParseStatus(t *testing.T) {
 			checkErr(t, "ParseStatus("+tc.in+")", err, tc.err)
 			if got != tc.want {
 				t.Fatalf("ParseStatus(%q) = %q; want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestVideoTranscodeDecide(t *testing.T) {
+	started := func(n int) domain.Payload { return domain.TranscodeStarted{Account: "acme", Attempt: n, Worker: "w"} }
+	failed := func(n int, final bool) domain.Payload {
+		return domain.TranscodeFailed{Account: "acme", Attempt: n, Final: final, Reason: "ffmpeg was killed."}
+	}
+	done := domain.CompleteTranscode{Duration: 2, Width: 640, Height: 360, Resolutions: []string{"360p", "240p"}, ProcessedSize: 10}
+	succeeded := domain.TranscodeSucceeded{Account: "acme", Attempt: 1, Duration: 2, Width: 640, Height: 360,
+		Resolutions: []string{"360p", "240p"}, ProcessedSize: 10}
+	deleted := domain.VideoDeleted{Account: "acme"}
+	runDecide[domain.Video](t, videoID, []decideCase{
+		{name: "first attempt", given: []domain.Payload{accepted}, when: domain.StartTranscode{Worker: "w", MaxAttempts: 3}, then: []domain.Payload{started(1)}},
+		{name: "retry after a failed attempt", given: []domain.Payload{accepted, started(1), failed(1, false)},
+			when: domain.StartTranscode{Worker: "w", MaxAttempts: 3}, then: []domain.Payload{started(2)}},
+		{name: "redelivery after a crash counts as an attempt", given: []domain.Payload{accepted, started(1)},
+			when: domain.StartTranscode{Worker: "w", MaxAttempts: 3}, then: []domain.Payload{started(2)}},
+		{name: "gives up after max attempts", given: []domain.Payload{accepted, started(1), started(2)},
+			when: domain.StartTranscode{Worker: "w", MaxAttempts: 2},
+			then: []domain.Payload{domain.TranscodeFailed{Account: "acme", Attempt: 2, Final: true, Reason: "Processing failed 2 times; giving up."}}},
+		{name: "start on a deleted video", given: []domain.Payload{accepted, deleted}, when: domain.StartTranscode{MaxAttempts: 3}, err: domain.NotFound},
+		{name: "start on a completed video", given: []domain.Payload{accepted, started(1), succeeded}, when: domain.StartTranscode{MaxAttempts: 3}, err: domain.Conflict},
+		{name: "start on a failed video", given: []domain.Payload{accepted, started(1), failed(1, true)}, when: domain.StartTranscode{MaxAttempts: 3}, err: domain.Conflict},
+		{name: "start on nothing", when: domain.StartTranscode{MaxAttempts: 3}, err: domain.NotFound},
+		{name: "complete", given: []domain.Payload{accepted, started(1)}, when: done, then: []domain.Payload{succeeded}},
+		{name: "complete twice", given: []domain.Payload{accepted, started(1), succeeded}, when: done, err: domain.Conflict},
+		{name: "complete while pending", given: []domain.Payload{accepted}, when: done, err: domain.Conflict},
+		{name: "complete after delete", given: []domain.Payload{accepted, started(1), deleted}, when: done, err: domain.NotFound},
+		{name: "complete without outputs", given: []domain.Payload{accepted, started(1)}, when: domain.CompleteTranscode{Duration: 2}, err: domain.Invalid},
+		{name: "fail an attempt", given: []domain.Payload{accepted, started(1)}, when: domain.FailTranscode{Reason: "ffmpeg was killed."}, then: []domain.Payload{failed(1, false)}},
+		{name: "fail finally", given: []domain.Payload{accepted, started(1)}, when: domain.FailTranscode{Reason: "ffmpeg was killed.", Final: true}, then: []domain.Payload{failed(1, true)}},
+		{name: "fail without reason", given: []domain.Payload{accepted, started(1)}, when: domain.FailTranscode{Final: true}, err: domain.Invalid},
+		{name: "fail after completion", given: []domain.Payload{accepted, started(1), succeeded}, when: domain.FailTranscode{Reason: "x"}, err: domain.Conflict},
+		{name: "fail after delete", given: []domain.Payload{accepted, started(1), deleted}, when: domain.FailTranscode{Reason: "x"}, err: domain.NotFound},
+	})
+}
+
+func TestVideoTranscodeStatus(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		given []domain.Payload
+		want  domain.Status
+	}{
+		{"started", []domain.Payload{accepted, domain.TranscodeStarted{Attempt: 1}}, domain.StatusProcessing},
+		{"failed with a retry left", []domain.Payload{accepted, domain.TranscodeStarted{Attempt: 1}, domain.TranscodeFailed{Attempt: 1}}, domain.StatusProcessing},
+		{"failed finally", []domain.Payload{accepted, domain.TranscodeStarted{Attempt: 1}, domain.TranscodeFailed{Attempt: 1, Final: true}}, domain.StatusFailed},
+		{"succeeded", []domain.Payload{accepted, domain.TranscodeStarted{Attempt: 1}, domain.TranscodeSucceeded{Attempt: 1}}, domain.StatusCompleted},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := given[domain.Video](t, videoID, tc.given...); got.Status != tc.want {
+				t.Fatalf("status %s, want %s", got.Status, tc.want)
 			}
 		})
 	}

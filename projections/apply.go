@@ -25,6 +25,21 @@ func apply(tx *bolt.Tx, e domain.Event) error {
 			return err
 		}
 		return updateCollection(tx, d.Account, d.Collection, func(c *Collection) { c.VideoCount++ })
+	case domain.TranscodeStarted:
+		return changeVideo(tx, e, func(v *Video) { v.Status = domain.StatusProcessing })
+	case domain.TranscodeSucceeded:
+		return changeVideo(tx, e, func(v *Video) {
+			dur, size := d.Duration, d.ProcessedSize
+			v.Status, v.Duration, v.ProcessedSize, v.ErrorMessage = domain.StatusCompleted, &dur, &size, nil
+			v.Resolutions = append([]string{}, d.Resolutions...)
+		})
+	case domain.TranscodeFailed:
+		return changeVideo(tx, e, func(v *Video) {
+			if d.Final {
+				reason := d.Reason
+				v.Status, v.ErrorMessage = domain.StatusFailed, &reason
+			}
+		})
 	case domain.VideoDeleted:
 		v, ok, err := getJSON[Video](tx.Bucket(bVideos), []byte(e.AggregateID))
 		if err != nil || !ok {
@@ -74,6 +89,19 @@ func apply(tx *bolt.Tx, e domain.Event) error {
 		return tx.Bucket(bWebhooks).Delete(key(d.Account, e.AggregateID))
 	}
 	return nil
+}
+
+// changeVideo applies change to a stored video and moves its status index.
+// Events of a video the read models do not hold (deleted) change nothing.
+func changeVideo(tx *bolt.Tx, e domain.Event, change func(*Video)) error {
+	v, ok, err := getJSON[Video](tx.Bucket(bVideos), []byte(e.AggregateID))
+	if err != nil || !ok {
+		return err
+	}
+	old := v.Status
+	change(&v)
+	v.UpdatedAt = e.OccurredAt
+	return putVideo(tx, v, old)
 }
 
 // putVideo stores v and moves its status index entry from oldStatus.
