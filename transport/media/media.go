@@ -11,12 +11,25 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/kino-video/kino/domain"
 )
 
-// incoming holds uploads in flight; it is emptied at start.
-const incoming = ".incoming"
+// incoming holds uploads in flight; it is emptied at start. work holds
+// transcoder outputs until they are complete.
+const (
+	incoming = ".incoming"
+	work     = ".work"
+)
+
+// Output names under <root>/<id>/.
+const (
+	HLSDir        = "hls"
+	MasterName    = "master.m3u8"
+	ThumbnailName = "thumbnail.jpg"
+	PreviewName   = "preview.mp4"
+)
 
 // Store is a media directory.
 type Store struct {
@@ -25,8 +38,10 @@ type Store struct {
 
 // Open creates root (and its incoming directory) if needed.
 func Open(root string) (*Store, error) {
-	if err := os.MkdirAll(filepath.Join(root, incoming), 0o755); err != nil {
-		return nil, fmt.Errorf("open media store: %w", err)
+	for _, dir := range []string{incoming, work} {
+		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+			return nil, fmt.Errorf("open media store: %w", err)
+		}
 	}
 	return &Store{root: root}, nil
 }
@@ -83,6 +98,69 @@ func (s *Store) Commit(tmpPath, id, ext string) (string, error) {
 	return dst, nil
 }
 
+// Original is the path of a video's stored original.
+func (s *Store) Original(id, ext string) (string, error) {
+	dir, err := s.Dir(id)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, OriginalName(ext)), nil
+}
+
+// WorkDir creates an empty directory for one transcode attempt's outputs.
+// The caller Publishes it or removes it.
+func (s *Store) WorkDir(id string) (string, error) {
+	if err := checkID(id); err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp(filepath.Join(s.root, work), id+"-*")
+	if err != nil {
+		return "", fmt.Errorf("media: work dir for %s: %w", id, err)
+	}
+	return dir, nil
+}
+
+// Size is the total size in bytes of the regular files under dir.
+func Size(dir string) (int64, error) {
+	var total int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		total += fi.Size()
+		return nil
+	})
+	return total, err
+}
+
+// Publish moves a finished work directory's outputs (hls/, thumbnail.jpg,
+// preview.mp4) into <root>/<id>/, replacing any left by an earlier attempt,
+// and removes the work directory. It fails if the video's directory is gone
+// (the video was deleted).
+func (s *Store) Publish(id, workDir string) error {
+	dir, err := s.Dir(id)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return fmt.Errorf("media: publish %s: %w", id, err)
+	}
+	for _, name := range []string{HLSDir, ThumbnailName, PreviewName} {
+		dst := filepath.Join(dir, name)
+		if err := os.RemoveAll(dst); err != nil {
+			return fmt.Errorf("media: publish %s: %w", id, err)
+		}
+		if err := os.Rename(filepath.Join(workDir, name), dst); err != nil {
+			return fmt.Errorf("media: publish %s: %w", id, err)
+		}
+	}
+	return os.RemoveAll(workDir)
+}
+
 // Remove deletes every file of a video. Removing what is not there is fine.
 func (s *Store) Remove(id string) error {
 	dir, err := s.Dir(id)
@@ -111,6 +189,21 @@ func (s *Store) Sweep(live func(id string) (bool, error)) (removed []string, err
 			return removed, fmt.Errorf("media: sweep: %w", err)
 		}
 		removed = append(removed, filepath.Join(incoming, e.Name()))
+	}
+	// Work directories of attempts that died with their process. Another
+	// process may share this directory, so only those idle for an hour go.
+	wd := filepath.Join(s.root, work)
+	if entries, err = os.ReadDir(wd); err != nil {
+		return removed, fmt.Errorf("media: sweep: %w", err)
+	}
+	for _, e := range entries {
+		if fi, err := e.Info(); err != nil || time.Since(fi.ModTime()) < time.Hour {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(wd, e.Name())); err != nil {
+			return removed, fmt.Errorf("media: sweep: %w", err)
+		}
+		removed = append(removed, filepath.Join(work, e.Name()))
 	}
 	entries, err = os.ReadDir(s.root)
 	if err != nil {

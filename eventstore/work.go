@@ -1,0 +1,143 @@
+package eventstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/kino-video/kino/domain"
+)
+
+// WorkConfig describes a durable consumer whose events are jobs with side
+// effects (ffmpeg, webhook delivery). Each process runs Concurrency jobs at
+// a time; the durable is shared, so more processes mean more workers.
+type WorkConfig struct {
+	Durable        string   // consumer name, shared by every worker process
+	FilterSubjects []string // e.g. video.*.UploadAccepted
+	Concurrency    int      // jobs this process runs at once (default 1)
+	// MaxAckPending caps jobs in flight across all processes (default 256).
+	MaxAckPending int
+	// AckWait is how long a job may go without Ack/InProgress before the
+	// server hands it to another worker (default 60 s): a crashed worker's
+	// job is redelivered after it.
+	AckWait time.Duration
+	Log     *slog.Logger
+}
+
+// Job is one delivered event. The handler must end it with exactly one of
+// Ack, Retry or Release.
+type Job struct {
+	Event     domain.Event
+	Delivered int // 1 on the first delivery
+	msg       jetstream.Msg
+}
+
+// InProgress tells the server the job is alive; call it well within AckWait.
+func (j *Job) InProgress() error { return j.msg.InProgress() }
+
+// Ack ends the job: it will not be delivered again.
+func (j *Job) Ack(ctx context.Context) error { return j.msg.DoubleAck(ctx) }
+
+// Retry hands the job back to be delivered again after delay.
+func (j *Job) Retry(delay time.Duration) error { return j.msg.NakWithDelay(delay) }
+
+// Release hands the job back at once, for another worker (shutdown).
+func (j *Job) Release() error { return j.msg.Nak() }
+
+// Work runs handle for every job of the durable consumer until ctx ends,
+// then waits for running handlers to return. Handlers get ctx: when it is
+// cancelled they should stop their work and Release the job.
+func (s *Store) Work(ctx context.Context, cfg WorkConfig, handle func(ctx context.Context, job *Job)) error {
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 1
+	}
+	if cfg.MaxAckPending <= 0 {
+		cfg.MaxAckPending = 256
+	}
+	if cfg.AckWait <= 0 {
+		cfg.AckWait = time.Minute
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	cons, err := s.stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:        cfg.Durable,
+		Description:    "kino worker " + cfg.Durable,
+		FilterSubjects: cfg.FilterSubjects,
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
+		AckPolicy:      jetstream.AckExplicitPolicy,
+		AckWait:        cfg.AckWait,
+		MaxDeliver:     -1, // attempts are counted by the domain, so a job is never dropped silently
+		MaxAckPending:  cfg.MaxAckPending,
+	})
+	if err != nil {
+		return fmt.Errorf("work %s: consumer: %w", cfg.Durable, err)
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < cfg.Concurrency; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.workLoop(ctx, cons, cfg, handle)
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+func (s *Store) workLoop(ctx context.Context, cons jetstream.Consumer, cfg WorkConfig, handle func(context.Context, *Job)) {
+	for ctx.Err() == nil {
+		// One message per fetch and no prefetching: a job waiting in a
+		// client buffer would age towards AckWait while another runs.
+		msg, err := cons.Next(jetstream.FetchContext(ctx))
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			if errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
+				continue
+			}
+			cfg.Log.Warn("fetch job", "consumer", cfg.Durable, "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		meta, err := msg.Metadata()
+		if err != nil {
+			cfg.Log.Error("job metadata", "consumer", cfg.Durable, "err", err)
+			_ = msg.Nak()
+			continue
+		}
+		e, err := domain.Decode(msg.Data())
+		if err != nil {
+			// An event this version cannot read: leave it for a newer worker.
+			cfg.Log.Error("undecodable job", "consumer", cfg.Durable, "seq", meta.Sequence.Stream, "err", err)
+			_ = msg.NakWithDelay(time.Minute)
+			continue
+		}
+		e.Seq = meta.Sequence.Stream
+		handle(ctx, &Job{Event: e, Delivered: int(meta.NumDelivered), msg: msg})
+	}
+}
+
+// Unfinished counts a work consumer's jobs not yet acknowledged: waiting
+// or in flight.
+func (s *Store) Unfinished(ctx context.Context, durable string) (int, error) {
+	cons, err := s.stream.Consumer(ctx, durable)
+	if err != nil {
+		return 0, fmt.Errorf("consumer %s: %w", durable, err)
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("consumer %s: %w", durable, err)
+	}
+	return int(info.NumPending) + info.NumAckPending, nil
+}
