@@ -3,6 +3,7 @@ package httpapi
 import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/media"
 )
 
 // videoJSON is the Video resource of spec §2: every field present, nulls as
@@ -22,6 +23,9 @@ type videoJSON struct {
 	Collection    collectionRef `json:"collection"`
 	CreatedAt     string        `json:"createdAt"`
 	UpdatedAt     string        `json:"updatedAt"`
+	// Progress is kino's addition: 0 while PENDING, 0..1 while
+	// PROCESSING, 1 when COMPLETED, null when FAILED.
+	Progress *float64 `json:"progress"`
 }
 
 type collectionRef struct {
@@ -29,18 +33,38 @@ type collectionRef struct {
 	Name string `json:"name"`
 }
 
-func renderVideo(v projections.Video) videoJSON {
+// renderVideo builds the Video resource. Media URLs are derived from the
+// configured {cdn_url} when the video is COMPLETED, so changing --cdn-url
+// changes every record.
+func (s *Server) renderVideo(v projections.Video) videoJSON {
 	res := v.Resolutions
 	if res == nil {
 		res = []string{}
 	}
-	return videoJSON{
+	out := videoJSON{
 		ID: v.ID, Filename: v.Filename, Status: v.Status,
 		Duration: v.Duration, OriginalSize: v.OriginalSize, ProcessedSize: v.ProcessedSize,
 		Resolutions: res, ErrorMessage: v.ErrorMessage,
 		Collection: collectionRef{Slug: v.Collection, Name: v.CollectionName},
 		CreatedAt:  domain.FormatTime(v.CreatedAt), UpdatedAt: domain.FormatTime(v.UpdatedAt),
 	}
+	var progress float64
+	switch v.Status {
+	case domain.StatusCompleted:
+		base := s.cfg.CDNURL + "/" + v.ID + "/"
+		playlist, thumb, preview := base+media.HLSDir+"/"+media.MasterName, base+media.ThumbnailName, base+media.PreviewName
+		out.PlaylistURL, out.ThumbnailURL, out.PreviewURL = &playlist, &thumb, &preview
+		progress = 1
+		out.Progress = &progress
+	case domain.StatusProcessing:
+		if s.cfg.Progress != nil {
+			progress, _ = s.cfg.Progress.Get(v.ID)
+		}
+		out.Progress = &progress
+	case domain.StatusPending:
+		out.Progress = &progress
+	}
+	return out
 }
 
 type collectionJSON struct {

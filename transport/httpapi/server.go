@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -29,15 +30,25 @@ type Projector interface {
 	Err() error // non-nil once the projector has stopped on an error
 }
 
+// ProgressSource tells how far a PROCESSING video has come (0..1).
+type ProgressSource interface {
+	Get(videoID string) (float64, bool)
+}
+
 // Config wires the API. validate fills the defaults.
 type Config struct {
 	Store     *eventstore.Store
 	DB        *projections.DB
 	Projector Projector
 	Media     *media.Store
+	Progress  ProgressSource // nil: PROCESSING videos report 0
 	Plans     domain.Plans
 	Log       *slog.Logger
 	Now       func() time.Time
+
+	// CDNURL is the public base of media ({cdn_url}) written into video
+	// records; files are served under /cdn by this server either way.
+	CDNURL string
 
 	// SettleTimeout bounds how long a write waits for the read models to
 	// include it before answering (the write is durable either way).
@@ -57,6 +68,10 @@ func (c *Config) validate() error {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.CDNURL == "" {
+		return errors.New("httpapi: cdn url is required")
+	}
+	c.CDNURL = strings.TrimRight(c.CDNURL, "/")
 	if c.SettleTimeout <= 0 {
 		c.SettleTimeout = 5 * time.Second
 	}
@@ -99,6 +114,7 @@ func (s *Server) routes() {
 		return &apiError{http.StatusMethodNotAllowed, "Method not allowed", r.Method + " is not allowed on " + r.URL.Path}
 	})
 	r.Handle("/healthz", s.handle(s.healthz)).Methods(http.MethodGet, http.MethodHead)
+	r.PathPrefix("/cdn/").Handler(s.handle(s.serveMedia)).Methods(http.MethodGet, http.MethodHead, http.MethodOptions)
 
 	// Every /v1 route is authenticated. (A mux subrouter would answer 404
 	// instead of 405 for a known path with the wrong method.)

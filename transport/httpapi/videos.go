@@ -236,7 +236,7 @@ func (s *Server) listVideos(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := make([]videoJSON, len(videos))
 	for i, v := range videos {
-		out[i] = renderVideo(v)
+		out[i] = s.renderVideo(v)
 	}
 	writeJSON(w, http.StatusOK, struct {
 		Videos []videoJSON `json:"videos"`
@@ -256,7 +256,7 @@ func (s *Server) getVideo(w http.ResponseWriter, r *http.Request) error {
 	if !ok || v.Account != callerOf(r).Account {
 		return errNotFound("video")
 	}
-	writeJSON(w, http.StatusOK, renderVideo(v))
+	writeJSON(w, http.StatusOK, s.renderVideo(v))
 	return nil
 }
 

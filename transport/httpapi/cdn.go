@@ -1,0 +1,71 @@
+package httpapi
+
+import (
+	"errors"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// cdnPath matches the only files served under /cdn: a video's master
+// playlist, its renditions' playlists and segments, its thumbnail and its
+// preview. Originals, work files and directories never match.
+var cdnPath = regexp.MustCompile(`^/cdn/([0-9A-HJKMNP-TV-Z]{26})/(hls/master\.m3u8|hls/[0-9]{2,4}p/(?:index\.m3u8|seg_[0-9]{5,}\.ts)|thumbnail\.jpg|preview\.mp4)$`)
+
+var contentTypes = map[string]string{
+	".m3u8": "application/vnd.apple.mpegurl",
+	".ts":   "video/mp2t",
+	".jpg":  "image/jpeg",
+	".mp4":  "video/mp4",
+}
+
+// serveMedia serves {cdn_url} files with Range support and open CORS, so a
+// player on any origin can fetch them. Outputs never change once written
+// (a new upload is a new id), so everything but playlists is cached for a
+// year; playlists for a minute, so a deletion is seen soon.
+func (s *Server) serveMedia(w http.ResponseWriter, r *http.Request) error {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Expose-Headers", "Content-Length, Content-Range, Accept-Ranges")
+	if r.Method == http.MethodOptions {
+		h.Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
+		h.Set("Access-Control-Allow-Headers", "Range")
+		h.Set("Access-Control-Max-Age", "86400")
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	m := cdnPath.FindStringSubmatch(r.URL.Path)
+	if m == nil {
+		return errNotFound("file")
+	}
+	dir, err := s.cfg.Media.Dir(m[1])
+	if err != nil {
+		return errNotFound("file")
+	}
+	f, err := os.Open(filepath.Join(dir, filepath.FromSlash(m[2])))
+	if errors.Is(err, fs.ErrNotExist) {
+		return errNotFound("file")
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return errNotFound("file")
+	}
+	h.Set("Content-Type", contentTypes[filepath.Ext(m[2])])
+	if strings.HasSuffix(m[2], ".m3u8") {
+		h.Set("Cache-Control", "public, max-age=60")
+	} else {
+		h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	}
+	http.ServeContent(w, r, "", fi.ModTime(), f)
+	return nil
+}

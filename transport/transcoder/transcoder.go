@@ -1,0 +1,380 @@
+// Package transcoder turns uploaded videos into an HLS ladder, a thumbnail
+// and a preview. It is a durable JetStream consumer of UploadAccepted: any
+// number of processes (kino serve, kino worker) share the work, and a job
+// whose worker dies is redelivered to another.
+package transcoder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/transport/ffmpeg"
+	"github.com/kino-video/kino/transport/media"
+)
+
+// Durable is the name of the transcoder's consumer.
+const Durable = "transcoder"
+
+// Config configures a Transcoder; validate fills the defaults.
+type Config struct {
+	Store    *eventstore.Store
+	Media    *media.Store
+	Progress *eventstore.Progress
+	Log      *slog.Logger
+
+	Workers     int             // jobs this process runs at once (default 1)
+	MaxAttempts int             // attempts before a video is FAILED (default 3)
+	Backoff     []time.Duration // wait before attempt n+1 after a transient failure; the last repeats (default 10s, 1m, 5m)
+	AckWait     time.Duration   // silence after which a job goes to another worker (default 60s; heartbeats every third of it)
+	Stall       time.Duration   // kill ffmpeg after this long without progress (default 2m)
+	Name        string          // worker name recorded in TranscodeStarted (default host:pid)
+}
+
+func (c *Config) validate() error {
+	if c.Store == nil || c.Media == nil || c.Progress == nil {
+		return errors.New("transcoder: store, media and progress are required")
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+	if c.Workers <= 0 {
+		c.Workers = 1
+	}
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = 3
+	}
+	if len(c.Backoff) == 0 {
+		c.Backoff = []time.Duration{10 * time.Second, time.Minute, 5 * time.Minute}
+	}
+	if c.AckWait <= 0 {
+		c.AckWait = time.Minute
+	}
+	if c.Stall <= 0 {
+		c.Stall = 2 * time.Minute
+	}
+	if c.Name == "" {
+		host, _ := os.Hostname()
+		c.Name = fmt.Sprintf("%s:%d", host, os.Getpid())
+	}
+	return nil
+}
+
+// Transcoder runs transcode jobs.
+type Transcoder struct {
+	cfg Config
+}
+
+// New checks cfg and builds a Transcoder.
+func New(cfg Config) (*Transcoder, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Transcoder{cfg: cfg}, nil
+}
+
+// Run works on jobs until ctx ends; running ffmpeg processes are killed
+// and their jobs handed back for another worker.
+func (t *Transcoder) Run(ctx context.Context) error {
+	return t.cfg.Store.Work(ctx, eventstore.WorkConfig{
+		Durable:        Durable,
+		FilterSubjects: []string{domain.AggVideo + ".*." + domain.TypeUploadAccepted},
+		Concurrency:    t.cfg.Workers,
+		AckWait:        t.cfg.AckWait,
+		Log:            t.cfg.Log,
+	}, t.handle)
+}
+
+func videoStream(id string) domain.StreamID {
+	return domain.StreamID{Aggregate: domain.AggVideo, ID: id}
+}
+
+// handle runs one job to its end: Ack when the video reached a final state
+// (or no longer exists), Retry after a transient failure, Release on
+// shutdown.
+func (t *Transcoder) handle(ctx context.Context, job *eventstore.Job) {
+	id := job.Event.AggregateID
+	log := t.cfg.Log.With("video_id", id, "delivery", job.Delivered)
+	ack := func() {
+		if err := job.Ack(context.WithoutCancel(ctx)); err != nil {
+			log.Warn("ack transcode job", "err", err)
+		}
+	}
+
+	start, err := eventstore.Execute[domain.Video](ctx, t.cfg.Store, videoStream(id),
+		domain.StartTranscode{Worker: t.cfg.Name, MaxAttempts: t.cfg.MaxAttempts})
+	switch {
+	case domain.IsKind(err, domain.NotFound): // deleted before we got to it
+		t.removeFiles(log, id)
+		ack()
+		return
+	case domain.IsKind(err, domain.Conflict) && !errors.Is(err, eventstore.ErrConcurrency): // already COMPLETED or FAILED
+		ack()
+		return
+	case err != nil:
+		t.handBack(ctx, log, job, 1, err)
+		return
+	}
+	if start.State.Status == domain.StatusFailed { // attempts exhausted by crashed workers
+		log.Warn("transcode given up", "attempts", start.State.Attempts)
+		t.clearProgress(id)
+		ack()
+		return
+	}
+	attempt := start.State.Attempts
+	log = log.With("attempt", attempt)
+	log.Info("transcode started")
+	began := time.Now()
+
+	stopBeat := t.heartbeat(job)
+	done, err := t.transcode(ctx, log, id, start.State.Ext)
+	stopBeat()
+	if err == nil {
+		_, err = eventstore.Execute[domain.Video](ctx, t.cfg.Store, videoStream(id), done)
+	}
+	switch {
+	case err == nil:
+		log.Info("transcode succeeded", "duration_s", done.Duration, "resolutions", done.Resolutions,
+			"bytes", done.ProcessedSize, "took_ms", time.Since(began).Milliseconds())
+		t.clearProgress(id)
+		ack()
+	case ctx.Err() != nil:
+		log.Info("transcode interrupted by shutdown; handing the job back")
+		if rerr := job.Release(); rerr != nil {
+			log.Warn("release transcode job", "err", rerr)
+		}
+	case domain.IsKind(err, domain.NotFound): // deleted while we worked
+		log.Info("video deleted during transcode; outputs removed")
+		t.removeFiles(log, id)
+		t.clearProgress(id)
+		ack()
+	case domain.IsKind(err, domain.Unsupported):
+		t.fail(ctx, log, job, id, userMessage(err), true)
+	default:
+		final := attempt >= t.cfg.MaxAttempts
+		reason := fmt.Sprintf("Processing failed: %s.", transientReason(err))
+		if final {
+			reason = fmt.Sprintf("Processing failed after %d attempts: %s.", attempt, transientReason(err))
+		}
+		log.Warn("transcode attempt failed", "err", err, "final", final)
+		t.fail(ctx, log, job, id, reason, final)
+	}
+}
+
+// fail records a failed attempt; a final one ends the job, others come
+// back after the backoff for that attempt.
+func (t *Transcoder) fail(ctx context.Context, log *slog.Logger, job *eventstore.Job, id, reason string, final bool) {
+	res, err := eventstore.Execute[domain.Video](ctx, t.cfg.Store, videoStream(id), domain.FailTranscode{Reason: reason, Final: final})
+	switch {
+	case domain.IsKind(err, domain.NotFound):
+		t.removeFiles(log, id)
+		final = true
+	case domain.IsKind(err, domain.Conflict) && !errors.Is(err, eventstore.ErrConcurrency):
+		final = true
+	case err != nil:
+		t.handBack(ctx, log, job, res.State.Attempts, err)
+		return
+	}
+	if final {
+		log.Info("transcode failed", "reason", reason)
+		t.clearProgress(id)
+		if err := job.Ack(context.WithoutCancel(ctx)); err != nil {
+			log.Warn("ack transcode job", "err", err)
+		}
+		return
+	}
+	t.handBack(ctx, log, job, res.State.Attempts, nil)
+}
+
+// handBack returns the job for a later attempt after the backoff for
+// attempt (1-based); the last backoff repeats.
+func (t *Transcoder) handBack(ctx context.Context, log *slog.Logger, job *eventstore.Job, attempt int, cause error) {
+	if ctx.Err() != nil {
+		_ = job.Release()
+		return
+	}
+	delay := t.cfg.Backoff[min(max(attempt, 1), len(t.cfg.Backoff))-1]
+	if cause != nil {
+		log.Warn("transcode job handed back", "err", cause, "retry_in", delay)
+	}
+	if err := job.Retry(delay); err != nil {
+		log.Warn("retry transcode job", "err", err)
+	}
+}
+
+// heartbeat keeps the job alive while ffmpeg runs.
+func (t *Transcoder) heartbeat(job *eventstore.Job) (stop func()) {
+	ticker := time.NewTicker(t.cfg.AckWait / 3)
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-quit:
+				ticker.Stop()
+				return
+			case <-ticker.C:
+				_ = job.InProgress()
+			}
+		}
+	}()
+	return func() { close(quit); wg.Wait() }
+}
+
+// transcode makes every output in a work directory, then publishes it under
+// the video's directory, and returns the command that records it.
+func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext string) (domain.CompleteTranscode, error) {
+	var done domain.CompleteTranscode
+	src, err := t.cfg.Media.Original(id, ext)
+	if err != nil {
+		return done, err
+	}
+	if _, err := os.Stat(src); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return done, t.checkDeleted(ctx, id, domain.Wrap("transcode", domain.Unsupported, err, "The uploaded file is missing."))
+		}
+		return done, err
+	}
+	info, err := ffmpeg.Probe(ctx, src)
+	if err != nil {
+		return done, err
+	}
+	work, err := t.cfg.Media.WorkDir(id)
+	if err != nil {
+		return done, err
+	}
+	defer os.RemoveAll(work)
+
+	rungs := ffmpeg.Ladder(info)
+	report := t.progressReporter(ctx, id)
+	opts := func(lo, hi float64) ffmpeg.RunOptions {
+		return ffmpeg.RunOptions{Duration: info.Duration, StallTimeout: t.cfg.Stall,
+			OnProgress: func(f float64) { report(lo + (hi-lo)*f) }}
+	}
+	report(0)
+	if err := ffmpeg.Run(ctx, ffmpeg.HLSArgs(src, filepath.Join(work, media.HLSDir), info, rungs), opts(0, 0.9)); err != nil {
+		return done, fmt.Errorf("hls: %w", err)
+	}
+	thumb := filepath.Join(work, media.ThumbnailName)
+	if err := ffmpeg.Run(ctx, ffmpeg.ThumbnailArgs(src, thumb, info), opts(0.9, 0.92)); err != nil {
+		return done, fmt.Errorf("thumbnail: %w", err)
+	}
+	if _, err := os.Stat(thumb); err != nil {
+		// The seek went past the last frame (durations lie): take the first.
+		first := info
+		first.Duration = 0
+		if err := ffmpeg.Run(ctx, ffmpeg.ThumbnailArgs(src, thumb, first), opts(0.9, 0.92)); err != nil {
+			return done, fmt.Errorf("thumbnail: %w", err)
+		}
+		if _, err := os.Stat(thumb); err != nil {
+			return done, fmt.Errorf("thumbnail: ffmpeg wrote no frame: %w", err)
+		}
+	}
+	previewOpts := opts(0.92, 1)
+	previewOpts.Duration = min(info.Duration, 6) // the preview is the first 6 s
+	if err := ffmpeg.Run(ctx, ffmpeg.PreviewArgs(src, filepath.Join(work, media.PreviewName), info), previewOpts); err != nil {
+		return done, fmt.Errorf("preview: %w", err)
+	}
+	size, err := media.Size(work)
+	if err != nil {
+		return done, err
+	}
+	if err := t.checkDeleted(ctx, id, nil); err != nil {
+		return done, err
+	}
+	if err := t.cfg.Media.Publish(id, work); err != nil {
+		return done, t.checkDeleted(ctx, id, err)
+	}
+	res := make([]string, len(rungs))
+	for i, r := range rungs {
+		res[i] = r.Name
+	}
+	log.Debug("outputs published", "rungs", len(rungs))
+	return domain.CompleteTranscode{Duration: info.Duration, Width: info.Width, Height: info.Height,
+		HasAudio: info.HasAudio, Resolutions: res, ProcessedSize: size}, nil
+}
+
+// checkDeleted returns a NotFound error when the video was deleted, and
+// otherwise err.
+func (t *Transcoder) checkDeleted(ctx context.Context, id string, err error) error {
+	events, _, lerr := t.cfg.Store.Load(ctx, videoStream(id))
+	if lerr != nil {
+		return errors.Join(err, lerr)
+	}
+	if v := domain.Fold[domain.Video](events); v.Deleted {
+		return domain.E("transcode", domain.NotFound, "video deleted")
+	}
+	return err
+}
+
+// progressReporter publishes progress at most once a second (and always
+// the first value).
+func (t *Transcoder) progressReporter(ctx context.Context, id string) func(float64) {
+	var mu sync.Mutex
+	var last time.Time
+	return func(f float64) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !last.IsZero() && time.Since(last) < time.Second {
+			return
+		}
+		last = time.Now()
+		if err := t.cfg.Progress.Set(ctx, id, min(max(f, 0), 1)); err != nil && ctx.Err() == nil {
+			t.cfg.Log.Debug("progress", "video_id", id, "err", err)
+		}
+	}
+}
+
+func (t *Transcoder) clearProgress(id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = t.cfg.Progress.Clear(ctx, id)
+}
+
+func (t *Transcoder) removeFiles(log *slog.Logger, id string) {
+	if err := t.cfg.Media.Remove(id); err != nil {
+		log.Error("remove video files", "err", err)
+	}
+}
+
+// userMessage is the client-facing sentence of an Unsupported error.
+func userMessage(err error) string {
+	msg := domain.MessageOf(err)
+	if msg == "" {
+		return "The file could not be read as a video."
+	}
+	if r := []rune(msg); len(r) > 0 && r[len(r)-1] != '.' {
+		msg += "."
+	}
+	return upperFirst(msg)
+}
+
+func upperFirst(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}
+
+// transientReason names a transient failure without ffmpeg's output.
+func transientReason(err error) string {
+	var exit *ffmpeg.ExitError
+	switch {
+	case errors.Is(err, ffmpeg.ErrStalled):
+		return "the encoder stopped making progress"
+	case errors.Is(err, ffmpeg.ErrTooSlow):
+		return "the encoder ran out of time"
+	case errors.As(err, &exit):
+		return "the encoder could not process the video"
+	}
+	return "an internal error interrupted it"
+}
