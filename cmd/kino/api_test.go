@@ -19,7 +19,8 @@ import (
 )
 
 var videoFields = []string{"id", "filename", "status", "duration", "originalSize", "processedSize", "playlistUrl",
-	"thumbnailUrl", "previewUrl", "resolutions", "errorMessage", "collection", "createdAt", "updatedAt"}
+	"thumbnailUrl", "previewUrl", "resolutions", "errorMessage", "collection", "createdAt", "updatedAt",
+	"progress"} // progress is kino's addition to spec §2
 
 func keys(m map[string]any) []string {
 	out := make([]string, 0, len(m))

@@ -280,7 +280,8 @@ func clip(t testing.TB) []byte {
 	return clipData
 }
 
-// mediaEntries lists what lies under <data>/media (and its incoming dir).
+// mediaEntries lists the video directories under <data>/media, and what
+// lies in its incoming and work directories.
 func (h *harness) mediaEntries() (videos []string, incoming []string) {
 	h.t.Helper()
 	root := filepath.Join(h.data, "media")
@@ -289,16 +290,18 @@ func (h *harness) mediaEntries() (videos []string, incoming []string) {
 		h.t.Fatal(err)
 	}
 	for _, e := range es {
-		if e.Name() != ".incoming" {
+		if e.Name() != ".incoming" && e.Name() != ".work" {
 			videos = append(videos, e.Name())
 		}
 	}
-	in, err := os.ReadDir(filepath.Join(root, ".incoming"))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	for _, e := range in {
-		incoming = append(incoming, e.Name())
+	for _, dir := range []string{".incoming", ".work"} {
+		in, err := os.ReadDir(filepath.Join(root, dir))
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		for _, e := range in {
+			incoming = append(incoming, filepath.Join(dir, e.Name()))
+		}
 	}
 	return videos, incoming
 }

@@ -16,12 +16,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/httpapi"
 	"github.com/kino-video/kino/transport/media"
+	"github.com/kino-video/kino/transport/transcoder"
 )
 
 // Config is everything `kino serve` is configured with.
@@ -39,17 +41,64 @@ type Config struct {
 	Stdout     io.Writer // where --dev prints the key
 	Log        *slog.Logger
 	Now        func() time.Time // the API's clock (rate-limit windows); tests fix it
+	Workers    WorkerConfig
+}
+
+// WorkerConfig is the configuration of the background workers shared by
+// `kino serve` and `kino worker`.
+type WorkerConfig struct {
+	Transcoders int             // transcode jobs run at once by this process (0: none)
+	Attempts    int             // transcode attempts before a video is FAILED
+	Backoff     []time.Duration // waits between transcode attempts
+	AckWait     time.Duration   // silence after which a job goes to another worker
+	Stall       time.Duration   // kill ffmpeg after this long without progress
+}
+
+// workerFlags registers the worker flags on fs; parse fills cfg.
+func workerFlags(fs *pflag.FlagSet, cfg *WorkerConfig) (parse func() error) {
+	var backoff string
+	fs.IntVar(&cfg.Transcoders, "workers", envInt("KINO_WORKERS", 1), "transcode jobs this process runs at once (env KINO_WORKERS)")
+	fs.IntVar(&cfg.Attempts, "transcode-attempts", envInt("KINO_TRANSCODE_ATTEMPTS", 3), "attempts before a video is FAILED (env KINO_TRANSCODE_ATTEMPTS)")
+	fs.StringVar(&backoff, "transcode-backoff", env("KINO_TRANSCODE_BACKOFF", "10s,1m,5m"), "waits before each retry of a failed transcode; the last repeats (env KINO_TRANSCODE_BACKOFF)")
+	fs.DurationVar(&cfg.Stall, "ffmpeg-stall-timeout", envDuration("KINO_FFMPEG_STALL_TIMEOUT", 2*time.Minute), "kill ffmpeg when it makes no progress for this long (env KINO_FFMPEG_STALL_TIMEOUT)")
+	return func() error {
+		var err error
+		if cfg.Backoff, err = parseDurations(backoff); err != nil {
+			return fmt.Errorf("--transcode-backoff: %w", err)
+		}
+		if cfg.Transcoders < 0 || cfg.Attempts < 1 {
+			return errors.New("--workers must be >= 0 and --transcode-attempts >= 1")
+		}
+		return nil
+	}
+}
+
+// parseDurations reads "10s,1m,5m".
+func parseDurations(s string) ([]time.Duration, error) {
+	var out []time.Duration
+	for _, part := range strings.Split(s, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(part))
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("want a comma-separated list of durations like 10s,1m,5m (got %q)", s)
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }
 
 func newServeCmd() *cobra.Command {
 	var cfg Config
 	var maxFree, maxPro, maxBusiness string
+	var parseWorkers func() error
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the whole service: embedded NATS, projector, HTTP API and media",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Stdout = cmd.OutOrStdout()
+			if err := parseWorkers(); err != nil {
+				return err
+			}
 			cfg.Plans = domain.DefaultPlans()
 			for plan, raw := range map[domain.Plan]string{domain.PlanFree: maxFree, domain.PlanPro: maxPro, domain.PlanBusiness: maxBusiness} {
 				n, err := parseSize(raw)
@@ -88,6 +137,7 @@ func newServeCmd() *cobra.Command {
 	fs.StringVar(&maxFree, "max-upload-free", env("KINO_MAX_UPLOAD_FREE", "1GiB"), "largest upload on the free plan (env KINO_MAX_UPLOAD_FREE)")
 	fs.StringVar(&maxPro, "max-upload-pro", env("KINO_MAX_UPLOAD_PRO", "10GiB"), "largest upload on the pro plan (env KINO_MAX_UPLOAD_PRO)")
 	fs.StringVar(&maxBusiness, "max-upload-business", env("KINO_MAX_UPLOAD_BUSINESS", "50GiB"), "largest upload on the business plan (env KINO_MAX_UPLOAD_BUSINESS)")
+	parseWorkers = workerFlags(fs, &cfg.Workers)
 	return cmd
 }
 
@@ -128,8 +178,9 @@ type Main struct {
 	store     *eventstore.Store
 	db        *projections.DB
 	projector *projections.Projector
-	stopProj  context.CancelFunc
-	projDone  chan error
+	progress  *eventstore.Progress
+	media     *media.Store
+	tasks     []*task // background loops, stopped in reverse order of start
 	http      *http.Server
 	httpDone  chan error
 	listener  net.Listener
@@ -181,15 +232,8 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.projector, err = projections.NewProjector(m.db, store, log.With("component", "projector")); err != nil {
 		return err
 	}
-	pctx, cancel := context.WithCancel(context.Background())
-	m.stopProj, m.projDone = cancel, make(chan error, 1)
-	go func() {
-		err := m.projector.Run(pctx)
-		if err != nil {
-			log.Error("projector stopped", "err", err)
-		}
-		m.projDone <- err
-	}()
+	projector := m.projector
+	m.start("projector", projector.Run)
 	if err := m.catchUp(ctx); err != nil {
 		return err
 	}
@@ -198,6 +242,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	m.media = mediaStore
 	if removed, err := mediaStore.Sweep(m.db.HasVideo); err != nil {
 		return err
 	} else if len(removed) > 0 {
@@ -209,13 +254,14 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 	}
 
-	api, err := httpapi.New(httpapi.Config{
-		Store: store, DB: m.db, Projector: m.projector, Media: mediaStore,
-		Plans: m.Plans, Log: log.With("component", "http"), Now: m.Now,
-	})
-	if err != nil {
+	if m.progress, err = store.OpenProgress(ctx); err != nil {
 		return err
 	}
+	m.start("progress", m.progress.Follow)
+	if err := startWorkers(m, store, mediaStore, m.progress, m.Workers, log); err != nil {
+		return err
+	}
+
 	if m.listener, err = net.Listen("tcp", m.Addr); err != nil {
 		return fmt.Errorf("listen %s: %w", m.Addr, err)
 	}
@@ -225,6 +271,13 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	if m.CDNURL == "" {
 		m.CDNURL = fmt.Sprintf("http://localhost:%d/cdn", port)
+	}
+	api, err := httpapi.New(httpapi.Config{
+		Store: store, DB: m.db, Projector: m.projector, Media: mediaStore, Progress: m.progress,
+		Plans: m.Plans, Log: log.With("component", "http"), Now: m.Now, CDNURL: m.CDNURL,
+	})
+	if err != nil {
+		return err
 	}
 	m.http = &http.Server{
 		Handler:           api.Handler(),
@@ -236,6 +289,32 @@ func (m *Main) Run(ctx context.Context) error {
 	go func() { m.httpDone <- m.http.Serve(m.listener) }()
 	log.Info("kino serving", "api", m.BaseURL, "cdn", m.CDNURL, "listen", m.listener.Addr().String(), "nats", natsURL)
 	return nil
+}
+
+// task is a background loop of the service.
+type task struct {
+	name   string
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func (t *task) stop() {
+	t.cancel()
+	<-t.done
+}
+
+// start runs fn until Close. An error that ends it early is logged: the
+// service keeps answering, and /healthz reports a stopped projector.
+func (m *Main) start(name string, fn func(context.Context) error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t := &task{name: name, cancel: cancel, done: make(chan struct{})}
+	m.tasks = append(m.tasks, t)
+	go func() {
+		defer close(t.done)
+		if err := fn(ctx); err != nil && ctx.Err() == nil {
+			m.Log.Error("background task stopped", "task", name, "err", err)
+		}
+	}()
 }
 
 // catchUp waits until the read models include every event stored before
@@ -282,6 +361,23 @@ func (m *Main) devBootstrap(ctx context.Context) error {
 	return nil
 }
 
+// startWorkers runs the transcoders of this process (none when
+// cfg.Transcoders is 0) as tasks of m.
+func startWorkers(m *Main, store *eventstore.Store, mediaStore *media.Store, progress *eventstore.Progress, cfg WorkerConfig, log *slog.Logger) error {
+	if cfg.Transcoders == 0 {
+		return nil
+	}
+	tc, err := transcoder.New(transcoder.Config{
+		Store: store, Media: mediaStore, Progress: progress, Log: log.With("component", "transcoder"),
+		Workers: cfg.Transcoders, MaxAttempts: cfg.Attempts, Backoff: cfg.Backoff, AckWait: cfg.AckWait, Stall: cfg.Stall,
+	})
+	if err != nil {
+		return err
+	}
+	m.start("transcoder", tc.Run)
+	return nil
+}
+
 // issueKey generates a key, records its hash for account and returns the
 // key (to be shown once) and its id.
 func issueKey(ctx context.Context, store *eventstore.Store, account, label string) (key, keyID string, err error) {
@@ -310,11 +406,11 @@ func (m *Main) Close() error {
 		}
 		m.http = nil
 	}
-	if m.stopProj != nil {
-		m.stopProj()
-		<-m.projDone
-		m.stopProj = nil
+	// Workers first (ffmpeg is killed, jobs handed back), the projector last.
+	for i := len(m.tasks) - 1; i >= 0; i-- {
+		m.tasks[i].stop()
 	}
+	m.tasks = nil
 	if m.db != nil {
 		errs = append(errs, m.db.Close())
 		m.db = nil

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"errors"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/transport/media"
+)
+
+// newWorkerCmd is `kino worker`: the background workers without the HTTP
+// API or the read models, so transcoding scales out across machines on the
+// same NATS. Workers read originals and write outputs under --data/media,
+// which must be the same directory the API serves (shared storage).
+func newWorkerCmd() *cobra.Command {
+	var natsURL, data, logLevel string
+	var wc WorkerConfig
+	var parseWorkers func() error
+	cmd := &cobra.Command{
+		Use:   "worker --nats URL",
+		Short: "Run only the background workers (transcoding) against a kino NATS",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := parseWorkers(); err != nil {
+				return err
+			}
+			if wc.Transcoders == 0 {
+				return errors.New("--workers must be at least 1 for kino worker")
+			}
+			level, err := parseLevel(logLevel)
+			if err != nil {
+				return err
+			}
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+			m := &Main{Config: Config{Log: log}}
+			defer m.Close()
+			ctx := cmd.Context()
+			if m.store, err = eventstore.Open(ctx, eventstore.Config{URL: natsURL, Name: "kino worker"}); err != nil {
+				return err
+			}
+			mediaStore, err := media.Open(filepath.Join(data, "media"))
+			if err != nil {
+				return err
+			}
+			progress, err := m.store.OpenProgress(ctx)
+			if err != nil {
+				return err
+			}
+			if err := startWorkers(m, m.store, mediaStore, progress, wc, log); err != nil {
+				return err
+			}
+			log.Info("kino worker running", "nats", natsURL, "media", mediaStore.Root(), "transcoders", wc.Transcoders)
+			<-ctx.Done()
+			log.Info("shutting down")
+			return m.Close()
+		},
+	}
+	fs := cmd.Flags()
+	natsFlag(fs, &natsURL)
+	fs.StringVar(&data, "data", env("KINO_DATA", "./data"), "data directory whose media/ the API serves (env KINO_DATA)")
+	fs.StringVar(&logLevel, "log-level", env("KINO_LOG_LEVEL", "info"), "debug, info, warn or error (env KINO_LOG_LEVEL)")
+	parseWorkers = workerFlags(fs, &wc)
+	return cmd
+}
