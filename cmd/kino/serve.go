@@ -131,7 +131,7 @@ func newServeCmd() *cobra.Command {
 	fs.StringVar(&cfg.CDNURL, "cdn-url", env("KINO_CDN_URL", ""), "public media base written into video records (env KINO_CDN_URL; default http://localhost:<port>/cdn)")
 	fs.StringVar(&cfg.NATSListen, "nats-listen", env("KINO_NATS_LISTEN", "127.0.0.1:4222"), "listen address of the embedded NATS server (env KINO_NATS_LISTEN)")
 	fs.StringVar(&cfg.NATSURL, "nats", env("KINO_NATS_URL", ""), "use this NATS server instead of embedding one (env KINO_NATS_URL)")
-	fs.IntVar(&cfg.Replicas, "nats-replicas", envInt("KINO_NATS_REPLICAS", 1), "replicas of kino's streams on a NATS cluster (env KINO_NATS_REPLICAS)")
+	fs.IntVar(&cfg.Replicas, "nats-replicas", envInt("KINO_NATS_REPLICAS", 0), "replicas of kino's streams on a NATS cluster; 0 keeps the current number, 1 for a new stream (env KINO_NATS_REPLICAS)")
 	fs.BoolVar(&cfg.Dev, "dev", envBool("KINO_DEV"), "on an empty store, create account dev (business), collection default and a key, and print the key (env KINO_DEV)")
 	fs.StringVar(&cfg.LogLevel, "log-level", env("KINO_LOG_LEVEL", "info"), "debug, info, warn or error (env KINO_LOG_LEVEL)")
 	fs.StringVar(&maxFree, "max-upload-free", env("KINO_MAX_UPLOAD_FREE", "1GiB"), "largest upload on the free plan (env KINO_MAX_UPLOAD_FREE)")
@@ -218,9 +218,12 @@ func (m *Main) Run(ctx context.Context) error {
 			return err
 		}
 		m.nats, natsURL = srv, srv.URL()
+		if host, _, _ := net.SplitHostPort(m.NATSListen); host != "127.0.0.1" && host != "localhost" && host != "::1" {
+			log.Warn("the embedded NATS server has no authentication and listens beyond loopback: anyone who reaches it can read and write kino's events", "listen", m.NATSListen)
+		}
 		log.Info("embedded NATS started", "url", natsURL, "store", filepath.Join(m.Data, "nats"))
 	}
-	store, err := eventstore.Open(ctx, eventstore.Config{URL: natsURL, Name: "kino serve", Replicas: m.Replicas})
+	store, err := eventstore.Open(ctx, eventstore.Config{URL: natsURL, Name: "kino serve", Manage: true, Replicas: m.Replicas})
 	if err != nil {
 		return err
 	}
@@ -398,7 +401,10 @@ func (m *Main) Close() error {
 	if m.http != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		if err := m.http.Shutdown(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("http shutdown: %w", err))
+			// Requests still running after the grace period (a slow upload)
+			// are cut off; their handlers clean up what they started.
+			m.Log.Warn("requests still running after 10 s; closing their connections", "err", err)
+			_ = m.http.Close()
 		}
 		cancel()
 		if err := <-m.httpDone; err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kino-video/kino/domain"
@@ -82,6 +83,42 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	})
 }
 
+// catchUp waits (at most 2 s) until the read models include every event
+// stored when it was called, and reports whether they do. The stream's last
+// sequence is asked at most every 100 ms, so misses (unknown keys, say)
+// cannot turn into a flood of NATS requests.
+func (s *Server) catchUp(ctx context.Context) bool {
+	last, err := s.lastSeq.get(ctx, s.cfg.Store.LastSeq)
+	if err != nil {
+		logger2(ctx, s.cfg.Log).Warn("stream last sequence", "err", err)
+		return false
+	}
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	return s.cfg.Projector.WaitFor(wctx, last) == nil
+}
+
+// lastSeqCache remembers the stream's last sequence for a short while.
+type lastSeqCache struct {
+	mu      sync.Mutex
+	seq     uint64
+	fetched time.Time
+}
+
+func (c *lastSeqCache) get(ctx context.Context, fetch func(context.Context) (uint64, error)) (uint64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if time.Since(c.fetched) < 100*time.Millisecond {
+		return c.seq, nil
+	}
+	seq, err := fetch(ctx)
+	if err != nil {
+		return 0, err
+	}
+	c.seq, c.fetched = seq, time.Now()
+	return seq, nil
+}
+
 // lookupKey finds a live key by its hash. A key issued a moment ago (by the
 // CLI, say) may not be in the read models yet, so a miss waits once for
 // them to catch up with the stream before it counts as invalid.
@@ -94,13 +131,7 @@ func (s *Server) lookupKey(ctx context.Context, key string) (projections.Key, bo
 	if err != nil || ok {
 		return k, ok && subtle.ConstantTimeCompare([]byte(k.Hash), []byte(hash)) == 1, err
 	}
-	last, err := s.cfg.Store.LastSeq(ctx)
-	if err != nil {
-		return k, false, err
-	}
-	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if err := s.cfg.Projector.WaitFor(wctx, last); err != nil {
+	if !s.catchUp(ctx) {
 		return k, false, nil
 	}
 	k, ok, err = s.cfg.DB.KeyByHash(hash)

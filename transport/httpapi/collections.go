@@ -6,7 +6,6 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/kino-video/kino/domain"
-	"github.com/kino-video/kino/eventstore"
 )
 
 // slugVar is the {slug} path variable, checked before it becomes part of a
@@ -37,7 +36,7 @@ func (s *Server) createCollection(w http.ResponseWriter, r *http.Request) error 
 		return errBadRequest("slug must match ^[a-z0-9][a-z0-9-]{0,62}$ (got %q)", *body.Slug)
 	}
 	acct := callerOf(r).Account
-	res, err := eventstore.Execute[domain.Collection](r.Context(), s.cfg.Store, domain.CollectionStream(acct, *body.Slug),
+	res, err := execute[domain.Collection](r, s.cfg.Store, domain.CollectionStream(acct, *body.Slug),
 		domain.CreateCollection{Account: acct, Slug: *body.Slug, Name: *body.Name})
 	if err != nil {
 		return err
@@ -99,7 +98,7 @@ func (s *Server) renameCollection(w http.ResponseWriter, r *http.Request) error 
 		return errBadRequest("name is required")
 	}
 	acct := callerOf(r).Account
-	res, err := eventstore.Execute[domain.Collection](r.Context(), s.cfg.Store, domain.CollectionStream(acct, slug),
+	res, err := execute[domain.Collection](r, s.cfg.Store, domain.CollectionStream(acct, slug),
 		domain.RenameCollection{Account: acct, Name: *body.Name})
 	if err != nil {
 		return err
@@ -123,7 +122,7 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request) error 
 	if !ok {
 		return errNotFound("collection")
 	}
-	res, err := eventstore.Execute[domain.Collection](r.Context(), s.cfg.Store, domain.CollectionStream(acct, slug),
+	res, err := execute[domain.Collection](r, s.cfg.Store, domain.CollectionStream(acct, slug),
 		domain.DeleteCollection{Account: acct, VideoCount: c.VideoCount})
 	if err != nil {
 		return err

@@ -40,7 +40,7 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 		if typeErr.Field == "" {
 			return errBadRequest("request body must be a JSON object")
 		}
-		return errBadRequest("field %s must be %s", strconv.Quote(typeErr.Field), jsonKind(typeErr.Type.Kind().String()))
+		return errBadRequest("field %s: expected %s, got a JSON %s", strconv.Quote(typeErr.Field), jsonKind(typeErr.Type.Kind().String()), typeErr.Value)
 	case errors.As(err, &syntaxErr):
 		return errBadRequest("malformed JSON at byte %d", syntaxErr.Offset)
 	case errors.Is(err, io.ErrUnexpectedEOF):

@@ -50,6 +50,10 @@ type Config struct {
 	// records; files are served under /cdn by this server either way.
 	CDNURL string
 
+	// MaxUploads bounds uploads in flight (each holds 2 MiB of buffers);
+	// more get 503 with Retry-After. Default 64.
+	MaxUploads int
+
 	// SettleTimeout bounds how long a write waits for the read models to
 	// include it before answering (the write is durable either way).
 	SettleTimeout time.Duration
@@ -72,6 +76,9 @@ func (c *Config) validate() error {
 		return errors.New("httpapi: cdn url is required")
 	}
 	c.CDNURL = strings.TrimRight(c.CDNURL, "/")
+	if c.MaxUploads <= 0 {
+		c.MaxUploads = 64
+	}
 	if c.SettleTimeout <= 0 {
 		c.SettleTimeout = 5 * time.Second
 	}
@@ -82,6 +89,8 @@ func (c *Config) validate() error {
 type Server struct {
 	cfg     Config
 	limiter *limiter
+	lastSeq lastSeqCache
+	uploads chan struct{} // a slot per upload in flight
 	router  *mux.Router
 }
 
@@ -90,7 +99,7 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, limiter: newLimiter(), router: mux.NewRouter()}
+	s := &Server{cfg: cfg, limiter: newLimiter(), uploads: make(chan struct{}, cfg.MaxUploads), router: mux.NewRouter()}
 	s.routes()
 	return s, nil
 }
@@ -107,6 +116,8 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 func (s *Server) routes() {
 	r := s.router
+	// No 301 to a cleaned path: /v1/videos/../x simply matches nothing (404).
+	r.SkipClean(true)
 	r.NotFoundHandler = s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return errNotFound("route " + r.URL.Path)
 	})
@@ -153,7 +164,8 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 		err = s.cfg.Projector.Err()
 	}
 	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": err.Error()})
+		logger(r, s.cfg.Log).Warn("unhealthy", "err", err)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
 		return nil
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -168,7 +180,11 @@ const (
 )
 
 func logger(r *http.Request, fallback *slog.Logger) *slog.Logger {
-	if l, ok := r.Context().Value(ctxLog).(*slog.Logger); ok {
+	return logger2(r.Context(), fallback)
+}
+
+func logger2(ctx context.Context, fallback *slog.Logger) *slog.Logger {
+	if l, ok := ctx.Value(ctxLog).(*slog.Logger); ok {
 		return l
 	}
 	return fallback
@@ -230,6 +246,19 @@ func (s *Server) requestLog(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), ctxLog, log)))
 	})
+}
+
+// writeTimeout bounds a command's load-decide-append.
+const writeTimeout = 30 * time.Second
+
+// execute runs a command for a request. It does not stop when the client
+// goes away: an append that may already have landed must finish, or the
+// handler could not tell whether to keep or undo what goes with it (the
+// stored file of an upload, the files of a deletion).
+func execute[S eventstore.Aggregate[S]](r *http.Request, s *eventstore.Store, id domain.StreamID, cmd any) (eventstore.Result[S], error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), writeTimeout)
+	defer cancel()
+	return eventstore.Execute[S](ctx, s, id, cmd)
 }
 
 // settle waits until the read models include seq, so a read right after a

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,7 +15,6 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/kino-video/kino/domain"
-	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/projections"
 )
 
@@ -38,6 +38,13 @@ type uploadedVideo struct {
 // original lands under <media>/<id>/ only once it is complete, and is
 // removed again if its UploadAccepted event cannot be stored.
 func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
+	select {
+	case s.uploads <- struct{}{}:
+		defer func() { <-s.uploads }()
+	default:
+		w.Header().Set("Retry-After", "5")
+		return &apiError{http.StatusServiceUnavailable, "Service unavailable", "too many uploads in progress; retry in a few seconds"}
+	}
 	c := callerOf(r)
 	maxSize := c.Limits.MaxUploadBytes
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
@@ -84,7 +91,7 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 			}
 			slug, haveSlug = strings.TrimSpace(string(b)), true
 			if tmp == nil { // sent before the file: refuse an unknown collection before reading it
-				if coll, err = s.uploadCollection(c.Account, slug); err != nil {
+				if coll, err = s.uploadCollection(r.Context(), c.Account, slug); err != nil {
 					return err
 				}
 			}
@@ -129,10 +136,10 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 	if size == 0 {
 		return errBadRequest("file is empty")
 	}
-	if coll.Slug == "" {
-		if coll, err = s.uploadCollection(c.Account, slug); err != nil {
-			return err
-		}
+	// Checked (again) now that the file is in: the collection may have been
+	// deleted while it streamed.
+	if coll, err = s.uploadCollection(r.Context(), c.Account, slug); err != nil {
+		return err
 	}
 
 	id := s.cfg.Store.NewID()
@@ -140,14 +147,12 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	tmp = nil // now owned by the video's directory
-	res, err := eventstore.Execute[domain.Video](r.Context(), s.cfg.Store, videoStream(id), domain.AcceptUpload{
+	res, err := execute[domain.Video](r, s.cfg.Store, videoStream(id), domain.AcceptUpload{
 		Account: c.Account, Collection: coll.Slug, CollectionName: coll.Name,
 		Filename: filename, Size: size, MaxSize: maxSize,
 	})
 	if err != nil {
-		if rmErr := s.cfg.Media.Remove(id); rmErr != nil {
-			logger(r, s.cfg.Log).Error("remove rejected upload", "video_id", id, "err", rmErr)
-		}
+		s.undoUpload(r, id, err)
 		return err
 	}
 	s.settle(r, res.LastSeq())
@@ -162,15 +167,43 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) uploadCollection(account, slug string) (projections.Collection, error) {
+// uploadCollection finds the target collection of an upload. A miss waits
+// once for the read models to catch up, so a collection created a moment
+// ago by the CLI is found.
+func (s *Server) uploadCollection(ctx context.Context, account, slug string) (projections.Collection, error) {
 	if slug == "" {
 		return projections.Collection{}, errBadRequest("collection is required: send the collection slug in the multipart field \"collection\"")
 	}
 	c, ok, err := s.cfg.DB.Collection(account, slug)
+	if err == nil && !ok && domain.ValidSlug(slug) && s.catchUp(ctx) {
+		c, ok, err = s.cfg.DB.Collection(account, slug)
+	}
 	if err == nil && !ok {
 		err = domain.E("upload video", domain.NotFound, "collection %q not found", slug)
 	}
 	return c, err
+}
+
+// undoUpload removes a stored original whose UploadAccepted was not
+// stored. When the failure leaves that open (a timeout, a lost answer),
+// the stream decides: the file stays if the event is there.
+func (s *Server) undoUpload(r *http.Request, id string, cause error) {
+	log := logger(r, s.cfg.Log).With("video_id", id)
+	switch domain.KindOf(cause) {
+	case domain.Invalid, domain.TooLarge, domain.Unsupported, domain.NotFound:
+		// Decide refused: nothing was appended.
+	default:
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), writeTimeout)
+		defer cancel()
+		events, _, err := s.cfg.Store.Load(ctx, videoStream(id))
+		if err != nil || len(events) > 0 {
+			log.Warn("upload outcome unknown or stored; keeping its file", "err", err, "cause", cause)
+			return
+		}
+	}
+	if err := s.cfg.Media.Remove(id); err != nil {
+		log.Error("remove rejected upload", "err", err)
+	}
 }
 
 // partFilename is the display name of the uploaded file: the client's name
@@ -200,7 +233,9 @@ const uploadBuffer = 1 << 20
 // than limit bytes arrive.
 func copyLimited(dst io.Writer, src io.Reader, limit int64) (int64, error) {
 	buf := make([]byte, uploadBuffer)
-	n, err := io.CopyBuffer(dst, io.LimitReader(src, limit+1), buf)
+	// Wrapped so io.CopyBuffer uses buf: *os.File's ReadFrom would copy in
+	// 32 KiB pieces and ignore it.
+	n, err := io.CopyBuffer(struct{ io.Writer }{dst}, io.LimitReader(src, limit+1), buf)
 	if err != nil {
 		return n, err
 	}
@@ -268,7 +303,7 @@ func (s *Server) deleteVideo(w http.ResponseWriter, r *http.Request) error {
 	if !domain.ValidID(id) {
 		return errNotFound("video")
 	}
-	res, err := eventstore.Execute[domain.Video](r.Context(), s.cfg.Store, videoStream(id), domain.DeleteVideo{Account: callerOf(r).Account})
+	res, err := execute[domain.Video](r, s.cfg.Store, videoStream(id), domain.DeleteVideo{Account: callerOf(r).Account})
 	if err != nil {
 		return err
 	}

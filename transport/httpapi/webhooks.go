@@ -8,7 +8,6 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/kino-video/kino/domain"
-	"github.com/kino-video/kino/eventstore"
 )
 
 func webhookStream(id string) domain.StreamID {
@@ -54,7 +53,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	}
 	acct := callerOf(r).Account
 	id := s.cfg.Store.NewID()
-	res, err := eventstore.Execute[domain.Webhook](r.Context(), s.cfg.Store, webhookStream(id),
+	res, err := execute[domain.Webhook](r, s.cfg.Store, webhookStream(id),
 		domain.SubscribeWebhook{Account: acct, URL: *body.URL, Events: body.Events, Secret: secret})
 	if err != nil {
 		return err
@@ -104,7 +103,7 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 	if !domain.ValidID(id) {
 		return errNotFound("webhook")
 	}
-	res, err := eventstore.Execute[domain.Webhook](r.Context(), s.cfg.Store, webhookStream(id), domain.DeleteWebhook{Account: callerOf(r).Account})
+	res, err := execute[domain.Webhook](r, s.cfg.Store, webhookStream(id), domain.DeleteWebhook{Account: callerOf(r).Account})
 	if err != nil {
 		return err
 	}
