@@ -21,7 +21,13 @@ var Subjects = []string{"video.>", "collection.>", "account.>", "webhook.>"}
 type Config struct {
 	URL      string // nats://host:port
 	Name     string // connection name shown by the server
-	Replicas int    // stream replicas on a cluster; 1 when embedded
+	// Manage creates or updates kino's streams; only `kino serve` does.
+	// Other clients (CLI, workers) look the stream up and fail when it is
+	// missing, so they never change its configuration.
+	Manage bool
+	// Replicas of the streams on a cluster. 0 keeps what an existing stream
+	// has (1 for a new one), so a restart without the flag never shrinks it.
+	Replicas int
 
 	// Clock and ids come from the edge; tests may fix them.
 	Now   func() time.Time
@@ -37,9 +43,6 @@ func (c *Config) validate() error {
 	}
 	if c.Name == "" {
 		c.Name = "kino"
-	}
-	if c.Replicas <= 0 {
-		c.Replicas = 1
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -79,22 +82,41 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		nc.Close()
 		return nil, fmt.Errorf("open event store: %w", err)
 	}
-	stream, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:        StreamName,
-		Description: "kino events: every state change, the source of truth",
-		Subjects:    Subjects,
-		Storage:     jetstream.FileStorage,
-		Retention:   jetstream.LimitsPolicy,
-		Discard:     jetstream.DiscardOld,
-		MaxAge:      0, // keep forever: the stream is the history
-		Duplicates:  2 * time.Minute,
-		Replicas:    cfg.Replicas,
-		AllowDirect: true,
-	})
-	if err != nil {
+	stream, err := js.Stream(ctx, StreamName)
+	switch {
+	case err == nil && !cfg.Manage:
+	case errors.Is(err, jetstream.ErrStreamNotFound) && !cfg.Manage:
+		nc.Close()
+		return nil, fmt.Errorf("open event store: no stream %s on %s: start kino serve first", StreamName, cfg.URL)
+	case err != nil && !errors.Is(err, jetstream.ErrStreamNotFound):
 		nc.Close()
 		return nil, fmt.Errorf("open event store: stream %s: %w", StreamName, err)
+	default:
+		replicas := cfg.Replicas
+		if replicas == 0 {
+			replicas = 1
+			if stream != nil {
+				replicas = stream.CachedInfo().Config.Replicas
+			}
+		}
+		stream, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+			Name:        StreamName,
+			Description: "kino events: every state change, the source of truth",
+			Subjects:    Subjects,
+			Storage:     jetstream.FileStorage,
+			Retention:   jetstream.LimitsPolicy,
+			Discard:     jetstream.DiscardOld,
+			MaxAge:      0, // keep forever: the stream is the history
+			Duplicates:  2 * time.Minute,
+			Replicas:    replicas,
+			AllowDirect: true,
+		})
+		if err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("open event store: stream %s: %w", StreamName, err)
+		}
 	}
+	cfg.Replicas = stream.CachedInfo().Config.Replicas
 	return &Store{cfg: cfg, nc: nc, js: js, stream: stream}, nil
 }
 

@@ -29,7 +29,7 @@ func Run(t testing.TB) *eventstore.Store {
 // Open opens a store on url and closes it when the test ends.
 func Open(t testing.TB, url string) *eventstore.Store {
 	t.Helper()
-	s, err := eventstore.Open(context.Background(), eventstore.Config{URL: url, Name: t.Name()})
+	s, err := eventstore.Open(context.Background(), eventstore.Config{URL: url, Name: t.Name(), Manage: true})
 	if err != nil {
 		t.Fatal(err)
 	}
