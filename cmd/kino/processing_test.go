@@ -252,6 +252,9 @@ func TestProcessingEndToEnd(t *testing.T) {
 	if cc := thumb.header.Get("Cache-Control"); !strings.Contains(cc, "immutable") {
 		t.Fatalf("thumbnail Cache-Control %q", cc)
 	}
+	if audio := h.get(cdn + "/hls/audio/index.m3u8"); audio.status != 200 || !bytes.Contains(master.body, []byte(`TYPE=AUDIO`)) {
+		t.Fatalf("shared audio rendition: %d\n%s", audio.status, master.body)
+	}
 	seg := h.get(cdn + "/hls/240p/seg_00000.ts")
 	if seg.status != 200 || seg.header.Get("Content-Type") != "video/mp2t" {
 		t.Fatalf("segment: %d %v", seg.status, seg.header)

@@ -41,6 +41,10 @@ func aac() []string {
 
 func kbps(n int) string { return strconv.Itoa(n) + "k" }
 
+// AudioRendition names the HLS audio rendition shared by every rung (its
+// playlist is <outDir>/audio/index.m3u8).
+const AudioRendition = "audio"
+
 // HLSArgs builds the arguments (without the leading "ffmpeg") of one ffmpeg
 // process that decodes input once and writes every rung as HLS under outDir:
 // <outDir>/master.m3u8 and <outDir>/<rung name>/index.m3u8 with 4 s MPEG-TS
@@ -51,26 +55,30 @@ func HLSArgs(input, outDir string, info Info, rungs []Rung) []string {
 	if len(rungs) == 0 {
 		rungs = Ladder(info)
 	}
+	// Cascade: each rung is scaled from the one above it, not from the
+	// source, and one audio rendition is shared by every rung. On 2 cores a
+	// 10 s 1080p five-rung ladder took 7.7 s with every rung scaled from
+	// the source and its own AAC copy, 5.3 s like this.
 	var graph []string
-	if len(rungs) == 1 {
-		graph = append(graph, "[0:v]"+scaleFilter(info, rungs[0].Width, rungs[0].Height)+"[v0]")
-	} else {
-		split := fmt.Sprintf("[0:v]split=%d", len(rungs))
-		for k := range rungs {
-			split += fmt.Sprintf("[s%d]", k)
+	prev := "[0:v]"
+	for k, r := range rungs {
+		scaled := fmt.Sprintf("[v%d]", k)
+		if k < len(rungs)-1 {
+			scaled = fmt.Sprintf("[t%d]", k)
 		}
-		graph = append(graph, split)
-		for k, r := range rungs {
-			graph = append(graph, fmt.Sprintf("[s%d]%s[v%d]", k, scaleFilter(info, r.Width, r.Height), k))
+		graph = append(graph, prev+scaleFilter(info, r.Width, r.Height)+scaled)
+		if k < len(rungs)-1 {
+			graph = append(graph, fmt.Sprintf("[t%d]split=2[v%d][c%d]", k, k, k))
+			prev = fmt.Sprintf("[c%d]", k)
 		}
 	}
 
 	args := append(start(), "-i", input, "-filter_complex", strings.Join(graph, ";"))
 	for k := range rungs {
 		args = append(args, "-map", fmt.Sprintf("[v%d]", k))
-		if info.HasAudio {
-			args = append(args, "-map", "0:a:0")
-		}
+	}
+	if info.HasAudio {
+		args = append(args, "-map", "0:a:0")
 	}
 	args = append(args, x264()...)
 	for k, r := range rungs {
@@ -80,16 +88,16 @@ func HLSArgs(input, outDir string, info Info, rungs []Rung) []string {
 			fmt.Sprintf("-bufsize:v:%d", k), kbps(r.BufSize),
 		)
 	}
+	var streams []string
 	if info.HasAudio {
 		args = append(args, aac()...)
+		streams = append(streams, "a:0,agroup:audio,default:yes,name:"+AudioRendition)
 	}
-
-	streams := make([]string, len(rungs))
 	for k, r := range rungs {
 		if info.HasAudio {
-			streams[k] = fmt.Sprintf("v:%d,a:%d,name:%s", k, k, r.Name)
+			streams = append(streams, fmt.Sprintf("v:%d,agroup:audio,name:%s", k, r.Name))
 		} else {
-			streams[k] = fmt.Sprintf("v:%d,name:%s", k, r.Name)
+			streams = append(streams, fmt.Sprintf("v:%d,name:%s", k, r.Name))
 		}
 	}
 	return append(args,

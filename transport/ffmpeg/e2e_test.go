@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"image/jpeg"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -84,12 +86,28 @@ func TestHLSEndToEnd(t *testing.T) {
 				if err != nil {
 					t.Fatalf("probe %s playlist: %v", r.Name, err)
 				}
-				if got.Width != r.Width || got.Height != r.Height || got.HasAudio != tt.clip.Audio {
-					t.Errorf("%s playlist: %dx%d audio %v, want %dx%d audio %v",
-						r.Name, got.Width, got.Height, got.HasAudio, r.Width, r.Height, tt.clip.Audio)
+				if got.Width != r.Width || got.Height != r.Height || got.HasAudio {
+					t.Errorf("%s playlist: %dx%d audio %v, want %dx%d video only (audio is a shared rendition)",
+						r.Name, got.Width, got.Height, got.HasAudio, r.Width, r.Height)
 				}
 				if _, err := os.Stat(filepath.Join(out, r.Name, "seg_00000.ts")); err != nil {
 					t.Error(err)
+				}
+			}
+			// One audio rendition, shared by every rung, only when the source has audio.
+			media := regexp.MustCompile(`#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="(\w+)"[^\n]*URI="audio/index.m3u8"`).FindStringSubmatch(string(master))
+			if (media != nil) != tt.clip.Audio {
+				t.Fatalf("audio rendition in master = %v, source audio %v:\n%s", media != nil, tt.clip.Audio, master)
+			}
+			if tt.clip.Audio {
+				if n := strings.Count(string(master), `AUDIO="`+media[1]+`"`); n != len(rungs) {
+					t.Errorf("%d of %d variants reference the audio group", n, len(rungs))
+				}
+				probe, err := exec.Command("ffprobe", "-v", "error", "-show_entries", "stream=codec_type", "-of", "csv=p=0",
+					filepath.Join(out, "audio", "index.m3u8")).Output()
+				// (ffprobe may list a stream once per HLS program too.)
+				if err != nil || !strings.Contains(string(probe), "audio") || strings.Contains(string(probe), "video") {
+					t.Errorf("audio playlist streams %q (%v), want audio only", probe, err)
 				}
 			}
 		})
