@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/kino-video/kino/domain"
@@ -12,8 +13,9 @@ import (
 
 // BenchmarkProcessing measures upload -> COMPLETED for a 30 s 1080p clip
 // with audio through the real service (one in-process transcoder), beside
-// (a) the bare ffmpeg HLS command with identical arguments, and (b) one
-// ffmpeg process per rendition, one after another. Run it alone:
+// (a) the same ffmpeg commands with identical arguments run bare, and (b)
+// one ffmpeg process per rendition, one after another, then the thumbnail
+// and the preview. Run it alone:
 //
 //	go test -run '^$' -bench Processing -benchtime 1x ./cmd/kino
 func BenchmarkProcessing(b *testing.B) {
@@ -44,21 +46,44 @@ func BenchmarkProcessing(b *testing.B) {
 			h.waitStatus(key, id, domain.StatusCompleted)
 		}
 	})
-	b.Run("baseline-bare-ffmpeg-same-args", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			if err := ffmpeg.Run(ctx, ffmpeg.HLSArgs(path, filepath.Join(b.TempDir(), "hls"), info, rungs), ffmpeg.RunOptions{Duration: info.Duration}); err != nil {
-				b.Fatal(err)
+	hls := func(dir string, rungs []ffmpeg.Rung) {
+		if err := ffmpeg.Run(ctx, ffmpeg.HLSArgs(path, dir, info, rungs), ffmpeg.RunOptions{Duration: info.Duration}); err != nil {
+			b.Error(err)
+		}
+	}
+	stills := func(dir string) {
+		for _, args := range [][]string{ffmpeg.ThumbnailArgs(path, filepath.Join(dir, "thumbnail.jpg"), info), ffmpeg.PreviewArgs(path, filepath.Join(dir, "preview.mp4"), info)} {
+			if err := ffmpeg.Run(ctx, args, ffmpeg.RunOptions{Duration: info.Duration}); err != nil {
+				b.Error(err)
 			}
 		}
+	}
+	// The same three ffmpeg commands kino runs, scheduled as kino runs
+	// them (the ladder beside thumbnail-then-preview), with nothing else.
+	b.Run("baseline-bare-ffmpeg-same-commands", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			dir := b.TempDir()
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() { defer wg.Done(); stills(dir) }()
+			hls(filepath.Join(dir, "hls"), rungs)
+			wg.Wait()
+		}
 	})
+	b.Run("reference-bare-hls-ladder-only", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			hls(filepath.Join(b.TempDir(), "hls"), rungs)
+		}
+	})
+	// The naive pipeline: one ffmpeg per rendition, then thumbnail and
+	// preview, one after another.
 	b.Run("baseline-one-ffmpeg-per-rendition", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			dir := b.TempDir()
 			for _, r := range rungs {
-				if err := ffmpeg.Run(ctx, ffmpeg.HLSArgs(path, filepath.Join(dir, r.Name), info, []ffmpeg.Rung{r}), ffmpeg.RunOptions{Duration: info.Duration}); err != nil {
-					b.Fatal(err)
-				}
+				hls(filepath.Join(dir, r.Name), []ffmpeg.Rung{r})
 			}
+			stills(dir)
 		}
 	})
 }

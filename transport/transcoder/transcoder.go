@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/transport/ffmpeg"
@@ -261,28 +263,18 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext st
 			OnProgress: func(f float64) { report(lo + (hi-lo)*f) }}
 	}
 	report(0)
-	if err := ffmpeg.Run(ctx, ffmpeg.HLSArgs(src, filepath.Join(work, media.HLSDir), info, rungs), opts(0, 0.9)); err != nil {
-		return done, fmt.Errorf("hls: %w", err)
-	}
-	thumb := filepath.Join(work, media.ThumbnailName)
-	if err := ffmpeg.Run(ctx, ffmpeg.ThumbnailArgs(src, thumb, info), opts(0.9, 0.92)); err != nil {
-		return done, fmt.Errorf("thumbnail: %w", err)
-	}
-	if _, err := os.Stat(thumb); err != nil {
-		// The seek went past the last frame (durations lie): take the first.
-		first := info
-		first.Duration = 0
-		if err := ffmpeg.Run(ctx, ffmpeg.ThumbnailArgs(src, thumb, first), opts(0.9, 0.92)); err != nil {
-			return done, fmt.Errorf("thumbnail: %w", err)
+	// The ladder and the small outputs run side by side: the thumbnail and
+	// preview fill the gaps the ladder's encoders leave on the cores.
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := ffmpeg.Run(gctx, ffmpeg.HLSArgs(src, filepath.Join(work, media.HLSDir), info, rungs), opts(0, 1)); err != nil {
+			return fmt.Errorf("hls: %w", err)
 		}
-		if _, err := os.Stat(thumb); err != nil {
-			return done, fmt.Errorf("thumbnail: ffmpeg wrote no frame: %w", err)
-		}
-	}
-	previewOpts := opts(0.92, 1)
-	previewOpts.Duration = min(info.Duration, 6) // the preview is the first 6 s
-	if err := ffmpeg.Run(ctx, ffmpeg.PreviewArgs(src, filepath.Join(work, media.PreviewName), info), previewOpts); err != nil {
-		return done, fmt.Errorf("preview: %w", err)
+		return nil
+	})
+	g.Go(func() error { return stills(gctx, src, work, info, t.cfg.Stall) })
+	if err := g.Wait(); err != nil {
+		return done, err
 	}
 	size, err := media.Size(work)
 	if err != nil {
@@ -301,6 +293,31 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext st
 	log.Debug("outputs published", "rungs", len(rungs))
 	return domain.CompleteTranscode{Duration: info.Duration, Width: info.Width, Height: info.Height,
 		HasAudio: info.HasAudio, Resolutions: res, ProcessedSize: size}, nil
+}
+
+// stills makes the thumbnail and the preview of src in work.
+func stills(ctx context.Context, src, work string, info ffmpeg.Info, stall time.Duration) error {
+	thumb := filepath.Join(work, media.ThumbnailName)
+	opts := ffmpeg.RunOptions{Duration: info.Duration, StallTimeout: stall}
+	if err := ffmpeg.Run(ctx, ffmpeg.ThumbnailArgs(src, thumb, info), opts); err != nil {
+		return fmt.Errorf("thumbnail: %w", err)
+	}
+	if _, err := os.Stat(thumb); err != nil {
+		// The seek went past the last frame (durations lie): take the first.
+		first := info
+		first.Duration = 0
+		if err := ffmpeg.Run(ctx, ffmpeg.ThumbnailArgs(src, thumb, first), opts); err != nil {
+			return fmt.Errorf("thumbnail: %w", err)
+		}
+		if _, err := os.Stat(thumb); err != nil {
+			return fmt.Errorf("thumbnail: ffmpeg wrote no frame: %w", err)
+		}
+	}
+	opts.Duration = min(info.Duration, 6) // the preview is the first 6 s
+	if err := ffmpeg.Run(ctx, ffmpeg.PreviewArgs(src, filepath.Join(work, media.PreviewName), info), opts); err != nil {
+		return fmt.Errorf("preview: %w", err)
+	}
+	return nil
 }
 
 // checkDeleted returns a NotFound error when the video was deleted, and
