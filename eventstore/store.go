@@ -19,8 +19,8 @@ var Subjects = []string{"video.>", "collection.>", "account.>", "webhook.>"}
 
 // Config tunes a Store. Zero values are filled by validate.
 type Config struct {
-	URL      string // nats://host:port
-	Name     string // connection name shown by the server
+	URL  string // nats://host:port
+	Name string // connection name shown by the server
 	// Manage creates or updates kino's streams; only `kino serve` does.
 	// Other clients (CLI, workers) look the stream up and fail when it is
 	// missing, so they never change its configuration.
@@ -161,3 +161,7 @@ func (s *Store) Healthy() error {
 	}
 	return nil
 }
+
+// Abort closes the connection at once, without draining: what a crash
+// looks like to the server. For tests of redelivery.
+func (s *Store) Abort() { s.nc.Close() }

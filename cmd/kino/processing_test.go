@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/transport/transcoder"
 )
 
@@ -475,5 +477,42 @@ func TestWorkerStoppedMidJobAnotherFinishes(t *testing.T) {
 	}
 	if _, work := h.mediaEntries(); len(work) != 0 {
 		t.Fatalf("work left: %v", work)
+	}
+}
+
+// A worker that dies without a word (its NATS connection gone, no Nak)
+// loses the job only for AckWait: the server redelivers it to another
+// worker, which finishes it; the stream holds one TranscodeSucceeded.
+func TestCrashedWorkerJobIsRedelivered(t *testing.T) {
+	h := start(t, t.TempDir())
+	key := h.account("acme", domain.PlanBusiness)
+	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
+	const ackWait = time.Second
+	run := func(store *eventstore.Store) (context.CancelFunc, chan struct{}) {
+		tc, err := transcoder.New(transcoder.Config{Store: store, Media: h.m.media, Progress: h.m.progress, Log: quiet,
+			Backoff: []time.Duration{time.Millisecond}, AckWait: ackWait, Name: t.Name()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = tc.Run(ctx) }()
+		return cancel, done
+	}
+	doomed := eventstoretest.Open(t, h.nats) // the crashing worker's own connection
+	stop, done := run(doomed)
+	id := h.uploadID(key, "main", "long.mp4", makeClip(t, "long.mp4", 1280, 720, 3, true))
+	h.waitProgress(id)
+	doomed.Abort() // the process is gone: no Nak, no more heartbeats
+	stop()
+	<-done
+
+	stop2, done2 := run(h.m.store)
+	defer func() { stop2(); <-done2 }()
+	h.waitStatus(key, id, domain.StatusCompleted)
+	h.waitJobsDone()
+	got := videoEventTypes(t, h, id)
+	if !slices.Equal(got, []string{"UploadAccepted", "TranscodeStarted", "TranscodeStarted", "TranscodeSucceeded"}) {
+		t.Fatalf("events %v", got)
 	}
 }

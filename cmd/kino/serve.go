@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -369,6 +370,11 @@ func (m *Main) devBootstrap(ctx context.Context) error {
 func startWorkers(m *Main, store *eventstore.Store, mediaStore *media.Store, progress *eventstore.Progress, cfg WorkerConfig, log *slog.Logger) error {
 	if cfg.Transcoders == 0 {
 		return nil
+	}
+	for _, bin := range []string{"ffmpeg", "ffprobe"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			return fmt.Errorf("transcoding needs %s on PATH (apt-get install ffmpeg), or run with --workers 0: %w", bin, err)
+		}
 	}
 	tc, err := transcoder.New(transcoder.Config{
 		Store: store, Media: mediaStore, Progress: progress, Log: log.With("component", "transcoder"),

@@ -117,6 +117,7 @@ func run(ctx context.Context, args []string, opt RunOptions, onTime func(us int6
 
 	cmd := exec.CommandContext(runCtx, "ffmpeg", args...)
 	cmd.WaitDelay = waitDelay
+	detach(cmd)
 	stderr := &tailWriter{max: stderrTail}
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()

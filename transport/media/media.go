@@ -1,7 +1,7 @@
 // Package media stores video files on the local disk: originals while they
-// upload and once accepted, and (later) the processed outputs, all under
-// <root>/<videoId>/. Video ids are ULIDs, checked before any path is built,
-// so no client input ever becomes a path.
+// upload and once accepted, and the processed outputs (hls/, thumbnail.jpg,
+// preview.mp4), all under <root>/<videoId>/. Video ids are ULIDs, checked
+// before any path is built, so no client input ever becomes a path.
 package media
 
 import (
