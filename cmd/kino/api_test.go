@@ -254,7 +254,7 @@ func TestUploadDoesNotBufferInMemory(t *testing.T) {
 	allocated := totalAlloc() - before
 	wantStatus(t, r, 202)
 	// Client and server share this process: together they must allocate
-	// far less than the file (the server streams through two 1 MiB buffers).
+	// far less than the file (the server streams through a 1 MiB buffer).
 	if allocated > 16<<20 {
 		t.Fatalf("a %d MiB upload allocated %d MiB: it is being buffered", size>>20, allocated>>20)
 	}

@@ -50,7 +50,7 @@ type Config struct {
 	// records; files are served under /cdn by this server either way.
 	CDNURL string
 
-	// MaxUploads bounds uploads in flight (each holds 2 MiB of buffers);
+	// MaxUploads bounds uploads in flight (each holds a 1 MiB buffer);
 	// more get 503 with Retry-After. Default 64.
 	MaxUploads int
 
