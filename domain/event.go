@@ -169,6 +169,8 @@ var registry = map[string]eventSpec{
 
 	TypeWebhookSubscribed: {version: 1, decode: decodeAs[WebhookSubscribed]},
 	TypeWebhookDeleted:    {version: 1, decode: decodeAs[WebhookDeleted]},
+	TypeDeliverySucceeded: {version: 1, decode: decodeAs[DeliverySucceeded]},
+	TypeDeliveryFailed:    {version: 1, decode: decodeAs[DeliveryFailed]},
 }
 
 // EventTypes lists every registered event type with its current version.

@@ -50,6 +50,18 @@ var samples = map[string]sample{
 		payload:     domain.TranscodeFailed{Account: "acme", Attempt: 2, Final: true, Reason: "The file is truncated or corrupt."},
 		v1:          `{"id":"01JFIXTURE0000000000000001","type":"TranscodeFailed","version":1,"aggregate":"video","aggregateId":"01JVIDEO00000000000000000A","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme","attempt":2,"final":true,"reason":"The file is truncated or corrupt."}}`,
 	},
+	domain.TypeDeliverySucceeded: {
+		aggregateID: "01JWEBHOOK0000000000000001",
+		payload: domain.DeliverySucceeded{Account: "acme", DeliveryID: "dlv_0123456789abcdef", EventID: "01JEVENT00000000000000000A",
+			Kind: "video.completed", VideoID: videoID, Attempt: 3, StatusCode: 204, DurationMs: 12},
+		v1: `{"id":"01JFIXTURE0000000000000001","type":"DeliverySucceeded","version":1,"aggregate":"webhook","aggregateId":"01JWEBHOOK0000000000000001","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme","deliveryId":"dlv_0123456789abcdef","eventId":"01JEVENT00000000000000000A","kind":"video.completed","videoId":"01JVIDEO00000000000000000A","attempt":3,"statusCode":204,"durationMs":12}}`,
+	},
+	domain.TypeDeliveryFailed: {
+		aggregateID: "01JWEBHOOK0000000000000001",
+		payload: domain.DeliveryFailed{Account: "acme", DeliveryID: "dlv_0123456789abcdef", EventID: "01JEVENT00000000000000000A",
+			Kind: "video.failed", VideoID: videoID, Attempt: 1, StatusCode: 500, Error: "HTTP 500", DurationMs: 7},
+		v1: `{"id":"01JFIXTURE0000000000000001","type":"DeliveryFailed","version":1,"aggregate":"webhook","aggregateId":"01JWEBHOOK0000000000000001","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme","deliveryId":"dlv_0123456789abcdef","eventId":"01JEVENT00000000000000000A","kind":"video.failed","videoId":"01JVIDEO00000000000000000A","attempt":1,"statusCode":500,"error":"HTTP 500","durationMs":7,"gaveUp":false}}`,
+	},
 	domain.TypeCollectionCreated: {
 		aggregateID: "acme_holiday",
 		payload:     holiday,

@@ -11,12 +11,15 @@ import (
 const (
 	TypeWebhookSubscribed = "WebhookSubscribed"
 	TypeWebhookDeleted    = "WebhookDeleted"
+	TypeDeliverySucceeded = "DeliverySucceeded"
+	TypeDeliveryFailed    = "DeliveryFailed"
 )
 
-// Subscribable event kinds (spec §6).
+// Subscribable event kinds (spec §6), and the kind of test deliveries.
 const (
 	EventVideoCompleted = "video.completed"
 	EventVideoFailed    = "video.failed"
+	EventWebhookTest    = "webhook.test"
 )
 
 // WebhookSubscribed holds the signing secret: deliveries need it in clear to
@@ -32,6 +35,38 @@ type WebhookDeleted struct {
 	Account string `json:"account"`
 }
 
+// DeliverySucceeded: one attempt of a delivery got a 2xx in time.
+type DeliverySucceeded struct {
+	Account    string `json:"account"`
+	DeliveryID string `json:"deliveryId"` // stable across attempts (x-svc-delivery)
+	EventID    string `json:"eventId"`    // the body's id
+	Kind       string `json:"kind"`       // video.completed, video.failed, webhook.test
+	VideoID    string `json:"videoId,omitempty"`
+	Attempt    int    `json:"attempt"`
+	StatusCode int    `json:"statusCode"`
+	DurationMs int64  `json:"durationMs"`
+}
+
+// DeliveryFailed: one attempt failed (StatusCode 0 when no response came;
+// Error says why). GaveUp marks the last attempt: no retry follows.
+type DeliveryFailed struct {
+	Account    string `json:"account"`
+	DeliveryID string `json:"deliveryId"`
+	EventID    string `json:"eventId"`
+	Kind       string `json:"kind"`
+	VideoID    string `json:"videoId,omitempty"`
+	Attempt    int    `json:"attempt"`
+	StatusCode int    `json:"statusCode,omitempty"`
+	Error      string `json:"error"`
+	DurationMs int64  `json:"durationMs"`
+	GaveUp     bool   `json:"gaveUp"`
+}
+
+func (DeliverySucceeded) EventType() string { return TypeDeliverySucceeded }
+func (DeliverySucceeded) Aggregate() string { return AggWebhook }
+func (DeliveryFailed) EventType() string    { return TypeDeliveryFailed }
+func (DeliveryFailed) Aggregate() string    { return AggWebhook }
+
 func (WebhookSubscribed) EventType() string { return TypeWebhookSubscribed }
 func (WebhookSubscribed) Aggregate() string { return AggWebhook }
 func (WebhookDeleted) EventType() string    { return TypeWebhookDeleted }
@@ -39,15 +74,20 @@ func (WebhookDeleted) Aggregate() string    { return AggWebhook }
 
 // Webhook is the write-side state of one subscription.
 type Webhook struct {
-	ID, Account, URL string
-	Events           []string
-	Created, Deleted bool
+	ID, Account, URL, Secret string
+	Events                   []string
+	Created, Deleted         bool
+}
+
+// Wants reports whether the live subscription takes deliveries of kind.
+func (w Webhook) Wants(kind string) bool {
+	return w.Created && !w.Deleted && (kind == EventWebhookTest || slices.Contains(w.Events, kind))
 }
 
 func (w Webhook) Evolve(e Event) Webhook {
 	switch d := e.Data.(type) {
 	case WebhookSubscribed:
-		w = Webhook{ID: e.AggregateID, Account: d.Account, URL: d.URL, Events: d.Events, Created: true}
+		w = Webhook{ID: e.AggregateID, Account: d.Account, URL: d.URL, Secret: d.Secret, Events: d.Events, Created: true}
 	case WebhookDeleted:
 		w.Deleted = true
 	}

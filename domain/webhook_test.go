@@ -123,7 +123,7 @@ func TestWebhookEvolve(t *testing.T) {
 			name:  "subscribed",
 			given: []domain.Payload{subscribed},
 			want: domain.Webhook{
-				ID: webhookID, Account: "acme", URL: "https://example.com/hooks/kino",
+				ID: webhookID, Account: "acme", URL: "https://example.com/hooks/kino", Secret: "0123456789abcdef0123456789abcdef",
 				Events: []string{domain.EventVideoCompleted, domain.EventVideoFailed}, Created: true,
 			},
 		},
@@ -131,7 +131,7 @@ func TestWebhookEvolve(t *testing.T) {
 			name:  "deleted",
 			given: []domain.Payload{subscribed, domain.WebhookDeleted{Account: "acme"}},
 			want: domain.Webhook{
-				ID: webhookID, Account: "acme", URL: "https://example.com/hooks/kino",
+				ID: webhookID, Account: "acme", URL: "https://example.com/hooks/kino", Secret: "0123456789abcdef0123456789abcdef",
 				Events: []string{domain.EventVideoCompleted, domain.EventVideoFailed}, Created: true, Deleted: true,
 			},
 		},
@@ -180,5 +180,29 @@ func TestNormalizeEventsDoesNotChangeItsInput(t *testing.T) {
 	}
 	if in[0] != domain.EventVideoFailed || in[1] != domain.EventVideoCompleted {
 		t.Fatalf("NormalizeEvents sorted the caller's slice: %v", in)
+	}
+}
+
+func TestWebhookWants(t *testing.T) {
+	only := given[domain.Webhook](t, webhookID, domain.WebhookSubscribed{Account: "acme", URL: "https://x.test/", Events: []string{domain.EventVideoFailed}, Secret: "s"})
+	gone := given[domain.Webhook](t, webhookID, domain.WebhookSubscribed{Account: "acme", URL: "https://x.test/", Events: []string{domain.EventVideoFailed}, Secret: "s"}, domain.WebhookDeleted{Account: "acme"})
+	for _, tc := range []struct {
+		name string
+		w    domain.Webhook
+		kind string
+		want bool
+	}{
+		{"subscribed kind", only, domain.EventVideoFailed, true},
+		{"other kind", only, domain.EventVideoCompleted, false},
+		{"test deliveries always", only, domain.EventWebhookTest, true},
+		{"deleted", gone, domain.EventVideoFailed, false},
+		{"deleted test", gone, domain.EventWebhookTest, false},
+		{"never created", domain.Webhook{}, domain.EventWebhookTest, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.w.Wants(tc.kind); got != tc.want {
+				t.Fatalf("Wants(%s) = %v", tc.kind, got)
+			}
+		})
 	}
 }

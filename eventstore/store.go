@@ -58,10 +58,11 @@ func (c *Config) validate() error {
 
 // Store appends and reads events on the KINO_EVENTS stream.
 type Store struct {
-	cfg    Config
-	nc     *nats.Conn
-	js     jetstream.JetStream
-	stream jetstream.Stream
+	cfg        Config
+	nc         *nats.Conn
+	js         jetstream.JetStream
+	stream     jetstream.Stream
+	deliveries jetstream.Stream
 }
 
 // Open connects to NATS and creates or updates the event stream.
@@ -117,7 +118,12 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		}
 	}
 	cfg.Replicas = stream.CachedInfo().Config.Replicas
-	return &Store{cfg: cfg, nc: nc, js: js, stream: stream}, nil
+	deliveries, err := openDeliveries(ctx, js, cfg)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return &Store{cfg: cfg, nc: nc, js: js, stream: stream, deliveries: deliveries}, nil
 }
 
 // Close drains the connection: in-flight publishes and acks finish first.

@@ -18,6 +18,7 @@ import (
 // effects (ffmpeg, webhook delivery). Each process runs Concurrency jobs at
 // a time; the durable is shared, so more processes mean more workers.
 type WorkConfig struct {
+	Stream         string   // "" for the event stream (jobs carry a decoded Event), or DeliveriesStream
 	Durable        string   // consumer name, shared by every worker process
 	FilterSubjects []string // e.g. video.*.UploadAccepted
 	Concurrency    int      // jobs this process runs at once (default 1)
@@ -33,10 +34,14 @@ type WorkConfig struct {
 // Job is one delivered event. The handler must end it with exactly one of
 // Ack, Retry or Release.
 type Job struct {
-	Event     domain.Event
-	Delivered int // 1 on the first delivery
+	Event     domain.Event // on the event stream
+	Data      []byte       // the raw message body
+	Delivered int          // 1 on the first delivery
 	msg       jetstream.Msg
 }
+
+// Header returns a header of the job's message.
+func (j *Job) Header(key string) string { return j.msg.Headers().Get(key) }
 
 // InProgress tells the server the job is alive; call it well within AckWait.
 func (j *Job) InProgress() error { return j.msg.InProgress() }
@@ -66,7 +71,11 @@ func (s *Store) Work(ctx context.Context, cfg WorkConfig, handle func(ctx contex
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	cons, err := s.stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+	stream := s.stream
+	if cfg.Stream == DeliveriesStream {
+		stream = s.deliveries
+	}
+	cons, err := stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 		Durable:        cfg.Durable,
 		Description:    "kino worker " + cfg.Durable,
 		FilterSubjects: cfg.FilterSubjects,
@@ -116,22 +125,30 @@ func (s *Store) workLoop(ctx context.Context, cons jetstream.Consumer, cfg WorkC
 			_ = msg.Nak()
 			continue
 		}
-		e, err := domain.Decode(msg.Data())
-		if err != nil {
-			// An event this version cannot read: leave it for a newer worker.
-			cfg.Log.Error("undecodable job", "consumer", cfg.Durable, "seq", meta.Sequence.Stream, "err", err)
-			_ = msg.NakWithDelay(time.Minute)
-			continue
+		job := &Job{Data: msg.Data(), Delivered: int(meta.NumDelivered), msg: msg}
+		if cfg.Stream == "" {
+			e, err := domain.Decode(msg.Data())
+			if err != nil {
+				// An event this version cannot read: leave it for a newer worker.
+				cfg.Log.Error("undecodable job", "consumer", cfg.Durable, "seq", meta.Sequence.Stream, "err", err)
+				_ = msg.NakWithDelay(time.Minute)
+				continue
+			}
+			e.Seq = meta.Sequence.Stream
+			job.Event = e
 		}
-		e.Seq = meta.Sequence.Stream
-		handle(ctx, &Job{Event: e, Delivered: int(meta.NumDelivered), msg: msg})
+		handle(ctx, job)
 	}
 }
 
 // Unfinished counts a work consumer's jobs not yet acknowledged: waiting
 // or in flight.
-func (s *Store) Unfinished(ctx context.Context, durable string) (int, error) {
-	cons, err := s.stream.Consumer(ctx, durable)
+func (s *Store) Unfinished(ctx context.Context, stream, durable string) (int, error) {
+	st := s.stream
+	if stream == DeliveriesStream {
+		st = s.deliveries
+	}
+	cons, err := st.Consumer(ctx, durable)
 	if err != nil {
 		return 0, fmt.Errorf("consumer %s: %w", durable, err)
 	}

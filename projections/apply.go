@@ -86,7 +86,26 @@ func apply(tx *bolt.Tx, e domain.Event) error {
 			ID: e.AggregateID, Account: d.Account, URL: d.URL, Events: d.Events, Secret: d.Secret, CreatedAt: e.OccurredAt,
 		})
 	case domain.WebhookDeleted:
+		if err := deletePrefix(tx.Bucket(bDeliveries), append(key(e.AggregateID), 0)); err != nil {
+			return err
+		}
 		return tx.Bucket(bWebhooks).Delete(key(d.Account, e.AggregateID))
+	case domain.DeliverySucceeded:
+		if tx.Bucket(bWebhooks).Get(key(d.Account, e.AggregateID)) == nil {
+			return nil // an attempt that ended after the subscription was deleted
+		}
+		return putJSON(tx.Bucket(bDeliveries), seqKey(key(e.AggregateID), e.Seq), Delivery{
+			WebhookID: e.AggregateID, DeliveryID: d.DeliveryID, EventID: d.EventID, Kind: d.Kind, VideoID: d.VideoID,
+			Attempt: d.Attempt, Succeeded: true, StatusCode: d.StatusCode, DurationMs: d.DurationMs, At: e.OccurredAt,
+		})
+	case domain.DeliveryFailed:
+		if tx.Bucket(bWebhooks).Get(key(d.Account, e.AggregateID)) == nil {
+			return nil
+		}
+		return putJSON(tx.Bucket(bDeliveries), seqKey(key(e.AggregateID), e.Seq), Delivery{
+			WebhookID: e.AggregateID, DeliveryID: d.DeliveryID, EventID: d.EventID, Kind: d.Kind, VideoID: d.VideoID,
+			Attempt: d.Attempt, GaveUp: d.GaveUp, StatusCode: d.StatusCode, Error: d.Error, DurationMs: d.DurationMs, At: e.OccurredAt,
+		})
 	}
 	return nil
 }
@@ -167,6 +186,16 @@ func renameInVideos(tx *bolt.Tx, account, slug, name string) error {
 		}
 		v.CollectionName = name
 		if err := putJSON(videos, id, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func deletePrefix(b *bolt.Bucket, prefix []byte) error {
+	c := b.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
+		if err := c.Delete(); err != nil {
 			return err
 		}
 	}

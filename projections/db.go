@@ -23,8 +23,9 @@ var (
 	bAccounts    = []byte("accounts")    // slug -> Account
 	bKeys        = []byte("keys")        // sha256 hex -> Key
 	bWebhooks    = []byte("webhooks")    // account 0 id -> Webhook
+	bDeliveries  = []byte("deliveries")  // webhook id 0 seq -> Delivery
 
-	allBuckets = [][]byte{bMeta, bVideos, bByAccount, bByColl, bByStatus, bCollections, bAccounts, bKeys, bWebhooks}
+	allBuckets = [][]byte{bMeta, bVideos, bByAccount, bByColl, bByStatus, bCollections, bAccounts, bKeys, bWebhooks, bDeliveries}
 
 	kCheckpoint = []byte("checkpoint")
 )
@@ -244,4 +245,32 @@ func (db *DB) Account(slug string) (Account, bool, error) {
 func (db *DB) HasVideo(id string) (bool, error) {
 	_, ok, err := db.Video(id)
 	return ok, err
+}
+
+// Deliveries lists a webhook's delivery attempts, newest first.
+func (db *DB) Deliveries(webhookID string, limit, offset int) ([]Delivery, error) {
+	out := []Delivery{}
+	prefix := append(key(webhookID), 0)
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bDeliveries).Cursor()
+		k, raw := c.Seek(append(bytes.Clone(prefix), bytes.Repeat([]byte{0xff}, 9)...))
+		if k == nil {
+			k, raw = c.Last()
+		} else {
+			k, raw = c.Prev()
+		}
+		for ; k != nil && bytes.HasPrefix(k, prefix) && len(out) < limit; k, raw = c.Prev() {
+			if offset > 0 {
+				offset--
+				continue
+			}
+			var d Delivery
+			if err := json.Unmarshal(raw, &d); err != nil {
+				return fmt.Errorf("decode delivery %q: %w", k, err)
+			}
+			out = append(out, d)
+		}
+		return nil
+	})
+	return out, err
 }

@@ -72,3 +72,20 @@ type VideoFilter struct {
 	Limit      int
 	Offset     int
 }
+
+// Delivery is one attempt of a webhook delivery, as the deliveries log
+// shows it.
+type Delivery struct {
+	WebhookID  string    `json:"webhookId"`
+	DeliveryID string    `json:"deliveryId"`
+	EventID    string    `json:"eventId"`
+	Kind       string    `json:"kind"`
+	VideoID    string    `json:"videoId,omitempty"`
+	Attempt    int       `json:"attempt"`
+	Succeeded  bool      `json:"succeeded"`
+	GaveUp     bool      `json:"gaveUp"`
+	StatusCode int       `json:"statusCode"`
+	Error      string    `json:"error"`
+	DurationMs int64     `json:"durationMs"`
+	At         time.Time `json:"at"`
+}
