@@ -6,9 +6,9 @@ import (
 	"github.com/kino-video/kino/transport/media"
 )
 
-// videoJSON is the Video resource of spec §2: every field present, nulls as
-// null, in the spec's order.
-type videoJSON struct {
+// VideoResource is the Video resource of spec §2: every field present,
+// nulls as null, in the spec's order. Webhook deliveries carry it too.
+type VideoResource struct {
 	ID            string        `json:"id"`
 	Filename      string        `json:"filename"`
 	Status        domain.Status `json:"status"`
@@ -33,36 +33,40 @@ type collectionRef struct {
 	Name string `json:"name"`
 }
 
-// renderVideo builds the Video resource. Media URLs are derived from the
-// configured {cdn_url} when the video is COMPLETED, so changing --cdn-url
-// changes every record.
-func (s *Server) renderVideo(v projections.Video) videoJSON {
+func (s *Server) renderVideo(v projections.Video) VideoResource {
+	return NewVideoResource(v, s.cfg.CDNURL, s.cfg.Progress)
+}
+
+// NewVideoResource builds the Video resource. Media URLs are derived from
+// cdnURL ({cdn_url}, no trailing slash) when the video is COMPLETED, so
+// changing --cdn-url changes every record. progress may be nil.
+func NewVideoResource(v projections.Video, cdnURL string, progress ProgressSource) VideoResource {
 	res := v.Resolutions
 	if res == nil {
 		res = []string{}
 	}
-	out := videoJSON{
+	out := VideoResource{
 		ID: v.ID, Filename: v.Filename, Status: v.Status,
 		Duration: v.Duration, OriginalSize: v.OriginalSize, ProcessedSize: v.ProcessedSize,
 		Resolutions: res, ErrorMessage: v.ErrorMessage,
 		Collection: collectionRef{Slug: v.Collection, Name: v.CollectionName},
 		CreatedAt:  domain.FormatTime(v.CreatedAt), UpdatedAt: domain.FormatTime(v.UpdatedAt),
 	}
-	var progress float64
+	var frac float64
 	switch v.Status {
 	case domain.StatusCompleted:
-		base := s.cfg.CDNURL + "/" + v.ID + "/"
+		base := cdnURL + "/" + v.ID + "/"
 		playlist, thumb, preview := base+media.HLSDir+"/"+media.MasterName, base+media.ThumbnailName, base+media.PreviewName
 		out.PlaylistURL, out.ThumbnailURL, out.PreviewURL = &playlist, &thumb, &preview
-		progress = 1
-		out.Progress = &progress
+		frac = 1
+		out.Progress = &frac
 	case domain.StatusProcessing:
-		if s.cfg.Progress != nil {
-			progress, _ = s.cfg.Progress.Get(v.ID)
+		if progress != nil {
+			frac, _ = progress.Get(v.ID)
 		}
-		out.Progress = &progress
+		out.Progress = &frac
 	case domain.StatusPending:
-		out.Progress = &progress
+		out.Progress = &frac
 	}
 	return out
 }

@@ -35,6 +35,11 @@ type ProgressSource interface {
 	Get(videoID string) (float64, bool)
 }
 
+// WebhookTester sends test deliveries.
+type WebhookTester interface {
+	SendTest(ctx context.Context, w projections.Webhook) (deliveryID string, err error)
+}
+
 // Config wires the API. validate fills the defaults.
 type Config struct {
 	Store     *eventstore.Store
@@ -42,6 +47,7 @@ type Config struct {
 	Projector Projector
 	Media     *media.Store
 	Progress  ProgressSource // nil: PROCESSING videos report 0
+	Webhooks  WebhookTester  // nil: POST /v1/webhooks/{id}/test answers 503
 	Plans     domain.Plans
 	Log       *slog.Logger
 	Now       func() time.Time
@@ -147,6 +153,8 @@ func (s *Server) routes() {
 	route("/webhooks", s.listWebhooks, http.MethodGet)
 	route("/webhooks/{id}", s.getWebhook, http.MethodGet)
 	route("/webhooks/{id}", s.deleteWebhook, http.MethodDelete)
+	route("/webhooks/{id}/deliveries", s.listDeliveries, http.MethodGet)
+	route("/webhooks/{id}/test", s.testWebhook, http.MethodPost)
 }
 
 // handle adapts a handler that returns an error.

@@ -266,12 +266,12 @@ func (s *Server) listVideos(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]videoJSON, len(videos))
+	out := make([]VideoResource, len(videos))
 	for i, v := range videos {
 		out[i] = s.renderVideo(v)
 	}
 	writeJSON(w, http.StatusOK, struct {
-		Videos []videoJSON `json:"videos"`
+		Videos []VideoResource `json:"videos"`
 	}{out})
 	return nil
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/projections"
 )
 
 func webhookStream(id string) domain.StreamID {
@@ -82,19 +84,101 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
+// webhookVar is the caller's subscription named by the {id} path variable.
+func (s *Server) webhookVar(r *http.Request) (projections.Webhook, error) {
 	id := mux.Vars(r)["id"]
 	if !domain.ValidID(id) {
-		return errNotFound("webhook")
+		return projections.Webhook{}, errNotFound("webhook")
 	}
 	h, ok, err := s.cfg.DB.Webhook(callerOf(r).Account, id)
+	if err == nil && !ok {
+		err = errNotFound("webhook")
+	}
+	return h, err
+}
+
+func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
+	h, err := s.webhookVar(r)
 	if err != nil {
 		return err
 	}
-	if !ok {
-		return errNotFound("webhook")
-	}
 	writeJSON(w, http.StatusOK, renderWebhook(h))
+	return nil
+}
+
+type deliveryJSON struct {
+	DeliveryID string  `json:"deliveryId"`
+	EventID    string  `json:"eventId"`
+	Event      string  `json:"event"`
+	VideoID    *string `json:"videoId"`
+	Attempt    int     `json:"attempt"`
+	Succeeded  bool    `json:"succeeded"`
+	GaveUp     bool    `json:"gaveUp"`
+	StatusCode *int    `json:"statusCode"`
+	Error      *string `json:"error"`
+	DurationMs int64   `json:"durationMs"`
+	At         string  `json:"at"`
+}
+
+// listDeliveries is the deliveries log of a subscription: every attempt,
+// newest first.
+func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
+	h, err := s.webhookVar(r)
+	if err != nil {
+		return err
+	}
+	limit, err := atoiParam(r, "limit", 50, 1, 100)
+	if err != nil {
+		return err
+	}
+	offset, err := atoiParam(r, "offset", 0, 0, int(^uint(0)>>1))
+	if err != nil {
+		return err
+	}
+	ds, err := s.cfg.DB.Deliveries(h.ID, limit, offset)
+	if err != nil {
+		return err
+	}
+	out := make([]deliveryJSON, len(ds))
+	for i, d := range ds {
+		j := deliveryJSON{DeliveryID: d.DeliveryID, EventID: d.EventID, Event: d.Kind, Attempt: d.Attempt,
+			Succeeded: d.Succeeded, GaveUp: d.GaveUp, DurationMs: d.DurationMs, At: domain.FormatTime(d.At)}
+		if d.VideoID != "" {
+			j.VideoID = &d.VideoID
+		}
+		if d.StatusCode != 0 {
+			j.StatusCode = &d.StatusCode
+		}
+		if d.Error != "" {
+			j.Error = &d.Error
+		}
+		out[i] = j
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Deliveries []deliveryJSON `json:"deliveries"`
+	}{out})
+	return nil
+}
+
+// testWebhook queues a signed webhook.test delivery at once.
+func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request) error {
+	h, err := s.webhookVar(r)
+	if err != nil {
+		return err
+	}
+	if s.cfg.Webhooks == nil {
+		return &apiError{http.StatusServiceUnavailable, "Service unavailable", "webhook delivery is not running on this server"}
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), writeTimeout)
+	defer cancel()
+	id, err := s.cfg.Webhooks.SendTest(ctx, h)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, struct {
+		Message    string `json:"message"`
+		DeliveryID string `json:"deliveryId"`
+	}{"Test delivery queued; its attempts appear in GET /v1/webhooks/" + h.ID + "/deliveries", id})
 	return nil
 }
 

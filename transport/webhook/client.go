@@ -1,0 +1,149 @@
+package webhook
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// Headers of every delivery.
+const (
+	HeaderSignature = "x-svc-signature" // lowercase hex HMAC-SHA256 of the body with the secret
+	HeaderEvent     = "x-svc-event"     // video.completed, video.failed or webhook.test
+	HeaderDelivery  = "x-svc-delivery"  // stable across retries: dedupe on it
+)
+
+// MaxResponseBody is how much of a receiver's answer is read.
+const MaxResponseBody = 64 << 10
+
+// Sign is the x-svc-signature of body: lowercase hex HMAC-SHA256 keyed with
+// the subscription's secret.
+func Sign(secret string, body []byte) string {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(body)
+	return hex.EncodeToString(mac.Sum(nil))
+}
+
+// ErrRefusedAddress is returned for a receiver whose address resolves to a
+// loopback, private, link-local, multicast or otherwise internal IP.
+var ErrRefusedAddress = errors.New("refused address")
+
+// cgnat and the other ranges net.IP has no predicate for.
+var internalPrefixes = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("100.64.0.0/10"),
+	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("64:ff9b::/96"),
+}
+
+// internal reports whether ip is not a public unicast address.
+func internal(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsMulticast() || ip.IsInterfaceLocalMulticast() || ip.IsUnspecified() || !ip.IsValid() {
+		return true
+	}
+	for _, p := range internalPrefixes {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// newClient is the delivery HTTP client: no proxy, no redirects, a timeout
+// for the whole exchange, and (unless allowPrivate) a dialer that refuses
+// internal addresses. The check runs on the IP actually dialled, after DNS
+// resolution, so a name that resolves to 127.0.0.1 is refused too.
+func newClient(timeout time.Duration, allowPrivate bool) *http.Client {
+	dialer := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
+	if !allowPrivate {
+		dialer.Control = func(_, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil {
+				return fmt.Errorf("%w: %s", ErrRefusedAddress, address)
+			}
+			if internal(ap.Addr()) {
+				return fmt.Errorf("%w: %s is not a public address (the operator can allow it with --webhooks-allow-private)", ErrRefusedAddress, ap.Addr())
+			}
+			return nil
+		}
+	}
+	return &http.Client{
+		Timeout: timeout,
+		Transport: &http.Transport{
+			Proxy:                 nil,
+			DialContext:           dialer.DialContext,
+			TLSHandshakeTimeout:   timeout,
+			ResponseHeaderTimeout: timeout,
+			MaxIdleConnsPerHost:   4,
+			IdleConnTimeout:       90 * time.Second,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// attempt is the outcome of one POST.
+type attempt struct {
+	status   int // 0 when no response came
+	err      error
+	duration time.Duration
+}
+
+func (a attempt) ok() bool { return a.err == nil && a.status >= 200 && a.status < 300 }
+
+// describe is the attempt's error for the deliveries log.
+func (a attempt) describe() string {
+	switch {
+	case a.err != nil:
+		var ne net.Error
+		if errors.As(a.err, &ne) && ne.Timeout() {
+			return "no response within the timeout"
+		}
+		if errors.Is(a.err, ErrRefusedAddress) {
+			var oe *net.OpError
+			if errors.As(a.err, &oe) && oe.Err != nil {
+				return oe.Err.Error()
+			}
+		}
+		return a.err.Error()
+	case a.status >= 300 && a.status < 400:
+		return "HTTP " + strconv.Itoa(a.status) + " (redirects are not followed)"
+	case !a.ok():
+		return "HTTP " + strconv.Itoa(a.status)
+	}
+	return ""
+}
+
+// post sends one signed delivery.
+func post(ctx context.Context, client *http.Client, url, secret, kind, deliveryID string, body []byte) attempt {
+	start := time.Now()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytesReader(body))
+	if err != nil {
+		return attempt{err: err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "kino-webhooks/1")
+	req.Header[HeaderSignature] = []string{Sign(secret, body)}
+	req.Header[HeaderEvent] = []string{kind}
+	req.Header[HeaderDelivery] = []string{deliveryID}
+	resp, err := client.Do(req)
+	if err != nil {
+		return attempt{err: err, duration: time.Since(start)}
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, MaxResponseBody))
+	resp.Body.Close()
+	return attempt{status: resp.StatusCode, duration: time.Since(start)}
+}
