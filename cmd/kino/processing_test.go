@@ -385,11 +385,17 @@ func TestTransientFailuresRetryThenFail(t *testing.T) {
 // waitJobsDone waits until the transcoder has acknowledged every job.
 func (h *harness) waitJobsDone() {
 	h.t.Helper()
+	h.waitConsumerDone("", transcoder.Durable)
+}
+
+// waitConsumerDone waits until a work consumer has acknowledged every job.
+func (h *harness) waitConsumerDone(stream, durable string) {
+	h.t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		n, err := h.m.store.Unfinished(context.Background(), transcoder.Durable)
+		n, err := h.m.store.Unfinished(context.Background(), stream, durable)
 		if err != nil {
 			h.t.Fatal(err)
 		}
@@ -397,7 +403,7 @@ func (h *harness) waitJobsDone() {
 			return
 		}
 		if time.Now().After(deadline) {
-			h.t.Fatalf("%d transcode jobs unfinished after the deadline", n)
+			h.t.Fatalf("%d %s jobs unfinished after the deadline", n, durable)
 		}
 		<-tick.C
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/kino-video/kino/transport/httpapi"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/transcoder"
+	"github.com/kino-video/kino/transport/webhook"
 )
 
 // Config is everything `kino serve` is configured with.
@@ -48,11 +49,16 @@ type Config struct {
 // WorkerConfig is the configuration of the background workers shared by
 // `kino serve` and `kino worker`.
 type WorkerConfig struct {
-	Transcoders int             // transcode jobs run at once by this process (0: none)
-	Attempts    int             // transcode attempts before a video is FAILED
-	Backoff     []time.Duration // waits between transcode attempts
-	AckWait     time.Duration   // silence after which a job goes to another worker
-	Stall       time.Duration   // kill ffmpeg after this long without progress
+	Senders        int             // webhook deliveries sent at once by this process (0: none)
+	WebhookBackoff []time.Duration // waits before retries of a failed delivery
+	WebhookTimeout time.Duration   // a receiver must answer within it
+	WebhookAckWait time.Duration   // a silent sender loses its job after this (0: timeout + 30 s)
+	AllowPrivate   bool            // deliver to loopback/private addresses
+	Transcoders    int             // transcode jobs run at once by this process (0: none)
+	Attempts       int             // transcode attempts before a video is FAILED
+	Backoff        []time.Duration // waits between transcode attempts
+	AckWait        time.Duration   // silence after which a job goes to another worker
+	Stall          time.Duration   // kill ffmpeg after this long without progress
 }
 
 // workerFlags registers the worker flags on fs; parse fills cfg.
@@ -62,10 +68,21 @@ func workerFlags(fs *pflag.FlagSet, cfg *WorkerConfig) (parse func() error) {
 	fs.IntVar(&cfg.Attempts, "transcode-attempts", envInt("KINO_TRANSCODE_ATTEMPTS", 3), "attempts before a video is FAILED (env KINO_TRANSCODE_ATTEMPTS)")
 	fs.StringVar(&backoff, "transcode-backoff", env("KINO_TRANSCODE_BACKOFF", "10s,1m,5m"), "waits before each retry of a failed transcode; the last repeats (env KINO_TRANSCODE_BACKOFF)")
 	fs.DurationVar(&cfg.Stall, "ffmpeg-stall-timeout", envDuration("KINO_FFMPEG_STALL_TIMEOUT", 2*time.Minute), "kill ffmpeg when it makes no progress for this long (env KINO_FFMPEG_STALL_TIMEOUT)")
+	var webhookBackoff string
+	fs.IntVar(&cfg.Senders, "webhook-workers", envInt("KINO_WEBHOOK_WORKERS", 4), "webhook deliveries this process sends at once (env KINO_WEBHOOK_WORKERS)")
+	fs.StringVar(&webhookBackoff, "webhook-backoff", env("KINO_WEBHOOK_BACKOFF", "10s,30s,2m,10m,30m,1h,3h,6h"), "waits before each retry of a failed webhook delivery; its length is the number of retries (env KINO_WEBHOOK_BACKOFF)")
+	fs.DurationVar(&cfg.WebhookTimeout, "webhook-timeout", envDuration("KINO_WEBHOOK_TIMEOUT", 10*time.Second), "a webhook receiver must answer within this (env KINO_WEBHOOK_TIMEOUT)")
+	fs.BoolVar(&cfg.AllowPrivate, "webhooks-allow-private", envBool("KINO_WEBHOOKS_ALLOW_PRIVATE"), "deliver webhooks to loopback, private and link-local addresses (env KINO_WEBHOOKS_ALLOW_PRIVATE)")
 	return func() error {
 		var err error
 		if cfg.Backoff, err = parseDurations(backoff); err != nil {
 			return fmt.Errorf("--transcode-backoff: %w", err)
+		}
+		if cfg.WebhookBackoff, err = parseDurations(webhookBackoff); err != nil {
+			return fmt.Errorf("--webhook-backoff: %w", err)
+		}
+		if cfg.WebhookTimeout <= 0 || cfg.Senders < 0 {
+			return errors.New("--webhook-timeout must be positive and --webhook-workers >= 0")
 		}
 		if cfg.Transcoders < 0 || cfg.Attempts < 1 {
 			return errors.New("--workers must be >= 0 and --transcode-attempts >= 1")
@@ -262,9 +279,6 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.start("progress", m.progress.Follow)
-	if err := startWorkers(m, store, mediaStore, m.progress, m.Workers, log); err != nil {
-		return err
-	}
 
 	if m.listener, err = net.Listen("tcp", m.Addr); err != nil {
 		return fmt.Errorf("listen %s: %w", m.Addr, err)
@@ -276,9 +290,26 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.CDNURL == "" {
 		m.CDNURL = fmt.Sprintf("http://localhost:%d/cdn", port)
 	}
+	m.CDNURL = strings.TrimRight(m.CDNURL, "/")
+
+	if err := startWorkers(m, store, mediaStore, m.progress, m.Workers, log); err != nil {
+		return err
+	}
+	// The fan-out needs the read models, so it runs here and not in
+	// `kino worker`; it is cheap (one message per subscription).
+	fanout, err := webhook.NewFanout(webhook.Config{
+		Store: store, Log: log.With("component", "webhook-fanout"), DB: m.db, Projector: m.projector,
+		Render: func(v projections.Video) any { return httpapi.NewVideoResource(v, m.CDNURL, nil) },
+	})
+	if err != nil {
+		return err
+	}
+	m.start("webhook-fanout", fanout.Run)
+
 	api, err := httpapi.New(httpapi.Config{
 		Store: store, DB: m.db, Projector: m.projector, Media: mediaStore, Progress: m.progress,
-		Plans: m.Plans, Log: log.With("component", "http"), Now: m.Now, CDNURL: m.CDNURL,
+		Webhooks: webhook.Tester{Store: store},
+		Plans:    m.Plans, Log: log.With("component", "http"), Now: m.Now, CDNURL: m.CDNURL,
 	})
 	if err != nil {
 		return err
@@ -365,9 +396,19 @@ func (m *Main) devBootstrap(ctx context.Context) error {
 	return nil
 }
 
-// startWorkers runs the transcoders of this process (none when
-// cfg.Transcoders is 0) as tasks of m.
+// startWorkers runs the webhook senders and the transcoders of this
+// process (none when their count is 0) as tasks of m.
 func startWorkers(m *Main, store *eventstore.Store, mediaStore *media.Store, progress *eventstore.Progress, cfg WorkerConfig, log *slog.Logger) error {
+	if cfg.Senders > 0 {
+		d, err := webhook.NewDeliverer(webhook.Config{
+			Store: store, Log: log.With("component", "webhook"), Backoff: cfg.WebhookBackoff,
+			Timeout: cfg.WebhookTimeout, AllowPrivate: cfg.AllowPrivate, Workers: cfg.Senders, AckWait: cfg.WebhookAckWait,
+		})
+		if err != nil {
+			return err
+		}
+		m.start("webhook-delivery", d.Run)
+	}
 	if cfg.Transcoders == 0 {
 		return nil
 	}

@@ -21,14 +21,14 @@ func newWorkerCmd() *cobra.Command {
 	var parseWorkers func() error
 	cmd := &cobra.Command{
 		Use:   "worker --nats URL",
-		Short: "Run only the background workers (transcoding) against a kino NATS",
+		Short: "Run only the background workers (transcoding, webhook delivery) against a kino NATS",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := parseWorkers(); err != nil {
 				return err
 			}
-			if wc.Transcoders == 0 {
-				return errors.New("--workers must be at least 1 for kino worker")
+			if wc.Transcoders == 0 && wc.Senders == 0 {
+				return errors.New("kino worker with --workers 0 and --webhook-workers 0 has nothing to do")
 			}
 			level, err := parseLevel(logLevel)
 			if err != nil {
@@ -52,7 +52,7 @@ func newWorkerCmd() *cobra.Command {
 			if err := startWorkers(m, m.store, mediaStore, progress, wc, log); err != nil {
 				return err
 			}
-			log.Info("kino worker running", "nats", natsURL, "media", mediaStore.Root(), "transcoders", wc.Transcoders)
+			log.Info("kino worker running", "nats", natsURL, "media", mediaStore.Root(), "transcoders", wc.Transcoders, "webhook_senders", wc.Senders)
 			<-ctx.Done()
 			log.Info("shutting down")
 			return m.Close()
