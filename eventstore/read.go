@@ -80,7 +80,7 @@ func (s *Store) follow(ctx context.Context, from uint64, filters []string, forev
 		if err != nil {
 			return fmt.Errorf("follow stream: metadata: %w", err)
 		}
-		e, err := domain.Decode(msg.Data())
+		e, err := domain.DecodeAs(msg.Headers().Get(HeaderEventType), msg.Data())
 		if err != nil {
 			return fmt.Errorf("follow stream at %d: %w", meta.Sequence.Stream, err)
 		}

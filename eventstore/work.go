@@ -127,7 +127,7 @@ func (s *Store) workLoop(ctx context.Context, cons jetstream.Consumer, cfg WorkC
 		}
 		job := &Job{Data: msg.Data(), Delivered: int(meta.NumDelivered), msg: msg}
 		if cfg.Stream == "" {
-			e, err := domain.Decode(msg.Data())
+			e, err := domain.DecodeAs(msg.Headers().Get(HeaderEventType), msg.Data())
 			if err != nil {
 				// An event this version cannot read: leave it for a newer worker.
 				cfg.Log.Error("undecodable job", "consumer", cfg.Durable, "seq", meta.Sequence.Stream, "err", err)
