@@ -78,3 +78,75 @@ func (s *Store) Record(ctx context.Context, id domain.StreamID, payloads ...doma
 	}
 	return out, nil
 }
+
+// Import appends already-formed events (ids and times set) without
+// concurrency checks, many in flight at once. For loading synthetic
+// streams in benchmarks and for tools that copy streams; never for
+// commands.
+func (s *Store) Import(ctx context.Context, events []domain.Event) error {
+	const window = 4096
+	futures := make([]jetstream.PubAckFuture, 0, window)
+	wait := func() error {
+		for _, f := range futures {
+			select {
+			case <-f.Ok():
+			case err := <-f.Err():
+				return fmt.Errorf("import: %w", err)
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		futures = futures[:0]
+		return nil
+	}
+	for _, e := range events {
+		body, err := domain.Encode(e)
+		if err != nil {
+			return err
+		}
+		id := domain.StreamID{Aggregate: e.Data.Aggregate(), ID: e.AggregateID}
+		msg := &nats.Msg{Subject: id.Subject(e.Type), Data: body, Header: nats.Header{}}
+		msg.Header.Set(HeaderEventType, e.Type)
+		f, err := s.js.PublishMsgAsync(msg, jetstream.WithMsgID(e.ID))
+		if err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
+		if futures = append(futures, f); len(futures) == window {
+			if err := wait(); err != nil {
+				return err
+			}
+		}
+	}
+	return wait()
+}
+
+// RawTail delivers the raw bodies of the stream's messages from sequence 1
+// up to upTo to fn: the floor any reader of the stream pays, for
+// benchmarks to measure against.
+func (s *Store) RawTail(ctx context.Context, upTo uint64, fn func(seq uint64, body []byte) error) error {
+	cons, err := s.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		return err
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(1000))
+	if err != nil {
+		return err
+	}
+	defer it.Stop()
+	for {
+		msg, err := it.Next()
+		if err != nil {
+			return err
+		}
+		meta, err := msg.Metadata()
+		if err != nil {
+			return err
+		}
+		if err := fn(meta.Sequence.Stream, msg.Data()); err != nil {
+			return err
+		}
+		if meta.Sequence.Stream >= upTo {
+			return nil
+		}
+	}
+}

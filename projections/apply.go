@@ -10,59 +10,65 @@ import (
 	"github.com/kino-video/kino/domain"
 )
 
-// apply folds one event into the read models inside tx. It has no side
-// effects outside tx, so it may run again on a rebuild from sequence 1.
-func apply(tx *bolt.Tx, e domain.Event) error {
+// apply folds one event into the read models inside a batch's
+// transaction. It has no side effects outside it, so it may run again on a
+// rebuild from sequence 1.
+func apply(b *batch, e domain.Event) error {
+	tx := b.tx
 	switch d := e.Data.(type) {
 	case domain.UploadAccepted:
-		v := Video{
+		if _, ok, err := b.video(e.AggregateID); err != nil || ok {
+			return err // an upload is accepted once
+		}
+		b.videos[e.AggregateID] = &cachedVideo{v: Video{
 			ID: e.AggregateID, Account: d.Account, Filename: d.Filename, Ext: d.Ext,
 			Status: domain.StatusPending, OriginalSize: d.OriginalSize, Resolutions: []string{},
 			Collection: d.Collection, CollectionName: d.CollectionName,
 			CreatedAt: e.OccurredAt, UpdatedAt: e.OccurredAt, CreatedSeq: e.Seq,
-		}
-		if err := putVideo(tx, v, ""); err != nil {
-			return err
-		}
-		return updateCollection(tx, d.Account, d.Collection, func(c *Collection) { c.VideoCount++ })
+		}}
+		return b.changeCollection(d.Account, d.Collection, func(c *Collection) { c.VideoCount++ })
 	case domain.TranscodeStarted:
-		return changeVideo(tx, e, func(v *Video) { v.Status = domain.StatusProcessing })
+		return b.changeVideo(e, func(v *Video) { v.Status = domain.StatusProcessing })
 	case domain.TranscodeSucceeded:
-		return changeVideo(tx, e, func(v *Video) {
+		return b.changeVideo(e, func(v *Video) {
 			dur, size := d.Duration, d.ProcessedSize
 			v.Status, v.Duration, v.ProcessedSize, v.ErrorMessage = domain.StatusCompleted, &dur, &size, nil
 			v.Resolutions = append([]string{}, d.Resolutions...)
 		})
 	case domain.TranscodeFailed:
-		return changeVideo(tx, e, func(v *Video) {
+		return b.changeVideo(e, func(v *Video) {
 			if d.Final {
 				reason := d.Reason
 				v.Status, v.ErrorMessage = domain.StatusFailed, &reason
 			}
 		})
 	case domain.VideoDeleted:
-		v, ok, err := getJSON[Video](tx.Bucket(bVideos), []byte(e.AggregateID))
+		cv, ok, err := b.video(e.AggregateID)
 		if err != nil || !ok {
 			return err
 		}
-		if err := deleteVideo(tx, v); err != nil {
-			return err
-		}
+		cv.deleted = true
 		// Clamped: a video uploaded while its collection was being deleted
 		// may outlive it and be counted by neither the old nor a new one.
-		return updateCollection(tx, v.Account, v.Collection, func(c *Collection) { c.VideoCount = max(0, c.VideoCount-1) })
+		return b.changeCollection(cv.v.Account, cv.v.Collection, func(c *Collection) { c.VideoCount = max(0, c.VideoCount-1) })
 
 	case domain.CollectionCreated:
-		return putJSON(tx.Bucket(bCollections), key(d.Account, d.Slug), Collection{
+		b.collections[string(key(d.Account, d.Slug))] = &cachedCollection{c: Collection{
 			Account: d.Account, Slug: d.Slug, Name: d.Name, CreatedAt: e.OccurredAt, UpdatedAt: e.OccurredAt,
-		})
+		}, live: true}
+		return nil
 	case domain.CollectionRenamed:
-		if err := updateCollection(tx, d.Account, d.Slug, func(c *Collection) { c.Name, c.UpdatedAt = d.Name, e.OccurredAt }); err != nil {
+		if err := b.changeCollection(d.Account, d.Slug, func(c *Collection) { c.Name, c.UpdatedAt = d.Name, e.OccurredAt }); err != nil {
+			return err
+		}
+		// Rare: write the cached videos out, then rename through the index.
+		if err := b.flushVideos(); err != nil {
 			return err
 		}
 		return renameInVideos(tx, d.Account, d.Slug, d.Name)
 	case domain.CollectionDeleted:
-		return tx.Bucket(bCollections).Delete(key(d.Account, d.Slug))
+		b.collections[string(key(d.Account, d.Slug))] = &cachedCollection{live: false}
+		return nil
 
 	case domain.AccountCreated:
 		return putJSON(tx.Bucket(bAccounts), []byte(e.AggregateID), Account{Slug: e.AggregateID, Plan: d.Plan, CreatedAt: e.OccurredAt})
@@ -110,19 +116,6 @@ func apply(tx *bolt.Tx, e domain.Event) error {
 	return nil
 }
 
-// changeVideo applies change to a stored video and moves its status index.
-// Events of a video the read models do not hold (deleted) change nothing.
-func changeVideo(tx *bolt.Tx, e domain.Event, change func(*Video)) error {
-	v, ok, err := getJSON[Video](tx.Bucket(bVideos), []byte(e.AggregateID))
-	if err != nil || !ok {
-		return err
-	}
-	old := v.Status
-	change(&v)
-	v.UpdatedAt = e.OccurredAt
-	return putVideo(tx, v, old)
-}
-
 // putVideo stores v and moves its status index entry from oldStatus.
 func putVideo(tx *bolt.Tx, v Video, oldStatus domain.Status) error {
 	if err := putJSON(tx.Bucket(bVideos), []byte(v.ID), v); err != nil {
@@ -161,17 +154,6 @@ func deleteVideo(tx *bolt.Tx, v Video) error {
 	return nil
 }
 
-func updateCollection(tx *bolt.Tx, account, slug string, change func(*Collection)) error {
-	b := tx.Bucket(bCollections)
-	k := key(account, slug)
-	c, ok, err := getJSON[Collection](b, k)
-	if err != nil || !ok {
-		return err
-	}
-	change(&c)
-	return putJSON(b, k, c)
-}
-
 func renameInVideos(tx *bolt.Tx, account, slug, name string) error {
 	videos := tx.Bucket(bVideos)
 	prefix := append(key(account, slug), 0)
@@ -206,17 +188,137 @@ func deletePrefix(b *bolt.Bucket, prefix []byte) error {
 // checkpoint in the same transaction. Events at or below the checkpoint
 // are skipped, so a redelivered batch is never applied twice.
 func applyBatch(tx *bolt.Tx, events []domain.Event) error {
+	// Keys of these buckets mostly grow (ULIDs, sequences): fill pages
+	// instead of splitting them in half, or a rebuild doubles the file.
+	for _, name := range [][]byte{bVideos, bByAccount, bByColl, bDeliveries} {
+		tx.Bucket(name).FillPercent = 0.9
+	}
+	b := newBatch(tx)
 	cp := readCheckpoint(tx)
 	for _, e := range events {
 		if e.Seq <= cp {
 			continue
 		}
-		if err := apply(tx, e); err != nil {
+		if err := apply(b, e); err != nil {
 			return fmt.Errorf("apply %s %s (seq %d): %w", e.Type, e.AggregateID, e.Seq, err)
 		}
 		cp = e.Seq
 	}
+	if err := b.flush(); err != nil {
+		return err
+	}
 	var buf [8]byte
 	binary.BigEndian.PutUint64(buf[:], cp)
 	return tx.Bucket(bMeta).Put(kCheckpoint, buf[:])
+}
+
+// batch caches the video and collection records a batch of events touches,
+// so each is decoded and encoded once per batch however many events change
+// it (an upload, its transcode start and its success usually share one).
+type batch struct {
+	tx          *bolt.Tx
+	videos      map[string]*cachedVideo
+	collections map[string]*cachedCollection
+}
+
+type cachedVideo struct {
+	v          Video
+	stored     bool          // in the file when the batch began
+	origStatus domain.Status // its status then (for the status index)
+	deleted    bool
+}
+
+type cachedCollection struct {
+	c    Collection
+	live bool // false: deleted (or never created)
+}
+
+func newBatch(tx *bolt.Tx) *batch {
+	return &batch{tx: tx, videos: map[string]*cachedVideo{}, collections: map[string]*cachedCollection{}}
+}
+
+// video returns the live video id, from the cache or the file.
+func (b *batch) video(id string) (*cachedVideo, bool, error) {
+	if cv, ok := b.videos[id]; ok {
+		return cv, !cv.deleted, nil
+	}
+	v, ok, err := getJSON[Video](b.tx.Bucket(bVideos), []byte(id))
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	cv := &cachedVideo{v: v, stored: true, origStatus: v.Status}
+	b.videos[id] = cv
+	return cv, true, nil
+}
+
+// changeVideo applies change to a live video. Events of a video the read
+// models do not hold (deleted) change nothing.
+func (b *batch) changeVideo(e domain.Event, change func(*Video)) error {
+	cv, ok, err := b.video(e.AggregateID)
+	if err != nil || !ok {
+		return err
+	}
+	change(&cv.v)
+	cv.v.UpdatedAt = e.OccurredAt
+	return nil
+}
+
+func (b *batch) changeCollection(account, slug string, change func(*Collection)) error {
+	k := string(key(account, slug))
+	cc, ok := b.collections[k]
+	if !ok {
+		c, found, err := getJSON[Collection](b.tx.Bucket(bCollections), []byte(k))
+		if err != nil {
+			return err
+		}
+		cc = &cachedCollection{c: c, live: found}
+		b.collections[k] = cc
+	}
+	if cc.live {
+		change(&cc.c)
+	}
+	return nil
+}
+
+// flushVideos writes the cached videos and their index entries.
+func (b *batch) flushVideos() error {
+	for id, cv := range b.videos {
+		var err error
+		switch {
+		case cv.deleted && cv.stored:
+			stored := cv.v
+			stored.Status = cv.origStatus
+			err = deleteVideo(b.tx, stored)
+		case cv.deleted:
+			// created and deleted within the batch: nothing was written
+		case cv.stored:
+			err = putVideo(b.tx, cv.v, cv.origStatus)
+		default:
+			err = putVideo(b.tx, cv.v, "")
+		}
+		if err != nil {
+			return err
+		}
+		delete(b.videos, id)
+	}
+	return nil
+}
+
+func (b *batch) flush() error {
+	if err := b.flushVideos(); err != nil {
+		return err
+	}
+	bucket := b.tx.Bucket(bCollections)
+	for k, cc := range b.collections {
+		var err error
+		if cc.live {
+			err = putJSON(bucket, []byte(k), cc.c)
+		} else {
+			err = bucket.Delete([]byte(k))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

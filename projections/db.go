@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 
 	"fmt"
+	"os"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -30,9 +32,25 @@ var (
 	kCheckpoint = []byte("checkpoint")
 )
 
-// DB is the bbolt file holding every read model.
+// DB is the bbolt file holding every read model. A rebuild replaces the
+// file underneath while the DB keeps answering: every transaction holds mu
+// for reading, the swap holds it for writing.
 type DB struct {
+	mu   sync.RWMutex
 	bolt *bolt.DB
+	path string
+}
+
+func (db *DB) view(fn func(*bolt.Tx) error) error {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	return db.bolt.View(fn)
+}
+
+func (db *DB) update(fn func(*bolt.Tx) error) error {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	return db.bolt.Update(fn)
 }
 
 // OpenDB opens (or creates) the read-model file at path.
@@ -53,16 +71,41 @@ func OpenDB(path string) (*DB, error) {
 		_ = b.Close()
 		return nil, fmt.Errorf("open read models %s: %w", path, err)
 	}
-	return &DB{bolt: b}, nil
+	return &DB{bolt: b, path: path}, nil
 }
 
 // Close closes the file.
-func (db *DB) Close() error { return db.bolt.Close() }
+func (db *DB) Close() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return db.bolt.Close()
+}
+
+// Path is the file's path.
+func (db *DB) Path() string { return db.path }
+
+// replaceWith makes other's file this DB's: in-flight reads finish on the
+// old file, which is then closed and replaced by other's (renamed over it);
+// later reads see the new one. other must not be used afterwards.
+func (db *DB) replaceWith(other *DB) error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if err := db.bolt.Close(); err != nil {
+		return fmt.Errorf("replace read models: close old: %w", err)
+	}
+	if err := os.Rename(other.path, db.path); err != nil {
+		// Keep serving: the new file is open and complete under its own name.
+		db.bolt, db.path = other.bolt, other.path
+		return fmt.Errorf("replace read models: %w", err)
+	}
+	db.bolt = other.bolt
+	return nil
+}
 
 // Checkpoint is the last stream sequence applied.
 func (db *DB) Checkpoint() (uint64, error) {
 	var seq uint64
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		seq = readCheckpoint(tx)
 		return nil
 	})
@@ -118,7 +161,7 @@ func putJSON(b *bolt.Bucket, k []byte, v any) error {
 func (db *DB) Video(id string) (Video, bool, error) {
 	var v Video
 	var ok bool
-	err := db.bolt.View(func(tx *bolt.Tx) (err error) {
+	err := db.view(func(tx *bolt.Tx) (err error) {
 		v, ok, err = getJSON[Video](tx.Bucket(bVideos), []byte(id))
 		return err
 	})
@@ -128,7 +171,7 @@ func (db *DB) Video(id string) (Video, bool, error) {
 // Videos lists an account's videos, newest first.
 func (db *DB) Videos(account string, f VideoFilter) ([]Video, error) {
 	out := []Video{}
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		var idx *bolt.Bucket
 		var prefix []byte
 		switch {
@@ -174,7 +217,7 @@ func (db *DB) Videos(account string, f VideoFilter) ([]Video, error) {
 func (db *DB) Collection(account, slug string) (Collection, bool, error) {
 	var c Collection
 	var ok bool
-	err := db.bolt.View(func(tx *bolt.Tx) (err error) {
+	err := db.view(func(tx *bolt.Tx) (err error) {
 		c, ok, err = getJSON[Collection](tx.Bucket(bCollections), key(account, slug))
 		return err
 	})
@@ -190,7 +233,7 @@ func (db *DB) Collections(account string) ([]Collection, error) {
 func (db *DB) Webhook(account, id string) (Webhook, bool, error) {
 	var w Webhook
 	var ok bool
-	err := db.bolt.View(func(tx *bolt.Tx) (err error) {
+	err := db.view(func(tx *bolt.Tx) (err error) {
 		w, ok, err = getJSON[Webhook](tx.Bucket(bWebhooks), key(account, id))
 		return err
 	})
@@ -205,7 +248,7 @@ func (db *DB) Webhooks(account string) ([]Webhook, error) {
 func scanPrefix[T any](db *DB, bucket []byte, account string) ([]T, error) {
 	out := []T{}
 	prefix := append(key(account), 0)
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucket).Cursor()
 		for k, raw := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, raw = c.Next() {
 			var v T
@@ -223,7 +266,7 @@ func scanPrefix[T any](db *DB, bucket []byte, account string) ([]T, error) {
 func (db *DB) KeyByHash(hash string) (Key, bool, error) {
 	var k Key
 	var ok bool
-	err := db.bolt.View(func(tx *bolt.Tx) (err error) {
+	err := db.view(func(tx *bolt.Tx) (err error) {
 		k, ok, err = getJSON[Key](tx.Bucket(bKeys), []byte(hash))
 		return err
 	})
@@ -234,7 +277,7 @@ func (db *DB) KeyByHash(hash string) (Key, bool, error) {
 func (db *DB) Account(slug string) (Account, bool, error) {
 	var a Account
 	var ok bool
-	err := db.bolt.View(func(tx *bolt.Tx) (err error) {
+	err := db.view(func(tx *bolt.Tx) (err error) {
 		a, ok, err = getJSON[Account](tx.Bucket(bAccounts), []byte(slug))
 		return err
 	})
@@ -251,7 +294,7 @@ func (db *DB) HasVideo(id string) (bool, error) {
 func (db *DB) Deliveries(webhookID string, limit, offset int) ([]Delivery, error) {
 	out := []Delivery{}
 	prefix := append(key(webhookID), 0)
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bDeliveries).Cursor()
 		k, raw := c.Seek(append(bytes.Clone(prefix), bytes.Repeat([]byte{0xff}, 9)...))
 		if k == nil {

@@ -2,9 +2,12 @@ package projections
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -12,13 +15,18 @@ import (
 )
 
 // EventSource is what the projector reads: the stream from a sequence on,
-// in order, following new events.
+// in order, following new events, and where the stream ends.
 type EventSource interface {
 	Tail(ctx context.Context, from uint64, fn func(e domain.Event, caughtUp bool) error) error
+	LastSeq(ctx context.Context) (uint64, error)
 }
 
-// MaxBatch bounds how many events share one bbolt transaction.
-const MaxBatch = 1000
+// MaxBatch bounds how many events share one bbolt transaction while
+// following the stream; RebuildBatch while rebuilding.
+const (
+	MaxBatch     = 1000
+	RebuildBatch = 10000
+)
 
 // Projector applies the stream to the read models, committing the last
 // applied sequence with each batch.
@@ -31,6 +39,9 @@ type Projector struct {
 	applied uint64
 	changed chan struct{} // closed and replaced on every commit
 	failed  error
+
+	rebuilding sync.Mutex         // one rebuild at a time
+	pause      chan chan struct{} // a rebuild asks the follower to stop; it answers, then waits for the close
 }
 
 // NewProjector prepares a projector over db; Run starts it.
@@ -39,7 +50,7 @@ func NewProjector(db *DB, source EventSource, log *slog.Logger) (*Projector, err
 	if err != nil {
 		return nil, err
 	}
-	return &Projector{db: db, source: source, log: log, applied: cp, changed: make(chan struct{})}, nil
+	return &Projector{db: db, source: source, log: log, applied: cp, changed: make(chan struct{}), pause: make(chan chan struct{})}, nil
 }
 
 // Applied is the last sequence committed to the read models.
@@ -51,9 +62,41 @@ func (p *Projector) Applied() uint64 {
 
 // Run follows the stream from the checkpoint until ctx ends or an event
 // cannot be applied (the read models then stay at the last good batch).
+// A Rebuild pauses it and it resumes from the rebuilt checkpoint.
 func (p *Projector) Run(ctx context.Context) error {
-	from := p.Applied() + 1
-	p.log.Info("projector starting", "from_seq", from)
+	for {
+		from := p.Applied() + 1
+		p.log.Info("projector following the stream", "from_seq", from)
+		tctx, stop := context.WithCancel(ctx)
+		var resume chan struct{}
+		done := make(chan error, 1)
+		go func() { done <- p.follow(tctx, from) }()
+		var err error
+		select {
+		case err = <-done:
+		case resume = <-p.pause:
+			stop()
+			err = <-done
+		}
+		stop()
+		if ctx.Err() != nil {
+			return nil
+		}
+		if resume != nil {
+			resume <- struct{}{} // the follower has stopped
+			<-resume             // the rebuild is over
+			continue
+		}
+		p.mu.Lock()
+		p.failed = err
+		close(p.changed)
+		p.changed = make(chan struct{})
+		p.mu.Unlock()
+		return fmt.Errorf("projector: %w", err)
+	}
+}
+
+func (p *Projector) follow(ctx context.Context, from uint64) error {
 	batch := make([]domain.Event, 0, MaxBatch)
 	err := p.source.Tail(ctx, from, func(e domain.Event, caughtUp bool) error {
 		batch = append(batch, e)
@@ -64,30 +107,29 @@ func (p *Projector) Run(ctx context.Context) error {
 		batch = batch[:0]
 		return err
 	})
-	if err != nil && ctx.Err() == nil {
-		p.mu.Lock()
-		p.failed = err
-		close(p.changed)
-		p.changed = make(chan struct{})
-		p.mu.Unlock()
-		return fmt.Errorf("projector: %w", err)
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
-	return nil
+	return err
 }
 
 func (p *Projector) commit(batch []domain.Event) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	if err := p.db.bolt.Update(func(tx *bolt.Tx) error { return applyBatch(tx, batch) }); err != nil {
+	if err := p.db.update(func(tx *bolt.Tx) error { return applyBatch(tx, batch) }); err != nil {
 		return err
 	}
+	p.advance(batch[len(batch)-1].Seq)
+	return nil
+}
+
+func (p *Projector) advance(seq uint64) {
 	p.mu.Lock()
-	p.applied = max(p.applied, batch[len(batch)-1].Seq)
+	p.applied = max(p.applied, seq)
 	close(p.changed)
 	p.changed = make(chan struct{})
 	p.mu.Unlock()
-	return nil
 }
 
 // Err is why the projector stopped, or nil while it runs.
@@ -116,4 +158,194 @@ func (p *Projector) WaitFor(ctx context.Context, seq uint64) error {
 			return fmt.Errorf("wait for seq %d (applied %d): %w", seq, applied, ctx.Err())
 		}
 	}
+}
+
+// Progress reports a rebuild's advance: events applied of total, and the
+// rate so far.
+type Progress struct {
+	Applied, Total uint64
+	Elapsed        time.Duration
+}
+
+// PerSecond is the rebuild's rate so far.
+func (p Progress) PerSecond() float64 {
+	if p.Elapsed <= 0 {
+		return 0
+	}
+	return float64(p.Applied) / p.Elapsed.Seconds()
+}
+
+// Rebuild builds every read model again from sequence 1 into a side file
+// while the current ones keep answering, then swaps it in: the follower
+// pauses only for the last events that arrived during the build. Reads
+// never fail; a write's wait for its sequence may take a little longer.
+func (p *Projector) Rebuild(ctx context.Context, progress func(Progress)) (Progress, error) {
+	p.rebuilding.Lock()
+	defer p.rebuilding.Unlock()
+	side, final, err := BuildSide(ctx, p.source, p.db.Path()+".rebuild", progress)
+	if err != nil {
+		return final, err
+	}
+	// Pause the follower; the side file catches up with what came since.
+	resume := make(chan struct{})
+	select {
+	case p.pause <- resume:
+	case <-ctx.Done():
+		side.Discard()
+		return final, ctx.Err()
+	}
+	<-resume
+	defer close(resume)
+	last, err := p.source.LastSeq(ctx)
+	if err == nil {
+		err = build(ctx, p.source, side, last, func(Progress) {})
+	}
+	if err == nil {
+		err = p.db.replaceWith(side)
+	}
+	if err != nil {
+		side.Discard()
+		return final, err
+	}
+	cp, err := p.db.Checkpoint()
+	if err != nil {
+		return final, err
+	}
+	p.advance(cp)
+	final.Applied = cp
+	return final, nil
+}
+
+// BuildSide builds read models from sequence 1 up to the stream's current
+// end into a new file at path (replacing any leftover), in large batches.
+func BuildSide(ctx context.Context, source EventSource, path string, progress func(Progress)) (*DB, Progress, error) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, Progress{}, err
+	}
+	side, err := OpenDB(path)
+	if err != nil {
+		return nil, Progress{}, err
+	}
+	last, err := source.LastSeq(ctx)
+	if err != nil {
+		side.Discard()
+		return nil, Progress{}, err
+	}
+	start := time.Now()
+	var final Progress
+	err = build(ctx, source, side, last, func(pr Progress) {
+		pr.Elapsed = time.Since(start)
+		final = pr
+		progress(pr)
+	})
+	if err != nil {
+		side.Discard()
+		return nil, final, err
+	}
+	final.Elapsed = time.Since(start)
+	return side, final, nil
+}
+
+// Discard closes and removes a side file.
+func (db *DB) Discard() {
+	_ = db.Close()
+	_ = os.Remove(db.path)
+}
+
+var errBuilt = errors.New("built")
+
+// CatchUp applies events after db's checkpoint up to sequence upTo, in
+// batches of RebuildBatch, reporting after each.
+func CatchUp(ctx context.Context, source EventSource, db *DB, upTo uint64, progress func(Progress)) error {
+	return build(ctx, source, db, upTo, progress)
+}
+
+func build(ctx context.Context, source EventSource, db *DB, upTo uint64, progress func(Progress)) error {
+	from, err := db.Checkpoint()
+	if err != nil || from >= upTo {
+		return err
+	}
+	// Two stages on two cores: this goroutine reads and decodes the stream
+	// while the applier commits the previous batch.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan []domain.Event, 2)
+	applied := make(chan error, 1)
+	go func() {
+		var err error
+		for b := range batches {
+			if err != nil {
+				continue // drain after a failure
+			}
+			if err = db.update(func(tx *bolt.Tx) error { return applyBatch(tx, b) }); err != nil {
+				cancel()
+				continue
+			}
+			progress(Progress{Applied: b[len(b)-1].Seq, Total: upTo})
+		}
+		applied <- err
+	}()
+	batch := make([]domain.Event, 0, RebuildBatch)
+	tailErr := source.Tail(ctx, from+1, func(e domain.Event, caughtUp bool) error {
+		if e.Seq <= upTo {
+			batch = append(batch, e)
+		}
+		if e.Seq < upTo && !caughtUp && len(batch) < RebuildBatch {
+			return nil
+		}
+		if len(batch) > 0 {
+			select {
+			case batches <- batch:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			batch = make([]domain.Event, 0, RebuildBatch)
+		}
+		if e.Seq >= upTo {
+			return errBuilt
+		}
+		return nil
+	})
+	close(batches)
+	if err := <-applied; err != nil {
+		return err
+	}
+	if errors.Is(tailErr, errBuilt) {
+		return nil
+	}
+	return tailErr
+}
+
+// Verify rebuilds the read models into a side file and compares them with
+// the live ones at the same sequence (the follower pauses for the
+// comparison), returning up to max differences. The side file is removed.
+func (p *Projector) Verify(ctx context.Context, max int, progress func(Progress)) ([]string, Progress, error) {
+	p.rebuilding.Lock()
+	defer p.rebuilding.Unlock()
+	side, final, err := BuildSide(ctx, p.source, p.db.Path()+".verify", progress)
+	if err != nil {
+		return nil, final, err
+	}
+	defer side.Discard()
+	resume := make(chan struct{})
+	select {
+	case p.pause <- resume:
+	case <-ctx.Done():
+		return nil, final, ctx.Err()
+	}
+	<-resume
+	defer close(resume)
+	// Both to the same sequence: the stream's end now.
+	last, err := p.source.LastSeq(ctx)
+	if err != nil {
+		return nil, final, err
+	}
+	if err := build(ctx, p.source, p.db, last, func(pr Progress) { p.advance(pr.Applied) }); err != nil {
+		return nil, final, err
+	}
+	if err := build(ctx, p.source, side, last, func(Progress) {}); err != nil {
+		return nil, final, err
+	}
+	diffs, err := Diff(p.db, side, max)
+	return diffs, final, err
 }

@@ -154,6 +154,8 @@ func (r rewind) Tail(ctx context.Context, _ uint64, fn func(domain.Event, bool) 
 	return r.s.Tail(ctx, 2, fn)
 }
 
+func (r rewind) LastSeq(ctx context.Context) (uint64, error) { return r.s.LastSeq(ctx) }
+
 // applyAll runs a projector until it has applied the whole stream.
 func applyAll(db *projections.DB, s *eventstore.Store) error {
 	last, err := s.LastSeq(context.Background())

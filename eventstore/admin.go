@@ -1,0 +1,115 @@
+package eventstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// AdminSubject prefixes operator requests that a running kino serve
+// answers over NATS: kino.admin.<op>. Whoever can publish on kino's NATS
+// can already write its events, so NATS is the trust boundary here too.
+const AdminSubject = "kino.admin"
+
+// adminMessage is one message of an answer: progress, then a final one.
+type adminMessage struct {
+	Progress json.RawMessage `json:"progress,omitempty"`
+	Done     bool            `json:"done,omitempty"`
+	Result   json.RawMessage `json:"result,omitempty"`
+	Error    string          `json:"error,omitempty"`
+}
+
+// AdminHandler runs one operator request. send reports progress; the
+// returned value is the result.
+type AdminHandler func(ctx context.Context, op string, req json.RawMessage, send func(progress any)) (any, error)
+
+// ServeAdmin answers operator requests until ctx ends. Each request runs
+// in its own goroutine; its answer is a stream of messages to its reply
+// subject, ending with one marked done.
+func (s *Store) ServeAdmin(ctx context.Context, handle AdminHandler) error {
+	sub, err := s.nc.Subscribe(AdminSubject+".>", func(m *nats.Msg) {
+		if m.Reply == "" {
+			return
+		}
+		go func() {
+			op := strings.TrimPrefix(m.Subject, AdminSubject+".")
+			reply := func(msg adminMessage) {
+				b, _ := json.Marshal(msg)
+				_ = s.nc.Publish(m.Reply, b)
+			}
+			reply(adminMessage{}) // received: the caller stops waiting for an answer
+			result, err := handle(ctx, op, m.Data, func(p any) {
+				if b, err := json.Marshal(p); err == nil {
+					reply(adminMessage{Progress: b})
+				}
+			})
+			final := adminMessage{Done: true}
+			if err != nil {
+				final.Error = err.Error()
+			} else if final.Result, err = json.Marshal(result); err != nil {
+				final.Error = err.Error()
+			}
+			reply(final)
+			_ = s.nc.Flush()
+		}()
+	})
+	if err != nil {
+		return fmt.Errorf("serve admin: %w", err)
+	}
+	<-ctx.Done()
+	return sub.Unsubscribe()
+}
+
+// ErrNoAdmin means no kino serve answered on this NATS.
+var ErrNoAdmin = errors.New("no kino serve answered on this NATS")
+
+// CallAdmin sends an operator request to a running kino serve, hands each
+// progress message to onProgress, and returns the final result.
+func (s *Store) CallAdmin(ctx context.Context, op string, req any, onProgress func(json.RawMessage)) (json.RawMessage, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	inbox := s.nc.NewRespInbox()
+	msgs := make(chan *nats.Msg, 64)
+	sub, err := s.nc.ChanSubscribe(inbox, msgs)
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Unsubscribe()
+	if err := s.nc.PublishRequest(AdminSubject+"."+op, inbox, body); err != nil {
+		return nil, err
+	}
+	// Something must answer soon; after the first message the work may
+	// take as long as it takes.
+	first := time.After(5 * time.Second)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-first:
+			return nil, ErrNoAdmin
+		case m := <-msgs:
+			first = nil
+			var am adminMessage
+			if err := json.Unmarshal(m.Data, &am); err != nil {
+				return nil, fmt.Errorf("admin %s: %w", op, err)
+			}
+			if !am.Done {
+				if len(am.Progress) > 0 {
+					onProgress(am.Progress)
+				}
+				continue
+			}
+			if am.Error != "" {
+				return nil, fmt.Errorf("admin %s: %s", op, am.Error)
+			}
+			return am.Result, nil
+		}
+	}
+}
