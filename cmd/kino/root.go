@@ -43,6 +43,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		newKeysCmd(),
 		newCollectionsCmd(),
 		newHistoryCmd(),
+		newReplayCmd(),
 	)
 	return root
 }

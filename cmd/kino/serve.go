@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -44,6 +45,14 @@ type Config struct {
 	Log        *slog.Logger
 	Now        func() time.Time // the API's clock (rate-limit windows); tests fix it
 	Workers    WorkerConfig
+	AdminToken string // operator token for /v1/admin/*; empty: those routes answer 404
+}
+
+// adminReplayer adapts the projector to the API's admin endpoint.
+type adminReplayer struct{ p *projections.Projector }
+
+func (a adminReplayer) Replay(ctx context.Context, verify bool) (any, error) {
+	return replay(ctx, a.p, verify, func(any) {})
 }
 
 // WorkerConfig is the configuration of the background workers shared by
@@ -151,6 +160,7 @@ func newServeCmd() *cobra.Command {
 	fs.StringVar(&cfg.NATSURL, "nats", env("KINO_NATS_URL", ""), "use this NATS server instead of embedding one (env KINO_NATS_URL)")
 	fs.IntVar(&cfg.Replicas, "nats-replicas", envInt("KINO_NATS_REPLICAS", 0), "replicas of kino's streams on a NATS cluster; 0 keeps the current number, 1 for a new stream (env KINO_NATS_REPLICAS)")
 	fs.BoolVar(&cfg.Dev, "dev", envBool("KINO_DEV"), "on an empty store, create account dev (business), collection default and a key, and print the key (env KINO_DEV)")
+	fs.StringVar(&cfg.AdminToken, "admin-token", env("KINO_ADMIN_TOKEN", ""), "operator token for POST /v1/admin/replay; unset disables it (env KINO_ADMIN_TOKEN)")
 	fs.StringVar(&cfg.LogLevel, "log-level", env("KINO_LOG_LEVEL", "info"), "debug, info, warn or error (env KINO_LOG_LEVEL)")
 	fs.StringVar(&maxFree, "max-upload-free", env("KINO_MAX_UPLOAD_FREE", "1GiB"), "largest upload on the free plan (env KINO_MAX_UPLOAD_FREE)")
 	fs.StringVar(&maxPro, "max-upload-pro", env("KINO_MAX_UPLOAD_PRO", "10GiB"), "largest upload on the pro plan (env KINO_MAX_UPLOAD_PRO)")
@@ -305,11 +315,27 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.start("webhook-fanout", fanout.Run)
+	m.start("admin", func(ctx context.Context) error {
+		return store.ServeAdmin(ctx, func(ctx context.Context, op string, raw json.RawMessage, send func(any)) (any, error) {
+			if op != "replay" {
+				return nil, fmt.Errorf("unknown operation %q", op)
+			}
+			var req replayRequest
+			if len(raw) > 0 {
+				if err := json.Unmarshal(raw, &req); err != nil {
+					return nil, err
+				}
+			}
+			log.Info("replay requested over NATS", "verify", req.Verify)
+			return replay(ctx, projector, req.Verify, send)
+		})
+	})
 
 	api, err := httpapi.New(httpapi.Config{
 		Store: store, DB: m.db, Projector: m.projector, Media: mediaStore, Progress: m.progress,
 		Webhooks: webhook.Tester{Store: store},
-		Plans:    m.Plans, Log: log.With("component", "http"), Now: m.Now, CDNURL: m.CDNURL,
+		Admin:    adminReplayer{projector}, AdminToken: m.AdminToken,
+		Plans: m.Plans, Log: log.With("component", "http"), Now: m.Now, CDNURL: m.CDNURL,
 	})
 	if err != nil {
 		return err

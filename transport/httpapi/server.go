@@ -40,6 +40,11 @@ type WebhookTester interface {
 	SendTest(ctx context.Context, w projections.Webhook) (deliveryID string, err error)
 }
 
+// Replayer rebuilds (or verifies) the read models of a running service.
+type Replayer interface {
+	Replay(ctx context.Context, verify bool) (result any, err error)
+}
+
 // Config wires the API. validate fills the defaults.
 type Config struct {
 	Store     *eventstore.Store
@@ -48,9 +53,14 @@ type Config struct {
 	Media     *media.Store
 	Progress  ProgressSource // nil: PROCESSING videos report 0
 	Webhooks  WebhookTester  // nil: POST /v1/webhooks/{id}/test answers 503
-	Plans     domain.Plans
-	Log       *slog.Logger
-	Now       func() time.Time
+
+	// Admin and AdminToken enable POST /v1/admin/replay for operators
+	// (Authorization: Bearer <token>, not an API key).
+	Admin      Replayer
+	AdminToken string
+	Plans      domain.Plans
+	Log        *slog.Logger
+	Now        func() time.Time
 
 	// CDNURL is the public base of media ({cdn_url}) written into video
 	// records; files are served under /cdn by this server either way.
@@ -133,7 +143,8 @@ func (s *Server) routes() {
 	r.Handle("/healthz", s.handle(s.healthz)).Methods(http.MethodGet, http.MethodHead)
 	r.PathPrefix("/cdn/").Handler(s.handle(s.serveMedia)).Methods(http.MethodGet, http.MethodHead, http.MethodOptions)
 
-	// Every /v1 route is authenticated. (A mux subrouter would answer 404
+	r.Handle("/v1/admin/replay", s.handle(s.adminReplay)).Methods(http.MethodPost)
+	// Every other /v1 route is authenticated with an API key. (A mux subrouter would answer 404
 	// instead of 405 for a known path with the wrong method.)
 	route := func(path string, h handlerFunc, method string) {
 		r.Handle("/v1"+path, s.authenticate(s.handle(h))).Methods(method)
@@ -142,6 +153,7 @@ func (s *Server) routes() {
 	route("/videos", s.listVideos, http.MethodGet)
 	route("/videos/{id}", s.getVideo, http.MethodGet)
 	route("/videos/{id}", s.deleteVideo, http.MethodDelete)
+	route("/videos/{id}/events", s.videoEvents, http.MethodGet)
 
 	route("/collections", s.createCollection, http.MethodPost)
 	route("/collections", s.listCollections, http.MethodGet)

@@ -311,3 +311,37 @@ func (s *Server) deleteVideo(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, messageJSON{Message: "Video deleted"})
 	return nil
 }
+
+type eventJSON struct {
+	Seq        uint64 `json:"seq"`
+	ID         string `json:"id"`
+	Type       string `json:"type"`
+	Version    int    `json:"version"`
+	OccurredAt string `json:"occurredAt"`
+	Data       any    `json:"data"`
+}
+
+// videoEvents is a video's audit history, oldest first, read from the
+// stream itself: it outlives the video (a deleted video answers 404 on GET
+// but keeps its history). Video events hold no secrets.
+func (s *Server) videoEvents(w http.ResponseWriter, r *http.Request) error {
+	id := mux.Vars(r)["id"]
+	if !domain.ValidID(id) {
+		return errNotFound("video")
+	}
+	events, _, err := s.cfg.Store.Load(r.Context(), videoStream(id))
+	if err != nil {
+		return err
+	}
+	if v := domain.Fold[domain.Video](events); !v.Created || v.Account != callerOf(r).Account {
+		return errNotFound("video")
+	}
+	out := make([]eventJSON, len(events))
+	for i, e := range events {
+		out[i] = eventJSON{Seq: e.Seq, ID: e.ID, Type: e.Type, Version: e.Version, OccurredAt: domain.FormatTime(e.OccurredAt), Data: e.Data}
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Events []eventJSON `json:"events"`
+	}{out})
+	return nil
+}

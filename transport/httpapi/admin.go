@@ -1,0 +1,40 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/http"
+)
+
+// adminReplay rebuilds the read models online (or verifies them with
+// {"verify": true}). It is for operators: the token is kino's --admin-token,
+// not an account's API key, and without one configured the route does not
+// exist.
+func (s *Server) adminReplay(w http.ResponseWriter, r *http.Request) error {
+	if s.cfg.AdminToken == "" || s.cfg.Admin == nil {
+		return errNotFound("route " + r.URL.Path)
+	}
+	got, want := sha256.Sum256([]byte(bearer(r))), sha256.Sum256([]byte(s.cfg.AdminToken))
+	if bearer(r) == "" {
+		return errMissingKey()
+	}
+	if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+		return &apiError{http.StatusUnauthorized, labelInvalidKey, "The admin token is invalid"}
+	}
+	var body struct {
+		Verify bool `json:"verify"`
+	}
+	if r.ContentLength != 0 {
+		if err := decodeJSON(w, r, &body); err != nil {
+			return err
+		}
+	}
+	logger(r, s.cfg.Log).Info("replay requested over HTTP", "verify", body.Verify)
+	res, err := s.cfg.Admin.Replay(context.WithoutCancel(r.Context()), body.Verify)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
