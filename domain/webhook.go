@@ -79,6 +79,13 @@ type Webhook struct {
 	Created, Deleted         bool
 }
 
+// DecisionTypes are the only events a subscription's decisions depend on;
+// each occurs at most once. Its stream also holds one event per delivery
+// attempt, which loading would otherwise read every time.
+func (Webhook) DecisionTypes() []string {
+	return []string{TypeWebhookSubscribed, TypeWebhookDeleted}
+}
+
 // Wants reports whether the live subscription takes deliveries of kind.
 func (w Webhook) Wants(kind string) bool {
 	return w.Created && !w.Deleted && (kind == EventWebhookTest || slices.Contains(w.Events, kind))

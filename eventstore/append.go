@@ -1,9 +1,11 @@
 package eventstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -122,6 +124,66 @@ func (s *Store) Load(ctx context.Context, id domain.StreamID) ([]domain.Event, u
 	}
 }
 
+// decisionTyped is an aggregate whose decisions depend only on a few event
+// types, each stored at most once: loading reads the last of each (and the
+// aggregate's last sequence) instead of its whole history.
+type decisionTyped interface {
+	DecisionTypes() []string
+}
+
+// loadForDecision loads what an aggregate's Decide needs, and the sequence
+// to expect on append.
+func loadForDecision[S domain.State[S]](ctx context.Context, s *Store, id domain.StreamID) (S, uint64, error) {
+	var zero S
+	dt, ok := any(zero).(decisionTyped)
+	if !ok {
+		history, last, err := s.Load(ctx, id)
+		if err != nil {
+			return zero, 0, err
+		}
+		return domain.Fold[S](history), last, nil
+	}
+	last, err := s.lastSeqOf(ctx, id.Filter())
+	if err != nil || last == 0 {
+		return zero, 0, err
+	}
+	var events []domain.Event
+	for _, t := range dt.DecisionTypes() {
+		msg, err := s.stream.GetLastMsgForSubject(ctx, id.Subject(t))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue
+		}
+		if err != nil {
+			return zero, 0, domain.Wrap("load "+id.String(), domain.Internal, err, "")
+		}
+		e, err := domain.DecodeAs(t, msg.Data)
+		if err != nil {
+			return zero, 0, domain.Wrap("load "+id.String(), domain.Internal, err, "")
+		}
+		e.Seq = msg.Sequence
+		events = append(events, e)
+	}
+	slices.SortFunc(events, func(a, b domain.Event) int { return cmp.Compare(a.Seq, b.Seq) })
+	return domain.Fold[S](events), last, nil
+}
+
+func (s *Store) lastSeqOf(ctx context.Context, filter string) (uint64, error) {
+	msg, err := s.stream.GetLastMsgForSubject(ctx, filter)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, domain.Wrap("load "+filter, domain.Internal, err, "")
+	}
+	return msg.Sequence, nil
+}
+
+// Current is an aggregate's state now, read as Execute reads it.
+func Current[S domain.State[S]](ctx context.Context, s *Store, id domain.StreamID) (S, error) {
+	state, _, err := loadForDecision[S](ctx, s, id)
+	return state, err
+}
+
 // Aggregate is what Execute needs of an aggregate's state.
 type Aggregate[S any] interface {
 	domain.State[S]
@@ -148,13 +210,12 @@ func (r Result[S]) LastSeq() uint64 {
 func Execute[S Aggregate[S]](ctx context.Context, s *Store, id domain.StreamID, cmd any) (Result[S], error) {
 	var err error
 	for attempt := 0; attempt < s.cfg.MaxAttempts; attempt++ {
-		var history []domain.Event
+		var state S
 		var last uint64
-		history, last, err = s.Load(ctx, id)
+		state, last, err = loadForDecision[S](ctx, s, id)
 		if err != nil {
 			return Result[S]{}, err
 		}
-		state := domain.Fold[S](history)
 		var payloads []domain.Payload
 		payloads, err = state.Decide(cmd, s.Now())
 		if err != nil || len(payloads) == 0 {

@@ -3,6 +3,7 @@ package eventstore_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -158,5 +159,33 @@ func TestTailFollowsNewEvents(t *testing.T) {
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("tail ended with %v", err)
+	}
+}
+
+// A subscription's stream also holds every delivery attempt; deciding
+// reads only its lifecycle events, yet still expects the stream's true
+// last sequence.
+func TestDecisionTypedAggregateLoadsOnlyWhatDecides(t *testing.T) {
+	s := eventstoretest.Run(t)
+	ctx := context.Background()
+	id := domain.StreamID{Aggregate: domain.AggWebhook, ID: s.NewID()}
+	if _, err := eventstore.Execute[domain.Webhook](ctx, s, id, domain.SubscribeWebhook{Account: "acme", URL: "https://x.test/", Events: []string{"video.completed"}, Secret: strings.Repeat("s", 40)}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 50; i++ {
+		if _, err := s.Record(ctx, id, domain.DeliveryFailed{Account: "acme", Attempt: i + 1, Error: "HTTP 500"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := eventstore.Current[domain.Webhook](ctx, s, id)
+	if err != nil || !w.Wants("video.completed") || w.Secret == "" {
+		t.Fatalf("current %+v %v", w, err)
+	}
+	res, err := eventstore.Execute[domain.Webhook](ctx, s, id, domain.DeleteWebhook{Account: "acme"})
+	if err != nil || len(res.Events) != 1 || res.Events[0].Seq != 52 {
+		t.Fatalf("delete after 50 attempts: %+v %v", res.Events, err)
+	}
+	if _, err := eventstore.Execute[domain.Webhook](ctx, s, id, domain.DeleteWebhook{Account: "acme"}); !domain.IsKind(err, domain.NotFound) {
+		t.Fatalf("second delete: %v", err)
 	}
 }

@@ -24,6 +24,10 @@ type WorkConfig struct {
 	Concurrency    int      // jobs this process runs at once (default 1)
 	// MaxAckPending caps jobs in flight across all processes (default 256).
 	MaxAckPending int
+	// OnlyNew starts a new consumer at the stream's end instead of its
+	// beginning: for side effects that must not replay history (webhooks
+	// for videos finished before delivery existed).
+	OnlyNew bool
 	// AckWait is how long a job may go without Ack/InProgress before the
 	// server hands it to another worker (default 60 s): a crashed worker's
 	// job is redelivered after it.
@@ -75,11 +79,15 @@ func (s *Store) Work(ctx context.Context, cfg WorkConfig, handle func(ctx contex
 	if cfg.Stream == DeliveriesStream {
 		stream = s.deliveries
 	}
+	deliver := jetstream.DeliverAllPolicy
+	if cfg.OnlyNew {
+		deliver = jetstream.DeliverNewPolicy
+	}
 	cons, err := stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 		Durable:        cfg.Durable,
 		Description:    "kino worker " + cfg.Durable,
 		FilterSubjects: cfg.FilterSubjects,
-		DeliverPolicy:  jetstream.DeliverAllPolicy,
+		DeliverPolicy:  deliver,
 		AckPolicy:      jetstream.AckExplicitPolicy,
 		AckWait:        cfg.AckWait,
 		MaxDeliver:     -1, // attempts are counted by the domain, so a job is never dropped silently

@@ -47,12 +47,11 @@ func (d *Deliverer) handle(ctx context.Context, job *eventstore.Job) {
 		return
 	}
 	stream := domain.StreamID{Aggregate: domain.AggWebhook, ID: hookID}
-	events, _, err := d.cfg.Store.Load(ctx, stream)
+	w, err := eventstore.Current[domain.Webhook](ctx, d.cfg.Store, stream)
 	if err != nil {
 		d.later(ctx, job, time.Second, log, err)
 		return
 	}
-	w := domain.Fold[domain.Webhook](events)
 	if !w.Wants(kind) { // deleted since: no further deliveries
 		log.Info("subscription deleted; delivery dropped")
 		_ = job.Ack(ctx)
@@ -102,7 +101,8 @@ func (d *Deliverer) record(ctx context.Context, stream domain.StreamID, f domain
 	}
 }
 
-// later hands the job back without counting against the receiver.
+// later hands the job back after delay for a failure of kino's own (the
+// event store unreachable). The redelivery still counts as an attempt.
 func (d *Deliverer) later(ctx context.Context, job *eventstore.Job, delay time.Duration, log *slog.Logger, err error) {
 	if ctx.Err() != nil {
 		_ = job.Release()

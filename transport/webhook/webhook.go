@@ -133,7 +133,11 @@ func (f *Fanout) Run(ctx context.Context) error {
 			domain.AggVideo + ".*." + domain.TypeTranscodeFailed,
 		},
 		Concurrency: 1,
-		Log:         f.cfg.Log,
+		// Created at the stream's end: a first start of a version with
+		// webhook delivery must not send a webhook for every video ever
+		// finished. Once created, it resumes where it left off.
+		OnlyNew: true,
+		Log:     f.cfg.Log,
 	}, f.handle)
 }
 
