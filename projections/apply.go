@@ -3,7 +3,9 @@ package projections
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -116,42 +118,59 @@ func apply(b *batch, e domain.Event) error {
 	return nil
 }
 
-// putVideo stores v and moves its status index entry from oldStatus.
-func putVideo(tx *bolt.Tx, v Video, oldStatus domain.Status) error {
-	if err := putJSON(tx.Bucket(bVideos), []byte(v.ID), v); err != nil {
-		return err
-	}
-	id := []byte(v.ID)
-	if oldStatus == "" {
-		if err := tx.Bucket(bByAccount).Put(seqKey(key(v.Account), v.CreatedSeq), id); err != nil {
-			return err
-		}
-		if err := tx.Bucket(bByColl).Put(seqKey(key(v.Account, v.Collection), v.CreatedSeq), id); err != nil {
-			return err
-		}
-	} else if oldStatus != v.Status {
-		if err := tx.Bucket(bByStatus).Delete(seqKey(key(v.Account, string(oldStatus)), v.CreatedSeq)); err != nil {
-			return err
-		}
-	}
-	return tx.Bucket(bByStatus).Put(seqKey(key(v.Account, string(v.Status)), v.CreatedSeq), id)
-}
+// writes collects a batch's puts and deletes per bucket, to apply them in
+// key order: bbolt inserts far faster into neighbouring pages than at
+// random (sorting the records took a rebuild from 87k to 118k events/s).
+type writes map[string][]write
 
-func deleteVideo(tx *bolt.Tx, v Video) error {
-	for _, del := range []struct {
-		b []byte
-		k []byte
-	}{
-		{bVideos, []byte(v.ID)},
-		{bByAccount, seqKey(key(v.Account), v.CreatedSeq)},
-		{bByColl, seqKey(key(v.Account, v.Collection), v.CreatedSeq)},
-		{bByStatus, seqKey(key(v.Account, string(v.Status)), v.CreatedSeq)},
-	} {
-		if err := tx.Bucket(del.b).Delete(del.k); err != nil {
-			return err
+type write struct{ k, v []byte } // v nil: delete
+
+func (w writes) put(bucket, k, v []byte) { w[string(bucket)] = append(w[string(bucket)], write{k, v}) }
+func (w writes) del(bucket, k []byte)    { w[string(bucket)] = append(w[string(bucket)], write{k, nil}) }
+
+func (w writes) apply(tx *bolt.Tx) error {
+	for name, ops := range w {
+		slices.SortStableFunc(ops, func(a, b write) int { return bytes.Compare(a.k, b.k) })
+		b := tx.Bucket([]byte(name))
+		for _, op := range ops {
+			var err error
+			if op.v == nil {
+				err = b.Delete(op.k)
+			} else {
+				err = b.Put(op.k, op.v)
+			}
+			if err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// putVideo stores v and moves its status index entry from oldStatus ("":
+// a new video, indexed by account and collection too).
+func putVideo(w writes, v Video, oldStatus domain.Status) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	id := []byte(v.ID)
+	w.put(bVideos, id, raw)
+	if oldStatus == "" {
+		w.put(bByAccount, seqKey(key(v.Account), v.CreatedSeq), id)
+		w.put(bByColl, seqKey(key(v.Account, v.Collection), v.CreatedSeq), id)
+	} else if oldStatus != v.Status {
+		w.del(bByStatus, seqKey(key(v.Account, string(oldStatus)), v.CreatedSeq))
+	}
+	w.put(bByStatus, seqKey(key(v.Account, string(v.Status)), v.CreatedSeq), id)
+	return nil
+}
+
+func deleteVideo(w writes, v Video) {
+	w.del(bVideos, []byte(v.ID))
+	w.del(bByAccount, seqKey(key(v.Account), v.CreatedSeq))
+	w.del(bByColl, seqKey(key(v.Account, v.Collection), v.CreatedSeq))
+	w.del(bByStatus, seqKey(key(v.Account, string(v.Status)), v.CreatedSeq))
 }
 
 func renameInVideos(tx *bolt.Tx, account, slug, name string) error {
@@ -282,26 +301,27 @@ func (b *batch) changeCollection(account, slug string, change func(*Collection))
 
 // flushVideos writes the cached videos and their index entries.
 func (b *batch) flushVideos() error {
-	for id, cv := range b.videos {
+	w := writes{}
+	for _, cv := range b.videos {
 		var err error
 		switch {
 		case cv.deleted && cv.stored:
 			stored := cv.v
 			stored.Status = cv.origStatus
-			err = deleteVideo(b.tx, stored)
+			deleteVideo(w, stored)
 		case cv.deleted:
 			// created and deleted within the batch: nothing was written
 		case cv.stored:
-			err = putVideo(b.tx, cv.v, cv.origStatus)
+			err = putVideo(w, cv.v, cv.origStatus)
 		default:
-			err = putVideo(b.tx, cv.v, "")
+			err = putVideo(w, cv.v, "")
 		}
 		if err != nil {
 			return err
 		}
-		delete(b.videos, id)
 	}
-	return nil
+	clear(b.videos)
+	return w.apply(b.tx)
 }
 
 func (b *batch) flush() error {
