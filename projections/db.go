@@ -55,7 +55,7 @@ func (db *DB) update(fn func(*bolt.Tx) error) error {
 
 // OpenDB opens (or creates) the read-model file at path.
 func OpenDB(path string) (*DB, error) {
-	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, FreelistType: bolt.FreelistMapType, NoFreelistSync: true})
 	if err != nil {
 		return nil, fmt.Errorf("open read models %s: %w", path, err)
 	}
