@@ -39,3 +39,29 @@ test: ensure-ffmpeg
 # Benchmarks of reads and uploads (results go in docs/performance.md).
 bench: ensure-ffmpeg
     go test -run '^$' -bench . -benchmem -benchtime 2s ./cmd/kino
+
+# Starts kino on a fresh data dir, uploads a generated 10 s sample with a progress bar and prints its playlist and player page.
+demo port="8090": ensure-ffmpeg build
+    #!/usr/bin/env bash
+    set -euo pipefail
+    data=$(mktemp -d -t kino-demo-XXXX)
+    nats=127.0.0.1:$(( {{port}} + 1000 ))
+    ./bin/kino serve --data "$data" --addr 127.0.0.1:{{port}} --nats-listen "$nats" 2> "$data/serve.log" &
+    pid=$!
+    trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; echo "demo data left in $data"' EXIT
+    for i in $(seq 100); do
+        curl -fsS http://127.0.0.1:{{port}}/healthz >/dev/null 2>&1 && break
+        kill -0 $pid 2>/dev/null || { cat "$data/serve.log"; exit 1; }
+        sleep 0.1
+    done
+    ./bin/kino accounts create demo --plan business --nats "nats://$nats"
+    key=$(./bin/kino keys create demo --label demo --nats "nats://$nats" | tail -n 1)
+    ./bin/kino collections create demo demo "Demo videos" --nats "nats://$nats"
+    echo "generating a 10 s 1280x720 sample with ffmpeg..."
+    ffmpeg -loglevel error -f lavfi -i testsrc2=size=1280x720:rate=30 -f lavfi -i sine=frequency=440:sample_rate=48000 \
+        -t 10 -pix_fmt yuv420p -c:v libx264 -preset veryfast -c:a aac "$data/sample.mp4"
+    ./bin/kino upload "$data/sample.mp4" --collection demo --key "$key" --url http://127.0.0.1:{{port}}/v1 --wait
+    echo
+    echo "API key: $key   (try: curl -H 'Authorization: Bearer $key' http://127.0.0.1:{{port}}/v1/videos)"
+    echo "kino is running; press Ctrl-C to stop."
+    wait $pid

@@ -44,6 +44,8 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		newCollectionsCmd(),
 		newHistoryCmd(),
 		newReplayCmd(),
+		newUploadCmd(),
+		newVideosCmd(),
 	)
 	return root
 }

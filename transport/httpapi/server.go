@@ -141,6 +141,7 @@ func (s *Server) routes() {
 		return &apiError{http.StatusMethodNotAllowed, "Method not allowed", r.Method + " is not allowed on " + r.URL.Path}
 	})
 	r.Handle("/healthz", s.handle(s.healthz)).Methods(http.MethodGet, http.MethodHead)
+	r.Handle("/play/{id}", s.handle(s.play)).Methods(http.MethodGet)
 	r.PathPrefix("/cdn/").Handler(s.handle(s.serveMedia)).Methods(http.MethodGet, http.MethodHead, http.MethodOptions)
 
 	r.Handle("/v1/admin/replay", s.handle(s.adminReplay)).Methods(http.MethodPost)
