@@ -95,6 +95,9 @@ func (s *Store) CallAdmin(ctx context.Context, op string, req any, onProgress fu
 		case <-first:
 			return nil, ErrNoAdmin
 		case m := <-msgs:
+			if len(m.Data) == 0 && m.Header.Get("Status") == "503" {
+				return nil, ErrNoAdmin // the server's "no responders"
+			}
 			first = nil
 			var am adminMessage
 			if err := json.Unmarshal(m.Data, &am); err != nil {

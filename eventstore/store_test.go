@@ -2,7 +2,9 @@ package eventstore_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -187,5 +189,43 @@ func TestDecisionTypedAggregateLoadsOnlyWhatDecides(t *testing.T) {
 	}
 	if _, err := eventstore.Execute[domain.Webhook](ctx, s, id, domain.DeleteWebhook{Account: "acme"}); !domain.IsKind(err, domain.NotFound) {
 		t.Fatalf("second delete: %v", err)
+	}
+}
+
+func TestCallAdminWithoutAServer(t *testing.T) {
+	s := eventstoretest.Run(t)
+	_, err := s.CallAdmin(context.Background(), "replay", map[string]bool{}, func(json.RawMessage) {})
+	if !errors.Is(err, eventstore.ErrNoAdmin) {
+		t.Fatalf("got %v, want ErrNoAdmin", err)
+	}
+}
+
+// A work consumer created starting at the stream's beginning keeps that
+// start when later configured to start at its end (the server refuses to
+// change it): the worker still runs and gets new jobs.
+func TestWorkKeepsAnExistingConsumersStart(t *testing.T) {
+	s := eventstoretest.Run(t)
+	for i, onlyNew := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(context.Background())
+		jobs := make(chan string, 1)
+		done := make(chan error, 1)
+		go func() {
+			done <- s.Work(ctx, eventstore.WorkConfig{Durable: "w", FilterSubjects: []string{"account.*.AccountCreated"}, OnlyNew: onlyNew},
+				func(ctx context.Context, j *eventstore.Job) { _ = j.Ack(ctx); jobs <- j.Event.AggregateID })
+		}()
+		slug := fmt.Sprintf("acct-%d", i)
+		if _, err := eventstore.Execute[domain.Account](context.Background(), s, domain.StreamID{Aggregate: domain.AggAccount, ID: slug}, domain.CreateAccount{Slug: slug, Plan: domain.PlanFree}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case got := <-jobs:
+			if got != slug {
+				t.Fatalf("job %s, want %s", got, slug)
+			}
+		case err := <-done:
+			t.Fatalf("work (onlyNew=%v) ended: %v", onlyNew, err)
+		}
+		cancel()
+		<-done
 	}
 }

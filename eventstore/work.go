@@ -83,6 +83,13 @@ func (s *Store) Work(ctx context.Context, cfg WorkConfig, handle func(ctx contex
 	if cfg.OnlyNew {
 		deliver = jetstream.DeliverNewPolicy
 	}
+	// Where a consumer starts is fixed when it is created (the server
+	// refuses to change it): an existing one keeps its own.
+	if existing, err := stream.Consumer(ctx, cfg.Durable); err == nil {
+		deliver = existing.CachedInfo().Config.DeliverPolicy
+	} else if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return fmt.Errorf("work %s: consumer: %w", cfg.Durable, err)
+	}
 	cons, err := stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 		Durable:        cfg.Durable,
 		Description:    "kino worker " + cfg.Durable,

@@ -94,7 +94,7 @@ instead of swapping; the exit status is 1 when they differ.`,
 			out := cmd.OutOrStdout()
 			var res replayResult
 			var err error
-			if cmd.Flags().Changed("nats") {
+			if cmd.Flags().Changed("nats") || os.Getenv("KINO_NATS_URL") != "" {
 				res, err = replayOnline(cmd.Context(), url, verify, out)
 			} else {
 				res, err = replayOffline(cmd.Context(), data, verify, out)
