@@ -22,6 +22,24 @@ ensure-ffmpeg:
         exit 1
     fi
 
+# Install Debian's chromium and the browser test's npm packages (playwright-core, hls.js) when missing.
+ensure-browser:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    if [ ! -x /usr/bin/chromium ]; then
+        if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+            echo "installing chromium with apt-get" >&2
+            apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+        else
+            echo "chromium is missing; install it with:" >&2
+            echo "  sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y chromium" >&2
+            exit 1
+        fi
+    fi
+    if [ ! -d cmd/kino/testdata/browser/node_modules/playwright-core ] || [ ! -d cmd/kino/testdata/browser/node_modules/hls.js ]; then
+        npm ci --prefix cmd/kino/testdata/browser --no-audit --no-fund >/dev/null
+    fi
+
 # Build the kino binary into ./bin.
 build:
     go build -o bin/kino ./cmd/kino
@@ -31,7 +49,7 @@ run: ensure-ffmpeg build
     ./bin/kino serve --dev --data {{data}}
 
 # The whole test suite: formatting, vet, and every Go test (real NATS, bbolt and ffmpeg).
-test: ensure-ffmpeg
+test: ensure-ffmpeg ensure-browser
     @test -z "$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
     go vet ./...
     go test -count=1 ./...

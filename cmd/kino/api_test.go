@@ -620,3 +620,21 @@ func TestServeAgainstExternalNATS(t *testing.T) {
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
 	wantStatus(t, h.upload(key, "main", "a.mp4", clip(t)), 202)
 }
+
+func TestOpenAPIDocumentIsServed(t *testing.T) {
+	h := start(t, t.TempDir())
+	r := h.do("GET", "/v1/openapi.json", "", nil)
+	wantStatus(t, r, 200)
+	var doc struct {
+		OpenAPI string                    `json:"openapi"`
+		Paths   map[string]map[string]any `json:"paths"`
+	}
+	if err := json.Unmarshal(r.body, &doc); err != nil || doc.OpenAPI != "3.1.0" {
+		t.Fatalf("openapi.json: %v %s", err, r.body[:min(200, len(r.body))])
+	}
+	for _, p := range []string{"/videos", "/videos/{id}", "/videos/{id}/events", "/collections/{slug}", "/webhooks/{id}/deliveries", "/admin/replay"} {
+		if doc.Paths[p] == nil {
+			t.Errorf("the document lacks %s", p)
+		}
+	}
+}

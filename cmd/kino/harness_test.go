@@ -33,6 +33,7 @@ type harness struct {
 	url  string // http://127.0.0.1:port
 	nats string
 	now  *clock
+	api  *contract // docs/openapi.yaml, checked on every request through h.request
 }
 
 type clock struct {
@@ -84,6 +85,7 @@ func start(t testing.TB, data string, configure ...func(*Config)) *harness {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, m: m, data: data, url: m.URL(), nats: m.NATSClientURL(), now: clk}
+	h.api = newContract(t, h.url)
 	t.Cleanup(h.stop)
 	return h
 }
@@ -162,6 +164,21 @@ func (r response) json(t testing.TB) map[string]any {
 
 func (h *harness) request(method, path, key, contentType string, body io.Reader) response {
 	h.t.Helper()
+	// Bodies held in memory are kept to check the request against the
+	// contract; streamed ones (large uploads) are not.
+	var sent []byte
+	checkContract := true
+	switch b := body.(type) {
+	case nil:
+	case *bytes.Buffer, *bytes.Reader, *strings.Reader:
+		raw, err := io.ReadAll(b)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		sent, body = raw, bytes.NewReader(raw)
+	default:
+		checkContract = false
+	}
 	req, err := http.NewRequest(method, h.url+path, body)
 	if err != nil {
 		h.t.Fatal(err)
@@ -180,6 +197,9 @@ func (h *harness) request(method, path, key, contentType string, body io.Reader)
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		h.t.Fatal(err)
+	}
+	if checkContract && h.api != nil {
+		h.api.check(h.t, req, sent, resp.StatusCode, resp.Header, b)
 	}
 	return response{status: resp.StatusCode, header: resp.Header, body: b}
 }

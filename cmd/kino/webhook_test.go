@@ -229,6 +229,7 @@ func TestWebhookRetriedUntilDelivered(t *testing.T) {
 			t.Fatalf("attempt %d: %v, delivery %s", i+1, m, d.header.Get("x-svc-delivery"))
 		}
 	}
+	h.waitLogged(key, hook, 3)
 	h.waitDeliveriesDone()
 	l := h.deliveries(key, hook)
 	if len(l.Deliveries) != 3 {
@@ -253,6 +254,7 @@ func TestWebhookTimeoutAndGivingUp(t *testing.T) {
 	rc.stall = 1 // the first request gets no answer in time
 	hook, _ := h.subscribe(key, rc.srv.URL, "video.failed")
 	wantStatus(t, h.do("POST", "/v1/webhooks/"+hook+"/test", key, nil), 202)
+	h.waitLogged(key, hook, 3)
 	h.waitDeliveriesDone()
 	l := h.deliveries(key, hook)
 	if len(l.Deliveries) != 3 || rc.count() != 3 {
@@ -273,6 +275,7 @@ func TestWebhookLoopbackRefusedWithoutTheFlag(t *testing.T) {
 	rc := newReceiver(t)
 	hook, _ := h.subscribe(key, rc.srv.URL, "video.completed")
 	wantStatus(t, h.do("POST", "/v1/webhooks/"+hook+"/test", key, nil), 202)
+	h.waitLogged(key, hook, 3)
 	h.waitDeliveriesDone()
 	l := h.deliveries(key, hook)
 	if rc.count() != 0 || len(l.Deliveries) != 3 || !l.Deliveries[0].GaveUp {

@@ -107,6 +107,7 @@ type Server struct {
 	limiter *limiter
 	lastSeq lastSeqCache
 	uploads chan struct{} // a slot per upload in flight
+	openapi []byte        // docs/openapi.yaml as JSON
 	router  *mux.Router
 }
 
@@ -115,7 +116,11 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, limiter: newLimiter(), uploads: make(chan struct{}, cfg.MaxUploads), router: mux.NewRouter()}
+	doc, err := openAPIJSON()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, limiter: newLimiter(), uploads: make(chan struct{}, cfg.MaxUploads), openapi: doc, router: mux.NewRouter()}
 	s.routes()
 	return s, nil
 }
@@ -145,6 +150,7 @@ func (s *Server) routes() {
 	r.PathPrefix("/cdn/").Handler(s.handle(s.serveMedia)).Methods(http.MethodGet, http.MethodHead, http.MethodOptions)
 
 	r.Handle("/v1/admin/replay", s.handle(s.adminReplay)).Methods(http.MethodPost)
+	r.Handle("/v1/openapi.json", s.handle(s.openAPI)).Methods(http.MethodGet)
 	// Every other /v1 route is authenticated with an API key. (A mux subrouter would answer 404
 	// instead of 405 for a known path with the wrong method.)
 	route := func(path string, h handlerFunc, method string) {

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+
+	"github.com/kino-video/kino/docs"
+)
+
+// contract checks requests and responses against docs/openapi.yaml, so the
+// document cannot drift from the server: every end-to-end test that goes
+// through harness.request runs it. Responses are always checked; requests
+// when the server accepted them (the tests also send invalid requests on
+// purpose, which the document rightly does not describe).
+type contract struct {
+	router routers.Router
+}
+
+func newContract(t testing.TB, baseURL string) *contract {
+	t.Helper()
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(docs.OpenAPI)
+	if err != nil {
+		t.Fatalf("docs/openapi.yaml: %v", err)
+	}
+	if err := doc.Validate(loader.Context); err != nil {
+		t.Fatalf("docs/openapi.yaml: %v", err)
+	}
+	doc.Servers = openapi3.Servers{{URL: baseURL + "/v1"}}
+	router, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		t.Fatalf("docs/openapi.yaml routes: %v", err)
+	}
+	return &contract{router: router}
+}
+
+// check validates one exchange. body is the request body as sent (nil
+// when there was none).
+func (c *contract) check(t testing.TB, req *http.Request, body []byte, status int, header http.Header, respBody []byte) {
+	t.Helper()
+	if c == nil || !strings.HasPrefix(req.URL.Path, "/v1/") {
+		return
+	}
+	vreq := req.Clone(context.Background())
+	vreq.Body = io.NopCloser(bytes.NewReader(body))
+	route, params, err := c.router.FindRoute(vreq)
+	if err != nil {
+		if status == http.StatusNotFound || status == http.StatusMethodNotAllowed {
+			return // an unknown route or method: nothing to check against
+		}
+		t.Errorf("%s %s answered %d but docs/openapi.yaml has no such operation: %v", req.Method, req.URL.Path, status, err)
+		return
+	}
+	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, IncludeResponseStatus: true}
+	in := &openapi3filter.RequestValidationInput{Request: vreq, PathParams: params, Route: route, Options: opts}
+	if status/100 == 2 {
+		if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
+			t.Errorf("%s %s: the accepted request does not match docs/openapi.yaml: %v", req.Method, req.URL.Path, err)
+		}
+	}
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: status, Header: header, Options: opts}
+	out.SetBodyBytes(respBody)
+	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+		t.Errorf("%s %s: the %d response does not match docs/openapi.yaml: %v\n%s", req.Method, req.URL.Path, status, err, respBody)
+	}
+}
