@@ -171,3 +171,6 @@ func (s *Store) Healthy() error {
 // Abort closes the connection at once, without draining: what a crash
 // looks like to the server. For tests of redelivery.
 func (s *Store) Abort() { s.nc.Close() }
+
+// cfgDuplicates is the dedupe window of kino's event stream.
+func (s *Store) cfgDuplicates() time.Duration { return 2 * time.Minute }

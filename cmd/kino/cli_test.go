@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -85,6 +86,28 @@ func TestCLIAdminFlow(t *testing.T) {
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), cmd, &out, &errb); code != 0 || !strings.Contains(out.String(), "Usage") {
 			t.Fatalf("kino %v: exit %d\n%s%s", cmd, code, out.String(), errb.String())
+		}
+	}
+}
+
+// kino bench --quick runs in the test suite, so the bench cannot rot.
+func TestBenchQuick(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"bench", "--quick", "--json"}, &out, &errb); code != 0 {
+		t.Fatalf("kino bench --quick: exit %d\n%s", code, errb.String())
+	}
+	var results []struct {
+		Measure string  `json:"measure"`
+		Kino    float64 `json:"kino"`
+		Ratio   float64 `json:"ratio"`
+		Goal    string  `json:"goal"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &results); err != nil || len(results) != 5 {
+		t.Fatalf("results: %v\n%s", err, out.String())
+	}
+	for _, r := range results[:4] {
+		if r.Kino <= 0 || r.Ratio <= 0 || r.Goal == "" {
+			t.Errorf("measure %+v", r)
 		}
 	}
 }

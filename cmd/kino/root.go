@@ -45,6 +45,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		newHistoryCmd(),
 		newReplayCmd(),
 		newUploadCmd(),
+		newBenchCmd(),
 		newVideosCmd(),
 	)
 	return root
