@@ -22,7 +22,11 @@ type WorkConfig struct {
 	Durable        string   // consumer name, shared by every worker process
 	FilterSubjects []string // e.g. video.*.UploadAccepted
 	Concurrency    int      // jobs this process runs at once (default 1)
-	// MaxAckPending caps jobs in flight across all processes (default 256).
+	// MaxAckPending caps jobs in flight across all processes (0: no cap).
+	// In-flight work is bounded by each process's goroutines, which fetch
+	// one job at a time; a cap would also count jobs waiting out a retry
+	// backoff, so a few hundred failing webhooks of one account could stall
+	// everyone's for hours.
 	MaxAckPending int
 	// OnlyNew starts a new consumer at the stream's end instead of its
 	// beginning: for side effects that must not replay history (webhooks
@@ -67,7 +71,7 @@ func (s *Store) Work(ctx context.Context, cfg WorkConfig, handle func(ctx contex
 		cfg.Concurrency = 1
 	}
 	if cfg.MaxAckPending <= 0 {
-		cfg.MaxAckPending = 256
+		cfg.MaxAckPending = -1
 	}
 	if cfg.AckWait <= 0 {
 		cfg.AckWait = time.Minute

@@ -84,21 +84,20 @@ func (db *DB) Close() error {
 // Path is the file's path.
 func (db *DB) Path() string { return db.path }
 
-// replaceWith makes other's file this DB's: in-flight reads finish on the
-// old file, which is then closed and replaced by other's (renamed over it);
-// later reads see the new one. other must not be used afterwards.
+// replaceWith makes other's file this DB's: it is renamed over this one's
+// path first (if that fails nothing has changed), then in-flight reads
+// finish on the old file, which is closed; later reads see the new one.
+// other must not be used afterwards.
 func (db *DB) replaceWith(other *DB) error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	if err := db.bolt.Close(); err != nil {
-		return fmt.Errorf("replace read models: close old: %w", err)
-	}
 	if err := os.Rename(other.path, db.path); err != nil {
-		// Keep serving: the new file is open and complete under its own name.
-		db.bolt, db.path = other.bolt, other.path
 		return fmt.Errorf("replace read models: %w", err)
 	}
+	old := db.bolt
 	db.bolt = other.bolt
+	other.path = db.path
+	_ = old.Close() // the old file is already unlinked: nothing to lose
 	return nil
 }
 

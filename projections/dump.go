@@ -46,20 +46,25 @@ func Diff(a, b *DB, max int) ([]string, error) {
 				if string(name) == string(bMeta) {
 					continue
 				}
+				show := func(v []byte) string { return string(v) }
+				if string(name) == string(bKeys) || string(name) == string(bWebhooks) {
+					// Key hashes and signing secrets never leave the process.
+					show = func([]byte) string { return "(value not shown: it holds secrets)" }
+				}
 				ca, cb := ta.Bucket(name).Cursor(), tb.Bucket(name).Cursor()
 				ka, va := ca.First()
 				kb, vb := cb.First()
 				for (ka != nil || kb != nil) && len(out) < max {
 					switch c := compareKeys(ka, kb); {
 					case c < 0:
-						out = append(out, fmt.Sprintf("%s %q: only in the first: %s", name, ka, va))
+						out = append(out, fmt.Sprintf("%s %q: only in the first: %s", name, ka, show(va)))
 						ka, va = ca.Next()
 					case c > 0:
-						out = append(out, fmt.Sprintf("%s %q: only in the second: %s", name, kb, vb))
+						out = append(out, fmt.Sprintf("%s %q: only in the second: %s", name, kb, show(vb)))
 						kb, vb = cb.Next()
 					default:
 						if string(va) != string(vb) {
-							out = append(out, fmt.Sprintf("%s %q: %s <> %s", name, ka, va, vb))
+							out = append(out, fmt.Sprintf("%s %q: %s <> %s", name, ka, show(va), show(vb)))
 						}
 						ka, va = ca.Next()
 						kb, vb = cb.Next()

@@ -40,8 +40,15 @@ type Projector struct {
 	changed chan struct{} // closed and replaced on every commit
 	failed  error
 
-	rebuilding sync.Mutex         // one rebuild at a time
-	pause      chan chan struct{} // a rebuild asks the follower to stop; it answers, then waits for the close
+	rebuilding sync.Mutex    // one rebuild at a time
+	pause      chan pauseReq // a rebuild asks the follower to stop
+	following  bool          // Run is running (under mu)
+}
+
+// pauseReq is a rebuild's request to the follower: it closes stopped once
+// it has stopped, then waits until the rebuild closes done.
+type pauseReq struct {
+	stopped, done chan struct{}
 }
 
 // NewProjector prepares a projector over db; Run starts it.
@@ -50,7 +57,7 @@ func NewProjector(db *DB, source EventSource, log *slog.Logger) (*Projector, err
 	if err != nil {
 		return nil, err
 	}
-	return &Projector{db: db, source: source, log: log, applied: cp, changed: make(chan struct{}), pause: make(chan chan struct{})}, nil
+	return &Projector{db: db, source: source, log: log, applied: cp, changed: make(chan struct{}), pause: make(chan pauseReq)}, nil
 }
 
 // Applied is the last sequence committed to the read models.
@@ -60,39 +67,63 @@ func (p *Projector) Applied() uint64 {
 	return p.applied
 }
 
-// Run follows the stream from the checkpoint until ctx ends or an event
-// cannot be applied (the read models then stay at the last good batch).
+// Run follows the stream from the checkpoint until ctx ends. When an event
+// cannot be applied it stops following (the read models stay at the last
+// good batch, Err reports why) and waits: a Rebuild can still repair the
+// read models, after which it follows again.
 // A Rebuild pauses it and it resumes from the rebuilt checkpoint.
 func (p *Projector) Run(ctx context.Context) error {
-	for {
-		from := p.Applied() + 1
-		p.log.Info("projector following the stream", "from_seq", from)
-		tctx, stop := context.WithCancel(ctx)
-		var resume chan struct{}
-		done := make(chan error, 1)
-		go func() { done <- p.follow(tctx, from) }()
-		var err error
-		select {
-		case err = <-done:
-		case resume = <-p.pause:
-			stop()
-			err = <-done
-		}
-		stop()
-		if ctx.Err() != nil {
-			return nil
-		}
-		if resume != nil {
-			resume <- struct{}{} // the follower has stopped
-			<-resume             // the rebuild is over
-			continue
-		}
+	p.mu.Lock()
+	p.following = true
+	p.mu.Unlock()
+	defer func() {
 		p.mu.Lock()
-		p.failed = err
-		close(p.changed)
-		p.changed = make(chan struct{})
+		p.following = false
 		p.mu.Unlock()
-		return fmt.Errorf("projector: %w", err)
+	}()
+	for {
+		var err error
+		if p.Err() == nil {
+			from := p.Applied() + 1
+			p.log.Info("projector following the stream", "from_seq", from)
+			tctx, stop := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() { done <- p.follow(tctx, from) }()
+			select {
+			case err = <-done:
+			case req := <-p.pause:
+				stop()
+				<-done
+				p.pausedFor(ctx, req)
+				stop()
+				continue
+			}
+			stop()
+			if ctx.Err() != nil {
+				return nil
+			}
+			p.mu.Lock()
+			p.failed = err
+			close(p.changed)
+			p.changed = make(chan struct{})
+			p.mu.Unlock()
+			p.log.Error("projector stopped: the read models stay at the last good batch until a replay repairs them", "err", err)
+		}
+		select {
+		case req := <-p.pause:
+			p.pausedFor(ctx, req)
+		case <-ctx.Done():
+			return p.Err()
+		}
+	}
+}
+
+// pausedFor answers a rebuild's pause and waits until it is over.
+func (p *Projector) pausedFor(ctx context.Context, req pauseReq) {
+	close(req.stopped)
+	select {
+	case <-req.done:
+	case <-ctx.Done():
 	}
 }
 
@@ -187,15 +218,12 @@ func (p *Projector) Rebuild(ctx context.Context, progress func(Progress)) (Progr
 		return final, err
 	}
 	// Pause the follower; the side file catches up with what came since.
-	resume := make(chan struct{})
-	select {
-	case p.pause <- resume:
-	case <-ctx.Done():
+	resume, err := p.stopFollower(ctx)
+	if err != nil {
 		side.Discard()
-		return final, ctx.Err()
+		return final, err
 	}
-	<-resume
-	defer close(resume)
+	defer resume()
 	last, err := p.source.LastSeq(ctx)
 	if err == nil {
 		err = build(ctx, p.source, side, last, func(Progress) {})
@@ -211,9 +239,39 @@ func (p *Projector) Rebuild(ctx context.Context, progress func(Progress)) (Progr
 	if err != nil {
 		return final, err
 	}
+	p.mu.Lock()
+	p.failed = nil // the rebuilt read models hold every event: follow again
+	p.mu.Unlock()
 	p.advance(cp)
 	final.Applied = cp
 	return final, nil
+}
+
+// stopFollower pauses Run (if it runs) and returns the function that lets
+// it go on.
+func (p *Projector) stopFollower(ctx context.Context) (resume func(), err error) {
+	req := pauseReq{stopped: make(chan struct{}), done: make(chan struct{})}
+	for {
+		p.mu.Lock()
+		following := p.following
+		p.mu.Unlock()
+		if !following {
+			return func() {}, nil // nothing to pause
+		}
+		select {
+		case p.pause <- req:
+			select {
+			case <-req.stopped:
+				return func() { close(req.done) }, nil
+			case <-ctx.Done():
+				close(req.done)
+				return nil, ctx.Err()
+			}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond): // Run may have ended meanwhile
+		}
+	}
 }
 
 // BuildSide builds read models from sequence 1 up to the stream's current
@@ -327,14 +385,11 @@ func (p *Projector) Verify(ctx context.Context, max int, progress func(Progress)
 		return nil, final, err
 	}
 	defer side.Discard()
-	resume := make(chan struct{})
-	select {
-	case p.pause <- resume:
-	case <-ctx.Done():
-		return nil, final, ctx.Err()
+	resume, err := p.stopFollower(ctx)
+	if err != nil {
+		return nil, final, err
 	}
-	<-resume
-	defer close(resume)
+	defer resume()
 	// Both to the same sequence: the stream's end now.
 	last, err := p.source.LastSeq(ctx)
 	if err != nil {

@@ -161,6 +161,20 @@ func (s *Store) Publish(id, workDir string) error {
 	return os.RemoveAll(workDir)
 }
 
+// RemoveOutputs deletes a video's processed outputs, keeping its original.
+func (s *Store) RemoveOutputs(id string) error {
+	dir, err := s.Dir(id)
+	if err != nil {
+		return err
+	}
+	for _, name := range []string{HLSDir, ThumbnailName, PreviewName} {
+		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("media: remove outputs of %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
 // Remove deletes every file of a video. Removing what is not there is fine.
 func (s *Store) Remove(id string) error {
 	dir, err := s.Dir(id)

@@ -186,6 +186,11 @@ func (t *Transcoder) fail(ctx context.Context, log *slog.Logger, job *eventstore
 	}
 	if final {
 		log.Info("transcode failed", "reason", reason)
+		// An earlier attempt may have published outputs before it died: a
+		// FAILED video serves none.
+		if err := t.cfg.Media.RemoveOutputs(id); err != nil {
+			log.Warn("remove outputs of a failed video", "err", err)
+		}
 		t.clearProgress(id)
 		if err := job.Ack(context.WithoutCancel(ctx)); err != nil {
 			log.Warn("ack transcode job", "err", err)
@@ -241,10 +246,9 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext st
 		return done, err
 	}
 	if _, err := os.Stat(src); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return done, t.checkDeleted(ctx, id, domain.Wrap("transcode", domain.Unsupported, err, "The uploaded file is missing."))
-		}
-		return done, err
+		// Transient: a worker whose media directory is not (yet) the shared
+		// one, or a mount that is briefly gone, must not fail the video.
+		return done, t.checkDeleted(ctx, id, fmt.Errorf("original %s: %w", src, err))
 	}
 	info, err := ffmpeg.Probe(ctx, src)
 	if err != nil {

@@ -38,25 +38,47 @@ func Sign(secret string, body []byte) string {
 // loopback, private, link-local, multicast or otherwise internal IP.
 var ErrRefusedAddress = errors.New("refused address")
 
-// cgnat and the other ranges net.IP has no predicate for.
+// Ranges that are not public unicast although net/netip has no predicate
+// for them.
 var internalPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),
 	netip.MustParsePrefix("100.64.0.0/10"),
 	netip.MustParsePrefix("192.0.0.0/24"),
 	netip.MustParsePrefix("198.18.0.0/15"),
 	netip.MustParsePrefix("240.0.0.0/4"),
-	netip.MustParsePrefix("64:ff9b::/96"),
+	netip.MustParsePrefix("::/96"),          // IPv4-compatible
+	netip.MustParsePrefix("fec0::/10"),      // site-local
+	netip.MustParsePrefix("64:ff9b:1::/48"), // local-use NAT64
 }
 
-// internal reports whether ip is not a public unicast address.
+var (
+	globalUnicast6 = netip.MustParsePrefix("2000::/3")
+	sixToFour      = netip.MustParsePrefix("2002::/16")
+	nat64          = netip.MustParsePrefix("64:ff9b::/96")
+)
+
+// internal reports whether ip is not a public unicast address. IPv6 is
+// allowed only in 2000::/3 (and well-known NAT64), and the IPv4 address
+// that 6to4 and NAT64 addresses carry is checked as well.
 func internal(ip netip.Addr) bool {
 	ip = ip.Unmap()
-	if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsMulticast() || ip.IsInterfaceLocalMulticast() || ip.IsUnspecified() || !ip.IsValid() {
+	if !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsMulticast() || ip.IsInterfaceLocalMulticast() || ip.IsUnspecified() {
 		return true
 	}
 	for _, p := range internalPrefixes {
 		if p.Contains(ip) {
+			return true
+		}
+	}
+	if ip.Is6() {
+		b := ip.As16()
+		switch {
+		case nat64.Contains(ip):
+			return internal(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
+		case sixToFour.Contains(ip):
+			return internal(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
+		case !globalUnicast6.Contains(ip):
 			return true
 		}
 	}
@@ -76,7 +98,9 @@ func newClient(timeout time.Duration, allowPrivate bool) *http.Client {
 				return fmt.Errorf("%w: %s", ErrRefusedAddress, address)
 			}
 			if internal(ap.Addr()) {
-				return fmt.Errorf("%w: %s is not a public address (the operator can allow it with --webhooks-allow-private)", ErrRefusedAddress, ap.Addr())
+				// The deliveries log (seen by the tenant) does not get the
+				// address: it would map the operator's internal names.
+				return fmt.Errorf("%w: the receiver's address is not a public address (the operator can allow it with --webhooks-allow-private)", ErrRefusedAddress)
 			}
 			return nil
 		}

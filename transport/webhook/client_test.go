@@ -30,7 +30,9 @@ func TestInternalAddresses(t *testing.T) {
 		{"127.0.0.1", true}, {"127.9.9.9", true}, {"::1", true}, {"10.1.2.3", true}, {"172.16.0.1", true},
 		{"192.168.1.1", true}, {"169.254.169.254", true}, {"fe80::1", true}, {"fc00::1", true}, {"224.0.0.1", true},
 		{"ff02::1", true}, {"0.0.0.0", true}, {"::", true}, {"100.64.1.1", true}, {"::ffff:127.0.0.1", true},
-		{"::ffff:10.0.0.1", true}, {"240.1.1.1", true},
+		{"::ffff:10.0.0.1", true}, {"240.1.1.1", true}, {"::127.0.0.1", true}, {"::ffff:0:7f00:1", true},
+		{"64:ff9b:1::1", true}, {"2002:7f00:1::1", true}, {"2002:a9fe:a9fe::1", true}, {"fec0::1", true},
+		{"64:ff9b::7f00:1", true}, {"100::1", true}, {"2002:5db8:d822::1", false}, {"64:ff9b::808:808", false},
 		{"93.184.216.34", false}, {"1.1.1.1", false}, {"2606:4700::1111", false}, {"::ffff:8.8.8.8", false},
 	} {
 		t.Run(tc.ip, func(t *testing.T) {

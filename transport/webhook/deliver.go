@@ -72,6 +72,10 @@ func (d *Deliverer) handle(ctx context.Context, job *eventstore.Job) {
 		_ = job.Release()
 		return
 	}
+	// The POST happened: recording and acknowledging it must not be cut
+	// short by a shutdown, or the receiver would get it again.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
 	if a.ok() {
 		ok := domain.DeliverySucceeded{Account: w.Account, DeliveryID: deliveryID, EventID: base.EventID, Kind: kind,
 			VideoID: base.VideoID, Attempt: job.Delivered, StatusCode: a.status, DurationMs: a.duration.Milliseconds()}
