@@ -62,6 +62,25 @@ func makeClip(t testing.TB, name string, w, h int, seconds float64, audio bool) 
 	return b
 }
 
+// remux copies mp4 into name with extra ffmpeg options.
+func remux(t testing.TB, mp4 []byte, name string, opts ...string) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.mp4"), filepath.Join(dir, name)
+	if err := os.WriteFile(in, mp4, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"-loglevel", "error", "-i", in, "-c", "copy"}, opts...)
+	if b, err := exec.Command("ffmpeg", append(args, out)...).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v\n%s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // rotated remuxes an mp4 into name with a 90° display rotation, as a phone
 // writes a portrait video (ffmpeg 5.1 honours the tag only when copying).
 func rotated(t testing.TB, mp4 []byte, name string) []byte {
@@ -306,6 +325,9 @@ func TestProcessingInputs(t *testing.T) {
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
 	good := makeClip(t, "c.mp4", 320, 180, 1.5, true)
 	truncated := good[:len(good)/2]
+	// With the moov first, ffprobe still believes the cut file's 3 s.
+	fast := remux(t, makeClip(t, "f.mp4", 320, 180, 3, true), "fast.mp4", "-movflags", "+faststart")
+	faststartTruncated := fast[:len(fast)*45/100]
 	random := make([]byte, 64<<10)
 	for i := range random {
 		random[i] = byte(i*7919 + i/13)
@@ -322,6 +344,7 @@ func TestProcessingInputs(t *testing.T) {
 		{"portrait phone video", "portrait.mov", rotated(t, makeClip(t, "p.mp4", 480, 270, 1, true), "p.mov"), domain.StatusCompleted, []string{"240p"}},
 		{"random bytes", "random.mp4", random, domain.StatusFailed, nil},
 		{"truncated mp4", "truncated.mp4", truncated, domain.StatusFailed, nil},
+		{"truncated mp4 with its index first", "faststart.mp4", faststartTruncated, domain.StatusFailed, nil},
 	}
 	ids := make([]string, len(tests))
 	for i, tt := range tests {

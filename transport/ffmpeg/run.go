@@ -46,6 +46,7 @@ func (e *ExitError) Error() string {
 type RunOptions struct {
 	Duration     float64            // input duration in seconds, for progress and the time limit
 	OnProgress   func(frac float64) // called with 0..1 as -progress reports out_time_us (may be nil)
+	OnOutTime    func(sec float64)  // called with each out_time reported, in seconds (may be nil)
 	StallTimeout time.Duration      // kill ffmpeg when no progress line arrives for this long (0: 2 minutes)
 	MaxRuntime   time.Duration      // kill ffmpeg after this long (0: 60s + 20×Duration seconds)
 }
@@ -88,6 +89,9 @@ func Run(ctx context.Context, args []string, opt RunOptions) error {
 func reportProgress(opt RunOptions) func(us int64, end bool) {
 	var last float64
 	return func(us int64, end bool) {
+		if opt.OnOutTime != nil && !end {
+			opt.OnOutTime(float64(us) / 1e6)
+		}
 		if opt.OnProgress == nil {
 			return
 		}

@@ -270,9 +270,17 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext st
 	// The ladder and the small outputs run side by side: the thumbnail and
 	// preview fill the gaps the ladder's encoders leave on the cores.
 	g, gctx := errgroup.WithContext(ctx)
+	var encoded float64 // seconds of output the ladder reported
 	g.Go(func() error {
-		if err := ffmpeg.Run(gctx, ffmpeg.HLSArgs(src, filepath.Join(work, media.HLSDir), info, rungs), opts(0, 1)); err != nil {
+		o := opts(0, 1)
+		o.OnOutTime = func(sec float64) { encoded = max(encoded, sec) }
+		if err := ffmpeg.Run(gctx, ffmpeg.HLSArgs(src, filepath.Join(work, media.HLSDir), info, rungs), o); err != nil {
 			return fmt.Errorf("hls: %w", err)
+		}
+		// A file cut short after an index that promises more (an mp4 with
+		// its moov first) probes fine and encodes "successfully" to the cut.
+		if short := info.Duration - encoded; short > max(1, 0.1*info.Duration) {
+			return domain.E("transcode", domain.Unsupported, "the file is truncated or corrupt: it holds %.1f s of the %.1f s it announces", encoded, info.Duration)
 		}
 		return nil
 	})
