@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"testing"
@@ -75,24 +73,16 @@ func BenchmarkReads(b *testing.B) {
 	b.Run("baseline-bare-list-50", func(b *testing.B) { getLoop(b, client, bare(b, page), "") })
 }
 
-// bare serves body as JSON from a plain net/http server.
+// bare serves body as JSON from a plain net/http server (kino bench's
+// baseline), stopped when the benchmark ends.
 func bare(b *testing.B, body []byte) string {
 	b.Helper()
-	var v any
-	if err := json.Unmarshal(body, &v); err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	url, stop, err := bareJSON(body)
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(v) // encode per request, as the API does
-	})}
-	go srv.Serve(ln)
-	b.Cleanup(func() { srv.Close() })
-	return "http://" + ln.Addr().String() + "/"
+	b.Cleanup(stop)
+	return url
 }
 
 // BenchmarkUpload measures a 64 MiB upload through the API (multipart
@@ -129,31 +119,15 @@ func BenchmarkUpload(b *testing.B) {
 		}
 	})
 	b.Run("baseline-bare-copy", func(b *testing.B) {
-		dir := tmp()
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		url, stop, err := bareCopy(tmp()) // the floor kino bench uses too
 		if err != nil {
 			b.Fatal(err)
 		}
-		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			f, err := createTemp(dir)
-			if err != nil {
-				http.Error(w, err.Error(), 500)
-				return
-			}
-			defer os.Remove(f.Name())
-			defer f.Close()
-			if _, err := io.Copy(f, r.Body); err != nil {
-				http.Error(w, err.Error(), 500)
-				return
-			}
-			w.WriteHeader(202)
-		})}
-		go srv.Serve(ln)
-		defer srv.Close()
+		defer stop()
 		b.SetBytes(size)
 		for i := 0; i < b.N; i++ {
 			body, ct := streamingUpload("main", "big.mp4", size)
-			resp, err := http.Post("http://"+ln.Addr().String()+"/", ct, body)
+			resp, err := http.Post(url, ct, body)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -413,5 +413,3 @@ func totalAlloc() uint64 {
 	runtime.ReadMemStats(&ms)
 	return ms.TotalAlloc
 }
-
-func createTemp(dir string) (*os.File, error) { return os.CreateTemp(dir, "bare-*") }
