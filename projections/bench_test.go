@@ -2,70 +2,17 @@ package projections_test
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
-	"time"
 
-	"github.com/oklog/ulid/v2"
-	bolt "go.etcd.io/bbolt"
 
-	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/projections"
 )
-
-// synthetic builds n events shaped like kino's: accounts and collections
-// first, then videos uploaded, started and completed (a few failed or
-// deleted).
-func synthetic(n int) []domain.Event {
-	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	events := make([]domain.Event, 0, n)
-	add := func(agg string, p domain.Payload) {
-		at = at.Add(time.Millisecond)
-		events = append(events, domain.Event{ID: ulid.MustNew(ulid.Timestamp(at), ulidEntropy{uint64(len(events))}).String(),
-			Type: p.EventType(), AggregateID: agg, OccurredAt: at, Data: p})
-	}
-	const accounts, collections = 100, 10
-	for a := 0; a < accounts && len(events) < n; a++ {
-		acct := fmt.Sprintf("acct-%d", a)
-		add(acct, domain.AccountCreated{Plan: domain.PlanPro})
-		for c := 0; c < collections; c++ {
-			add(acct+"_c"+fmt.Sprint(c), domain.CollectionCreated{Account: acct, Slug: "c" + fmt.Sprint(c), Name: "Collection"})
-		}
-	}
-	for v := 0; len(events) < n; v++ {
-		acct := fmt.Sprintf("acct-%d", v%accounts)
-		id := ulid.MustNew(ulid.Timestamp(at), ulidEntropy{uint64(v) << 20}).String()
-		add(id, domain.UploadAccepted{Account: acct, Collection: "c" + fmt.Sprint(v%collections), CollectionName: "Collection", Filename: "clip.mp4", OriginalSize: 12345678, Ext: ".mp4"})
-		add(id, domain.TranscodeStarted{Account: acct, Attempt: 1, Worker: "bench"})
-		switch {
-		case v%50 == 0:
-			add(id, domain.TranscodeFailed{Account: acct, Attempt: 1, Final: true, Reason: "The file is truncated or corrupt."})
-		default:
-			add(id, domain.TranscodeSucceeded{Account: acct, Attempt: 1, Duration: 30.04, Width: 1920, Height: 1080, HasAudio: true,
-				Resolutions: []string{"1080p", "720p", "480p", "360p", "240p"}, ProcessedSize: 45678901})
-		}
-		if v%20 == 0 {
-			add(id, domain.VideoDeleted{Account: acct})
-		}
-	}
-	return events[:n]
-}
-
-type ulidEntropy struct{ n uint64 }
-
-func (e ulidEntropy) Read(p []byte) (int, error) {
-	for i := range p {
-		p[i] = 0
-	}
-	binary.BigEndian.PutUint64(p[len(p)-8:], e.n)
-	return len(p), nil
-}
 
 // BenchmarkRebuild measures rebuilding every read model from n synthetic
 // events beside a raw ordered consumer that writes the same messages into
@@ -78,7 +25,7 @@ func BenchmarkRebuild(b *testing.B) {
 		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
 			s := eventstoretest.Run(b)
 			ctx := context.Background()
-			if err := s.Import(ctx, synthetic(n)); err != nil {
+			if err := s.Import(ctx, projections.Synthetic(n)); err != nil {
 				b.Fatal(err)
 			}
 			last, err := s.LastSeq(ctx)
@@ -106,43 +53,7 @@ func BenchmarkRebuild(b *testing.B) {
 }
 
 func rawIntoBolt(b *testing.B, ctx context.Context, s *eventstore.Store, upTo uint64) {
-	db, err := bolt.Open(filepath.Join(b.TempDir(), "raw.db"), 0o600, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	type kv struct {
-		k    [8]byte
-		body []byte
-	}
-	batch := make([]kv, 0, 1000)
-	flush := func() error {
-		return db.Update(func(tx *bolt.Tx) error {
-			bk, err := tx.CreateBucketIfNotExists([]byte("events"))
-			if err != nil {
-				return err
-			}
-			bk.FillPercent = 1
-			for _, e := range batch {
-				if err := bk.Put(e.k[:], e.body); err != nil {
-					return err
-				}
-			}
-			batch = batch[:0]
-			return nil
-		})
-	}
-	err = s.RawTail(ctx, upTo, func(seq uint64, body []byte) error {
-		var e kv
-		binary.BigEndian.PutUint64(e.k[:], seq)
-		e.body = body
-		batch = append(batch, e)
-		if len(batch) == 1000 || seq >= upTo {
-			return flush()
-		}
-		return nil
-	})
-	if err != nil {
+	if err := projections.RawIntoBolt(ctx, s, filepath.Join(b.TempDir(), "raw.db"), upTo); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -7,13 +7,14 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/projections"
 )
 
 func BenchmarkTailDecodeOnly(b *testing.B) {
 	s := eventstoretest.Run(b)
 	ctx := context.Background()
 	n := 200000
-	if err := s.Import(ctx, synthetic(n)); err != nil {
+	if err := s.Import(ctx, projections.Synthetic(n)); err != nil {
 		b.Fatal(err)
 	}
 	stop := errors.New("stop")

@@ -65,7 +65,7 @@ func median(xs []float64) float64 {
 func newBenchCmd() *cobra.Command {
 	var o benchOptions
 	cmd := &cobra.Command{
-		Use:   "bench [--quick] [--only reads,writes,uploads] [--json]",
+		Use:   "bench [--quick] [--only reads,writes,uploads,processing,replay] [--json]",
 		Short: "Measure kino against baselines on this machine, side by side, in one run",
 		Long: `bench starts a private kino (embedded NATS, temp data dir) and measures it
 beside a baseline run in the same process on the same machine: every figure
@@ -73,10 +73,13 @@ is a median of several runs, with its ratio to the baseline and the goal.
 
   reads    GET /v1/videos/{id} and ?limit=50 vs a bare net/http handler (goal >= 0.60)
   writes   POST /v1/collections, 8 clients, vs raw JetStream appends with a per-subject expectation (goal >= 0.50)
-  uploads  one large upload vs a bare handler copying the body to disk (goal >= 0.70, < 64 MiB RSS growth)
+  uploads     one large upload vs a bare handler copying the body to disk (goal >= 0.70, < 64 MiB RSS growth)
+  processing  a 30 s 1080p clip, upload -> COMPLETED, vs the same ffmpeg commands bare (goal <= 1.05)
+              and vs one ffmpeg per rendition in sequence (goal <= 0.80)
+  replay      rebuild of 250k/500k/1M synthetic events vs a raw ordered consumer into bbolt
+              (goal >= 0.70), and linear growth of the rebuild time
 
---quick uses tiny sizes and short runs (seconds), so the bench is part of the test suite.
-(Processing and replay are measured with go test -bench for now: docs/performance.md.)`,
+--quick uses tiny sizes and short runs (seconds), so the bench is part of the test suite.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.quick {
@@ -96,7 +99,7 @@ is a median of several runs, with its ratio to the baseline and the goal.
 		},
 	}
 	cmd.Flags().BoolVar(&o.quick, "quick", false, "tiny sizes and short runs, for CI")
-	cmd.Flags().StringSliceVar(&o.only, "only", nil, "measure only these: reads, writes, uploads")
+	cmd.Flags().StringSliceVar(&o.only, "only", nil, "measure only these: reads, writes, uploads, processing, replay")
 	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print the results as JSON")
 	cmd.Flags().IntVar(&o.runs, "runs", 5, "runs of each measure (the median is reported)")
 	cmd.Flags().DurationVar(&o.duration, "duration", 10*time.Second, "length of each load run")
@@ -140,8 +143,8 @@ func wants(o benchOptions, name string) bool {
 // runBench starts a private kino and runs the chosen measures.
 func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]result, error) {
 	for _, name := range o.only {
-		if name != "reads" && name != "writes" && name != "uploads" {
-			return nil, fmt.Errorf("--only: unknown measure %q (reads, writes, uploads)", name)
+		if !slices.Contains([]string{"reads", "writes", "uploads", "processing", "replay"}, name) {
+			return nil, fmt.Errorf("--only: unknown measure %q (reads, writes, uploads, processing, replay)", name)
 		}
 	}
 	dir, err := os.MkdirTemp("", "kino-bench-")
@@ -188,6 +191,22 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]result
 		rs, err := benchUploads(ctx, m, key, o, dir)
 		if err != nil {
 			return nil, fmt.Errorf("uploads: %w", err)
+		}
+		results = append(results, rs...)
+	}
+	heavy := o
+	heavy.runs = min(o.runs, 3) // minutes per run: three runs give the median
+	if wants(o, "processing") {
+		rs, err := benchProcessing(ctx, heavy, say)
+		if err != nil {
+			return nil, fmt.Errorf("processing: %w", err)
+		}
+		results = append(results, rs...)
+	}
+	if wants(o, "replay") {
+		rs, err := benchReplay(ctx, heavy, say)
+		if err != nil {
+			return nil, fmt.Errorf("replay: %w", err)
 		}
 		results = append(results, rs...)
 	}

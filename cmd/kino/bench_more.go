@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/apiclient"
+	"github.com/kino-video/kino/transport/ffmpeg"
+)
+
+// finishLower is finish for measures where lower is better (times).
+func (r *result) finishLower(goal float64) {
+	r.Kino, r.Baseline = median(r.KinoRuns), median(r.BaseRuns)
+	if r.Baseline > 0 {
+		r.Ratio = r.Kino / r.Baseline
+	}
+	r.Met = r.Ratio > 0 && r.Ratio <= goal
+}
+
+// benchProcessing times upload -> COMPLETED through a kino with one
+// transcoder, beside the same ffmpeg commands run bare (as kino schedules
+// them) and one ffmpeg per rendition in sequence.
+func benchProcessing(ctx context.Context, o benchOptions, say func(string, ...any)) ([]result, error) {
+	dir, err := os.MkdirTemp("", "kino-bench-processing-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	w, h, secs := 1920, 1080, 30
+	if o.quick {
+		w, h, secs = 320, 180, 2
+	}
+	src := filepath.Join(dir, "source.mp4")
+	say("processing: generating a %d s %dx%d clip", secs, w, h)
+	gen := exec.CommandContext(ctx, "ffmpeg", "-loglevel", "error", "-f", "lavfi", "-i", fmt.Sprintf("testsrc2=size=%dx%d:rate=25", w, h),
+		"-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", fmt.Sprint(secs), "-pix_fmt", "yuv420p",
+		"-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", src)
+	if out, err := gen.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("generate clip: %v: %s", err, out)
+	}
+	info, err := ffmpeg.Probe(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	rungs := ffmpeg.Ladder(info)
+
+	m := &Main{Config: Config{Addr: "127.0.0.1:0", Data: filepath.Join(dir, "data"), NATSListen: "127.0.0.1:0",
+		Log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Workers: WorkerConfig{Transcoders: 1, Attempts: 1, Backoff: []time.Duration{time.Second}, Stall: 2 * time.Minute}}}
+	if err := m.Run(ctx); err != nil {
+		m.Close()
+		return nil, err
+	}
+	defer m.Close()
+	key, err := benchAccount(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	api := apiOf(m, key)
+	if code, _, err := api.call(ctx, "POST", "/v1/collections", `{"slug":"p","name":"Processing"}`); err != nil || code != 201 {
+		return nil, fmt.Errorf("create collection: %d %v", code, err)
+	}
+	client := apiclient.Client{BaseURL: m.URL() + "/v1", Key: key}
+
+	hls := func(out string, rs []ffmpeg.Rung) error {
+		return ffmpeg.Run(ctx, ffmpeg.HLSArgs(src, out, info, rs), ffmpeg.RunOptions{Duration: info.Duration})
+	}
+	stills := func(out string) error {
+		if err := ffmpeg.Run(ctx, ffmpeg.ThumbnailArgs(src, filepath.Join(out, "thumbnail.jpg"), info), ffmpeg.RunOptions{Duration: info.Duration}); err != nil {
+			return err
+		}
+		return ffmpeg.Run(ctx, ffmpeg.PreviewArgs(src, filepath.Join(out, "preview.mp4"), info), ffmpeg.RunOptions{Duration: info.Duration})
+	}
+	same := result{Measure: fmt.Sprintf("upload -> COMPLETED, %d s %dp, vs the same ffmpeg commands bare", secs, h), Unit: "s", Goal: "<= 1.05"}
+	naive := result{Measure: fmt.Sprintf("upload -> COMPLETED, %d s %dp, vs one ffmpeg per rendition", secs, h), Unit: "s", Goal: "<= 0.80"}
+	for i := 0; i < o.runs; i++ {
+		say("processing: run %d of %d", i+1, o.runs)
+		f, err := os.Open(src)
+		if err != nil {
+			return nil, err
+		}
+		fi, _ := f.Stat()
+		t0 := time.Now()
+		up, err := client.Upload(ctx, f, fi.Size(), "source.mp4", "p", nil)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		v, err := client.Wait(ctx, up.Video.ID, 50*time.Millisecond, nil)
+		if err != nil {
+			return nil, err
+		}
+		if v.Status != "COMPLETED" {
+			return nil, fmt.Errorf("video %s: %s", v.Status, deref(v.ErrorMessage))
+		}
+		took := time.Since(t0).Seconds()
+		same.KinoRuns, naive.KinoRuns = append(same.KinoRuns, took), append(naive.KinoRuns, took)
+
+		out := filepath.Join(dir, fmt.Sprintf("bare-%d", i))
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			return nil, err
+		}
+		t0 = time.Now()
+		var wg sync.WaitGroup
+		var stillErr error
+		wg.Add(1)
+		go func() { defer wg.Done(); stillErr = stills(out) }()
+		err = hls(filepath.Join(out, "hls"), rungs)
+		wg.Wait()
+		if err = firstErr(err, stillErr); err != nil {
+			return nil, err
+		}
+		same.BaseRuns = append(same.BaseRuns, time.Since(t0).Seconds())
+
+		out = filepath.Join(dir, fmt.Sprintf("naive-%d", i))
+		t0 = time.Now()
+		for _, r := range rungs {
+			if err := hls(filepath.Join(out, r.Name), []ffmpeg.Rung{r}); err != nil {
+				return nil, err
+			}
+		}
+		if err := stills(out); err != nil {
+			return nil, err
+		}
+		naive.BaseRuns = append(naive.BaseRuns, time.Since(t0).Seconds())
+		_ = client.DeleteVideo(ctx, up.Video.ID)
+		_ = os.RemoveAll(filepath.Join(dir, fmt.Sprintf("bare-%d", i)))
+		_ = os.RemoveAll(out)
+	}
+	same.finishLower(1.05)
+	naive.finishLower(0.80)
+	same.Notes = fmt.Sprintf("ladder %s; kino polls every 50 ms", rungNames(rungs))
+	return []result{same, naive}, nil
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+func rungNames(rs []ffmpeg.Rung) string {
+	var names []string
+	for _, r := range rs {
+		names = append(names, r.Name)
+	}
+	return strings.Join(names, "/")
+}
+
+// benchReplay rebuilds the read models from synthetic streams of several
+// sizes (each in its own embedded server) beside a raw ordered consumer
+// writing the same messages into bbolt, and reports how the rebuild time
+// grows with the stream.
+func benchReplay(ctx context.Context, o benchOptions, say func(string, ...any)) ([]result, error) {
+	sizes := []int{250_000, 500_000, 1_000_000}
+	if o.quick {
+		sizes = []int{2_000, 4_000, 8_000}
+	}
+	var out []result
+	var times []float64
+	for _, n := range sizes {
+		dir, err := os.MkdirTemp("", "kino-bench-replay-")
+		if err != nil {
+			return nil, err
+		}
+		r, secs, err := replayOnce(ctx, dir, n, o.runs, say)
+		os.RemoveAll(dir)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+		times = append(times, secs)
+	}
+	// Linear growth: time per event at the largest size over the smallest.
+	growth := (times[len(times)-1] / float64(sizes[len(sizes)-1])) / (times[0] / float64(sizes[0]))
+	out = append(out, result{Measure: fmt.Sprintf("rebuild time per event, %d vs %d events", sizes[len(sizes)-1], sizes[0]),
+		Unit: "x", Kino: growth, Baseline: 1, Ratio: growth, Goal: "<= 1.25 (linear)", Met: growth <= 1.25,
+		Notes: fmt.Sprintf("rebuild times %s s", joinFloats(times))})
+	return out, nil
+}
+
+func replayOnce(ctx context.Context, dir string, n, runs int, say func(string, ...any)) (result, float64, error) {
+	srv, err := eventstore.StartEmbedded(dir, "127.0.0.1:0")
+	if err != nil {
+		return result{}, 0, err
+	}
+	defer srv.Shutdown()
+	s, err := eventstore.Open(ctx, eventstore.Config{URL: srv.URL(), Name: "kino bench", Manage: true})
+	if err != nil {
+		return result{}, 0, err
+	}
+	defer s.Close()
+	say("replay: importing %d synthetic events", n)
+	if err := s.Import(ctx, projections.Synthetic(n)); err != nil {
+		return result{}, 0, err
+	}
+	r := result{Measure: fmt.Sprintf("rebuild of %d events", n), Unit: "events/s", Goal: ">= 0.70", HigherWin: true}
+	var secs []float64
+	for i := 0; i < runs; i++ {
+		path := filepath.Join(dir, fmt.Sprintf("p-%d.db", i))
+		t0 := time.Now()
+		side, _, err := projections.BuildSide(ctx, s, path, func(projections.Progress) {})
+		if err != nil {
+			return r, 0, err
+		}
+		took := time.Since(t0).Seconds()
+		side.Discard()
+		secs = append(secs, took)
+		r.KinoRuns = append(r.KinoRuns, float64(n)/took)
+		raw := filepath.Join(dir, fmt.Sprintf("raw-%d.db", i))
+		t0 = time.Now()
+		if err := projections.RawIntoBolt(ctx, s, raw, uint64(n)); err != nil {
+			return r, 0, err
+		}
+		r.BaseRuns = append(r.BaseRuns, float64(n)/time.Since(t0).Seconds())
+		_ = os.Remove(raw)
+	}
+	r.finish(0.70)
+	return r, median(secs), nil
+}
+
+func joinFloats(xs []float64) string {
+	var parts []string
+	for _, x := range xs {
+		parts = append(parts, fmt.Sprintf("%.2f", x))
+	}
+	return strings.Join(parts, ", ")
+}
