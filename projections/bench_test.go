@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"testing"
 
-
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/projections"
