@@ -54,11 +54,9 @@ test: ensure-ffmpeg ensure-browser
     go vet ./...
     go test -count=1 ./...
 
-# kino bench (reads, writes, uploads side by side with baselines), then the go test benchmarks of processing and replay.
+# kino bench: reads, writes, uploads, processing and replay, each beside a same-run baseline (about 15 minutes).
 bench: ensure-ffmpeg build
     ./bin/kino bench
-    go test -run '^$' -bench 'Processing' -benchtime 1x ./cmd/kino
-    go test -run '^$' -bench 'Rebuild' -benchtime 1x -timeout 30m ./projections
 
 # Starts kino on a fresh data dir, uploads a generated 10 s sample with a progress bar and prints its playlist and player page.
 demo port="8090": ensure-ffmpeg build
