@@ -21,7 +21,7 @@ func (s *Store) OpenRawStream(ctx context.Context, name string) (*RawStream, err
 	_ = s.js.DeleteStream(ctx, name)
 	_, err := s.js.CreateStream(ctx, jetstream.StreamConfig{
 		Name: name, Subjects: []string{"raw.>"}, Storage: jetstream.FileStorage,
-		Duplicates: s.cfgDuplicates(), Replicas: max(s.cfg.Replicas, 1), AllowDirect: true,
+		Duplicates: duplicateWindow, Replicas: max(s.cfg.Replicas, 1), AllowDirect: true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("raw stream %s: %w", name, err)

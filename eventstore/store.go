@@ -108,7 +108,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			Retention:   jetstream.LimitsPolicy,
 			Discard:     jetstream.DiscardOld,
 			MaxAge:      0, // keep forever: the stream is the history
-			Duplicates:  2 * time.Minute,
+			Duplicates:  duplicateWindow,
 			Replicas:    replicas,
 			AllowDirect: true,
 		})
@@ -172,5 +172,5 @@ func (s *Store) Healthy() error {
 // looks like to the server. For tests of redelivery.
 func (s *Store) Abort() { s.nc.Close() }
 
-// cfgDuplicates is the dedupe window of kino's event stream.
-func (s *Store) cfgDuplicates() time.Duration { return 2 * time.Minute }
+// duplicateWindow is how long the event stream remembers Nats-Msg-Ids.
+const duplicateWindow = 2 * time.Minute

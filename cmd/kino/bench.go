@@ -152,22 +152,11 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]result
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	plans := domain.DefaultPlans()
-	for name, l := range plans {
-		l.RequestsPerMinute, l.MaxUploadBytes = math.MaxInt32, 1<<40
-		plans[name] = l
-	}
-	m := &Main{Config: Config{Addr: "127.0.0.1:0", Data: dir, NATSListen: "127.0.0.1:0", Plans: plans,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}}
-	if err := m.Run(ctx); err != nil {
-		m.Close()
-		return nil, err
-	}
-	defer m.Close()
-	key, err := benchAccount(ctx, m)
+	m, key, err := startBenchKino(ctx, dir, WorkerConfig{})
 	if err != nil {
 		return nil, err
 	}
+	defer m.Close()
 	say := func(f string, a ...any) { fmt.Fprintf(progress, "bench: "+f+"\n", a...) }
 	var results []result
 	if wants(o, "reads") {
@@ -211,6 +200,28 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]result
 		results = append(results, rs...)
 	}
 	return results, nil
+}
+
+// startBenchKino starts a private, quiet kino on dir with limits that never
+// get in the way, and a key of a business account.
+func startBenchKino(ctx context.Context, dir string, workers WorkerConfig) (*Main, string, error) {
+	plans := domain.DefaultPlans()
+	for name, l := range plans {
+		l.RequestsPerMinute, l.MaxUploadBytes = math.MaxInt32, 1<<40
+		plans[name] = l
+	}
+	m := &Main{Config: Config{Addr: "127.0.0.1:0", Data: dir, NATSListen: "127.0.0.1:0", Plans: plans,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Workers: workers}}
+	if err := m.Run(ctx); err != nil {
+		m.Close()
+		return nil, "", err
+	}
+	key, err := benchAccount(ctx, m)
+	if err != nil {
+		m.Close()
+		return nil, "", err
+	}
+	return m, key, nil
 }
 
 func benchAccount(ctx context.Context, m *Main) (string, error) {

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,18 +52,12 @@ func benchProcessing(ctx context.Context, o benchOptions, say func(string, ...an
 	}
 	rungs := ffmpeg.Ladder(info)
 
-	m := &Main{Config: Config{Addr: "127.0.0.1:0", Data: filepath.Join(dir, "data"), NATSListen: "127.0.0.1:0",
-		Log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Workers: WorkerConfig{Transcoders: 1, Attempts: 1, Backoff: []time.Duration{time.Second}, Stall: 2 * time.Minute}}}
-	if err := m.Run(ctx); err != nil {
-		m.Close()
-		return nil, err
-	}
-	defer m.Close()
-	key, err := benchAccount(ctx, m)
+	m, key, err := startBenchKino(ctx, filepath.Join(dir, "data"),
+		WorkerConfig{Transcoders: 1, Attempts: 1, Backoff: []time.Duration{time.Second}, Stall: 2 * time.Minute})
 	if err != nil {
 		return nil, err
 	}
+	defer m.Close()
 	api := apiOf(m, key)
 	if code, _, err := api.call(ctx, "POST", "/v1/collections", `{"slug":"p","name":"Processing"}`); err != nil || code != 201 {
 		return nil, fmt.Errorf("create collection: %d %v", code, err)

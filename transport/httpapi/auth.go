@@ -90,7 +90,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 func (s *Server) catchUp(ctx context.Context) bool {
 	last, err := s.lastSeq.get(ctx, s.cfg.Store.LastSeq)
 	if err != nil {
-		logger2(ctx, s.cfg.Log).Warn("stream last sequence", "err", err)
+		loggerFrom(ctx, s.cfg.Log).Warn("stream last sequence", "err", err)
 		return false
 	}
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)

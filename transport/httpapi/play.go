@@ -3,10 +3,6 @@ package httpapi
 import (
 	"html/template"
 	"net/http"
-
-	"github.com/gorilla/mux"
-
-	"github.com/kino-video/kino/domain"
 )
 
 // playPage is a minimal player: native HLS where the browser has it
@@ -35,16 +31,9 @@ else if (window.Hls && Hls.isSupported()) { const hls = new Hls(); hls.loadSourc
 // kino (the URL `just demo` prints). It shows only what the video's public
 // {cdn_url} files show, to whoever knows its unguessable id.
 func (s *Server) play(w http.ResponseWriter, r *http.Request) error {
-	id := mux.Vars(r)["id"]
-	if !domain.ValidID(id) {
-		return errNotFound("video")
-	}
-	v, ok, err := s.cfg.DB.Video(id)
+	v, err := s.videoVar(r)
 	if err != nil {
 		return err
-	}
-	if !ok {
-		return errNotFound("video")
 	}
 	res := s.renderVideo(v)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -207,10 +207,10 @@ const (
 )
 
 func logger(r *http.Request, fallback *slog.Logger) *slog.Logger {
-	return logger2(r.Context(), fallback)
+	return loggerFrom(r.Context(), fallback)
 }
 
-func logger2(ctx context.Context, fallback *slog.Logger) *slog.Logger {
+func loggerFrom(ctx context.Context, fallback *slog.Logger) *slog.Logger {
 	if l, ok := ctx.Value(ctxLog).(*slog.Logger); ok {
 		return l
 	}

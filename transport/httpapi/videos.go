@@ -276,16 +276,26 @@ func (s *Server) listVideos(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) getVideo(w http.ResponseWriter, r *http.Request) error {
+// videoVar is the live video named by the {id} path variable, whatever
+// its account (callers that serve an account check it).
+func (s *Server) videoVar(r *http.Request) (projections.Video, error) {
 	id := mux.Vars(r)["id"]
 	if !domain.ValidID(id) {
-		return errNotFound("video")
+		return projections.Video{}, errNotFound("video")
 	}
 	v, ok, err := s.cfg.DB.Video(id)
+	if err == nil && !ok {
+		err = errNotFound("video")
+	}
+	return v, err
+}
+
+func (s *Server) getVideo(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.videoVar(r)
 	if err != nil {
 		return err
 	}
-	if !ok || v.Account != callerOf(r).Account {
+	if v.Account != callerOf(r).Account {
 		return errNotFound("video")
 	}
 	writeJSON(w, http.StatusOK, s.renderVideo(v))
