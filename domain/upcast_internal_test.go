@@ -2,6 +2,9 @@ package domain
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -50,5 +53,22 @@ func TestDecodeUpcastsOldVersions(t *testing.T) {
 	registry["ExampleRenamed"] = spec
 	if _, err := Decode([]byte(v1)); err == nil || !strings.Contains(err.Error(), "no upcaster") {
 		t.Fatalf("missing upcaster: %v", err)
+	}
+}
+
+// TestOnePassDecoderReadsEveryCurrentFixture: DecodeAs falls back to
+// Decode when the one-pass decoder refuses an event, so agreeing with
+// Decode is not enough; the fast path must really take every event kino
+// writes at its current version.
+func TestOnePassDecoderReadsEveryCurrentFixture(t *testing.T) {
+	for typ, spec := range registry {
+		raw, err := os.ReadFile(filepath.Join("testdata", "events", fmt.Sprintf("%s.v%d.json", typ, spec.version)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := spec.current(raw)
+		if err != nil || e.Type != typ || e.Version != spec.version || e.Data == nil {
+			t.Errorf("%s: one-pass decoding gave %+v, %v", typ, e, err)
+		}
 	}
 }

@@ -123,14 +123,39 @@ func apply(b *batch, e domain.Event) error {
 // random (sorting the records took a rebuild from 87k to 118k events/s).
 type writes map[string][]write
 
-type write struct{ k, v []byte } // v nil: delete
+type write struct {
+	k, v []byte // v nil: delete
+	n    int    // order of the call, for writes to the same key
+}
 
-func (w writes) put(bucket, k, v []byte) { w[string(bucket)] = append(w[string(bucket)], write{k, v}) }
-func (w writes) del(bucket, k []byte)    { w[string(bucket)] = append(w[string(bucket)], write{k, nil}) }
+// newWrites prepares for the writes of n videos: a record and up to three
+// index entries each, two for a status change.
+func newWrites(n int) writes {
+	return writes{
+		string(bVideos): make([]write, 0, n), string(bByAccount): make([]write, 0, n),
+		string(bByColl): make([]write, 0, n), string(bByStatus): make([]write, 0, 2*n),
+	}
+}
+
+func (w writes) put(bucket, k, v []byte) { w.add(bucket, write{k: k, v: v}) }
+func (w writes) del(bucket, k []byte)    { w.add(bucket, write{k: k}) }
+
+func (w writes) add(bucket []byte, op write) {
+	ops := w[string(bucket)]
+	op.n = len(ops)
+	w[string(bucket)] = append(ops, op)
+}
 
 func (w writes) apply(tx *bolt.Tx) error {
 	for name, ops := range w {
-		slices.SortStableFunc(ops, func(a, b write) int { return bytes.Compare(a.k, b.k) })
+		// pdqsort with the call order as tie-break: a stable sort's merges
+		// cost a rebuild a tenth of its time.
+		slices.SortFunc(ops, func(a, b write) int {
+			if c := bytes.Compare(a.k, b.k); c != 0 {
+				return c
+			}
+			return a.n - b.n
+		})
 		b := tx.Bucket([]byte(name))
 		for _, op := range ops {
 			var err error
@@ -301,7 +326,7 @@ func (b *batch) changeCollection(account, slug string, change func(*Collection))
 
 // flushVideos writes the cached videos and their index entries.
 func (b *batch) flushVideos() error {
-	w := writes{}
+	w := newWrites(len(b.videos))
 	for _, cv := range b.videos {
 		var err error
 		switch {
