@@ -159,21 +159,17 @@ func decodeAs[T Payload](raw json.RawMessage) (Payload, error) {
 // writes all of that, and whatever it refuses DecodeAs reads with Decode.
 func decodeCurrent[T Payload](b []byte) (Event, error) {
 	var env struct {
-		ID          string `json:"id"`
-		Type        string `json:"type"`
-		Version     int    `json:"version"`
-		AggregateID string `json:"aggregateId"`
-		OccurredAt  string `json:"occurredAt"`
-		Data        T      `json:"data"`
+		ID          string    `json:"id"`
+		Type        string    `json:"type"`
+		Version     int       `json:"version"`
+		AggregateID string    `json:"aggregateId"`
+		OccurredAt  time.Time `json:"occurredAt"`
+		Data        T         `json:"data"`
 	}
 	if err := jsonv2.Unmarshal(b, &env); err != nil {
 		return Event{}, err
 	}
-	at, err := parseTime(env.OccurredAt)
-	if err != nil {
-		return Event{}, err
-	}
-	return Event{ID: env.ID, Type: env.Type, Version: env.Version, AggregateID: env.AggregateID, OccurredAt: at, Data: env.Data}, nil
+	return Event{ID: env.ID, Type: env.Type, Version: env.Version, AggregateID: env.AggregateID, OccurredAt: env.OccurredAt.UTC(), Data: env.Data}, nil
 }
 
 // DecodeAs decodes an event whose type the caller already knows (from the
@@ -190,15 +186,6 @@ func DecodeAs(t string, b []byte) (Event, error) {
 		return Decode(b)
 	}
 	return e, nil
-}
-
-// parseTime reads TimeFormat quickly, and any RFC 3339 time otherwise.
-func parseTime(s string) (time.Time, error) {
-	if t, err := time.Parse(TimeFormat, s); err == nil {
-		return t, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	return t.UTC(), err
 }
 
 // registry lists every event type ever written. Append only: a type is never

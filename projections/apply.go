@@ -128,15 +128,6 @@ type write struct {
 	n    int    // order of the call, for writes to the same key
 }
 
-// newWrites prepares for the writes of n videos: a record and up to three
-// index entries each, two for a status change.
-func newWrites(n int) writes {
-	return writes{
-		string(bVideos): make([]write, 0, n), string(bByAccount): make([]write, 0, n),
-		string(bByColl): make([]write, 0, n), string(bByStatus): make([]write, 0, 2*n),
-	}
-}
-
 func (w writes) put(bucket, k, v []byte) { w.add(bucket, write{k: k, v: v}) }
 func (w writes) del(bucket, k []byte)    { w.add(bucket, write{k: k}) }
 
@@ -174,28 +165,28 @@ func (w writes) apply(tx *bolt.Tx) error {
 
 // putVideo stores v and moves its status index entry from oldStatus ("":
 // a new video, indexed by account and collection too).
-func putVideo(w writes, v Video, oldStatus domain.Status) error {
-	raw, err := json.Marshal(v)
+func (s *scratch) putVideo(v *Video, oldStatus domain.Status) error {
+	raw, err := s.marshal(v)
 	if err != nil {
 		return err
 	}
-	id := []byte(v.ID)
-	w.put(bVideos, id, raw)
+	id := s.key(v.ID)
+	s.w.put(bVideos, id, raw)
 	if oldStatus == "" {
-		w.put(bByAccount, seqKey(key(v.Account), v.CreatedSeq), id)
-		w.put(bByColl, seqKey(key(v.Account, v.Collection), v.CreatedSeq), id)
+		s.w.put(bByAccount, s.seqKey(v.CreatedSeq, v.Account), id)
+		s.w.put(bByColl, s.seqKey(v.CreatedSeq, v.Account, v.Collection), id)
 	} else if oldStatus != v.Status {
-		w.del(bByStatus, seqKey(key(v.Account, string(oldStatus)), v.CreatedSeq))
+		s.w.del(bByStatus, s.seqKey(v.CreatedSeq, v.Account, string(oldStatus)))
 	}
-	w.put(bByStatus, seqKey(key(v.Account, string(v.Status)), v.CreatedSeq), id)
+	s.w.put(bByStatus, s.seqKey(v.CreatedSeq, v.Account, string(v.Status)), id)
 	return nil
 }
 
-func deleteVideo(w writes, v Video) {
-	w.del(bVideos, []byte(v.ID))
-	w.del(bByAccount, seqKey(key(v.Account), v.CreatedSeq))
-	w.del(bByColl, seqKey(key(v.Account, v.Collection), v.CreatedSeq))
-	w.del(bByStatus, seqKey(key(v.Account, string(v.Status)), v.CreatedSeq))
+func (s *scratch) deleteVideo(v Video) {
+	s.w.del(bVideos, s.key(v.ID))
+	s.w.del(bByAccount, s.seqKey(v.CreatedSeq, v.Account))
+	s.w.del(bByColl, s.seqKey(v.CreatedSeq, v.Account, v.Collection))
+	s.w.del(bByStatus, s.seqKey(v.CreatedSeq, v.Account, string(v.Status)))
 }
 
 func renameInVideos(tx *bolt.Tx, account, slug, name string) error {
@@ -231,13 +222,14 @@ func deletePrefix(b *bolt.Bucket, prefix []byte) error {
 // applyBatch applies events and stores the last one's sequence as the
 // checkpoint in the same transaction. Events at or below the checkpoint
 // are skipped, so a redelivered batch is never applied twice.
-func applyBatch(tx *bolt.Tx, events []domain.Event) error {
+func applyBatch(tx *bolt.Tx, events []domain.Event, s *scratch) error {
 	// Keys of these buckets mostly grow (ULIDs, sequences): fill pages
 	// instead of splitting them in half, or a rebuild doubles the file.
 	for _, name := range [][]byte{bVideos, bByAccount, bByColl, bDeliveries} {
 		tx.Bucket(name).FillPercent = 0.9
 	}
-	b := newBatch(tx)
+	s.reset()
+	b := &batch{tx: tx, scratch: s}
 	cp := readCheckpoint(tx)
 	for _, e := range events {
 		if e.Seq <= cp {
@@ -260,9 +252,97 @@ func applyBatch(tx *bolt.Tx, events []domain.Event) error {
 // so each is decoded and encoded once per batch however many events change
 // it (an upload, its transcode start and its success usually share one).
 type batch struct {
-	tx          *bolt.Tx
+	tx *bolt.Tx
+	*scratch
+}
+
+// scratch is the memory one writer (the follower, a rebuild) reuses from
+// batch to batch. Records are encoded and index keys built into its arena;
+// bbolt copies them into its pages when the transaction commits, so the
+// next batch writes over them. Allocation is what drives the GC, and
+// every GC cycle marks the embedded NATS server's per-subject index.
+type scratch struct {
+	arena
+	enc         *json.Encoder // writes into the arena
 	videos      map[string]*cachedVideo
 	collections map[string]*cachedCollection
+	w           writes
+}
+
+func newScratch() *scratch {
+	s := &scratch{videos: map[string]*cachedVideo{}, collections: map[string]*cachedCollection{}, w: writes{}}
+	s.enc = json.NewEncoder(&s.arena)
+	return s
+}
+
+// reset makes everything free again; call it only once the transaction
+// that wrote the last batch has ended.
+func (s *scratch) reset() {
+	s.arena.reset()
+	clear(s.videos)
+	clear(s.collections)
+	for name, ops := range s.w {
+		clear(ops)
+		s.w[name] = ops[:0]
+	}
+}
+
+// marshal encodes v as encoding/json's Marshal would (same bytes) into
+// the arena.
+func (s *scratch) marshal(v any) ([]byte, error) {
+	if err := s.enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return s.last[:len(s.last)-1], nil // Encode ends the value with a newline
+}
+
+// key builds key(parts...) in the arena.
+func (s *scratch) key(parts ...string) []byte {
+	return appendKey(s.alloc(keyLen(parts))[:0], parts...)
+}
+
+// seqKey builds seqKey(key(parts...), seq) in the arena.
+func (s *scratch) seqKey(seq uint64, parts ...string) []byte {
+	k := appendKey(s.alloc(keyLen(parts) + 9)[:0], parts...)
+	return binary.BigEndian.AppendUint64(append(k, 0), seq)
+}
+
+// arena hands out byte slices from chunks that reset makes free again.
+type arena struct {
+	chunks [][]byte
+	cur    int
+	last   []byte // what Write copied last
+}
+
+const arenaChunk = 1 << 20
+
+// alloc returns n bytes, valid until reset.
+func (a *arena) alloc(n int) []byte {
+	for {
+		if a.cur == len(a.chunks) {
+			a.chunks = append(a.chunks, make([]byte, 0, max(arenaChunk, n)))
+		}
+		c := a.chunks[a.cur]
+		if l := len(c); cap(c)-l >= n {
+			a.chunks[a.cur] = c[:l+n]
+			return c[l : l+n : l+n]
+		}
+		a.cur++
+	}
+}
+
+// Write copies p into the arena (json.Encoder writes each value at once).
+func (a *arena) Write(p []byte) (int, error) {
+	a.last = a.alloc(len(p))
+	copy(a.last, p)
+	return len(p), nil
+}
+
+func (a *arena) reset() {
+	for i := range a.chunks {
+		a.chunks[i] = a.chunks[i][:0]
+	}
+	a.cur, a.last = 0, nil
 }
 
 type cachedVideo struct {
@@ -275,10 +355,6 @@ type cachedVideo struct {
 type cachedCollection struct {
 	c    Collection
 	live bool // false: deleted (or never created)
-}
-
-func newBatch(tx *bolt.Tx) *batch {
-	return &batch{tx: tx, videos: map[string]*cachedVideo{}, collections: map[string]*cachedCollection{}}
 }
 
 // video returns the live video id, from the cache or the file.
@@ -326,27 +402,30 @@ func (b *batch) changeCollection(account, slug string, change func(*Collection))
 
 // flushVideos writes the cached videos and their index entries.
 func (b *batch) flushVideos() error {
-	w := newWrites(len(b.videos))
 	for _, cv := range b.videos {
 		var err error
 		switch {
 		case cv.deleted && cv.stored:
 			stored := cv.v
 			stored.Status = cv.origStatus
-			deleteVideo(w, stored)
+			b.deleteVideo(stored)
 		case cv.deleted:
 			// created and deleted within the batch: nothing was written
 		case cv.stored:
-			err = putVideo(w, cv.v, cv.origStatus)
+			err = b.putVideo(&cv.v, cv.origStatus)
 		default:
-			err = putVideo(w, cv.v, "")
+			err = b.putVideo(&cv.v, "")
 		}
 		if err != nil {
 			return err
 		}
 	}
 	clear(b.videos)
-	return w.apply(b.tx)
+	err := b.w.apply(b.tx)
+	for name, ops := range b.w {
+		b.w[name] = ops[:0]
+	}
+	return err
 }
 
 func (b *batch) flush() error {
@@ -357,7 +436,10 @@ func (b *batch) flush() error {
 	for k, cc := range b.collections {
 		var err error
 		if cc.live {
-			err = putJSON(bucket, []byte(k), cc.c)
+			var raw []byte
+			if raw, err = b.marshal(&cc.c); err == nil {
+				err = bucket.Put(b.key(k), raw)
+			}
 		} else {
 			err = bucket.Delete([]byte(k))
 		}

@@ -127,19 +127,27 @@ func readCheckpoint(tx *bolt.Tx) uint64 {
 	return 0
 }
 
-func key(parts ...string) []byte {
+// key joins parts with zero bytes: the keys of the read models.
+func key(parts ...string) []byte { return appendKey(make([]byte, 0, keyLen(parts)), parts...) }
+
+// keyLen is len(key(parts...)).
+func keyLen(parts []string) int {
 	n := len(parts) - 1
 	for _, p := range parts {
 		n += len(p)
 	}
-	b := make([]byte, 0, n)
+	return n
+}
+
+// appendKey appends key(parts...) to dst.
+func appendKey(dst []byte, parts ...string) []byte {
 	for i, p := range parts {
 		if i > 0 {
-			b = append(b, 0)
+			dst = append(dst, 0)
 		}
-		b = append(b, p...)
+		dst = append(dst, p...)
 	}
-	return b
+	return dst
 }
 
 func seqKey(prefix []byte, seq uint64) []byte {

@@ -43,6 +43,8 @@ type Projector struct {
 	rebuilding sync.Mutex    // one rebuild at a time
 	pause      chan pauseReq // a rebuild asks the follower to stop
 	following  bool          // Run is running (under mu)
+
+	scratch *scratch // the follower's (commit runs in one goroutine)
 }
 
 // pauseReq is a rebuild's request to the follower: it closes stopped once
@@ -57,7 +59,7 @@ func NewProjector(db *DB, source EventSource, log *slog.Logger) (*Projector, err
 	if err != nil {
 		return nil, err
 	}
-	return &Projector{db: db, source: source, log: log, applied: cp, changed: make(chan struct{}), pause: make(chan pauseReq)}, nil
+	return &Projector{db: db, source: source, log: log, applied: cp, changed: make(chan struct{}), pause: make(chan pauseReq), scratch: newScratch()}, nil
 }
 
 // Applied is the last sequence committed to the read models.
@@ -148,7 +150,7 @@ func (p *Projector) commit(batch []domain.Event) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	if err := p.db.update(func(tx *bolt.Tx) error { return applyBatch(tx, batch) }); err != nil {
+	if err := p.db.update(func(tx *bolt.Tx) error { return applyBatch(tx, batch, p.scratch) }); err != nil {
 		return err
 	}
 	p.advance(batch[len(batch)-1].Seq)
@@ -328,22 +330,38 @@ func build(ctx context.Context, source EventSource, db *DB, upTo uint64, progres
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batches := make(chan []domain.Event, 2)
+	// Applied batches come back to be filled again: four slices of
+	// RebuildBatch events serve a whole rebuild.
+	free := make(chan []domain.Event, 4)
 	applied := make(chan error, 1)
 	go func() {
 		var err error
+		s := newScratch()
 		for b := range batches {
 			if err != nil {
 				continue // drain after a failure
 			}
-			if err = db.update(func(tx *bolt.Tx) error { return applyBatch(tx, b) }); err != nil {
+			if err = db.update(func(tx *bolt.Tx) error { return applyBatch(tx, b, s) }); err != nil {
 				cancel()
 				continue
 			}
 			progress(Progress{Applied: b[len(b)-1].Seq, Total: upTo})
+			select {
+			case free <- b[:0]:
+			default:
+			}
 		}
 		applied <- err
 	}()
-	batch := make([]domain.Event, 0, RebuildBatch)
+	next := func() []domain.Event {
+		select {
+		case b := <-free:
+			return b
+		default:
+			return make([]domain.Event, 0, RebuildBatch)
+		}
+	}
+	batch := next()
 	tailErr := source.Tail(ctx, from+1, func(e domain.Event, caughtUp bool) error {
 		if e.Seq <= upTo {
 			batch = append(batch, e)
@@ -357,7 +375,7 @@ func build(ctx context.Context, source EventSource, db *DB, upTo uint64, progres
 			case <-ctx.Done():
 				return ctx.Err()
 			}
-			batch = make([]domain.Event, 0, RebuildBatch)
+			batch = next()
 		}
 		if e.Seq >= upTo {
 			return errBuilt
