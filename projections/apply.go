@@ -22,12 +22,14 @@ func apply(b *batch, e domain.Event) error {
 		if _, ok, err := b.video(e.AggregateID); err != nil || ok {
 			return err // an upload is accepted once
 		}
-		b.videos[e.AggregateID] = &cachedVideo{v: Video{
+		cv := b.newVideo()
+		cv.v = Video{
 			ID: e.AggregateID, Account: d.Account, Filename: d.Filename, Ext: d.Ext,
 			Status: domain.StatusPending, OriginalSize: d.OriginalSize, Resolutions: []string{},
 			Collection: d.Collection, CollectionName: d.CollectionName,
 			CreatedAt: e.OccurredAt, UpdatedAt: e.OccurredAt, CreatedSeq: e.Seq,
-		}}
+		}
+		b.videos[e.AggregateID] = cv
 		return b.changeCollection(d.Account, d.Collection, func(c *Collection) { c.VideoCount++ })
 	case domain.TranscodeStarted:
 		return b.changeVideo(e, func(v *Video) { v.Status = domain.StatusProcessing })
@@ -35,7 +37,10 @@ func apply(b *batch, e domain.Event) error {
 		return b.changeVideo(e, func(v *Video) {
 			dur, size := d.Duration, d.ProcessedSize
 			v.Status, v.Duration, v.ProcessedSize, v.ErrorMessage = domain.StatusCompleted, &dur, &size, nil
-			v.Resolutions = append([]string{}, d.Resolutions...)
+			v.Resolutions = d.Resolutions // events are never changed
+			if v.Resolutions == nil {
+				v.Resolutions = []string{}
+			}
 		})
 	case domain.TranscodeFailed:
 		return b.changeVideo(e, func(v *Video) {
@@ -267,6 +272,22 @@ type scratch struct {
 	videos      map[string]*cachedVideo
 	collections map[string]*cachedCollection
 	w           writes
+	slab        [][]cachedVideo // where the videos of the cache live
+	used        int             // of the slab's entries
+}
+
+const slabChunk = 1024
+
+// newVideo returns a zero cachedVideo from the slab, valid until reset.
+func (s *scratch) newVideo() *cachedVideo {
+	i, j := s.used/slabChunk, s.used%slabChunk
+	if i == len(s.slab) {
+		s.slab = append(s.slab, make([]cachedVideo, slabChunk))
+	}
+	s.used++
+	cv := &s.slab[i][j]
+	*cv = cachedVideo{}
+	return cv
 }
 
 func newScratch() *scratch {
@@ -279,6 +300,7 @@ func newScratch() *scratch {
 // that wrote the last batch has ended.
 func (s *scratch) reset() {
 	s.arena.reset()
+	s.used = 0
 	clear(s.videos)
 	clear(s.collections)
 	for name, ops := range s.w {
@@ -366,7 +388,8 @@ func (b *batch) video(id string) (*cachedVideo, bool, error) {
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	cv := &cachedVideo{v: v, stored: true, origStatus: v.Status}
+	cv := b.newVideo()
+	cv.v, cv.stored, cv.origStatus = v, true, v.Status
 	b.videos[id] = cv
 	return cv, true, nil
 }
