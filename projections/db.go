@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
+	"strconv"
 	"sync"
 	"time"
 
@@ -58,8 +60,14 @@ func (db *DB) update(fn func(*bolt.Tx) error) error {
 // file fits, bbolt never remaps it, so a commit never waits for readers to
 // leave, and never copies its changed records out of the map first: a
 // rebuild's file remapped at every doubling spent a tenth of its
-// allocations on that copy.
-const initialMmapSize = 1 << 30
+// allocations on that copy. Not on Windows, where bbolt grows the file to
+// the size mapped, nor in a 32-bit process, which has no gigabyte to spare.
+var initialMmapSize = func() int {
+	if runtime.GOOS == "windows" || strconv.IntSize < 64 {
+		return 0
+	}
+	return 1 << 30
+}()
 
 // OpenDB opens (or creates) the read-model file at path.
 func OpenDB(path string) (*DB, error) {

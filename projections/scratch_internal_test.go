@@ -3,6 +3,7 @@ package projections
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,32 +15,46 @@ import (
 )
 
 // The arena is written over by every batch: read models built by one
-// scratch reused across many small batches (chunks refilled many times,
-// records of a video read back in a later batch) must be exactly those
-// built with a fresh scratch per batch.
-func TestScratchReusedAcrossBatchesWritesWhatAFreshOneWrites(t *testing.T) {
-	events := Synthetic(20_000)
+// scratch reused across large batches (chunks of the arena and of the slab
+// refilled many times, and crossed within one transaction; records of a
+// video read back in a later batch; renames flushing the cached videos in
+// the middle of a batch) must be exactly those built in batches of 50
+// events with a fresh scratch each, which never reach a chunk's end.
+func TestScratchReusedAcrossBatchesWritesWhatSmallBatchesWrite(t *testing.T) {
+	var events []domain.Event
+	for i, e := range Synthetic(60_000) {
+		if i > 0 && i%7_000 == 0 {
+			r := e
+			r.AggregateID, r.Type = "acct-3_c3", domain.TypeCollectionRenamed
+			r.Data = domain.CollectionRenamed{Account: "acct-3", Slug: "c3", Name: fmt.Sprintf("Renamed %d", i)}
+			events = append(events, r)
+		}
+		events = append(events, e)
+	}
 	for i := range events {
 		events[i].Seq = uint64(i + 1)
 	}
-	build := func(reuse bool) string {
+	build := func(per int, reuse bool) string {
 		db, err := OpenDB(filepath.Join(t.TempDir(), "p.db"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer db.Close()
+		db.bolt.NoSync = true // a test file
 		s := newScratch()
-		for from := 0; from < len(events); from += 700 { // batches cut videos in two
+		crossed := false
+		for from := 0; from < len(events); from += per { // batches cut videos in two
 			if !reuse {
 				s = newScratch()
 			}
-			batch := events[from:min(from+700, len(events))]
+			batch := events[from:min(from+per, len(events))]
 			if err := db.update(func(tx *bolt.Tx) error { return applyBatch(tx, batch, s) }); err != nil {
 				t.Fatal(err)
 			}
+			crossed = crossed || s.cur > 0
 		}
-		if reuse && len(s.chunks) < 1 {
-			t.Fatal("the arena was never used")
+		if reuse && (!crossed || len(s.slab) < 2) {
+			t.Fatalf("no batch went past an arena chunk (%v) or a slab chunk (%d)", crossed, len(s.slab))
 		}
 		var out bytes.Buffer
 		if err := db.Dump(&out); err != nil {
@@ -47,12 +62,15 @@ func TestScratchReusedAcrossBatchesWritesWhatAFreshOneWrites(t *testing.T) {
 		}
 		return out.String()
 	}
-	fresh, reused := build(false), build(true)
+	fresh := build(50, false)
+	reused := build(8_000, true) // about 2 400 videos a batch: two slab chunks, over 1 MiB
 	if fresh != reused {
 		t.Fatalf("a reused scratch wrote different read models (%d vs %d bytes)", len(reused), len(fresh))
 	}
-	if !strings.Contains(fresh, `"status":"COMPLETED"`) || !strings.Contains(fresh, "videos_by_status") {
-		t.Fatalf("dump lacks videos: %.300s", fresh)
+	for _, want := range []string{`"status":"COMPLETED"`, "videos_by_status", `"collectionName":"Renamed 56000"`, `"name":"Renamed 56000"`} {
+		if !strings.Contains(fresh, want) {
+			t.Fatalf("dump lacks %s", want)
+		}
 	}
 }
 
