@@ -133,6 +133,13 @@ type write struct {
 	n    int    // order of the call, for writes to the same key
 }
 
+func (w writes) reset() {
+	for name, ops := range w {
+		clear(ops)
+		w[name] = ops[:0]
+	}
+}
+
 func (w writes) put(bucket, k, v []byte) { w.add(bucket, write{k: k, v: v}) }
 func (w writes) del(bucket, k []byte)    { w.add(bucket, write{k: k}) }
 
@@ -142,7 +149,10 @@ func (w writes) add(bucket []byte, op write) {
 	w[string(bucket)] = append(ops, op)
 }
 
+// apply writes the lists in key order and empties them (a rename flushes
+// the videos mid-batch, and they must not be written again at its end).
 func (w writes) apply(tx *bolt.Tx) error {
+	defer w.reset()
 	for name, ops := range w {
 		// pdqsort with the call order as tie-break: a stable sort's merges
 		// cost a rebuild a tenth of its time.
@@ -303,10 +313,7 @@ func (s *scratch) reset() {
 	s.used = 0
 	clear(s.videos)
 	clear(s.collections)
-	for name, ops := range s.w {
-		clear(ops)
-		s.w[name] = ops[:0]
-	}
+	s.w.reset() // after a failed batch
 }
 
 // marshal encodes v as encoding/json's Marshal would (same bytes) into
@@ -444,11 +451,7 @@ func (b *batch) flushVideos() error {
 		}
 	}
 	clear(b.videos)
-	err := b.w.apply(b.tx)
-	for name, ops := range b.w {
-		b.w[name] = ops[:0]
-	}
-	return err
+	return b.w.apply(b.tx)
 }
 
 func (b *batch) flush() error {

@@ -19,6 +19,17 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // running starts a projector over db and stops it when the test ends (or
 // when the returned stop is called).
+// tempDB opens read models in a temporary file, closed when t ends.
+func tempDB(t *testing.T) *projections.DB {
+	t.Helper()
+	db, err := projections.OpenDB(filepath.Join(t.TempDir(), "p.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 func running(t *testing.T, db *projections.DB, s *eventstore.Store) (*projections.Projector, func()) {
 	t.Helper()
 	p, err := projections.NewProjector(db, s, quiet)
@@ -112,11 +123,7 @@ func TestProjectorRestartResumesAtCheckpoint(t *testing.T) {
 // commit, before the consumer moved on) changes nothing.
 func TestReplayedBatchIsNotAppliedTwice(t *testing.T) {
 	s := eventstoretest.Run(t)
-	db, err := projections.OpenDB(filepath.Join(t.TempDir(), "p.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := tempDB(t)
 	exec[domain.Collection](t, s, domain.CollectionStream("acme", "a"), domain.CreateCollection{Account: "acme", Slug: "a", Name: "A"})
 	upload(t, s, "acme", "a")
 	upload(t, s, "acme", "a")
@@ -178,11 +185,7 @@ func applyAll(db *projections.DB, s *eventstore.Store) error {
 
 func TestListNewestFirstWithFilters(t *testing.T) {
 	s := eventstoretest.Run(t)
-	db, err := projections.OpenDB(filepath.Join(t.TempDir(), "p.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := tempDB(t)
 	p, _ := running(t, db, s)
 	for _, slug := range []string{"a", "b"} {
 		exec[domain.Collection](t, s, domain.CollectionStream("acme", slug), domain.CreateCollection{Account: "acme", Slug: slug, Name: slug})
@@ -251,11 +254,7 @@ func TestListNewestFirstWithFilters(t *testing.T) {
 
 func TestWaitForHonoursContext(t *testing.T) {
 	s := eventstoretest.Run(t)
-	db, err := projections.OpenDB(filepath.Join(t.TempDir(), "p.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := tempDB(t)
 	p, _ := running(t, db, s)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
