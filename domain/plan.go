@@ -1,8 +1,12 @@
 package domain
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
-// Plan is an account's plan; it sets the request rate and the upload size.
+// Plan is an account's plan; it sets the request rate, the upload size and
+// the longest video it may transcode.
 type Plan string
 
 const (
@@ -20,18 +24,19 @@ const (
 type Limits struct {
 	RequestsPerMinute int
 	MaxUploadBytes    int64
+	MaxDuration       time.Duration // longest video transcoded; longer ones are FAILED at probe time
 }
 
 // Plans maps each plan to its limits. The request rates are the spec's; the
-// upload sizes are defaults an operator may change.
+// upload sizes and durations are defaults an operator may change.
 type Plans map[Plan]Limits
 
 // DefaultPlans returns the spec's rates with the default upload sizes.
 func DefaultPlans() Plans {
 	return Plans{
-		PlanFree:     {RequestsPerMinute: 60, MaxUploadBytes: 1 * GiB},
-		PlanPro:      {RequestsPerMinute: 300, MaxUploadBytes: 10 * GiB},
-		PlanBusiness: {RequestsPerMinute: 1000, MaxUploadBytes: 50 * GiB},
+		PlanFree:     {RequestsPerMinute: 60, MaxUploadBytes: 1 * GiB, MaxDuration: time.Hour},
+		PlanPro:      {RequestsPerMinute: 300, MaxUploadBytes: 10 * GiB, MaxDuration: 6 * time.Hour},
+		PlanBusiness: {RequestsPerMinute: 1000, MaxUploadBytes: 50 * GiB, MaxDuration: 12 * time.Hour},
 	}
 }
 
