@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -45,5 +46,20 @@ func TestPlaylistUploadPublishesNothing(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// passable lets a root kino's --ffmpeg-user (nobody) pass through dir and
+// the directory go test made it in (both 0700), as kino requires of every
+// directory above <data>/media.
+func passable(t *testing.T, dir string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return
+	}
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if err := os.Chmod(d, 0o711); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
