@@ -51,8 +51,8 @@ func TestClientRefusesInternalAddressesAfterResolution(t *testing.T) {
 	port := srv.URL[strings.LastIndex(srv.URL, ":"):]
 	for _, url := range []string{srv.URL, "http://localhost" + port} {
 		a := post(context.Background(), newClient(time.Second, false), url, "s", "webhook.test", "dlv_1", []byte("{}"))
-		if !errors.Is(a.err, ErrRefusedAddress) || !strings.Contains(a.describe(), "not a public address") {
-			t.Fatalf("%s: %v (%s)", url, a.err, a.describe())
+		if !errors.Is(a.err, ErrRefusedAddress) || !strings.Contains(a.describe(time.Second), "address not allowed (private network)") {
+			t.Fatalf("%s: %v (%s)", url, a.err, a.describe(time.Second))
 		}
 	}
 	if a := post(context.Background(), newClient(time.Second, true), srv.URL, "s", "webhook.test", "dlv_1", []byte("{}")); !a.ok() {
@@ -68,8 +68,8 @@ func TestClientDoesNotFollowRedirects(t *testing.T) {
 	}))
 	defer srv.Close()
 	a := post(context.Background(), newClient(time.Second, true), srv.URL, "s", "webhook.test", "dlv_1", []byte("{}"))
-	if a.ok() || a.status != 302 || hits != 1 || !strings.Contains(a.describe(), "redirects are not followed") {
-		t.Fatalf("redirect: %+v hits %d (%s)", a, hits, a.describe())
+	if a.ok() || a.status != 302 || hits != 1 || !strings.Contains(a.describe(time.Second), "redirects are not followed") {
+		t.Fatalf("redirect: %+v hits %d (%s)", a, hits, a.describe(time.Second))
 	}
 }
 
