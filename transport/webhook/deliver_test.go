@@ -17,6 +17,9 @@ import (
 	"github.com/kino-video/kino/projections"
 )
 
+// addressLike matches an IPv4 or IPv6 address, a :port, or localhost.
+var addressLike = regexp.MustCompile(`\d{1,3}(\.\d{1,3}){3}|:\d+|[0-9a-fA-F]*:[0-9a-fA-F]*:[0-9a-fA-F]*|localhost`)
+
 const testSecret = "whsec_0123456789abcdef0123456789abcdef"
 
 // subscribe writes a subscription of account to url, as the API does.
@@ -243,7 +246,6 @@ func TestDeliveryErrorsCarryNoServerAddresses(t *testing.T) {
 	t.Cleanup(live.Close)
 	port := live.URL[strings.LastIndex(live.URL, ":"):]
 
-	addressLike := regexp.MustCompile(`\d{1,3}(\.\d{1,3}){3}|:\d+|[0-9a-fA-F]*:[0-9a-fA-F]*:[0-9a-fA-F]*|localhost`)
 	for _, tc := range []struct {
 		name, url    string
 		allowPrivate bool
