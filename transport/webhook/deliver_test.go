@@ -122,9 +122,12 @@ func waitRecorded(t *testing.T, store *eventstore.Store, hookID string, n int) [
 
 // A receiver that never answers holds one sender, not all of them: the
 // 40 test deliveries of account A wait behind A's first, and B's delivery
-// goes out while that first POST still hangs.
+// goes out while that first POST still hangs. The senders are two
+// processes' worth (two connections, two senders each) sharing the
+// durable, as kino serve and kino worker do.
 func TestStalledReceiverDelaysOnlyItsOwnSubscription(t *testing.T) {
-	store := eventstoretest.Run(t)
+	url := eventstoretest.Server(t, t.TempDir()).URL()
+	store, other := eventstoretest.Open(t, url), eventstoretest.Open(t, url)
 	var mu sync.Mutex
 	stalled := 0
 	release := make(chan struct{})
@@ -149,7 +152,9 @@ func TestStalledReceiverDelaysOnlyItsOwnSubscription(t *testing.T) {
 	hookA, hookB := subscribe(t, store, "acme", a.URL), subscribe(t, store, "other", b.URL)
 	sendTests(t, store, hookA, 40) // queued first: the senders meet them first
 	sendTests(t, store, hookB, 1)
-	runDeliverer(t, newTestDeliverer(t, Config{Store: store, Workers: 4, Timeout: 10 * time.Minute, AllowPrivate: true}))
+	for _, st := range []*eventstore.Store{store, other} {
+		runDeliverer(t, newTestDeliverer(t, Config{Store: st, Workers: 2, Timeout: 10 * time.Minute, AllowPrivate: true}))
+	}
 
 	select {
 	case <-arrived:
