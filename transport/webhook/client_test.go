@@ -137,3 +137,14 @@ func TestDescribeTimeout(t *testing.T) {
 		t.Fatalf("%q (%v)", got, a.err)
 	}
 }
+
+func TestValidDeliveryID(t *testing.T) {
+	if id := DeliveryID("01EVENT", "01HOOK"); !validDeliveryID(id) {
+		t.Fatalf("%s refused", id)
+	}
+	for _, id := range []string{"", "dlv_", "dlv_0123456789abcdef0123456", "dlv_0123456789abcdef0123456G", "xyz_0123456789abcdef01234567", "dlv_0123456789abcdef01234.>7"} {
+		if validDeliveryID(id) {
+			t.Errorf("%q accepted", id)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/kino-video/kino/domain"
@@ -44,12 +45,14 @@ func (d *Deliverer) Run(ctx context.Context) error {
 }
 
 // Busy handbacks: a delivery whose subscription has a POST under way comes
-// back after busyDelay times its delivery count, at most maxBusyDelay, so
-// that a long queue behind a stalled receiver costs the senders a few
-// fetches a second, not a spin.
+// back after busyDelay times its delivery count, at most maxBusyDelay. A
+// delivery behind a fast POST waits a fraction of a second; one queued
+// behind a receiver that never answers is fetched once every 10 s, so a
+// long queue costs the senders a cheap fetch per message per 10 s, not a
+// spin, and the deliveries of other subscriptions are fetched in between.
 const (
 	busyDelay    = 250 * time.Millisecond
-	maxBusyDelay = 5 * time.Second
+	maxBusyDelay = 10 * time.Second
 )
 
 // handle makes one attempt, under the subscription's send lock: at most
@@ -59,7 +62,7 @@ const (
 func (d *Deliverer) handle(ctx context.Context, job *eventstore.Job) {
 	hookID, deliveryID, kind := job.Header(hWebhook), job.Header(hDelivery), job.Header(hKind)
 	log := d.cfg.Log.With("webhook_id", hookID, "delivery_id", deliveryID)
-	if !domain.ValidID(hookID) {
+	if !domain.ValidID(hookID) || !validDeliveryID(deliveryID) {
 		log.Error("malformed delivery message; dropped")
 		_ = job.Ack(ctx)
 		return
@@ -212,4 +215,18 @@ func (d *Deliverer) later(ctx context.Context, job *eventstore.Job, delay time.D
 	}
 	log.Warn("delivery postponed", "err", err)
 	_ = job.Retry(delay)
+}
+
+// validDeliveryID reports whether id has DeliveryID's form ("dlv_" and 24
+// lowercase hex digits), which is also a valid KV key.
+func validDeliveryID(id string) bool {
+	if len(id) != 28 || !strings.HasPrefix(id, "dlv_") {
+		return false
+	}
+	for _, c := range id[4:] {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
