@@ -105,6 +105,7 @@ func (c *Config) validate() error {
 type Server struct {
 	cfg     Config
 	limiter *limiter
+	tests   testLimiter // POST /v1/webhooks/{id}/test, per subscription
 	lastSeq lastSeqCache
 	uploads chan struct{} // a slot per upload in flight
 	openapi []byte        // docs/openapi.yaml as JSON

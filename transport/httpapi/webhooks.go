@@ -4,7 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/http"
+	"strconv"
+	"sync"
+	"time"
 
 	"github.com/gorilla/mux"
 
@@ -169,6 +173,13 @@ func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.Webhooks == nil {
 		return &apiError{http.StatusServiceUnavailable, "Service unavailable", "webhook delivery is not running on this server"}
 	}
+	if wait, ok := s.tests.allow(h.ID, s.cfg.Now()); !ok {
+		secs := int((wait + time.Second - 1) / time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		return &apiError{http.StatusTooManyRequests, labelRateLimited, fmt.Sprintf(
+			"Too many test deliveries for this webhook: at most %d at once and then one every %d seconds; retry after %d seconds",
+			testBurst, int(testEvery/time.Second), secs)}
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), writeTimeout)
 	defer cancel()
 	id, err := s.cfg.Webhooks.SendTest(ctx, h)
@@ -194,4 +205,48 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 	s.settle(r, res.LastSeq())
 	writeJSON(w, http.StatusOK, messageJSON{Message: "Webhook deleted"})
 	return nil
+}
+
+// POST /v1/webhooks/{id}/test is limited per subscription: testBurst at
+// once, then one every testEvery (5 a minute). Each test is a delivery
+// that waits its turn behind the subscription's others (one in flight per
+// subscription), so without a limit a caller could queue thousands behind
+// a receiver that never answers.
+const (
+	testBurst = 5
+	testEvery = 12 * time.Second
+)
+
+// testLimiter is a token bucket per subscription, kept as the time its
+// bucket will be full again (GCRA). It lives in the process, like the
+// request limiter. The zero value is ready to use.
+type testLimiter struct {
+	mu   sync.Mutex
+	full map[string]time.Time
+}
+
+// allow takes a token of subscription id at now, or reports how long until
+// one is free.
+func (l *testLimiter) allow(id string, now time.Time) (time.Duration, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.full == nil {
+		l.full = make(map[string]time.Time)
+	}
+	full := l.full[id]
+	if full.Before(now) {
+		full = now
+	}
+	if over := full.Sub(now) - (testBurst-1)*testEvery; over > 0 {
+		return over, false
+	}
+	if len(l.full) > 10000 {
+		for k, t := range l.full {
+			if t.Before(now) {
+				delete(l.full, k)
+			}
+		}
+	}
+	l.full[id] = full.Add(testEvery)
+	return 0, true
 }

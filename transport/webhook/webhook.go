@@ -38,6 +38,10 @@ const (
 	hEvent    = "Kino-Event-Id"
 	hVideo    = "Kino-Video-Id"
 	hAccount  = "Kino-Account"
+	// hCounted marks a message whose attempts are counted in the attempts
+	// bucket (eventstore.SendState); older messages count them by their
+	// delivery count.
+	hCounted = "Kino-Attempts-Counted"
 )
 
 // Body is what a receiver gets.
@@ -105,7 +109,7 @@ func Enqueue(ctx context.Context, store *eventstore.Store, w projections.Webhook
 	}
 	id := DeliveryID(body.ID, w.ID)
 	err = store.Enqueue(ctx, w.ID, body.ID+"."+w.ID, raw, map[string]string{
-		hWebhook: w.ID, hDelivery: id, hKind: body.Type, hEvent: body.ID, hVideo: videoID, hAccount: w.Account,
+		hWebhook: w.ID, hDelivery: id, hKind: body.Type, hEvent: body.ID, hVideo: videoID, hAccount: w.Account, hCounted: "1",
 	})
 	return id, err
 }
