@@ -20,6 +20,9 @@ const (
 type Limits struct {
 	RequestsPerMinute int
 	MaxUploadBytes    int64
+	// TranscodeConcurrency is how many of the account's videos may
+	// transcode at once across all workers.
+	TranscodeConcurrency int
 }
 
 // Plans maps each plan to its limits. The request rates are the spec's; the
@@ -29,9 +32,9 @@ type Plans map[Plan]Limits
 // DefaultPlans returns the spec's rates with the default upload sizes.
 func DefaultPlans() Plans {
 	return Plans{
-		PlanFree:     {RequestsPerMinute: 60, MaxUploadBytes: 1 * GiB},
-		PlanPro:      {RequestsPerMinute: 300, MaxUploadBytes: 10 * GiB},
-		PlanBusiness: {RequestsPerMinute: 1000, MaxUploadBytes: 50 * GiB},
+		PlanFree:     {RequestsPerMinute: 60, MaxUploadBytes: 1 * GiB, TranscodeConcurrency: 1},
+		PlanPro:      {RequestsPerMinute: 300, MaxUploadBytes: 10 * GiB, TranscodeConcurrency: 2},
+		PlanBusiness: {RequestsPerMinute: 1000, MaxUploadBytes: 50 * GiB, TranscodeConcurrency: 4},
 	}
 }
 

@@ -63,6 +63,7 @@ type Store struct {
 	js         jetstream.JetStream
 	stream     jetstream.Stream
 	deliveries jetstream.Stream
+	jobs       jetstream.Stream
 }
 
 // Open connects to NATS and creates or updates the event stream.
@@ -123,7 +124,12 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		nc.Close()
 		return nil, err
 	}
-	return &Store{cfg: cfg, nc: nc, js: js, stream: stream, deliveries: deliveries}, nil
+	jobs, err := openJobs(ctx, js, cfg)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return &Store{cfg: cfg, nc: nc, js: js, stream: stream, deliveries: deliveries, jobs: jobs}, nil
 }
 
 // Close drains the connection: in-flight publishes and acks finish first.

@@ -405,10 +405,26 @@ func TestTransientFailuresRetryThenFail(t *testing.T) {
 	}
 }
 
-// waitJobsDone waits until the transcoder has acknowledged every job.
+// waitJobsDone waits until the transcoder has acknowledged every job: none
+// left to move into the account queues, none waiting, running or backing off.
 func (h *harness) waitJobsDone() {
 	h.t.Helper()
-	h.waitConsumerDone("", transcoder.Durable)
+	deadline := time.Now().Add(time.Minute)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		n, err := h.m.store.JobsUnfinished(context.Background(), transcoder.Durable)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("%d transcode jobs unfinished after the deadline", n)
+		}
+		<-tick.C
+	}
 }
 
 // waitConsumerDone waits until a work consumer has acknowledged every job.

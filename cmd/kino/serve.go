@@ -68,6 +68,9 @@ type WorkerConfig struct {
 	Backoff        []time.Duration // waits between transcode attempts
 	AckWait        time.Duration   // silence after which a job goes to another worker
 	Stall          time.Duration   // kill ffmpeg after this long without progress
+	// TranscodeConcurrency: videos of one account transcoding at once
+	// across all workers, by plan.
+	TranscodeConcurrency map[domain.Plan]int
 }
 
 // workerFlags registers the worker flags on fs; parse fills cfg.
@@ -77,6 +80,14 @@ func workerFlags(fs *pflag.FlagSet, cfg *WorkerConfig) (parse func() error) {
 	fs.IntVar(&cfg.Attempts, "transcode-attempts", envInt("KINO_TRANSCODE_ATTEMPTS", 3), "attempts before a video is FAILED (env KINO_TRANSCODE_ATTEMPTS)")
 	fs.StringVar(&backoff, "transcode-backoff", env("KINO_TRANSCODE_BACKOFF", "10s,1m,5m"), "waits before each retry of a failed transcode; the last repeats (env KINO_TRANSCODE_BACKOFF)")
 	fs.DurationVar(&cfg.Stall, "ffmpeg-stall-timeout", envDuration("KINO_FFMPEG_STALL_TIMEOUT", 2*time.Minute), "kill ffmpeg when it makes no progress for this long (env KINO_FFMPEG_STALL_TIMEOUT)")
+	concurrency := map[domain.Plan]*int{}
+	for _, plan := range []domain.Plan{domain.PlanFree, domain.PlanPro, domain.PlanBusiness} {
+		n := new(int)
+		name, envName := "transcode-concurrency-"+string(plan), "KINO_TRANSCODE_CONCURRENCY_"+strings.ToUpper(string(plan))
+		fs.IntVar(n, name, envInt(envName, domain.DefaultPlans()[plan].TranscodeConcurrency),
+			fmt.Sprintf("videos of one %s account transcoding at once across all workers (env %s)", plan, envName))
+		concurrency[plan] = n
+	}
 	var webhookBackoff string
 	fs.IntVar(&cfg.Senders, "webhook-workers", envInt("KINO_WEBHOOK_WORKERS", 4), "webhook deliveries this process sends at once (env KINO_WEBHOOK_WORKERS)")
 	fs.StringVar(&webhookBackoff, "webhook-backoff", env("KINO_WEBHOOK_BACKOFF", "10s,30s,2m,10m,30m,1h,3h,6h"), "waits before each retry of a failed webhook delivery; its length is the number of retries (env KINO_WEBHOOK_BACKOFF)")
@@ -95,6 +106,13 @@ func workerFlags(fs *pflag.FlagSet, cfg *WorkerConfig) (parse func() error) {
 		}
 		if cfg.Transcoders < 0 || cfg.Attempts < 1 {
 			return errors.New("--workers must be >= 0 and --transcode-attempts >= 1")
+		}
+		cfg.TranscodeConcurrency = map[domain.Plan]int{}
+		for plan, n := range concurrency {
+			if *n < 1 {
+				return fmt.Errorf("--transcode-concurrency-%s must be >= 1", plan)
+			}
+			cfg.TranscodeConcurrency[plan] = *n
 		}
 		return nil
 	}
@@ -443,9 +461,16 @@ func startWorkers(m *Main, store *eventstore.Store, mediaStore *media.Store, pro
 			return fmt.Errorf("transcoding needs %s on PATH (apt-get install ffmpeg), or run with --workers 0: %w", bin, err)
 		}
 	}
+	plans := domain.DefaultPlans()
+	for plan, n := range cfg.TranscodeConcurrency {
+		l := plans[plan]
+		l.TranscodeConcurrency = n
+		plans[plan] = l
+	}
 	tc, err := transcoder.New(transcoder.Config{
 		Store: store, Media: mediaStore, Progress: progress, Log: log.With("component", "transcoder"),
 		Workers: cfg.Transcoders, MaxAttempts: cfg.Attempts, Backoff: cfg.Backoff, AckWait: cfg.AckWait, Stall: cfg.Stall,
+		Plans: plans,
 	})
 	if err != nil {
 		return err

@@ -22,7 +22,9 @@ import (
 	"github.com/kino-video/kino/transport/media"
 )
 
-// Durable is the name of the transcoder's consumer.
+// Durable is the name of the transcoder's intake consumer on the event
+// stream (the single work queue of earlier versions, which it replaces in
+// place); the jobs themselves wait in eventstore.JobsStream.
 const Durable = "transcoder"
 
 // Config configures a Transcoder; validate fills the defaults.
@@ -38,6 +40,7 @@ type Config struct {
 	AckWait     time.Duration   // silence after which a job goes to another worker (default 60s; heartbeats every third of it)
 	Stall       time.Duration   // kill ffmpeg after this long without progress (default 2m)
 	Name        string          // worker name recorded in TranscodeStarted (default host:pid)
+	Plans       domain.Plans    // per-plan TranscodeConcurrency (default domain.DefaultPlans)
 }
 
 func (c *Config) validate() error {
@@ -62,6 +65,9 @@ func (c *Config) validate() error {
 	if c.Stall <= 0 {
 		c.Stall = 2 * time.Minute
 	}
+	if c.Plans == nil {
+		c.Plans = domain.DefaultPlans()
+	}
 	if c.Name == "" {
 		host, _ := os.Hostname()
 		c.Name = fmt.Sprintf("%s:%d", host, os.Getpid())
@@ -71,7 +77,8 @@ func (c *Config) validate() error {
 
 // Transcoder runs transcode jobs.
 type Transcoder struct {
-	cfg Config
+	cfg   Config
+	plans planCache
 }
 
 // New checks cfg and builds a Transcoder.
@@ -83,11 +90,15 @@ func New(cfg Config) (*Transcoder, error) {
 }
 
 // Run works on jobs until ctx ends; running ffmpeg processes are killed
-// and their jobs handed back for another worker.
+// and their jobs handed back for another worker. Jobs wait in one queue
+// per account, and a free slot serves the account with the fewest videos
+// transcoding, within its plan's TranscodeConcurrency (see fair.go).
 func (t *Transcoder) Run(ctx context.Context) error {
-	return t.cfg.Store.Work(ctx, eventstore.WorkConfig{
-		Durable:        Durable,
+	return t.cfg.Store.FairWork(ctx, eventstore.FairConfig{
+		Intake:         Durable,
 		FilterSubjects: []string{domain.AggVideo + ".*." + domain.TypeUploadAccepted},
+		Account:        jobAccount,
+		Limit:          t.limit,
 		Concurrency:    t.cfg.Workers,
 		AckWait:        t.cfg.AckWait,
 		Log:            t.cfg.Log,
