@@ -20,18 +20,21 @@ const (
 type Limits struct {
 	RequestsPerMinute int
 	MaxUploadBytes    int64
+	// ConcurrentUploads bounds the uploads of one account in flight at
+	// once, so one account cannot hold every upload slot of the server.
+	ConcurrentUploads int
 }
 
 // Plans maps each plan to its limits. The request rates are the spec's; the
-// upload sizes are defaults an operator may change.
+// upload sizes and concurrent uploads are defaults an operator may change.
 type Plans map[Plan]Limits
 
 // DefaultPlans returns the spec's rates with the default upload sizes.
 func DefaultPlans() Plans {
 	return Plans{
-		PlanFree:     {RequestsPerMinute: 60, MaxUploadBytes: 1 * GiB},
-		PlanPro:      {RequestsPerMinute: 300, MaxUploadBytes: 10 * GiB},
-		PlanBusiness: {RequestsPerMinute: 1000, MaxUploadBytes: 50 * GiB},
+		PlanFree:     {RequestsPerMinute: 60, MaxUploadBytes: 1 * GiB, ConcurrentUploads: 2},
+		PlanPro:      {RequestsPerMinute: 300, MaxUploadBytes: 10 * GiB, ConcurrentUploads: 8},
+		PlanBusiness: {RequestsPerMinute: 1000, MaxUploadBytes: 50 * GiB, ConcurrentUploads: 16},
 	}
 }
 

@@ -167,7 +167,7 @@ func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if s.cfg.Webhooks == nil {
-		return &apiError{http.StatusServiceUnavailable, "Service unavailable", "webhook delivery is not running on this server"}
+		return domain.E("test webhook", domain.Unavailable, "webhook delivery is not running on this server")
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), writeTimeout)
 	defer cancel()
