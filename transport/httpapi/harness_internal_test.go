@@ -146,6 +146,7 @@ type response struct {
 	status int
 	header http.Header
 	body   []byte
+	close  bool // the server closes the connection after it
 }
 
 func (a *testAPI) request(req *http.Request, key string) response {
@@ -162,7 +163,7 @@ func (a *testAPI) request(req *http.Request, key string) response {
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	return response{status: resp.StatusCode, header: resp.Header, body: b}
+	return response{status: resp.StatusCode, header: resp.Header, body: b, close: resp.Close}
 }
 
 func (a *testAPI) do(method, path, key, body string) response {
@@ -246,3 +247,8 @@ func poll(t *testing.T, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// replayFunc is a Replayer for tests of the admin route.
+type replayFunc func() (any, error)
+
+func (f replayFunc) Replay(context.Context, bool) (any, error) { return f() }
