@@ -25,6 +25,10 @@ var assets embed.FS
 // hlsJS is the hls.js build the player loads.
 const hlsJS = "hls.min.js"
 
+// PlayerAssetsBuilt reports whether hls.js was built into this binary
+// (`just assets`); without it /play plays only where the browser plays HLS.
+func PlayerAssetsBuilt() bool { return hasHLSJS() }
+
 // hasHLSJS reports whether hls.js was built into this binary.
 func hasHLSJS() bool {
 	_, err := fs.Stat(assets, "assets/"+hlsJS)
