@@ -3,6 +3,7 @@ package httpapi
 import (
 	"errors"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -72,9 +73,41 @@ func (s *Server) serveMedia(w http.ResponseWriter, r *http.Request) error {
 	} else {
 		h.Set("Cache-Control", "public, max-age=31536000, immutable")
 	}
-	http.ServeContent(w, r, "", fi.ModTime(), f)
+	http.ServeContent(&rangeErrorWriter{ResponseWriter: w, r: r, log: s.cfg.Log, size: fi.Size()}, r, "", fi.ModTime(), f)
 	return nil
 }
+
+// rangeErrorWriter turns the text/plain 416 of http.ServeContent (a range
+// outside the file, a malformed Range) into the API's error body, so every
+// error status comes from the one table.
+type rangeErrorWriter struct {
+	http.ResponseWriter
+	r       *http.Request
+	log     *slog.Logger
+	size    int64
+	swallow bool
+}
+
+func (w *rangeErrorWriter) WriteHeader(code int) {
+	if code != http.StatusRequestedRangeNotSatisfiable {
+		w.ResponseWriter.WriteHeader(code)
+		return
+	}
+	w.swallow = true
+	w.Header().Del("Cache-Control")
+	w.Header().Set("Content-Range", "bytes */"+strconv.FormatInt(w.size, 10))
+	writeError(w.ResponseWriter, logger(w.r, w.log), domain.E("serve media", domain.Unsatisfiable,
+		"the Range header is malformed or asks for no byte of the file (%d bytes)", w.size))
+}
+
+func (w *rangeErrorWriter) Write(b []byte) (int, error) {
+	if w.swallow {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *rangeErrorWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // maxRanges is the most byte ranges one request may ask for. Players ask
 // for one; a request for thousands (each a part of a multipart answer)

@@ -79,6 +79,8 @@ func TestCDNRangeCap(t *testing.T) {
 		{name: "sixteen ranges", header: ranges(16), status: 206},
 		{name: "seventeen ranges", header: ranges(17), status: 416},
 		{name: "forty thousand ranges", header: ranges(40000), status: 416},
+		{name: "range beyond the file", header: "bytes=5000-6000", status: 416},
+		{name: "malformed range", header: "bytes=x-y", status: 416},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
