@@ -343,10 +343,10 @@ func TestPlanLimits(t *testing.T) {
 		plan domain.Plan
 		want domain.Limits
 	}{
-		{name: "free", plan: domain.PlanFree, want: domain.Limits{RequestsPerMinute: 60, MaxUploadBytes: domain.GiB, TranscodeConcurrency: 1}},
-		{name: "pro", plan: domain.PlanPro, want: domain.Limits{RequestsPerMinute: 300, MaxUploadBytes: 10 * domain.GiB, TranscodeConcurrency: 2}},
-		{name: "business", plan: domain.PlanBusiness, want: domain.Limits{RequestsPerMinute: 1000, MaxUploadBytes: 50 * domain.GiB, TranscodeConcurrency: 4}},
-		{name: "unknown gets free", plan: "gold", want: domain.Limits{RequestsPerMinute: 60, MaxUploadBytes: domain.GiB, TranscodeConcurrency: 1}},
+		{name: "free", plan: domain.PlanFree, want: domain.Limits{RequestsPerMinute: 60, MaxUploadBytes: domain.GiB, TranscodeConcurrency: 1, ConcurrentUploads: 2}},
+		{name: "pro", plan: domain.PlanPro, want: domain.Limits{RequestsPerMinute: 300, MaxUploadBytes: 10 * domain.GiB, TranscodeConcurrency: 2, ConcurrentUploads: 8}},
+		{name: "business", plan: domain.PlanBusiness, want: domain.Limits{RequestsPerMinute: 1000, MaxUploadBytes: 50 * domain.GiB, TranscodeConcurrency: 4, ConcurrentUploads: 16}},
+		{name: "unknown gets free", plan: "gold", want: domain.Limits{RequestsPerMinute: 60, MaxUploadBytes: domain.GiB, TranscodeConcurrency: 1, ConcurrentUploads: 2}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,6 +47,13 @@ type Config struct {
 	Now        func() time.Time // the API's clock (rate-limit windows); tests fix it
 	Workers    WorkerConfig
 	AdminToken string // operator token for /v1/admin/*; empty: those routes answer 404
+
+	// Upload and request limits of the HTTP API (zero: httpapi's defaults).
+	MaxUploads            int            // uploads in flight on this node
+	UploadIdleTimeout     time.Duration  // an upload body with no progress for this long ends (408)
+	AuthFailuresPerMinute int            // requests without a valid key per client address and minute
+	TrustedProxies        []netip.Prefix // peers whose X-Forwarded-For is believed
+	FrameAncestors        []string       // origins that may frame /play, besides kino's own
 }
 
 // adminReplayer adapts the projector to the API's admin endpoint.
@@ -134,6 +142,8 @@ func parseDurations(s string) ([]time.Duration, error) {
 func newServeCmd() *cobra.Command {
 	var cfg Config
 	var maxFree, maxPro, maxBusiness string
+	var uploadsFree, uploadsPro, uploadsBusiness int
+	var adminTokenFile, trustedProxies, frameAncestors string
 	var parseWorkers func() error
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -144,9 +154,11 @@ func newServeCmd() *cobra.Command {
 			if err := parseWorkers(); err != nil {
 				return err
 			}
+			var err error
 			cfg.Plans = domain.DefaultPlans()
 			for plan, raw := range map[domain.Plan]string{domain.PlanFree: maxFree, domain.PlanPro: maxPro, domain.PlanBusiness: maxBusiness} {
-				n, err := parseSize(raw)
+				var n int64
+				n, err = parseSize(raw)
 				if err != nil {
 					return fmt.Errorf("--max-upload-%s: %w", plan, err)
 				}
@@ -154,11 +166,33 @@ func newServeCmd() *cobra.Command {
 				l.MaxUploadBytes = n
 				cfg.Plans[plan] = l
 			}
+			for plan, n := range map[domain.Plan]int{domain.PlanFree: uploadsFree, domain.PlanPro: uploadsPro, domain.PlanBusiness: uploadsBusiness} {
+				if n < 1 {
+					return fmt.Errorf("--concurrent-uploads-%s must be at least 1 (got %d)", plan, n)
+				}
+				l := cfg.Plans[plan]
+				l.ConcurrentUploads = n
+				cfg.Plans[plan] = l
+			}
+			if cfg.MaxUploads < 1 || cfg.UploadIdleTimeout <= 0 || cfg.AuthFailuresPerMinute < 1 {
+				return errors.New("--max-uploads and --auth-failures-per-minute must be at least 1, and --upload-idle-timeout positive")
+			}
+			if cfg.TrustedProxies, err = httpapi.ParseTrustedProxies(trustedProxies); err != nil {
+				return fmt.Errorf("--trusted-proxies: %w", err)
+			}
+			cfg.FrameAncestors = strings.FieldsFunc(frameAncestors, func(r rune) bool { return r == ',' || r == ' ' })
+			fromFlag := cmd.Flags().Changed("admin-token")
+			if cfg.AdminToken, err = adminToken(cfg.AdminToken, adminTokenFile); err != nil {
+				return err
+			}
 			level, err := parseLevel(cfg.LogLevel)
 			if err != nil {
 				return err
 			}
 			cfg.Log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+			if fromFlag {
+				cfg.Log.Warn("--admin-token on the command line is visible to every local user (ps, /proc); use --admin-token-file or KINO_ADMIN_TOKEN_FILE")
+			}
 			m := &Main{Config: cfg}
 			if err := m.Run(cmd.Context()); err != nil {
 				m.Close()
@@ -178,13 +212,50 @@ func newServeCmd() *cobra.Command {
 	fs.StringVar(&cfg.NATSURL, "nats", env("KINO_NATS_URL", ""), "use this NATS server instead of embedding one (env KINO_NATS_URL)")
 	fs.IntVar(&cfg.Replicas, "nats-replicas", envInt("KINO_NATS_REPLICAS", 0), "replicas of kino's streams on a NATS cluster; 0 keeps the current number, 1 for a new stream (env KINO_NATS_REPLICAS)")
 	fs.BoolVar(&cfg.Dev, "dev", envBool("KINO_DEV"), "on an empty store, create account dev (business), collection default and a key, and print the key (env KINO_DEV)")
-	fs.StringVar(&cfg.AdminToken, "admin-token", env("KINO_ADMIN_TOKEN", ""), "operator token for POST /v1/admin/replay; unset disables it (env KINO_ADMIN_TOKEN)")
+	// The token's default is read from KINO_ADMIN_TOKEN in RunE, never
+	// here, so --help cannot show it.
+	fs.StringVar(&cfg.AdminToken, "admin-token", "", fmt.Sprintf("operator token for POST /v1/admin/replay, at least %d characters; unset disables it; prefer --admin-token-file, as ps shows flags (env KINO_ADMIN_TOKEN)", httpapi.MinAdminTokenLen))
+	fs.StringVar(&adminTokenFile, "admin-token-file", env("KINO_ADMIN_TOKEN_FILE", ""), "file holding the operator token (surrounding whitespace ignored) (env KINO_ADMIN_TOKEN_FILE)")
+	fs.IntVar(&cfg.MaxUploads, "max-uploads", envInt("KINO_MAX_UPLOADS", 64), "uploads in flight on this server, all accounts together; more get 503 (env KINO_MAX_UPLOADS)")
+	fs.IntVar(&uploadsFree, "concurrent-uploads-free", envInt("KINO_CONCURRENT_UPLOADS_FREE", 2), "uploads one free-plan account may have in flight; more get 429 (env KINO_CONCURRENT_UPLOADS_FREE)")
+	fs.IntVar(&uploadsPro, "concurrent-uploads-pro", envInt("KINO_CONCURRENT_UPLOADS_PRO", 8), "uploads one pro-plan account may have in flight (env KINO_CONCURRENT_UPLOADS_PRO)")
+	fs.IntVar(&uploadsBusiness, "concurrent-uploads-business", envInt("KINO_CONCURRENT_UPLOADS_BUSINESS", 16), "uploads one business-plan account may have in flight (env KINO_CONCURRENT_UPLOADS_BUSINESS)")
+	fs.DurationVar(&cfg.UploadIdleTimeout, "upload-idle-timeout", envDuration("KINO_UPLOAD_IDLE_TIMEOUT", 30*time.Second), "end an upload whose body makes no progress for this long (408; the partial file is removed) (env KINO_UPLOAD_IDLE_TIMEOUT)")
+	fs.IntVar(&cfg.AuthFailuresPerMinute, "auth-failures-per-minute", envInt("KINO_AUTH_FAILURES_PER_MINUTE", 60), "requests without a valid API key one client address may send in any minute; more get 429 (env KINO_AUTH_FAILURES_PER_MINUTE)")
+	fs.StringVar(&trustedProxies, "trusted-proxies", env("KINO_TRUSTED_PROXIES", ""), "comma-separated addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For names the client; empty: X-Forwarded-For is ignored (env KINO_TRUSTED_PROXIES)")
+	fs.StringVar(&frameAncestors, "play-frame-ancestors", env("KINO_PLAY_FRAME_ANCESTORS", ""), "origins (https://example.com, comma-separated) that may embed /play in a frame, besides kino itself (env KINO_PLAY_FRAME_ANCESTORS)")
 	fs.StringVar(&cfg.LogLevel, "log-level", env("KINO_LOG_LEVEL", "info"), "debug, info, warn or error (env KINO_LOG_LEVEL)")
 	fs.StringVar(&maxFree, "max-upload-free", env("KINO_MAX_UPLOAD_FREE", "1GiB"), "largest upload on the free plan (env KINO_MAX_UPLOAD_FREE)")
 	fs.StringVar(&maxPro, "max-upload-pro", env("KINO_MAX_UPLOAD_PRO", "10GiB"), "largest upload on the pro plan (env KINO_MAX_UPLOAD_PRO)")
 	fs.StringVar(&maxBusiness, "max-upload-business", env("KINO_MAX_UPLOAD_BUSINESS", "50GiB"), "largest upload on the business plan (env KINO_MAX_UPLOAD_BUSINESS)")
 	parseWorkers = workerFlags(fs, &cfg.Workers)
 	return cmd
+}
+
+// adminToken is the operator token: --admin-token (or KINO_ADMIN_TOKEN),
+// or the contents of --admin-token-file, not both; at least
+// httpapi.MinAdminTokenLen characters.
+func adminToken(flag, file string) (string, error) {
+	token := flag
+	if token == "" {
+		token = os.Getenv("KINO_ADMIN_TOKEN")
+	}
+	if file != "" {
+		if token != "" {
+			return "", errors.New("give the admin token once: --admin-token/KINO_ADMIN_TOKEN or --admin-token-file/KINO_ADMIN_TOKEN_FILE")
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("--admin-token-file: %w", err)
+		}
+		if token = strings.TrimSpace(string(b)); token == "" {
+			return "", fmt.Errorf("--admin-token-file: %s is empty", file)
+		}
+	}
+	if token != "" && len(token) < httpapi.MinAdminTokenLen {
+		return "", fmt.Errorf("the admin token must be at least %d characters (it has %d); make one with: openssl rand -hex 32", httpapi.MinAdminTokenLen, len(token))
+	}
+	return token, nil
 }
 
 // parseSize reads "1GiB", "512MiB", "300KiB" or a byte count.
@@ -354,6 +425,8 @@ func (m *Main) Run(ctx context.Context) error {
 		Webhooks: webhook.Tester{Store: store},
 		Admin:    adminReplayer{projector}, AdminToken: m.AdminToken,
 		Plans: m.Plans, Log: log.With("component", "http"), Now: m.Now, CDNURL: m.CDNURL,
+		MaxUploads: m.MaxUploads, UploadIdleTimeout: m.UploadIdleTimeout, AuthFailuresPerMinute: m.AuthFailuresPerMinute,
+		TrustedProxies: m.TrustedProxies, FrameAncestors: m.FrameAncestors,
 	})
 	if err != nil {
 		return err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
@@ -171,14 +170,14 @@ func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if s.cfg.Webhooks == nil {
-		return &apiError{http.StatusServiceUnavailable, "Service unavailable", "webhook delivery is not running on this server"}
+		return domain.E("test webhook", domain.Unavailable, "webhook delivery is not running on this server")
 	}
 	if wait, ok := s.tests.allow(h.ID, s.cfg.Now()); !ok {
 		secs := int((wait + time.Second - 1) / time.Second)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		return &apiError{http.StatusTooManyRequests, labelRateLimited, fmt.Sprintf(
+		return domain.E("test webhook", domain.RateLimited,
 			"Too many test deliveries for this webhook: at most %d at once and then one every %d seconds; retry after %d seconds",
-			testBurst, int(testEvery/time.Second), secs)}
+			testBurst, int(testEvery/time.Second), secs)
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), writeTimeout)
 	defer cancel()
