@@ -82,8 +82,16 @@ func (s *Store) CallAdmin(ctx context.Context, op string, req any, onProgress fu
 		return nil, err
 	}
 	defer sub.Unsubscribe()
-	if err := s.nc.PublishRequest(AdminSubject+"."+op, inbox, body); err != nil {
+	subject := AdminSubject + "." + op
+	if err := s.nc.PublishRequest(subject, inbox, body); err != nil {
 		return nil, err
+	}
+	// The server answers a refused publish before the flush's pong.
+	if err := s.nc.FlushTimeout(5 * time.Second); err != nil {
+		return nil, err
+	}
+	if err := s.nc.LastError(); errors.Is(err, nats.ErrPermissionViolation) && strings.Contains(err.Error(), `"`+subject+`"`) {
+		return nil, fmt.Errorf("admin %s: these NATS credentials may not call it: %w", op, ErrUnauthorized)
 	}
 	// Something must answer soon; after the first message the work may
 	// take as long as it takes.

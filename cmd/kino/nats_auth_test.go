@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
+)
+
+// The attack of issue 11: a local process publishes a KeyIssued with a
+// hash of its choosing (or a PlanChanged) on kino's NATS and then uses the
+// key. Without credentials it cannot even connect; with a worker's seed
+// the server refuses the publish; the key never authenticates.
+func TestForgedKeyIssuedIsImpossible(t *testing.T) {
+	h := start(t, t.TempDir())
+	h.account("acme", domain.PlanFree)
+	forgedKey, err := domain.NewAPIKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := domain.Event{ID: "01JFORGED00000000000000000", Type: domain.TypeKeyIssued, Version: 1, AggregateID: "acme", OccurredAt: time.Now().UTC(),
+		Data: domain.KeyIssued{KeyID: "01JFORGED00000000000000000", Hash: domain.HashKey(forgedKey), Prefix: forgedKey[:len(domain.KeyPrefix)+4], Label: "forged"}}
+	body, err := domain.Encode(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject := "account.acme." + domain.TypeKeyIssued
+
+	if nc, err := nats.Connect(h.nats); !errors.Is(err, nats.ErrAuthorization) {
+		if nc != nil {
+			nc.Close()
+		}
+		t.Fatalf("a client without credentials: %v", err)
+	}
+
+	violations := make(chan error, 4)
+	worker, err := nats.NkeyOptionFromSeed(eventstore.CredsFile(h.data, eventstore.RoleWorker))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(h.nats, worker, nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { violations <- err }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	before := countEvents(t, h, subject)
+	if err := nc.Publish(subject, body); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-violations:
+		if !errors.Is(err, nats.ErrPermissionViolation) {
+			t.Fatalf("want a permission violation, got %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the worker role published account.>")
+	}
+	h.settle()
+	if n := countEvents(t, h, subject); n != before {
+		t.Fatalf("KeyIssued events %d, before %d", n, before)
+	}
+	wantError(t, h.do("GET", "/v1/videos", forgedKey, nil), 401, "Invalid API key")
+}
+
+// Operator commands reach NATS only with credentials: by default those
+// under --data; pointed at a directory without them, each is refused with
+// a message that says what to give. kino.admin.replay included.
+func TestCLIWithoutCredentialsIsRefused(t *testing.T) {
+	h := start(t, t.TempDir())
+	h.account("acme", domain.PlanFree)
+	empty := t.TempDir()
+	for _, args := range [][]string{
+		{"accounts", "create", "mallory"},
+		{"accounts", "set-plan", "acme", "business"},
+		{"keys", "create", "acme"},
+		{"keys", "list", "acme"},
+		{"keys", "revoke", "01ARZ3NDEKTSV4RRFFQ69G5FAV"},
+		{"collections", "create", "acme", "x", "X"},
+		{"history", "01ARZ3NDEKTSV4RRFFQ69G5FAV"},
+		{"replay", "--verify"},
+		{"worker", "--webhook-workers", "0"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			out, errOut, code := runCLI(append(args, "--nats", h.nats, "--data", empty)...)
+			if code == 0 || !strings.Contains(errOut, "not authorized") || !strings.Contains(errOut, "--nats-creds") {
+				t.Fatalf("exit %d\n%s%s", code, out, errOut)
+			}
+		})
+	}
+	// Explicit credentials work from anywhere; another role's are refused
+	// what it may not do.
+	if _, errOut, code := runCLI("keys", "list", "acme", "--nats", h.nats, "--data", empty,
+		"--nats-creds", eventstore.CredsFile(h.data, eventstore.RoleAdmin)); code != 0 {
+		t.Fatalf("--nats-creds: %s", errOut)
+	}
+	if _, errOut, code := runCLI("replay", "--verify", "--nats", h.nats, "--nats-creds", eventstore.CredsFile(h.data, eventstore.RoleWorker)); code == 0 {
+		t.Fatal("the worker role ran kino.admin.replay")
+	} else if !strings.Contains(errOut, "may not call it") {
+		t.Fatalf("worker role replay: %s", errOut)
+	}
+}
+
+// `kino worker` on the same machine finds its own seed and the secret key
+// under --data; it transcodes and delivers signed webhooks with nothing
+// more than the worker role allows.
+func TestKinoWorkerRunsWithItsOwnRole(t *testing.T) {
+	h := start(t, t.TempDir()) // no workers in kino serve
+	key := h.account("acme", domain.PlanBusiness)
+	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
+	rc := newReceiver(t)
+	hookID, secret := h.subscribe(key, rc.srv.URL, "video.completed")
+	id := h.uploadID(key, "main", "a.mp4", clip(t))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var out, errb bytes.Buffer
+	go func() {
+		done <- run(ctx, []string{"worker", "--nats", h.nats, "--data", h.data, "--workers", "1", "--webhook-workers", "1",
+			"--webhooks-allow-private", "--webhook-timeout", "5s", "--log-level", "error"}, &out, &errb)
+	}()
+	stopped := false
+	stop := func() int {
+		if stopped {
+			return 0
+		}
+		stopped = true
+		cancel()
+		return <-done
+	}
+	defer stop()
+
+	h.waitStatus(key, id, domain.StatusCompleted)
+	if m := verify(t, rc.next(t), secret); m["type"] != "video.completed" {
+		t.Fatalf("delivered %v", m["type"])
+	}
+	wantStatus(t, h.do("POST", "/v1/webhooks/"+hookID+"/test", key, nil), 202)
+	if m := verify(t, rc.next(t), secret); m["type"] != "webhook.test" {
+		t.Fatalf("delivered %v", m["type"])
+	}
+	if code := stop(); code != 0 {
+		t.Fatalf("kino worker exit %d: %s", code, errb.String())
+	}
+}
+
+// No webhook secret and no API key can be read from the files of the
+// event stream or the read models: `strings data/nats/... projections.db`
+// finds none, also of a deleted webhook. Deliveries still verify with the
+// secret shown at creation.
+func TestNoSecretInClearOnDisk(t *testing.T) {
+	data := t.TempDir()
+	h := start(t, data, withWebhooks)
+	key := h.account("acme", domain.PlanPro)
+	rc := newReceiver(t)
+	live, liveSecret := h.subscribe(key, rc.srv.URL+"/live", "video.completed")
+	gone, goneSecret := h.subscribe(key, rc.srv.URL+"/gone", "video.failed")
+	wantStatus(t, h.do("DELETE", "/v1/webhooks/"+gone, key, nil), 200)
+	wantStatus(t, h.do("POST", "/v1/webhooks/"+live+"/test", key, nil), 202)
+	if m := verify(t, rc.next(t), liveSecret); m["type"] != "webhook.test" {
+		t.Fatalf("delivered %v", m["type"])
+	}
+	h.waitDeliveriesDone()
+	h.stop() // everything written and closed
+
+	var files []string
+	err := filepath.WalkDir(filepath.Join(data, "nats"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			files = append(files, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, filepath.Join(data, "projections.db"))
+	secrets := map[string]string{
+		"live webhook secret": liveSecret, "live webhook secret's hex": strings.TrimPrefix(liveSecret, "whsec_"),
+		"deleted webhook secret": goneSecret, "deleted webhook secret's hex": strings.TrimPrefix(goneSecret, "whsec_"),
+		"API key": key, "API key's random part": strings.TrimPrefix(key, domain.KeyPrefix),
+	}
+	sawURL := false
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for what, s := range secrets {
+			if len(s) < 16 {
+				t.Fatalf("%s %q too short to search for", what, s)
+			}
+			if bytes.Contains(b, []byte(s)) {
+				t.Errorf("%s found in clear in %s", what, f)
+			}
+		}
+		// The search can succeed: what is not secret is there in clear.
+		sawURL = sawURL || bytes.Contains(b, []byte(rc.srv.URL+"/gone"))
+	}
+	if !sawURL {
+		t.Fatal("the receiver URL is in no file: the search proves nothing")
+	}
+}
