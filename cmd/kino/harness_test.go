@@ -33,12 +33,13 @@ type harness struct {
 	data string
 	url  string // http://127.0.0.1:port
 	nats string
+	now  *clock
+	api  *contract // docs/openapi.yaml, checked on every request through h.request
+
 	// natsAuth is kino serve's own NATS credentials (tests reading the
 	// stream directly); natsArgs what the CLI is given to reach this NATS.
 	natsAuth eventstore.Auth
 	natsArgs []string
-	now  *clock
-	api  *contract // docs/openapi.yaml, checked on every request through h.request
 }
 
 type clock struct {
