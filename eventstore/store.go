@@ -190,7 +190,7 @@ func redactURL(raw string) string {
 	parts := strings.Split(raw, ",")
 	for i, p := range parts {
 		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
-			u.User = url.User("redacted")
+			u.User = url.User("REDACTED")
 			parts[i] = u.String()
 		}
 	}

@@ -134,7 +134,7 @@ func (c *natsClient) explain(err error, a eventstore.Auth) error {
 	if !errors.Is(err, eventstore.ErrUnauthorized) {
 		return err
 	}
-	if a.Empty() {
+	if a.Empty() && !urlHasCredentials(c.url) {
 		return fmt.Errorf("%w (no credentials given and none found at %s: pass --data of the kino serve, or --nats-creds)", err, eventstore.CredsFile(c.data, c.role))
 	}
 	return fmt.Errorf("%w (check the credentials: --nats-creds, --nats-user, --nats-token-file)", err)
