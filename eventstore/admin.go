@@ -12,8 +12,10 @@ import (
 )
 
 // AdminSubject prefixes operator requests that a running kino serve
-// answers over NATS: kino.admin.<op>. Whoever can publish on kino's NATS
-// can already write its events, so NATS is the trust boundary here too.
+// answers over NATS: kino.admin.<op>. NATS is the trust boundary: on the
+// embedded server only the serve and admin roles may publish here (both
+// may write any event anyway), and only serve may subscribe, so no other
+// client can answer in its place (see permissions).
 const AdminSubject = "kino.admin"
 
 // adminMessage is one message of an answer: progress, then a final one.

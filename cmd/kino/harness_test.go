@@ -93,7 +93,10 @@ func start(t testing.TB, data string, configure ...func(*Config)) *harness {
 	h := &harness{t: t, m: m, data: data, url: m.URL(), nats: m.NATSClientURL(), now: clk}
 	// The CLI finds the embedded server's credentials under --data; with
 	// an external NATS it is given serve's.
-	h.natsAuth, h.natsArgs = cfg.NATSAuth, []string{"--nats", h.nats, "--nats-creds", cfg.NATSAuth.CredsFile}
+	h.natsAuth, h.natsArgs = cfg.NATSAuth, []string{"--nats", h.nats}
+	if cfg.NATSAuth.CredsFile != "" {
+		h.natsArgs = append(h.natsArgs, "--nats-creds", cfg.NATSAuth.CredsFile)
+	}
 	if m.nats != nil {
 		h.natsAuth, h.natsArgs = m.nats.Auth(eventstore.RoleServe), []string{"--nats", h.nats, "--data", data}
 	}

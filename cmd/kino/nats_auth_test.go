@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
 	"github.com/kino-video/kino/domain"
@@ -206,5 +207,80 @@ func TestNoSecretInClearOnDisk(t *testing.T) {
 	}
 	if !sawURL {
 		t.Fatal("the receiver URL is in no file: the search proves nothing")
+	}
+}
+
+// An operator's NATS (--nats) authenticates kino with the operator's
+// credentials: user and password (file, environment or URL) or a token
+// (file or environment). Without them every command is refused.
+func TestExternalNATSWithOperatorCredentials(t *testing.T) {
+	const user, password, token = "kino", "pw-0f1e2d3c4b5a", "tok-9a8b7c6d5e4f"
+	dir := t.TempDir()
+	passwordFile, tokenFile := filepath.Join(dir, "password"), filepath.Join(dir, "token")
+	if err := os.WriteFile(passwordFile, []byte(password+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		server func(*server.Options)
+		serve  eventstore.Auth
+		ok     [][]string // credential arguments that work
+		env    map[string]string
+	}{
+		{
+			name:   "user and password",
+			server: func(o *server.Options) { o.Username, o.Password = user, password },
+			serve:  eventstore.Auth{User: user, Password: password},
+			ok:     [][]string{{"--nats-user", user, "--nats-password-file", passwordFile}},
+			env:    map[string]string{"KINO_NATS_USER": user, "KINO_NATS_PASSWORD": password},
+		},
+		{
+			name:   "token",
+			server: func(o *server.Options) { o.Authorization = token },
+			serve:  eventstore.Auth{Token: token},
+			ok:     [][]string{{"--nats-token-file", tokenFile}},
+			env:    map[string]string{"KINO_NATS_TOKEN": token},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true}
+			tt.server(opts)
+			ns, err := server.NewServer(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ns.Start()
+			t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+			if !ns.ReadyForConnections(10 * time.Second) {
+				t.Fatal("nats not ready")
+			}
+			url := ns.ClientURL()
+			h := start(t, t.TempDir(), func(c *Config) { c.NATSURL, c.NATSAuth = url, tt.serve })
+
+			if _, errOut, code := runCLI("accounts", "create", "acme", "--nats", url, "--data", h.data); code == 0 || !strings.Contains(errOut, "not authorized") {
+				t.Fatalf("without credentials: exit %d %s", code, errOut)
+			}
+			for _, args := range tt.ok {
+				if _, errOut, code := runCLI(append([]string{"accounts", "create", "acme", "--nats", url}, args...)...); code != 0 {
+					t.Fatalf("%v: %s", args, errOut)
+				}
+			}
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			if _, errOut, code := runCLI("keys", "create", "acme", "--nats", url); code != 0 {
+				t.Fatalf("credentials from the environment: %s", errOut)
+			}
+			// --help shows no secret taken from the environment.
+			t.Setenv("KINO_NATS_URL", strings.Replace(url, "nats://", "nats://"+user+":"+password+"@", 1))
+			help, _, _ := runCLI("keys", "list", "--help")
+			if strings.Contains(help, password) || strings.Contains(help, token) {
+				t.Fatalf("--help shows a secret:\n%s", help)
+			}
+		})
 	}
 }
