@@ -107,6 +107,9 @@ func ensureCreds(dataDir string) (map[string]string, error) {
 		seed, err := os.ReadFile(path)
 		if errors.Is(err, os.ErrNotExist) {
 			seed, err = newSeed(path)
+			if errors.Is(err, os.ErrExist) { // another process made it first
+				seed, err = os.ReadFile(path)
+			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("nats credentials %s: %w", path, err)
