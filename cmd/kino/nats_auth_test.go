@@ -284,3 +284,33 @@ func TestExternalNATSWithOperatorCredentials(t *testing.T) {
 		})
 	}
 }
+
+// A subscription written before secrets were sealed (WebhookSubscribed v1,
+// its secret in clear, read with Secret set) keeps being delivered, signed
+// with that secret; the read model does not copy it.
+func TestWebhookFromBeforeSealingStillDelivers(t *testing.T) {
+	data := t.TempDir()
+	h := start(t, data, withWebhooks)
+	key := h.account("acme", domain.PlanPro)
+	rc := newReceiver(t)
+	const clear = "whsec_00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+	id := h.m.store.NewID()
+	if _, err := h.m.store.Append(context.Background(), domain.StreamID{Aggregate: domain.AggWebhook, ID: id}, 0,
+		[]domain.Payload{domain.WebhookSubscribed{Account: "acme", URL: rc.srv.URL, Events: []string{domain.EventVideoCompleted}, Secret: clear}}); err != nil {
+		t.Fatal(err)
+	}
+	h.settle()
+	wantStatus(t, h.do("POST", "/v1/webhooks/"+id+"/test", key, nil), 202)
+	if m := verify(t, rc.next(t), clear); m["type"] != "webhook.test" {
+		t.Fatalf("delivered %v", m["type"])
+	}
+	h.waitDeliveriesDone()
+	h.stop()
+	db, err := os.ReadFile(filepath.Join(data, "projections.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(db, []byte(clear)) || !bytes.Contains(db, []byte(rc.srv.URL)) {
+		t.Fatal("the read model holds a v1 subscription's clear secret (or not the subscription)")
+	}
+}
