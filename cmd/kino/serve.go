@@ -32,23 +32,24 @@ import (
 
 // Config is everything `kino serve` is configured with.
 type Config struct {
-	Addr          string          // HTTP listen address
-	Data          string          // data directory
-	BaseURL       string          // public base of the API, ending in /v1
-	CDNURL        string          // public base of media
-	NATSListen    string          // embedded server's listen address
-	NATSURL       string          // an existing NATS to use instead of embedding one
+	Addr       string // HTTP listen address
+	Data       string // data directory
+	BaseURL    string // public base of the API, ending in /v1
+	CDNURL     string // public base of media
+	NATSListen string // embedded server's listen address
+	NATSURL    string // an existing NATS to use instead of embedding one
+	Replicas   int    // stream replicas on a NATS cluster
+	Dev        bool   // bootstrap a dev account, collection and key on an empty store
+	LogLevel   string
+	Plans      domain.Plans
+	Stdout     io.Writer // where --dev prints the key
+	Log        *slog.Logger
+	Now        func() time.Time // the API's clock (rate-limit windows); tests fix it
+	Workers    WorkerConfig
+	AdminToken string // operator token for /v1/admin/*; empty: those routes answer 404
+
 	NATSAuth      eventstore.Auth // credentials for NATSURL (the embedded server's are generated)
 	SecretKeyFile string          // key sealing webhook secrets; "" is <Data>/secret.key (or KINO_SECRET_KEY)
-	Replicas      int             // stream replicas on a NATS cluster
-	Dev           bool            // bootstrap a dev account, collection and key on an empty store
-	LogLevel      string
-	Plans         domain.Plans
-	Stdout        io.Writer // where --dev prints the key
-	Log           *slog.Logger
-	Now           func() time.Time // the API's clock (rate-limit windows); tests fix it
-	Workers       WorkerConfig
-	AdminToken    string // operator token for /v1/admin/*; empty: those routes answer 404
 }
 
 // adminReplayer adapts the projector to the API's admin endpoint.
@@ -353,8 +354,9 @@ func (m *Main) Run(ctx context.Context) error {
 
 	api, err := httpapi.New(httpapi.Config{
 		Store: store, DB: m.db, Projector: m.projector, Media: mediaStore, Progress: m.progress,
-		Webhooks: webhook.Tester{Store: store}, Secrets: m.secrets,
-		Admin: adminReplayer{projector}, AdminToken: m.AdminToken,
+		Webhooks: webhook.Tester{Store: store},
+		Secrets:  m.secrets,
+		Admin:    adminReplayer{projector}, AdminToken: m.AdminToken,
 		Plans: m.Plans, Log: log.With("component", "http"), Now: m.Now, CDNURL: m.CDNURL,
 	})
 	if err != nil {
