@@ -3,8 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
+	"math/big"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -223,12 +230,14 @@ func TestExternalNATSWithOperatorCredentials(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	pki := newPKI(t)
 	tests := []struct {
 		name   string
 		server func(*server.Options)
 		serve  eventstore.Auth
 		ok     [][]string // credential arguments that work
 		env    map[string]string
+		refuse string // what a command without them is told
 	}{
 		{
 			name:   "user and password",
@@ -236,6 +245,7 @@ func TestExternalNATSWithOperatorCredentials(t *testing.T) {
 			serve:  eventstore.Auth{User: user, Password: password},
 			ok:     [][]string{{"--nats-user", user, "--nats-password-file", passwordFile}},
 			env:    map[string]string{"KINO_NATS_USER": user, "KINO_NATS_PASSWORD": password},
+			refuse: "not authorized",
 		},
 		{
 			name:   "token",
@@ -243,6 +253,21 @@ func TestExternalNATSWithOperatorCredentials(t *testing.T) {
 			serve:  eventstore.Auth{Token: token},
 			ok:     [][]string{{"--nats-token-file", tokenFile}},
 			env:    map[string]string{"KINO_NATS_TOKEN": token},
+			refuse: "not authorized",
+		},
+		{
+			name: "TLS with a client certificate",
+			server: func(o *server.Options) {
+				tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: pki.serverCert, KeyFile: pki.serverKey, CaFile: pki.ca, Verify: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				o.TLSConfig, o.TLS, o.TLSVerify, o.TLSTimeout = tc, true, true, 5
+			},
+			serve:  eventstore.Auth{CAFile: pki.ca, CertFile: pki.clientCert, KeyFile: pki.clientKey},
+			ok:     [][]string{{"--nats-tls-ca", pki.ca, "--nats-tls-cert", pki.clientCert, "--nats-tls-key", pki.clientKey}},
+			env:    map[string]string{"KINO_NATS_TLS_CA": pki.ca, "KINO_NATS_TLS_CERT": pki.clientCert, "KINO_NATS_TLS_KEY": pki.clientKey},
+			refuse: "certificate",
 		},
 	}
 	for _, tt := range tests {
@@ -261,7 +286,7 @@ func TestExternalNATSWithOperatorCredentials(t *testing.T) {
 			url := ns.ClientURL()
 			h := start(t, t.TempDir(), func(c *Config) { c.NATSURL, c.NATSAuth = url, tt.serve })
 
-			if _, errOut, code := runCLI("accounts", "create", "acme", "--nats", url, "--data", h.data); code == 0 || !strings.Contains(errOut, "not authorized") {
+			if _, errOut, code := runCLI("accounts", "create", "acme", "--nats", url, "--data", h.data); code == 0 || !strings.Contains(errOut, tt.refuse) {
 				t.Fatalf("without credentials: exit %d %s", code, errOut)
 			}
 			for _, args := range tt.ok {
@@ -313,4 +338,55 @@ func TestWebhookFromBeforeSealingStillDelivers(t *testing.T) {
 	if bytes.Contains(db, []byte(clear)) || !bytes.Contains(db, []byte(rc.srv.URL)) {
 		t.Fatal("the read model holds a v1 subscription's clear secret (or not the subscription)")
 	}
+}
+
+// pki is a CA, a server certificate for 127.0.0.1 and a client
+// certificate, as PEM files.
+type pki struct{ ca, serverCert, serverKey, clientCert, clientKey string }
+
+func newPKI(t *testing.T) pki {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(name, typ string, der []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	newKey := func() *ecdsa.PrivateKey {
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	caKey := newKey()
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kino test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	issue := func(serial int64, name string, usage x509.ExtKeyUsage) (string, string) {
+		k := newKey()
+		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
+			IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, caTmpl, &k.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kder, err := x509.MarshalECPrivateKey(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return write(name+".pem", "CERTIFICATE", der), write(name+"-key.pem", "EC PRIVATE KEY", kder)
+	}
+	p := pki{ca: write("ca.pem", "CERTIFICATE", caDER)}
+	p.serverCert, p.serverKey = issue(2, "server", x509.ExtKeyUsageServerAuth)
+	p.clientCert, p.clientKey = issue(3, "client", x509.ExtKeyUsageClientAuth)
+	return p
 }
