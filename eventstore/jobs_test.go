@@ -244,8 +244,8 @@ func TestFairQueueRetryDoesNotCountAsRunning(t *testing.T) {
 // only for AckWait: another worker gets it again.
 func TestFairQueueCrashedWorkerJobIsRedelivered(t *testing.T) {
 	srv := eventstoretest.Server(t, t.TempDir())
-	s := eventstoretest.Open(t, srv.URL())
-	doomed := eventstoretest.Open(t, srv.URL())
+	s := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
+	doomed := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
 	v := upload(t, s, "a")
 	cfg := fairConfig(1, map[string]int{"a": 1})
 	cfg.AckWait = time.Second

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
 )
 
@@ -618,7 +619,7 @@ func TestRoutingAndHealth(t *testing.T) {
 func TestServeAgainstExternalNATS(t *testing.T) {
 	srv := eventstoretest.Server(t, t.TempDir())
 	data := t.TempDir()
-	h := start(t, data, func(c *Config) { c.NATSURL = srv.URL() })
+	h := start(t, data, func(c *Config) { c.NATSURL, c.NATSAuth = srv.URL(), srv.Auth(eventstore.RoleServe) })
 	if h.nats != srv.URL() {
 		t.Fatalf("serve uses %s, want %s", h.nats, srv.URL())
 	}

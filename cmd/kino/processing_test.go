@@ -544,7 +544,7 @@ func TestCrashedWorkerJobIsRedelivered(t *testing.T) {
 		go func() { defer close(done); _ = tc.Run(ctx) }()
 		return cancel, done
 	}
-	doomed := eventstoretest.Open(t, h.nats) // the crashing worker's own connection
+	doomed := eventstoretest.Open(t, h.nats, h.natsAuth) // the crashing worker's own connection
 	stop, done := run(doomed)
 	id := h.uploadID(key, "main", "long.mp4", makeClip(t, "long.mp4", 1280, 720, 3, true))
 	h.waitProgress(id)

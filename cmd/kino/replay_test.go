@@ -180,12 +180,12 @@ func TestReplayOnlineWhileClientsRead(t *testing.T) {
 		}()
 	}
 	for i := 0; i < 2; i++ {
-		out, errOut, code := runCLI("replay", "--nats", h.nats)
+		out, errOut, code := runCLI("replay", "--nats", h.nats, "--data", h.data)
 		if code != 0 || !strings.Contains(out, "rebuilt the read models") {
 			t.Fatalf("kino replay --nats: exit %d\n%s%s", code, out, errOut)
 		}
 	}
-	out, errOut, code := runCLI("replay", "--nats", h.nats, "--verify")
+	out, errOut, code := runCLI("replay", "--nats", h.nats, "--data", h.data, "--verify")
 	close(stop)
 	wg.Wait()
 	if code != 0 || !strings.Contains(out, "match") {

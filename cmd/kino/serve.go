@@ -26,6 +26,7 @@ import (
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/httpapi"
 	"github.com/kino-video/kino/transport/media"
+	"github.com/kino-video/kino/transport/seal"
 	"github.com/kino-video/kino/transport/transcoder"
 	"github.com/kino-video/kino/transport/webhook"
 )
@@ -54,6 +55,9 @@ type Config struct {
 	AuthFailuresPerMinute int            // requests without a valid key per client address and minute
 	TrustedProxies        []netip.Prefix // peers whose X-Forwarded-For is believed
 	FrameAncestors        []string       // origins that may frame /play, besides kino's own
+
+	NATSAuth      eventstore.Auth // credentials for NATSURL (the embedded server's are generated)
+	SecretKeyFile string          // key sealing webhook secrets; "" is <Data>/secret.key (or KINO_SECRET_KEY)
 }
 
 // adminReplayer adapts the projector to the API's admin endpoint.
@@ -71,6 +75,7 @@ type WorkerConfig struct {
 	WebhookTimeout time.Duration   // a receiver must answer within it
 	WebhookAckWait time.Duration   // a silent sender loses its job after this (0: timeout + 30 s)
 	AllowPrivate   bool            // deliver to loopback/private addresses
+	Secrets        webhook.Opener  // opens sealed webhook secrets (needed when Senders > 0)
 	Transcoders    int             // transcode jobs run at once by this process (0: none)
 	Attempts       int             // transcode attempts before a video is FAILED
 	Backoff        []time.Duration // waits between transcode attempts
@@ -145,6 +150,7 @@ func newServeCmd() *cobra.Command {
 	var uploadsFree, uploadsPro, uploadsBusiness int
 	var adminTokenFile, trustedProxies, frameAncestors string
 	var parseWorkers func() error
+	var natsAuth natsAuthFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the whole service: embedded NATS, projector, HTTP API and media",
@@ -155,6 +161,9 @@ func newServeCmd() *cobra.Command {
 				return err
 			}
 			var err error
+			if cfg.NATSAuth, err = natsAuth.auth(cfg.Data, eventstore.RoleServe, cfg.NATSURL, false); err != nil {
+				return err
+			}
 			cfg.Plans = domain.DefaultPlans()
 			for plan, raw := range map[domain.Plan]string{domain.PlanFree: maxFree, domain.PlanPro: maxPro, domain.PlanBusiness: maxBusiness} {
 				var n int64
@@ -209,7 +218,10 @@ func newServeCmd() *cobra.Command {
 	fs.StringVar(&cfg.BaseURL, "base-url", env("KINO_BASE_URL", ""), "public API base ending in /v1 (env KINO_BASE_URL; default http://localhost:<port>/v1)")
 	fs.StringVar(&cfg.CDNURL, "cdn-url", env("KINO_CDN_URL", ""), "public media base written into video records (env KINO_CDN_URL; default http://localhost:<port>/cdn)")
 	fs.StringVar(&cfg.NATSListen, "nats-listen", env("KINO_NATS_LISTEN", "127.0.0.1:4222"), "listen address of the embedded NATS server (env KINO_NATS_LISTEN)")
-	fs.StringVar(&cfg.NATSURL, "nats", env("KINO_NATS_URL", ""), "use this NATS server instead of embedding one (env KINO_NATS_URL)")
+	fs.StringVar(&cfg.NATSURL, "nats", env("KINO_NATS_URL", ""), "use this NATS server instead of embedding one, with the credentials of the --nats-* flags (env KINO_NATS_URL)")
+	hideURLSecret(fs, "nats")
+	natsAuth.register(fs)
+	secretKeyFlag(fs, &cfg.SecretKeyFile)
 	fs.IntVar(&cfg.Replicas, "nats-replicas", envInt("KINO_NATS_REPLICAS", 0), "replicas of kino's streams on a NATS cluster; 0 keeps the current number, 1 for a new stream (env KINO_NATS_REPLICAS)")
 	fs.BoolVar(&cfg.Dev, "dev", envBool("KINO_DEV"), "on an empty store, create account dev (business), collection default and a key, and print the key (env KINO_DEV)")
 	// The token's default is read from KINO_ADMIN_TOKEN in RunE, never
@@ -292,6 +304,7 @@ type Main struct {
 	Config
 
 	nats      *eventstore.Embedded
+	secrets   *seal.Key
 	store     *eventstore.Store
 	db        *projections.DB
 	projector *projections.Projector
@@ -328,19 +341,26 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := os.MkdirAll(m.Data, 0o755); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
-	natsURL := m.Config.NATSURL
+	var err error
+	if m.secrets, err = secretKey(m.SecretKeyFile, m.Data, true); err != nil {
+		return err
+	}
+	if m.Workers.Secrets == nil {
+		m.Workers.Secrets = m.secrets
+	}
+	natsURL, natsAuth := m.Config.NATSURL, m.NATSAuth
 	if natsURL == "" {
 		srv, err := eventstore.StartEmbedded(m.Data, m.NATSListen)
 		if err != nil {
 			return err
 		}
-		m.nats, natsURL = srv, srv.URL()
+		m.nats, natsURL, natsAuth = srv, srv.URL(), srv.Auth(eventstore.RoleServe)
 		if host, _, _ := net.SplitHostPort(m.NATSListen); host != "127.0.0.1" && host != "localhost" && host != "::1" {
-			log.Warn("the embedded NATS server has no authentication and listens beyond loopback: anyone who reaches it can read and write kino's events", "listen", m.NATSListen)
+			log.Warn("the embedded NATS server listens beyond loopback without TLS: it takes only kino's nkeys, but events (and the API's traffic with it) cross the network in clear", "listen", m.NATSListen)
 		}
-		log.Info("embedded NATS started", "url", natsURL, "store", filepath.Join(m.Data, "nats"))
+		log.Info("embedded NATS started", "url", natsURL, "store", filepath.Join(m.Data, "nats"), "credentials", filepath.Join(m.Data, eventstore.CredsDir))
 	}
-	store, err := eventstore.Open(ctx, eventstore.Config{URL: natsURL, Name: "kino serve", Manage: true, Replicas: m.Replicas})
+	store, err := eventstore.Open(ctx, eventstore.Config{URL: natsURL, Auth: natsAuth, Name: "kino serve", Manage: true, Replicas: m.Replicas})
 	if err != nil {
 		return err
 	}
@@ -423,6 +443,7 @@ func (m *Main) Run(ctx context.Context) error {
 	api, err := httpapi.New(httpapi.Config{
 		Store: store, DB: m.db, Projector: m.projector, Media: mediaStore, Progress: m.progress,
 		Webhooks: webhook.Tester{Store: store},
+		Secrets:  m.secrets,
 		Admin:    adminReplayer{projector}, AdminToken: m.AdminToken,
 		Plans: m.Plans, Log: log.With("component", "http"), Now: m.Now, CDNURL: m.CDNURL,
 		MaxUploads: m.MaxUploads, UploadIdleTimeout: m.UploadIdleTimeout, AuthFailuresPerMinute: m.AuthFailuresPerMinute,
@@ -439,7 +460,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.httpDone = make(chan error, 1)
 	go func() { m.httpDone <- m.http.Serve(m.listener) }()
-	log.Info("kino serving", "api", m.BaseURL, "cdn", m.CDNURL, "listen", m.listener.Addr().String(), "nats", natsURL)
+	log.Info("kino serving", "api", m.BaseURL, "cdn", m.CDNURL, "listen", m.listener.Addr().String(), "nats", redactURL(natsURL))
 	return nil
 }
 
@@ -520,6 +541,7 @@ func startWorkers(m *Main, store *eventstore.Store, mediaStore *media.Store, pro
 		d, err := webhook.NewDeliverer(webhook.Config{
 			Store: store, Log: log.With("component", "webhook"), Backoff: cfg.WebhookBackoff,
 			Timeout: cfg.WebhookTimeout, AllowPrivate: cfg.AllowPrivate, Workers: cfg.Senders, AckWait: cfg.WebhookAckWait,
+			Secrets: cfg.Secrets,
 		})
 		if err != nil {
 			return err

@@ -22,6 +22,7 @@ import (
 	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/media"
+	"github.com/kino-video/kino/transport/seal"
 )
 
 // testAPI is the API on real dependencies: an embedded JetStream server
@@ -87,8 +88,12 @@ func newTestAPI(t *testing.T, configure ...func(*Config)) *testAPI {
 		t.Fatal(err)
 	}
 	clk := &testClock{t: time.Date(2026, 11, 22, 12, 0, 10, 0, time.UTC)}
+	key, err := seal.LoadOrCreate(filepath.Join(t.TempDir(), "secret.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := Config{Store: store, DB: db, Projector: proj, Media: ms, Plans: testPlans(), Log: quiet, Now: clk.Now,
-		CDNURL: "http://cdn.example.test:8443/cdn"}
+		CDNURL: "http://cdn.example.test:8443/cdn", Secrets: key}
 	for _, c := range configure {
 		c(&cfg)
 	}

@@ -54,6 +54,7 @@ type Config struct {
 	Media     *media.Store
 	Progress  ProgressSource // nil: PROCESSING videos report 0
 	Webhooks  WebhookTester  // nil: POST /v1/webhooks/{id}/test answers 503
+	Secrets   Sealer         // seals webhook secrets; nil: POST /v1/webhooks fails
 
 	// Admin and AdminToken enable POST /v1/admin/replay for operators
 	// (Authorization: Bearer <token>, not an API key).

@@ -28,6 +28,12 @@ func newWebhookSecret() (string, error) {
 	return "whsec_" + hex.EncodeToString(b[:]), nil
 }
 
+// Sealer seals a webhook's signing secret for its id before it is stored:
+// neither the event stream nor the read models hold it in clear.
+type Sealer interface {
+	Seal(id, secret string) (string, error)
+}
+
 type createdWebhookJSON struct {
 	ID        string   `json:"id"`
 	URL       string   `json:"url"`
@@ -58,8 +64,15 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	}
 	acct := callerOf(r).Account
 	id := s.cfg.Store.NewID()
+	if s.cfg.Secrets == nil {
+		return domain.E("create webhook", domain.Internal, "no secret key to seal webhook secrets with")
+	}
+	sealed, err := s.cfg.Secrets.Seal(id, secret)
+	if err != nil {
+		return err
+	}
 	res, err := execute[domain.Webhook](r, s.cfg.Store, webhookStream(id),
-		domain.SubscribeWebhook{Account: acct, URL: *body.URL, Events: body.Events, Secret: secret})
+		domain.SubscribeWebhook{Account: acct, URL: *body.URL, Events: body.Events, SealedSecret: sealed})
 	if err != nil {
 		return err
 	}
@@ -67,7 +80,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	e := res.Events[0]
 	d := e.Data.(domain.WebhookSubscribed)
 	writeJSON(w, http.StatusCreated, createdWebhookJSON{
-		ID: id, URL: d.URL, Events: d.Events, Secret: d.Secret, CreatedAt: domain.FormatTime(e.OccurredAt),
+		ID: id, URL: d.URL, Events: d.Events, Secret: secret, CreatedAt: domain.FormatTime(e.OccurredAt),
 	})
 	return nil
 }

@@ -25,6 +25,9 @@ func NewDeliverer(cfg Config) (*Deliverer, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	if cfg.Secrets == nil {
+		return nil, errors.New("webhook: delivery needs the secret key (Secrets) to sign")
+	}
 	return &Deliverer{cfg: cfg, client: newClient(cfg.Timeout, cfg.AllowPrivate)}, nil
 }
 
@@ -156,7 +159,15 @@ func (d *Deliverer) attempt(ctx context.Context, job *eventstore.Job, hookID, de
 		return
 	}
 
-	a := post(ctx, d.client, w.URL, w.Secret, kind, deliveryID, job.Data)
+	secret, err := d.secret(w)
+	if err != nil {
+		// kino's own fault (this worker's key is not kino serve's): never
+		// sent unsigned; retried later, counted as an attempt.
+		log.Error("cannot open the webhook's signing secret: is this process's secret key (secret.key, KINO_SECRET_KEY) the one kino serve uses?", "err", err)
+		d.later(ctx, job, time.Minute, log, err)
+		return
+	}
+	a := post(ctx, d.client, w.URL, secret, kind, deliveryID, job.Data)
 	if ctx.Err() != nil { // shutting down mid-POST: not the receiver's fault
 		_ = job.Release()
 		return
@@ -198,6 +209,18 @@ func (d *Deliverer) finish(ctx context.Context, job *eventstore.Job, deliveryID 
 	if err := d.state.ForgetAttempts(ctx, deliveryID); err != nil {
 		log.Warn("forget attempts", "err", err)
 	}
+}
+
+// secret is w's signing secret in clear: opened from its sealed form, or
+// as written by a v1 WebhookSubscribed (before secrets were sealed).
+func (d *Deliverer) secret(w domain.Webhook) (string, error) {
+	if w.SealedSecret == "" {
+		if w.Secret == "" {
+			return "", errors.New("the subscription has no signing secret")
+		}
+		return w.Secret, nil
+	}
+	return d.cfg.Secrets.Open(w.ID, w.SealedSecret)
 }
 
 func (d *Deliverer) record(ctx context.Context, stream domain.StreamID, f domain.DeliveryFailed, log *slog.Logger) {

@@ -15,6 +15,7 @@ import (
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/seal"
 )
 
 // addressLike matches an IPv4 or IPv6 address, a :port, or localhost.
@@ -22,17 +23,30 @@ var addressLike = regexp.MustCompile(`\d{1,3}(\.\d{1,3}){3}|:\d+|[0-9a-fA-F]*:[0
 
 const testSecret = "whsec_0123456789abcdef0123456789abcdef"
 
+// testKey seals the subscriptions' secrets, as kino serve's secret key does.
+var testKey = func() *seal.Key {
+	k, err := seal.New([]byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
+
 // subscribe writes a subscription of account to url, as the API does.
 func subscribe(t *testing.T, store *eventstore.Store, account, url string) projections.Webhook {
 	t.Helper()
 	id := store.NewID()
 	events := []string{domain.EventVideoCompleted}
-	_, err := eventstore.Execute[domain.Webhook](context.Background(), store, domain.StreamID{Aggregate: domain.AggWebhook, ID: id},
-		domain.SubscribeWebhook{Account: account, URL: url, Events: events, Secret: testSecret})
+	sealed, err := testKey.Seal(id, testSecret)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return projections.Webhook{ID: id, Account: account, URL: url, Events: events, Secret: testSecret}
+	_, err = eventstore.Execute[domain.Webhook](context.Background(), store, domain.StreamID{Aggregate: domain.AggWebhook, ID: id},
+		domain.SubscribeWebhook{Account: account, URL: url, Events: events, SealedSecret: sealed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return projections.Webhook{ID: id, Account: account, URL: url, Events: events, SealedSecret: sealed}
 }
 
 // sendTests queues n test deliveries to w and returns their ids in order.
@@ -65,6 +79,9 @@ func runDeliverer(t *testing.T, d *Deliverer) {
 
 func newTestDeliverer(t *testing.T, cfg Config) *Deliverer {
 	t.Helper()
+	if cfg.Secrets == nil {
+		cfg.Secrets = testKey
+	}
 	d, err := NewDeliverer(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -126,8 +143,9 @@ func waitRecorded(t *testing.T, store *eventstore.Store, hookID string, n int) [
 // processes' worth (two connections, two senders each) sharing the
 // durable, as kino serve and kino worker do.
 func TestStalledReceiverDelaysOnlyItsOwnSubscription(t *testing.T) {
-	url := eventstoretest.Server(t, t.TempDir()).URL()
-	store, other := eventstoretest.Open(t, url), eventstoretest.Open(t, url)
+	srv := eventstoretest.Server(t, t.TempDir())
+	url, auth := srv.URL(), srv.Auth(eventstore.RoleServe)
+	store, other := eventstoretest.Open(t, url, auth), eventstoretest.Open(t, url, auth)
 	var mu sync.Mutex
 	stalled := 0
 	release := make(chan struct{})

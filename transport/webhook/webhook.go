@@ -69,6 +69,7 @@ type Config struct {
 	AllowPrivate bool            // allow loopback/private receivers (development, tests)
 	Workers      int             // deliveries sent at once by this process (default 4)
 	AckWait      time.Duration   // a sender silent this long lost its job (default Timeout + 30 s)
+	Secrets      Opener          // opens sealed signing secrets; required to deliver
 
 	// Fan-out only (it runs where the read models are: kino serve).
 	DB        *projections.DB
@@ -98,6 +99,11 @@ func (c *Config) validate() error {
 		c.AckWait = c.Timeout + 30*time.Second
 	}
 	return nil
+}
+
+// Opener opens a webhook's sealed signing secret (transport/seal.Key).
+type Opener interface {
+	Open(id, sealed string) (string, error)
 }
 
 // Enqueue queues the delivery of one event to one subscription. Enqueueing
