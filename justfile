@@ -40,8 +40,18 @@ ensure-browser:
         npm ci --prefix cmd/kino/testdata/browser --no-audit --no-fund >/dev/null
     fi
 
-# Build the kino binary into ./bin.
-build:
+# Install hls.js from npm (transport/httpapi/web, lock file pinned) and copy it where go:embed builds it into kino's /play.
+assets:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    web=transport/httpapi/web
+    if [ ! -f $web/node_modules/hls.js/dist/hls.min.js ] || [ $web/package-lock.json -nt $web/node_modules/.package-lock.json ]; then
+        npm ci --prefix $web --no-audit --no-fund >/dev/null
+    fi
+    cp $web/node_modules/hls.js/dist/hls.min.js transport/httpapi/assets/hls.min.js
+
+# Build the kino binary into ./bin (player assets included).
+build: assets
     go build -o bin/kino ./cmd/kino
 
 # Run kino serve --dev on {{data}}: embedded NATS, API on :8080, prints a dev API key on first start.
@@ -49,7 +59,7 @@ run: ensure-ffmpeg build
     ./bin/kino serve --dev --data {{data}}
 
 # The whole test suite: formatting, vet, and every Go test (real NATS, bbolt and ffmpeg).
-test: ensure-ffmpeg ensure-browser
+test: ensure-ffmpeg ensure-browser assets
     @test -z "$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
     go vet ./...
     go test -count=1 ./...

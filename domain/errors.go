@@ -18,6 +18,18 @@ const (
 	TooLarge                // the input is bigger than allowed
 	Unsupported             // the input's type is not one we handle
 	Internal                // our fault
+
+	// Appended for issue 11; the numbers above never move.
+	Unauthenticated     // no credentials were given
+	BadCredentials      // credentials were given but are unknown, revoked or wrong
+	Denied              // the caller is known but may not do this (403; Forbidden answers 404)
+	RateLimited         // the caller sent too much, too fast; retry later
+	Unavailable         // the server cannot take this now (a global cap, a part not running)
+	Timeout             // the client took too long (an upload body that stopped arriving)
+	InsufficientStorage // no room left to store the input
+	NotAllowed          // the method is not allowed on this path
+	RequestTooLarge     // a request body (not an uploaded file) is bigger than allowed
+	Unsatisfiable       // a Range request the server refuses to serve
 )
 
 func (k Kind) String() string {
@@ -36,6 +48,26 @@ func (k Kind) String() string {
 		return "unsupported"
 	case Internal:
 		return "internal"
+	case Unauthenticated:
+		return "unauthenticated"
+	case BadCredentials:
+		return "bad credentials"
+	case Denied:
+		return "denied"
+	case RateLimited:
+		return "rate limited"
+	case Unavailable:
+		return "unavailable"
+	case Timeout:
+		return "timeout"
+	case InsufficientStorage:
+		return "insufficient storage"
+	case NotAllowed:
+		return "not allowed"
+	case RequestTooLarge:
+		return "request too large"
+	case Unsatisfiable:
+		return "unsatisfiable"
 	}
 	return "other"
 }

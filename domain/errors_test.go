@@ -137,6 +137,16 @@ func TestKindString(t *testing.T) {
 		{name: "too large", kind: domain.TooLarge, num: 5, want: "too large"},
 		{name: "unsupported", kind: domain.Unsupported, num: 6, want: "unsupported"},
 		{name: "internal", kind: domain.Internal, num: 7, want: "internal"},
+		{name: "unauthenticated", kind: domain.Unauthenticated, num: 8, want: "unauthenticated"},
+		{name: "bad credentials", kind: domain.BadCredentials, num: 9, want: "bad credentials"},
+		{name: "denied", kind: domain.Denied, num: 10, want: "denied"},
+		{name: "rate limited", kind: domain.RateLimited, num: 11, want: "rate limited"},
+		{name: "unavailable", kind: domain.Unavailable, num: 12, want: "unavailable"},
+		{name: "timeout", kind: domain.Timeout, num: 13, want: "timeout"},
+		{name: "insufficient storage", kind: domain.InsufficientStorage, num: 14, want: "insufficient storage"},
+		{name: "not allowed", kind: domain.NotAllowed, num: 15, want: "not allowed"},
+		{name: "request too large", kind: domain.RequestTooLarge, num: 16, want: "request too large"},
+		{name: "unsatisfiable", kind: domain.Unsatisfiable, num: 17, want: "unsatisfiable"},
 		{name: "unknown number", kind: domain.Kind(200), num: 200, want: "other"},
 	}
 	for _, tc := range tests {

@@ -220,7 +220,8 @@ var registry = map[string]eventSpec{
 	TypeKeyIssued:      {version: 1, decode: decodeAs[KeyIssued], current: decodeCurrent[KeyIssued]},
 	TypeKeyRevoked:     {version: 1, decode: decodeAs[KeyRevoked], current: decodeCurrent[KeyRevoked]},
 
-	TypeWebhookSubscribed: {version: 1, decode: decodeAs[WebhookSubscribed], current: decodeCurrent[WebhookSubscribed]},
+	TypeWebhookSubscribed: {version: 2, decode: decodeAs[WebhookSubscribed], current: decodeCurrent[WebhookSubscribed],
+		upcasters: map[int]func(json.RawMessage) (json.RawMessage, error){1: upcastWebhookSubscribedV1}},
 	TypeWebhookDeleted:    {version: 1, decode: decodeAs[WebhookDeleted], current: decodeCurrent[WebhookDeleted]},
 	TypeDeliverySucceeded: {version: 1, decode: decodeAs[DeliverySucceeded], current: decodeCurrent[DeliverySucceeded]},
 	TypeDeliveryFailed:    {version: 1, decode: decodeAs[DeliveryFailed], current: decodeCurrent[DeliveryFailed]},

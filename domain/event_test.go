@@ -19,6 +19,7 @@ type sample struct {
 	aggregateID string
 	payload     domain.Payload
 	v1          string
+	v1Payload   domain.Payload // what v1 decodes to, when not payload (the upcast differs)
 }
 
 // samples holds one sample per registered event type; TestSamplesCoverRegistry
@@ -100,7 +101,10 @@ var samples = map[string]sample{
 	domain.TypeWebhookSubscribed: {
 		aggregateID: webhookID,
 		payload:     subscribed,
-		v1:          `{"id":"01JFIXTURE0000000000000001","type":"WebhookSubscribed","version":1,"aggregate":"webhook","aggregateId":"01JHOOK000000000000000000A","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme","url":"https://example.com/hooks/kino","events":["video.completed","video.failed"],"secret":"0123456789abcdef0123456789abcdef"}}`,
+		// v1 held the secret in clear; its upcast keeps it there.
+		v1Payload: domain.WebhookSubscribed{Account: "acme", URL: "https://example.com/hooks/kino",
+			Events: []string{domain.EventVideoCompleted, domain.EventVideoFailed}, Secret: "0123456789abcdef0123456789abcdef"},
+		v1: `{"id":"01JFIXTURE0000000000000001","type":"WebhookSubscribed","version":1,"aggregate":"webhook","aggregateId":"01JHOOK000000000000000000A","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme","url":"https://example.com/hooks/kino","events":["video.completed","video.failed"],"secret":"0123456789abcdef0123456789abcdef"}}`,
 	},
 	domain.TypeWebhookDeleted: {
 		aggregateID: webhookID,
@@ -203,6 +207,9 @@ func TestDecodeFrozenV1(t *testing.T) {
 			want := domain.Event{
 				ID: fixtureID, Type: typ, Version: 1, AggregateID: s.aggregateID,
 				OccurredAt: fixtureTime, Data: s.payload,
+			}
+			if s.v1Payload != nil {
+				want.Data = s.v1Payload
 			}
 			if !got.OccurredAt.Equal(want.OccurredAt) {
 				t.Fatalf("OccurredAt = %v; want %v", got.OccurredAt, want.OccurredAt)

@@ -25,18 +25,25 @@ type Limits struct {
 	RequestsPerMinute int
 	MaxUploadBytes    int64
 	MaxDuration       time.Duration // longest video transcoded; longer ones are FAILED at probe time
+	// TranscodeConcurrency is how many of the account's videos may
+	// transcode at once across all workers.
+	TranscodeConcurrency int
+	// ConcurrentUploads bounds the uploads of one account in flight at
+	// once, so one account cannot hold every upload slot of the server.
+	ConcurrentUploads int
 }
 
 // Plans maps each plan to its limits. The request rates are the spec's; the
-// upload sizes and durations are defaults an operator may change.
+// upload sizes, durations and concurrent uploads are defaults an operator
+// may change.
 type Plans map[Plan]Limits
 
 // DefaultPlans returns the spec's rates with the default upload sizes.
 func DefaultPlans() Plans {
 	return Plans{
-		PlanFree:     {RequestsPerMinute: 60, MaxUploadBytes: 1 * GiB, MaxDuration: time.Hour},
-		PlanPro:      {RequestsPerMinute: 300, MaxUploadBytes: 10 * GiB, MaxDuration: 6 * time.Hour},
-		PlanBusiness: {RequestsPerMinute: 1000, MaxUploadBytes: 50 * GiB, MaxDuration: 12 * time.Hour},
+		PlanFree:     {RequestsPerMinute: 60, MaxUploadBytes: 1 * GiB, MaxDuration: time.Hour, TranscodeConcurrency: 1, ConcurrentUploads: 2},
+		PlanPro:      {RequestsPerMinute: 300, MaxUploadBytes: 10 * GiB, MaxDuration: 6 * time.Hour, TranscodeConcurrency: 2, ConcurrentUploads: 8},
+		PlanBusiness: {RequestsPerMinute: 1000, MaxUploadBytes: 50 * GiB, MaxDuration: 12 * time.Hour, TranscodeConcurrency: 4, ConcurrentUploads: 16},
 	}
 }
 

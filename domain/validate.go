@@ -37,10 +37,30 @@ func checkName(op, what, s string) error {
 	}
 	for _, r := range s {
 		if unicode.IsControl(r) {
-			return E(op, Invalid, "%s must not contain control characters", what)
+			return E(op, Invalid, "%s must not contain control characters (got U+%04X)", what, r)
+		}
+		if IsBidiControl(r) {
+			return E(op, Invalid, "%s must not contain bidirectional formatting characters (got U+%04X)", what, r)
 		}
 	}
 	return nil
+}
+
+// IsBidiControl reports whether r changes the direction in which the text
+// around it is shown: the embeddings, overrides and isolates (U+202A–U+202E,
+// U+2066–U+2069) and the implicit marks (U+200E, U+200F, U+061C). A name
+// holding one can display as something it is not ("evil\u202Ekvm.mp4" shows
+// as "evilpm4.mvk"), so names, filenames and labels refuse them. Line and
+// paragraph separators (U+2028, U+2029) are refused with them: they break a
+// name over lines in logs and listings.
+func IsBidiControl(r rune) bool {
+	switch {
+	case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069:
+		return true
+	case r == 0x200E, r == 0x200F, r == 0x061C, r == 0x2028, r == 0x2029:
+		return true
+	}
+	return false
 }
 
 // SupportedExtensions are the input types of spec §2.

@@ -110,3 +110,49 @@ func TestDisplayFilename(t *testing.T) {
 		})
 	}
 }
+
+// Names, filenames and key labels refuse C0/C1 controls and the characters
+// that reorder how text is displayed ("evil\u202Ekvm.mp4" shows as
+// "evilpm4.mvk").
+func TestNamesRefuseControlAndBidi(t *testing.T) {
+	tests := []struct {
+		name string
+		s    string
+		err  domain.Kind
+	}{
+		{name: "plain", s: "holiday.mp4"},
+		{name: "accents and CJK", s: "été 夏.mp4"},
+		{name: "right-to-left script", s: "שלום.mp4"},
+		{name: "NUL", s: "a\x00b.mp4", err: domain.Invalid},
+		{name: "escape", s: "a\x1b[31mb.mp4", err: domain.Invalid},
+		{name: "DEL", s: "a\x7fb.mp4", err: domain.Invalid},
+		{name: "C1 NEL", s: "a\u0085b.mp4", err: domain.Invalid},
+		{name: "C1 CSI", s: "a\u009bb.mp4", err: domain.Invalid},
+		{name: "LRE", s: "a\u202Ab.mp4", err: domain.Invalid},
+		{name: "RLE", s: "a\u202Bb.mp4", err: domain.Invalid},
+		{name: "PDF", s: "a\u202Cb.mp4", err: domain.Invalid},
+		{name: "LRO", s: "a\u202Db.mp4", err: domain.Invalid},
+		{name: "RLO", s: "evil\u202Ekvm.mp4", err: domain.Invalid},
+		{name: "LRI", s: "a\u2066b.mp4", err: domain.Invalid},
+		{name: "RLI", s: "a\u2067b.mp4", err: domain.Invalid},
+		{name: "FSI", s: "a\u2068b.mp4", err: domain.Invalid},
+		{name: "PDI", s: "a\u2069b.mp4", err: domain.Invalid},
+		{name: "LRM", s: "a\u200Eb.mp4", err: domain.Invalid},
+		{name: "RLM", s: "a\u200Fb.mp4", err: domain.Invalid},
+		{name: "ALM", s: "a\u061Cb.mp4", err: domain.Invalid},
+		{name: "line separator", s: "a\u2028b.mp4", err: domain.Invalid},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			checkErr(t, "CheckFilename", domain.CheckFilename(tc.s), tc.err)
+			_, err := domain.Collection{}.Decide(domain.CreateCollection{Account: "acme", Slug: "main", Name: tc.s}, now)
+			checkErr(t, "CreateCollection", err, tc.err)
+			coll := given[domain.Collection](t, "acme/main", domain.CollectionCreated{Account: "acme", Slug: "main", Name: "Main"})
+			_, err = coll.Decide(domain.RenameCollection{Account: "acme", Name: tc.s}, now)
+			checkErr(t, "RenameCollection", err, tc.err)
+			acct := given[domain.Account](t, "acme", acmeFree)
+			_, err = acct.Decide(domain.IssueKey{KeyID: "k", Hash: strings.Repeat("a", 64), Label: tc.s}, now)
+			checkErr(t, "IssueKey", err, tc.err)
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"encoding/json"
 	"net/url"
 	"slices"
 	"strings"
@@ -22,14 +23,23 @@ const (
 	EventWebhookTest    = "webhook.test"
 )
 
-// WebhookSubscribed holds the signing secret: deliveries need it in clear to
-// sign. Audit views must never show it.
+// WebhookSubscribed holds the signing secret sealed with the server's
+// secret key (v2): the stream never holds it in clear. Deliveries open it
+// to sign. Audit views must never show either field.
+//
+// v1 wrote the secret in clear ("secret"); such events stay in the stream
+// (it is append-only) and are read with Secret set and SealedSecret empty.
 type WebhookSubscribed struct {
-	Account string   `json:"account"`
-	URL     string   `json:"url"`
-	Events  []string `json:"events"`
-	Secret  string   `json:"secret"`
+	Account      string   `json:"account"`
+	URL          string   `json:"url"`
+	Events       []string `json:"events"`
+	SealedSecret string   `json:"sealedSecret,omitempty"` // v2
+	Secret       string   `json:"secret,omitempty"`       // v1 only: the secret in clear
 }
+
+// upcastWebhookSubscribedV1 reads a v1 body as v2: its clear secret stays
+// in Secret (the domain has no key to seal it with); SealedSecret is empty.
+func upcastWebhookSubscribedV1(raw json.RawMessage) (json.RawMessage, error) { return raw, nil }
 
 type WebhookDeleted struct {
 	Account string `json:"account"`
@@ -74,9 +84,11 @@ func (WebhookDeleted) Aggregate() string    { return AggWebhook }
 
 // Webhook is the write-side state of one subscription.
 type Webhook struct {
-	ID, Account, URL, Secret string
-	Events                   []string
-	Created, Deleted         bool
+	ID, Account, URL string
+	SealedSecret     string // sealed signing secret (v2 subscriptions)
+	Secret           string // clear signing secret of a v1 subscription
+	Events           []string
+	Created, Deleted bool
 }
 
 // DecisionTypes are the only events a subscription's decisions depend on;
@@ -94,7 +106,7 @@ func (w Webhook) Wants(kind string) bool {
 func (w Webhook) Evolve(e Event) Webhook {
 	switch d := e.Data.(type) {
 	case WebhookSubscribed:
-		w = Webhook{ID: e.AggregateID, Account: d.Account, URL: d.URL, Secret: d.Secret, Events: d.Events, Created: true}
+		w = Webhook{ID: e.AggregateID, Account: d.Account, URL: d.URL, SealedSecret: d.SealedSecret, Secret: d.Secret, Events: d.Events, Created: true}
 	case WebhookDeleted:
 		w.Deleted = true
 	}
@@ -106,9 +118,11 @@ func (w Webhook) Exists(account string) bool {
 	return w.Created && !w.Deleted && w.Account == account
 }
 
+// SubscribeWebhook carries the signing secret already sealed (for the new
+// webhook's id) by the edge, which holds the key.
 type SubscribeWebhook struct {
-	Account, URL, Secret string
-	Events               []string
+	Account, URL, SealedSecret string
+	Events                     []string
 }
 
 type DeleteWebhook struct{ Account string }
@@ -167,10 +181,10 @@ func (w Webhook) Decide(cmd any, _ time.Time) ([]Payload, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(c.Secret) < 32 {
-			return nil, E(op, Internal, "secret too short")
+		if c.SealedSecret == "" {
+			return nil, E(op, Internal, "the signing secret must be sealed")
 		}
-		return []Payload{WebhookSubscribed{Account: c.Account, URL: strings.TrimSpace(c.URL), Events: events, Secret: c.Secret}}, nil
+		return []Payload{WebhookSubscribed{Account: c.Account, URL: strings.TrimSpace(c.URL), Events: events, SealedSecret: c.SealedSecret}}, nil
 	case DeleteWebhook:
 		if !w.Exists(c.Account) {
 			return nil, E("delete webhook", NotFound, "webhook not found")

@@ -10,23 +10,23 @@ import (
 
 const (
 	webhookID = "01JHOOK000000000000000000A"
-	secret    = "0123456789abcdef0123456789abcdef" // 32 bytes, the minimum
+	sealed    = "sealed.v1.bm90IHJlYWxseSBzZWFsZWQsIGp1c3QgYSB0ZXN0" // the domain never opens it
 )
 
 var subscribed = domain.WebhookSubscribed{
-	Account: "acme",
-	URL:     "https://example.com/hooks/kino",
-	Events:  []string{domain.EventVideoCompleted, domain.EventVideoFailed},
-	Secret:  secret,
+	Account:      "acme",
+	URL:          "https://example.com/hooks/kino",
+	Events:       []string{domain.EventVideoCompleted, domain.EventVideoFailed},
+	SealedSecret: sealed,
 }
 
 func TestWebhookDecide(t *testing.T) {
 	subscribe := func(url string, events ...string) domain.SubscribeWebhook {
-		return domain.SubscribeWebhook{Account: "acme", URL: url, Secret: secret, Events: events}
+		return domain.SubscribeWebhook{Account: "acme", URL: url, SealedSecret: sealed, Events: events}
 	}
 	both := []string{domain.EventVideoCompleted, domain.EventVideoFailed}
 	withURL := func(url string) []domain.Payload {
-		return []domain.Payload{domain.WebhookSubscribed{Account: "acme", URL: url, Events: both, Secret: secret}}
+		return []domain.Payload{domain.WebhookSubscribed{Account: "acme", URL: url, Events: both, SealedSecret: sealed}}
 	}
 
 	runDecide[domain.Webhook](t, webhookID, []decideCase{
@@ -38,7 +38,7 @@ func TestWebhookDecide(t *testing.T) {
 		{
 			name: "subscribe to one event",
 			when: subscribe("http://example.com/h", domain.EventVideoFailed, domain.EventVideoFailed),
-			then: []domain.Payload{domain.WebhookSubscribed{Account: "acme", URL: "http://example.com/h", Events: []string{domain.EventVideoFailed}, Secret: secret}},
+			then: []domain.Payload{domain.WebhookSubscribed{Account: "acme", URL: "http://example.com/h", Events: []string{domain.EventVideoFailed}, SealedSecret: sealed}},
 		},
 		{
 			name: "subscribe with the url trimmed",
@@ -71,8 +71,8 @@ func TestWebhookDecide(t *testing.T) {
 			err:  domain.Invalid,
 		},
 		{
-			name: "secret too short",
-			when: domain.SubscribeWebhook{Account: "acme", URL: "https://example.com/h", Secret: secret[:31], Events: both},
+			name: "secret not sealed",
+			when: domain.SubscribeWebhook{Account: "acme", URL: "https://example.com/h", Events: both},
 			err:  domain.Internal,
 		},
 		{
@@ -123,7 +123,7 @@ func TestWebhookEvolve(t *testing.T) {
 			name:  "subscribed",
 			given: []domain.Payload{subscribed},
 			want: domain.Webhook{
-				ID: webhookID, Account: "acme", URL: "https://example.com/hooks/kino", Secret: "0123456789abcdef0123456789abcdef",
+				ID: webhookID, Account: "acme", URL: "https://example.com/hooks/kino", SealedSecret: sealed,
 				Events: []string{domain.EventVideoCompleted, domain.EventVideoFailed}, Created: true,
 			},
 		},
@@ -131,7 +131,7 @@ func TestWebhookEvolve(t *testing.T) {
 			name:  "deleted",
 			given: []domain.Payload{subscribed, domain.WebhookDeleted{Account: "acme"}},
 			want: domain.Webhook{
-				ID: webhookID, Account: "acme", URL: "https://example.com/hooks/kino", Secret: "0123456789abcdef0123456789abcdef",
+				ID: webhookID, Account: "acme", URL: "https://example.com/hooks/kino", SealedSecret: sealed,
 				Events: []string{domain.EventVideoCompleted, domain.EventVideoFailed}, Created: true, Deleted: true,
 			},
 		},
@@ -184,8 +184,8 @@ func TestNormalizeEventsDoesNotChangeItsInput(t *testing.T) {
 }
 
 func TestWebhookWants(t *testing.T) {
-	only := given[domain.Webhook](t, webhookID, domain.WebhookSubscribed{Account: "acme", URL: "https://x.test/", Events: []string{domain.EventVideoFailed}, Secret: "s"})
-	gone := given[domain.Webhook](t, webhookID, domain.WebhookSubscribed{Account: "acme", URL: "https://x.test/", Events: []string{domain.EventVideoFailed}, Secret: "s"}, domain.WebhookDeleted{Account: "acme"})
+	only := given[domain.Webhook](t, webhookID, domain.WebhookSubscribed{Account: "acme", URL: "https://x.test/", Events: []string{domain.EventVideoFailed}, SealedSecret: "s"})
+	gone := given[domain.Webhook](t, webhookID, domain.WebhookSubscribed{Account: "acme", URL: "https://x.test/", Events: []string{domain.EventVideoFailed}, SealedSecret: "s"}, domain.WebhookDeleted{Account: "acme"})
 	for _, tc := range []struct {
 		name string
 		w    domain.Webhook

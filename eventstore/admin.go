@@ -12,8 +12,10 @@ import (
 )
 
 // AdminSubject prefixes operator requests that a running kino serve
-// answers over NATS: kino.admin.<op>. Whoever can publish on kino's NATS
-// can already write its events, so NATS is the trust boundary here too.
+// answers over NATS: kino.admin.<op>. NATS is the trust boundary: on the
+// embedded server only the serve and admin roles may publish here (both
+// may write any event anyway), and only serve may subscribe, so no other
+// client can answer in its place (see permissions).
 const AdminSubject = "kino.admin"
 
 // adminMessage is one message of an answer: progress, then a final one.
@@ -82,8 +84,16 @@ func (s *Store) CallAdmin(ctx context.Context, op string, req any, onProgress fu
 		return nil, err
 	}
 	defer sub.Unsubscribe()
-	if err := s.nc.PublishRequest(AdminSubject+"."+op, inbox, body); err != nil {
+	subject := AdminSubject + "." + op
+	if err := s.nc.PublishRequest(subject, inbox, body); err != nil {
 		return nil, err
+	}
+	// The server answers a refused publish before the flush's pong.
+	if err := s.nc.FlushTimeout(5 * time.Second); err != nil {
+		return nil, err
+	}
+	if err := s.nc.LastError(); errors.Is(err, nats.ErrPermissionViolation) && strings.Contains(err.Error(), `"`+subject+`"`) {
+		return nil, fmt.Errorf("admin %s: these NATS credentials may not call it: %w", op, ErrUnauthorized)
 	}
 	// Something must answer soon; after the first message the work may
 	// take as long as it takes.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -149,4 +150,156 @@ func (s *Store) RawTail(ctx context.Context, upTo uint64, fn func(seq uint64, bo
 			return nil
 		}
 	}
+}
+
+// Buckets beside KINO_DELIVERIES that let the senders of every process
+// agree on two things the work queue cannot tell them.
+const (
+	// SendLocksBucket holds one key per subscription with a POST under
+	// way: at most one delivery per subscription is in flight, across all
+	// processes. An entry lives SendLockTTL after its last write; the
+	// holder rewrites it while its POST runs, so a crashed sender's lock
+	// lapses on its own.
+	SendLocksBucket = "KINO_SEND_LOCKS"
+	// AttemptsBucket counts, per delivery id, the POSTs started. The
+	// message's own delivery count also counts the times it was handed
+	// back because its subscription was busy, which are not attempts.
+	AttemptsBucket = "KINO_DELIVERY_ATTEMPTS"
+)
+
+// SendLockTTL is how long a send lock outlives its last renewal.
+const SendLockTTL = 30 * time.Second
+
+// attemptsTTL bounds how long a forgotten counter (its sender died between
+// the final ack and the delete) is kept. Every attempt rewrites the
+// counter, so it only has to outlast the longest wait between attempts.
+const attemptsTTL = 7 * 24 * time.Hour
+
+// ErrBusy is returned by TryLock when another sender holds the lock.
+var ErrBusy = errors.New("busy")
+
+// SendState is the shared state of the webhook senders.
+type SendState struct {
+	locks    jetstream.KeyValue
+	attempts jetstream.KeyValue
+}
+
+// OpenSendState opens (creating them when missing) the send-lock and
+// attempt-count buckets.
+func (s *Store) OpenSendState(ctx context.Context) (*SendState, error) {
+	locks, err := s.bucket(ctx, jetstream.KeyValueConfig{
+		Bucket:      SendLocksBucket,
+		Description: "kino: subscriptions with a webhook POST under way",
+		TTL:         SendLockTTL,
+		Storage:     jetstream.MemoryStorage,
+		Replicas:    s.cfg.Replicas,
+	})
+	if err != nil {
+		return nil, err
+	}
+	attempts, err := s.bucket(ctx, jetstream.KeyValueConfig{
+		Bucket:      AttemptsBucket,
+		Description: "kino: attempts made per webhook delivery",
+		TTL:         attemptsTTL,
+		Storage:     jetstream.FileStorage,
+		Replicas:    s.cfg.Replicas,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &SendState{locks: locks, attempts: attempts}, nil
+}
+
+// bucket opens a KV bucket, creating it only when it does not exist, so
+// that processes without the right to change it can still use it.
+func (s *Store) bucket(ctx context.Context, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	kv, err := s.js.KeyValue(ctx, cfg.Bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = s.js.CreateOrUpdateKeyValue(ctx, cfg)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bucket %s: %w", cfg.Bucket, err)
+	}
+	return kv, nil
+}
+
+// SendLock is a held per-subscription lock.
+type SendLock struct {
+	kv  jetstream.KeyValue
+	key string
+	rev uint64
+}
+
+// TryLock takes the lock of subscription sub, or returns ErrBusy when
+// another sender holds it.
+func (st *SendState) TryLock(ctx context.Context, sub string) (*SendLock, error) {
+	rev, err := st.locks.Create(ctx, sub, []byte("1"))
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		return nil, ErrBusy
+	}
+	if err != nil {
+		return nil, fmt.Errorf("send lock %s: %w", sub, err)
+	}
+	return &SendLock{kv: st.locks, key: sub, rev: rev}, nil
+}
+
+// Renew rewrites the lock so it lives another SendLockTTL. It fails when
+// the lock lapsed and someone else took it.
+func (l *SendLock) Renew(ctx context.Context) error {
+	rev, err := l.kv.Update(ctx, l.key, []byte("1"), l.rev)
+	if err != nil {
+		return fmt.Errorf("renew send lock %s: %w", l.key, err)
+	}
+	l.rev = rev
+	return nil
+}
+
+// Release deletes the lock if it is still this holder's.
+func (l *SendLock) Release(ctx context.Context) error {
+	err := l.kv.Delete(ctx, l.key, jetstream.LastRevision(l.rev))
+	if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("release send lock %s: %w", l.key, err)
+	}
+	return nil
+}
+
+// Attempts is the number of attempts started for a delivery (0 when none
+// are known), and the revision to pass to SetAttempts.
+func (st *SendState) Attempts(ctx context.Context, deliveryID string) (int, uint64, error) {
+	e, err := st.attempts.Get(ctx, deliveryID)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("attempts of %s: %w", deliveryID, err)
+	}
+	n, err := strconv.Atoi(string(e.Value()))
+	if err != nil {
+		return 0, 0, fmt.Errorf("attempts of %s: %q: %w", deliveryID, e.Value(), err)
+	}
+	return n, e.Revision(), nil
+}
+
+// SetAttempts stores n attempts for a delivery if its count is still at
+// revision rev (0: no count yet).
+func (st *SendState) SetAttempts(ctx context.Context, deliveryID string, n int, rev uint64) error {
+	var err error
+	if rev == 0 {
+		_, err = st.attempts.Create(ctx, deliveryID, []byte(strconv.Itoa(n)))
+	} else {
+		_, err = st.attempts.Update(ctx, deliveryID, []byte(strconv.Itoa(n)), rev)
+	}
+	if err != nil {
+		return fmt.Errorf("count attempt of %s: %w", deliveryID, err)
+	}
+	return nil
+}
+
+// ForgetAttempts removes the count of a delivery that is finished.
+func (st *SendState) ForgetAttempts(ctx context.Context, deliveryID string) error {
+	err := st.attempts.Purge(ctx, deliveryID)
+	if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("forget attempts of %s: %w", deliveryID, err)
+	}
+	return nil
 }

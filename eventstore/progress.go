@@ -24,8 +24,16 @@ type Progress struct {
 	values map[string]float64
 }
 
-// OpenProgress creates or opens the progress bucket.
+// OpenProgress creates or opens the progress bucket. A store that does not
+// manage kino's streams (a worker) only opens it: kino serve created it.
 func (s *Store) OpenProgress(ctx context.Context) (*Progress, error) {
+	if !s.cfg.Manage {
+		kv, err := s.js.KeyValue(ctx, ProgressBucket)
+		if err != nil {
+			return nil, fmt.Errorf("progress bucket: %w (start kino serve first)", err)
+		}
+		return &Progress{kv: kv, values: make(map[string]float64)}, nil
+	}
 	kv, err := s.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket:      ProgressBucket,
 		Description: "kino: progress of running transcodes",

@@ -15,11 +15,14 @@ import (
 
 // Embedded is a nats-server with JetStream running inside this process.
 type Embedded struct {
-	srv *server.Server
+	srv     *server.Server
+	dataDir string
 }
 
 // StartEmbedded starts a JetStream server storing under dataDir/nats and
-// listening on listen ("host:port"; port 0 picks a free one).
+// listening on listen ("host:port"; port 0 picks a free one). It takes
+// only clients holding one of the nkeys under dataDir/nats-creds, which it
+// generates on first start (see Roles and Auth).
 func StartEmbedded(dataDir, listen string) (*Embedded, error) {
 	host, portStr, err := net.SplitHostPort(listen)
 	if err != nil {
@@ -32,6 +35,14 @@ func StartEmbedded(dataDir, listen string) (*Embedded, error) {
 	if port == 0 {
 		port = server.RANDOM_PORT
 	}
+	pubs, err := ensureCreds(dataDir)
+	if err != nil {
+		return nil, fmt.Errorf("start nats: %w", err)
+	}
+	var users []*server.NkeyUser
+	for _, role := range Roles {
+		users = append(users, &server.NkeyUser{Nkey: pubs[role], Permissions: permissions(role)})
+	}
 	opts := &server.Options{
 		ServerName: "kino",
 		Host:       host,
@@ -42,6 +53,7 @@ func StartEmbedded(dataDir, listen string) (*Embedded, error) {
 		NoLog:      true,
 		// Accept large event batches from the CLI or the projector.
 		MaxPayload: 8 << 20,
+		Nkeys:      users,
 	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
@@ -52,7 +64,12 @@ func StartEmbedded(dataDir, listen string) (*Embedded, error) {
 		srv.Shutdown()
 		return nil, fmt.Errorf("start nats: not ready after 30s (is %s in use?)", listen)
 	}
-	return &Embedded{srv: srv}, nil
+	return &Embedded{srv: srv, dataDir: dataDir}, nil
+}
+
+// Auth is what a client of role presents to this server: its seed file.
+func (e *Embedded) Auth(role string) Auth {
+	return Auth{CredsFile: CredsFile(e.dataDir, role)}
 }
 
 // URL is the client URL of the embedded server.

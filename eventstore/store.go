@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -21,6 +23,7 @@ var Subjects = []string{"video.>", "collection.>", "account.>", "webhook.>"}
 type Config struct {
 	URL  string // nats://host:port
 	Name string // connection name shown by the server
+	Auth Auth   // credentials and TLS; the zero value sends none
 	// Manage creates or updates kino's streams; only `kino serve` does.
 	// Other clients (CLI, workers) look the stream up and fail when it is
 	// missing, so they never change its configuration.
@@ -63,6 +66,7 @@ type Store struct {
 	js         jetstream.JetStream
 	stream     jetstream.Stream
 	deliveries jetstream.Stream
+	jobs       jetstream.Stream
 }
 
 // Open connects to NATS and creates or updates the event stream.
@@ -70,13 +74,20 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("open event store: %w", err)
 	}
-	nc, err := nats.Connect(cfg.URL,
+	opts, err := cfg.Auth.options()
+	if err != nil {
+		return nil, fmt.Errorf("open event store: %w", err)
+	}
+	nc, err := nats.Connect(cfg.URL, append(opts,
 		nats.Name(cfg.Name),
 		nats.MaxReconnects(-1),
 		nats.RetryOnFailedConnect(false),
-	)
+	)...)
 	if err != nil {
-		return nil, fmt.Errorf("open event store: connect %s: %w", cfg.URL, err)
+		if errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked) {
+			return nil, fmt.Errorf("open event store: %s refused the connection: %w: %w", redactURL(cfg.URL), ErrUnauthorized, err)
+		}
+		return nil, fmt.Errorf("open event store: connect %s: %w", redactURL(cfg.URL), err)
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -88,7 +99,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	case err == nil && !cfg.Manage:
 	case errors.Is(err, jetstream.ErrStreamNotFound) && !cfg.Manage:
 		nc.Close()
-		return nil, fmt.Errorf("open event store: no stream %s on %s: start kino serve first", StreamName, cfg.URL)
+		return nil, fmt.Errorf("open event store: no stream %s on %s: start kino serve first", StreamName, redactURL(cfg.URL))
 	case err != nil && !errors.Is(err, jetstream.ErrStreamNotFound):
 		nc.Close()
 		return nil, fmt.Errorf("open event store: stream %s: %w", StreamName, err)
@@ -123,7 +134,21 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		nc.Close()
 		return nil, err
 	}
-	return &Store{cfg: cfg, nc: nc, js: js, stream: stream, deliveries: deliveries}, nil
+	jobs, err := openJobs(ctx, js, cfg)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	st := &Store{cfg: cfg, nc: nc, js: js, stream: stream, deliveries: deliveries, jobs: jobs}
+	if cfg.Manage {
+		// The senders' buckets are made here, so that workers, whose role
+		// may not create streams, only ever open them.
+		if _, err := st.OpenSendState(ctx); err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("open event store: %w", err)
+		}
+	}
+	return st, nil
 }
 
 // Close drains the connection: in-flight publishes and acks finish first.
@@ -171,6 +196,21 @@ func (s *Store) Healthy() error {
 // Abort closes the connection at once, without draining: what a crash
 // looks like to the server. For tests of redelivery.
 func (s *Store) Abort() { s.nc.Close() }
+
+// ErrUnauthorized means NATS refused the credentials (or their absence).
+var ErrUnauthorized = errors.New("not authorized")
+
+// redactURL hides a password or token in a NATS URL (or list of URLs).
+func redactURL(raw string) string {
+	parts := strings.Split(raw, ",")
+	for i, p := range parts {
+		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
+			u.User = url.User("REDACTED")
+			parts[i] = u.String()
+		}
+	}
+	return strings.Join(parts, ",")
+}
 
 // duplicateWindow is how long the event stream remembers Nats-Msg-Ids.
 const duplicateWindow = 2 * time.Minute

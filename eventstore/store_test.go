@@ -171,7 +171,7 @@ func TestDecisionTypedAggregateLoadsOnlyWhatDecides(t *testing.T) {
 	s := eventstoretest.Run(t)
 	ctx := context.Background()
 	id := domain.StreamID{Aggregate: domain.AggWebhook, ID: s.NewID()}
-	if _, err := eventstore.Execute[domain.Webhook](ctx, s, id, domain.SubscribeWebhook{Account: "acme", URL: "https://x.test/", Events: []string{"video.completed"}, Secret: strings.Repeat("s", 40)}); err != nil {
+	if _, err := eventstore.Execute[domain.Webhook](ctx, s, id, domain.SubscribeWebhook{Account: "acme", URL: "https://x.test/", Events: []string{"video.completed"}, SealedSecret: "sealed.v1." + strings.Repeat("s", 40)}); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 50; i++ {
@@ -180,7 +180,7 @@ func TestDecisionTypedAggregateLoadsOnlyWhatDecides(t *testing.T) {
 		}
 	}
 	w, err := eventstore.Current[domain.Webhook](ctx, s, id)
-	if err != nil || !w.Wants("video.completed") || w.Secret == "" {
+	if err != nil || !w.Wants("video.completed") || w.SealedSecret == "" {
 		t.Fatalf("current %+v %v", w, err)
 	}
 	res, err := eventstore.Execute[domain.Webhook](ctx, s, id, domain.DeleteWebhook{Account: "acme"})

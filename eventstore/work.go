@@ -46,6 +46,7 @@ type Job struct {
 	Data      []byte       // the raw message body
 	Delivered int          // 1 on the first delivery
 	msg       jetstream.Msg
+	retry     func(delay time.Duration) error // how a fair queue's job waits out a backoff
 }
 
 // Header returns a header of the job's message.
@@ -58,7 +59,12 @@ func (j *Job) InProgress() error { return j.msg.InProgress() }
 func (j *Job) Ack(ctx context.Context) error { return j.msg.DoubleAck(ctx) }
 
 // Retry hands the job back to be delivered again after delay.
-func (j *Job) Retry(delay time.Duration) error { return j.msg.NakWithDelay(delay) }
+func (j *Job) Retry(delay time.Duration) error {
+	if j.retry != nil {
+		return j.retry(delay)
+	}
+	return j.msg.NakWithDelay(delay)
+}
 
 // Release hands the job back at once, for another worker (shutdown).
 func (j *Job) Release() error { return j.msg.Nak() }

@@ -96,7 +96,7 @@ func apply(b *batch, e domain.Event) error {
 
 	case domain.WebhookSubscribed:
 		return putJSON(tx.Bucket(bWebhooks), key(d.Account, e.AggregateID), Webhook{
-			ID: e.AggregateID, Account: d.Account, URL: d.URL, Events: d.Events, Secret: d.Secret, CreatedAt: e.OccurredAt,
+			ID: e.AggregateID, Account: d.Account, URL: d.URL, Events: d.Events, SealedSecret: d.SealedSecret, CreatedAt: e.OccurredAt,
 		})
 	case domain.WebhookDeleted:
 		if err := deletePrefix(tx.Bucket(bDeliveries), append(key(e.AggregateID), 0)); err != nil {

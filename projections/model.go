@@ -54,15 +54,17 @@ type Key struct {
 	CreatedAt time.Time `json:"createdAt"`
 }
 
-// Webhook is a live webhook subscription. It holds the signing secret,
-// which delivery needs; API views never show it after creation.
+// Webhook is a live webhook subscription. It keeps the signing secret only
+// sealed (as the event holds it; empty for a v1 subscription, whose clear
+// secret is never copied here); delivery opens it from the event stream.
+// API views never show it after creation.
 type Webhook struct {
-	ID        string    `json:"id"`
-	Account   string    `json:"account"`
-	URL       string    `json:"url"`
-	Events    []string  `json:"events"`
-	Secret    string    `json:"secret"`
-	CreatedAt time.Time `json:"createdAt"`
+	ID           string    `json:"id"`
+	Account      string    `json:"account"`
+	URL          string    `json:"url"`
+	Events       []string  `json:"events"`
+	SealedSecret string    `json:"sealedSecret,omitempty"`
+	CreatedAt    time.Time `json:"createdAt"`
 }
 
 // VideoFilter selects videos of one account.

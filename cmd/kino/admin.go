@@ -12,9 +12,18 @@ import (
 	"github.com/kino-video/kino/eventstore"
 )
 
-// withStore opens the event store of the instance at url for one command.
-func withStore(ctx context.Context, url string, fn func(*eventstore.Store) error) error {
-	store, err := eventstore.Open(ctx, eventstore.Config{URL: url, Name: "kino cli"})
+// withStore opens the event store of the instance c reaches for one command.
+func withStore(ctx context.Context, c *natsClient, fn func(*eventstore.Store) error) error {
+	cfg, err := c.config("kino cli")
+	if err != nil {
+		return err
+	}
+	return c.explain(withStoreConfig(ctx, cfg, fn), cfg.Auth)
+}
+
+// withStoreConfig opens the event store cfg describes for one command.
+func withStoreConfig(ctx context.Context, cfg eventstore.Config, fn func(*eventstore.Store) error) error {
+	store, err := eventstore.Open(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -44,7 +53,8 @@ func loadAccount(ctx context.Context, store *eventstore.Store, slug string) (dom
 
 func newAccountsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "accounts", Short: "Manage accounts"}
-	var url, plan string
+	var conn natsClient
+	var plan string
 	create := &cobra.Command{
 		Use:   "create SLUG --plan free|pro|business",
 		Short: "Create an account",
@@ -54,7 +64,7 @@ func newAccountsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return withStore(cmd.Context(), url, func(s *eventstore.Store) error {
+			return withStore(cmd.Context(), &conn, func(s *eventstore.Store) error {
 				if _, err := eventstore.Execute[domain.Account](cmd.Context(), s, accountStream(args[0]), domain.CreateAccount{Slug: args[0], Plan: p}); err != nil {
 					return err
 				}
@@ -64,9 +74,9 @@ func newAccountsCmd() *cobra.Command {
 		},
 	}
 	create.Flags().StringVar(&plan, "plan", "free", "plan: free, pro or business")
-	natsFlag(create.Flags(), &url)
+	natsFlags(create.Flags(), &conn, eventstore.RoleAdmin)
 
-	var planURL string
+	var planConn natsClient
 	setPlan := &cobra.Command{
 		Use:   "set-plan SLUG PLAN",
 		Short: "Change an account's plan (free, pro or business); limits apply from the next request",
@@ -76,7 +86,7 @@ func newAccountsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return withStore(cmd.Context(), planURL, func(s *eventstore.Store) error {
+			return withStore(cmd.Context(), &planConn, func(s *eventstore.Store) error {
 				if _, err := loadAccount(cmd.Context(), s, args[0]); err != nil {
 					return err
 				}
@@ -88,7 +98,7 @@ func newAccountsCmd() *cobra.Command {
 			})
 		},
 	}
-	natsFlag(setPlan.Flags(), &planURL)
+	natsFlags(setPlan.Flags(), &planConn, eventstore.RoleAdmin)
 	cmd.AddCommand(create, setPlan)
 	return cmd
 }
@@ -96,13 +106,14 @@ func newAccountsCmd() *cobra.Command {
 func newKeysCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "keys", Short: "Manage API keys"}
 
-	var createURL, label string
+	var createConn natsClient
+	var label string
 	create := &cobra.Command{
 		Use:   "create ACCOUNT [--label L]",
 		Short: "Create an API key; the key is printed once, alone on the last line",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withStore(cmd.Context(), createURL, func(s *eventstore.Store) error {
+			return withStore(cmd.Context(), &createConn, func(s *eventstore.Store) error {
 				if _, err := loadAccount(cmd.Context(), s, args[0]); err != nil {
 					return err
 				}
@@ -118,15 +129,15 @@ func newKeysCmd() *cobra.Command {
 		},
 	}
 	create.Flags().StringVar(&label, "label", "", "a name for the key, e.g. the environment using it")
-	natsFlag(create.Flags(), &createURL)
+	natsFlags(create.Flags(), &createConn, eventstore.RoleAdmin)
 
-	var listURL string
+	var listConn natsClient
 	list := &cobra.Command{
 		Use:   "list ACCOUNT",
 		Short: "List an account's keys (never the keys themselves)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withStore(cmd.Context(), listURL, func(s *eventstore.Store) error {
+			return withStore(cmd.Context(), &listConn, func(s *eventstore.Store) error {
 				a, err := loadAccount(cmd.Context(), s, args[0])
 				if err != nil {
 					return err
@@ -144,16 +155,16 @@ func newKeysCmd() *cobra.Command {
 			})
 		},
 	}
-	natsFlag(list.Flags(), &listURL)
+	natsFlags(list.Flags(), &listConn, eventstore.RoleAdmin)
 
-	var revokeURL string
+	var revokeConn natsClient
 	revoke := &cobra.Command{
 		Use:   "revoke KEYID",
 		Short: "Revoke a key; requests with it answer 401 from then on",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			keyID := args[0]
-			return withStore(cmd.Context(), revokeURL, func(s *eventstore.Store) error {
+			return withStore(cmd.Context(), &revokeConn, func(s *eventstore.Store) error {
 				account, err := findKeyAccount(cmd.Context(), s, keyID)
 				if err != nil {
 					return err
@@ -166,7 +177,7 @@ func newKeysCmd() *cobra.Command {
 			})
 		},
 	}
-	natsFlag(revoke.Flags(), &revokeURL)
+	natsFlags(revoke.Flags(), &revokeConn, eventstore.RoleAdmin)
 	cmd.AddCommand(create, list, revoke)
 	return cmd
 }
@@ -192,7 +203,7 @@ func findKeyAccount(ctx context.Context, s *eventstore.Store, keyID string) (str
 
 func newCollectionsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "collections", Short: "Manage collections"}
-	var url string
+	var conn natsClient
 	create := &cobra.Command{
 		Use:   "create ACCOUNT SLUG NAME",
 		Short: "Create a collection in an account",
@@ -202,7 +213,7 @@ func newCollectionsCmd() *cobra.Command {
 			if !domain.ValidSlug(slug) {
 				return fmt.Errorf("slug must match ^[a-z0-9][a-z0-9-]{0,62}$ (got %q)", slug)
 			}
-			return withStore(cmd.Context(), url, func(s *eventstore.Store) error {
+			return withStore(cmd.Context(), &conn, func(s *eventstore.Store) error {
 				if _, err := loadAccount(cmd.Context(), s, account); err != nil {
 					return err
 				}
@@ -215,20 +226,20 @@ func newCollectionsCmd() *cobra.Command {
 			})
 		},
 	}
-	natsFlag(create.Flags(), &url)
+	natsFlags(create.Flags(), &conn, eventstore.RoleAdmin)
 	cmd.AddCommand(create)
 	return cmd
 }
 
 func newHistoryCmd() *cobra.Command {
-	var url string
+	var conn natsClient
 	cmd := &cobra.Command{
 		Use:   "history VIDEOID",
 		Short: "Print a video's events, oldest first (its audit history)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := args[0]
-			return withStore(cmd.Context(), url, func(s *eventstore.Store) error {
+			return withStore(cmd.Context(), &conn, func(s *eventstore.Store) error {
 				if !domain.ValidID(id) {
 					return fmt.Errorf("video %s not found", id)
 				}
@@ -252,6 +263,6 @@ func newHistoryCmd() *cobra.Command {
 			})
 		},
 	}
-	natsFlag(cmd.Flags(), &url)
+	natsFlags(cmd.Flags(), &conn, eventstore.RoleAdmin)
 	return cmd
 }

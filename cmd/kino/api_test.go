@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
 )
 
@@ -460,7 +461,9 @@ func TestRateLimit(t *testing.T) {
 	key := h.account("free", domain.PlanFree)
 	second := lastLine(h.mustCLI("keys", "create", "free")) // all keys share the account's budget
 	h.now.Set(time.Date(2026, 11, 22, 12, 0, 15, 0, time.UTC))
-	reset := strconv.FormatInt(time.Date(2026, 11, 22, 12, 1, 0, 0, time.UTC).Unix(), 10)
+	// A sliding window: Reset is when the oldest counted request leaves
+	// it, one minute after it was made.
+	reset := strconv.FormatInt(time.Date(2026, 11, 22, 12, 1, 15, 0, time.UTC).Unix(), 10)
 	for i := 1; i <= 60; i++ {
 		k := key
 		if i%2 == 0 {
@@ -475,7 +478,7 @@ func TestRateLimit(t *testing.T) {
 	}
 	r := h.do("GET", "/v1/videos", key, nil)
 	wantError(t, r, 429, "Rate limit exceeded")
-	if r.header.Get("Retry-After") != "45" || r.header.Get("X-RateLimit-Remaining") != "0" || r.header.Get("X-RateLimit-Limit") != "60" {
+	if r.header.Get("Retry-After") != "60" || r.header.Get("X-RateLimit-Remaining") != "0" || r.header.Get("X-RateLimit-Limit") != "60" {
 		t.Fatalf("429 headers: %v", r.header)
 	}
 	if !strings.Contains(r.json(t)["message"].(string), "retry after") {
@@ -486,14 +489,21 @@ func TestRateLimit(t *testing.T) {
 	if !strings.Contains(raw, "X-RateLimit-Limit: 60") {
 		t.Fatalf("raw headers:\n%s", raw)
 	}
-	// Another account is not affected; the next window starts afresh.
+	// Another account is not affected. A minute boundary frees nothing:
+	// the window slides, so the requests of 12:00:15 count until 12:01:15.
 	other := h.account("other", domain.PlanBusiness)
 	if r := h.do("GET", "/v1/videos", other, nil); r.status != 200 || r.header.Get("X-RateLimit-Limit") != "1000" {
 		t.Fatalf("other account: %d %v", r.status, r.header)
 	}
 	h.now.Set(time.Date(2026, 11, 22, 12, 1, 0, 0, time.UTC))
+	r = h.do("GET", "/v1/videos", key, nil)
+	wantError(t, r, 429, "Rate limit exceeded")
+	if r.header.Get("Retry-After") != "15" {
+		t.Fatalf("429 after the minute boundary: %v", r.header)
+	}
+	h.now.Set(time.Date(2026, 11, 22, 12, 1, 15, 0, time.UTC))
 	if r := h.do("GET", "/v1/videos", key, nil); r.status != 200 || r.header.Get("X-RateLimit-Remaining") != "59" {
-		t.Fatalf("next window: %d %v", r.status, r.header)
+		t.Fatalf("a minute later: %d %v", r.status, r.header)
 	}
 }
 
@@ -609,7 +619,7 @@ func TestRoutingAndHealth(t *testing.T) {
 func TestServeAgainstExternalNATS(t *testing.T) {
 	srv := eventstoretest.Server(t, t.TempDir())
 	data := t.TempDir()
-	h := start(t, data, func(c *Config) { c.NATSURL = srv.URL() })
+	h := start(t, data, func(c *Config) { c.NATSURL, c.NATSAuth = srv.URL(), srv.Auth(eventstore.RoleServe) })
 	if h.nats != srv.URL() {
 		t.Fatalf("serve uses %s, want %s", h.nats, srv.URL())
 	}

@@ -194,7 +194,7 @@ func replayOnce(ctx context.Context, dir string, n, runs int, say func(string, .
 		return result{}, 0, err
 	}
 	defer srv.Shutdown()
-	s, err := eventstore.Open(ctx, eventstore.Config{URL: srv.URL(), Name: "kino bench", Manage: true})
+	s, err := eventstore.Open(ctx, eventstore.Config{URL: srv.URL(), Auth: srv.Auth(eventstore.RoleServe), Name: "kino bench", Manage: true})
 	if err != nil {
 		return result{}, 0, err
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/httpapi"
 )
 
 // browserTools finds Chromium, node and the test's node modules. Without
@@ -37,8 +38,11 @@ func browserTools(t *testing.T) (chromium, node, dir string) {
 			missing = append(missing, "node_modules/"+m)
 		}
 	}
+	if !httpapi.PlayerAssetsBuilt() {
+		missing = append(missing, "hls.js built into kino (`just assets`)")
+	}
 	if len(missing) > 0 {
-		msg := "browser test needs " + strings.Join(missing, ", ") + ": run `just ensure-browser`"
+		msg := "browser test needs " + strings.Join(missing, ", ") + ": run `just ensure-browser assets`"
 		if os.Getenv("CI") != "" {
 			t.Fatal(msg)
 		}
@@ -97,4 +101,26 @@ func TestBrowserPlayback(t *testing.T) {
 		t.Fatalf("playback findings: %+v", res)
 	}
 	t.Logf("played to %.1fs; levels %v; switched to %dp; thumbnail %v", res.PlayedTo, res.Levels, res.Lowest, res.Thumbnail)
+
+	// kino's own /play page plays it too, under its CSP, with hls.js from
+	// kino, and no request leaves localhost.
+	cmd = exec.Command(node, "play.mjs", h.url+"/play/"+id)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "KINO_CHROMIUM="+chromium)
+	out, err = cmd.Output()
+	var play struct {
+		OK        bool     `json:"ok"`
+		Error     string   `json:"error"`
+		PlayedTo  float64  `json:"playedTo"`
+		Requests  int      `json:"requests"`
+		Elsewhere []string `json:"elsewhere"`
+	}
+	if jerr := json.Unmarshal(out, &play); jerr != nil || err != nil || !play.OK || len(play.Elsewhere) > 0 || play.Requests == 0 {
+		stderr := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("/play: %v %v\n%s\n%s", err, jerr, out, stderr)
+	}
+	t.Logf("/play played to %.1fs with %d requests, all to localhost", play.PlayedTo, play.Requests)
 }

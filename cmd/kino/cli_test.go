@@ -31,7 +31,7 @@ func TestCLIErrorsAreOneLineWithNonZeroExit(t *testing.T) {
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var out, errb bytes.Buffer
-			code := run(context.Background(), append(tt.args, "--nats", h.nats), &out, &errb)
+			code := run(context.Background(), append(tt.args, h.natsArgs...), &out, &errb)
 			if code == 0 {
 				t.Fatalf("exit 0; stdout %q", out.String())
 			}
@@ -47,7 +47,7 @@ func TestCLIAdminFlow(t *testing.T) {
 	h := start(t, t.TempDir())
 	// Flags may stand before or after positional arguments.
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"accounts", "create", "--nats", h.nats, "--plan", "business", "acme"}, &out, &errb); code != 0 {
+	if code := run(context.Background(), []string{"accounts", "create", "--nats", h.nats, "--data", h.data, "--plan", "business", "acme"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	keyOut := h.mustCLI("keys", "create", "acme", "--label", "ci")

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
 )
 
@@ -34,6 +35,11 @@ type harness struct {
 	nats string
 	now  *clock
 	api  *contract // docs/openapi.yaml, checked on every request through h.request
+
+	// natsAuth is kino serve's own NATS credentials (tests reading the
+	// stream directly); natsArgs what the CLI is given to reach this NATS.
+	natsAuth eventstore.Auth
+	natsArgs []string
 }
 
 type clock struct {
@@ -85,6 +91,15 @@ func start(t testing.TB, data string, configure ...func(*Config)) *harness {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, m: m, data: data, url: m.URL(), nats: m.NATSClientURL(), now: clk}
+	// The CLI finds the embedded server's credentials under --data; with
+	// an external NATS it is given serve's.
+	h.natsAuth, h.natsArgs = cfg.NATSAuth, []string{"--nats", h.nats}
+	if cfg.NATSAuth.CredsFile != "" {
+		h.natsArgs = append(h.natsArgs, "--nats-creds", cfg.NATSAuth.CredsFile)
+	}
+	if m.nats != nil {
+		h.natsAuth, h.natsArgs = m.nats.Auth(eventstore.RoleServe), []string{"--nats", h.nats, "--data", data}
+	}
 	h.api = newContract(t, h.url)
 	t.Cleanup(h.stop)
 	return h
@@ -103,7 +118,7 @@ func (h *harness) stop() {
 func (h *harness) cli(args ...string) (string, error) {
 	h.t.Helper()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), append(args, "--nats", h.nats), &out, &errb)
+	code := run(context.Background(), append(args, h.natsArgs...), &out, &errb)
 	h.settle()
 	if code != 0 {
 		return out.String(), fmt.Errorf("exit %d: %s", code, errb.String())
@@ -348,7 +363,7 @@ func countEventsContaining(t *testing.T, h *harness, s string) int {
 
 func scan(t *testing.T, h *harness, filters []string, fn func(domain.Event, []byte)) {
 	t.Helper()
-	store := eventstoretest.Open(t, h.nats)
+	store := eventstoretest.Open(t, h.nats, h.natsAuth)
 	err := store.Scan(context.Background(), filters, func(e domain.Event) error {
 		raw, err := domain.Encode(e)
 		if err != nil {

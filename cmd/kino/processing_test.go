@@ -405,10 +405,26 @@ func TestTransientFailuresRetryThenFail(t *testing.T) {
 	}
 }
 
-// waitJobsDone waits until the transcoder has acknowledged every job.
+// waitJobsDone waits until the transcoder has acknowledged every job: none
+// left to move into the account queues, none waiting, running or backing off.
 func (h *harness) waitJobsDone() {
 	h.t.Helper()
-	h.waitConsumerDone("", transcoder.Durable)
+	deadline := time.Now().Add(time.Minute)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		n, err := h.m.store.JobsUnfinished(context.Background(), transcoder.Durable)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("%d transcode jobs unfinished after the deadline", n)
+		}
+		<-tick.C
+	}
 }
 
 // waitConsumerDone waits until a work consumer has acknowledged every job.
@@ -528,7 +544,7 @@ func TestCrashedWorkerJobIsRedelivered(t *testing.T) {
 		go func() { defer close(done); _ = tc.Run(ctx) }()
 		return cancel, done
 	}
-	doomed := eventstoretest.Open(t, h.nats) // the crashing worker's own connection
+	doomed := eventstoretest.Open(t, h.nats, h.natsAuth) // the crashing worker's own connection
 	stop, done := run(doomed)
 	id := h.uploadID(key, "main", "long.mp4", makeClip(t, "long.mp4", 1280, 720, 3, true))
 	h.waitProgress(id)

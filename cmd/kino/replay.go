@@ -76,7 +76,7 @@ func throttled(fn func(projections.Progress)) func(projections.Progress) {
 }
 
 func newReplayCmd() *cobra.Command {
-	var data, url string
+	var conn natsClient
 	var verify bool
 	cmd := &cobra.Command{
 		Use:   "replay [--data DIR | --nats URL] [--verify]",
@@ -95,9 +95,9 @@ instead of swapping; the exit status is 1 when they differ.`,
 			var res replayResult
 			var err error
 			if cmd.Flags().Changed("nats") || os.Getenv("KINO_NATS_URL") != "" {
-				res, err = replayOnline(cmd.Context(), url, verify, out)
+				res, err = replayOnline(cmd.Context(), &conn, verify, out)
 			} else {
-				res, err = replayOffline(cmd.Context(), data, verify, out)
+				res, err = replayOffline(cmd.Context(), conn.data, verify, out)
 			}
 			if err != nil {
 				return err
@@ -105,8 +105,9 @@ instead of swapping; the exit status is 1 when they differ.`,
 			return report(out, res)
 		},
 	}
-	cmd.Flags().StringVar(&data, "data", env("KINO_DATA", "./data"), "data directory of a stopped kino (env KINO_DATA)")
-	cmd.Flags().StringVar(&url, "nats", env("KINO_NATS_URL", "nats://127.0.0.1:4222"), "NATS of a running kino serve: rebuild online (env KINO_NATS_URL)")
+	cmd.Flags().StringVar(&conn.data, "data", env("KINO_DATA", "./data"), "data directory of a stopped kino (env KINO_DATA); online, where its NATS credentials are")
+	natsFlags(cmd.Flags(), &conn, eventstore.RoleAdmin)
+	cmd.Flags().Lookup("nats").Usage = "NATS of a running kino serve: rebuild online (env KINO_NATS_URL)"
 	cmd.Flags().BoolVar(&verify, "verify", false, "compare a rebuild with the live read models instead of replacing them")
 	return cmd
 }
@@ -131,9 +132,9 @@ func report(out io.Writer, res replayResult) error {
 	return nil
 }
 
-func replayOnline(ctx context.Context, url string, verify bool, out io.Writer) (replayResult, error) {
+func replayOnline(ctx context.Context, conn *natsClient, verify bool, out io.Writer) (replayResult, error) {
 	var res replayResult
-	err := withStore(ctx, url, func(s *eventstore.Store) error {
+	err := withStore(ctx, conn, func(s *eventstore.Store) error {
 		raw, err := s.CallAdmin(ctx, "replay", replayRequest{Verify: verify}, func(m json.RawMessage) {
 			var p replayProgress
 			if json.Unmarshal(m, &p) == nil {
@@ -170,7 +171,7 @@ func replayOffline(ctx context.Context, data string, verify bool, out io.Writer)
 	}
 	defer srv.Shutdown()
 	var res replayResult
-	err = withStore(ctx, srv.URL(), func(s *eventstore.Store) error {
+	err = withStoreConfig(ctx, eventstore.Config{URL: srv.URL(), Auth: srv.Auth(eventstore.RoleAdmin), Name: "kino replay"}, func(s *eventstore.Store) error {
 		progress := throttled(func(p projections.Progress) {
 			printProgress(out, replayProgress{Applied: p.Applied, Total: p.Total, EventsPerSecond: p.PerSecond()})
 		})

@@ -134,7 +134,7 @@ func TestReplayOfflineRebuildsByteForByte(t *testing.T) {
 }
 
 func TestReplayOnlineWhileClientsRead(t *testing.T) {
-	h := start(t, t.TempDir(), benchPlans, func(c *Config) { c.AdminToken = "operator-secret" })
+	h := start(t, t.TempDir(), benchPlans, func(c *Config) { c.AdminToken = "operator-secret-0123456789abcdef" })
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
 	var ids []string
@@ -180,12 +180,12 @@ func TestReplayOnlineWhileClientsRead(t *testing.T) {
 		}()
 	}
 	for i := 0; i < 2; i++ {
-		out, errOut, code := runCLI("replay", "--nats", h.nats)
+		out, errOut, code := runCLI("replay", "--nats", h.nats, "--data", h.data)
 		if code != 0 || !strings.Contains(out, "rebuilt the read models") {
 			t.Fatalf("kino replay --nats: exit %d\n%s%s", code, out, errOut)
 		}
 	}
-	out, errOut, code := runCLI("replay", "--nats", h.nats, "--verify")
+	out, errOut, code := runCLI("replay", "--nats", h.nats, "--data", h.data, "--verify")
 	close(stop)
 	wg.Wait()
 	if code != 0 || !strings.Contains(out, "match") {
@@ -206,13 +206,13 @@ func TestReplayOnlineWhileClientsRead(t *testing.T) {
 	// The same over HTTP, for operators with the token.
 	wantError(t, h.do("POST", "/v1/admin/replay", key, nil), 401, "Invalid API key")
 	wantError(t, h.do("POST", "/v1/admin/replay", "", nil), 401, "Missing API key")
-	r := h.do("POST", "/v1/admin/replay", "operator-secret", `{"verify":true}`)
+	r := h.do("POST", "/v1/admin/replay", "operator-secret-0123456789abcdef", `{"verify":true}`)
 	wantStatus(t, r, 200)
 	var res replayResult
 	if err := json.Unmarshal(r.body, &res); err != nil || !res.Verified || len(res.Differences) != 0 || res.Applied == 0 {
 		t.Fatalf("admin verify: %s", r.body)
 	}
-	wantStatus(t, h.do("POST", "/v1/admin/replay", "operator-secret", nil), 200)
+	wantStatus(t, h.do("POST", "/v1/admin/replay", "operator-secret-0123456789abcdef", nil), 200)
 }
 
 func TestAdminReplayIsOffWithoutAToken(t *testing.T) {

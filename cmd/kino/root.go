@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 // run executes the CLI with args and returns the exit status. Errors are
@@ -76,9 +75,4 @@ func envDuration(name string, def time.Duration) time.Duration {
 func envBool(name string) bool {
 	b, _ := strconv.ParseBool(os.Getenv(name))
 	return b
-}
-
-// natsFlag adds --nats (KINO_NATS_URL) to an admin command.
-func natsFlag(fs *pflag.FlagSet, url *string) {
-	fs.StringVar(url, "nats", env("KINO_NATS_URL", "nats://127.0.0.1:4222"), "NATS server of the kino instance (env KINO_NATS_URL)")
 }

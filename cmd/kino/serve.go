@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +26,7 @@ import (
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/httpapi"
 	"github.com/kino-video/kino/transport/media"
+	"github.com/kino-video/kino/transport/seal"
 	"github.com/kino-video/kino/transport/transcoder"
 	"github.com/kino-video/kino/transport/webhook"
 )
@@ -46,6 +48,16 @@ type Config struct {
 	Now        func() time.Time // the API's clock (rate-limit windows); tests fix it
 	Workers    WorkerConfig
 	AdminToken string // operator token for /v1/admin/*; empty: those routes answer 404
+
+	// Upload and request limits of the HTTP API (zero: httpapi's defaults).
+	MaxUploads            int            // uploads in flight on this node
+	UploadIdleTimeout     time.Duration  // an upload body with no progress for this long ends (408)
+	AuthFailuresPerMinute int            // requests without a valid key per client address and minute
+	TrustedProxies        []netip.Prefix // peers whose X-Forwarded-For is believed
+	FrameAncestors        []string       // origins that may frame /play, besides kino's own
+
+	NATSAuth      eventstore.Auth // credentials for NATSURL (the embedded server's are generated)
+	SecretKeyFile string          // key sealing webhook secrets; "" is <Data>/secret.key (or KINO_SECRET_KEY)
 }
 
 // adminReplayer adapts the projector to the API's admin endpoint.
@@ -63,12 +75,16 @@ type WorkerConfig struct {
 	WebhookTimeout time.Duration   // a receiver must answer within it
 	WebhookAckWait time.Duration   // a silent sender loses its job after this (0: timeout + 30 s)
 	AllowPrivate   bool            // deliver to loopback/private addresses
+	Secrets        webhook.Opener  // opens sealed webhook secrets (needed when Senders > 0)
 	Transcoders    int             // transcode jobs run at once by this process (0: none)
 	Attempts       int             // transcode attempts before a video is FAILED
 	Backoff        []time.Duration // waits between transcode attempts
 	AckWait        time.Duration   // silence after which a job goes to another worker
 	Stall          time.Duration   // kill ffmpeg after this long without progress
 	FFmpeg         FFmpegConfig    // confinement of ffmpeg and the limits on its inputs
+	// TranscodeConcurrency: videos of one account transcoding at once
+	// across all workers, by plan.
+	TranscodeConcurrency map[domain.Plan]int
 }
 
 // workerFlags registers the worker flags on fs; parse fills cfg.
@@ -79,6 +95,14 @@ func workerFlags(fs *pflag.FlagSet, cfg *WorkerConfig) (parse func() error) {
 	fs.StringVar(&backoff, "transcode-backoff", env("KINO_TRANSCODE_BACKOFF", "10s,1m,5m"), "waits before each retry of a failed transcode; the last repeats (env KINO_TRANSCODE_BACKOFF)")
 	fs.DurationVar(&cfg.Stall, "ffmpeg-stall-timeout", envDuration("KINO_FFMPEG_STALL_TIMEOUT", 2*time.Minute), "kill ffmpeg when it makes no progress for this long (env KINO_FFMPEG_STALL_TIMEOUT)")
 	parseFFmpeg := ffmpegFlags(fs, &cfg.FFmpeg)
+	concurrency := map[domain.Plan]*int{}
+	for _, plan := range []domain.Plan{domain.PlanFree, domain.PlanPro, domain.PlanBusiness} {
+		n := new(int)
+		name, envName := "transcode-concurrency-"+string(plan), "KINO_TRANSCODE_CONCURRENCY_"+strings.ToUpper(string(plan))
+		fs.IntVar(n, name, envInt(envName, domain.DefaultPlans()[plan].TranscodeConcurrency),
+			fmt.Sprintf("videos of one %s account transcoding at once across all workers (env %s)", plan, envName))
+		concurrency[plan] = n
+	}
 	var webhookBackoff string
 	fs.IntVar(&cfg.Senders, "webhook-workers", envInt("KINO_WEBHOOK_WORKERS", 4), "webhook deliveries this process sends at once (env KINO_WEBHOOK_WORKERS)")
 	fs.StringVar(&webhookBackoff, "webhook-backoff", env("KINO_WEBHOOK_BACKOFF", "10s,30s,2m,10m,30m,1h,3h,6h"), "waits before each retry of a failed webhook delivery; its length is the number of retries (env KINO_WEBHOOK_BACKOFF)")
@@ -97,6 +121,13 @@ func workerFlags(fs *pflag.FlagSet, cfg *WorkerConfig) (parse func() error) {
 		}
 		if cfg.Transcoders < 0 || cfg.Attempts < 1 {
 			return errors.New("--workers must be >= 0 and --transcode-attempts >= 1")
+		}
+		cfg.TranscodeConcurrency = map[domain.Plan]int{}
+		for plan, n := range concurrency {
+			if *n < 1 {
+				return fmt.Errorf("--transcode-concurrency-%s must be >= 1", plan)
+			}
+			cfg.TranscodeConcurrency[plan] = *n
 		}
 		return parseFFmpeg()
 	}
@@ -118,7 +149,10 @@ func parseDurations(s string) ([]time.Duration, error) {
 func newServeCmd() *cobra.Command {
 	var cfg Config
 	var maxFree, maxPro, maxBusiness string
+	var uploadsFree, uploadsPro, uploadsBusiness int
+	var adminTokenFile, trustedProxies, frameAncestors string
 	var parseWorkers func() error
+	var natsAuth natsAuthFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the whole service: embedded NATS, projector, HTTP API and media",
@@ -128,9 +162,14 @@ func newServeCmd() *cobra.Command {
 			if err := parseWorkers(); err != nil {
 				return err
 			}
+			var err error
+			if cfg.NATSAuth, err = natsAuth.auth(cfg.Data, eventstore.RoleServe, cfg.NATSURL, false); err != nil {
+				return err
+			}
 			cfg.Plans = domain.DefaultPlans()
 			for plan, raw := range map[domain.Plan]string{domain.PlanFree: maxFree, domain.PlanPro: maxPro, domain.PlanBusiness: maxBusiness} {
-				n, err := parseSize(raw)
+				var n int64
+				n, err = parseSize(raw)
 				if err != nil {
 					return fmt.Errorf("--max-upload-%s: %w", plan, err)
 				}
@@ -138,11 +177,33 @@ func newServeCmd() *cobra.Command {
 				l.MaxUploadBytes = n
 				cfg.Plans[plan] = l
 			}
+			for plan, n := range map[domain.Plan]int{domain.PlanFree: uploadsFree, domain.PlanPro: uploadsPro, domain.PlanBusiness: uploadsBusiness} {
+				if n < 1 {
+					return fmt.Errorf("--concurrent-uploads-%s must be at least 1 (got %d)", plan, n)
+				}
+				l := cfg.Plans[plan]
+				l.ConcurrentUploads = n
+				cfg.Plans[plan] = l
+			}
+			if cfg.MaxUploads < 1 || cfg.UploadIdleTimeout <= 0 || cfg.AuthFailuresPerMinute < 1 {
+				return errors.New("--max-uploads and --auth-failures-per-minute must be at least 1, and --upload-idle-timeout positive")
+			}
+			if cfg.TrustedProxies, err = httpapi.ParseTrustedProxies(trustedProxies); err != nil {
+				return fmt.Errorf("--trusted-proxies: %w", err)
+			}
+			cfg.FrameAncestors = strings.FieldsFunc(frameAncestors, func(r rune) bool { return r == ',' || r == ' ' })
+			fromFlag := cmd.Flags().Changed("admin-token")
+			if cfg.AdminToken, err = adminToken(cfg.AdminToken, adminTokenFile); err != nil {
+				return err
+			}
 			level, err := parseLevel(cfg.LogLevel)
 			if err != nil {
 				return err
 			}
 			cfg.Log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+			if fromFlag {
+				cfg.Log.Warn("--admin-token on the command line is visible to every local user (ps, /proc); use --admin-token-file or KINO_ADMIN_TOKEN_FILE")
+			}
 			m := &Main{Config: cfg}
 			if err := m.Run(cmd.Context()); err != nil {
 				m.Close()
@@ -159,16 +220,56 @@ func newServeCmd() *cobra.Command {
 	fs.StringVar(&cfg.BaseURL, "base-url", env("KINO_BASE_URL", ""), "public API base ending in /v1 (env KINO_BASE_URL; default http://localhost:<port>/v1)")
 	fs.StringVar(&cfg.CDNURL, "cdn-url", env("KINO_CDN_URL", ""), "public media base written into video records (env KINO_CDN_URL; default http://localhost:<port>/cdn)")
 	fs.StringVar(&cfg.NATSListen, "nats-listen", env("KINO_NATS_LISTEN", "127.0.0.1:4222"), "listen address of the embedded NATS server (env KINO_NATS_LISTEN)")
-	fs.StringVar(&cfg.NATSURL, "nats", env("KINO_NATS_URL", ""), "use this NATS server instead of embedding one (env KINO_NATS_URL)")
+	fs.StringVar(&cfg.NATSURL, "nats", env("KINO_NATS_URL", ""), "use this NATS server instead of embedding one, with the credentials of the --nats-* flags (env KINO_NATS_URL)")
+	hideURLSecret(fs, "nats")
+	natsAuth.register(fs)
+	secretKeyFlag(fs, &cfg.SecretKeyFile)
 	fs.IntVar(&cfg.Replicas, "nats-replicas", envInt("KINO_NATS_REPLICAS", 0), "replicas of kino's streams on a NATS cluster; 0 keeps the current number, 1 for a new stream (env KINO_NATS_REPLICAS)")
 	fs.BoolVar(&cfg.Dev, "dev", envBool("KINO_DEV"), "on an empty store, create account dev (business), collection default and a key, and print the key (env KINO_DEV)")
-	fs.StringVar(&cfg.AdminToken, "admin-token", env("KINO_ADMIN_TOKEN", ""), "operator token for POST /v1/admin/replay; unset disables it (env KINO_ADMIN_TOKEN)")
+	// The token's default is read from KINO_ADMIN_TOKEN in RunE, never
+	// here, so --help cannot show it.
+	fs.StringVar(&cfg.AdminToken, "admin-token", "", fmt.Sprintf("operator token for POST /v1/admin/replay, at least %d characters; unset disables it; prefer --admin-token-file, as ps shows flags (env KINO_ADMIN_TOKEN)", httpapi.MinAdminTokenLen))
+	fs.StringVar(&adminTokenFile, "admin-token-file", env("KINO_ADMIN_TOKEN_FILE", ""), "file holding the operator token (surrounding whitespace ignored) (env KINO_ADMIN_TOKEN_FILE)")
+	fs.IntVar(&cfg.MaxUploads, "max-uploads", envInt("KINO_MAX_UPLOADS", 64), "uploads in flight on this server, all accounts together; more get 503 (env KINO_MAX_UPLOADS)")
+	fs.IntVar(&uploadsFree, "concurrent-uploads-free", envInt("KINO_CONCURRENT_UPLOADS_FREE", 2), "uploads one free-plan account may have in flight; more get 429 (env KINO_CONCURRENT_UPLOADS_FREE)")
+	fs.IntVar(&uploadsPro, "concurrent-uploads-pro", envInt("KINO_CONCURRENT_UPLOADS_PRO", 8), "uploads one pro-plan account may have in flight (env KINO_CONCURRENT_UPLOADS_PRO)")
+	fs.IntVar(&uploadsBusiness, "concurrent-uploads-business", envInt("KINO_CONCURRENT_UPLOADS_BUSINESS", 16), "uploads one business-plan account may have in flight (env KINO_CONCURRENT_UPLOADS_BUSINESS)")
+	fs.DurationVar(&cfg.UploadIdleTimeout, "upload-idle-timeout", envDuration("KINO_UPLOAD_IDLE_TIMEOUT", 30*time.Second), "end an upload whose body makes no progress for this long (408; the partial file is removed) (env KINO_UPLOAD_IDLE_TIMEOUT)")
+	fs.IntVar(&cfg.AuthFailuresPerMinute, "auth-failures-per-minute", envInt("KINO_AUTH_FAILURES_PER_MINUTE", 60), "requests without a valid API key one client address may send in any minute; more get 429 (env KINO_AUTH_FAILURES_PER_MINUTE)")
+	fs.StringVar(&trustedProxies, "trusted-proxies", env("KINO_TRUSTED_PROXIES", ""), "comma-separated addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For names the client; empty: X-Forwarded-For is ignored (env KINO_TRUSTED_PROXIES)")
+	fs.StringVar(&frameAncestors, "play-frame-ancestors", env("KINO_PLAY_FRAME_ANCESTORS", ""), "origins (https://example.com, comma-separated) that may embed /play in a frame, besides kino itself (env KINO_PLAY_FRAME_ANCESTORS)")
 	fs.StringVar(&cfg.LogLevel, "log-level", env("KINO_LOG_LEVEL", "info"), "debug, info, warn or error (env KINO_LOG_LEVEL)")
 	fs.StringVar(&maxFree, "max-upload-free", env("KINO_MAX_UPLOAD_FREE", "1GiB"), "largest upload on the free plan (env KINO_MAX_UPLOAD_FREE)")
 	fs.StringVar(&maxPro, "max-upload-pro", env("KINO_MAX_UPLOAD_PRO", "10GiB"), "largest upload on the pro plan (env KINO_MAX_UPLOAD_PRO)")
 	fs.StringVar(&maxBusiness, "max-upload-business", env("KINO_MAX_UPLOAD_BUSINESS", "50GiB"), "largest upload on the business plan (env KINO_MAX_UPLOAD_BUSINESS)")
 	parseWorkers = workerFlags(fs, &cfg.Workers)
 	return cmd
+}
+
+// adminToken is the operator token: --admin-token (or KINO_ADMIN_TOKEN),
+// or the contents of --admin-token-file, not both; at least
+// httpapi.MinAdminTokenLen characters.
+func adminToken(flag, file string) (string, error) {
+	token := flag
+	if token == "" {
+		token = os.Getenv("KINO_ADMIN_TOKEN")
+	}
+	if file != "" {
+		if token != "" {
+			return "", errors.New("give the admin token once: --admin-token/KINO_ADMIN_TOKEN or --admin-token-file/KINO_ADMIN_TOKEN_FILE")
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("--admin-token-file: %w", err)
+		}
+		if token = strings.TrimSpace(string(b)); token == "" {
+			return "", fmt.Errorf("--admin-token-file: %s is empty", file)
+		}
+	}
+	if token != "" && len(token) < httpapi.MinAdminTokenLen {
+		return "", fmt.Errorf("the admin token must be at least %d characters (it has %d); make one with: openssl rand -hex 32", httpapi.MinAdminTokenLen, len(token))
+	}
+	return token, nil
 }
 
 // parseSize reads "1GiB", "512MiB", "300KiB" or a byte count.
@@ -205,6 +306,7 @@ type Main struct {
 	Config
 
 	nats      *eventstore.Embedded
+	secrets   *seal.Key
 	store     *eventstore.Store
 	db        *projections.DB
 	projector *projections.Projector
@@ -241,19 +343,26 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := os.MkdirAll(m.Data, 0o755); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
-	natsURL := m.Config.NATSURL
+	var err error
+	if m.secrets, err = secretKey(m.SecretKeyFile, m.Data, true); err != nil {
+		return err
+	}
+	if m.Workers.Secrets == nil {
+		m.Workers.Secrets = m.secrets
+	}
+	natsURL, natsAuth := m.Config.NATSURL, m.NATSAuth
 	if natsURL == "" {
 		srv, err := eventstore.StartEmbedded(m.Data, m.NATSListen)
 		if err != nil {
 			return err
 		}
-		m.nats, natsURL = srv, srv.URL()
+		m.nats, natsURL, natsAuth = srv, srv.URL(), srv.Auth(eventstore.RoleServe)
 		if host, _, _ := net.SplitHostPort(m.NATSListen); host != "127.0.0.1" && host != "localhost" && host != "::1" {
-			log.Warn("the embedded NATS server has no authentication and listens beyond loopback: anyone who reaches it can read and write kino's events", "listen", m.NATSListen)
+			log.Warn("the embedded NATS server listens beyond loopback without TLS: it takes only kino's nkeys, but events (and the API's traffic with it) cross the network in clear", "listen", m.NATSListen)
 		}
-		log.Info("embedded NATS started", "url", natsURL, "store", filepath.Join(m.Data, "nats"))
+		log.Info("embedded NATS started", "url", natsURL, "store", filepath.Join(m.Data, "nats"), "credentials", filepath.Join(m.Data, eventstore.CredsDir))
 	}
-	store, err := eventstore.Open(ctx, eventstore.Config{URL: natsURL, Name: "kino serve", Manage: true, Replicas: m.Replicas})
+	store, err := eventstore.Open(ctx, eventstore.Config{URL: natsURL, Auth: natsAuth, Name: "kino serve", Manage: true, Replicas: m.Replicas})
 	if err != nil {
 		return err
 	}
@@ -336,8 +445,11 @@ func (m *Main) Run(ctx context.Context) error {
 	api, err := httpapi.New(httpapi.Config{
 		Store: store, DB: m.db, Projector: m.projector, Media: mediaStore, Progress: m.progress,
 		Webhooks: webhook.Tester{Store: store},
+		Secrets:  m.secrets,
 		Admin:    adminReplayer{projector}, AdminToken: m.AdminToken,
 		Plans: m.Plans, Log: log.With("component", "http"), Now: m.Now, CDNURL: m.CDNURL,
+		MaxUploads: m.MaxUploads, UploadIdleTimeout: m.UploadIdleTimeout, AuthFailuresPerMinute: m.AuthFailuresPerMinute,
+		TrustedProxies: m.TrustedProxies, FrameAncestors: m.FrameAncestors,
 	})
 	if err != nil {
 		return err
@@ -350,7 +462,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.httpDone = make(chan error, 1)
 	go func() { m.httpDone <- m.http.Serve(m.listener) }()
-	log.Info("kino serving", "api", m.BaseURL, "cdn", m.CDNURL, "listen", m.listener.Addr().String(), "nats", natsURL)
+	log.Info("kino serving", "api", m.BaseURL, "cdn", m.CDNURL, "listen", m.listener.Addr().String(), "nats", redactURL(natsURL))
 	return nil
 }
 
@@ -431,6 +543,7 @@ func startWorkers(m *Main, store *eventstore.Store, mediaStore *media.Store, pro
 		d, err := webhook.NewDeliverer(webhook.Config{
 			Store: store, Log: log.With("component", "webhook"), Backoff: cfg.WebhookBackoff,
 			Timeout: cfg.WebhookTimeout, AllowPrivate: cfg.AllowPrivate, Workers: cfg.Senders, AckWait: cfg.WebhookAckWait,
+			Secrets: cfg.Secrets,
 		})
 		if err != nil {
 			return err
@@ -449,10 +562,16 @@ func startWorkers(m *Main, store *eventstore.Store, mediaStore *media.Store, pro
 	if err != nil {
 		return err
 	}
+	plans := cfg.FFmpeg.plans()
+	for plan, n := range cfg.TranscodeConcurrency {
+		l := plans[plan]
+		l.TranscodeConcurrency = n
+		plans[plan] = l
+	}
 	tc, err := transcoder.New(transcoder.Config{
 		Store: store, Media: mediaStore, Progress: progress, Log: log.With("component", "transcoder"),
 		Workers: cfg.Transcoders, MaxAttempts: cfg.Attempts, Backoff: cfg.Backoff, AckWait: cfg.AckWait, Stall: cfg.Stall,
-		Bounds: cfg.FFmpeg.Bounds, Plans: cfg.FFmpeg.plans(), User: ffmpegUser, Limits: cfg.FFmpeg.Limits,
+		Plans: plans, Bounds: cfg.FFmpeg.Bounds, User: ffmpegUser, Limits: cfg.FFmpeg.Limits,
 	})
 	if err != nil {
 		return err

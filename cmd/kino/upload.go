@@ -19,13 +19,18 @@ import (
 	"github.com/kino-video/kino/transport/apiclient"
 )
 
-// clientFlags adds --key and --url (KINO_API_KEY, KINO_URL).
+// clientFlags adds --key and --url (KINO_API_KEY, KINO_URL). The key's
+// default is read from the environment by checkClient, not here, so
+// --help never shows it.
 func clientFlags(fs *pflag.FlagSet, c *apiclient.Client) {
-	fs.StringVar(&c.Key, "key", env("KINO_API_KEY", ""), "API key (env KINO_API_KEY)")
+	fs.StringVar(&c.Key, "key", "", "API key (env KINO_API_KEY)")
 	fs.StringVar(&c.BaseURL, "url", env("KINO_URL", "http://localhost:8080/v1"), "API base address, ending in /v1 (env KINO_URL)")
 }
 
 func checkClient(c *apiclient.Client) error {
+	if c.Key == "" {
+		c.Key = os.Getenv("KINO_API_KEY")
+	}
 	if c.Key == "" {
 		return errors.New("an API key is required: --key or KINO_API_KEY")
 	}

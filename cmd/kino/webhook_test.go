@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -281,9 +282,38 @@ func TestWebhookLoopbackRefusedWithoutTheFlag(t *testing.T) {
 	if rc.count() != 0 || len(l.Deliveries) != 3 || !l.Deliveries[0].GaveUp {
 		t.Fatalf("receiver got %d; log %+v", rc.count(), l)
 	}
-	if e := l.Deliveries[0].Error; e == nil || !strings.Contains(*e, "not a public address") {
+	// The tenant learns that the address is not allowed, not what it is.
+	if e := l.Deliveries[0].Error; e == nil || !strings.HasPrefix(*e, "address not allowed (private network)") || strings.Contains(*e, "127.0.0.1") {
 		t.Fatalf("error %v", e)
 	}
+}
+
+// POST /v1/webhooks/{id}/test is limited per subscription: 5 at once, then
+// one every 12 s; the next answers 429 with the spec's body and
+// Retry-After. Another subscription keeps its own allowance.
+func TestWebhookTestIsRateLimited(t *testing.T) {
+	h := start(t, t.TempDir(), withWebhooks)
+	key := h.account("acme", domain.PlanBusiness)
+	rc := newReceiver(t)
+	hook, _ := h.subscribe(key, rc.srv.URL, "video.completed")
+	other, _ := h.subscribe(key, rc.srv.URL, "video.failed")
+	for i := 0; i < 5; i++ {
+		wantStatus(t, h.do("POST", "/v1/webhooks/"+hook+"/test", key, nil), 202)
+	}
+	var limited *response
+	for i := 0; i < 5 && limited == nil; i++ { // a token may have come back meanwhile on a slow machine
+		if r := h.do("POST", "/v1/webhooks/"+hook+"/test", key, nil); r.status != 202 {
+			limited = &r
+		}
+	}
+	if limited == nil {
+		t.Fatal("10 tests in a row were all accepted")
+	}
+	wantError(t, *limited, 429, "Rate limit exceeded")
+	if ra, err := strconv.Atoi(limited.header.Get("Retry-After")); err != nil || ra < 1 || ra > 12 {
+		t.Fatalf("Retry-After %q", limited.header.Get("Retry-After"))
+	}
+	wantStatus(t, h.do("POST", "/v1/webhooks/"+other+"/test", key, nil), 202)
 }
 
 func TestWebhookSurvivesRestartBetweenAttempts(t *testing.T) {

@@ -16,7 +16,8 @@ import (
 // same NATS. Workers read originals and write outputs under --data/media,
 // which must be the same directory the API serves (shared storage).
 func newWorkerCmd() *cobra.Command {
-	var natsURL, data, logLevel string
+	var conn natsClient
+	var logLevel, keyFile string
 	var wc WorkerConfig
 	var parseWorkers func() error
 	cmd := &cobra.Command{
@@ -38,10 +39,19 @@ func newWorkerCmd() *cobra.Command {
 			m := &Main{Config: Config{Log: log}}
 			defer m.Close()
 			ctx := cmd.Context()
-			if m.store, err = eventstore.Open(ctx, eventstore.Config{URL: natsURL, Name: "kino worker"}); err != nil {
+			if wc.Senders > 0 {
+				if wc.Secrets, err = secretKey(keyFile, conn.data, false); err != nil {
+					return err
+				}
+			}
+			cfg, err := conn.config("kino worker")
+			if err != nil {
 				return err
 			}
-			mediaStore, err := media.Open(filepath.Join(data, "media"))
+			if m.store, err = eventstore.Open(ctx, cfg); err != nil {
+				return conn.explain(err, cfg.Auth)
+			}
+			mediaStore, err := media.Open(filepath.Join(conn.data, "media"))
 			if err != nil {
 				return err
 			}
@@ -52,15 +62,16 @@ func newWorkerCmd() *cobra.Command {
 			if err := startWorkers(m, m.store, mediaStore, progress, wc, log); err != nil {
 				return err
 			}
-			log.Info("kino worker running", "nats", natsURL, "media", mediaStore.Root(), "transcoders", wc.Transcoders, "webhook_senders", wc.Senders)
+			log.Info("kino worker running", "nats", redactURL(conn.url), "media", mediaStore.Root(), "transcoders", wc.Transcoders, "webhook_senders", wc.Senders)
 			<-ctx.Done()
 			log.Info("shutting down")
 			return m.Close()
 		},
 	}
 	fs := cmd.Flags()
-	natsFlag(fs, &natsURL)
-	fs.StringVar(&data, "data", env("KINO_DATA", "./data"), "data directory whose media/ the API serves (env KINO_DATA)")
+	fs.StringVar(&conn.data, "data", env("KINO_DATA", "./data"), "data directory whose media/ the API serves, holding the worker's NATS credentials (nats-creds/worker.nk) and secret.key (env KINO_DATA)")
+	natsFlags(fs, &conn, eventstore.RoleWorker)
+	secretKeyFlag(fs, &keyFile)
 	fs.StringVar(&logLevel, "log-level", env("KINO_LOG_LEVEL", "info"), "debug, info, warn or error (env KINO_LOG_LEVEL)")
 	parseWorkers = workerFlags(fs, &wc)
 	return cmd

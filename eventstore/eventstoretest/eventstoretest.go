@@ -9,7 +9,8 @@ import (
 )
 
 // Server starts an embedded JetStream server on a random port with its
-// storage in dir, and stops it when the test ends.
+// storage (and its generated credentials) in dir, and stops it when the
+// test ends.
 func Server(t testing.TB, dir string) *eventstore.Embedded {
 	t.Helper()
 	srv, err := eventstore.StartEmbedded(dir, "127.0.0.1:0")
@@ -20,16 +21,19 @@ func Server(t testing.TB, dir string) *eventstore.Embedded {
 	return srv
 }
 
-// Run starts a server in a temp dir and opens a store on it.
+// Run starts a server in a temp dir and opens a store on it with kino
+// serve's credentials.
 func Run(t testing.TB) *eventstore.Store {
 	t.Helper()
-	return Open(t, Server(t, t.TempDir()).URL())
+	srv := Server(t, t.TempDir())
+	return Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
 }
 
-// Open opens a store on url and closes it when the test ends.
-func Open(t testing.TB, url string) *eventstore.Store {
+// Open opens a store (managing kino's streams, as kino serve does) on url
+// with auth, and closes it when the test ends.
+func Open(t testing.TB, url string, auth eventstore.Auth) *eventstore.Store {
 	t.Helper()
-	s, err := eventstore.Open(context.Background(), eventstore.Config{URL: url, Name: t.Name(), Manage: true})
+	s, err := eventstore.Open(context.Background(), eventstore.Config{URL: url, Auth: auth, Name: t.Name(), Manage: true})
 	if err != nil {
 		t.Fatal(err)
 	}

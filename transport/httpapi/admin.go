@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"net/http"
+
+	"github.com/kino-video/kino/domain"
 )
 
 // adminReplay rebuilds the read models online (or verifies them with
@@ -15,12 +17,23 @@ func (s *Server) adminReplay(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.AdminToken == "" || s.cfg.Admin == nil {
 		return errNotFound("route " + r.URL.Path)
 	}
-	got, want := sha256.Sum256([]byte(bearer(r))), sha256.Sum256([]byte(s.cfg.AdminToken))
-	if bearer(r) == "" {
-		return errMissingKey()
+	// Wrong tokens count against the client address, as wrong API keys do.
+	addr := clientAddr(r, s.cfg.TrustedProxies)
+	if over, wait := s.failures.over(addr, s.cfg.AuthFailuresPerMinute, s.cfg.Now()); over {
+		return tooManyFailures(w, wait)
 	}
-	if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-		return &apiError{http.StatusUnauthorized, labelInvalidKey, "The admin token is invalid"}
+	got, want := sha256.Sum256([]byte(bearer(r))), sha256.Sum256([]byte(s.cfg.AdminToken))
+	var authErr error
+	if bearer(r) == "" {
+		authErr = errMissingKey()
+	} else if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+		authErr = domain.E("admin", domain.BadCredentials, "The admin token is invalid")
+	}
+	if authErr != nil {
+		if d := s.failures.allow(addr, s.cfg.AuthFailuresPerMinute, s.cfg.Now()); !d.allowed {
+			return tooManyFailures(w, d.retry)
+		}
+		return authErr
 	}
 	var body struct {
 		Verify bool `json:"verify"`

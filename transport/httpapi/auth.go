@@ -37,43 +37,38 @@ func bearer(r *http.Request) string {
 
 // authenticate resolves the API key to its account and applies the
 // account's rate limit. Every authenticated response carries the
-// X-RateLimit-* headers.
+// X-RateLimit-* headers. Requests without a valid key (missing or wrong)
+// count against their client address instead: once it has sent
+// AuthFailuresPerMinute of them in a minute, its requests are refused with
+// 429 before any key is looked at, so keys cannot be guessed quickly.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
-		key := bearer(r)
-		if key == "" {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="kino"`)
-			return errMissingKey()
+		addr := clientAddr(r, s.cfg.TrustedProxies)
+		if over, wait := s.failures.over(addr, s.cfg.AuthFailuresPerMinute, s.cfg.Now()); over {
+			return tooManyFailures(w, wait)
 		}
-		k, ok, err := s.lookupKey(r.Context(), key)
+		acct, err := s.account(w, r)
+		if k := domain.KindOf(err); k == domain.Unauthenticated || k == domain.BadCredentials {
+			if d := s.failures.allow(addr, s.cfg.AuthFailuresPerMinute, s.cfg.Now()); !d.allowed {
+				return tooManyFailures(w, d.retry)
+			}
+		}
 		if err != nil {
 			return err
-		}
-		if !ok {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="kino", error="invalid_token"`)
-			return errInvalidKey()
-		}
-		acct, ok, err := s.cfg.DB.Account(k.Account)
-		if err != nil {
-			return err
-		}
-		if !ok { // a key always follows its account in the stream
-			return errInvalidKey()
 		}
 		limits := s.cfg.Plans.Limits(acct.Plan)
-		remaining, reset, allowed := s.limiter.allow(acct.Slug, limits.RequestsPerMinute, s.cfg.Now())
+		d := s.limiter.allow(acct.Slug, limits.RequestsPerMinute, s.cfg.Now())
 		h := w.Header()
 		// Spelled as the spec spells them: Header.Set would canonicalise
 		// "RateLimit" to "Ratelimit". Header lookups stay case-insensitive.
 		h["X-RateLimit-Limit"] = []string{strconv.Itoa(limits.RequestsPerMinute)}
-		h["X-RateLimit-Remaining"] = []string{strconv.Itoa(remaining)}
-		h["X-RateLimit-Reset"] = []string{strconv.FormatInt(reset.Unix(), 10)}
-		if !allowed {
-			wait := max(1, min(60, int(reset.Sub(s.cfg.Now()).Seconds()+0.999)))
+		h["X-RateLimit-Remaining"] = []string{strconv.Itoa(d.remaining)}
+		h["X-RateLimit-Reset"] = []string{strconv.FormatInt(ceilUnix(d.reset), 10)}
+		if !d.allowed {
+			wait := retrySeconds(d.retry)
 			h.Set("Retry-After", strconv.Itoa(wait))
-			return &apiError{http.StatusTooManyRequests, labelRateLimited,
-				"Too many requests; your plan allows " + strconv.Itoa(limits.RequestsPerMinute) +
-					" per minute; retry after " + strconv.Itoa(wait) + " seconds"}
+			return domain.E("authenticate", domain.RateLimited,
+				"Too many requests; your plan allows %d per minute; retry after %d seconds", limits.RequestsPerMinute, wait)
 		}
 		c := caller{Account: acct.Slug, Plan: acct.Plan, Limits: limits}
 		ctx := context.WithValue(r.Context(), ctxAccount, c)
@@ -81,6 +76,51 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r.WithContext(ctx))
 		return nil
 	})
+}
+
+// account is the account of the request's API key.
+func (s *Server) account(w http.ResponseWriter, r *http.Request) (projections.Account, error) {
+	key := bearer(r)
+	if key == "" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="kino"`)
+		return projections.Account{}, errMissingKey()
+	}
+	k, ok, err := s.lookupKey(r.Context(), key)
+	if err != nil {
+		return projections.Account{}, err
+	}
+	if !ok {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="kino", error="invalid_token"`)
+		return projections.Account{}, errInvalidKey()
+	}
+	acct, ok, err := s.cfg.DB.Account(k.Account)
+	if err == nil && !ok { // a key always follows its account in the stream
+		err = errInvalidKey()
+	}
+	return acct, err
+}
+
+// tooManyFailures refuses a client address that sent too many requests
+// without a valid key.
+func tooManyFailures(w http.ResponseWriter, wait time.Duration) error {
+	secs := retrySeconds(wait)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	return domain.E("authenticate", domain.RateLimited,
+		"Too many requests without a valid API key from your address; retry after %d seconds", secs)
+}
+
+// retrySeconds is a wait as whole seconds for Retry-After: rounded up, 1 to 60.
+func retrySeconds(d time.Duration) int {
+	return max(1, min(60, int((d+time.Second-1)/time.Second)))
+}
+
+// ceilUnix is t in Unix seconds, rounded up.
+func ceilUnix(t time.Time) int64 {
+	s := t.Unix()
+	if t.Nanosecond() > 0 {
+		s++
+	}
+	return s
 }
 
 // catchUp waits (at most 2 s) until the read models include every event

@@ -3,11 +3,15 @@ package httpapi
 import (
 	"errors"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+
+	"github.com/kino-video/kino/domain"
 )
 
 // cdnPath matches the only files served under /cdn: a video's master
@@ -60,12 +64,71 @@ func (s *Server) serveMedia(w http.ResponseWriter, r *http.Request) error {
 	if !fi.Mode().IsRegular() {
 		return errNotFound("file")
 	}
+	if err := checkRanges(w, r, fi.Size()); err != nil {
+		return err
+	}
 	h.Set("Content-Type", contentTypes[filepath.Ext(m[2])])
 	if strings.HasSuffix(m[2], ".m3u8") {
 		h.Set("Cache-Control", "public, max-age=60")
 	} else {
 		h.Set("Cache-Control", "public, max-age=31536000, immutable")
 	}
-	http.ServeContent(w, r, "", fi.ModTime(), f)
+	http.ServeContent(&rangeErrorWriter{ResponseWriter: w, r: r, log: s.cfg.Log, size: fi.Size()}, r, "", fi.ModTime(), f)
+	return nil
+}
+
+// rangeErrorWriter turns the text/plain 416 of http.ServeContent (a range
+// outside the file, a malformed Range) into the API's error body, so every
+// error status comes from the one table.
+type rangeErrorWriter struct {
+	http.ResponseWriter
+	r       *http.Request
+	log     *slog.Logger
+	size    int64
+	swallow bool
+}
+
+func (w *rangeErrorWriter) WriteHeader(code int) {
+	if code != http.StatusRequestedRangeNotSatisfiable {
+		w.ResponseWriter.WriteHeader(code)
+		return
+	}
+	w.swallow = true
+	w.Header().Del("Cache-Control")
+	w.Header().Set("Content-Range", "bytes */"+strconv.FormatInt(w.size, 10))
+	writeError(w.ResponseWriter, logger(w.r, w.log), domain.E("serve media", domain.Unsatisfiable,
+		"the Range header is malformed or asks for no byte of the file (%d bytes)", w.size))
+}
+
+func (w *rangeErrorWriter) Write(b []byte) (int, error) {
+	if w.swallow {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *rangeErrorWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// maxRanges is the most byte ranges one request may ask for. Players ask
+// for one; a request for thousands (each a part of a multipart answer)
+// costs the server far more than it costs the client.
+const maxRanges = 16
+
+// checkRanges refuses a Range header with more than maxRanges ranges:
+// 416 with the error body, and Content-Range "bytes */size" as RFC 9110
+// asks of a 416. The ranges are counted by their commas, before anything
+// is parsed, so a 40 000-range header costs one pass over its bytes.
+// (Ignoring the header and sending the whole file instead would answer a
+// hostile request with more bytes, and hide from a confused client that
+// its request was refused.)
+func checkRanges(w http.ResponseWriter, r *http.Request, size int64) error {
+	rh := r.Header.Get("Range")
+	if rh == "" {
+		return nil
+	}
+	if n := strings.Count(rh, ",") + 1; n > maxRanges {
+		w.Header().Set("Content-Range", "bytes */"+strconv.FormatInt(size, 10))
+		return domain.E("serve media", domain.Unsatisfiable, "a request may ask for at most %d byte ranges (got %d)", maxRanges, n)
+	}
 	return nil
 }

@@ -3,10 +3,11 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+
+	"github.com/kino-video/kino/domain"
 )
 
 // MaxJSONBody bounds the body of every JSON request.
@@ -33,7 +34,7 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		return &apiError{http.StatusRequestEntityTooLarge, "Request too large", fmt.Sprintf("request body must be at most %d bytes", MaxJSONBody)}
+		return domain.E("decode request", domain.RequestTooLarge, "request body must be at most %d bytes", MaxJSONBody)
 	case errors.Is(err, io.EOF):
 		return errBadRequest("request body must be a JSON object")
 	case errors.As(err, &typeErr):

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/http"
 
@@ -15,29 +14,46 @@ type errorBody struct {
 	Message string `json:"message"`
 }
 
-// apiError is an error decided by the transport itself (authentication,
-// rate limits, routing, request framing), with its status and label.
-type apiError struct {
-	status  int
-	label   string
-	message string
-}
-
-func (e *apiError) Error() string { return e.label + ": " + e.message }
-
-// Labels of errors decided here (DESIGN.md "Decisions").
+// Labels fixed by the contract (spec §7).
 const (
 	labelMissingKey  = "Missing API key"
 	labelInvalidKey  = "Invalid API key"
 	labelRateLimited = "Rate limit exceeded"
 )
 
+// kindStatus is the one map from error kind to HTTP status and label:
+// every error status the API answers comes from here (docs/api.md lists
+// them all).
+var kindStatus = map[domain.Kind]struct {
+	status int
+	label  string
+}{
+	domain.Invalid:             {http.StatusBadRequest, "Bad request"},
+	domain.Unauthenticated:     {http.StatusUnauthorized, labelMissingKey},
+	domain.BadCredentials:      {http.StatusUnauthorized, labelInvalidKey},
+	domain.Denied:              {http.StatusForbidden, "Forbidden"},
+	domain.NotFound:            {http.StatusNotFound, "Not found"},
+	domain.Forbidden:           {http.StatusNotFound, "Not found"}, // never tell a caller what another account holds
+	domain.NotAllowed:          {http.StatusMethodNotAllowed, "Method not allowed"},
+	domain.Timeout:             {http.StatusRequestTimeout, "Request timeout"},
+	domain.Conflict:            {http.StatusConflict, "Conflict"},
+	domain.TooLarge:            {http.StatusRequestEntityTooLarge, "File too large"},
+	domain.RequestTooLarge:     {http.StatusRequestEntityTooLarge, "Request too large"},
+	domain.Unsupported:         {http.StatusUnsupportedMediaType, "Unsupported media type"},
+	domain.Unsatisfiable:       {http.StatusRequestedRangeNotSatisfiable, "Range not satisfiable"},
+	domain.RateLimited:         {http.StatusTooManyRequests, labelRateLimited},
+	domain.Internal:            {http.StatusInternalServerError, "Internal error"},
+	domain.Other:               {http.StatusInternalServerError, "Internal error"},
+	domain.Unavailable:         {http.StatusServiceUnavailable, "Service unavailable"},
+	domain.InsufficientStorage: {http.StatusInsufficientStorage, "Insufficient storage"},
+}
+
 func errMissingKey() error {
-	return &apiError{http.StatusUnauthorized, labelMissingKey, "Supply your API key in the Authorization header as a Bearer value: Authorization: Bearer <API_KEY>"}
+	return domain.E("authenticate", domain.Unauthenticated, "Supply your API key in the Authorization header as a Bearer value: Authorization: Bearer <API_KEY>")
 }
 
 func errInvalidKey() error {
-	return &apiError{http.StatusUnauthorized, labelInvalidKey, "The API key is invalid or has been revoked"}
+	return domain.E("authenticate", domain.BadCredentials, "The API key is invalid or has been revoked")
 }
 
 func errBadRequest(format string, args ...any) error {
@@ -48,38 +64,29 @@ func errNotFound(what string) error {
 	return domain.E("", domain.NotFound, "%s not found", what)
 }
 
-// kindStatus is the one map from error kind to HTTP status and label.
-var kindStatus = map[domain.Kind]struct {
-	status int
-	label  string
-}{
-	domain.Invalid:     {http.StatusBadRequest, "Bad request"},
-	domain.NotFound:    {http.StatusNotFound, "Not found"},
-	domain.Conflict:    {http.StatusConflict, "Conflict"},
-	domain.Forbidden:   {http.StatusNotFound, "Not found"}, // never tell a caller what another account holds
-	domain.TooLarge:    {http.StatusRequestEntityTooLarge, "File too large"},
-	domain.Unsupported: {http.StatusUnsupportedMediaType, "Unsupported media type"},
-	domain.Internal:    {http.StatusInternalServerError, "Internal error"},
-	domain.Other:       {http.StatusInternalServerError, "Internal error"},
+// statusOf is the status and label an error is answered with, and the
+// message shown with it. Internal and unclassified errors, and any error
+// without a client message, are a 500 with a generic message (internal
+// reports whether the caller must log the error).
+func statusOf(err error) (status int, label, message string, internal bool) {
+	kind := domain.KindOf(err)
+	st, ok := kindStatus[kind]
+	msg := domain.MessageOf(err)
+	if !ok || kind == domain.Internal || kind == domain.Other || msg == "" {
+		st = kindStatus[domain.Internal]
+		return st.status, st.label, "Something went wrong on our side; the error has been logged.", true
+	}
+	return st.status, st.label, msg, false
 }
 
 // writeError is the one path by which errors reach clients. Unknown and
 // internal errors are logged in full and answered with a generic message.
 func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
-	var ae *apiError
-	if errors.As(err, &ae) {
-		writeJSON(w, ae.status, errorBody{Error: ae.label, Message: ae.message})
-		return
-	}
-	kind := domain.KindOf(err)
-	st := kindStatus[kind]
-	msg := domain.MessageOf(err)
-	if st.status >= 500 || msg == "" {
+	status, label, msg, internal := statusOf(err)
+	if internal {
 		log.Error("request failed", "err", err)
-		msg = "Something went wrong on our side; the error has been logged."
-		st = kindStatus[domain.Internal]
 	}
-	writeJSON(w, st.status, errorBody{Error: st.label, Message: msg})
+	writeJSON(w, status, errorBody{Error: label, Message: msg})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

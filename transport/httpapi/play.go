@@ -1,28 +1,56 @@
 package httpapi
 
 import (
+	"embed"
+	"fmt"
 	"html/template"
+	"io/fs"
 	"net/http"
+	"net/url"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/gorilla/mux"
 )
 
+// assets are the files of /play, served under /assets/. play.js and
+// play.css are committed; hls.min.js is copied from npm by `just assets`
+// (transport/httpapi/web holds its package.json and lock file) and is
+// absent in a clean clone, which still builds: /play then says so.
+//
+//go:embed assets
+var assets embed.FS
+
+// hlsJS is the hls.js build the player loads.
+const hlsJS = "hls.min.js"
+
+// PlayerAssetsBuilt reports whether hls.js was built into this binary
+// (`just assets`); without it /play plays only where the browser plays HLS.
+func PlayerAssetsBuilt() bool { return hasHLSJS() }
+
+// hasHLSJS reports whether hls.js was built into this binary.
+func hasHLSJS() bool {
+	_, err := fs.Stat(assets, "assets/"+hlsJS)
+	return err == nil
+}
+
 // playPage is a minimal player: native HLS where the browser has it
-// (Safari, iOS), hls.js elsewhere.
+// (Safari, iOS), hls.js elsewhere. It holds no inline script or style:
+// its CSP allows scripts and styles only from kino itself.
 var playPage = template.Must(template.New("play").Parse(`<!doctype html>
 <html lang="en">
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Filename}} · kino</title>
-<style>body{margin:0;background:#111;color:#eee;font:15px system-ui,sans-serif}main{max-width:960px;margin:2rem auto;padding:0 1rem}video{width:100%;background:#000}</style>
+<link rel="stylesheet" href="/assets/play.css">
 <main>
 <h1>{{.Filename}}</h1>
-{{if .Playlist}}<video id="player" controls playsinline poster="{{.Thumbnail}}"></video>
-<p>{{range .Resolutions}}{{.}} {{end}}· <a href="{{.Playlist}}" style="color:#9cf">playlist</a></p>
-<script src="https://cdn.jsdelivr.net/npm/hls.js@1"></script>
-<script>
-const src = {{.Playlist}}, video = document.getElementById("player");
-if (video.canPlayType("application/vnd.apple.mpegurl")) { video.src = src; }
-else if (window.Hls && Hls.isSupported()) { const hls = new Hls(); hls.loadSource(src); hls.attachMedia(video); }
-</script>{{else}}<p>This video is {{.Status}}.</p>{{end}}
+{{if .Playlist}}<video id="player" controls playsinline poster="{{.Thumbnail}}" data-src="{{.Playlist}}"></video>
+<p>{{range .Resolutions}}{{.}} {{end}}· <a href="{{.Playlist}}">playlist</a></p>
+{{if .HLSJS}}<script src="/assets/hls.min.js"></script>
+{{else}}<p class="warning" id="no-assets">The player assets were not built into this kino (hls.min.js is missing), so only browsers that play HLS themselves (Safari) play here. Operators: run <code>just assets</code> (npm ci) and rebuild kino. The playlist above plays in any HLS player.</p>
+{{end}}<script src="/assets/play.js"></script>{{else}}<p>This video is {{.Status}}.</p>{{end}}
 </main>
 </html>
 `))
@@ -36,12 +64,90 @@ func (s *Server) play(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	res := s.renderVideo(v)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	s.pageHeaders(h)
 	return playPage.Execute(w, struct {
 		Filename, Status    string
 		Playlist, Thumbnail string
 		Resolutions         []string
-	}{res.Filename, string(res.Status), deref(res.PlaylistURL), deref(res.ThumbnailURL), res.Resolutions})
+		HLSJS               bool
+	}{res.Filename, string(res.Status), deref(res.PlaylistURL), deref(res.ThumbnailURL), res.Resolutions, hasHLSJS()})
+}
+
+// pageHeaders are the security headers of kino's HTML pages.
+func (s *Server) pageHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", s.csp)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	if len(s.cfg.FrameAncestors) == 0 {
+		h.Set("X-Frame-Options", "SAMEORIGIN") // for browsers without frame-ancestors
+	}
+	h.Set("Cache-Control", "no-store")
+}
+
+// playCSP is the Content-Security-Policy of /play: everything from kino
+// itself, media (and hls.js's fetches) from the {cdn_url} origin as well,
+// MSE and hls.js's worker from blob: URLs, no inline script or style, no
+// plugins, forms or <base>; framed only by kino itself and the operator's
+// --play-frame-ancestors.
+func playCSP(cdnURL string, frameAncestors []string) (string, error) {
+	u, err := url.Parse(cdnURL)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return "", fmt.Errorf("httpapi: cdn url %q is not an absolute URL", cdnURL)
+	}
+	cdn := u.Scheme + "://" + u.Host
+	ancestors := append([]string{"'self'"}, frameAncestors...)
+	return strings.Join([]string{
+		"default-src 'self'",
+		"script-src 'self'",
+		"style-src 'self'",
+		"img-src 'self' " + cdn,
+		"media-src 'self' " + cdn + " blob:",
+		"connect-src 'self' " + cdn,
+		"worker-src 'self' blob:",
+		"object-src 'none'",
+		"base-uri 'none'",
+		"form-action 'none'",
+		"frame-ancestors " + strings.Join(ancestors, " "),
+	}, "; "), nil
+}
+
+var originRE = regexp.MustCompile(`^https?://(\*\.)?[A-Za-z0-9.-]+(:[0-9]{1,5})?$`)
+
+// checkOrigin accepts an origin for frame-ancestors ("https://example.com",
+// "https://*.example.com:8443") and nothing that could break out of the
+// header (spaces, semicolons, quotes, paths).
+func checkOrigin(o string) error {
+	if !originRE.MatchString(o) {
+		return fmt.Errorf("%q is not an origin like https://example.com", o)
+	}
+	return nil
+}
+
+var assetTypes = map[string]string{
+	".js":  "text/javascript; charset=utf-8",
+	".css": "text/css; charset=utf-8",
+}
+
+// serveAsset serves one embedded file of /play. Names are looked up in the
+// embedded tree only; there is no listing.
+func (s *Server) serveAsset(w http.ResponseWriter, r *http.Request) error {
+	name := mux.Vars(r)["name"]
+	ct, ok := assetTypes[path.Ext(name)]
+	if !ok {
+		return errNotFound("asset")
+	}
+	b, err := assets.ReadFile("assets/" + name)
+	if err != nil {
+		return errNotFound("asset")
+	}
+	h := w.Header()
+	h.Set("Content-Type", ct)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "public, max-age=3600")
+	_, err = w.Write(b)
+	return err
 }
 
 func deref(s *string) string {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -53,6 +54,7 @@ type Config struct {
 	Media     *media.Store
 	Progress  ProgressSource // nil: PROCESSING videos report 0
 	Webhooks  WebhookTester  // nil: POST /v1/webhooks/{id}/test answers 503
+	Secrets   Sealer         // seals webhook secrets; nil: POST /v1/webhooks fails
 
 	// Admin and AdminToken enable POST /v1/admin/replay for operators
 	// (Authorization: Bearer <token>, not an API key).
@@ -67,8 +69,26 @@ type Config struct {
 	CDNURL string
 
 	// MaxUploads bounds uploads in flight (each holds a 1 MiB buffer);
-	// more get 503 with Retry-After. Default 64.
+	// more get 503 with Retry-After. Default 64. Each account is also
+	// bounded by its plan's ConcurrentUploads (more get 429).
 	MaxUploads int
+
+	// UploadIdleTimeout ends an upload whose body makes no progress for
+	// this long: 408, and the partial file is removed. Default 30 s.
+	UploadIdleTimeout time.Duration
+
+	// AuthFailuresPerMinute bounds the requests without a valid API key
+	// (missing or wrong) that one client address may send in any minute;
+	// more get 429. Default 60.
+	AuthFailuresPerMinute int
+
+	// TrustedProxies are the peers whose X-Forwarded-For is believed when
+	// telling client addresses apart. Empty: the peer's own address.
+	TrustedProxies []netip.Prefix
+
+	// FrameAncestors are origins, besides kino's own, that may embed
+	// /play in a frame (CSP frame-ancestors).
+	FrameAncestors []string
 
 	// SettleTimeout bounds how long a write waits for the read models to
 	// include it before answering (the write is durable either way).
@@ -95,20 +115,40 @@ func (c *Config) validate() error {
 	if c.MaxUploads <= 0 {
 		c.MaxUploads = 64
 	}
+	if c.UploadIdleTimeout <= 0 {
+		c.UploadIdleTimeout = 30 * time.Second
+	}
+	if c.AuthFailuresPerMinute <= 0 {
+		c.AuthFailuresPerMinute = 60
+	}
+	if c.AdminToken != "" && len(c.AdminToken) < MinAdminTokenLen {
+		return fmt.Errorf("httpapi: the admin token must be at least %d characters (got %d)", MinAdminTokenLen, len(c.AdminToken))
+	}
+	for _, o := range c.FrameAncestors {
+		if err := checkOrigin(o); err != nil {
+			return fmt.Errorf("httpapi: frame ancestor: %w", err)
+		}
+	}
 	if c.SettleTimeout <= 0 {
 		c.SettleTimeout = 5 * time.Second
 	}
 	return nil
 }
 
+// MinAdminTokenLen is the shortest admin token accepted.
+const MinAdminTokenLen = 24
+
 // Server is the HTTP API.
 type Server struct {
-	cfg     Config
-	limiter *limiter
-	lastSeq lastSeqCache
-	uploads chan struct{} // a slot per upload in flight
-	openapi []byte        // docs/openapi.yaml as JSON
-	router  *mux.Router
+	cfg      Config
+	limiter  *limiter    // requests per account
+	failures *limiter    // requests without a valid key per client address
+	tests    testLimiter // POST /v1/webhooks/{id}/test, per subscription
+	lastSeq  lastSeqCache
+	uploads  uploadSlots
+	openapi  []byte // docs/openapi.yaml as JSON
+	csp      string // Content-Security-Policy of /play
+	router   *mux.Router
 }
 
 // New builds the API's routes.
@@ -120,7 +160,11 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, limiter: newLimiter(), uploads: make(chan struct{}, cfg.MaxUploads), openapi: doc, router: mux.NewRouter()}
+	s := &Server{cfg: cfg, limiter: newLimiter(), failures: newLimiter(), openapi: doc, router: mux.NewRouter(),
+		uploads: uploadSlots{global: cfg.MaxUploads, perAccount: make(map[string]int)}}
+	if s.csp, err = playCSP(cfg.CDNURL, cfg.FrameAncestors); err != nil {
+		return nil, err
+	}
 	s.routes()
 	return s, nil
 }
@@ -143,10 +187,11 @@ func (s *Server) routes() {
 		return errNotFound("route " + r.URL.Path)
 	})
 	r.MethodNotAllowedHandler = s.handle(func(w http.ResponseWriter, r *http.Request) error {
-		return &apiError{http.StatusMethodNotAllowed, "Method not allowed", r.Method + " is not allowed on " + r.URL.Path}
+		return domain.E("", domain.NotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path)
 	})
 	r.Handle("/healthz", s.handle(s.healthz)).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/play/{id}", s.handle(s.play)).Methods(http.MethodGet)
+	r.Handle("/assets/{name}", s.handle(s.serveAsset)).Methods(http.MethodGet, http.MethodHead)
 	r.PathPrefix("/cdn/").Handler(s.handle(s.serveMedia)).Methods(http.MethodGet, http.MethodHead, http.MethodOptions)
 
 	r.Handle("/v1/admin/replay", s.handle(s.adminReplay)).Methods(http.MethodPost)

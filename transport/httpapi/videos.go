@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/gorilla/mux"
 
@@ -38,14 +39,12 @@ type uploadedVideo struct {
 // original lands under <media>/<id>/ only once it is complete, and is
 // removed again if its UploadAccepted event cannot be stored.
 func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
-	select {
-	case s.uploads <- struct{}{}:
-		defer func() { <-s.uploads }()
-	default:
-		w.Header().Set("Retry-After", "5")
-		return &apiError{http.StatusServiceUnavailable, "Service unavailable", "too many uploads in progress; retry in a few seconds"}
-	}
 	c := callerOf(r)
+	release, err := s.uploads.acquire(w, c.Account, c.Limits.ConcurrentUploads)
+	if err != nil {
+		return err
+	}
+	defer release()
 	maxSize := c.Limits.MaxUploadBytes
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
@@ -57,7 +56,10 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 	}
 	// A large read buffer: multipart would otherwise read the socket and
 	// hand out the file 4 KiB at a time (one syscall each way per 4 KiB).
-	mr := multipart.NewReader(bufio.NewReaderSize(r.Body, uploadBuffer), params["boundary"])
+	// The body ends when it makes no progress for UploadIdleTimeout.
+	body := newIdleBody(w, r, s.cfg.UploadIdleTimeout)
+	defer body.done()
+	mr := multipart.NewReader(bufio.NewReaderSize(body, uploadBuffer), params["boundary"])
 
 	var (
 		slug, filename, ext string
@@ -78,13 +80,16 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 			break
 		}
 		if err != nil {
+			if body.timedOut {
+				return body.bodyError(w, err)
+			}
 			return errBadRequest("malformed multipart body: %v", err)
 		}
 		switch part.FormName() {
 		case "collection":
 			b, err := io.ReadAll(io.LimitReader(part, 257))
 			if err != nil {
-				return errBadRequest("malformed multipart body: %v", err)
+				return body.bodyError(w, err)
 			}
 			if len(b) > 256 {
 				return errBadRequest("collection must be a collection slug")
@@ -115,15 +120,20 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 				return domain.E("upload video", domain.TooLarge, "file exceeds your plan's limit of %d bytes", maxSize)
 			}
 			if err != nil {
-				return errBadRequest("upload interrupted: %v", err)
+				return body.bodyError(w, err)
 			}
 			if err := tmp.Close(); err != nil {
+				if errors.Is(err, syscall.ENOSPC) {
+					return body.bodyError(w, err)
+				}
 				return fmt.Errorf("upload video: close %s: %w", tmp.Name(), err)
 			}
 		default:
 			// Unknown fields are ignored, but not read without bound.
 			if _, err := io.CopyN(io.Discard, part, 1<<20+1); err == nil {
 				return errBadRequest("field %q is too large", part.FormName())
+			} else if err != io.EOF {
+				return body.bodyError(w, err)
 			}
 		}
 	}
@@ -333,7 +343,9 @@ type eventJSON struct {
 
 // videoEvents is a video's audit history, oldest first, read from the
 // stream itself: it outlives the video (a deleted video answers 404 on GET
-// but keeps its history). Video events hold no secrets.
+// but keeps its history). Video events hold no secrets; what they hold
+// about kino's own machinery (which worker ran a transcode) is left out by
+// tenantView.
 func (s *Server) videoEvents(w http.ResponseWriter, r *http.Request) error {
 	id := mux.Vars(r)["id"]
 	if !domain.ValidID(id) {
@@ -348,10 +360,29 @@ func (s *Server) videoEvents(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := make([]eventJSON, len(events))
 	for i, e := range events {
-		out[i] = eventJSON{Seq: e.Seq, ID: e.ID, Type: e.Type, Version: e.Version, OccurredAt: domain.FormatTime(e.OccurredAt), Data: e.Data}
+		out[i] = eventJSON{Seq: e.Seq, ID: e.ID, Type: e.Type, Version: e.Version, OccurredAt: domain.FormatTime(e.OccurredAt), Data: tenantView(e.Data)}
 	}
 	writeJSON(w, http.StatusOK, struct {
 		Events []eventJSON `json:"events"`
 	}{out})
 	return nil
+}
+
+// startedView is TranscodeStarted as a tenant reads it: without the
+// worker (host:pid), which tells nothing about the video and something
+// about the servers.
+type startedView struct {
+	Account string `json:"account"`
+	Attempt int    `json:"attempt"`
+}
+
+// tenantView is an event's payload as the video's account may read it.
+func tenantView(data any) any {
+	switch d := data.(type) {
+	case domain.TranscodeStarted:
+		return startedView{Account: d.Account, Attempt: d.Attempt}
+	case *domain.TranscodeStarted:
+		return startedView{Account: d.Account, Attempt: d.Attempt}
+	}
+	return data
 }

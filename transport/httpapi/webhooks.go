@@ -5,6 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
+	"strconv"
+	"sync"
+	"time"
 
 	"github.com/gorilla/mux"
 
@@ -23,6 +26,12 @@ func newWebhookSecret() (string, error) {
 		return "", err
 	}
 	return "whsec_" + hex.EncodeToString(b[:]), nil
+}
+
+// Sealer seals a webhook's signing secret for its id before it is stored:
+// neither the event stream nor the read models hold it in clear.
+type Sealer interface {
+	Seal(id, secret string) (string, error)
 }
 
 type createdWebhookJSON struct {
@@ -55,8 +64,15 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	}
 	acct := callerOf(r).Account
 	id := s.cfg.Store.NewID()
+	if s.cfg.Secrets == nil {
+		return domain.E("create webhook", domain.Internal, "no secret key to seal webhook secrets with")
+	}
+	sealed, err := s.cfg.Secrets.Seal(id, secret)
+	if err != nil {
+		return err
+	}
 	res, err := execute[domain.Webhook](r, s.cfg.Store, webhookStream(id),
-		domain.SubscribeWebhook{Account: acct, URL: *body.URL, Events: body.Events, Secret: secret})
+		domain.SubscribeWebhook{Account: acct, URL: *body.URL, Events: body.Events, SealedSecret: sealed})
 	if err != nil {
 		return err
 	}
@@ -64,7 +80,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	e := res.Events[0]
 	d := e.Data.(domain.WebhookSubscribed)
 	writeJSON(w, http.StatusCreated, createdWebhookJSON{
-		ID: id, URL: d.URL, Events: d.Events, Secret: d.Secret, CreatedAt: domain.FormatTime(e.OccurredAt),
+		ID: id, URL: d.URL, Events: d.Events, Secret: secret, CreatedAt: domain.FormatTime(e.OccurredAt),
 	})
 	return nil
 }
@@ -167,7 +183,14 @@ func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if s.cfg.Webhooks == nil {
-		return &apiError{http.StatusServiceUnavailable, "Service unavailable", "webhook delivery is not running on this server"}
+		return domain.E("test webhook", domain.Unavailable, "webhook delivery is not running on this server")
+	}
+	if wait, ok := s.tests.allow(h.ID, s.cfg.Now()); !ok {
+		secs := int((wait + time.Second - 1) / time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		return domain.E("test webhook", domain.RateLimited,
+			"Too many test deliveries for this webhook: at most %d at once and then one every %d seconds; retry after %d seconds",
+			testBurst, int(testEvery/time.Second), secs)
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), writeTimeout)
 	defer cancel()
@@ -194,4 +217,48 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 	s.settle(r, res.LastSeq())
 	writeJSON(w, http.StatusOK, messageJSON{Message: "Webhook deleted"})
 	return nil
+}
+
+// POST /v1/webhooks/{id}/test is limited per subscription: testBurst at
+// once, then one every testEvery (5 a minute). Each test is a delivery
+// that waits its turn behind the subscription's others (one in flight per
+// subscription), so without a limit a caller could queue thousands behind
+// a receiver that never answers.
+const (
+	testBurst = 5
+	testEvery = 12 * time.Second
+)
+
+// testLimiter is a token bucket per subscription, kept as the time its
+// bucket will be full again (GCRA). It lives in the process, like the
+// request limiter. The zero value is ready to use.
+type testLimiter struct {
+	mu   sync.Mutex
+	full map[string]time.Time
+}
+
+// allow takes a token of subscription id at now, or reports how long until
+// one is free.
+func (l *testLimiter) allow(id string, now time.Time) (time.Duration, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.full == nil {
+		l.full = make(map[string]time.Time)
+	}
+	full := l.full[id]
+	if full.Before(now) {
+		full = now
+	}
+	if over := full.Sub(now) - (testBurst-1)*testEvery; over > 0 {
+		return over, false
+	}
+	if len(l.full) > 10000 {
+		for k, t := range l.full {
+			if t.Before(now) {
+				delete(l.full, k)
+			}
+		}
+	}
+	l.full[id] = full.Add(testEvery)
+	return 0, true
 }

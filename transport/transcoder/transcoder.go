@@ -24,7 +24,9 @@ import (
 	"github.com/kino-video/kino/transport/media"
 )
 
-// Durable is the name of the transcoder's consumer.
+// Durable is the name of the transcoder's intake consumer on the event
+// stream (the single work queue of earlier versions, which it replaces in
+// place); the jobs themselves wait in eventstore.JobsStream.
 const Durable = "transcoder"
 
 // Config configures a Transcoder; validate fills the defaults.
@@ -40,12 +42,12 @@ type Config struct {
 	AckWait     time.Duration   // silence after which a job goes to another worker (default 60s; heartbeats every third of it)
 	Stall       time.Duration   // kill ffmpeg after this long without progress (default 2m)
 	Name        string          // worker name recorded in TranscodeStarted (default host:pid)
+	Plans       domain.Plans    // per-plan TranscodeConcurrency and MaxDuration (default domain.DefaultPlans)
 
 	// Bounds are the picture, frame-rate and gap limits checked at probe
 	// time (default ffmpeg.DefaultBounds()); the duration limit is the
-	// account's plan's, from Plans (default domain.DefaultPlans()).
+	// account's plan's, from Plans.
 	Bounds *ffmpeg.Bounds
-	Plans  domain.Plans
 	// User runs ffmpeg and ffprobe as this unprivileged user (kino must be
 	// root); nil runs them as kino's user.
 	User *ffmpeg.User
@@ -77,6 +79,9 @@ func (c *Config) validate() error {
 	if c.Stall <= 0 {
 		c.Stall = 2 * time.Minute
 	}
+	if c.Plans == nil {
+		c.Plans = domain.DefaultPlans()
+	}
 	if c.Name == "" {
 		host, _ := os.Hostname()
 		c.Name = fmt.Sprintf("%s:%d", host, os.Getpid())
@@ -84,9 +89,6 @@ func (c *Config) validate() error {
 	if c.Bounds == nil {
 		b := ffmpeg.DefaultBounds()
 		c.Bounds = &b
-	}
-	if c.Plans == nil {
-		c.Plans = domain.DefaultPlans()
 	}
 	if c.User != nil {
 		if err := reachable(filepath.Join(c.Media.Root(), ".work"), c.User); err != nil {
@@ -103,7 +105,8 @@ func (c *Config) validate() error {
 
 // Transcoder runs transcode jobs.
 type Transcoder struct {
-	cfg Config
+	cfg   Config
+	plans planCache
 }
 
 // New checks cfg and builds a Transcoder.
@@ -115,11 +118,15 @@ func New(cfg Config) (*Transcoder, error) {
 }
 
 // Run works on jobs until ctx ends; running ffmpeg processes are killed
-// and their jobs handed back for another worker.
+// and their jobs handed back for another worker. Jobs wait in one queue
+// per account, and a free slot serves the account with the fewest videos
+// transcoding, within its plan's TranscodeConcurrency (see fair.go).
 func (t *Transcoder) Run(ctx context.Context) error {
-	return t.cfg.Store.Work(ctx, eventstore.WorkConfig{
-		Durable:        Durable,
+	return t.cfg.Store.FairWork(ctx, eventstore.FairConfig{
+		Intake:         Durable,
 		FilterSubjects: []string{domain.AggVideo + ".*." + domain.TypeUploadAccepted},
+		Account:        jobAccount,
+		Limit:          t.limit,
 		Concurrency:    t.cfg.Workers,
 		AckWait:        t.cfg.AckWait,
 		Log:            t.cfg.Log,

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -12,6 +14,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -98,9 +101,10 @@ func newClient(timeout time.Duration, allowPrivate bool) *http.Client {
 				return fmt.Errorf("%w: %s", ErrRefusedAddress, address)
 			}
 			if internal(ap.Addr()) {
-				// The deliveries log (seen by the tenant) does not get the
-				// address: it would map the operator's internal names.
-				return fmt.Errorf("%w: the receiver's address is not a public address (the operator can allow it with --webhooks-allow-private)", ErrRefusedAddress)
+				// Only the operator's log gets the address; the
+				// deliveries log (seen by the tenant) does not: it would
+				// map the operator's internal names.
+				return fmt.Errorf("%w: %s is not a public address", ErrRefusedAddress, ap.Addr())
 			}
 			return nil
 		}
@@ -128,27 +132,88 @@ type attempt struct {
 
 func (a attempt) ok() bool { return a.err == nil && a.status >= 200 && a.status < 300 }
 
-// describe is the attempt's error for the deliveries log.
-func (a attempt) describe() string {
+// describe is the attempt's error for the deliveries log, which the
+// tenant reads. It says what went wrong in the receiver's terms and never
+// quotes Go's error, which can carry the server's DNS resolver address, its
+// local address and port, or the internal address a name resolved to. The
+// full error goes to the operator's log only.
+func (a attempt) describe(timeout time.Duration) string {
 	switch {
 	case a.err != nil:
-		var ne net.Error
-		if errors.As(a.err, &ne) && ne.Timeout() {
-			return "no response within the timeout"
-		}
-		if errors.Is(a.err, ErrRefusedAddress) {
-			var oe *net.OpError
-			if errors.As(a.err, &oe) && oe.Err != nil {
-				return oe.Err.Error()
-			}
-		}
-		return a.err.Error()
+		return describeErr(a.err, timeout)
 	case a.status >= 300 && a.status < 400:
 		return "HTTP " + strconv.Itoa(a.status) + " (redirects are not followed)"
 	case !a.ok():
 		return "HTTP " + strconv.Itoa(a.status)
 	}
 	return ""
+}
+
+// Wording of delivery errors (docs/webhooks.md lists them).
+const (
+	msgRefusedAddress = "address not allowed (private network): the receiver's address is not a public one; the operator can allow it with --webhooks-allow-private"
+	msgNoSuchHost     = "could not resolve the receiver's host name: no such host"
+	msgDNSTimeout     = "could not resolve the receiver's host name: the lookup timed out"
+	msgDNS            = "could not resolve the receiver's host name"
+	msgRefused        = "connection refused by the receiver"
+	msgReset          = "connection reset by the receiver"
+	msgUnreachable    = "the receiver's address is unreachable"
+	msgClosed         = "the receiver closed the connection without an answer"
+	msgUnknownCA      = "TLS: the receiver's certificate is signed by an unknown authority"
+	msgWrongHost      = "TLS: the receiver's certificate is not valid for its host name"
+	msgBadCert        = "TLS: the receiver's certificate is not valid (expired, not yet valid, or not a server certificate)"
+	msgNotTLS         = "TLS: the receiver did not answer with TLS"
+	msgTLS            = "TLS: the handshake with the receiver failed"
+	msgBadAnswer      = "the receiver's answer is not valid HTTP"
+	msgUnreachableAny = "could not reach the receiver"
+)
+
+func describeErr(err error, timeout time.Duration) string {
+	var (
+		dns  *net.DNSError
+		ne   net.Error
+		ua   x509.UnknownAuthorityError
+		he   x509.HostnameError
+		ci   x509.CertificateInvalidError
+		rh   tls.RecordHeaderError
+		alrt tls.AlertError
+	)
+	text := err.Error()
+	switch {
+	case errors.Is(err, ErrRefusedAddress):
+		return msgRefusedAddress
+	case errors.As(err, &dns):
+		switch {
+		case dns.IsNotFound:
+			return msgNoSuchHost
+		case dns.IsTimeout:
+			return msgDNSTimeout
+		}
+		return msgDNS
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return msgRefused
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return msgReset
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return msgUnreachable
+	case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
+		return "no answer from the receiver within the " + timeout.String() + " timeout"
+	case errors.As(err, &ua):
+		return msgUnknownCA
+	case errors.As(err, &he):
+		return msgWrongHost
+	case errors.As(err, &ci):
+		return msgBadCert
+	case errors.As(err, &rh):
+		return msgNotTLS
+	case errors.As(err, &alrt), strings.Contains(text, "tls: "):
+		return msgTLS
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return msgClosed
+	case strings.Contains(text, "malformed HTTP"):
+		return msgBadAnswer
+	}
+	return msgUnreachableAny
 }
 
 // post sends one signed delivery.

@@ -38,6 +38,10 @@ const (
 	hEvent    = "Kino-Event-Id"
 	hVideo    = "Kino-Video-Id"
 	hAccount  = "Kino-Account"
+	// hCounted marks a message whose attempts are counted in the attempts
+	// bucket (eventstore.SendState); older messages count them by their
+	// delivery count.
+	hCounted = "Kino-Attempts-Counted"
 )
 
 // Body is what a receiver gets.
@@ -65,6 +69,7 @@ type Config struct {
 	AllowPrivate bool            // allow loopback/private receivers (development, tests)
 	Workers      int             // deliveries sent at once by this process (default 4)
 	AckWait      time.Duration   // a sender silent this long lost its job (default Timeout + 30 s)
+	Secrets      Opener          // opens sealed signing secrets; required to deliver
 
 	// Fan-out only (it runs where the read models are: kino serve).
 	DB        *projections.DB
@@ -96,6 +101,11 @@ func (c *Config) validate() error {
 	return nil
 }
 
+// Opener opens a webhook's sealed signing secret (transport/seal.Key).
+type Opener interface {
+	Open(id, sealed string) (string, error)
+}
+
 // Enqueue queues the delivery of one event to one subscription. Enqueueing
 // the same (event, subscription) again is a no-op (Nats-Msg-Id).
 func Enqueue(ctx context.Context, store *eventstore.Store, w projections.Webhook, body Body, videoID string) (string, error) {
@@ -105,7 +115,7 @@ func Enqueue(ctx context.Context, store *eventstore.Store, w projections.Webhook
 	}
 	id := DeliveryID(body.ID, w.ID)
 	err = store.Enqueue(ctx, w.ID, body.ID+"."+w.ID, raw, map[string]string{
-		hWebhook: w.ID, hDelivery: id, hKind: body.Type, hEvent: body.ID, hVideo: videoID, hAccount: w.Account,
+		hWebhook: w.ID, hDelivery: id, hKind: body.Type, hEvent: body.ID, hVideo: videoID, hAccount: w.Account, hCounted: "1",
 	})
 	return id, err
 }

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/transport/seal"
+)
+
+// natsAuthFlags are the credentials a command presents to NATS. Paths and
+// user names may show in --help; passwords and tokens come only from files
+// or the environment, read when the command runs.
+type natsAuthFlags struct {
+	creds, user, passwordFile, tokenFile string
+	ca, cert, key                        string
+}
+
+func (f *natsAuthFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.creds, "nats-creds", env("KINO_NATS_CREDS", ""), "NATS credentials: an nkey seed file or a .creds file (env KINO_NATS_CREDS; default: the one kino serve generated under --data)")
+	fs.StringVar(&f.user, "nats-user", env("KINO_NATS_USER", ""), "NATS user name; its password comes from --nats-password-file or env KINO_NATS_PASSWORD (env KINO_NATS_USER)")
+	fs.StringVar(&f.passwordFile, "nats-password-file", env("KINO_NATS_PASSWORD_FILE", ""), "file holding the NATS password (env KINO_NATS_PASSWORD_FILE)")
+	fs.StringVar(&f.tokenFile, "nats-token-file", env("KINO_NATS_TOKEN_FILE", ""), "file holding a NATS token; or env KINO_NATS_TOKEN (env KINO_NATS_TOKEN_FILE)")
+	fs.StringVar(&f.ca, "nats-tls-ca", env("KINO_NATS_TLS_CA", ""), "PEM file of the CA that signed the NATS server's certificate (env KINO_NATS_TLS_CA)")
+	fs.StringVar(&f.cert, "nats-tls-cert", env("KINO_NATS_TLS_CERT", ""), "PEM client certificate for NATS TLS, with --nats-tls-key (env KINO_NATS_TLS_CERT)")
+	fs.StringVar(&f.key, "nats-tls-key", env("KINO_NATS_TLS_KEY", ""), "PEM private key of --nats-tls-cert (env KINO_NATS_TLS_KEY)")
+}
+
+// auth resolves the flags. When none names a credential and natsURL
+// carries none, the seed kino serve generated for role under data is used
+// if it exists (discover false: never).
+func (f *natsAuthFlags) auth(data, role, natsURL string, discover bool) (eventstore.Auth, error) {
+	a := eventstore.Auth{CredsFile: f.creds, User: f.user, CAFile: f.ca, CertFile: f.cert, KeyFile: f.key}
+	var err error
+	if a.Password, err = secretFrom(f.passwordFile, "KINO_NATS_PASSWORD"); err != nil {
+		return a, fmt.Errorf("--nats-password-file: %w", err)
+	}
+	if a.Token, err = secretFrom(f.tokenFile, "KINO_NATS_TOKEN"); err != nil {
+		return a, fmt.Errorf("--nats-token-file: %w", err)
+	}
+	if discover && a.Empty() && !urlHasCredentials(natsURL) {
+		if p := eventstore.CredsFile(data, role); fileExists(p) {
+			a.CredsFile = p
+		}
+	}
+	return a, nil
+}
+
+// secretFrom reads a secret from file (trailing newline dropped) or, when
+// no file is named, from the environment variable name.
+func secretFrom(file, name string) (string, error) {
+	if file == "" {
+		return os.Getenv(name), nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimRight(string(b), "\r\n"), nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func urlHasCredentials(raw string) bool {
+	for _, p := range strings.Split(raw, ",") {
+		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// redactURL hides the user info of a NATS URL (or list), for --help and logs.
+func redactURL(raw string) string {
+	parts := strings.Split(raw, ",")
+	for i, p := range parts {
+		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
+			u.User = url.User("REDACTED")
+			parts[i] = u.String()
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// natsClient is how an operator command or a worker reaches kino's NATS.
+type natsClient struct {
+	url  string
+	data string
+	role string
+	natsAuthFlags
+}
+
+// natsFlags adds --nats (KINO_NATS_URL), --data (unless the command has
+// it already: then c.data must be bound to it by the caller) and the
+// credential flags to a command acting as role.
+func natsFlags(fs *pflag.FlagSet, c *natsClient, role string) {
+	c.role = role
+	fs.StringVar(&c.url, "nats", env("KINO_NATS_URL", "nats://127.0.0.1:4222"), "NATS server of the kino instance (env KINO_NATS_URL; prefer credential files to secrets in the URL, which ps shows)")
+	hideURLSecret(fs, "nats")
+	if fs.Lookup("data") == nil {
+		fs.StringVar(&c.data, "data", env("KINO_DATA", "./data"), "data directory of the kino serve, whose generated NATS credentials are used (env KINO_DATA)")
+	}
+	c.register(fs)
+}
+
+// hideURLSecret keeps a password in a URL taken from the environment out
+// of --help.
+func hideURLSecret(fs *pflag.FlagSet, name string) {
+	if f := fs.Lookup(name); f != nil {
+		f.DefValue = redactURL(f.DefValue)
+	}
+}
+
+// config is the event store configuration of this client, named name.
+func (c *natsClient) config(name string) (eventstore.Config, error) {
+	a, err := c.auth(c.data, c.role, c.url, true)
+	if err != nil {
+		return eventstore.Config{}, err
+	}
+	return eventstore.Config{URL: c.url, Auth: a, Name: name}, nil
+}
+
+// explain adds what to do to NATS's refusal of a client.
+func (c *natsClient) explain(err error, a eventstore.Auth) error {
+	if !errors.Is(err, eventstore.ErrUnauthorized) {
+		return err
+	}
+	if a.Empty() && !urlHasCredentials(c.url) {
+		return fmt.Errorf("%w (no credentials given and none found at %s: pass --data of the kino serve, or --nats-creds)", err, eventstore.CredsFile(c.data, c.role))
+	}
+	return fmt.Errorf("%w (check the credentials: --nats-creds, --nats-user, --nats-token-file)", err)
+}
+
+// secretKey is the key sealing webhook secrets: KINO_SECRET_KEY when set,
+// else the file (default <data>/secret.key), created when create is set.
+func secretKey(file, data string, create bool) (*seal.Key, error) {
+	if v := os.Getenv(seal.EnvKey); v != "" {
+		k, err := seal.Parse(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", seal.EnvKey, err)
+		}
+		return k, nil
+	}
+	if file == "" {
+		file = filepath.Join(data, seal.KeyFile)
+	}
+	if create {
+		return seal.LoadOrCreate(file)
+	}
+	k, err := seal.Load(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: webhook delivery needs kino serve's secret key: copy its %s here, or set %s or --secret-key-file", err, seal.KeyFile, seal.EnvKey)
+	}
+	return k, err
+}
+
+// secretKeyFlag adds --secret-key-file.
+func secretKeyFlag(fs *pflag.FlagSet, file *string) {
+	fs.StringVar(file, "secret-key-file", env("KINO_SECRET_KEY_FILE", ""), "key sealing webhook secrets (env KINO_SECRET_KEY_FILE; default <data>/secret.key; env KINO_SECRET_KEY gives the key itself, base64 or hex of 32 bytes)")
+}

@@ -1,0 +1,54 @@
+// Plays a video on kino's own /play page in a real Chromium: hls.js comes
+// from kino (/assets/hls.min.js), the page's CSP must let it play, and no
+// request may leave localhost (each one is checked, and any other is
+// aborted and reported).
+// Usage: node play.mjs PLAY_URL
+// Prints one JSON line of findings; exits 1 when a check fails.
+import { chromium } from "playwright-core";
+
+const [pageURL] = process.argv.slice(2);
+const browser = await chromium.launch({
+  executablePath: process.env.KINO_CHROMIUM || "/usr/bin/chromium",
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-quic", "--no-first-run", "--disable-sync",
+    "--autoplay-policy=no-user-gesture-required"],
+});
+const result = { ok: false, requests: 0, elsewhere: [], console: [] };
+const local = (u) => { const h = new URL(u).hostname; return h === "localhost" || h === "127.0.0.1" || h === "[::1]"; };
+try {
+  const page = await browser.newPage();
+  page.on("console", (m) => { if (m.type() === "error") result.console.push(m.text()); });
+  await page.route("**/*", (route) => {
+    const u = route.request().url();
+    result.requests++;
+    if (u.startsWith("blob:") || u.startsWith("data:") || local(u)) return route.continue();
+    result.elsewhere.push(u);
+    return route.abort();
+  });
+  await page.addInitScript(() => {
+    window.kinoViolations = [];
+    document.addEventListener("securitypolicyviolation", (e) => window.kinoViolations.push(e.violatedDirective + " " + e.blockedURI));
+  });
+  const resp = await page.goto(pageURL);
+  result.csp = resp.headers()["content-security-policy"] || "";
+  // The page does not autoplay; a viewer presses play.
+  await page.evaluate(() => { const v = document.getElementById("player"); v.muted = true; return v.play().catch(() => {}); });
+  await page.waitForFunction(() => { const v = document.getElementById("player"); return v && v.currentTime > 1; }, null, { timeout: 60000 })
+    .catch((e) => { throw new Error("the /play video did not play: " + e.message.split("\n")[0]); });
+  result.playedTo = await page.evaluate(() => document.getElementById("player").currentTime);
+  result.hlsjs = await page.evaluate(() => !!window.kinoPlayer);
+  result.violations = await page.evaluate(() => window.kinoViolations);
+  if (!result.csp.includes("script-src 'self'")) throw new Error("no strict CSP on /play");
+  if (result.elsewhere.length) throw new Error("requests left localhost: " + result.elsewhere.join(" "));
+  const refused = result.console.filter((m) => m.includes("Content Security Policy"));
+  if (refused.length) throw new Error("CSP refusals: " + refused.join("; "));
+  if (result.violations.length) throw new Error("CSP violations: " + result.violations.join("; "));
+  if (!result.hlsjs) throw new Error("hls.js did not load from kino");
+  result.ok = true;
+} catch (e) {
+  result.error = e.message;
+} finally {
+  await browser.close();
+}
+console.log(JSON.stringify(result));
+process.exit(result.ok ? 0 : 1);

@@ -1,0 +1,197 @@
+package eventstore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
+
+	"github.com/kino-video/kino/domain"
+)
+
+// Auth is how a client proves who it is to NATS, and how it checks the
+// server over TLS. The zero value sends no credentials. Secrets come from
+// files or the caller's environment, never from flag defaults.
+type Auth struct {
+	// CredsFile is an nkey seed file (what kino serve generates) or a
+	// decorated .creds file (user JWT and seed, from nsc).
+	CredsFile string
+	User      string // with Password
+	Password  string
+	Token     string
+
+	CAFile   string // trust this CA for the server's certificate
+	CertFile string // client certificate, with KeyFile
+	KeyFile  string
+}
+
+// Empty reports whether a carries no credential at all.
+func (a Auth) Empty() bool {
+	return a.CredsFile == "" && a.User == "" && a.Password == "" && a.Token == ""
+}
+
+func (a Auth) options() ([]nats.Option, error) {
+	var opts []nats.Option
+	if a.CredsFile != "" {
+		raw, err := os.ReadFile(a.CredsFile)
+		if err != nil {
+			return nil, fmt.Errorf("nats credentials: %w", err)
+		}
+		isJWT := bytes.Contains(raw, []byte("BEGIN NATS USER JWT"))
+		clear(raw)
+		if isJWT {
+			opts = append(opts, nats.UserCredentials(a.CredsFile))
+		} else {
+			o, err := nats.NkeyOptionFromSeed(a.CredsFile)
+			if err != nil {
+				return nil, fmt.Errorf("nats credentials %s: not an nkey seed or .creds file: %w", a.CredsFile, err)
+			}
+			opts = append(opts, o)
+		}
+	}
+	if a.User != "" || a.Password != "" {
+		opts = append(opts, nats.UserInfo(a.User, a.Password))
+	}
+	if a.Token != "" {
+		opts = append(opts, nats.Token(a.Token))
+	}
+	if a.CAFile != "" {
+		opts = append(opts, nats.RootCAs(a.CAFile))
+	}
+	if a.CertFile != "" || a.KeyFile != "" {
+		if a.CertFile == "" || a.KeyFile == "" {
+			return nil, errors.New("nats tls: a client certificate needs both a certificate and a key file")
+		}
+		opts = append(opts, nats.ClientCert(a.CertFile, a.KeyFile))
+	}
+	return opts, nil
+}
+
+// Roles of the clients of an embedded server; each has its own nkey.
+const (
+	RoleServe  = "serve"  // kino serve: everything
+	RoleAdmin  = "admin"  // the operator's CLI: everything but answering kino.admin.>
+	RoleWorker = "worker" // kino worker: only what transcoding and delivery need
+)
+
+// Roles lists every role an embedded server knows.
+var Roles = []string{RoleServe, RoleAdmin, RoleWorker}
+
+// CredsDir is where an embedded server keeps its clients' nkey seeds,
+// under the data directory.
+const CredsDir = "nats-creds"
+
+// CredsFile is the nkey seed file of role under dataDir.
+func CredsFile(dataDir, role string) string {
+	return filepath.Join(dataDir, CredsDir, role+".nk")
+}
+
+// ensureCreds creates (once) a random nkey user seed for every role under
+// dataDir/nats-creds (0700, files 0600), and returns each role's public key.
+func ensureCreds(dataDir string) (map[string]string, error) {
+	dir := filepath.Join(dataDir, CredsDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("nats credentials: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("nats credentials: %w", err)
+	}
+	pubs := make(map[string]string, len(Roles))
+	for _, role := range Roles {
+		path := CredsFile(dataDir, role)
+		seed, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			seed, err = newSeed(path)
+			if errors.Is(err, os.ErrExist) { // another process made it first
+				seed, err = os.ReadFile(path)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("nats credentials %s: %w", path, err)
+		}
+		kp, err := nkeys.ParseDecoratedNKey(seed)
+		clear(seed)
+		if err != nil {
+			return nil, fmt.Errorf("nats credentials %s: %w", path, err)
+		}
+		pub, err := kp.PublicKey()
+		kp.Wipe()
+		if err != nil || !nkeys.IsValidPublicUserKey(pub) {
+			return nil, fmt.Errorf("nats credentials %s: not an nkey user seed", path)
+		}
+		pubs[role] = pub
+	}
+	return pubs, nil
+}
+
+// newSeed writes a fresh user seed to path, which must not exist yet.
+func newSeed(path string) ([]byte, error) {
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		return nil, err
+	}
+	defer kp.Wipe()
+	s, err := kp.Seed()
+	if err != nil {
+		return nil, err
+	}
+	seed := append([]byte(nil), s...) // Wipe overwrites s
+
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	_, err = f.Write(append(seed, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(path)
+		return nil, err
+	}
+	return seed, nil
+}
+
+// permissions of each role on the embedded server. nil: everything.
+func permissions(role string) *server.Permissions {
+	switch role {
+	case RoleAdmin:
+		// The CLI may write any event and call kino.admin.>, but never
+		// answer those calls in kino serve's place.
+		return &server.Permissions{
+			Publish:   &server.SubjectPermission{Allow: []string{">"}},
+			Subscribe: &server.SubjectPermission{Allow: []string{">"}, Deny: []string{AdminSubject + ".>"}},
+		}
+	case RoleWorker:
+		// A worker appends only the events of the jobs it runs (a
+		// transcode, a delivery attempt), consumes its work queues and
+		// writes progress. It can neither write account.> or collection.>
+		// events (keys, plans), nor subscribe a webhook, nor manage
+		// streams, nor call or answer kino.admin.>.
+		return &server.Permissions{
+			Publish: &server.SubjectPermission{Allow: []string{
+				"video.*." + domain.TypeTranscodeStarted, "video.*." + domain.TypeTranscodeSucceeded, "video.*." + domain.TypeTranscodeFailed,
+				"webhook.*." + domain.TypeDeliverySucceeded, "webhook.*." + domain.TypeDeliveryFailed,
+				"$JS.API.INFO",
+				"$JS.API.STREAM.INFO.*",
+				"$JS.API.STREAM.MSG.GET.*",
+				"$JS.API.DIRECT.GET.>",
+				"$JS.API.CONSUMER.>",
+				"$JS.ACK.>",
+				"$JS.FC.>",
+				"$KV." + ProgressBucket + ".>",
+				"$KV." + SendLocksBucket + ".>",
+				"$KV." + AttemptsBucket + ".>",
+				"jobs.>", // the transcode queues (KINO_JOBS): intake and retries
+				"_INBOX.>",
+			}},
+			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>", jobsReady + ">"}},
+		}
+	}
+	return nil
+}

@@ -1,0 +1,221 @@
+package eventstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
+)
+
+// A stranger on the machine reaches the embedded NATS port: with no
+// credentials, or any credentials but the generated ones, it is refused.
+func TestEmbeddedRefusesClientsWithoutItsCredentials(t *testing.T) {
+	dir := t.TempDir()
+	srv := eventstoretest.Server(t, dir)
+	// A valid nkey seed the server does not know.
+	other := t.TempDir()
+	stranger := eventstoretest.Server(t, other)
+	tests := []struct {
+		name string
+		opts func(t *testing.T) []nats.Option
+	}{
+		{"no credentials", func(*testing.T) []nats.Option { return nil }},
+		{"user and password", func(*testing.T) []nats.Option { return []nats.Option{nats.UserInfo("kino", "kino")} }},
+		{"token", func(*testing.T) []nats.Option { return []nats.Option{nats.Token("kino")} }},
+		{"another server's nkey", func(t *testing.T) []nats.Option {
+			o, err := nats.NkeyOptionFromSeed(stranger.Auth(eventstore.RoleServe).CredsFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return []nats.Option{o}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			nc, err := nats.Connect(srv.URL(), tt.opts(t)...)
+			if err == nil {
+				nc.Close()
+				t.Fatal("connected")
+			}
+			if !errors.Is(err, nats.ErrAuthorization) {
+				t.Fatalf("want an authorization error, got %v", err)
+			}
+		})
+	}
+	_, err := eventstore.Open(context.Background(), eventstore.Config{URL: srv.URL()})
+	if !errors.Is(err, eventstore.ErrUnauthorized) {
+		t.Fatalf("store without credentials: %v", err)
+	}
+	// The generated ones work.
+	for _, role := range eventstore.Roles {
+		nc, err := nats.Connect(srv.URL(), seed(t, srv, role))
+		if err != nil {
+			t.Fatalf("%s: %v", role, err)
+		}
+		nc.Close()
+	}
+}
+
+func seed(t *testing.T, srv *eventstore.Embedded, role string) nats.Option {
+	t.Helper()
+	o, err := nats.NkeyOptionFromSeed(srv.Auth(role).CredsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// The seeds are generated on first start, private to kino's user, and the
+// same on every later start.
+func TestCredentialsAreGeneratedOnceAndPrivate(t *testing.T) {
+	dir := t.TempDir()
+	srv, err := eventstore.StartEmbedded(dir, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Shutdown()
+	if fi, err := os.Stat(filepath.Join(dir, eventstore.CredsDir)); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("creds dir: %v %v", fi.Mode(), err)
+	}
+	first := map[string][]byte{}
+	for _, role := range eventstore.Roles {
+		path := eventstore.CredsFile(dir, role)
+		fi, err := os.Stat(path)
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("%s: %v %v", path, fi.Mode(), err)
+		}
+		if first[role], err = os.ReadFile(path); err != nil || !strings.HasPrefix(string(first[role]), "SU") {
+			t.Fatalf("%s: not a user seed", path)
+		}
+	}
+	if string(first[eventstore.RoleServe]) == string(first[eventstore.RoleWorker]) {
+		t.Fatal("roles share a seed")
+	}
+	srv = eventstoretest.Server(t, dir)
+	for role, want := range first {
+		got, err := os.ReadFile(eventstore.CredsFile(dir, role))
+		if err != nil || string(got) != string(want) {
+			t.Fatalf("%s seed changed on restart", role)
+		}
+	}
+	eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
+}
+
+// The worker role appends what its jobs produce and nothing else: a worker
+// machine (or whoever stole its seed) cannot issue a key, change a plan,
+// subscribe a webhook, or ask kino serve to replay.
+func TestWorkerRoleCannotForgeAccountEventsOrCallAdmin(t *testing.T) {
+	ctx := context.Background()
+	srv := eventstoretest.Server(t, t.TempDir())
+	serve := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
+	if _, err := serve.OpenProgress(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// What a worker does is allowed.
+	worker, err := eventstore.Open(ctx, eventstore.Config{URL: srv.URL(), Auth: srv.Auth(eventstore.RoleWorker), Name: "worker"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer worker.Close()
+	hook := domain.StreamID{Aggregate: domain.AggWebhook, ID: "01JHOOK000000000000000000A"}
+	if _, err := worker.Record(ctx, hook, domain.DeliveryFailed{Account: "acme", DeliveryID: "dlv_1", EventID: "e", Kind: domain.EventWebhookTest, Attempt: 1, Error: "x"}); err != nil {
+		t.Fatalf("worker records a delivery attempt: %v", err)
+	}
+	progress, err := worker.OpenProgress(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := progress.Set(ctx, "01JVIDEO00000000000000000A", 0.5); err != nil {
+		t.Fatalf("worker sets progress: %v", err)
+	}
+	before, err := serve.LastSeq(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	violations := make(chan error, 16)
+	nc, err := nats.Connect(srv.URL(), seed(t, srv, eventstore.RoleWorker), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+		violations <- err
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	forged := []string{
+		"account.acme." + domain.TypeKeyIssued,
+		"account.acme." + domain.TypePlanChanged,
+		"collection.acme.main." + domain.TypeCollectionCreated,
+		"webhook.01JHOOK000000000000000000B." + domain.TypeWebhookSubscribed,
+		"video.01JVIDEO00000000000000000A." + domain.TypeUploadAccepted,
+	}
+	for _, subject := range forged {
+		t.Run(subject, func(t *testing.T) {
+			// A plain publish is stored by the stream when allowed.
+			if err := nc.Publish(subject, []byte(`{}`)); err != nil {
+				t.Fatal(err)
+			}
+			waitViolation(t, violations, subject)
+		})
+	}
+	t.Run("kino.admin.replay", func(t *testing.T) {
+		if err := nc.PublishRequest(eventstore.AdminSubject+".replay", nc.NewRespInbox(), []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+		waitViolation(t, violations, eventstore.AdminSubject+".replay")
+	})
+	t.Run("delete the stream", func(t *testing.T) {
+		if err := nc.PublishRequest("$JS.API.STREAM.DELETE."+eventstore.StreamName, nc.NewRespInbox(), nil); err != nil {
+			t.Fatal(err)
+		}
+		waitViolation(t, violations, "$JS.API.STREAM.DELETE."+eventstore.StreamName)
+	})
+	if after, err := serve.LastSeq(ctx); err != nil || after != before {
+		t.Fatalf("stream moved from %d to %d (%v)", before, after, err)
+	}
+}
+
+func waitViolation(t *testing.T, violations <-chan error, subject string) {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case err := <-violations:
+			if errors.Is(err, nats.ErrPermissionViolation) && strings.Contains(err.Error(), subject) {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no permission violation for %s", subject)
+		}
+	}
+}
+
+// Only kino serve answers kino.admin.>: the operator's CLI may call it
+// but not pose as the server.
+func TestAdminRoleCannotAnswerAdminCalls(t *testing.T) {
+	ctx := context.Background()
+	srv := eventstoretest.Server(t, t.TempDir())
+	serve := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
+	admin, err := eventstore.Open(ctx, eventstore.Config{URL: srv.URL(), Auth: srv.Auth(eventstore.RoleAdmin), Name: "cli"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		_ = admin.ServeAdmin(actx, func(context.Context, string, json.RawMessage, func(any)) (any, error) { return "forged", nil })
+	}()
+	if _, err := serve.CallAdmin(ctx, "replay", nil, func(json.RawMessage) {}); !errors.Is(err, eventstore.ErrNoAdmin) {
+		t.Fatalf("call answered by the admin role: %v", err)
+	}
+}

@@ -1,0 +1,503 @@
+package eventstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/kino-video/kino/domain"
+)
+
+// JobsStream is the work queue of transcode jobs: one subject per account,
+// so that every account has a queue of its own and a worker chooses whose
+// job runs next (FairWork). A job is removed once acknowledged.
+const JobsStream = "KINO_JOBS"
+
+const (
+	jobsReady = "jobs.transcode." // + account: jobs waiting or running
+	jobsLater = "jobs.later."     // + account: jobs waiting out a retry backoff
+	// BackoffDurable moves jobs whose backoff is over back to their
+	// account's queue.
+	BackoffDurable = "backoff"
+	// accountDurable prefixes the per-account consumers: account-<slug>.
+	accountDurable = "account-"
+	// accountIdle is how long an account's consumer lives without pulls
+	// once its last job is acknowledged; it is made again on demand.
+	accountIdle = time.Hour
+
+	headerEventSeq   = "Kino-Event-Seq"
+	headerAccount    = "Kino-Account"
+	headerNotBefore  = "Kino-Not-Before"
+	headerHandedBack = "Kino-Handed-Back"
+)
+
+func openJobs(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, error) {
+	if !cfg.Manage {
+		s, err := js.Stream(ctx, JobsStream)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			// An older kino serve: admin commands work without it; the
+			// transcoder says so when it starts (jobsStream).
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("open event store: stream %s: %w", JobsStream, err)
+		}
+		return s, nil
+	}
+	s, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        JobsStream,
+		Description: "kino transcode jobs, one subject per account",
+		Subjects:    []string{"jobs.>"},
+		Storage:     jetstream.FileStorage,
+		Retention:   jetstream.WorkQueuePolicy,
+		Duplicates:  24 * time.Hour, // a re-read UploadAccepted never doubles a job
+		Replicas:    cfg.Replicas,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open event store: stream %s: %w", JobsStream, err)
+	}
+	return s, nil
+}
+
+// FairConfig describes a fair work queue fed from the event stream: the
+// intake durable copies each matching event into its account's queue, and
+// every free slot of every process runs the job of the account with the
+// fewest jobs running (ties: the one this process served least recently),
+// among accounts under their limit.
+type FairConfig struct {
+	Intake         string   // durable on the event stream that feeds the queue, shared by every process
+	FilterSubjects []string // e.g. video.*.UploadAccepted
+	// Account names the account an event's job belongs to.
+	Account func(domain.Event) string
+	// Limit is how many jobs of account may run at once across all
+	// processes (at least 1). It is called for every pick: cache it.
+	Limit       func(ctx context.Context, account string) int
+	Concurrency int           // jobs this process runs at once (default 1)
+	AckWait     time.Duration // as in WorkConfig (default 60 s)
+	// Poll is how often a free slot looks again when nothing woke it
+	// (default 1 s): jobs freed on other processes and crashed workers'
+	// jobs are noticed this way.
+	Poll time.Duration
+	Log  *slog.Logger
+}
+
+// FairWork runs handle for every job of the fair queue until ctx ends, then
+// waits for running handlers to return. Jobs are those of Work: Retry puts
+// the job aside for the delay (it does not count as running meanwhile).
+func (s *Store) FairWork(ctx context.Context, cfg FairConfig, handle func(ctx context.Context, job *Job)) error {
+	if err := s.jobsStream(); err != nil {
+		return fmt.Errorf("fair work: %w", err)
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 1
+	}
+	if cfg.AckWait <= 0 {
+		cfg.AckWait = time.Minute
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Limit == nil {
+		cfg.Limit = func(context.Context, string) int { return 1 }
+	}
+	intake, err := s.intakeConsumer(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	backoff, err := s.jobs.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:        BackoffDurable,
+		Description:    "kino: jobs waiting out a retry backoff",
+		FilterSubjects: []string{jobsLater + ">"},
+		AckPolicy:      jetstream.AckExplicitPolicy,
+		AckWait:        30 * time.Second,
+		MaxDeliver:     -1,
+		MaxAckPending:  -1,
+	})
+	if err != nil {
+		return fmt.Errorf("fair work: consumer %s: %w", BackoffDurable, err)
+	}
+	// A new job anywhere wakes an idle slot at once.
+	wake := make(chan struct{}, 1)
+	poke := func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
+	sub, err := s.nc.Subscribe(jobsReady+">", func(*nats.Msg) { poke() })
+	if err != nil {
+		return fmt.Errorf("fair work: subscribe: %w", err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); s.moveLoop(ctx, intake, cfg, s.intakeOne) }()
+	go func() { defer wg.Done(); s.moveLoop(ctx, backoff, cfg, s.backoffOne) }()
+
+	p := &picker{s: s, cfg: cfg, served: map[string]time.Time{}}
+	slots := make(chan struct{}, cfg.Concurrency)
+	ticker := time.NewTicker(cfg.Poll)
+	defer ticker.Stop()
+	for ctx.Err() == nil {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			continue
+		}
+		var job *Job
+		for job == nil && ctx.Err() == nil {
+			if job = p.next(ctx); job == nil {
+				select {
+				case <-wake:
+				case <-ticker.C:
+				case <-ctx.Done():
+				}
+			}
+		}
+		if job == nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			handle(ctx, job)
+			<-slots
+			poke() // its account may be under its limit again
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+// intakeConsumer finds or makes the intake durable. An existing durable
+// of the same name (the single work queue kino had before, which every
+// worker fetched from in stream order) keeps its position: it becomes the
+// intake, so no event it had not yet delivered is lost or delivered twice.
+func (s *Store) intakeConsumer(ctx context.Context, cfg FairConfig) (jetstream.Consumer, error) {
+	deliver := jetstream.DeliverAllPolicy
+	if existing, err := s.stream.Consumer(ctx, cfg.Intake); err == nil {
+		deliver = existing.CachedInfo().Config.DeliverPolicy
+	} else if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil, fmt.Errorf("fair work: consumer %s: %w", cfg.Intake, err)
+	}
+	c, err := s.stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:        cfg.Intake,
+		Description:    "kino: moves jobs into " + JobsStream,
+		FilterSubjects: cfg.FilterSubjects,
+		DeliverPolicy:  deliver,
+		AckPolicy:      jetstream.AckExplicitPolicy,
+		AckWait:        30 * time.Second,
+		MaxDeliver:     -1,
+		MaxAckPending:  -1,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fair work: consumer %s: %w", cfg.Intake, err)
+	}
+	return c, nil
+}
+
+// moveLoop feeds one message at a time of a moving consumer (intake,
+// backoff) to move, which acks or naks it.
+func (s *Store) moveLoop(ctx context.Context, cons jetstream.Consumer, cfg FairConfig, move func(context.Context, FairConfig, jetstream.Msg)) {
+	for ctx.Err() == nil {
+		msg, err := cons.Next(jetstream.FetchContext(ctx))
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			if !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
+				cfg.Log.Warn("fetch job to move", "err", err)
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Second):
+				}
+			}
+			continue
+		}
+		move(ctx, cfg, msg)
+	}
+}
+
+// intakeOne copies an event into its account's queue; the video id as
+// message id makes a second copy (a redelivered event) a no-op.
+func (s *Store) intakeOne(ctx context.Context, cfg FairConfig, msg jetstream.Msg) {
+	meta, err := msg.Metadata()
+	if err != nil {
+		_ = msg.Nak()
+		return
+	}
+	e, err := domain.DecodeAs(msg.Headers().Get(HeaderEventType), msg.Data())
+	if err != nil {
+		// An event this version cannot read: leave it for a newer worker.
+		cfg.Log.Error("undecodable job", "consumer", cfg.Intake, "seq", meta.Sequence.Stream, "err", err)
+		_ = msg.NakWithDelay(time.Minute)
+		return
+	}
+	account := queueToken(cfg.Account(e))
+	out := &nats.Msg{Subject: jobsReady + account, Data: msg.Data(), Header: nats.Header{}}
+	out.Header.Set(HeaderEventType, msg.Headers().Get(HeaderEventType))
+	out.Header.Set(headerEventSeq, strconv.FormatUint(meta.Sequence.Stream, 10))
+	out.Header.Set(headerAccount, account)
+	if _, err := s.js.PublishMsg(ctx, out, jetstream.WithMsgID(e.AggregateID), jetstream.WithExpectStream(JobsStream)); err != nil {
+		cfg.Log.Warn("queue job", "video_id", e.AggregateID, "err", err)
+		_ = msg.NakWithDelay(time.Second)
+		return
+	}
+	_ = msg.DoubleAck(ctx)
+}
+
+// backoffOne puts a job whose backoff is over back at the end of its
+// account's queue, or hands it back until then.
+func (s *Store) backoffOne(ctx context.Context, cfg FairConfig, msg jetstream.Msg) {
+	meta, err := msg.Metadata()
+	if err != nil {
+		_ = msg.Nak()
+		return
+	}
+	h := msg.Headers()
+	notBefore, err := time.Parse(time.RFC3339Nano, h.Get(headerNotBefore))
+	if err == nil {
+		if wait := time.Until(notBefore); wait > 0 {
+			_ = msg.NakWithDelay(wait)
+			return
+		}
+	}
+	out := &nats.Msg{Subject: jobsReady + queueToken(h.Get(headerAccount)), Data: msg.Data(), Header: nats.Header{}}
+	for _, k := range []string{HeaderEventType, headerEventSeq, headerAccount, headerHandedBack} {
+		out.Header.Set(k, h.Get(k))
+	}
+	id := "backoff-" + strconv.FormatUint(meta.Sequence.Stream, 10)
+	if _, err := s.js.PublishMsg(ctx, out, jetstream.WithMsgID(id), jetstream.WithExpectStream(JobsStream)); err != nil {
+		cfg.Log.Warn("requeue job after backoff", "err", err)
+		_ = msg.NakWithDelay(time.Second)
+		return
+	}
+	_ = msg.DoubleAck(ctx)
+}
+
+// queueToken makes an account name usable as a subject token and in a
+// consumer name; slugs are kept as they are.
+func queueToken(account string) string {
+	if domain.ValidSlug(account) {
+		return account
+	}
+	sum := sha256.Sum256([]byte(account))
+	return "x-" + hex.EncodeToString(sum[:12])
+}
+
+// picker chooses whose job a free slot runs.
+type picker struct {
+	s      *Store
+	cfg    FairConfig
+	served map[string]time.Time // when this process last started a job of the account
+}
+
+type candidate struct {
+	account          string
+	cons             jetstream.Consumer
+	running, waiting int
+	served           time.Time
+}
+
+// next returns a job for a free slot, or nil when no account may run one
+// now. Cost: one stream info, one consumer info per account holding jobs,
+// and a fetch per account tried.
+func (p *picker) next(ctx context.Context) *Job {
+	info, err := p.s.jobs.Info(ctx, jetstream.WithSubjectFilter(jobsReady+">"))
+	if err != nil {
+		if ctx.Err() == nil {
+			p.cfg.Log.Warn("jobs stream info", "err", err)
+		}
+		return nil
+	}
+	if len(p.served) > 4096 { // forget accounts that hold no jobs
+		for account := range p.served {
+			if _, ok := info.State.Subjects[jobsReady+account]; !ok {
+				delete(p.served, account)
+			}
+		}
+	}
+	var cands []candidate
+	for subject := range info.State.Subjects {
+		account := strings.TrimPrefix(subject, jobsReady)
+		limit := max(p.cfg.Limit(ctx, account), 1)
+		cons, err := p.s.accountConsumer(ctx, account, limit, p.cfg.AckWait)
+		if err != nil {
+			if ctx.Err() == nil {
+				p.cfg.Log.Warn("account job consumer", "account", account, "err", err)
+			}
+			continue
+		}
+		ci := cons.CachedInfo()
+		c := candidate{account: account, cons: cons, running: ci.NumAckPending, waiting: int(ci.NumPending), served: p.served[account]}
+		// An account at its limit, or with nothing new, is still tried:
+		// a job handed back at shutdown or left by a crashed worker waits
+		// for redelivery while it still counts in NumAckPending, and the
+		// server hands out those (and only those) even at the limit.
+		if c.waiting > 0 || c.running > 0 {
+			cands = append(cands, c)
+		}
+	}
+	// Fewest running first; among equals the one this process served
+	// least recently (round-robin).
+	slices.SortFunc(cands, func(a, b candidate) int {
+		if a.running != b.running {
+			return a.running - b.running
+		}
+		if c := a.served.Compare(b.served); c != 0 {
+			return c
+		}
+		return strings.Compare(a.account, b.account)
+	})
+	for _, c := range cands {
+		if job := p.fetch(ctx, c); job != nil {
+			p.served[c.account] = time.Now()
+			return job
+		}
+	}
+	return nil
+}
+
+// fetch takes one job of the account if the server has one for it now.
+func (p *picker) fetch(ctx context.Context, c candidate) *Job {
+	batch, err := c.cons.FetchNoWait(1)
+	if err != nil {
+		return nil
+	}
+	var msg jetstream.Msg
+	for m := range batch.Messages() {
+		msg = m
+	}
+	if msg == nil {
+		return nil
+	}
+	meta, err := msg.Metadata()
+	if err != nil {
+		_ = msg.Nak()
+		return nil
+	}
+	h := msg.Headers()
+	handedBack, _ := strconv.Atoi(h.Get(headerHandedBack))
+	job := &Job{Data: msg.Data(), Delivered: handedBack + int(meta.NumDelivered), msg: msg}
+	job.retry = func(delay time.Duration) error {
+		return p.s.putAside(ctx, msg, c.account, handedBack+int(meta.NumDelivered), delay)
+	}
+	e, err := domain.DecodeAs(h.Get(HeaderEventType), msg.Data())
+	if err != nil {
+		p.cfg.Log.Error("undecodable job", "account", c.account, "err", err)
+		_ = job.Retry(time.Minute)
+		return nil
+	}
+	e.Seq, _ = strconv.ParseUint(h.Get(headerEventSeq), 10, 64)
+	job.Event = e
+	return job
+}
+
+// putAside moves a job to the backoff queue until delay has passed, then
+// acknowledges it: while it waits it is not one of its account's running
+// jobs (a Nak with delay would be, and could hold a free plan's only slot
+// for the whole backoff).
+func (s *Store) putAside(ctx context.Context, msg jetstream.Msg, account string, delivered int, delay time.Duration) error {
+	ctx = context.WithoutCancel(ctx)
+	meta, err := msg.Metadata()
+	if err != nil {
+		return err
+	}
+	h := msg.Headers()
+	out := &nats.Msg{Subject: jobsLater + account, Data: msg.Data(), Header: nats.Header{}}
+	for _, k := range []string{HeaderEventType, headerEventSeq, headerAccount} {
+		out.Header.Set(k, h.Get(k))
+	}
+	out.Header.Set(headerHandedBack, strconv.Itoa(delivered))
+	out.Header.Set(headerNotBefore, time.Now().Add(delay).UTC().Format(time.RFC3339Nano))
+	// One copy per job message, however often this delivery is retried.
+	id := "later-" + strconv.FormatUint(meta.Sequence.Stream, 10)
+	if _, err := s.js.PublishMsg(ctx, out, jetstream.WithMsgID(id), jetstream.WithExpectStream(JobsStream)); err != nil {
+		return fmt.Errorf("put job aside: %w", err)
+	}
+	return msg.DoubleAck(ctx)
+}
+
+// accountConsumer returns the account's consumer with fresh info, made or
+// updated so that the server itself never hands out more than limit jobs
+// of the account at once.
+func (s *Store) accountConsumer(ctx context.Context, account string, limit int, ackWait time.Duration) (jetstream.Consumer, error) {
+	name := accountDurable + account
+	c, err := s.jobs.Consumer(ctx, name)
+	if err == nil && c.CachedInfo().Config.MaxAckPending == limit && c.CachedInfo().Config.AckWait == ackWait {
+		return c, nil
+	}
+	if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil, err
+	}
+	return s.jobs.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:           name,
+		Description:       "kino: transcode jobs of account " + account,
+		FilterSubjects:    []string{jobsReady + account},
+		AckPolicy:         jetstream.AckExplicitPolicy,
+		AckWait:           ackWait,
+		MaxDeliver:        -1,
+		MaxAckPending:     limit,
+		InactiveThreshold: accountIdle,
+	})
+}
+
+// jobsStream reports an error when the jobs stream was missing at Open.
+func (s *Store) jobsStream() error {
+	if s.jobs == nil {
+		return fmt.Errorf("no stream %s: start the kino serve of this version first", JobsStream)
+	}
+	return nil
+}
+
+// JobsUnfinished counts the fair queue's jobs not yet acknowledged: events
+// the intake has not moved yet, and jobs waiting, running or backing off.
+func (s *Store) JobsUnfinished(ctx context.Context, intake string) (int, error) {
+	n := 0
+	if cons, err := s.stream.Consumer(ctx, intake); err == nil {
+		ci := cons.CachedInfo()
+		n += int(ci.NumPending) + ci.NumAckPending
+	} else if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return 0, fmt.Errorf("consumer %s: %w", intake, err)
+	}
+	if err := s.jobsStream(); err != nil {
+		return 0, err
+	}
+	info, err := s.jobs.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("stream %s: %w", JobsStream, err)
+	}
+	return n + int(info.State.Msgs), nil
+}
+
+// JobBacklog maps each account holding transcode jobs (waiting or running,
+// not backing off) to their number.
+func (s *Store) JobBacklog(ctx context.Context) (map[string]int, error) {
+	if err := s.jobsStream(); err != nil {
+		return nil, err
+	}
+	info, err := s.jobs.Info(ctx, jetstream.WithSubjectFilter(jobsReady+">"))
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: %w", JobsStream, err)
+	}
+	out := make(map[string]int, len(info.State.Subjects))
+	for subject, n := range info.State.Subjects {
+		out[strings.TrimPrefix(subject, jobsReady)] = int(n)
+	}
+	return out, nil
+}

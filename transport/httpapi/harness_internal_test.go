@@ -1,0 +1,259 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/media"
+	"github.com/kino-video/kino/transport/seal"
+)
+
+// testAPI is the API on real dependencies: an embedded JetStream server
+// on a random port, a bbolt file and a media directory in t.TempDir(),
+// a running projector, served by httptest on loopback.
+type testAPI struct {
+	t     *testing.T
+	s     *Server
+	srv   *httptest.Server
+	store *eventstore.Store
+	proj  *projections.Projector
+	media *media.Store
+	dir   string // the media directory
+	clock *testClock
+}
+
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) Set(t time.Time) {
+	c.mu.Lock()
+	c.t = t
+	c.mu.Unlock()
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// testPlans are the default plans with small upload sizes.
+func testPlans() domain.Plans {
+	p := domain.DefaultPlans()
+	for name, l := range p {
+		l.MaxUploadBytes = 1 << 20
+		p[name] = l
+	}
+	return p
+}
+
+func newTestAPI(t *testing.T, configure ...func(*Config)) *testAPI {
+	t.Helper()
+	store := eventstoretest.Run(t)
+	db, err := projections.OpenDB(filepath.Join(t.TempDir(), "projections.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proj, err := projections.NewProjector(db, store, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- proj.Run(ctx) }()
+	dir := filepath.Join(t.TempDir(), "media")
+	ms, err := media.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := &testClock{t: time.Date(2026, 11, 22, 12, 0, 10, 0, time.UTC)}
+	key, err := seal.LoadOrCreate(filepath.Join(t.TempDir(), "secret.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Store: store, DB: db, Projector: proj, Media: ms, Plans: testPlans(), Log: quiet, Now: clk.Now,
+		CDNURL: "http://cdn.example.test:8443/cdn", Secrets: key}
+	for _, c := range configure {
+		c(&cfg)
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		cancel()
+		<-done
+		db.Close()
+	})
+	return &testAPI{t: t, s: s, srv: srv, store: store, proj: proj, media: ms, dir: dir, clock: clk}
+}
+
+// settle waits until the read models hold seq.
+func (a *testAPI) settle(seq uint64) {
+	a.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.proj.WaitFor(ctx, seq); err != nil {
+		a.t.Fatal(err)
+	}
+}
+
+// account creates an account with one key and a collection "main", and
+// returns the key.
+func (a *testAPI) account(slug string, plan domain.Plan) string {
+	a.t.Helper()
+	ctx := context.Background()
+	if _, err := eventstore.Execute[domain.Account](ctx, a.store, domain.StreamID{Aggregate: domain.AggAccount, ID: slug},
+		domain.CreateAccount{Slug: slug, Plan: plan}); err != nil {
+		a.t.Fatal(err)
+	}
+	key, err := domain.NewAPIKey(rand.Reader)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	res, err := eventstore.Execute[domain.Account](ctx, a.store, domain.StreamID{Aggregate: domain.AggAccount, ID: slug},
+		domain.IssueKey{KeyID: a.store.NewID(), Hash: domain.HashKey(key), Prefix: key[:len(domain.KeyPrefix)+4], Label: "test"})
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	a.settle(res.LastSeq())
+	if r := a.do("POST", "/v1/collections", key, `{"slug":"main","name":"Main"}`); r.status != 201 {
+		a.t.Fatalf("create collection: %d %s", r.status, r.body)
+	}
+	return key
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+	close  bool // the server closes the connection after it
+}
+
+func (a *testAPI) request(req *http.Request, key string) response {
+	a.t.Helper()
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		a.t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	return response{status: resp.StatusCode, header: resp.Header, body: b, close: resp.Close}
+}
+
+func (a *testAPI) do(method, path, key, body string) response {
+	a.t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, a.srv.URL+path, r)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	return a.request(req, key)
+}
+
+// upload posts a multipart upload of file named filename into "main".
+func (a *testAPI) upload(key, filename string, file []byte) response {
+	a.t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	_ = mw.WriteField("collection", "main")
+	fw, err := mw.CreateFormFile("file", filename)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	_, _ = fw.Write(file)
+	_ = mw.Close()
+	req, err := http.NewRequest("POST", a.srv.URL+"/v1/videos", &buf)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	return a.request(req, key)
+}
+
+// incoming lists what lies in the media directory's upload area.
+func (a *testAPI) incoming() []string {
+	a.t.Helper()
+	es, err := os.ReadDir(filepath.Join(a.dir, ".incoming"))
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// wantError checks an error answer: status, label, and a body of exactly
+// {error, message} with a message.
+func wantError(t *testing.T, r response, status int, label string) map[string]any {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		t.Fatalf("error body is not JSON: %v: %s", err, r.body)
+	}
+	if m["error"] != label {
+		t.Fatalf("error %q, want %q: %s", m["error"], label, r.body)
+	}
+	if msg, _ := m["message"].(string); msg == "" || len(m) != 2 {
+		t.Fatalf("error body must be exactly {error, message}: %s", r.body)
+	}
+	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Fatalf("error Content-Type %q", ct)
+	}
+	return m
+}
+
+// poll waits (at most 10 s) until cond holds.
+func poll(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// replayFunc is a Replayer for tests of the admin route.
+type replayFunc func() (any, error)
+
+func (f replayFunc) Replay(context.Context, bool) (any, error) { return f() }

@@ -1,0 +1,147 @@
+package httpapi
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kino-video/kino/domain"
+)
+
+// slowUpload is an upload that sends its headers and the start of its
+// file, then (until told otherwise) nothing: a hostile client holding a
+// slot.
+type slowUpload struct {
+	conn net.Conn
+	br   *bufio.Reader
+}
+
+func (a *testAPI) slowUpload(key string) *slowUpload {
+	a.t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(a.srv.URL, "http://"))
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	a.t.Cleanup(func() { conn.Close() })
+	body := "--B\r\nContent-Disposition: form-data; name=\"collection\"\r\n\r\nmain\r\n" +
+		"--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"slow.mp4\"\r\nContent-Type: video/mp4\r\n\r\n" +
+		"\x00\x00\x00\x18ftypmp42"
+	fmt.Fprintf(conn, "POST /v1/videos HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\n"+
+		"Content-Type: multipart/form-data; boundary=B\r\nContent-Length: 900000\r\n\r\n%s", key, body)
+	return &slowUpload{conn: conn, br: bufio.NewReader(conn)}
+}
+
+// response reads the answer (with a deadline, so a hung server fails the
+// test instead of hanging it).
+func (u *slowUpload) response(t *testing.T) response {
+	t.Helper()
+	_ = u.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	resp, err := http.ReadResponse(u.br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return response{status: resp.StatusCode, header: resp.Header, body: b, close: resp.Close}
+}
+
+// Slow uploads of account A (holding connections, sending nothing) take
+// at most A's plan's slots; B's upload goes through. On a server with only
+// the global cap, A's six uploads took all four slots and B got 503.
+func TestSlowUploadsOfOneAccountDoNotStopAnother(t *testing.T) {
+	a := newTestAPI(t, func(c *Config) { c.MaxUploads = 4 })
+	keyA := a.account("alpha", domain.PlanFree) // 2 uploads at once
+	keyB := a.account("beta", domain.PlanFree)
+	keyC := a.account("gamma", domain.PlanFree)
+
+	var held []*slowUpload
+	for i := 0; i < 2; i++ {
+		held = append(held, a.slowUpload(keyA))
+	}
+	poll(t, "A's two uploads in flight", func() bool { return a.s.uploads.count("alpha") == 2 })
+	for i := 0; i < 4; i++ {
+		r := a.slowUpload(keyA).response(t)
+		m := wantError(t, r, 429, "Rate limit exceeded")
+		if r.header.Get("Retry-After") == "" || !strings.Contains(m["message"].(string), "your plan allows 2 at once") {
+			t.Fatalf("A over its cap: %v %s", r.header, r.body)
+		}
+	}
+	if n := a.s.uploads.count(""); n != 2 {
+		t.Fatalf("%d uploads in flight, want A's 2", n)
+	}
+	if r := a.upload(keyB, "b.mp4", []byte("\x00\x00\x00\x18ftypmp42 a small video")); r.status != 202 {
+		t.Fatalf("B's upload while A holds its slots: %d %s", r.status, r.body)
+	}
+
+	// The global cap still holds: with C's two slow uploads the server is
+	// full, and B gets 503 until one ends.
+	var heldC []*slowUpload
+	for i := 0; i < 2; i++ {
+		heldC = append(heldC, a.slowUpload(keyC))
+	}
+	poll(t, "C's two uploads in flight", func() bool { return a.s.uploads.count("") == 4 })
+	r := a.upload(keyB, "b.mp4", []byte("video"))
+	wantError(t, r, 503, "Service unavailable")
+	if r.header.Get("Retry-After") == "" {
+		t.Fatalf("503 without Retry-After: %v", r.header)
+	}
+	heldC[0].conn.Close()
+	poll(t, "C's upload to end", func() bool { return a.s.uploads.count("") == 3 })
+	if r := a.upload(keyB, "b.mp4", []byte("video")); r.status != 202 {
+		t.Fatalf("B's upload after a slot freed: %d %s", r.status, r.body)
+	}
+	for _, u := range append(held, heldC...) {
+		u.conn.Close()
+	}
+	poll(t, "every slow upload to end and its partial file to go", func() bool {
+		return a.s.uploads.count("") == 0 && len(a.incoming()) == 0
+	})
+}
+
+// An upload whose body stops arriving ends after the idle timeout with
+// 408, and its partial file is removed from media/.incoming.
+func TestIdleUploadEndsWith408(t *testing.T) {
+	a := newTestAPI(t, func(c *Config) { c.UploadIdleTimeout = 200 * time.Millisecond })
+	key := a.account("acme", domain.PlanFree)
+	u := a.slowUpload(key)
+	// While bytes keep coming the upload lives, whatever the idle timeout.
+	stop := make(chan struct{})
+	trickled := make(chan struct{})
+	go func() {
+		defer close(trickled)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+				if _, err := u.conn.Write([]byte{0}); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	poll(t, "the partial file", func() bool { return len(a.incoming()) == 1 })
+	close(stop)
+	<-trickled
+	r := u.response(t)
+	m := wantError(t, r, 408, "Request timeout")
+	if !strings.Contains(m["message"].(string), "no data arrived for 200ms") || !r.close {
+		t.Fatalf("408: %v %s", r.header, r.body)
+	}
+	if in := a.incoming(); len(in) != 0 {
+		t.Fatalf("partial upload left in media/.incoming: %v", in)
+	}
+	if n := a.s.uploads.count(""); n != 0 {
+		t.Fatalf("%d upload slots still held", n)
+	}
+	// An upload that keeps arriving is not cut, and the connection's
+	// deadline does not outlive it.
+	if r := a.upload(key, "ok.mp4", []byte("\x00\x00\x00\x18ftypmp42 video")); r.status != 202 {
+		t.Fatalf("upload after an idle one: %d %s", r.status, r.body)
+	}
+}
