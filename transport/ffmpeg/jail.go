@@ -3,6 +3,7 @@ package ffmpeg
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"os/user"
 	"runtime"
@@ -109,10 +110,14 @@ func (j Jail) command(ctx context.Context, bin string, args []string) *exec.Cmd 
 	cmd.Dir = j.Dir
 	cmd.WaitDelay = waitDelay
 	confine(cmd, j.User)
+	// Only PATH (prlimit finds ffmpeg by it) of kino's environment: it may
+	// hold secrets (KINO_SECRET_KEY, KINO_ADMIN_TOKEN...), and ffmpeg needs
+	// none of it.
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	// glibc reserves up to 64 MiB of address space per thread arena: with
 	// many threads that alone would meet the address-space limit.
 	if j.Limits.AddressSpace > 0 {
-		cmd.Env = append(cmd.Environ(), "MALLOC_ARENA_MAX=2")
+		cmd.Env = append(cmd.Env, "MALLOC_ARENA_MAX=2")
 	}
 	return cmd
 }

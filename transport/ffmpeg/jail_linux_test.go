@@ -70,3 +70,18 @@ func TestJailKillsTheWholeGroup(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestJailKeepsKinosEnvironmentOut: ffmpeg gets PATH (and the malloc
+// setting that goes with the memory limit), none of kino's secrets.
+func TestJailKeepsKinosEnvironmentOut(t *testing.T) {
+	t.Setenv("KINO_SECRET_KEY", "do-not-leak")
+	t.Setenv("KINO_ADMIN_TOKEN", "do-not-leak")
+	j := Jail{Limits: RLimits{AddressSpace: 8 << 30}}
+	out, err := j.command(context.Background(), "env", nil).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "PATH=" + os.Getenv("PATH") + "\nMALLOC_ARENA_MAX=2\n"; string(out) != want {
+		t.Errorf("environment:\n%s\nwant\n%s", out, want)
+	}
+}
