@@ -38,6 +38,8 @@ func TestHostileInputsFailFast(t *testing.T) {
 			"The video claims to run 10h0m1s; the free plan allows at most 1h0m0s."},
 		{"the same gap on a 12-hour plan", business, gap,
 			"The video has a gap of 10h0m0s between two frames; at most 1m0s is accepted."},
+		{"two frames an hour apart: within the free plan, not the gap", mallory, ffmpegtest.GapMKV(t, t.TempDir(), 3600),
+			"The video has a gap of 1h0m0s between two frames; at most 1m0s is accepted."},
 		{"2 s claiming one hour", mallory, ffmpegtest.ClaimMKV(t, t.TempDir(), 2, 3600),
 			"s of the 3600.0 s it announces."},
 		{"16000x16000 still", mallory, ffmpegtest.HugeMJPEG(t, t.TempDir(), 16000, 16000, 1),
