@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -110,6 +112,20 @@ func (cfg FFmpegConfig) user() (*ffmpeg.User, error) {
 		return nil, fmt.Errorf("--ffmpeg-user %s is root: name an unprivileged user", cfg.User)
 	}
 	return u, nil
+}
+
+// logConfinement says at start how ffmpeg runs, so an operator sees
+// whether it is another user.
+func (cfg FFmpegConfig) logConfinement(log *slog.Logger, u *ffmpeg.User) {
+	who, level := "kino's own user (kino is not root)", slog.LevelInfo
+	switch {
+	case u != nil:
+		who = u.Name
+	case os.Geteuid() == 0:
+		who, level = "root (--ffmpeg-user is empty)", slog.LevelWarn
+	}
+	log.Log(context.Background(), level, "ffmpeg confinement", "ffmpeg_user", who, "max_memory", cfg.Limits.AddressSpace,
+		"max_cpu", cfg.Limits.CPU, "max_files", cfg.Limits.OpenFiles)
 }
 
 func envFloat(name string, def float64) float64 {

@@ -562,6 +562,7 @@ func startWorkers(m *Main, store *eventstore.Store, mediaStore *media.Store, pro
 	if err != nil {
 		return err
 	}
+	cfg.FFmpeg.logConfinement(log, ffmpegUser)
 	plans := cfg.FFmpeg.plans()
 	for plan, n := range cfg.TranscodeConcurrency {
 		l := plans[plan]
