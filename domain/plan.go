@@ -1,8 +1,12 @@
 package domain
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
-// Plan is an account's plan; it sets the request rate and the upload size.
+// Plan is an account's plan; it sets the request rate, the upload size and
+// the longest video it may transcode.
 type Plan string
 
 const (
@@ -20,6 +24,7 @@ const (
 type Limits struct {
 	RequestsPerMinute int
 	MaxUploadBytes    int64
+	MaxDuration       time.Duration // longest video transcoded; longer ones are FAILED at probe time
 	// TranscodeConcurrency is how many of the account's videos may
 	// transcode at once across all workers.
 	TranscodeConcurrency int
@@ -29,15 +34,16 @@ type Limits struct {
 }
 
 // Plans maps each plan to its limits. The request rates are the spec's; the
-// upload sizes and concurrent uploads are defaults an operator may change.
+// upload sizes, durations and concurrent uploads are defaults an operator
+// may change.
 type Plans map[Plan]Limits
 
 // DefaultPlans returns the spec's rates with the default upload sizes.
 func DefaultPlans() Plans {
 	return Plans{
-		PlanFree:     {RequestsPerMinute: 60, MaxUploadBytes: 1 * GiB, TranscodeConcurrency: 1, ConcurrentUploads: 2},
-		PlanPro:      {RequestsPerMinute: 300, MaxUploadBytes: 10 * GiB, TranscodeConcurrency: 2, ConcurrentUploads: 8},
-		PlanBusiness: {RequestsPerMinute: 1000, MaxUploadBytes: 50 * GiB, TranscodeConcurrency: 4, ConcurrentUploads: 16},
+		PlanFree:     {RequestsPerMinute: 60, MaxUploadBytes: 1 * GiB, MaxDuration: time.Hour, TranscodeConcurrency: 1, ConcurrentUploads: 2},
+		PlanPro:      {RequestsPerMinute: 300, MaxUploadBytes: 10 * GiB, MaxDuration: 6 * time.Hour, TranscodeConcurrency: 2, ConcurrentUploads: 8},
+		PlanBusiness: {RequestsPerMinute: 1000, MaxUploadBytes: 50 * GiB, MaxDuration: 12 * time.Hour, TranscodeConcurrency: 4, ConcurrentUploads: 16},
 	}
 }
 

@@ -46,7 +46,11 @@ func benchProcessing(ctx context.Context, o benchOptions, say func(string, ...an
 	if out, err := gen.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("generate clip: %v: %s", err, out)
 	}
-	info, err := ffmpeg.Probe(ctx, src)
+	in, err := ffmpeg.OpenInput(src, "")
+	if err != nil {
+		return nil, err
+	}
+	info, err := ffmpeg.Probe(ctx, in, ffmpeg.ProbeOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -65,13 +69,13 @@ func benchProcessing(ctx context.Context, o benchOptions, say func(string, ...an
 	client := apiclient.Client{BaseURL: m.URL() + "/v1", Key: key}
 
 	hls := func(out string, rs []ffmpeg.Rung) error {
-		return ffmpeg.Run(ctx, ffmpeg.HLSArgs(src, out, info, rs), ffmpeg.RunOptions{Duration: info.Duration})
+		return ffmpeg.Run(ctx, ffmpeg.HLSArgs(in, out, info, rs), ffmpeg.RunOptions{Duration: info.Duration})
 	}
 	stills := func(out string) error {
-		if err := ffmpeg.Run(ctx, ffmpeg.ThumbnailArgs(src, filepath.Join(out, "thumbnail.jpg"), info), ffmpeg.RunOptions{Duration: info.Duration}); err != nil {
+		if err := ffmpeg.Run(ctx, ffmpeg.ThumbnailArgs(in, filepath.Join(out, "thumbnail.jpg"), info), ffmpeg.RunOptions{Duration: info.Duration}); err != nil {
 			return err
 		}
-		return ffmpeg.Run(ctx, ffmpeg.PreviewArgs(src, filepath.Join(out, "preview.mp4"), info), ffmpeg.RunOptions{Duration: info.Duration})
+		return ffmpeg.Run(ctx, ffmpeg.PreviewArgs(in, filepath.Join(out, "preview.mp4"), info), ffmpeg.RunOptions{Duration: info.Duration})
 	}
 	same := result{Measure: fmt.Sprintf("upload -> COMPLETED, %d s %dp, vs the same ffmpeg commands bare", secs, h), Unit: "s", Goal: "<= 1.05"}
 	naive := result{Measure: fmt.Sprintf("upload -> COMPLETED, %d s %dp, vs one ffmpeg per rendition", secs, h), Unit: "s", Goal: "<= 0.80"}

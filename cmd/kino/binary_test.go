@@ -20,6 +20,7 @@ import (
 // which must end the process cleanly (exit 0).
 func TestBinaryServeDevAndGracefulShutdown(t *testing.T) {
 	dir := t.TempDir()
+	passable(t, dir)
 	bin := filepath.Join(dir, "kino")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

@@ -81,6 +81,7 @@ type WorkerConfig struct {
 	Backoff        []time.Duration // waits between transcode attempts
 	AckWait        time.Duration   // silence after which a job goes to another worker
 	Stall          time.Duration   // kill ffmpeg after this long without progress
+	FFmpeg         FFmpegConfig    // confinement of ffmpeg and the limits on its inputs
 	// TranscodeConcurrency: videos of one account transcoding at once
 	// across all workers, by plan.
 	TranscodeConcurrency map[domain.Plan]int
@@ -93,6 +94,7 @@ func workerFlags(fs *pflag.FlagSet, cfg *WorkerConfig) (parse func() error) {
 	fs.IntVar(&cfg.Attempts, "transcode-attempts", envInt("KINO_TRANSCODE_ATTEMPTS", 3), "attempts before a video is FAILED (env KINO_TRANSCODE_ATTEMPTS)")
 	fs.StringVar(&backoff, "transcode-backoff", env("KINO_TRANSCODE_BACKOFF", "10s,1m,5m"), "waits before each retry of a failed transcode; the last repeats (env KINO_TRANSCODE_BACKOFF)")
 	fs.DurationVar(&cfg.Stall, "ffmpeg-stall-timeout", envDuration("KINO_FFMPEG_STALL_TIMEOUT", 2*time.Minute), "kill ffmpeg when it makes no progress for this long (env KINO_FFMPEG_STALL_TIMEOUT)")
+	parseFFmpeg := ffmpegFlags(fs, &cfg.FFmpeg)
 	concurrency := map[domain.Plan]*int{}
 	for _, plan := range []domain.Plan{domain.PlanFree, domain.PlanPro, domain.PlanBusiness} {
 		n := new(int)
@@ -127,7 +129,7 @@ func workerFlags(fs *pflag.FlagSet, cfg *WorkerConfig) (parse func() error) {
 			}
 			cfg.TranscodeConcurrency[plan] = *n
 		}
-		return nil
+		return parseFFmpeg()
 	}
 }
 
@@ -556,7 +558,12 @@ func startWorkers(m *Main, store *eventstore.Store, mediaStore *media.Store, pro
 			return fmt.Errorf("transcoding needs %s on PATH (apt-get install ffmpeg), or run with --workers 0: %w", bin, err)
 		}
 	}
-	plans := domain.DefaultPlans()
+	ffmpegUser, err := cfg.FFmpeg.user()
+	if err != nil {
+		return err
+	}
+	cfg.FFmpeg.logConfinement(log, ffmpegUser)
+	plans := cfg.FFmpeg.plans()
 	for plan, n := range cfg.TranscodeConcurrency {
 		l := plans[plan]
 		l.TranscodeConcurrency = n
@@ -565,7 +572,7 @@ func startWorkers(m *Main, store *eventstore.Store, mediaStore *media.Store, pro
 	tc, err := transcoder.New(transcoder.Config{
 		Store: store, Media: mediaStore, Progress: progress, Log: log.With("component", "transcoder"),
 		Workers: cfg.Transcoders, MaxAttempts: cfg.Attempts, Backoff: cfg.Backoff, AckWait: cfg.AckWait, Stall: cfg.Stall,
-		Plans: plans,
+		Plans: plans, Bounds: cfg.FFmpeg.Bounds, User: ffmpegUser, Limits: cfg.FFmpeg.Limits,
 	})
 	if err != nil {
 		return err

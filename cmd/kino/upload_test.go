@@ -51,7 +51,7 @@ func TestUploadCommand(t *testing.T) {
 	}
 
 	_, errOut, code = runCLI(append([]string{"upload", writeFile(t, "bad.mp4", bytes.Repeat([]byte("junk"), 500)), "--collection", "main", "--wait"}, api...)...)
-	if code == 0 || !strings.Contains(errOut, "FAILED") || !strings.Contains(errOut, "corrupt") {
+	if code == 0 || !strings.Contains(errOut, "FAILED") || !strings.Contains(errOut, "Not a video file kino can read") {
 		t.Fatalf("failed video: exit %d\n%s", code, errOut)
 	}
 	_, errOut, code = runCLI(append([]string{"upload", writeFile(t, "big.mp4", make([]byte, 300<<10)), "--collection", "main"}, api...)...)

@@ -51,7 +51,10 @@ const AudioRendition = "audio"
 // segments beside it. ffmpeg autorotates, so rungs are in displayed
 // dimensions (as Ladder makes them). An empty rungs means Ladder(info).
 // outDir must not contain '%', which the HLS muxer would expand.
-func HLSArgs(input, outDir string, info Info, rungs []Rung) []string {
+//
+// The output stops one second past info.Length(): a file whose audio or
+// claim runs on past its video costs no more than its video.
+func HLSArgs(in Input, outDir string, info Info, rungs []Rung) []string {
 	if len(rungs) == 0 {
 		rungs = Ladder(info)
 	}
@@ -73,7 +76,11 @@ func HLSArgs(input, outDir string, info Info, rungs []Rung) []string {
 		}
 	}
 
-	args := append(start(), "-i", input, "-filter_complex", strings.Join(graph, ";"))
+	args := append(start(), in.args()...)
+	if l := info.Length(); l > 0 {
+		args = append(args, "-t", seconds(l+1))
+	}
+	args = append(args, "-filter_complex", strings.Join(graph, ";"))
 	for k := range rungs {
 		args = append(args, "-map", fmt.Sprintf("[v%d]", k))
 	}
@@ -118,13 +125,14 @@ func HLSArgs(input, outDir string, info Info, rungs []Rung) []string {
 // the frame at 10% of the duration (0 for clips under 1 s), at most 720 on
 // the long side, keeping the aspect, even. With a seek past the end ffmpeg
 // exits 0 and writes nothing: the caller checks that out exists.
-func ThumbnailArgs(input, out string, info Info) []string {
+func ThumbnailArgs(in Input, out string, info Info) []string {
 	at := 0.0
-	if info.Duration >= 1 {
-		at = info.Duration * thumbAtFraction
+	if l := info.Length(); l >= 1 {
+		at = l * thumbAtFraction
 	}
 	w, h := fit(info.Width, info.Height, max(info.Width, info.Height), thumbMaxLong)
-	args := append(start(), "-ss", seconds(at), "-i", input)
+	args := append(start(), "-ss", seconds(at))
+	args = append(args, in.args()...)
 	return append(args,
 		"-frames:v", "1",
 		"-vf", scaleFilter(info, w, h),
@@ -139,9 +147,10 @@ func ThumbnailArgs(input, out string, info Info) []string {
 // with a capped bitrate, AAC stereo when the source has audio, and the moov
 // atom first so it plays while downloading. Progress is reported against
 // min(Duration, 6).
-func PreviewArgs(input, out string, info Info) []string {
+func PreviewArgs(in Input, out string, info Info) []string {
 	w, h := fit(info.Width, info.Height, min(info.Width, info.Height), previewMaxShort)
-	args := append(start(), "-i", input, "-t", strconv.Itoa(previewSeconds), "-vf", scaleFilter(info, w, h))
+	args := append(start(), in.args()...)
+	args = append(args, "-t", strconv.Itoa(previewSeconds), "-vf", scaleFilter(info, w, h))
 	args = append(args, x264()...)
 	args = append(args,
 		"-crf", strconv.Itoa(previewCRF),

@@ -29,11 +29,11 @@ func TestArgsGolden(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var lines []string
-			lines = append(lines, HLSArgs("/in/source.mp4", "/out", tt.info, Ladder(tt.info))...)
+			lines = append(lines, HLSArgs(Input{Path: "/in/source.mp4", Demuxer: DemuxMOV}, "/out", tt.info, Ladder(tt.info))...)
 			lines = append(lines, separator)
-			lines = append(lines, ThumbnailArgs("/in/source.mp4", "/out/thumbnail.jpg", tt.info)...)
+			lines = append(lines, ThumbnailArgs(Input{Path: "/in/source.mp4", Demuxer: DemuxMOV}, "/out/thumbnail.jpg", tt.info)...)
 			lines = append(lines, separator)
-			lines = append(lines, PreviewArgs("/in/source.mp4", "/out/preview.mp4", tt.info)...)
+			lines = append(lines, PreviewArgs(Input{Path: "/in/source.mp4", Demuxer: DemuxMOV}, "/out/preview.mp4", tt.info)...)
 			got := strings.Join(lines, "\n") + "\n"
 
 			path := filepath.Join("testdata", tt.name+".golden")
@@ -60,8 +60,8 @@ func TestArgsGolden(t *testing.T) {
 // command that fails later.
 func TestHLSArgsWithoutRungsUsesLadder(t *testing.T) {
 	info := Info{Duration: 2, Width: 640, Height: 360, HasAudio: true}
-	got := strings.Join(HLSArgs("in.mp4", "out", info, nil), "\n")
-	want := strings.Join(HLSArgs("in.mp4", "out", info, Ladder(info)), "\n")
+	got := strings.Join(HLSArgs(Input{Path: "in.mp4", Demuxer: DemuxMOV}, "out", info, nil), "\n")
+	want := strings.Join(HLSArgs(Input{Path: "in.mp4", Demuxer: DemuxMOV}, "out", info, Ladder(info)), "\n")
 	if got != want {
 		t.Errorf("HLSArgs(nil rungs) =\n%s\nwant\n%s", got, want)
 	}

@@ -2,6 +2,7 @@ package ffmpeg
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -72,4 +73,24 @@ func ffmpegToFile(t *testing.T, out string, args ...string) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("ffmpeg %q: %v\n%s", args, err, stderr.String())
 	}
+}
+
+// input sniffs the file at path for ffmpeg, failing the test if it is
+// refused.
+func input(t *testing.T, path string) Input {
+	t.Helper()
+	in, err := OpenInput(path, "")
+	if err != nil {
+		t.Fatalf("OpenInput(%s): %v", path, err)
+	}
+	return in
+}
+
+// probePath is Probe of a file by its path, with no jail and no bounds.
+func probePath(ctx context.Context, path string) (Info, error) {
+	in, err := OpenInput(path, "")
+	if err != nil {
+		return Info{}, err
+	}
+	return Probe(ctx, in, ProbeOptions{})
 }

@@ -1,14 +1,17 @@
 package ffmpeg
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -24,100 +27,311 @@ const opProbe = "probe video"
 // portrait phone video (rotate=90; ffprobe's display-matrix rotation -90,
 // which counts counter-clockwise and is negated here) has Rotation 90 and
 // Width < Height.
+//
+// Duration is what the file claims; Frames, Span and MaxGap come from a
+// scan of the video stream's packets (no decoding) and say what it holds.
 type Info struct {
-	Duration   float64 // seconds
+	Duration   float64 // seconds, as the file claims it (the scanned Span when it claims nothing)
 	Width      int     // displayed width (after rotation)
 	Height     int     // displayed height (after rotation)
 	Rotation   int     // degrees from the display matrix / rotate tag, normalised to 0, 90, 180, 270
 	HasAudio   bool
 	FrameRate  float64 // e.g. 25, 29.97
 	VideoCodec string  // e.g. "h264"
+	Frames     int     // video packets found by the scan
+	Span       float64 // seconds from the first video frame to the end of the last, by their timestamps
+	MaxGap     float64 // largest step in seconds between consecutive video frames
+}
+
+// Length is the duration kino trusts for its own limits: what the file
+// claims, but never more than the video it holds (the scanned Span).
+func (i Info) Length() float64 {
+	if i.Span > 0 && (i.Duration <= 0 || i.Span < i.Duration) {
+		return i.Span
+	}
+	return i.Duration
 }
 
 // durationSource says where Probe found the duration; tests check it.
 type durationSource int
 
 const (
-	fromStream   durationSource = iota // the video stream's duration
-	fromFormat                         // format.duration
-	fromFallback                       // a copy pass through ffmpeg, last out_time_us
-	fromNowhere                        // the fallback found nothing either: Duration is 0
+	fromStream  durationSource = iota // the video stream's duration
+	fromFormat                        // format.duration
+	fromScan                          // the packet scan's span (mkv/webm written to a pipe claim nothing)
+	fromNowhere                       // the scan found no timestamps either: Duration is 0
 )
 
 func (s durationSource) String() string {
-	return [...]string{"stream", "format", "fallback", "nowhere"}[s]
+	return [...]string{"stream", "format", "scan", "nowhere"}[s]
 }
 
-// fallbackMaxRuntime bounds the copy pass that measures a duration; it reads
-// the whole file but decodes nothing.
-const fallbackMaxRuntime = 10 * time.Minute
+// probeMaxRuntime bounds each ffprobe run. The scan reads the whole file
+// but decodes nothing, and stops early at a limit.
+const probeMaxRuntime = 10 * time.Minute
 
-// Probe runs ffprobe (JSON output) on path. The duration is the video
-// stream's, else format.duration, else what a copy pass through ffmpeg
-// reaches (mkv/webm written to a pipe have neither); it is 0 only if even
-// that finds nothing.
+// Bounds are the server's limits on an input, checked by Probe. They are
+// never taken from the file. A zero field is no limit.
+type Bounds struct {
+	MaxWidth, MaxHeight int           // the displayed picture must fit, either way round
+	MaxFrameRate        float64       // frames per second
+	MaxDuration         time.Duration // of the video, by its timestamps and by its claim
+	MaxGap              time.Duration // between two consecutive frames
+	Plan                string        // named in the duration message, e.g. "free"
+}
+
+// DefaultBounds: 8K UHD either way round, 120 fps, a minute between
+// frames, no duration limit (the transcoder sets one per plan).
+func DefaultBounds() Bounds {
+	return Bounds{MaxWidth: 7680, MaxHeight: 4320, MaxFrameRate: 120, MaxGap: time.Minute}
+}
+
+// ProbeOptions configures Probe.
+type ProbeOptions struct {
+	Jail   Jail   // where and how ffprobe runs
+	Bounds Bounds // limits checked at probe time
+}
+
+// Probe runs ffprobe (JSON output) on in, then scans the packets of its
+// video stream (timestamps only, nothing decoded) and checks opt.Bounds.
+// The duration is the video stream's, else format.duration, else the
+// scanned span.
 //
 // No decodable video stream gives a domain Unsupported error with message
 // "no video stream found"; ffprobe failing on the file (invalid data,
 // truncated moov...) gives Unsupported with a human message and ffprobe's
-// stderr in the cause. A missing file or binary, a cancelled ctx, or ffprobe
-// killed by a signal give a plain (transient) error.
-func Probe(ctx context.Context, path string) (Info, error) {
-	info, _, err := probe(ctx, path)
+// stderr in the cause; a limit exceeded gives Unsupported naming it. A
+// missing file or binary, a cancelled ctx, or ffprobe killed by a signal
+// give a plain (transient) error.
+func Probe(ctx context.Context, in Input, opt ProbeOptions) (Info, error) {
+	info, _, err := probe(ctx, in, opt)
 	return info, err
 }
 
-func probe(ctx context.Context, path string) (Info, durationSource, error) {
+func probe(ctx context.Context, in Input, opt ProbeOptions) (Info, durationSource, error) {
+	path := in.Path
+	if opt.Jail.Dir != "" && !filepath.IsAbs(path) {
+		path = filepath.Join(opt.Jail.Dir, path)
+	}
 	if _, err := os.Stat(path); err != nil {
 		return Info{}, 0, fmt.Errorf("%s: %w", opProbe, err)
 	}
-	cmd := exec.CommandContext(ctx, "ffprobe",
-		"-v", "error", "-print_format", "json", "-show_format", "-show_streams", "-i", path)
-	cmd.WaitDelay = waitDelay
 	var stdout bytes.Buffer
-	stderr := &tailWriter{max: stderrTail}
-	cmd.Stdout = &stdout
-	cmd.Stderr = stderr
-	if err := cmd.Run(); err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return Info{}, 0, fmt.Errorf("%s: %w", opProbe, ctxErr)
-		}
-		var exitErr *exec.ExitError
-		if errors.As(err, &exitErr) && exitErr.ExitCode() > 0 {
-			tail := strings.TrimSpace(stderr.String())
-			return Info{}, 0, domain.Wrap(opProbe, domain.Unsupported,
-				fmt.Errorf("ffprobe: %w: %s", err, tail), probeFailureMessage(tail))
-		}
-		return Info{}, 0, fmt.Errorf("%s: ffprobe: %w", opProbe, err)
+	args := append([]string{"-v", "error", "-print_format", "json", "-show_format", "-show_streams"}, in.args()...)
+	if err := runProbe(ctx, opt.Jail, args, func(r io.Reader) error {
+		_, err := io.Copy(&stdout, r)
+		return err
+	}); err != nil {
+		return Info{}, 0, err
 	}
-	info, src, err := parseProbe(stdout.Bytes())
-	if err != nil || src != fromNowhere {
-		return info, src, err
+	info, src, meta, err := parseProbe(stdout.Bytes())
+	if err != nil {
+		return Info{}, 0, err
+	}
+	b := opt.Bounds
+	if err := b.checkPicture(info, meta.guessedRate); err != nil {
+		return Info{}, 0, err
+	}
+	if err := b.checkDuration(info.Duration); err != nil {
+		return Info{}, 0, err
 	}
 
-	var lastUs int64
-	err = run(ctx, []string{
-		"-nostdin", "-hide_banner", "-loglevel", "error",
-		"-i", path, "-map", "0", "-c", "copy", "-f", "null", "-",
-		"-progress", "pipe:1", "-stats_period", "1",
-	}, RunOptions{MaxRuntime: fallbackMaxRuntime}, func(us int64, end bool) {
-		if !end {
-			lastUs = max(lastUs, us)
-		}
-	})
-	var exitErr *ExitError
-	if errors.As(err, &exitErr) {
-		return Info{}, 0, domain.Wrap(opProbe, domain.Unsupported, err, "the file is truncated or corrupt")
-	}
+	var sc packetScan
+	args = append([]string{"-v", "error", "-select_streams", strconv.Itoa(meta.index),
+		"-show_entries", "packet=pts_time,dts_time,duration_time", "-print_format", "csv=p=0"}, in.args()...)
+	err = runProbe(ctx, opt.Jail, args, func(r io.Reader) error { return sc.read(r, b) })
 	if err != nil {
-		return Info{}, 0, fmt.Errorf("%s: measure duration: %w", opProbe, err)
+		return Info{}, 0, err
 	}
-	if lastUs > 0 {
-		info.Duration = float64(lastUs) / 1e6
-		src = fromFallback
+	info.Frames, info.Span, info.MaxGap = sc.frames, sc.span(), sc.maxGap
+	if src == fromNowhere && info.Span > 0 {
+		info.Duration, src = info.Span, fromScan
+	}
+	if err := b.checkScan(info); err != nil {
+		return Info{}, 0, err
 	}
 	return info, src, nil
 }
+
+// runProbe runs ffprobe with args under j, handing its stdout to read. When
+// read fails, ffprobe is killed and read's error returned as it is.
+func runProbe(ctx context.Context, j Jail, args []string, read func(io.Reader) error) error {
+	runCtx, cancel := context.WithTimeout(ctx, probeMaxRuntime)
+	defer cancel()
+	if j.Limits.any() {
+		j.Limits = j.Limits.WithCPUFor(probeMaxRuntime)
+	}
+	cmd := j.command(runCtx, "ffprobe", args)
+	stderr := &tailWriter{max: stderrTail}
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("%s: %w", opProbe, err)
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("%s: ffprobe: %w", opProbe, err)
+	}
+	readErr := read(stdout)
+	if readErr != nil {
+		cancel()
+		_, _ = io.Copy(io.Discard, stdout)
+	}
+	waitErr := cmd.Wait()
+	if readErr != nil {
+		return readErr
+	}
+	if waitErr == nil {
+		return nil
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return fmt.Errorf("%s: %w", opProbe, ctxErr)
+	}
+	if runCtx.Err() != nil {
+		return fmt.Errorf("%s: ffprobe still running after %s: %w", opProbe, probeMaxRuntime, ErrTooSlow)
+	}
+	var exitErr *exec.ExitError
+	if errors.As(waitErr, &exitErr) && exitErr.ExitCode() > 0 {
+		tail := strings.TrimSpace(stderr.String())
+		return domain.Wrap(opProbe, domain.Unsupported,
+			fmt.Errorf("ffprobe: %w: %s", waitErr, tail), probeFailureMessage(tail))
+	}
+	return fmt.Errorf("%s: ffprobe: %w", opProbe, waitErr)
+}
+
+// packetScan follows the video packets ffprobe lists (pts_time, dts_time,
+// duration_time per line, in file order).
+type packetScan struct {
+	frames           int
+	first, end       float64 // smallest pts, largest pts + its duration
+	lastDTS          float64
+	haveDTS, havePTS bool
+	maxGap           float64
+	err              error // a limit exceeded, found mid-scan
+}
+
+func (s *packetScan) span() float64 {
+	if !s.havePTS {
+		return 0
+	}
+	return s.end - s.first
+}
+
+// read consumes ffprobe's CSV. It stops with the limit's error as soon as
+// the span or a gap exceeds b, so a file claiming
+// ten hours in 10 KB costs no more than reading 10 KB.
+func (s *packetScan) read(r io.Reader, b Bounds) error {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		f := strings.Split(strings.TrimSpace(sc.Text()), ",")
+		if len(f) < 3 {
+			continue
+		}
+		pts, okP := scanTime(f[0])
+		dts, okD := scanTime(f[1])
+		dur, _ := scanTime(f[2])
+		s.frames++
+		if !okD {
+			dts, okD = pts, okP
+		}
+		if okD {
+			if s.haveDTS && dts-s.lastDTS > s.maxGap {
+				s.maxGap = dts - s.lastDTS
+			}
+			s.lastDTS, s.haveDTS = dts, true
+		}
+		if okP {
+			if !s.havePTS || pts < s.first {
+				s.first = pts
+			}
+			if !s.havePTS || pts+dur > s.end {
+				s.end = pts + max(dur, 0)
+			}
+			s.havePTS = true
+		}
+		if err := b.checkGap(s.maxGap); err != nil {
+			return err
+		}
+		if b.MaxDuration > 0 && s.span() > b.MaxDuration.Seconds()+1 {
+			return b.durationError(s.span(), "")
+		}
+	}
+	_, _ = io.Copy(io.Discard, r)
+	return nil
+}
+
+func scanTime(s string) (float64, bool) {
+	d, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(d) || math.IsInf(d, 0) {
+		return 0, false
+	}
+	return d, true
+}
+
+func (b Bounds) checkPicture(info Info, rate float64) error {
+	long, short := max(info.Width, info.Height), min(info.Width, info.Height)
+	if b.MaxWidth > 0 && b.MaxHeight > 0 &&
+		(long > max(b.MaxWidth, b.MaxHeight) || short > min(b.MaxWidth, b.MaxHeight)) {
+		return domain.E(opProbe, domain.Unsupported, "the video is %d×%d; the largest picture accepted is %d×%d (either way round)",
+			info.Width, info.Height, b.MaxWidth, b.MaxHeight)
+	}
+	if b.MaxFrameRate > 0 && max(rate, info.FrameRate) > b.MaxFrameRate+0.5 {
+		return domain.E(opProbe, domain.Unsupported, "the video has %s frames per second; the limit is %s",
+			fmtNum(max(rate, info.FrameRate)), fmtNum(b.MaxFrameRate))
+	}
+	return nil
+}
+
+func (b Bounds) checkDuration(claimed float64) error {
+	if b.MaxDuration > 0 && claimed > b.MaxDuration.Seconds()+1 {
+		return b.durationError(claimed, "claims to run")
+	}
+	return nil
+}
+
+func (b Bounds) checkGap(gap float64) error {
+	if b.MaxGap > 0 && gap > b.MaxGap.Seconds() {
+		return domain.E(opProbe, domain.Unsupported, "the video has a gap of %s between two frames; at most %s is accepted",
+			clock(gap), clock(b.MaxGap.Seconds()))
+	}
+	return nil
+}
+
+// checkScan checks what the scan measured: the rate of frames actually
+// there over at least a second, the span and the gaps.
+func (b Bounds) checkScan(info Info) error {
+	if b.MaxFrameRate > 0 && info.Span >= 1 {
+		if rate := float64(info.Frames) / info.Span; rate > b.MaxFrameRate*1.05+0.5 {
+			return domain.E(opProbe, domain.Unsupported, "the video has %s frames per second; the limit is %s",
+				fmtNum(math.Round(rate)), fmtNum(b.MaxFrameRate))
+		}
+	}
+	if b.MaxDuration > 0 && info.Span > b.MaxDuration.Seconds()+1 {
+		return b.durationError(info.Span, "")
+	}
+	return b.checkGap(info.MaxGap)
+}
+
+func (b Bounds) durationError(sec float64, verb string) error {
+	if verb == "" {
+		verb = "runs"
+	}
+	who := "this server allows"
+	if b.Plan != "" {
+		who = fmt.Sprintf("the %s plan allows", b.Plan)
+	}
+	return domain.E(opProbe, domain.Unsupported, "the video %s %s; %s at most %s",
+		verb, clock(sec), who, clock(b.MaxDuration.Seconds()))
+}
+
+// clock formats seconds as 1h02m03s, 2m03s or 3.5s.
+func clock(sec float64) string {
+	if sec < 60 {
+		return strconv.FormatFloat(math.Round(sec*10)/10, 'f', -1, 64) + "s"
+	}
+	return time.Duration(math.Round(sec) * float64(time.Second)).String()
+}
+
+func fmtNum(f float64) string { return strconv.FormatFloat(math.Round(f*100)/100, 'f', -1, 64) }
 
 // probeFailureMessage turns ffprobe's complaint into something a client
 // may read. An .mp4 that is not one at all also lacks a moov atom.
@@ -132,6 +346,7 @@ func probeFailureMessage(stderr string) string {
 // probeOutput is the part of ffprobe's JSON that Probe reads.
 type probeOutput struct {
 	Streams []struct {
+		Index        int               `json:"index"`
 		CodecType    string            `json:"codec_type"`
 		CodecName    string            `json:"codec_name"`
 		Width        int               `json:"width"`
@@ -153,12 +368,19 @@ type probeOutput struct {
 	} `json:"format"`
 }
 
+// streamMeta is what Probe needs of the video stream besides Info.
+type streamMeta struct {
+	index       int     // the stream's index, for the packet scan
+	guessedRate float64 // the rate ffmpeg will encode at (its av_guess_frame_rate)
+}
+
 // parseProbe reads ffprobe's JSON. It reports fromNowhere when neither the
 // video stream nor the format has a duration.
-func parseProbe(data []byte) (Info, durationSource, error) {
+func parseProbe(data []byte) (Info, durationSource, streamMeta, error) {
 	var out probeOutput
+	var meta streamMeta
 	if err := json.Unmarshal(data, &out); err != nil {
-		return Info{}, 0, fmt.Errorf("%s: decode ffprobe output: %w", opProbe, err)
+		return Info{}, 0, meta, fmt.Errorf("%s: decode ffprobe output: %w", opProbe, err)
 	}
 	var info Info
 	video := -1
@@ -176,9 +398,11 @@ func parseProbe(data []byte) (Info, durationSource, error) {
 		}
 	}
 	if video < 0 {
-		return Info{}, 0, domain.E(opProbe, domain.Unsupported, "no video stream found")
+		return Info{}, 0, meta, domain.E(opProbe, domain.Unsupported, "no video stream found")
 	}
 	v := out.Streams[video]
+	meta.index = v.Index
+	meta.guessedRate = guessRate(parseRate(v.RFrameRate), parseRate(v.AvgFrameRate))
 	info.VideoCodec = v.CodecName
 	info.Width, info.Height = v.Width, v.Height
 
@@ -206,13 +430,26 @@ func parseProbe(data []byte) (Info, durationSource, error) {
 
 	if d := parseSeconds(v.Duration); d > 0 {
 		info.Duration = d
-		return info, fromStream, nil
+		return info, fromStream, meta, nil
 	}
 	if d := parseSeconds(out.Format.Duration); d > 0 {
 		info.Duration = d
-		return info, fromFormat, nil
+		return info, fromFormat, meta, nil
 	}
-	return info, fromNowhere, nil
+	return info, fromNowhere, meta, nil
+}
+
+// guessRate is the frame rate ffmpeg gives a stream (av_guess_frame_rate):
+// r_frame_rate, unless that is implausibly high (over 210) while the
+// average is a plausible one (under 70).
+func guessRate(r, avg float64) float64 {
+	if avg > 0 && avg < 70 && r > 210 {
+		return avg
+	}
+	if r > 0 {
+		return r
+	}
+	return avg
 }
 
 // normaliseRotation rounds degrees to a quarter turn in [0, 360).

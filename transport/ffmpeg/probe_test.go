@@ -53,14 +53,14 @@ func TestProbeRealFiles(t *testing.T) {
 		{
 			// The muxer cannot seek back to write the duration, and the
 			// input (a remux without -t) gave it none up front.
-			name: "mkv written to a pipe: no duration at all, copy-pass fallback",
+			name: "mkv written to a pipe: no duration at all, the scanned span",
 			make: func(t *testing.T) string {
 				out := filepath.Join(t.TempDir(), "piped.mkv")
 				ffmpegToFile(t, out, "-i", mp4, "-c", "copy", "-f", "matroska", "pipe:1")
 				return out
 			},
 			want:    Info{Duration: 2, Width: 320, Height: 180, HasAudio: true, FrameRate: 25, VideoCodec: "h264"},
-			wantSrc: fromFallback,
+			wantSrc: fromScan,
 		},
 		{
 			// ffmpeg 5.1 writes rotate=90 as a +90° (counter-clockwise)
@@ -83,7 +83,7 @@ func TestProbeRealFiles(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			path := tt.make(t)
-			got, src, err := probe(context.Background(), path)
+			got, src, err := probe(context.Background(), input(t, path), ProbeOptions{})
 			if err != nil {
 				t.Fatalf("probe: %v", err)
 			}
@@ -93,12 +93,17 @@ func TestProbeRealFiles(t *testing.T) {
 			if math.Abs(got.Duration-tt.want.Duration) > 0.1 {
 				t.Errorf("Duration = %v, want %v ± 0.1", got.Duration, tt.want.Duration)
 			}
-			got.Duration = tt.want.Duration
+			// The scan sees every frame of the 25 fps clip, evenly spaced.
+			if math.Abs(got.Span-tt.want.Duration) > 0.1 || got.Frames != int(tt.want.Duration*25) || math.Abs(got.MaxGap-0.04) > 0.005 {
+				t.Errorf("scan: %d frames over %v s, largest gap %v; want %d over %v, gap 0.04",
+					got.Frames, got.Span, got.MaxGap, int(tt.want.Duration*25), tt.want.Duration)
+			}
+			got.Duration, got.Frames, got.Span, got.MaxGap = tt.want.Duration, 0, 0, 0
 			if got != tt.want {
 				t.Errorf("Probe = %+v\nwant    %+v", got, tt.want)
 			}
 			// Probe is probe without the source.
-			if info, err := Probe(context.Background(), path); err != nil || info.Width != got.Width {
+			if info, err := probePath(context.Background(), path); err != nil || info.Width != got.Width {
 				t.Errorf("Probe = %+v, %v", info, err)
 			}
 		})
@@ -139,16 +144,16 @@ func TestProbeRejectsWhatIsNotAVideo(t *testing.T) {
 		cause   string // in the error chain, for the logs
 	}{
 		{"audio only", audioOnly, "no video stream found", ""},
-		// With an .mp4 name ffprobe tries the mov demuxer, which finds no moov.
-		{"random bytes named .mp4", random, "the file is truncated or corrupt", "moov atom not found"},
-		{"random bytes named .bin", randomBin, "the file is not a video format we can read, or it is corrupt", "Invalid data found"},
-		{"text named .webm", textWebm, "the file is not a video format we can read, or it is corrupt", "EBML header parsing failed"},
+		// Names do not matter: the bytes are no container kino reads.
+		{"random bytes named .mp4", random, NotVideoMessage, ""},
+		{"random bytes named .bin", randomBin, NotVideoMessage, ""},
+		{"text named .webm", textWebm, NotVideoMessage, ""},
 		{"truncated mp4", truncated, "the file is truncated or corrupt", "moov atom not found"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := Probe(context.Background(), tt.path)
+			_, err := probePath(context.Background(), tt.path)
 			if kind := domain.KindOf(err); kind != domain.Unsupported {
 				t.Fatalf("Probe error %v has kind %v, want unsupported", err, kind)
 			}
@@ -167,7 +172,7 @@ func TestProbeTransientFailures(t *testing.T) {
 	mp4 := makeClip(t, dir, "source.mp4", clip{W: 64, H: 64, Seconds: 1})
 
 	t.Run("missing file", func(t *testing.T) {
-		_, err := Probe(context.Background(), filepath.Join(dir, "nope.mp4"))
+		_, err := probePath(context.Background(), filepath.Join(dir, "nope.mp4"))
 		if err == nil || domain.KindOf(err) != domain.Other || !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("Probe(missing) = %v (kind %v), want a plain not-exist error", err, domain.KindOf(err))
 		}
@@ -175,14 +180,14 @@ func TestProbeTransientFailures(t *testing.T) {
 	t.Run("cancelled context", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		_, err := Probe(ctx, mp4)
+		_, err := probePath(ctx, mp4)
 		if !errors.Is(err, context.Canceled) || domain.KindOf(err) != domain.Other {
 			t.Errorf("Probe(cancelled) = %v (kind %v), want plain context.Canceled", err, domain.KindOf(err))
 		}
 	})
 	t.Run("no ffprobe binary", func(t *testing.T) {
 		t.Setenv("PATH", t.TempDir())
-		_, err := Probe(context.Background(), mp4)
+		_, err := probePath(context.Background(), mp4)
 		if !errors.Is(err, exec.ErrNotFound) || domain.KindOf(err) != domain.Other {
 			t.Errorf("Probe without ffprobe = %v (kind %v), want plain exec.ErrNotFound", err, domain.KindOf(err))
 		}
@@ -238,7 +243,7 @@ func TestParseProbe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, src, err := parseProbe([]byte(tt.json))
+			got, src, _, err := parseProbe([]byte(tt.json))
 			if tt.wantErr != "" {
 				if domain.KindOf(err) != domain.Unsupported || domain.MessageOf(err) != tt.wantErr {
 					t.Fatalf("parseProbe error = %v, want unsupported %q", err, tt.wantErr)

@@ -49,6 +49,7 @@ type RunOptions struct {
 	OnOutTime    func(sec float64)  // called with each out_time reported, in seconds (may be nil)
 	StallTimeout time.Duration      // kill ffmpeg when no progress line arrives for this long (0: 2 minutes)
 	MaxRuntime   time.Duration      // kill ffmpeg after this long (0: 60s + 20×Duration seconds)
+	Jail         Jail               // where, as whom and under which limits ffmpeg runs
 }
 
 const (
@@ -113,15 +114,16 @@ func reportProgress(opt RunOptions) func(us int64, end bool) {
 // microseconds and, with end set, the progress=end line.
 func run(ctx context.Context, args []string, opt RunOptions, onTime func(us int64, end bool)) error {
 	opt = opt.withDefaults()
+	if opt.Jail.Limits.any() {
+		opt.Jail.Limits = opt.Jail.Limits.WithCPUFor(opt.MaxRuntime)
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("ffmpeg: %w", err)
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
-	cmd := exec.CommandContext(runCtx, "ffmpeg", args...)
-	cmd.WaitDelay = waitDelay
-	detach(cmd)
+	cmd := opt.Jail.command(runCtx, "ffmpeg", args)
 	stderr := &tailWriter{max: stderrTail}
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()

@@ -2,11 +2,17 @@
 // upload and once accepted, and the processed outputs (hls/, thumbnail.jpg,
 // preview.mp4), all under <root>/<videoId>/. Video ids are ULIDs, checked
 // before any path is built, so no client input ever becomes a path.
+//
+// Modes keep one video's files from another's ffmpeg: the root and .work
+// are 0711 (passable, not listable), every video directory and .incoming
+// 0700, owned by kino's user. An ffmpeg running as another user can reach
+// only its own attempt directory, whose name it cannot list.
 package media
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -36,11 +42,36 @@ type Store struct {
 	root string
 }
 
-// Open creates root (and its incoming directory) if needed.
+// Directory modes; see the package comment.
+const (
+	modePassable os.FileMode = 0o711
+	modePrivate  os.FileMode = 0o700
+)
+
+// Open creates root (and its incoming and work directories) if needed and
+// sets the modes of root, of those and of every video directory (older
+// kinos made them 0755).
 func Open(root string) (*Store, error) {
-	for _, dir := range []string{incoming, work} {
-		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+	for dir, mode := range map[string]os.FileMode{root: modePassable, filepath.Join(root, incoming): modePrivate, filepath.Join(root, work): modePassable} {
+		if err := os.MkdirAll(dir, mode); err != nil {
 			return nil, fmt.Errorf("open media store: %w", err)
+		}
+		if err := os.Chmod(dir, mode); err != nil {
+			return nil, fmt.Errorf("open media store: %w", err)
+		}
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, fmt.Errorf("open media store: %w", err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() || checkID(e.Name()) != nil {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && fi.Mode().Perm() != modePrivate {
+			if err := os.Chmod(filepath.Join(root, e.Name()), modePrivate); err != nil {
+				return nil, fmt.Errorf("open media store: %w", err)
+			}
 		}
 	}
 	return &Store{root: root}, nil
@@ -87,7 +118,7 @@ func (s *Store) Commit(tmpPath, id, ext string) (string, error) {
 	if !strings.HasPrefix(ext, ".") || strings.ContainsAny(ext, `/\`) {
 		return "", fmt.Errorf("media: bad extension %q", ext)
 	}
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err := os.Mkdir(dir, modePrivate); err != nil {
 		return "", fmt.Errorf("media: commit %s: %w", id, err)
 	}
 	dst := filepath.Join(dir, OriginalName(ext))
@@ -107,17 +138,67 @@ func (s *Store) Original(id, ext string) (string, error) {
 	return filepath.Join(dir, OriginalName(ext)), nil
 }
 
-// WorkDir creates an empty directory for one transcode attempt's outputs.
-// The caller Publishes it or removes it.
-func (s *Store) WorkDir(id string) (string, error) {
-	if err := checkID(id); err != nil {
+// InputName is the name of the original inside an attempt's work directory.
+func InputName(ext string) string { return "input" + ext }
+
+// Owner is the user an attempt's work directory is given to; nil keeps
+// kino's.
+type Owner struct{ UID, GID int }
+
+// WorkDir creates the directory of one transcode attempt: mode 0700, owned
+// by owner when given, holding only the original as InputName(ext) (a hard
+// link, or a copy when the link fails, e.g. across file systems). ffmpeg
+// runs in it, reads its input there and writes its outputs there. The
+// caller Publishes it or removes it.
+//
+// With an owner the input is made readable by all (mode 0644): with a hard
+// link that is the original's mode too, which stays private in its 0700
+// video directory.
+func (s *Store) WorkDir(id, ext string, owner *Owner) (string, error) {
+	src, err := s.Original(id, ext)
+	if err != nil {
 		return "", err
 	}
 	dir, err := os.MkdirTemp(filepath.Join(s.root, work), id+"-*")
 	if err != nil {
 		return "", fmt.Errorf("media: work dir for %s: %w", id, err)
 	}
+	fail := func(err error) (string, error) {
+		_ = os.RemoveAll(dir)
+		return "", fmt.Errorf("media: work dir for %s: %w", id, err)
+	}
+	in := filepath.Join(dir, InputName(ext))
+	if err := os.Link(src, in); err != nil {
+		if err := copyFile(src, in); err != nil {
+			return fail(err)
+		}
+	}
+	if owner != nil {
+		if err := os.Chmod(in, 0o644); err != nil {
+			return fail(err)
+		}
+		if err := os.Chown(dir, owner.UID, owner.GID); err != nil {
+			return fail(err)
+		}
+	}
 	return dir, nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // Size is the total size in bytes of the regular files under dir.

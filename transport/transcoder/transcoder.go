@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -40,7 +42,19 @@ type Config struct {
 	AckWait     time.Duration   // silence after which a job goes to another worker (default 60s; heartbeats every third of it)
 	Stall       time.Duration   // kill ffmpeg after this long without progress (default 2m)
 	Name        string          // worker name recorded in TranscodeStarted (default host:pid)
-	Plans       domain.Plans    // per-plan TranscodeConcurrency (default domain.DefaultPlans)
+	Plans       domain.Plans    // per-plan TranscodeConcurrency and MaxDuration (default domain.DefaultPlans)
+
+	// Bounds are the picture, frame-rate and gap limits checked at probe
+	// time (default ffmpeg.DefaultBounds()); the duration limit is the
+	// account's plan's, from Plans.
+	Bounds *ffmpeg.Bounds
+	// User runs ffmpeg and ffprobe as this unprivileged user (kino must be
+	// root); nil runs them as kino's user.
+	User *ffmpeg.User
+	// Limits are the resource limits of every ffmpeg and ffprobe process
+	// (util-linux prlimit on Linux); CPU 0 is derived from each run's
+	// wall-clock cap.
+	Limits ffmpeg.RLimits
 }
 
 func (c *Config) validate() error {
@@ -71,6 +85,20 @@ func (c *Config) validate() error {
 	if c.Name == "" {
 		host, _ := os.Hostname()
 		c.Name = fmt.Sprintf("%s:%d", host, os.Getpid())
+	}
+	if c.Bounds == nil {
+		b := ffmpeg.DefaultBounds()
+		c.Bounds = &b
+	}
+	if c.User != nil {
+		if err := reachable(filepath.Join(c.Media.Root(), ".work"), c.User); err != nil {
+			return fmt.Errorf("transcoder: ffmpeg runs as %s: %w", c.User.Name, err)
+		}
+	}
+	if c.Limits != (ffmpeg.RLimits{}) && runtime.GOOS == "linux" {
+		if _, err := exec.LookPath("prlimit"); err != nil {
+			return fmt.Errorf("transcoder: ffmpeg's resource limits need prlimit (util-linux) on PATH: %w", err)
+		}
 	}
 	return nil
 }
@@ -121,6 +149,15 @@ func (t *Transcoder) handle(ctx context.Context, job *eventstore.Job) {
 		}
 	}
 
+	// Watch for a delete before starting, so none is missed: one that
+	// lands after this kills ffmpeg at once.
+	deleted, stopWatch, err := t.cfg.Store.Watch(videoStream(id), domain.TypeVideoDeleted)
+	if err != nil {
+		t.handBack(ctx, log, job, 1, err)
+		return
+	}
+	defer stopWatch()
+
 	start, err := eventstore.Execute[domain.Video](ctx, t.cfg.Store, videoStream(id),
 		domain.StartTranscode{Worker: t.cfg.Name, MaxAttempts: t.cfg.MaxAttempts})
 	switch {
@@ -146,9 +183,23 @@ func (t *Transcoder) handle(ctx context.Context, job *eventstore.Job) {
 	log.Info("transcode started")
 	began := time.Now()
 
-	stopBeat := t.heartbeat(job)
-	done, err := t.transcode(ctx, log, id, start.State.Ext)
+	// The job's own context ends when the video is deleted: ffmpeg's
+	// process group is killed and the work directory removed.
+	jobCtx, cancelJob := context.WithCancelCause(ctx)
+	defer cancelJob(nil)
+	go func() {
+		select {
+		case <-deleted:
+			cancelJob(errDeleted)
+		case <-jobCtx.Done():
+		}
+	}()
+	stopBeat := t.heartbeat(jobCtx, job, id, cancelJob)
+	done, err := t.transcode(jobCtx, log, id, start.State.Ext, start.State.Account)
 	stopBeat()
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(jobCtx), errDeleted) {
+		err = domain.E("transcode", domain.NotFound, "video deleted")
+	}
 	if err == nil {
 		_, err = eventstore.Execute[domain.Video](ctx, t.cfg.Store, videoStream(id), done)
 	}
@@ -227,8 +278,13 @@ func (t *Transcoder) handBack(ctx context.Context, log *slog.Logger, job *events
 	}
 }
 
-// heartbeat keeps the job alive while ffmpeg runs.
-func (t *Transcoder) heartbeat(job *eventstore.Job) (stop func()) {
+// errDeleted is the cause of a job's context ended by its video's deletion.
+var errDeleted = errors.New("video deleted")
+
+// heartbeat keeps the job alive while ffmpeg runs and, should the Deleted
+// event have slipped past the watch (a NATS reconnect), checks the video at
+// each beat and cancels the job when it is gone.
+func (t *Transcoder) heartbeat(ctx context.Context, job *eventstore.Job, id string, cancel context.CancelCauseFunc) (stop func()) {
 	ticker := time.NewTicker(t.cfg.AckWait / 3)
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
@@ -242,6 +298,9 @@ func (t *Transcoder) heartbeat(job *eventstore.Job) (stop func()) {
 				return
 			case <-ticker.C:
 				_ = job.InProgress()
+				if domain.IsKind(t.checkDeleted(ctx, id, nil), domain.NotFound) {
+					cancel(errDeleted)
+				}
 			}
 		}
 	}()
@@ -250,7 +309,7 @@ func (t *Transcoder) heartbeat(job *eventstore.Job) (stop func()) {
 
 // transcode makes every output in a work directory, then publishes it under
 // the video's directory, and returns the command that records it.
-func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext string) (domain.CompleteTranscode, error) {
+func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, account string) (domain.CompleteTranscode, error) {
 	var done domain.CompleteTranscode
 	src, err := t.cfg.Media.Original(id, ext)
 	if err != nil {
@@ -261,20 +320,38 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext st
 		// one, or a mount that is briefly gone, must not fail the video.
 		return done, t.checkDeleted(ctx, id, fmt.Errorf("original %s: %w", src, err))
 	}
-	info, err := ffmpeg.Probe(ctx, src)
+	// The demuxer comes from the file's bytes; ffmpeg reads the input by
+	// its name inside the work directory.
+	in, err := ffmpeg.OpenInput(src, media.InputName(ext))
 	if err != nil {
 		return done, err
 	}
-	work, err := t.cfg.Media.WorkDir(id)
+	bounds, err := t.bounds(ctx, account)
+	if err != nil {
+		return done, err
+	}
+	var owner *media.Owner
+	if t.cfg.User != nil {
+		owner = &media.Owner{UID: int(t.cfg.User.UID), GID: int(t.cfg.User.GID)}
+	}
+	work, err := t.cfg.Media.WorkDir(id, ext, owner)
 	if err != nil {
 		return done, err
 	}
 	defer os.RemoveAll(work)
+	jail := ffmpeg.Jail{Dir: work, User: t.cfg.User, Limits: t.cfg.Limits}
 
+	info, err := ffmpeg.Probe(ctx, in, ffmpeg.ProbeOptions{Jail: jail, Bounds: bounds})
+	if err != nil {
+		return done, err
+	}
+	// Progress and every time cap go by the length kino trusts: what the
+	// file claims, never more than the video it holds, within the plan.
+	length := info.Length()
 	rungs := ffmpeg.Ladder(info)
 	report := t.progressReporter(ctx, id)
 	opts := func(lo, hi float64) ffmpeg.RunOptions {
-		return ffmpeg.RunOptions{Duration: info.Duration, StallTimeout: t.cfg.Stall,
+		return ffmpeg.RunOptions{Duration: length, StallTimeout: t.cfg.Stall, Jail: jail,
 			OnProgress: func(f float64) { report(lo + (hi-lo)*f) }}
 	}
 	report(0)
@@ -285,18 +362,22 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext st
 	g.Go(func() error {
 		o := opts(0, 1)
 		o.OnOutTime = func(sec float64) { encoded = max(encoded, sec) }
-		if err := ffmpeg.Run(gctx, ffmpeg.HLSArgs(src, filepath.Join(work, media.HLSDir), info, rungs), o); err != nil {
+		if err := ffmpeg.Run(gctx, ffmpeg.HLSArgs(in, media.HLSDir, info, rungs), o); err != nil {
 			return fmt.Errorf("hls: %w", err)
 		}
 		// A file cut short after an index that promises more (an mp4 with
-		// its moov first) probes fine and encodes "successfully" to the cut.
+		// its moov first), or claiming more than its frames cover, probes
+		// fine and encodes "successfully" to the cut.
 		if short := info.Duration - encoded; short > max(1, 0.1*info.Duration) {
 			return domain.E("transcode", domain.Unsupported, "the file is truncated or corrupt: it holds %.1f s of the %.1f s it announces", encoded, info.Duration)
 		}
 		return nil
 	})
-	g.Go(func() error { return stills(gctx, src, work, info, t.cfg.Stall) })
+	g.Go(func() error { return stills(gctx, in, work, info, opts(0, 0)) })
 	if err := g.Wait(); err != nil {
+		return done, err
+	}
+	if err := os.Remove(filepath.Join(work, in.Path)); err != nil {
 		return done, err
 	}
 	size, err := media.Size(work)
@@ -318,26 +399,43 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext st
 		HasAudio: info.HasAudio, Resolutions: res, ProcessedSize: size}, nil
 }
 
-// stills makes the thumbnail and the preview of src in work.
-func stills(ctx context.Context, src, work string, info ffmpeg.Info, stall time.Duration) error {
-	thumb := filepath.Join(work, media.ThumbnailName)
-	opts := ffmpeg.RunOptions{Duration: info.Duration, StallTimeout: stall}
-	if err := ffmpeg.Run(ctx, ffmpeg.ThumbnailArgs(src, thumb, info), opts); err != nil {
+// bounds are the probe-time limits for a video of account: the configured
+// ones, with the duration of the account's plan.
+func (t *Transcoder) bounds(ctx context.Context, account string) (ffmpeg.Bounds, error) {
+	b := *t.cfg.Bounds
+	acc, err := eventstore.Current[domain.Account](ctx, t.cfg.Store, domain.StreamID{Aggregate: domain.AggAccount, ID: account})
+	if err != nil {
+		return b, fmt.Errorf("load account %s: %w", account, err)
+	}
+	plan := acc.Plan
+	if _, ok := t.cfg.Plans[plan]; !ok {
+		plan = domain.PlanFree
+	}
+	b.MaxDuration, b.Plan = t.cfg.Plans.Limits(plan).MaxDuration, string(plan)
+	return b, nil
+}
+
+// stills makes the thumbnail and the preview of in, in the work directory
+// opts' jail runs in.
+func stills(ctx context.Context, in ffmpeg.Input, work string, info ffmpeg.Info, opts ffmpeg.RunOptions) error {
+	opts.OnProgress = nil
+	if err := ffmpeg.Run(ctx, ffmpeg.ThumbnailArgs(in, media.ThumbnailName, info), opts); err != nil {
 		return fmt.Errorf("thumbnail: %w", err)
 	}
+	thumb := filepath.Join(work, media.ThumbnailName)
 	if _, err := os.Stat(thumb); err != nil {
 		// The seek went past the last frame (durations lie): take the first.
 		first := info
-		first.Duration = 0
-		if err := ffmpeg.Run(ctx, ffmpeg.ThumbnailArgs(src, thumb, first), opts); err != nil {
+		first.Duration, first.Span = 0, 0
+		if err := ffmpeg.Run(ctx, ffmpeg.ThumbnailArgs(in, media.ThumbnailName, first), opts); err != nil {
 			return fmt.Errorf("thumbnail: %w", err)
 		}
 		if _, err := os.Stat(thumb); err != nil {
 			return fmt.Errorf("thumbnail: ffmpeg wrote no frame: %w", err)
 		}
 	}
-	opts.Duration = min(info.Duration, 6) // the preview is the first 6 s
-	if err := ffmpeg.Run(ctx, ffmpeg.PreviewArgs(src, filepath.Join(work, media.PreviewName), info), opts); err != nil {
+	opts.Duration = min(opts.Duration, 6) // the preview is the first 6 s
+	if err := ffmpeg.Run(ctx, ffmpeg.PreviewArgs(in, media.PreviewName, info), opts); err != nil {
 		return fmt.Errorf("preview: %w", err)
 	}
 	return nil

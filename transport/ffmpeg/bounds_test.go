@@ -1,0 +1,96 @@
+package ffmpeg
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/ffmpeg/ffmpegtest"
+)
+
+// TestProbeEnforcesBounds: the hostile inputs of issue 11 are refused at
+// probe time, by ffprobe alone (nothing decoded), with a message naming
+// the limit.
+func TestProbeEnforcesBounds(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	free := DefaultBounds()
+	free.MaxDuration, free.Plan = time.Hour, "free"
+	business := DefaultBounds()
+	business.MaxDuration, business.Plan = 12*time.Hour, "business"
+	gap := ffmpegtest.GapMKV(t, dir, 36000)
+
+	tests := []struct {
+		name   string
+		path   string
+		bounds Bounds
+		want   string // the message; "" accepts the file
+	}{
+		{"VFR gap of ten hours, free plan: the claim is over the plan", gap, free,
+			"the video claims to run 10h0m1s; the free plan allows at most 1h0m0s"},
+		{"VFR gap of ten hours, business plan: the gap", gap, business,
+			"the video has a gap of 10h0m0s between two frames; at most 1m0s is accepted"},
+		{"16000x16000 still", ffmpegtest.HugeMJPEG(t, t.TempDir(), 16000, 16000, 1), free,
+			"the video is 16000×16000; the largest picture accepted is 7680×4320 (either way round)"},
+		{"8192x8192 clip", ffmpegtest.HugeMJPEG(t, t.TempDir(), 8192, 8192, 3), free,
+			"the video is 8192×8192; the largest picture accepted is 7680×4320 (either way round)"},
+		{"portrait 4320x7680 fits", ffmpegtest.HugeMJPEG(t, t.TempDir(), 4320, 7680, 1), free, ""},
+		{"7700 wide is over even landscape", ffmpegtest.HugeMJPEG(t, t.TempDir(), 7700, 2000, 1), free,
+			"the video is 7700×2000; the largest picture accepted is 7680×4320 (either way round)"},
+		{"240 fps", func() string {
+			p := t.TempDir() + "/fast.mkv"
+			ffmpegOK(t, "-f", "lavfi", "-i", "testsrc2=size=64x64:rate=240", "-t", "0.5", "-c:v", "libx264", "-preset", "ultrafast", p)
+			return p
+		}(), free, "the video has 240 frames per second; the limit is 120"},
+		{"two hours on a one-hour plan", ffmpegtest.ClaimMKV(t, t.TempDir(), 2, 7200), free,
+			"the video claims to run 2h0m0s; the free plan allows at most 1h0m0s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Probe(context.Background(), input(t, tt.path), ProbeOptions{Bounds: tt.bounds})
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("Probe: %v", err)
+				}
+				return
+			}
+			if domain.KindOf(err) != domain.Unsupported || domain.MessageOf(err) != tt.want {
+				t.Fatalf("Probe = %v\nwant unsupported %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestProbeMeasuresWhatTheFileHolds: a few seconds claiming an hour have
+// a Length of those seconds, which is what every time cap is derived from.
+func TestProbeMeasuresWhatTheFileHolds(t *testing.T) {
+	t.Parallel()
+	path := ffmpegtest.ClaimMKV(t, t.TempDir(), 2, 3600)
+	info, err := Probe(context.Background(), input(t, path), ProbeOptions{Bounds: DefaultBounds()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Duration != 3600 || math.Abs(info.Span-2) > 0.1 || math.Abs(info.Length()-2) > 0.1 || info.Frames != 50 {
+		t.Errorf("Probe = %+v (Length %v), want the claimed 3600 s, a span and length of 2 s, 50 frames", info, info.Length())
+	}
+}
+
+func TestInfoLength(t *testing.T) {
+	for _, tt := range []struct {
+		info Info
+		want float64
+	}{
+		{Info{Duration: 10, Span: 10}, 10},
+		{Info{Duration: 3600, Span: 2}, 2},
+		{Info{Duration: 5, Span: 6}, 5},
+		{Info{Duration: 5}, 5},
+		{Info{Span: 4}, 4},
+	} {
+		if got := tt.info.Length(); got != tt.want {
+			t.Errorf("%+v.Length() = %v, want %v", tt.info, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,130 @@
+// Package ffmpegtest writes small test inputs with the real ffmpeg,
+// including the hostile ones kino must refuse cheaply: a gap of hours
+// between two frames, a few seconds claiming an hour, a picture far larger
+// than any limit (its headers patched, so writing it costs nothing).
+package ffmpegtest
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+)
+
+// Run runs ffmpeg quietly and fails the test if it fails.
+func Run(t testing.TB, args ...string) {
+	t.Helper()
+	args = append([]string{"-y", "-nostdin", "-hide_banner", "-loglevel", "error"}, args...)
+	if out, err := exec.Command("ffmpeg", args...).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg %q: %v\n%s", args, err, out)
+	}
+}
+
+// Clip writes a testsrc2 clip of w×h at 25 fps, H.264 (+ AAC when audio)
+// in the container the name's extension picks, and returns its path.
+func Clip(t testing.TB, dir, name string, w, h int, seconds float64, audio bool) string {
+	t.Helper()
+	out := filepath.Join(dir, name)
+	args := []string{"-f", "lavfi", "-i", fmt.Sprintf("testsrc2=size=%dx%d:rate=25", w, h)}
+	if audio {
+		args = append(args, "-f", "lavfi", "-i", "sine=frequency=440")
+	}
+	args = append(args, "-t", strconv.FormatFloat(seconds, 'f', -1, 64),
+		"-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p")
+	if audio {
+		args = append(args, "-c:a", "aac")
+	}
+	Run(t, append(args, out)...)
+	return out
+}
+
+// GapMKV writes a 320x180 mkv of two frames gap seconds apart (a variable
+// frame rate file of a few KB whose one gap ffmpeg fills by repeating the
+// first frame, gap × rate times, without reporting progress).
+func GapMKV(t testing.TB, dir string, gap int) string {
+	t.Helper()
+	out := filepath.Join(dir, "gap.mkv")
+	Run(t, "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=1", "-frames:v", "2",
+		"-vf", fmt.Sprintf("setpts=N*%d/TB", gap), "-fps_mode", "passthrough",
+		"-c:v", "libx264", "-preset", "ultrafast", out)
+	return out
+}
+
+// ClaimMKV writes a 320x180 mkv of seconds of video whose header claims
+// claimed seconds (the Segment's Duration element, patched).
+func ClaimMKV(t testing.TB, dir string, seconds, claimed float64) string {
+	t.Helper()
+	out := Clip(t, dir, "claim.mkv", 320, 180, seconds, false)
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Duration: ID 0x4489, size 8, a float64 of milliseconds (the default
+	// TimecodeScale).
+	i := bytes.Index(data, []byte{0x44, 0x89, 0x88})
+	if i < 0 {
+		t.Fatal("ClaimMKV: no Duration element")
+	}
+	binary.BigEndian.PutUint64(data[i+3:], math.Float64bits(claimed*1000))
+	write(t, out, data)
+	return out
+}
+
+// HugeMJPEG writes an mkv of frames Motion-JPEG frames that claims to be
+// w×h (both at most 65535): a 320x320 clip whose Matroska PixelWidth and
+// PixelHeight and JPEG frame headers are patched, so it costs nothing to
+// write and a decoder would allocate w×h pictures for it.
+func HugeMJPEG(t testing.TB, dir string, w, h, frames int) string {
+	t.Helper()
+	out := filepath.Join(dir, fmt.Sprintf("huge-%dx%d.mkv", w, h))
+	Run(t, "-f", "lavfi", "-i", "testsrc2=size=320x320:rate=25", "-frames:v", strconv.Itoa(frames),
+		"-c:v", "mjpeg", "-pix_fmt", "yuvj420p", out)
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	be16 := func(v int) []byte { return []byte{byte(v >> 8), byte(v)} }
+	for _, el := range []struct {
+		id byte
+		v  int
+	}{{0xB0, w}, {0xBA, h}} {
+		// PixelWidth (0xB0) / PixelHeight (0xBA), size 2, 320.
+		i := bytes.Index(data, []byte{el.id, 0x82, 0x01, 0x40})
+		if i < 0 {
+			t.Fatalf("HugeMJPEG: no element %#x", el.id)
+		}
+		copy(data[i+2:], be16(el.v))
+	}
+	// Every JPEG SOF0 (FF C0, length, precision, height, width).
+	n := 0
+	for i := 0; ; {
+		j := bytes.Index(data[i:], []byte{0xFF, 0xC0})
+		if j < 0 {
+			break
+		}
+		i += j
+		if binary.BigEndian.Uint16(data[i+5:]) == 320 && binary.BigEndian.Uint16(data[i+7:]) == 320 {
+			copy(data[i+5:], be16(h))
+			copy(data[i+7:], be16(w))
+			n++
+		}
+		i += 2
+	}
+	if n != frames {
+		t.Fatalf("HugeMJPEG: patched %d frame headers of %d", n, frames)
+	}
+	write(t, out, data)
+	return out
+}
+
+func write(t testing.TB, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

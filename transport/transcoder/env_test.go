@@ -1,0 +1,208 @@
+package transcoder_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/transport/ffmpeg"
+	"github.com/kino-video/kino/transport/media"
+	"github.com/kino-video/kino/transport/transcoder"
+)
+
+// env is a running transcoder on real NATS, real ffmpeg and a media
+// directory in a temp dir. When the tests run as root, ffmpeg runs as
+// nobody, as `kino serve` runs it, with the default resource limits.
+type env struct {
+	t     *testing.T
+	store *eventstore.Store
+	media *media.Store
+	base  string // holds media/ and anything a test puts beside it
+	user  *ffmpeg.User
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func newEnv(t *testing.T, configure ...func(*transcoder.Config)) *env {
+	t.Helper()
+	ctx := context.Background()
+	store := eventstoretest.Run(t)
+	base := t.TempDir()
+	e := &env{t: t, store: store, base: base}
+	if os.Geteuid() == 0 {
+		u, err := ffmpeg.LookupUser("nobody")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.user = u
+		// go test makes its temp dirs 0700; nobody must pass through
+		// them to reach its work directory (kino checks this at start).
+		for _, d := range []string{base, filepath.Dir(base)} {
+			if err := os.Chmod(d, 0o711); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	m, err := media.Open(filepath.Join(base, "media"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.media = m
+	progress, err := store.OpenProgress(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := transcoder.Config{
+		Store: store, Media: m, Progress: progress, Log: quiet,
+		Backoff: []time.Duration{50 * time.Millisecond},
+		User:    e.user, Limits: ffmpeg.DefaultRLimits(),
+	}
+	for _, c := range configure {
+		c(&cfg)
+	}
+	tc, err := transcoder.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- tc.Run(runCtx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("transcoder: %v", err)
+		}
+	})
+	return e
+}
+
+func (e *env) account(slug string, plan domain.Plan) string {
+	e.t.Helper()
+	_, err := eventstore.Execute[domain.Account](context.Background(), e.store,
+		domain.StreamID{Aggregate: domain.AggAccount, ID: slug}, domain.CreateAccount{Slug: slug, Plan: plan})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return slug
+}
+
+// upload stores data as an upload named filename of account, as the API
+// does, and returns the video's id.
+func (e *env) upload(account, filename string, data []byte) string {
+	e.t.Helper()
+	ext, err := domain.Extension(filename)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	f, err := e.media.Incoming()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		e.t.Fatal(err)
+	}
+	f.Close()
+	id := e.store.NewID()
+	if _, err := e.media.Commit(f.Name(), id, ext); err != nil {
+		e.t.Fatal(err)
+	}
+	_, err = eventstore.Execute[domain.Video](context.Background(), e.store, stream(id), domain.AcceptUpload{
+		Account: account, Collection: "c", CollectionName: "C", Filename: filename, Size: int64(len(data))})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return id
+}
+
+func (e *env) uploadFile(account, filename, path string) string {
+	e.t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return e.upload(account, filename, data)
+}
+
+func stream(id string) domain.StreamID { return domain.StreamID{Aggregate: domain.AggVideo, ID: id} }
+
+// outcome is how a video's processing ended.
+type outcome struct {
+	status   domain.Status
+	reason   string // of the final TranscodeFailed
+	attempts int    // TranscodeStarted events
+}
+
+// wait polls the video's events until processing ended, for at most
+// within; the bound is what the test claims ("seconds, not minutes").
+func (e *env) wait(id string, within time.Duration) outcome {
+	e.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		events, _, err := e.store.Load(context.Background(), stream(id))
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		var o outcome
+		for _, ev := range events {
+			switch d := ev.Data.(type) {
+			case domain.TranscodeStarted:
+				o.attempts++
+			case domain.TranscodeSucceeded:
+				o.status = domain.StatusCompleted
+			case domain.TranscodeFailed:
+				if d.Final {
+					o.status, o.reason = domain.StatusFailed, d.Reason
+				}
+			}
+		}
+		if o.status != "" {
+			return o
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("video %s still processing after %s (%d attempts)", id, within, o.attempts)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// outputs lists what the video's directory holds besides its original.
+func (e *env) outputs(id string) []string {
+	e.t.Helper()
+	dir, err := e.media.Dir(id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var found []string
+	_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if rel, _ := filepath.Rel(dir, path); !strings.HasPrefix(rel, "original") {
+			found = append(found, rel)
+		}
+		return nil
+	})
+	return found
+}
+
+// workDirs lists the attempt directories left under media/.work.
+func (e *env) workDirs() []string {
+	e.t.Helper()
+	entries, err := os.ReadDir(filepath.Join(e.media.Root(), ".work"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var names []string
+	for _, en := range entries {
+		names = append(names, en.Name())
+	}
+	return names
+}
