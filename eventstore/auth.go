@@ -172,7 +172,8 @@ func permissions(role string) *server.Permissions {
 		// transcode, a delivery attempt), consumes its work queues and
 		// writes progress. It can neither write account.> or collection.>
 		// events (keys, plans), nor subscribe a webhook, nor manage
-		// streams, nor call or answer kino.admin.>.
+		// streams, nor call or answer kino.admin.>. It hears a video's
+		// Deleted, to stop that video's ffmpeg at once.
 		return &server.Permissions{
 			Publish: &server.SubjectPermission{Allow: []string{
 				"video.*." + domain.TypeTranscodeStarted, "video.*." + domain.TypeTranscodeSucceeded, "video.*." + domain.TypeTranscodeFailed,
@@ -190,7 +191,7 @@ func permissions(role string) *server.Permissions {
 				"jobs.>", // the transcode queues (KINO_JOBS): intake and retries
 				"_INBOX.>",
 			}},
-			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>", jobsReady + ">"}},
+			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>", jobsReady + ">", "video.*." + domain.TypeVideoDeleted}},
 		}
 	}
 	return nil

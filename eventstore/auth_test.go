@@ -138,6 +138,35 @@ func TestWorkerRoleCannotForgeAccountEventsOrCallAdmin(t *testing.T) {
 	if err := progress.Set(ctx, "01JVIDEO00000000000000000A", 0.5); err != nil {
 		t.Fatalf("worker sets progress: %v", err)
 	}
+	// It takes a subscription's send lock and counts attempts in the
+	// buckets kino serve made, and hears a video's deletion, which stops
+	// that video's ffmpeg.
+	sends, err := worker.OpenSendState(ctx)
+	if err != nil {
+		t.Fatalf("worker opens the senders' buckets: %v", err)
+	}
+	lock, err := sends.TryLock(ctx, "01JHOOK000000000000000000A")
+	if err != nil {
+		t.Fatalf("worker takes a send lock: %v", err)
+	}
+	lock.Release(ctx)
+	if err := sends.SetAttempts(ctx, "dlv_1", 1, 0); err != nil {
+		t.Fatalf("worker counts an attempt: %v", err)
+	}
+	video := domain.StreamID{Aggregate: domain.AggVideo, ID: "01JVIDEO00000000000000000B"}
+	deleted, stop, err := worker.Watch(video, domain.TypeVideoDeleted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if _, err := serve.Record(ctx, video, domain.VideoDeleted{Account: "acme"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-deleted:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the worker did not hear the video's Deleted")
+	}
 	before, err := serve.LastSeq(ctx)
 	if err != nil {
 		t.Fatal(err)
