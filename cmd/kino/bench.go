@@ -578,8 +578,14 @@ func (a benchAPI) call(ctx context.Context, method, path, body string) (int, []b
 	return resp.StatusCode, b, err
 }
 
-// upload streams size bytes of r as a multipart upload and returns the id.
+// mp4Box is an ISO-BMFF ftyp box: the bench's uploads are never
+// transcoded, but their first bytes must pass the upload's container check.
+var mp4Box = []byte("\x00\x00\x00\x18ftypisom\x00\x00\x02\x00isomiso2")
+
+// upload streams size bytes (an mp4 box, then r) as a multipart upload and
+// returns the id.
 func (a benchAPI) upload(ctx context.Context, coll, name string, r io.Reader, size int64) (string, error) {
+	r = io.MultiReader(bytes.NewReader(mp4Box), r)
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
 	go func() {

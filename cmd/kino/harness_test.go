@@ -290,6 +290,18 @@ var (
 	clipErr  error
 )
 
+// notAVideo is n bytes that start like an MP4 (so the upload's container
+// check takes them) and hold nothing ffmpeg can read: an upload that is
+// accepted and then FAILED.
+func notAVideo(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i * 31)
+	}
+	copy(b, mp4Box)
+	return b
+}
+
 // clip is a real 1 s 320x180 MP4 made by ffmpeg.
 func clip(t testing.TB) []byte {
 	t.Helper()
@@ -401,6 +413,7 @@ func rawHeaders(t *testing.T, url, key string) string {
 // streamingUpload builds a multipart body of size bytes generated on the
 // fly, so the test itself holds no copy of the file.
 func streamingUpload(collection, filename string, size int64) (io.Reader, string) {
+	head := notAVideo(64 << 10)[:len(mp4Box)] // passes the upload's container check
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
 	go func() {
@@ -411,7 +424,11 @@ func streamingUpload(collection, filename string, size int64) (io.Reader, string
 			return
 		}
 		chunk := bytes.Repeat([]byte{0x42}, 64<<10)
-		for left := size; left > 0; left -= int64(len(chunk)) {
+		if _, err := fw.Write(head); err != nil {
+			pw.CloseWithError(err)
+			return
+		}
+		for left := size - int64(len(head)); left > 0; left -= int64(len(chunk)) {
 			n := min(left, int64(len(chunk)))
 			if _, err := fw.Write(chunk[:n]); err != nil {
 				pw.CloseWithError(err)

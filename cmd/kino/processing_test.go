@@ -332,6 +332,7 @@ func TestProcessingInputs(t *testing.T) {
 	for i := range random {
 		random[i] = byte(i*7919 + i/13)
 	}
+	copy(random, mp4Box) // past the upload's container check, to the transcoder
 	tests := []struct {
 		name, file string
 		data       []byte

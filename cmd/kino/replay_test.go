@@ -67,7 +67,7 @@ func scenario(t *testing.T, h *harness) {
 	wantStatus(t, h.do("DELETE", "/v1/webhooks/"+gone, other, nil), 200)
 
 	good := h.uploadID(key, "main", "good.mp4", clip(t))
-	bad := h.uploadID(key, "main", "bad.mp4", bytes.Repeat([]byte("not a video "), 100))
+	bad := h.uploadID(key, "main", "bad.mp4", notAVideo(1200))
 	doomed := h.uploadID(other, "main", "doomed.mp4", clip(t))
 	h.waitStatus(key, good, domain.StatusCompleted)
 	h.waitStatus(key, bad, domain.StatusFailed)

@@ -50,11 +50,15 @@ func TestUploadCommand(t *testing.T) {
 		t.Fatalf("upload --json: exit %d %v\n%s", code, err, out)
 	}
 
-	_, errOut, code = runCLI(append([]string{"upload", writeFile(t, "bad.mp4", bytes.Repeat([]byte("junk"), 500)), "--collection", "main", "--wait"}, api...)...)
-	if code == 0 || !strings.Contains(errOut, "FAILED") || !strings.Contains(errOut, "Not a video file kino can read") {
+	_, errOut, code = runCLI(append([]string{"upload", writeFile(t, "bad.mp4", notAVideo(2000)), "--collection", "main", "--wait"}, api...)...)
+	if code == 0 || !strings.Contains(errOut, "FAILED") || !strings.Contains(errOut, "truncated or corrupt") {
 		t.Fatalf("failed video: exit %d\n%s", code, errOut)
 	}
-	_, errOut, code = runCLI(append([]string{"upload", writeFile(t, "big.mp4", make([]byte, 300<<10)), "--collection", "main"}, api...)...)
+	_, errOut, code = runCLI(append([]string{"upload", writeFile(t, "notes.mp4", []byte("#EXTM3U\n#EXTINF:2,\nfile:///etc/passwd\n")), "--collection", "main"}, api...)...)
+	if code == 0 || !strings.Contains(errOut, "Unsupported media type (HTTP 415)") {
+		t.Fatalf("a playlist named .mp4: exit %d\n%s", code, errOut)
+	}
+	_, errOut, code = runCLI(append([]string{"upload", writeFile(t, "big.mp4", notAVideo(300<<10)), "--collection", "main"}, api...)...)
 	if code == 0 || !strings.Contains(errOut, "File too large (HTTP 413)") {
 		t.Fatalf("oversize: exit %d\n%s", code, errOut)
 	}

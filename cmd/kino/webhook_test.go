@@ -175,11 +175,7 @@ func TestWebhooksCompletedAndFailedSignedAndIsolated(t *testing.T) {
 	h.subscribe(other, elsewhere.srv.URL, "video.completed", "video.failed")
 
 	good := h.uploadID(key, "main", "good.mp4", clip(t))
-	random := make([]byte, 4096)
-	for i := range random {
-		random[i] = byte(i * 31)
-	}
-	bad := h.uploadID(key, "main", "bad.mp4", random)
+	bad := h.uploadID(key, "main", "bad.mp4", notAVideo(4096))
 	h.waitStatus(key, good, domain.StatusCompleted)
 	h.waitStatus(key, bad, domain.StatusFailed)
 	h.waitJobsDone()

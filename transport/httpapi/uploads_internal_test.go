@@ -30,7 +30,7 @@ func (a *testAPI) slowUpload(key string) *slowUpload {
 	a.t.Cleanup(func() { conn.Close() })
 	body := "--B\r\nContent-Disposition: form-data; name=\"collection\"\r\n\r\nmain\r\n" +
 		"--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"slow.mp4\"\r\nContent-Type: video/mp4\r\n\r\n" +
-		"\x00\x00\x00\x18ftypmp42"
+		"\x00\x00\x00\x18ftypmp42" + strings.Repeat("\x00", 1024-12) // what the upload sniffs, then nothing
 	fmt.Fprintf(conn, "POST /v1/videos HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\n"+
 		"Content-Type: multipart/form-data; boundary=B\r\nContent-Length: 900000\r\n\r\n%s", key, body)
 	return &slowUpload{conn: conn, br: bufio.NewReader(conn)}
@@ -85,14 +85,14 @@ func TestSlowUploadsOfOneAccountDoNotStopAnother(t *testing.T) {
 		heldC = append(heldC, a.slowUpload(keyC))
 	}
 	poll(t, "C's two uploads in flight", func() bool { return a.s.uploads.count("") == 4 })
-	r := a.upload(keyB, "b.mp4", []byte("video"))
+	r := a.upload(keyB, "b.mp4", []byte("\x00\x00\x00\x18ftypmp42 a small video"))
 	wantError(t, r, 503, "Service unavailable")
 	if r.header.Get("Retry-After") == "" {
 		t.Fatalf("503 without Retry-After: %v", r.header)
 	}
 	heldC[0].conn.Close()
 	poll(t, "C's upload to end", func() bool { return a.s.uploads.count("") == 3 })
-	if r := a.upload(keyB, "b.mp4", []byte("video")); r.status != 202 {
+	if r := a.upload(keyB, "b.mp4", []byte("\x00\x00\x00\x18ftypmp42 a small video")); r.status != 202 {
 		t.Fatalf("B's upload after a slot freed: %d %s", r.status, r.body)
 	}
 	for _, u := range append(held, heldC...) {
@@ -143,5 +143,47 @@ func TestIdleUploadEndsWith408(t *testing.T) {
 	// deadline does not outlive it.
 	if r := a.upload(key, "ok.mp4", []byte("\x00\x00\x00\x18ftypmp42 video")); r.status != 202 {
 		t.Fatalf("upload after an idle one: %d %s", r.status, r.body)
+	}
+}
+
+// An upload whose bytes are no video container is refused with 415 before
+// it is stored, whatever its name: the playlists and scripts that would
+// make ffmpeg open other files never reach the transcoder. A real
+// container's first bytes pass.
+func TestUploadRefusesWhatIsNotAVideo(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanPro)
+	tests := []struct {
+		name, filename, content string
+		status                  int
+	}{
+		{"HLS playlist named .mp4", "innocent.mp4", "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nfile:///etc/secret.ts\n#EXT-X-ENDLIST\n", 415},
+		{"relative segment named .mkv", "clip.mkv", "#EXTM3U\n#EXTINF:2,\n../01ARZ3NDEKTSV4RRFFQ69G5FAV/original.mkv\n", 415},
+		{"ffconcat script", "a.mov", "ffconcat version 1.0\nfile '/etc/passwd'\n", 415},
+		{"text", "notes.webm", "hello, this is not a video", 415},
+		{"mp4 box header", "ok.mp4", "\x00\x00\x00\x18ftypisom then the rest", 202},
+		{"matroska header", "ok.mkv", "\x1a\x45\xdf\xa3 then the rest", 202},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := a.upload(key, tc.filename, []byte(tc.content))
+			if tc.status == 202 {
+				if r.status != 202 {
+					t.Fatalf("%d %s", r.status, r.body)
+				}
+				return
+			}
+			m := wantError(t, r, tc.status, "Unsupported media type")
+			if !strings.Contains(m["message"].(string), "not a video kino can read") {
+				t.Fatalf("message: %s", r.body)
+			}
+		})
+	}
+	if in := a.incoming(); len(in) != 0 {
+		t.Fatalf("refused uploads left files behind: %v", in)
+	}
+	videos := a.do("GET", "/v1/videos", key, "")
+	if n := strings.Count(string(videos.body), `"id"`); n != 2 {
+		t.Fatalf("%d videos listed, want the 2 accepted: %s", n, videos.body)
 	}
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/ffmpeg"
 )
 
 func videoStream(id string) domain.StreamID {
@@ -111,10 +113,18 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 			if ext, err = domain.Extension(filename); err != nil {
 				return err
 			}
+			head, err := sniffVideo(part)
+			if err != nil {
+				if domain.IsKind(err, domain.Unsupported) {
+					w.Header().Set("Connection", "close") // the rest of the body is not read
+					return err
+				}
+				return body.bodyError(w, err)
+			}
 			if tmp, err = s.cfg.Media.Incoming(); err != nil {
 				return err
 			}
-			size, err = copyLimited(tmp, part, maxSize)
+			size, err = copyLimited(tmp, io.MultiReader(bytes.NewReader(head), part), maxSize)
 			if errors.Is(err, errTooLarge) {
 				w.Header().Set("Connection", "close")
 				return domain.E("upload video", domain.TooLarge, "file exceeds your plan's limit of %d bytes", maxSize)
@@ -385,4 +395,31 @@ func tenantView(data any) any {
 		return startedView{Account: d.Account, Attempt: d.Attempt}
 	}
 	return data
+}
+
+// sniffVideo reads the first bytes of an uploaded file and refuses (415)
+// one whose contents are none of the containers the transcoder reads,
+// whatever its name says: a text file, an HLS playlist or a concat script
+// named .mp4 never reaches ffmpeg. It returns the bytes it read, to be
+// stored before the rest. An empty file passes, for the "file is empty"
+// answer.
+func sniffVideo(part io.Reader) ([]byte, error) {
+	head := make([]byte, ffmpeg.SniffLen)
+	n := 0
+	for n < len(head) {
+		m, err := part.Read(head[n:])
+		n += m
+		if err == io.EOF { // the file is shorter than what Sniff looks at
+			break
+		}
+		if err != nil { // a broken or stalled body, not a short file
+			return nil, err
+		}
+	}
+	head = head[:n]
+	if n > 0 && ffmpeg.Sniff(head) == "" {
+		return nil, domain.E("upload video", domain.Unsupported,
+			"the file is not a video kino can read: its contents are none of MP4/MOV/3GP, Matroska/WebM, AVI, FLV, ASF/WMV, MPEG-PS, MPEG-TS or Ogg, whatever its name says")
+	}
+	return head, nil
 }
