@@ -199,7 +199,7 @@ func TestUploadBadInput(t *testing.T) {
 		{"txt", "main", "notes.txt", []byte("hello"), 415, "Unsupported media type"},
 		{"no extension", "main", "video", data, 415, "Unsupported media type"},
 		{"zero bytes", "main", "empty.mp4", []byte{}, 400, "Bad request"},
-		{"over the plan's size", "main", "big.mp4", notAVideo(300<<10), 413, "File too large"},
+		{"over the plan's size", "main", "big.mp4", notAVideo(300 << 10), 413, "File too large"},
 		{"NUL in filename", "main", "a\x00b.mp4", data, 400, "Bad request"},
 		{"300-character filename", "main", strings.Repeat("a", 296) + ".mp4", data, 400, "Bad request"},
 	}
