@@ -85,9 +85,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	)...)
 	if err != nil {
 		if errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked) {
-			return nil, fmt.Errorf("open event store: %s refused the connection: %w: %w", redactURL(cfg.URL), ErrUnauthorized, err)
+			return nil, fmt.Errorf("open event store: %s refused the connection: %w: %w", RedactURL(cfg.URL), ErrUnauthorized, err)
 		}
-		return nil, fmt.Errorf("open event store: connect %s: %w", redactURL(cfg.URL), err)
+		return nil, fmt.Errorf("open event store: connect %s: %w", RedactURL(cfg.URL), err)
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -99,7 +99,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	case err == nil && !cfg.Manage:
 	case errors.Is(err, jetstream.ErrStreamNotFound) && !cfg.Manage:
 		nc.Close()
-		return nil, fmt.Errorf("open event store: no stream %s on %s: start kino serve first", StreamName, redactURL(cfg.URL))
+		return nil, fmt.Errorf("open event store: no stream %s on %s: start kino serve first", StreamName, RedactURL(cfg.URL))
 	case err != nil && !errors.Is(err, jetstream.ErrStreamNotFound):
 		nc.Close()
 		return nil, fmt.Errorf("open event store: stream %s: %w", StreamName, err)
@@ -200,8 +200,9 @@ func (s *Store) Abort() { s.nc.Close() }
 // ErrUnauthorized means NATS refused the credentials (or their absence).
 var ErrUnauthorized = errors.New("not authorized")
 
-// redactURL hides a password or token in a NATS URL (or list of URLs).
-func redactURL(raw string) string {
+// RedactURL hides a password or token in a NATS URL (or comma-separated
+// list of URLs), for errors, logs and --help.
+func RedactURL(raw string) string {
 	parts := strings.Split(raw, ",")
 	for i, p := range parts {
 		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {

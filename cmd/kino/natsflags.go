@@ -79,18 +79,6 @@ func urlHasCredentials(raw string) bool {
 	return false
 }
 
-// redactURL hides the user info of a NATS URL (or list), for --help and logs.
-func redactURL(raw string) string {
-	parts := strings.Split(raw, ",")
-	for i, p := range parts {
-		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
-			u.User = url.User("REDACTED")
-			parts[i] = u.String()
-		}
-	}
-	return strings.Join(parts, ",")
-}
-
 // natsClient is how an operator command or a worker reaches kino's NATS.
 type natsClient struct {
 	url  string
@@ -116,7 +104,7 @@ func natsFlags(fs *pflag.FlagSet, c *natsClient, role string) {
 // of --help.
 func hideURLSecret(fs *pflag.FlagSet, name string) {
 	if f := fs.Lookup(name); f != nil {
-		f.DefValue = redactURL(f.DefValue)
+		f.DefValue = eventstore.RedactURL(f.DefValue)
 	}
 }
 

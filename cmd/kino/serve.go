@@ -462,7 +462,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.httpDone = make(chan error, 1)
 	go func() { m.httpDone <- m.http.Serve(m.listener) }()
-	log.Info("kino serving", "api", m.BaseURL, "cdn", m.CDNURL, "listen", m.listener.Addr().String(), "nats", redactURL(natsURL))
+	log.Info("kino serving", "api", m.BaseURL, "cdn", m.CDNURL, "listen", m.listener.Addr().String(), "nats", eventstore.RedactURL(natsURL))
 	return nil
 }
 

@@ -62,7 +62,7 @@ func newWorkerCmd() *cobra.Command {
 			if err := startWorkers(m, m.store, mediaStore, progress, wc, log); err != nil {
 				return err
 			}
-			log.Info("kino worker running", "nats", redactURL(conn.url), "media", mediaStore.Root(), "transcoders", wc.Transcoders, "webhook_senders", wc.Senders)
+			log.Info("kino worker running", "nats", eventstore.RedactURL(conn.url), "media", mediaStore.Root(), "transcoders", wc.Transcoders, "webhook_senders", wc.Senders)
 			<-ctx.Done()
 			log.Info("shutting down")
 			return m.Close()
