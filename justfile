@@ -73,6 +73,7 @@ demo port="8090": ensure-ffmpeg build
     #!/usr/bin/env bash
     set -euo pipefail
     data=$(mktemp -d -t kino-demo-XXXX)
+    chmod 711 "$data" # as root, ffmpeg runs as nobody and must pass through it
     nats=127.0.0.1:$(( {{port}} + 1000 ))
     ./bin/kino serve --data "$data" --addr 127.0.0.1:{{port}} --nats-listen "$nats" 2> "$data/serve.log" &
     pid=$!
@@ -82,9 +83,9 @@ demo port="8090": ensure-ffmpeg build
         kill -0 $pid 2>/dev/null || { cat "$data/serve.log"; exit 1; }
         sleep 0.1
     done
-    ./bin/kino accounts create demo --plan business --nats "nats://$nats"
-    key=$(./bin/kino keys create demo --label demo --nats "nats://$nats" | tail -n 1)
-    ./bin/kino collections create demo demo "Demo videos" --nats "nats://$nats"
+    ./bin/kino accounts create demo --plan business --data "$data" --nats "nats://$nats"
+    key=$(./bin/kino keys create demo --label demo --data "$data" --nats "nats://$nats" | tail -n 1)
+    ./bin/kino collections create demo demo "Demo videos" --data "$data" --nats "nats://$nats"
     echo "generating a 10 s 1280x720 sample with ffmpeg..."
     ffmpeg -loglevel error -f lavfi -i testsrc2=size=1280x720:rate=30 -f lavfi -i sine=frequency=440:sample_rate=48000 \
         -t 10 -pix_fmt yuv420p -c:v libx264 -preset veryfast -c:a aac "$data/sample.mp4"

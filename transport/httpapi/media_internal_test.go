@@ -157,6 +157,10 @@ func TestPlayPageHeaders(t *testing.T) {
 			if r.status != 200 {
 				t.Fatalf("%d %s", r.status, r.body)
 			}
+			// HEAD answers as GET does, without the page.
+			if h := a.do("HEAD", "/play/"+id, "", ""); h.status != 200 || h.header.Get("Content-Security-Policy") != r.header.Get("Content-Security-Policy") {
+				t.Fatalf("HEAD /play: %d %v", h.status, h.header)
+			}
 			csp := r.header.Get("Content-Security-Policy")
 			for _, want := range []string{"default-src 'self'", "script-src 'self'", "style-src 'self'",
 				"media-src 'self' http://cdn.example.test:8443 blob:", "connect-src 'self' http://cdn.example.test:8443",

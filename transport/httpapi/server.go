@@ -190,7 +190,7 @@ func (s *Server) routes() {
 		return domain.E("", domain.NotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path)
 	})
 	r.Handle("/healthz", s.handle(s.healthz)).Methods(http.MethodGet, http.MethodHead)
-	r.Handle("/play/{id}", s.handle(s.play)).Methods(http.MethodGet)
+	r.Handle("/play/{id}", s.handle(s.play)).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/assets/{name}", s.handle(s.serveAsset)).Methods(http.MethodGet, http.MethodHead)
 	r.PathPrefix("/cdn/").Handler(s.handle(s.serveMedia)).Methods(http.MethodGet, http.MethodHead, http.MethodOptions)
 

@@ -34,7 +34,7 @@ func reachable(dir string, u *ffmpeg.User) error {
 				bit = 0o010
 			}
 			if mode&bit == 0 {
-				return fmt.Errorf("it cannot enter %s (mode %#o): make it passable (chmod o+x) or choose another --data", d, mode)
+				return fmt.Errorf("it cannot enter %s (mode %#o): make it passable (chmod o+x), choose another --data, or run ffmpeg as kino's own user with --ffmpeg-user \"\" (less confined: docs/security.md)", d, mode)
 			}
 		}
 		if d == filepath.Dir(d) {
