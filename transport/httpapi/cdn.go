@@ -49,7 +49,7 @@ func (s *Server) serveMedia(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return errNotFound("file")
 	}
-	f, err := os.Open(filepath.Join(dir, filepath.FromSlash(m[2])))
+	f, fi, err := openPlain(dir, m[2])
 	if errors.Is(err, fs.ErrNotExist) {
 		return errNotFound("file")
 	}
@@ -57,13 +57,6 @@ func (s *Server) serveMedia(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if !fi.Mode().IsRegular() {
-		return errNotFound("file")
-	}
 	if err := checkRanges(w, r, fi.Size()); err != nil {
 		return err
 	}
@@ -75,6 +68,43 @@ func (s *Server) serveMedia(w http.ResponseWriter, r *http.Request) error {
 	}
 	http.ServeContent(&rangeErrorWriter{ResponseWriter: w, r: r, log: s.cfg.Log, size: fi.Size()}, r, "", fi.ModTime(), f)
 	return nil
+}
+
+// openPlain opens rel (slash-separated) under dir, a video's directory,
+// for reading. Every step on the way must be a real directory and the last
+// a plain file, none of them a symlink: Publish never leaves a link, so one
+// found here was planted, and following it could serve any file kino can
+// read. Anything else is fs.ErrNotExist.
+func openPlain(dir, rel string) (*os.File, fs.FileInfo, error) {
+	p := dir
+	var last fs.FileInfo
+	for _, part := range append([]string{""}, strings.Split(rel, "/")...) {
+		p = filepath.Join(p, part)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, nil, fs.ErrNotExist
+		}
+		last = fi
+	}
+	if !last.Mode().IsRegular() {
+		return nil, nil, fs.ErrNotExist
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil || !os.SameFile(fi, last) { // swapped since the check
+		f.Close()
+		if err == nil {
+			err = fs.ErrNotExist
+		}
+		return nil, nil, err
+	}
+	return f, fi, nil
 }
 
 // rangeErrorWriter turns the text/plain 416 of http.ServeContent (a range

@@ -225,3 +225,50 @@ func TestAssets(t *testing.T) {
 		t.Fatal("a bad frame ancestor was accepted")
 	}
 }
+
+// /cdn never follows a symlink, wherever it stands on the way to a file:
+// one planted in a video's outputs (by a process of ffmpeg's user) would
+// otherwise serve any file kino can read, such as a NATS seed.
+func TestCDNRefusesSymlinks(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanPro)
+	id := a.completedVideo(key)
+	dir, err := a.media.Dir(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(t.TempDir(), "serve.nk")
+	if err := os.WriteFile(secret, []byte("SUAM-the-seed"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := filepath.Join(t.TempDir(), "240p")
+	if err := os.MkdirAll(elsewhere, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(elsewhere, "seg_00000.ts"), []byte("SUAM-the-seed"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "hls", "180p"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{
+		"preview.mp4":           secret,
+		"hls/180p/seg_00000.ts": secret,
+		"hls/240p":              elsewhere,
+		"hls/master.m3u8":       filepath.Join(dir, "thumbnail.jpg"),
+	} {
+		if err := os.Symlink(target, filepath.Join(dir, filepath.FromSlash(link))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, path := range []string{"preview.mp4", "hls/180p/seg_00000.ts", "hls/240p/seg_00000.ts", "hls/master.m3u8"} {
+		r := a.do("GET", "/cdn/"+id+"/"+path, "", "")
+		if strings.Contains(string(r.body), "SUAM") {
+			t.Fatalf("%s served the linked file", path)
+		}
+		wantError(t, r, 404, "Not found")
+	}
+	if r := a.do("GET", "/cdn/"+id+"/thumbnail.jpg", "", ""); r.status != 200 {
+		t.Fatalf("the plain thumbnail: %d", r.status)
+	}
+}

@@ -230,6 +230,9 @@ func (s *Store) Publish(id, workDir string) error {
 	if _, err := os.Stat(dir); err != nil {
 		return fmt.Errorf("media: publish %s: %w", id, err)
 	}
+	if err := reclaim(workDir, HLSDir, ThumbnailName, PreviewName); err != nil {
+		return fmt.Errorf("media: publish %s: %w", id, err)
+	}
 	for _, name := range []string{HLSDir, ThumbnailName, PreviewName} {
 		dst := filepath.Join(dir, name)
 		if err := os.RemoveAll(dst); err != nil {
@@ -240,6 +243,70 @@ func (s *Store) Publish(id, workDir string) error {
 		}
 	}
 	return os.RemoveAll(workDir)
+}
+
+// reclaim makes a finished work directory kino's own again and checks that
+// it holds nothing but directories and plain files with one link each.
+// ffmpeg may have run as another user, and that user (a compromised
+// ffmpeg, or any other process of it) could have left a symlink, or a hard
+// link, to a file it cannot read itself; kino, publishing as root, would
+// then serve that file on /cdn. The directories are taken back first (owned
+// by kino, not writable by others), so nothing can be added while the
+// entries are checked; then every entry is checked with Lstat, and plain
+// files are given to kino too.
+func reclaim(workDir string, outputs ...string) error {
+	uid, gid, root := os.Getuid(), os.Getgid(), os.Geteuid() == 0
+	take := func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		if root {
+			if err := os.Lchown(p, uid, gid); err != nil {
+				return err
+			}
+		}
+		return os.Chmod(p, 0o755)
+	}
+	check := func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		switch {
+		case fi.IsDir():
+			return nil
+		case !fi.Mode().IsRegular():
+			return fmt.Errorf("outputs: %s is not a plain file (%s): refused", filepath.Base(p), fi.Mode().Type())
+		case links(fi) != 1:
+			return fmt.Errorf("outputs: %s has %d links: refused", filepath.Base(p), links(fi))
+		}
+		if root {
+			if err := os.Lchown(p, uid, gid); err != nil {
+				return err
+			}
+		}
+		return os.Chmod(p, 0o644)
+	}
+	// The work directory itself first: no new entry at its top either.
+	if root {
+		if err := os.Lchown(workDir, uid, gid); err != nil {
+			return fmt.Errorf("take back outputs: %w", err)
+		}
+	}
+	if err := os.Chmod(workDir, 0o700); err != nil {
+		return fmt.Errorf("take back outputs: %w", err)
+	}
+	for _, walk := range []fs.WalkDirFunc{take, check} {
+		for _, name := range outputs {
+			if err := filepath.WalkDir(filepath.Join(workDir, name), walk); err != nil {
+				return fmt.Errorf("check outputs: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 // RemoveOutputs deletes a video's processed outputs, keeping its original.

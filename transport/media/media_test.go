@@ -3,6 +3,7 @@ package media_test
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/oklog/ulid/v2"
@@ -77,4 +78,95 @@ func TestRejectsIDsThatAreNotULIDs(t *testing.T) {
 			t.Errorf("Remove(%q) accepted", id)
 		}
 	}
+}
+
+// Publish serves only what ffmpeg wrote: a symlink or hard link left among
+// the outputs (by a compromised ffmpeg, or any process of its user) would
+// make kino serve a file that user cannot read (a NATS seed, another
+// video's original) on /cdn. Such outputs are refused and nothing is
+// published; clean outputs are published as kino's own files.
+func TestPublishRefusesLinksAmongOutputs(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "admin.nk")
+	if err := os.WriteFile(secret, []byte("SUAM-seed"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	plant := map[string]func(dst string) error{
+		"symlinked segment": func(dst string) error { return os.Symlink(secret, dst) },
+		"hard-linked segment": func(dst string) error {
+			other := filepath.Join(filepath.Dir(dst), "..", "elsewhere")
+			if err := os.WriteFile(other, []byte("x"), 0o644); err != nil {
+				return err
+			}
+			return os.Link(other, dst)
+		},
+		"symlinked rendition directory": func(dst string) error {
+			return os.Symlink(filepath.Dir(secret), filepath.Join(filepath.Dir(dst), "..", "720p"))
+		},
+		"fifo": func(dst string) error { return syscall.Mkfifo(dst, 0o644) },
+	}
+	for name, plantFn := range plant {
+		t.Run(name, func(t *testing.T) {
+			s, id, work := publishable(t)
+			if err := plantFn(filepath.Join(work, media.HLSDir, "240p", "seg_09999.ts")); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Publish(id, work); err == nil {
+				t.Fatal("published outputs holding a link")
+			}
+			dir, _ := s.Dir(id)
+			if _, err := os.Lstat(filepath.Join(dir, media.HLSDir)); !os.IsNotExist(err) {
+				t.Fatalf("hls/ published: %v", err)
+			}
+		})
+	}
+	t.Run("clean outputs", func(t *testing.T) {
+		s, id, work := publishable(t)
+		if err := s.Publish(id, work); err != nil {
+			t.Fatal(err)
+		}
+		dir, _ := s.Dir(id)
+		fi, err := os.Lstat(filepath.Join(dir, media.HLSDir, "240p", "seg_00000.ts"))
+		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o644 {
+			t.Fatalf("published segment: %v %v", fi, err)
+		}
+	})
+}
+
+// publishable is a media store with one video and a finished work
+// directory for it: a master playlist, one rendition, thumbnail, preview.
+func publishable(t *testing.T) (*media.Store, string, string) {
+	t.Helper()
+	s, err := media.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.Incoming()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	id := ulid.Make().String()
+	if _, err := s.Commit(f.Name(), id, ".mp4"); err != nil {
+		t.Fatal(err)
+	}
+	work, err := s.WorkDir(id, ".mp4", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{
+		filepath.Join(media.HLSDir, media.MasterName):       "#EXTM3U\n",
+		filepath.Join(media.HLSDir, "240p", "index.m3u8"):   "#EXTM3U\n",
+		filepath.Join(media.HLSDir, "240p", "seg_00000.ts"): "G",
+		media.ThumbnailName: "jpeg",
+		media.PreviewName:   "mp4",
+	} {
+		p := filepath.Join(work, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s, id, work
 }
