@@ -25,6 +25,20 @@ type Payload interface {
 	Aggregate() string
 }
 
+// Refused stands in a reader's hands for a stored message that is not the
+// event its subject says: its body names another aggregate, id or type.
+// NATS permissions are by subject, so a client allowed to write only
+// video.*.TranscodeFailed could otherwise store a KeyIssued under it.
+// Readers of the stream get a Refused in that message's place (sequences
+// stay contiguous) and apply nothing. It is never stored.
+type Refused struct {
+	Subject string // where it was stored
+	Named   string // the <aggregate>.<id>.<Type> its body names
+}
+
+func (Refused) EventType() string { return "Refused" }
+func (Refused) Aggregate() string { return "" }
+
 // Event is one fact in the stream. ID, OccurredAt and Seq are given by the
 // edge (eventstore), never by the domain.
 type Event struct {

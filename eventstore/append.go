@@ -114,12 +114,13 @@ func (s *Store) Load(ctx context.Context, id domain.StreamID) ([]domain.Event, u
 		if err != nil {
 			return nil, 0, domain.Wrap("load "+id.String(), domain.Internal, err, "")
 		}
-		e, err := domain.Decode(msg.Data)
+		e, err := s.decodeStored(msg.Subject, msg.Header.Get(HeaderEventType), msg.Data, msg.Sequence)
 		if err != nil {
 			return nil, 0, domain.Wrap("load "+id.String(), domain.Internal, err, "")
 		}
-		e.Seq = msg.Sequence
-		events = append(events, e)
+		if _, refused := e.Data.(domain.Refused); !refused {
+			events = append(events, e)
+		}
 		last, seq = msg.Sequence, msg.Sequence+1
 	}
 }
@@ -156,12 +157,13 @@ func loadForDecision[S domain.State[S]](ctx context.Context, s *Store, id domain
 		if err != nil {
 			return zero, 0, domain.Wrap("load "+id.String(), domain.Internal, err, "")
 		}
-		e, err := domain.DecodeAs(t, msg.Data)
+		e, err := s.decodeStored(msg.Subject, t, msg.Data, msg.Sequence)
 		if err != nil {
 			return zero, 0, domain.Wrap("load "+id.String(), domain.Internal, err, "")
 		}
-		e.Seq = msg.Sequence
-		events = append(events, e)
+		if _, refused := e.Data.(domain.Refused); !refused {
+			events = append(events, e)
+		}
 	}
 	slices.SortFunc(events, func(a, b domain.Event) int { return cmp.Compare(a.Seq, b.Seq) })
 	return domain.Fold[S](events), last, nil

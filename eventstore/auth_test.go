@@ -248,3 +248,64 @@ func TestAdminRoleCannotAnswerAdminCalls(t *testing.T) {
 		t.Fatalf("call answered by the admin role: %v", err)
 	}
 }
+
+// NATS grants subjects, not bodies: the worker role may write
+// video.*.TranscodeFailed, and a stolen worker seed stored a KeyIssued for
+// another account under that subject. Every reader checks the subject
+// against the body, so such a message is refused wherever it is read:
+// following the stream, scanning, loading the aggregate.
+func TestForgedEventUnderAnAllowedSubjectIsRefused(t *testing.T) {
+	ctx := context.Background()
+	srv := eventstoretest.Server(t, t.TempDir())
+	serve := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
+	nc, err := nats.Connect(srv.URL(), seed(t, srv, eventstore.RoleWorker))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	video := domain.StreamID{Aggregate: domain.AggVideo, ID: "01JVIDEO00000000000000000C"}
+	body, err := domain.Encode(domain.Event{ID: "01JFORGED000000000000000001", Type: domain.TypeKeyIssued, Version: 1,
+		AggregateID: "bob", OccurredAt: time.Now().UTC(),
+		Data: domain.KeyIssued{KeyID: "k1", Hash: strings.Repeat("ab", 32), Prefix: "svc_live_EVIL", Label: "forged"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := nats.NewMsg(video.Subject(domain.TypeTranscodeFailed))
+	msg.Header.Set(eventstore.HeaderEventType, domain.TypeKeyIssued)
+	msg.Data = body
+	reply, err := nc.RequestMsg(msg, 5*time.Second)
+	if err != nil || strings.Contains(string(reply.Data), "error") {
+		t.Fatalf("the server was expected to store it (the subject is allowed): %v %s", err, reply.Data)
+	}
+	// A genuine event after it.
+	if _, err := serve.Record(ctx, domain.StreamID{Aggregate: domain.AggAccount, ID: "bob"}, domain.AccountCreated{Plan: domain.PlanFree}); err != nil {
+		t.Fatal(err)
+	}
+
+	var seen []string
+	tailCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	err = serve.Tail(tailCtx, 1, func(e domain.Event, caughtUp bool) error {
+		seen = append(seen, e.Type)
+		if caughtUp {
+			return errors.New("done")
+		}
+		return nil
+	})
+	if len(seen) != 2 || seen[0] != "Refused" || seen[1] != domain.TypeAccountCreated {
+		t.Fatalf("the stream read as %v (%v)", seen, err)
+	}
+	var keys int
+	if err := serve.Scan(ctx, []string{"video.>", "account.>"}, func(e domain.Event) error {
+		if _, ok := e.Data.(domain.KeyIssued); ok {
+			keys++
+		}
+		return nil
+	}); err != nil || keys != 0 {
+		t.Fatalf("a scan found %d KeyIssued (%v)", keys, err)
+	}
+	events, last, err := serve.Load(ctx, video)
+	if err != nil || len(events) != 0 || last != 1 {
+		t.Fatalf("the video loads as %v, last %d (%v): want no event and last 1, so its next append expects the right sequence", events, last, err)
+	}
+}

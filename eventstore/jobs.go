@@ -241,11 +241,15 @@ func (s *Store) intakeOne(ctx context.Context, cfg FairConfig, msg jetstream.Msg
 		_ = msg.Nak()
 		return
 	}
-	e, err := domain.DecodeAs(msg.Headers().Get(HeaderEventType), msg.Data())
+	e, err := s.decodeStored(msg.Subject(), msg.Headers().Get(HeaderEventType), msg.Data(), meta.Sequence.Stream)
 	if err != nil {
 		// An event this version cannot read: leave it for a newer worker.
 		cfg.Log.Error("undecodable job", "consumer", cfg.Intake, "seq", meta.Sequence.Stream, "err", err)
 		_ = msg.NakWithDelay(time.Minute)
+		return
+	}
+	if _, refused := e.Data.(domain.Refused); refused {
+		_ = msg.Term()
 		return
 	}
 	account := queueToken(cfg.Account(e))
@@ -401,6 +405,13 @@ func (p *picker) fetch(ctx context.Context, c candidate) *Job {
 	if err != nil {
 		p.cfg.Log.Error("undecodable job", "account", c.account, "err", err)
 		_ = job.Retry(time.Minute)
+		return nil
+	}
+	// Only the intake writes here (and workers, which may publish jobs.>):
+	// a job is an UploadAccepted of the queue's own account, or nothing.
+	if _, ok := e.Data.(domain.UploadAccepted); !ok || queueToken(p.cfg.Account(e)) != c.account {
+		p.cfg.Log.Error("job refused: not an upload of its queue's account", "account", c.account, "type", e.Type)
+		_ = msg.Term()
 		return nil
 	}
 	e.Seq, _ = strconv.ParseUint(h.Get(headerEventSeq), 10, 64)

@@ -80,11 +80,10 @@ func (s *Store) follow(ctx context.Context, from uint64, filters []string, forev
 		if err != nil {
 			return fmt.Errorf("follow stream: metadata: %w", err)
 		}
-		e, err := domain.DecodeAs(msg.Headers().Get(HeaderEventType), msg.Data())
+		e, err := s.decodeStored(msg.Subject(), msg.Headers().Get(HeaderEventType), msg.Data(), meta.Sequence.Stream)
 		if err != nil {
 			return fmt.Errorf("follow stream at %d: %w", meta.Sequence.Stream, err)
 		}
-		e.Seq = meta.Sequence.Stream
 		if err := fn(e, meta.NumPending == 0); err != nil {
 			if errors.Is(err, errStop) && !forever {
 				return nil
@@ -92,4 +91,23 @@ func (s *Store) follow(ctx context.Context, from uint64, filters []string, forev
 			return err
 		}
 	}
+}
+
+// decodeStored decodes a stored message and checks that its subject is the
+// one its body names, <aggregate>.<id>.<Type>. A message that is not (a
+// client with the right to write one subject passing off another event as
+// it) comes back as a domain.Refused event, logged once per read, so that
+// no reader applies or decides on it.
+func (s *Store) decodeStored(subject, typeHeader string, data []byte, seq uint64) (domain.Event, error) {
+	e, err := domain.DecodeAs(typeHeader, data)
+	if err != nil {
+		return e, err
+	}
+	e.Seq = seq
+	if named := e.Data.Aggregate() + "." + e.AggregateID + "." + e.Type; named != subject {
+		s.cfg.Log.Error("event refused: its body names another subject than the one it was stored under",
+			"seq", seq, "subject", subject, "named", named)
+		e.Data, e.Type = domain.Refused{Subject: subject, Named: named}, domain.Refused{}.EventType()
+	}
+	return e, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"strings"
 	"time"
@@ -38,6 +39,10 @@ type Config struct {
 
 	// MaxAttempts bounds Execute's load-decide-append loop on conflicts.
 	MaxAttempts int
+
+	// Log gets what the store itself has to say (a refused event); default
+	// slog.Default().
+	Log *slog.Logger
 }
 
 func (c *Config) validate() error {
@@ -55,6 +60,9 @@ func (c *Config) validate() error {
 	}
 	if c.MaxAttempts <= 0 {
 		c.MaxAttempts = 5
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
 	}
 	return nil
 }

@@ -362,7 +362,7 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 		log.Info("embedded NATS started", "url", natsURL, "store", filepath.Join(m.Data, "nats"), "credentials", filepath.Join(m.Data, eventstore.CredsDir))
 	}
-	store, err := eventstore.Open(ctx, eventstore.Config{URL: natsURL, Auth: natsAuth, Name: "kino serve", Manage: true, Replicas: m.Replicas})
+	store, err := eventstore.Open(ctx, eventstore.Config{URL: natsURL, Auth: natsAuth, Name: "kino serve", Manage: true, Replicas: m.Replicas, Log: log.With("component", "eventstore")})
 	if err != nil {
 		return err
 	}

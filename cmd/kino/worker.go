@@ -48,6 +48,7 @@ func newWorkerCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			cfg.Log = log.With("component", "eventstore")
 			if m.store, err = eventstore.Open(ctx, cfg); err != nil {
 				return conn.explain(err, cfg.Auth)
 			}
