@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -172,7 +173,52 @@ func New(cfg Config) (*Server, error) {
 // Handler is the API's http.Handler. requestLog wraps the whole router (not
 // mux middleware, which skips unmatched routes), so 404s and 405s get a
 // request id and a log line too.
-func (s *Server) Handler() http.Handler { return s.requestLog(s.router) }
+func (s *Server) Handler() http.Handler { return s.requestLog(s.bodyDeadline(s.router)) }
+
+// bodyDeadline bounds how long a request body may take, for every route,
+// and lets an answer given before the body is read go out at once.
+//
+// A request that announces a body must deliver it within
+// UploadIdleTimeout (uploads move the deadline on at each read instead, so
+// only a stall ends them). Until the body has been read to its end the
+// answer carries Connection: close: otherwise net/http, before sending an
+// answer, waits to read up to 256 KiB of what is left, and a client that
+// announces a body and sends none (with no key, over its limit, on any
+// route) held the answer and the connection for as long as it liked. Once
+// the body is read the deadline is lifted, so a long handler (a rebuild)
+// is not cut off, and the connection may be kept alive.
+func (s *Server) bodyDeadline(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(s.cfg.UploadIdleTimeout)) // unsupported (HTTP/2): net/http's own limits
+		w.Header().Set("Connection", "close")
+		r.Body = &deadlineBody{ReadCloser: r.Body, done: func() {
+			w.Header().Del("Connection")
+			_ = rc.SetReadDeadline(time.Time{})
+		}}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// deadlineBody calls done once, when its body has been read to the end.
+type deadlineBody struct {
+	io.ReadCloser
+	done  func()
+	ended bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.ended {
+		b.ended = true
+		b.done()
+	}
+	return n, err
+}
 
 // Router lets other transports (media serving) add their routes.
 func (s *Server) Router() *mux.Router { return s.router }

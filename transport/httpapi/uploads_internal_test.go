@@ -187,3 +187,57 @@ func TestUploadRefusesWhatIsNotAVideo(t *testing.T) {
 		t.Fatalf("%d videos listed, want the 2 accepted: %s", n, videos.body)
 	}
 }
+
+// A request that announces a body and never sends it is answered at once
+// when the answer needs no body (no key, over a cap), and on any route the
+// body must arrive within the idle limit: such requests used to hold their
+// connection, unanswered, for as long as the client liked.
+func TestAnnouncedBodiesThatNeverCome(t *testing.T) {
+	raw := func(a *testAPI, req string) response {
+		t.Helper()
+		conn, err := net.Dial("tcp", strings.TrimPrefix(a.srv.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if _, err := io.WriteString(conn, req); err != nil {
+			t.Fatal(err)
+		}
+		// A guard against hanging the test, not a timing: the server's
+		// body limit below is an hour.
+		_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("no answer: %v", err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return response{status: resp.StatusCode, header: resp.Header, body: b, close: resp.Close}
+	}
+	t.Run("no key", func(t *testing.T) {
+		a := newTestAPI(t, func(c *Config) { c.UploadIdleTimeout = time.Hour })
+		r := raw(a, "POST /v1/videos HTTP/1.1\r\nHost: kino\r\nContent-Type: multipart/form-data; boundary=B\r\nContent-Length: 100000\r\n\r\n")
+		wantError(t, r, 401, "Missing API key")
+		if !r.close {
+			t.Fatal("the connection is kept although the body was never read")
+		}
+	})
+	t.Run("stalled JSON body", func(t *testing.T) {
+		a := newTestAPI(t, func(c *Config) { c.UploadIdleTimeout = 200 * time.Millisecond })
+		key := a.account("acme", domain.PlanFree)
+		r := raw(a, "POST /v1/collections HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer "+key+
+			"\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"")
+		if r.status/100 != 4 || !r.close {
+			t.Fatalf("%d close=%v %s", r.status, r.close, r.body)
+		}
+	})
+	t.Run("a body read to its end keeps the connection", func(t *testing.T) {
+		a := newTestAPI(t, func(c *Config) { c.UploadIdleTimeout = time.Hour })
+		key := a.account("acme", domain.PlanFree)
+		body := `{"slug":"kept","name":"Kept"}`
+		r := raw(a, fmt.Sprintf("POST /v1/collections HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", key, len(body), body))
+		if r.status != 201 || r.close {
+			t.Fatalf("%d close=%v %s", r.status, r.close, r.body)
+		}
+	})
+}
