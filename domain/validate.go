@@ -42,8 +42,29 @@ func checkName(op, what, s string) error {
 		if IsBidiControl(r) {
 			return E(op, Invalid, "%s must not contain bidirectional formatting characters (got U+%04X)", what, r)
 		}
+		if IsInvisible(r) {
+			return E(op, Invalid, "%s must not contain invisible or format characters (got U+%04X)", what, r)
+		}
 	}
 	return nil
+}
+
+// IsInvisible reports whether r shows as nothing, or as a blank, while it
+// is not a space: format characters (Unicode category Cf: zero-width
+// spaces and joiners, the byte order mark, the soft hyphen, word joiner,
+// tag characters, interlinear annotations...), the combining grapheme
+// joiner, the Hangul and braille fillers that render blank, and
+// noncharacters. A name made of them looks empty or like another name.
+func IsInvisible(r rune) bool {
+	switch {
+	case unicode.Is(unicode.Cf, r):
+		return true
+	case r == 0x034F, r == 0x115F, r == 0x1160, r == 0x3164, r == 0xFFA0, r == 0x2800:
+		return true
+	case r >= 0xFDD0 && r <= 0xFDEF, r&0xFFFE == 0xFFFE: // noncharacters
+		return true
+	}
+	return false
 }
 
 // IsBidiControl reports whether r changes the direction in which the text

@@ -141,6 +141,18 @@ func TestNamesRefuseControlAndBidi(t *testing.T) {
 		{name: "RLM", s: "a\u200Fb.mp4", err: domain.Invalid},
 		{name: "ALM", s: "a\u061Cb.mp4", err: domain.Invalid},
 		{name: "line separator", s: "a\u2028b.mp4", err: domain.Invalid},
+		{name: "zero-width space", s: "a\u200Bb.mp4", err: domain.Invalid},
+		{name: "zero-width joiner", s: "a\u200Db.mp4", err: domain.Invalid},
+		{name: "byte order mark", s: "\uFEFFa.mp4", err: domain.Invalid},
+		{name: "word joiner", s: "a\u2060b.mp4", err: domain.Invalid},
+		{name: "Mongolian vowel separator", s: "a\u180Eb.mp4", err: domain.Invalid},
+		{name: "combining grapheme joiner", s: "a\u034Fb.mp4", err: domain.Invalid},
+		{name: "soft hyphen", s: "a\u00ADb.mp4", err: domain.Invalid},
+		{name: "interlinear annotation", s: "a\uFFF9b.mp4", err: domain.Invalid},
+		{name: "noncharacter", s: "a\uFFFEb.mp4", err: domain.Invalid},
+		{name: "tag character", s: "a\U000E0041b.mp4", err: domain.Invalid},
+		{name: "Hangul filler only", s: "\u3164\u3164.mp4", err: domain.Invalid},
+		{name: "emoji with a variation selector", s: "\u2764\uFE0F.mp4"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -266,8 +267,8 @@ func adminToken(flag, file string) (string, error) {
 			return "", fmt.Errorf("--admin-token-file: %s is empty", file)
 		}
 	}
-	if token != "" && len(token) < httpapi.MinAdminTokenLen {
-		return "", fmt.Errorf("the admin token must be at least %d characters (it has %d); make one with: openssl rand -hex 32", httpapi.MinAdminTokenLen, len(token))
+	if n := utf8.RuneCountInString(token); token != "" && n < httpapi.MinAdminTokenLen {
+		return "", fmt.Errorf("the admin token must be at least %d characters (it has %d); make one with: openssl rand -hex 32", httpapi.MinAdminTokenLen, n)
 	}
 	return token, nil
 }
@@ -340,7 +341,9 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.Plans == nil {
 		m.Plans = domain.DefaultPlans()
 	}
-	if err := os.MkdirAll(m.Data, 0o755); err != nil {
+	// Others may pass through (ffmpeg's user must reach media/.work) but
+	// not list what is inside.
+	if err := os.MkdirAll(m.Data, 0o711); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
 	var err error

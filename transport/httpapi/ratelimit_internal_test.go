@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -241,6 +242,10 @@ func TestAdminTokenMinimumLength(t *testing.T) {
 	cfg.AdminToken = "short-token"
 	if _, err := New(cfg); err == nil {
 		t.Fatal("a 11-character admin token was accepted")
+	}
+	cfg.AdminToken = strings.Repeat("é", 12) // 24 bytes, 12 characters
+	if _, err := New(cfg); err == nil {
+		t.Fatal("a 12-character admin token of 24 bytes was accepted")
 	}
 	cfg.AdminToken = "exactly-24-characters-ok"
 	if _, err := New(cfg); err != nil {

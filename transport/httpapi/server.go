@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/mux"
 
@@ -122,8 +123,8 @@ func (c *Config) validate() error {
 	if c.AuthFailuresPerMinute <= 0 {
 		c.AuthFailuresPerMinute = 60
 	}
-	if c.AdminToken != "" && len(c.AdminToken) < MinAdminTokenLen {
-		return fmt.Errorf("httpapi: the admin token must be at least %d characters (got %d)", MinAdminTokenLen, len(c.AdminToken))
+	if n := utf8.RuneCountInString(c.AdminToken); c.AdminToken != "" && n < MinAdminTokenLen {
+		return fmt.Errorf("httpapi: the admin token must be at least %d characters (got %d)", MinAdminTokenLen, n)
 	}
 	for _, o := range c.FrameAncestors {
 		if err := checkOrigin(o); err != nil {
