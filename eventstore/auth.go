@@ -182,7 +182,17 @@ func permissions(role string) *server.Permissions {
 				"$JS.API.STREAM.INFO.*",
 				"$JS.API.STREAM.MSG.GET.*",
 				"$JS.API.DIRECT.GET.>",
-				"$JS.API.CONSUMER.>",
+				// Only the consumers a worker runs, and no deletes: the
+				// transcode intake and queues, and the webhook sender
+				// (names as in transport/transcoder and transport/webhook;
+				// TestKinoWorkerRunsWithItsOwnRole runs a real worker).
+				"$JS.API.CONSUMER.CREATE." + StreamName + ".transcoder",
+				"$JS.API.CONSUMER.CREATE." + StreamName + ".transcoder.>",
+				"$JS.API.CONSUMER.CREATE." + DeliveriesStream + ".webhook-delivery",
+				"$JS.API.CONSUMER.CREATE." + DeliveriesStream + ".webhook-delivery.>",
+				"$JS.API.CONSUMER.CREATE." + JobsStream + ".>",
+				"$JS.API.CONSUMER.INFO.>",
+				"$JS.API.CONSUMER.MSG.NEXT.>",
 				"$JS.ACK.>",
 				"$JS.FC.>",
 				"$KV." + ProgressBucket + ".>",

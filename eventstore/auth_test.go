@@ -208,6 +208,20 @@ func TestWorkerRoleCannotForgeAccountEventsOrCallAdmin(t *testing.T) {
 		}
 		waitViolation(t, violations, "$JS.API.STREAM.DELETE."+eventstore.StreamName)
 	})
+	// Consumers other than a worker's own cannot be made, changed or
+	// deleted: the fan-out (kino serve's) stays as it is.
+	for _, subject := range []string{
+		"$JS.API.CONSUMER.DELETE." + eventstore.StreamName + ".webhook-fanout",
+		"$JS.API.CONSUMER.CREATE." + eventstore.StreamName + ".webhook-fanout",
+		"$JS.API.CONSUMER.DELETE." + eventstore.JobsStream + ".account-acme",
+	} {
+		t.Run(subject, func(t *testing.T) {
+			if err := nc.PublishRequest(subject, nc.NewRespInbox(), []byte(`{}`)); err != nil {
+				t.Fatal(err)
+			}
+			waitViolation(t, violations, subject)
+		})
+	}
 	if after, err := serve.LastSeq(ctx); err != nil || after != before {
 		t.Fatalf("stream moved from %d to %d (%v)", before, after, err)
 	}
