@@ -83,20 +83,30 @@ func hasAudio(t *testing.T, playlist string) bool {
 	return err == nil && strings.Contains(string(out), "audio")
 }
 
-// TestGrowingPictureIsRefused: a stream whose headers announce 320x240
-// and whose later frames are over the picture limit (here lowered to
-// 480x360, so that the "huge" frames are a cheap 640x480) is refused
-// with ErrPictureTooLarge, its big frames never decoded, and no output
-// frame is larger than its rendition.
-func TestGrowingPictureIsRefused(t *testing.T) {
+// TestGrowingPicture: a stream whose headers announce 320x240 and whose
+// later frames are 640x480. Over the picture limit (here lowered to
+// 480x360, so that the "huge" frames stay cheap) it is refused with
+// ErrPictureTooLarge, its big frames never decoded; within the limit the
+// big frames are scaled down to the rung. Either way no output frame is
+// larger than its rendition.
+func TestGrowingPicture(t *testing.T) {
 	t.Parallel()
-	bounds := Bounds{MaxWidth: 480, MaxHeight: 360, MaxFrameRate: 120, MaxGap: time.Minute}
-	for _, ext := range []string{"ts", "mkv", "mp4"} {
-		t.Run(ext, func(t *testing.T) {
+	small := Bounds{MaxWidth: 480, MaxHeight: 360, MaxFrameRate: 120, MaxGap: time.Minute}
+	for _, tt := range []struct {
+		ext     string
+		bounds  Bounds
+		refused bool
+	}{
+		{"ts", small, true},
+		{"mkv", small, true},
+		{"mp4", small, true},
+		{"ts", DefaultBounds(), false},
+	} {
+		t.Run(fmt.Sprintf("%s refused %v", tt.ext, tt.refused), func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			src := ffmpegtest.GrowingStream(t, dir, ext, 640, 480)
-			info, err := Probe(context.Background(), input(t, src), ProbeOptions{Bounds: bounds})
+			src := ffmpegtest.GrowingStream(t, dir, tt.ext, 640, 480)
+			info, err := Probe(context.Background(), input(t, src), ProbeOptions{Bounds: tt.bounds})
 			if err != nil {
 				t.Fatalf("Probe: %v", err)
 			}
@@ -106,15 +116,19 @@ func TestGrowingPictureIsRefused(t *testing.T) {
 			out := filepath.Join(dir, "hls")
 			rungs := Ladder(info)
 			err = Run(context.Background(), HLSArgs(input(t, src), out, info, rungs), RunOptions{Duration: info.Length()})
-			if !errors.Is(err, ErrPictureTooLarge) {
-				t.Errorf("Run(HLSArgs) = %v, want ErrPictureTooLarge", err)
-			}
-			msg := bounds.FrameTooLarge("transcode", err).Error()
-			if !strings.Contains(msg, "480×360") {
-				t.Errorf("FrameTooLarge = %q, want the limit named", msg)
+			if tt.refused {
+				if !errors.Is(err, ErrPictureTooLarge) {
+					t.Errorf("Run(HLSArgs) = %v, want ErrPictureTooLarge", err)
+				}
+				if msg := tt.bounds.FrameTooLarge("transcode", err).Error(); !strings.Contains(msg, "480×360") {
+					t.Errorf("FrameTooLarge = %q, want the limit named", msg)
+				}
+			} else if err != nil {
+				t.Errorf("Run(HLSArgs) = %v, want success", err)
 			}
 			// Whatever was written holds only frames of the rung's size.
 			segs, _ := filepath.Glob(filepath.Join(out, rungs[0].Name, "*.ts"))
+			frames := 0
 			for _, seg := range segs {
 				sizes, err := exec.Command("ffprobe", "-v", "error", "-select_streams", "v",
 					"-show_entries", "frame=width,height", "-of", "csv=p=0", seg).Output()
@@ -122,10 +136,14 @@ func TestGrowingPictureIsRefused(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, line := range strings.Fields(string(sizes)) {
+					frames++
 					if strings.TrimRight(line, ",") != fmt.Sprintf("%d,%d", rungs[0].Width, rungs[0].Height) {
 						t.Fatalf("%s has a %s frame, want only %dx%d", seg, line, rungs[0].Width, rungs[0].Height)
 					}
 				}
+			}
+			if !tt.refused && frames < 45 {
+				t.Errorf("%d frames readable, want the two seconds' 50, each scaled to the rung", frames)
 			}
 		})
 	}
