@@ -2,6 +2,7 @@ package ffmpeg
 
 import (
 	"context"
+	"io"
 	"math"
 	"testing"
 	"time"
@@ -92,5 +93,27 @@ func TestInfoLength(t *testing.T) {
 		if got := tt.info.Length(); got != tt.want {
 			t.Errorf("%+v.Length() = %v, want %v", tt.info, got, tt.want)
 		}
+	}
+}
+
+// TestProbeDecodesNoPictureOverTheLimit: ffprobe runs under the decoders'
+// pixel cap, so reading the headers of an H.264 stream over the limit
+// (here lowered to 480x360) decodes none of its pictures, and the refusal
+// still names its size. (A 16000x16000 frame cost ffprobe 662 MB without
+// the cap, 149 MB with it; see docs/performance.md.)
+func TestProbeDecodesNoPictureOverTheLimit(t *testing.T) {
+	t.Parallel()
+	path := ffmpegtest.Clip(t, t.TempDir(), "big.mkv", 640, 480, 0.2, false)
+	b := Bounds{MaxWidth: 480, MaxHeight: 360}
+	capped, err := runProbe(context.Background(), Jail{}, append([]string{"-v", "error", "-show_streams"}, input(t, path).capped(b.maxPixels())...), func(r io.Reader) error {
+		_, err := io.Copy(io.Discard, r)
+		return err
+	})
+	if capped == "" {
+		t.Errorf("ffprobe under the cap: %v, and no picture refused: it decoded one over the limit", err)
+	}
+	_, err = Probe(context.Background(), input(t, path), ProbeOptions{Bounds: b})
+	if want := "the video is 640×480; the largest picture accepted is 480×360 (either way round)"; domain.KindOf(err) != domain.Unsupported || domain.MessageOf(err) != want {
+		t.Errorf("Probe = %v, want unsupported %q", err, want)
 	}
 }

@@ -143,14 +143,17 @@ func probe(ctx context.Context, in Input, opt ProbeOptions) (Info, durationSourc
 		_, err := io.Copy(&stdout, r)
 		return err
 	})
-	if err != nil {
-		return Info{}, 0, err
+	var info Info
+	var src durationSource
+	var meta streamMeta
+	if err == nil {
+		info, src, meta, err = parseProbe(stdout.Bytes())
 	}
-	info, src, meta, err := parseProbe(stdout.Bytes())
 	if err != nil {
 		if capped != "" && domain.KindOf(err) == domain.Unsupported {
-			// The cap kept ffprobe from opening the decoder, so the
-			// stream has no size in its output: the refusal names it.
+			// The cap kept ffprobe from decoding a picture (it then
+			// fails, or reports a stream without a size): the refusal
+			// names the picture's size.
 			return Info{}, 0, b.cappedPicture(capped)
 		}
 		return Info{}, 0, err
