@@ -105,7 +105,7 @@ func TestProbeDecodesNoPictureOverTheLimit(t *testing.T) {
 	t.Parallel()
 	path := ffmpegtest.Clip(t, t.TempDir(), "big.mkv", 640, 480, 0.2, false)
 	b := Bounds{MaxWidth: 480, MaxHeight: 360}
-	capped, err := runProbe(context.Background(), Jail{}, append([]string{"-v", "error", "-show_streams"}, input(t, path).capped(b.maxPixels())...), func(r io.Reader) error {
+	capped, err := runProbe(context.Background(), Jail{}, headerArgs(input(t, path), b), func(r io.Reader) error {
 		_, err := io.Copy(io.Discard, r)
 		return err
 	})

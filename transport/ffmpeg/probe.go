@@ -138,7 +138,7 @@ func probe(ctx context.Context, in Input, opt ProbeOptions) (Info, durationSourc
 	b := opt.Bounds
 	// The decoders' cap applies to ffprobe too: reading the headers
 	// decodes a first frame, which must not cost a picture over the limit.
-	args := append([]string{"-v", "error", "-print_format", "json", "-show_format", "-show_streams"}, in.capped(b.maxPixels())...)
+	args := headerArgs(in, b)
 	capped, err := runProbe(ctx, opt.Jail, args, func(r io.Reader) error {
 		_, err := io.Copy(&stdout, r)
 		return err
@@ -169,6 +169,7 @@ func probe(ctx context.Context, in Input, opt ProbeOptions) (Info, durationSourc
 	var sc packetScan
 	args = append([]string{"-v", "error", "-select_streams", strconv.Itoa(meta.index),
 		"-show_entries", "packet=pts_time,dts_time,duration_time", "-print_format", "csv=p=0"}, in.capped(b.maxPixels())...)
+	// (The scan decodes nothing; the cap is there all the same.)
 	_, err = runProbe(ctx, opt.Jail, args, func(r io.Reader) error { return sc.read(r, b) })
 	if err != nil {
 		return Info{}, 0, err
@@ -181,6 +182,12 @@ func probe(ctx context.Context, in Input, opt ProbeOptions) (Info, durationSourc
 		return Info{}, 0, err
 	}
 	return info, src, nil
+}
+
+// headerArgs are ffprobe's arguments for the streams and format of in, as
+// JSON, under the decoders' cap of b.
+func headerArgs(in Input, b Bounds) []string {
+	return append([]string{"-v", "error", "-print_format", "json", "-show_format", "-show_streams"}, in.capped(b.maxPixels())...)
 }
 
 // runProbe runs ffprobe with args under j, handing its stdout to read. When

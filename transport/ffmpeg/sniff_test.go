@@ -2,8 +2,8 @@ package ffmpeg
 
 import (
 	"context"
-	"encoding/binary"
 	"crypto/rand"
+	"encoding/binary"
 	"path/filepath"
 	"strings"
 	"testing"
