@@ -27,7 +27,7 @@ const (
 	// frames minutes apart) is encoded at the rate of the frames it holds,
 	// at least minCappedRate, not at the nominal rate ffmpeg would fill the
 	// gaps at: sparserFactor is how much sparser counts as "far".
-	minCappedRate = 2
+	minCappedRate = 1
 	sparserFactor = 4
 )
 

@@ -22,7 +22,7 @@ func TestArgsGolden(t *testing.T) {
 		{"landscape_1280x720_audio", Info{Duration: 10, Width: 1280, Height: 720, HasAudio: true, AudioStream: 1, FrameRate: 25, VideoCodec: "h264", MaxPixels: 7680 * 4320}},
 		// A cover picture is stream 0 and the audio stream 2: exactly the
 		// streams Probe checked are mapped. 61 frames over 59 minutes are
-		// encoded at 2 frames per second, not at the nominal 30.
+		// encoded at 1 frame per second, not at the nominal 30.
 		{"cover_first_sparse_61_frames", Info{Duration: 3540, Width: 3840, Height: 2160, HasAudio: true, FrameRate: 30, EncodeRate: 30, VideoCodec: "h264",
 			VideoStream: 1, AudioStream: 2, MaxPixels: 7680 * 4320, Frames: 61, Span: 3540, MaxGap: 59}},
 		{"landscape_1280x720_no_audio", Info{Duration: 10, Width: 1280, Height: 720, FrameRate: 25, VideoCodec: "h264"}},

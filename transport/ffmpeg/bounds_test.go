@@ -3,6 +3,7 @@ package ffmpeg
 import (
 	"context"
 	"io"
+	"path/filepath"
 	"math"
 	"testing"
 	"time"
@@ -112,8 +113,13 @@ func TestProbeDecodesNoPictureOverTheLimit(t *testing.T) {
 	if capped == "" {
 		t.Errorf("ffprobe under the cap: %v, and no picture refused: it decoded one over the limit", err)
 	}
-	_, err = Probe(context.Background(), input(t, path), ProbeOptions{Bounds: b})
-	if want := "the video is 640×480; the largest picture accepted is 480×360 (either way round)"; domain.KindOf(err) != domain.Unsupported || domain.MessageOf(err) != want {
-		t.Errorf("Probe = %v, want unsupported %q", err, want)
+	// A cover picture over the limit too: ffmpeg would decode it on
+	// opening the file.
+	cover := ffmpegtest.CoverFirstMP4(t, t.TempDir(), 640, 480)
+	for _, p := range []string{path, cover} {
+		_, err = Probe(context.Background(), input(t, p), ProbeOptions{Bounds: b})
+		if want := "the video is 640×480; the largest picture accepted is 480×360 (either way round)"; domain.KindOf(err) != domain.Unsupported || domain.MessageOf(err) != want {
+			t.Errorf("Probe(%s) = %v, want unsupported %q", filepath.Base(p), err, want)
+		}
 	}
 }

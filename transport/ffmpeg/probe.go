@@ -149,13 +149,13 @@ func probe(ctx context.Context, in Input, opt ProbeOptions) (Info, durationSourc
 	if err == nil {
 		info, src, meta, err = parseProbe(stdout.Bytes())
 	}
+	if capped != "" && (err == nil || domain.KindOf(err) == domain.Unsupported) {
+		// The cap kept ffprobe from decoding a picture of some stream (a
+		// cover too, which ffmpeg would decode on opening the file, and
+		// refuse there): the refusal names the picture's size.
+		return Info{}, 0, b.cappedPicture(capped)
+	}
 	if err != nil {
-		if capped != "" && domain.KindOf(err) == domain.Unsupported {
-			// The cap kept ffprobe from decoding a picture (it then
-			// fails, or reports a stream without a size): the refusal
-			// names the picture's size.
-			return Info{}, 0, b.cappedPicture(capped)
-		}
 		return Info{}, 0, err
 	}
 	info.MaxPixels, info.EncodeRate = b.maxPixels(), meta.guessedRate
