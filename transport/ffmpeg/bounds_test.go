@@ -3,8 +3,8 @@ package ffmpeg
 import (
 	"context"
 	"io"
-	"path/filepath"
 	"math"
+	"path/filepath"
 	"testing"
 	"time"
 
