@@ -23,6 +23,12 @@ const (
 	variantPlaylist = "index.m3u8"
 	segmentPattern  = "seg_%05d.ts"
 	evenSizeFilter  = "scale=trunc(iw/2)*2:trunc(ih/2)*2"
+	// A file whose frames are far sparser than its nominal rate (a few
+	// frames minutes apart) is encoded at the rate of the frames it holds,
+	// at least minCappedRate, not at the nominal rate ffmpeg would fill the
+	// gaps at: sparserFactor is how much sparser counts as "far".
+	minCappedRate = 1
+	sparserFactor = 4
 )
 
 // start is the beginning of every command: quiet, progress on stdout.
@@ -62,21 +68,31 @@ func HLSArgs(in Input, outDir string, info Info, rungs []Rung) []string {
 	// source, and one audio rendition is shared by every rung. On 2 cores a
 	// 10 s 1080p five-rung ladder took 7.7 s with every rung scaled from
 	// the source and its own AAC copy, 5.3 s like this.
+	//
+	// The input is the very stream Probe checked, never "[0:v]" (the first
+	// video stream, which may be a cover picture of any size), and every
+	// rung is scaled to its own size whatever size the decoder delivers.
 	var graph []string
-	prev := "[0:v]"
+	prev := videoIn(info)
 	for k, r := range rungs {
 		scaled := fmt.Sprintf("[v%d]", k)
 		if k < len(rungs)-1 {
 			scaled = fmt.Sprintf("[t%d]", k)
 		}
-		graph = append(graph, prev+scaleFilter(info, r.Width, r.Height)+scaled)
+		filter := scaleFilter(r.Width, r.Height)
+		if k == 0 {
+			if f := rateCap(info); f != "" {
+				filter = f + "," + filter
+			}
+		}
+		graph = append(graph, prev+filter+scaled)
 		if k < len(rungs)-1 {
 			graph = append(graph, fmt.Sprintf("[t%d]split=2[v%d][c%d]", k, k, k))
 			prev = fmt.Sprintf("[c%d]", k)
 		}
 	}
 
-	args := append(start(), in.args()...)
+	args := append(start(), in.capped(info.MaxPixels)...)
 	if l := info.Length(); l > 0 {
 		args = append(args, "-t", seconds(l+1))
 	}
@@ -84,9 +100,7 @@ func HLSArgs(in Input, outDir string, info Info, rungs []Rung) []string {
 	for k := range rungs {
 		args = append(args, "-map", fmt.Sprintf("[v%d]", k))
 	}
-	if info.HasAudio {
-		args = append(args, "-map", "0:a:0")
-	}
+	args = append(args, audioMap(info)...)
 	args = append(args, x264()...)
 	for k, r := range rungs {
 		args = append(args,
@@ -132,10 +146,11 @@ func ThumbnailArgs(in Input, out string, info Info) []string {
 	}
 	w, h := fit(info.Width, info.Height, max(info.Width, info.Height), thumbMaxLong)
 	args := append(start(), "-ss", seconds(at))
-	args = append(args, in.args()...)
+	args = append(args, in.capped(info.MaxPixels)...)
 	return append(args,
+		"-map", videoMap(info),
 		"-frames:v", "1",
-		"-vf", scaleFilter(info, w, h),
+		"-vf", scaleFilter(w, h),
 		"-q:v", "3",
 		"-update", "1",
 		out,
@@ -149,8 +164,10 @@ func ThumbnailArgs(in Input, out string, info Info) []string {
 // min(Duration, 6).
 func PreviewArgs(in Input, out string, info Info) []string {
 	w, h := fit(info.Width, info.Height, min(info.Width, info.Height), previewMaxShort)
-	args := append(start(), in.args()...)
-	args = append(args, "-t", strconv.Itoa(previewSeconds), "-vf", scaleFilter(info, w, h))
+	args := append(start(), in.capped(info.MaxPixels)...)
+	args = append(args, "-t", strconv.Itoa(previewSeconds), "-map", videoMap(info))
+	args = append(args, audioMap(info)...)
+	args = append(args, "-vf", scaleFilter(w, h))
 	args = append(args, x264()...)
 	args = append(args,
 		"-crf", strconv.Itoa(previewCRF),
@@ -175,13 +192,46 @@ func fit(w, h, side, limit int) (int, int) {
 	return even(float64(w) * f), even(float64(h) * f)
 }
 
-// scaleFilter scales the displayed picture to w×h, or only makes it even
-// when w×h is its size already (or unknown).
-func scaleFilter(info Info, w, h int) string {
-	if w <= 0 || h <= 0 || (w == info.Width&^1 && h == info.Height&^1) {
+// scaleFilter scales the displayed picture to exactly w×h, even when that
+// is the size Probe saw: a stream may change size after its first frame,
+// and no output frame may be larger than its rendition. Only an unknown
+// size (which Probe never returns) falls back to making it even.
+func scaleFilter(w, h int) string {
+	if w <= 0 || h <= 0 {
 		return evenSizeFilter
 	}
 	return fmt.Sprintf("scale=%d:%d", w, h)
+}
+
+// videoIn is the filtergraph label of the video stream Probe checked.
+func videoIn(info Info) string { return fmt.Sprintf("[0:%d]", info.VideoStream) }
+
+// videoMap is the -map of the video stream Probe checked.
+func videoMap(info Info) string { return fmt.Sprintf("0:%d", info.VideoStream) }
+
+// audioMap maps the audio stream Probe saw, if any.
+func audioMap(info Info) []string {
+	if !info.HasAudio {
+		return nil
+	}
+	return []string{"-map", fmt.Sprintf("0:%d", info.AudioStream)}
+}
+
+// rateCap is the fps filter that holds the output to the rate of the
+// frames the file really holds (Frames over Span, at least
+// minCappedRate), when that is far below the nominal rate: ffmpeg would
+// otherwise repeat each frame to fill the gaps, 61 frames over 59 minutes
+// becoming 106 000 frames per rendition. "" when no cap is needed.
+func rateCap(info Info) string {
+	nominal := max(info.FrameRate, info.EncodeRate)
+	if info.Frames < 2 || info.Span <= 0 || nominal <= 0 {
+		return ""
+	}
+	rate := max(math.Ceil(float64(info.Frames)/info.Span), minCappedRate)
+	if rate*sparserFactor > nominal {
+		return ""
+	}
+	return "fps=" + strconv.FormatFloat(rate, 'f', -1, 64)
 }
 
 // seconds formats a time offset for -ss with millisecond precision.

@@ -19,12 +19,17 @@ func TestArgsGolden(t *testing.T) {
 		name string
 		info Info
 	}{
-		{"landscape_1280x720_audio", Info{Duration: 10, Width: 1280, Height: 720, HasAudio: true, FrameRate: 25, VideoCodec: "h264"}},
+		{"landscape_1280x720_audio", Info{Duration: 10, Width: 1280, Height: 720, HasAudio: true, AudioStream: 1, FrameRate: 25, VideoCodec: "h264", MaxPixels: 7680 * 4320}},
+		// A cover picture is stream 0 and the audio stream 2: exactly the
+		// streams Probe checked are mapped. 61 frames over 59 minutes are
+		// encoded at 1 frame per second, not at the nominal 30.
+		{"cover_first_sparse_61_frames", Info{Duration: 3540, Width: 3840, Height: 2160, HasAudio: true, FrameRate: 30, EncodeRate: 30, VideoCodec: "h264",
+			VideoStream: 1, AudioStream: 2, MaxPixels: 7680 * 4320, Frames: 61, Span: 3540, MaxGap: 59}},
 		{"landscape_1280x720_no_audio", Info{Duration: 10, Width: 1280, Height: 720, FrameRate: 25, VideoCodec: "h264"}},
-		{"portrait_phone_720x1280_rotated", Info{Duration: 12.5, Width: 720, Height: 1280, Rotation: 90, HasAudio: true, FrameRate: 29.97, VideoCodec: "h264"}},
-		{"odd_1279x719", Info{Duration: 7.3, Width: 1279, Height: 719, HasAudio: true, FrameRate: 25, VideoCodec: "h264"}},
-		{"tiny_160x90_short", Info{Duration: 0.5, Width: 160, Height: 90, HasAudio: true, FrameRate: 25, VideoCodec: "h264"}},
-		{"four_three_640x480", Info{Duration: 60, Width: 640, Height: 480, HasAudio: true, FrameRate: 30, VideoCodec: "mpeg4"}},
+		{"portrait_phone_720x1280_rotated", Info{Duration: 12.5, Width: 720, Height: 1280, Rotation: 90, HasAudio: true, AudioStream: 1, FrameRate: 29.97, VideoCodec: "h264"}},
+		{"odd_1279x719", Info{Duration: 7.3, Width: 1279, Height: 719, HasAudio: true, AudioStream: 1, FrameRate: 25, VideoCodec: "h264"}},
+		{"tiny_160x90_short", Info{Duration: 0.5, Width: 160, Height: 90, HasAudio: true, AudioStream: 1, FrameRate: 25, VideoCodec: "h264"}},
+		{"four_three_640x480", Info{Duration: 60, Width: 640, Height: 480, HasAudio: true, AudioStream: 1, FrameRate: 30, VideoCodec: "mpeg4"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,7 +2,9 @@ package ffmpeg
 
 import (
 	"context"
+	"io"
 	"math"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -91,6 +93,33 @@ func TestInfoLength(t *testing.T) {
 	} {
 		if got := tt.info.Length(); got != tt.want {
 			t.Errorf("%+v.Length() = %v, want %v", tt.info, got, tt.want)
+		}
+	}
+}
+
+// TestProbeDecodesNoPictureOverTheLimit: ffprobe runs under the decoders'
+// pixel cap, so reading the headers of an H.264 stream over the limit
+// (here lowered to 480x360) decodes none of its pictures, and the refusal
+// still names its size. (A 16000x16000 frame cost ffprobe 662 MB without
+// the cap, 149 MB with it; see docs/performance.md.)
+func TestProbeDecodesNoPictureOverTheLimit(t *testing.T) {
+	t.Parallel()
+	path := ffmpegtest.Clip(t, t.TempDir(), "big.mkv", 640, 480, 0.2, false)
+	b := Bounds{MaxWidth: 480, MaxHeight: 360}
+	capped, err := runProbe(context.Background(), Jail{}, headerArgs(input(t, path), b), func(r io.Reader) error {
+		_, err := io.Copy(io.Discard, r)
+		return err
+	})
+	if capped == "" {
+		t.Errorf("ffprobe under the cap: %v, and no picture refused: it decoded one over the limit", err)
+	}
+	// A cover picture over the limit too: ffmpeg would decode it on
+	// opening the file.
+	cover := ffmpegtest.CoverFirstMP4(t, t.TempDir(), 640, 480)
+	for _, p := range []string{path, cover} {
+		_, err = Probe(context.Background(), input(t, p), ProbeOptions{Bounds: b})
+		if want := "the video is 640×480; the largest picture accepted is 480×360 (either way round)"; domain.KindOf(err) != domain.Unsupported || domain.MessageOf(err) != want {
+			t.Errorf("Probe(%s) = %v, want unsupported %q", filepath.Base(p), err, want)
 		}
 	}
 }

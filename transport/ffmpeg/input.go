@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 
 	"github.com/kino-video/kino/domain"
 )
@@ -51,10 +52,19 @@ func OpenInput(path, name string) (Input, error) {
 // file protocol (which nested opens inherit), no external data references
 // in mov, and the path addressed as file: so that no "name:" prefix in it
 // is ever read as a protocol.
-func (in Input) args() []string {
+func (in Input) args() []string { return in.capped(0) }
+
+// capped is args with the decoders' picture cap: with maxPixels > 0 every
+// decoder of the input refuses (drops, with an error on stderr) a frame of
+// more than maxPixels pixels before allocating it, whatever size the
+// headers probe read announced.
+func (in Input) capped(maxPixels int) []string {
 	args := []string{"-f", in.Demuxer, "-protocol_whitelist", "file"}
 	if in.Demuxer == DemuxMOV {
 		args = append(args, "-enable_drefs", "0")
+	}
+	if maxPixels > 0 {
+		args = append(args, "-max_pixels", strconv.Itoa(maxPixels))
 	}
 	return append(args, "-i", "file:"+in.Path)
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -37,10 +38,19 @@ type Info struct {
 	Rotation   int     // degrees from the display matrix / rotate tag, normalised to 0, 90, 180, 270
 	HasAudio   bool
 	FrameRate  float64 // e.g. 25, 29.97
+	EncodeRate float64 // the rate ffmpeg will encode at, its guess from the headers (set by Probe)
 	VideoCodec string  // e.g. "h264"
 	Frames     int     // video packets found by the scan
 	Span       float64 // seconds from the first video frame to the end of the last, by their timestamps
 	MaxGap     float64 // largest step in seconds between consecutive video frames
+
+	// The streams Probe checked, by index in the file: every ffmpeg run
+	// maps exactly these (never "the first video stream", which may be a
+	// cover picture Probe skipped). AudioStream is meaningful with HasAudio.
+	VideoStream, AudioStream int
+	// MaxPixels is the decoders' picture cap (Bounds.MaxWidth×MaxHeight)
+	// Probe ran under and every ffmpeg run decodes under; 0 is none.
+	MaxPixels int
 }
 
 // Length is the duration kino trusts for its own limits: what the file
@@ -80,6 +90,14 @@ type Bounds struct {
 	Plan                string        // named in the duration message, e.g. "free"
 }
 
+// maxPixels is the cap on a decoded picture's width×height: 0 for none.
+func (b Bounds) maxPixels() int {
+	if b.MaxWidth <= 0 || b.MaxHeight <= 0 {
+		return 0
+	}
+	return b.MaxWidth * b.MaxHeight
+}
+
 // DefaultBounds: 8K UHD either way round, 120 fps, a minute between
 // frames, no duration limit (the transcoder sets one per plan).
 func DefaultBounds() Bounds {
@@ -117,18 +135,30 @@ func probe(ctx context.Context, in Input, opt ProbeOptions) (Info, durationSourc
 		return Info{}, 0, fmt.Errorf("%s: %w", opProbe, err)
 	}
 	var stdout bytes.Buffer
-	args := append([]string{"-v", "error", "-print_format", "json", "-show_format", "-show_streams"}, in.args()...)
-	if err := runProbe(ctx, opt.Jail, args, func(r io.Reader) error {
+	b := opt.Bounds
+	// The decoders' cap applies to ffprobe too: reading the headers
+	// decodes a first frame, which must not cost a picture over the limit.
+	args := headerArgs(in, b)
+	capped, err := runProbe(ctx, opt.Jail, args, func(r io.Reader) error {
 		_, err := io.Copy(&stdout, r)
 		return err
-	}); err != nil {
-		return Info{}, 0, err
+	})
+	var info Info
+	var src durationSource
+	var meta streamMeta
+	if err == nil {
+		info, src, meta, err = parseProbe(stdout.Bytes())
 	}
-	info, src, meta, err := parseProbe(stdout.Bytes())
+	if capped != "" && (err == nil || domain.KindOf(err) == domain.Unsupported) {
+		// The cap kept ffprobe from decoding a picture of some stream (a
+		// cover too, which ffmpeg would decode on opening the file, and
+		// refuse there): the refusal names the picture's size.
+		return Info{}, 0, b.cappedPicture(capped)
+	}
 	if err != nil {
 		return Info{}, 0, err
 	}
-	b := opt.Bounds
+	info.MaxPixels, info.EncodeRate = b.maxPixels(), meta.guessedRate
 	if err := b.checkPicture(info, meta.guessedRate); err != nil {
 		return Info{}, 0, err
 	}
@@ -138,8 +168,9 @@ func probe(ctx context.Context, in Input, opt ProbeOptions) (Info, durationSourc
 
 	var sc packetScan
 	args = append([]string{"-v", "error", "-select_streams", strconv.Itoa(meta.index),
-		"-show_entries", "packet=pts_time,dts_time,duration_time", "-print_format", "csv=p=0"}, in.args()...)
-	err = runProbe(ctx, opt.Jail, args, func(r io.Reader) error { return sc.read(r, b) })
+		"-show_entries", "packet=pts_time,dts_time,duration_time", "-print_format", "csv=p=0"}, in.capped(b.maxPixels())...)
+	// (The scan decodes nothing; the cap is there all the same.)
+	_, err = runProbe(ctx, opt.Jail, args, func(r io.Reader) error { return sc.read(r, b) })
 	if err != nil {
 		return Info{}, 0, err
 	}
@@ -153,23 +184,31 @@ func probe(ctx context.Context, in Input, opt ProbeOptions) (Info, durationSourc
 	return info, src, nil
 }
 
+// headerArgs are ffprobe's arguments for the streams and format of in, as
+// JSON, under the decoders' cap of b.
+func headerArgs(in Input, b Bounds) []string {
+	return append([]string{"-v", "error", "-print_format", "json", "-show_format", "-show_streams"}, in.capped(b.maxPixels())...)
+}
+
 // runProbe runs ffprobe with args under j, handing its stdout to read. When
-// read fails, ffprobe is killed and read's error returned as it is.
-func runProbe(ctx context.Context, j Jail, args []string, read func(io.Reader) error) error {
+// read fails, ffprobe is killed and read's error returned as it is. capped
+// is the stderr tail when a decoder refused a picture over -max_pixels
+// ("" otherwise).
+func runProbe(ctx context.Context, j Jail, args []string, read func(io.Reader) error) (capped string, err error) {
 	runCtx, cancel := context.WithTimeout(ctx, probeMaxRuntime)
 	defer cancel()
 	if j.Limits.any() {
 		j.Limits = j.Limits.WithCPUFor(probeMaxRuntime)
 	}
 	cmd := j.command(runCtx, "ffprobe", args)
-	stderr := &tailWriter{max: stderrTail}
+	stderr := &tailWriter{max: stderrTail, marker: pixelCapMessage}
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return fmt.Errorf("%s: %w", opProbe, err)
+		return "", fmt.Errorf("%s: %w", opProbe, err)
 	}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("%s: ffprobe: %w", opProbe, err)
+		return "", fmt.Errorf("%s: ffprobe: %w", opProbe, err)
 	}
 	readErr := read(stdout)
 	if readErr != nil {
@@ -177,25 +216,46 @@ func runProbe(ctx context.Context, j Jail, args []string, read func(io.Reader) e
 		_, _ = io.Copy(io.Discard, stdout)
 	}
 	waitErr := cmd.Wait()
+	if stderr.seen() {
+		capped = stderr.String()
+	}
 	if readErr != nil {
-		return readErr
+		return capped, readErr
 	}
 	if waitErr == nil {
-		return nil
+		return capped, nil
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		return fmt.Errorf("%s: %w", opProbe, ctxErr)
+		return capped, fmt.Errorf("%s: %w", opProbe, ctxErr)
 	}
 	if runCtx.Err() != nil {
-		return fmt.Errorf("%s: ffprobe still running after %s: %w", opProbe, probeMaxRuntime, ErrTooSlow)
+		return capped, fmt.Errorf("%s: ffprobe still running after %s: %w", opProbe, probeMaxRuntime, ErrTooSlow)
 	}
 	var exitErr *exec.ExitError
 	if errors.As(waitErr, &exitErr) && exitErr.ExitCode() > 0 {
 		tail := strings.TrimSpace(stderr.String())
-		return domain.Wrap(opProbe, domain.Unsupported,
+		return capped, domain.Wrap(opProbe, domain.Unsupported,
 			fmt.Errorf("ffprobe: %w: %s", waitErr, tail), probeFailureMessage(tail))
 	}
-	return fmt.Errorf("%s: ffprobe: %w", opProbe, waitErr)
+	return capped, fmt.Errorf("%s: ffprobe: %w", opProbe, waitErr)
+}
+
+// cappedSize finds the size in libavutil's "Picture size WxH exceeds
+// specified max pixel count".
+var cappedSize = regexp.MustCompile(`Picture size (\d+)x(\d+) exceeds`)
+
+// cappedPicture is the refusal of a picture the decoders' cap refused,
+// sized from ffprobe's stderr when it says.
+func (b Bounds) cappedPicture(stderr string) error {
+	if m := cappedSize.FindStringSubmatch(stderr); m != nil {
+		w, _ := strconv.Atoi(m[1])
+		h, _ := strconv.Atoi(m[2])
+		if err := b.checkPicture(Info{Width: w, Height: h}, 0); err != nil {
+			return err
+		}
+	}
+	return domain.E(opProbe, domain.Unsupported, "the video's picture is larger than %d×%d (either way round), the largest accepted",
+		b.MaxWidth, b.MaxHeight)
 }
 
 // packetScan follows the video packets ffprobe lists (pts_time, dts_time,
@@ -279,6 +339,14 @@ func (b Bounds) checkPicture(info Info, rate float64) error {
 			fmtNum(max(rate, info.FrameRate)), fmtNum(b.MaxFrameRate))
 	}
 	return nil
+}
+
+// FrameTooLarge words err (wrapping ErrPictureTooLarge: a frame decoded
+// after the headers Probe read is over the picture limit) for a client, as
+// a domain Unsupported error naming the limit.
+func (b Bounds) FrameTooLarge(op string, err error) error {
+	return domain.Wrap(op, domain.Unsupported, err, fmt.Sprintf(
+		"the video changes to a picture larger than %d×%d (either way round), the largest accepted", b.MaxWidth, b.MaxHeight))
 }
 
 func (b Bounds) checkDuration(claimed float64) error {
@@ -387,8 +455,8 @@ func parseProbe(data []byte) (Info, durationSource, streamMeta, error) {
 	for i, s := range out.Streams {
 		switch s.CodecType {
 		case "audio":
-			if s.CodecName != "" {
-				info.HasAudio = true
+			if s.CodecName != "" && !info.HasAudio {
+				info.HasAudio, info.AudioStream = true, s.Index
 			}
 		case "video":
 			// Cover art in audio files is a one-picture "video" stream.
@@ -402,6 +470,7 @@ func parseProbe(data []byte) (Info, durationSource, streamMeta, error) {
 	}
 	v := out.Streams[video]
 	meta.index = v.Index
+	info.VideoStream = v.Index
 	meta.guessedRate = guessRate(parseRate(v.RFrameRate), parseRate(v.AvgFrameRate))
 	info.VideoCodec = v.CodecName
 	info.Width, info.Height = v.Width, v.Height

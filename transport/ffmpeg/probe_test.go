@@ -28,7 +28,7 @@ func TestProbeRealFiles(t *testing.T) {
 		{
 			name:    "mp4 with audio: stream duration",
 			make:    func(t *testing.T) string { return mp4 },
-			want:    Info{Duration: 2, Width: 320, Height: 180, HasAudio: true, FrameRate: 25, VideoCodec: "h264"},
+			want:    Info{Duration: 2, Width: 320, Height: 180, HasAudio: true, AudioStream: 1, FrameRate: 25, EncodeRate: 25, VideoCodec: "h264"},
 			wantSrc: fromStream,
 		},
 		{
@@ -38,7 +38,7 @@ func TestProbeRealFiles(t *testing.T) {
 				ffmpegOK(t, "-i", mp4, "-c", "copy", out)
 				return out
 			},
-			want:    Info{Duration: 2, Width: 320, Height: 180, HasAudio: true, FrameRate: 25, VideoCodec: "h264"},
+			want:    Info{Duration: 2, Width: 320, Height: 180, HasAudio: true, AudioStream: 1, FrameRate: 25, EncodeRate: 25, VideoCodec: "h264"},
 			wantSrc: fromFormat,
 		},
 		{
@@ -47,7 +47,7 @@ func TestProbeRealFiles(t *testing.T) {
 				return makeClip(t, t.TempDir(), "source.webm", clip{W: 320, H: 180, Seconds: 2, Audio: true,
 					Codecs: []string{"-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8", "-b:v", "200k", "-c:a", "libopus"}})
 			},
-			want:    Info{Duration: 2, Width: 320, Height: 180, HasAudio: true, FrameRate: 25, VideoCodec: "vp8"},
+			want:    Info{Duration: 2, Width: 320, Height: 180, HasAudio: true, AudioStream: 1, FrameRate: 25, EncodeRate: 25, VideoCodec: "vp8"},
 			wantSrc: fromFormat,
 		},
 		{
@@ -59,7 +59,7 @@ func TestProbeRealFiles(t *testing.T) {
 				ffmpegToFile(t, out, "-i", mp4, "-c", "copy", "-f", "matroska", "pipe:1")
 				return out
 			},
-			want:    Info{Duration: 2, Width: 320, Height: 180, HasAudio: true, FrameRate: 25, VideoCodec: "h264"},
+			want:    Info{Duration: 2, Width: 320, Height: 180, HasAudio: true, AudioStream: 1, FrameRate: 25, EncodeRate: 25, VideoCodec: "h264"},
 			wantSrc: fromScan,
 		},
 		{
@@ -67,7 +67,7 @@ func TestProbeRealFiles(t *testing.T) {
 			// display matrix, which is 270° clockwise.
 			name:    "rotation metadata: displayed size",
 			make:    func(t *testing.T) string { return rotated(t, mp4, t.TempDir(), "rotated.mp4") },
-			want:    Info{Duration: 2, Width: 180, Height: 320, Rotation: 270, HasAudio: true, FrameRate: 25, VideoCodec: "h264"},
+			want:    Info{Duration: 2, Width: 180, Height: 320, Rotation: 270, HasAudio: true, AudioStream: 1, FrameRate: 25, EncodeRate: 25, VideoCodec: "h264"},
 			wantSrc: fromStream,
 		},
 		{
@@ -75,7 +75,7 @@ func TestProbeRealFiles(t *testing.T) {
 			make: func(t *testing.T) string {
 				return makeClip(t, t.TempDir(), "silent.mp4", clip{W: 200, H: 100, Seconds: 1})
 			},
-			want:    Info{Duration: 1, Width: 200, Height: 100, FrameRate: 25, VideoCodec: "h264"},
+			want:    Info{Duration: 1, Width: 200, Height: 100, FrameRate: 25, EncodeRate: 25, VideoCodec: "h264"},
 			wantSrc: fromStream,
 		},
 	}

@@ -8,11 +8,14 @@ package ffmpeg
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,7 +28,16 @@ var (
 	ErrStalled = errors.New("ffmpeg stalled")
 	// ErrTooSlow: ffmpeg ran longer than RunOptions.MaxRuntime.
 	ErrTooSlow = errors.New("ffmpeg too slow")
+	// ErrPictureTooLarge: a decoder refused a frame over the input's
+	// -max_pixels cap (Info.MaxPixels). ffmpeg drops such frames and may
+	// well exit 0; Run reports it all the same, so that a stream which
+	// grows after the headers Probe read is refused, not published cut.
+	// Bounds.FrameTooLarge words it for a client.
+	ErrPictureTooLarge = errors.New("a decoded picture is over the pixel cap")
 )
+
+// pixelCapMessage is what libavutil prints when -max_pixels refuses a frame.
+const pixelCapMessage = "exceeds specified max pixel count"
 
 // ExitError is ffmpeg exiting with a non-zero status (or killed by a signal
 // Run did not send, Code -1). Stderr is the tail of what it printed there.
@@ -47,7 +59,8 @@ type RunOptions struct {
 	Duration     float64            // input duration in seconds, for progress and the time limit
 	OnProgress   func(frac float64) // called with 0..1 as -progress reports out_time_us (may be nil)
 	OnOutTime    func(sec float64)  // called with each out_time reported, in seconds (may be nil)
-	StallTimeout time.Duration      // kill ffmpeg when no progress line arrives for this long (0: 2 minutes)
+	StallTimeout time.Duration      // kill ffmpeg when neither a progress line arrives nor OutputDir grows for this long (0: 2 minutes)
+	OutputDir    string             // where ffmpeg writes; its growth counts as progress ("": Jail.Dir; both "": only progress lines count)
 	MaxRuntime   time.Duration      // kill ffmpeg after this long (0: 60s + 20×Duration seconds)
 	Jail         Jail               // where, as whom and under which limits ffmpeg runs
 }
@@ -55,6 +68,10 @@ type RunOptions struct {
 const (
 	defaultStallTimeout = 2 * time.Minute
 	stderrTail          = 4 << 10
+	// maxGrowthPoll is how often, at most, Run measures OutputDir: ffmpeg
+	// prints no progress line while its filters repeat one input frame
+	// across a gap (a slide shown for a minute), yet it writes segments.
+	maxGrowthPoll = 5 * time.Second
 	// waitDelay bounds how long Wait waits for the pipes after ffmpeg is
 	// killed, should something else hold them open.
 	waitDelay = 5 * time.Second
@@ -124,11 +141,14 @@ func run(ctx context.Context, args []string, opt RunOptions, onTime func(us int6
 	defer cancel(nil)
 
 	cmd := opt.Jail.command(runCtx, "ffmpeg", args)
-	stderr := &tailWriter{max: stderrTail}
+	stderr := &tailWriter{max: stderrTail, marker: pixelCapMessage}
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return fmt.Errorf("ffmpeg: %w", err)
+	}
+	if opt.OutputDir == "" {
+		opt.OutputDir = opt.Jail.Dir
 	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start ffmpeg: %w", err)
@@ -154,6 +174,9 @@ func run(ctx context.Context, args []string, opt RunOptions, onTime func(us int6
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("ffmpeg: %w", err)
 	}
+	if stderr.seen() {
+		return fmt.Errorf("ffmpeg: %w (stderr: %s)", ErrPictureTooLarge, strings.TrimSpace(stderr.String()))
+	}
 	if waitErr == nil {
 		return nil // finished, even if the watchdog fired just after
 	}
@@ -170,20 +193,32 @@ func run(ctx context.Context, args []string, opt RunOptions, onTime func(us int6
 	return fmt.Errorf("ffmpeg: %w", waitErr)
 }
 
-// watch cancels ctx with ErrStalled when no line arrives on lines for
-// opt.StallTimeout, or with ErrTooSlow after opt.MaxRuntime. It returns when
-// ctx is done.
+// watch cancels ctx with ErrStalled when for opt.StallTimeout no line
+// arrives on lines and the bytes under opt.OutputDir do not grow, or with
+// ErrTooSlow after opt.MaxRuntime. It returns when ctx is done.
 func watch(ctx context.Context, cancel context.CancelCauseFunc, lines <-chan struct{}, opt RunOptions) {
 	stall := time.NewTimer(opt.StallTimeout)
 	defer stall.Stop()
 	limit := time.NewTimer(opt.MaxRuntime)
 	defer limit.Stop()
+	var poll <-chan time.Time
+	var written int64
+	if opt.OutputDir != "" {
+		t := time.NewTicker(min(maxGrowthPoll, max(opt.StallTimeout/4, time.Millisecond)))
+		defer t.Stop()
+		poll, written = t.C, dirBytes(opt.OutputDir)
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-lines:
 			stall.Reset(opt.StallTimeout)
+		case <-poll:
+			if n := dirBytes(opt.OutputDir); n > written {
+				written = n
+				stall.Reset(opt.StallTimeout)
+			}
 		case <-stall.C:
 			cancel(fmt.Errorf("no progress for %s: %w", opt.StallTimeout, ErrStalled))
 			return
@@ -224,21 +259,49 @@ func readProgress(r io.Reader, lines chan<- struct{}, onTime func(us int64, end 
 	_, _ = io.Copy(io.Discard, r)
 }
 
-// tailWriter keeps the last max bytes written to it.
+// dirBytes is the size of the regular files under dir (what could be
+// read of it: a file removed meanwhile or unreadable counts nothing).
+func dirBytes(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// tailWriter keeps the last max bytes written to it, and notes whether
+// marker (when set) ever appeared in what was written.
 type tailWriter struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
+	mu     sync.Mutex
+	max    int
+	buf    []byte
+	marker string
+	found  bool
 }
 
 func (w *tailWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	from := max(len(w.buf)-len(w.marker), 0) // a marker split across writes
 	w.buf = append(w.buf, p...)
+	if w.marker != "" && !w.found && bytes.Contains(w.buf[from:], []byte(w.marker)) {
+		w.found = true
+	}
 	if over := len(w.buf) - w.max; over > 0 {
 		w.buf = append(w.buf[:0], w.buf[over:]...)
 	}
 	return len(p), nil
+}
+
+func (w *tailWriter) seen() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.found
 }
 
 func (w *tailWriter) String() string {

@@ -42,3 +42,19 @@ func TestRunWatchdog(t *testing.T) {
 		})
 	}
 }
+
+// TestRunWatchdogWatchesAnIdleOutputDir: an output directory that does
+// not grow does not keep a hung ffmpeg alive.
+func TestRunWatchdogWatchesAnIdleOutputDir(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "never-written")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := append(start(), "-i", fifo, "-f", "null", "-")
+	err := Run(context.Background(), args, RunOptions{Duration: 1, StallTimeout: 300 * time.Millisecond, MaxRuntime: time.Hour, OutputDir: dir})
+	if !errors.Is(err, ErrStalled) {
+		t.Fatalf("Run = %v, want %v", err, ErrStalled)
+	}
+}

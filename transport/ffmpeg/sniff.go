@@ -17,15 +17,26 @@ const (
 	DemuxFLV      = "flv"
 	DemuxASF      = "asf" // wmv, asf
 	DemuxMPEGPS   = "mpeg"
-	DemuxMPEGTS   = "mpegts" // 188-byte TS and 192-byte M2TS
+	DemuxMPEGTS   = "mpegts" // 188-byte TS, 192-byte M2TS, 204-byte TS with parity
 	DemuxOgg      = "ogg"
+	// DemuxMPEGVideo is an MPEG-1/2 video elementary stream (.mpg, .m1v,
+	// .m2v): a sequence header, no container.
+	DemuxMPEGVideo = "mpegvideo"
 )
 
 // asfHeader is the GUID of an ASF Header Object.
 var asfHeader = []byte{0x30, 0x26, 0xB2, 0x75, 0x8E, 0x66, 0xCF, 0x11, 0xA6, 0xD9, 0x00, 0xAA, 0x00, 0x62, 0xCE, 0x6C}
 
-// movFirstBoxes are the box types an ISO-BMFF / QuickTime file starts with.
-var movFirstBoxes = []string{"ftyp", "moov", "mdat", "wide", "free", "skip", "pnot"}
+// movFirstBoxes are the box types an ISO-BMFF / QuickTime file starts
+// with: those ffmpeg's own mov probe knows (ftyp, moov, mdat, pnot, udta,
+// wide, ediw of XDCAM, free, junk, pict, skip, uuid, prfl), and a
+// segment's styp and sidx.
+var movFirstBoxes = []string{"ftyp", "moov", "mdat", "pnot", "udta", "wide", "ediw", "free", "junk", "pict",
+	"skip", "uuid", "prfl", "styp", "sidx"}
+
+// tsPackets are the MPEG-TS packet sizes: plain, M2TS (a 4-byte timestamp
+// first) and with 16 bytes of Reed-Solomon parity after each packet.
+var tsPackets = []int{188, 192, 204}
 
 // Sniff names the ffmpeg demuxer for a file from its first bytes (up to
 // SniffLen of them), or returns "" when they are not one of the container
@@ -45,11 +56,13 @@ func Sniff(header []byte) string {
 		return DemuxASF
 	case bytes.HasPrefix(h, []byte{0x00, 0x00, 0x01, 0xBA}):
 		return DemuxMPEGPS
+	case bytes.HasPrefix(h, []byte{0x00, 0x00, 0x01, 0xB3}):
+		return DemuxMPEGVideo
 	case bytes.HasPrefix(h, []byte("OggS\x00")):
 		return DemuxOgg
 	case isMOV(h):
 		return DemuxMOV
-	case isTS(h, 188, 0), isTS(h, 192, 4):
+	case isTS(h):
 		return DemuxMPEGTS
 	}
 	return ""
@@ -74,11 +87,25 @@ func isMOV(h []byte) bool {
 	return false
 }
 
-// isTS: the sync byte 0x47 at offset and at the start of every packet
-// further on, at least three of them.
-func isTS(h []byte, packet, offset int) bool {
+// isTS: for some packet size, a sync byte 0x47 at some offset (a capture
+// may start with stray bytes, which ffmpeg's demuxer skips) and at the
+// same place in every packet after it to the end of h, at least three of
+// them. Text with a 'G' every 188 bytes passes too, but is then read as
+// MPEG-TS and nothing else, which fails.
+func isTS(h []byte) bool {
+	for _, packet := range tsPackets {
+		for start := 0; start < len(h); start++ {
+			if syncedFrom(h, packet, start) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func syncedFrom(h []byte, packet, start int) bool {
 	n := 0
-	for i := offset; i < len(h); i += packet {
+	for i := start; i < len(h); i += packet {
 		if h[i] != 0x47 {
 			return false
 		}

@@ -3,6 +3,7 @@ package ffmpeg
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -126,5 +127,65 @@ func TestInputArgs(t *testing.T) {
 	got = strings.Join(Input{Path: "input.mov", Demuxer: DemuxMOV}.args(), " ")
 	if want := "-f mov -protocol_whitelist file -enable_drefs 0 -i file:input.mov"; got != want {
 		t.Errorf("args = %q, want %q", got, want)
+	}
+}
+
+// TestSniffAcceptsWhatFFmpegReads: files ffmpeg reads fine that start
+// otherwise than ffmpeg's own muxers write them: an mp4 whose first box
+// is junk or uuid, MPEG-TS after stray bytes or with 204-byte packets,
+// and an MPEG-1/2 video elementary stream.
+func TestSniffAcceptsWhatFFmpegReads(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	clip := func(name string, codec ...string) []byte {
+		out := filepath.Join(dir, name)
+		args := append([]string{"-f", "lavfi", "-i", "testsrc2=size=64x64:rate=25", "-t", "0.4"}, codec...)
+		ffmpegOK(t, append(args, out)...)
+		return readFile(t, out)
+	}
+	h264 := []string{"-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"}
+	mp4 := clip("clip.mp4", h264...)
+	ts := clip("clip.ts", h264...)
+	// ffmpeg's mp4 starts with a 32-byte ftyp and an 8-byte free box.
+	if string(mp4[4:8]) != "ftyp" || binary.BigEndian.Uint32(mp4) != 32 || string(mp4[36:40]) != "free" {
+		t.Fatalf("mp4 starts %q", mp4[:40])
+	}
+	junkFirst := append(append([]byte("\x00\x00\x00\x08junk"), mp4[:32]...), mp4[40:]...)
+	uuidFirst := append([]byte("\x00\x00\x00\x28uuid"), make([]byte, 32)...) // no ftyp at all, as old QuickTime
+	uuidFirst = append(uuidFirst, mp4[40:]...)
+	var ts204 []byte
+	for i := 0; i+188 <= len(ts); i += 188 {
+		ts204 = append(append(ts204, ts[i:i+188]...), make([]byte, 16)...)
+	}
+	garbage := append([]byte("\x00\x01stray bytes before the first packet"), ts...)
+
+	tests := []struct {
+		name    string
+		data    []byte
+		demuxer string
+	}{
+		{"mp4 starting with a junk box", junkFirst, DemuxMOV},
+		{"mp4 starting with a uuid box", uuidFirst, DemuxMOV},
+		{"MPEG-TS after stray bytes", garbage, DemuxMPEGTS},
+		{"MPEG-TS with 204-byte packets", ts204, DemuxMPEGTS},
+		{"MPEG-2 video elementary stream", clip("clip.m2v", "-c:v", "mpeg2video", "-f", "mpeg2video"), DemuxMPEGVideo},
+		{"MPEG-1 video elementary stream", clip("clip.m1v", "-c:v", "mpeg1video", "-f", "mpeg1video"), DemuxMPEGVideo},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := Sniff(tt.data[:min(len(tt.data), SniffLen)]); got != tt.demuxer {
+				t.Fatalf("Sniff = %q, want %q", got, tt.demuxer)
+			}
+			path := filepath.Join(t.TempDir(), "upload.bin")
+			writeFile(t, path, tt.data)
+			info, err := probePath(context.Background(), path)
+			if err != nil {
+				t.Fatalf("Probe with -f %s: %v", tt.demuxer, err)
+			}
+			if info.Width != 64 || info.Height != 64 || info.Frames < 5 {
+				t.Errorf("Probe = %+v, want 64x64 and the frames", info)
+			}
+		})
 	}
 }

@@ -375,6 +375,11 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 	})
 	g.Go(func() error { return stills(gctx, in, work, info, opts(0, 0)) })
 	if err := g.Wait(); err != nil {
+		if errors.Is(err, ffmpeg.ErrPictureTooLarge) {
+			// The stream grew past the picture limit after the headers
+			// Probe read: its big frames were refused, not decoded.
+			return done, bounds.FrameTooLarge("transcode", err)
+		}
 		return done, err
 	}
 	if err := os.Remove(filepath.Join(work, in.Path)); err != nil {

@@ -259,3 +259,47 @@ func alive(pid int) bool {
 	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	return err == nil && !strings.Contains(string(stat), ") Z ")
 }
+
+// TestPictureTricks: a cover picture as stream 0 (400x300, within the
+// limit and larger than the video) is not what gets
+// published, and a stream that grows past the picture limit (lowered here
+// to 480x360, so that its "huge" frames stay cheap) after the headers
+// Probe reads ends FAILED on its first attempt with the limit named.
+func TestPictureTricks(t *testing.T) {
+	e := newEnv(t, func(c *transcoder.Config) {
+		b := ffmpeg.DefaultBounds()
+		b.MaxWidth, b.MaxHeight = 480, 360
+		c.Bounds = &b
+	})
+	mallory := e.account("mallory", domain.PlanFree)
+	growing := e.uploadFile(mallory, "growing.mkv", ffmpegtest.GrowingStream(t, t.TempDir(), "mkv", 640, 480))
+	cover := e.uploadFile(mallory, "cover.mp4", ffmpegtest.CoverFirstMP4(t, t.TempDir(), 400, 300))
+
+	got := e.wait(growing, 60*time.Second)
+	if want := "changes to a picture larger than 480×360"; got.status != domain.StatusFailed || !strings.Contains(got.reason, want) || got.attempts != 1 {
+		t.Errorf("growing stream: %+v, want FAILED on the first attempt with %q", got, want)
+	}
+	if out := e.outputs(growing); len(out) > 0 {
+		t.Errorf("growing stream: outputs left: %v", out)
+	}
+
+	if got := e.wait(cover, 60*time.Second); got.status != domain.StatusCompleted {
+		t.Fatalf("cover first: %+v, want COMPLETED", got)
+	}
+	dir, err := e.media.Dir(cover)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg := filepath.Join(dir, "hls", "240p", "seg_00000.ts")
+	in, err := ffmpeg.OpenInput(seg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := ffmpeg.Probe(context.Background(), in, ffmpeg.ProbeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Width != 320 || info.Height != 240 || info.Frames < 40 {
+		t.Errorf("published 240p: %dx%d, %d frames; want the 320x240 video's 50 frames, not the cover", info.Width, info.Height, info.Frames)
+	}
+}

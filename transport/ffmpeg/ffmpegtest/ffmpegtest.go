@@ -128,3 +128,106 @@ func write(t testing.TB, path string, data []byte) {
 		t.Fatal(err)
 	}
 }
+
+// CoverFirstMP4 writes an mp4 whose stream 0 is a cover picture
+// (attached_pic) of coverW×coverH, followed by a 2 s 320x240 H.264 video
+// (stream 1) and AAC audio (stream 2): ffmpeg puts the cover first because
+// the moov's udta box, which holds it, is moved before the trak boxes.
+func CoverFirstMP4(t testing.TB, dir string, coverW, coverH int) string {
+	t.Helper()
+	clip := Clip(t, dir, "cover-clip.mp4", 320, 240, 2, true)
+	cover := filepath.Join(dir, "cover.jpg")
+	Run(t, "-f", "lavfi", "-i", fmt.Sprintf("color=red:size=%dx%d", coverW, coverH), "-frames:v", "1", cover)
+	out := filepath.Join(dir, "cover-first.mp4")
+	Run(t, "-i", clip, "-i", cover, "-map", "1", "-map", "0", "-c", "copy", "-disposition:v:0", "attached_pic", out)
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type box struct {
+		typ       string
+		off, size int
+	}
+	children := func(from, to int) []box {
+		var boxes []box
+		for off := from; off+8 <= to; {
+			size := int(binary.BigEndian.Uint32(data[off:]))
+			if size < 8 {
+				t.Fatalf("CoverFirstMP4: box size %d", size)
+			}
+			boxes = append(boxes, box{string(data[off+4 : off+8]), off, size})
+			off += size
+		}
+		return boxes
+	}
+	var moov box
+	for _, b := range children(0, len(data)) {
+		if b.typ == "moov" {
+			moov = b
+		}
+	}
+	if moov.size == 0 {
+		t.Fatal("CoverFirstMP4: no moov")
+	}
+	// mvhd, udta, then the rest in order: moov keeps its size, so no
+	// chunk offset moves.
+	kids := children(moov.off+8, moov.off+moov.size)
+	var head, udta, rest []byte
+	for _, b := range kids {
+		switch b.typ {
+		case "mvhd":
+			head = data[b.off : b.off+b.size]
+		case "udta":
+			udta = data[b.off : b.off+b.size]
+		default:
+			rest = append(rest, data[b.off:b.off+b.size]...)
+		}
+	}
+	if head == nil || udta == nil {
+		t.Fatalf("CoverFirstMP4: moov holds %v", kids)
+	}
+	body := append(append(append([]byte(nil), head...), udta...), rest...)
+	copy(data[moov.off+8:], body)
+	write(t, out, data)
+	return out
+}
+
+// GrowingStream writes 1 s of 320x240 H.264 followed by 1 s of w×h, its
+// timestamps continued, as MPEG-TS (the two files concatenated) or, for
+// any other ext, remuxed with -c copy into that container: the headers
+// announce 320x240, the later frames are w×h.
+func GrowingStream(t testing.TB, dir, ext string, w, h int) string {
+	t.Helper()
+	var parts []byte
+	for i, size := range []string{"320x240", fmt.Sprintf("%dx%d", w, h)} {
+		p := filepath.Join(dir, fmt.Sprintf("part%d.ts", i))
+		Run(t, "-f", "lavfi", "-i", "testsrc2=size="+size+":rate=25", "-t", "1",
+			"-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+			"-output_ts_offset", strconv.Itoa(i), "-f", "mpegts", p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, data...)
+	}
+	ts := filepath.Join(dir, "growing.ts")
+	write(t, ts, parts)
+	if ext == "ts" {
+		return ts
+	}
+	out := filepath.Join(dir, "growing."+ext)
+	Run(t, "-i", ts, "-c", "copy", out)
+	return out
+}
+
+// SparseMKV writes a w×h mkv of frames grey frames gap seconds apart at a
+// nominal 30 frames per second: a slide show that ffmpeg, left to itself,
+// encodes as gap×30 frames per slide.
+func SparseMKV(t testing.TB, dir string, w, h, frames, gap int) string {
+	t.Helper()
+	out := filepath.Join(dir, "sparse.mkv")
+	Run(t, "-f", "lavfi", "-i", fmt.Sprintf("color=gray:size=%dx%d:rate=30", w, h), "-frames:v", strconv.Itoa(frames),
+		"-vf", fmt.Sprintf("setpts=N*%d/TB", gap), "-fps_mode", "passthrough",
+		"-c:v", "libx264", "-preset", "ultrafast", out)
+	return out
+}
