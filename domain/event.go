@@ -26,14 +26,16 @@ type Payload interface {
 }
 
 // Refused stands in a reader's hands for a stored message that is not the
-// event its subject says: its body names another aggregate, id or type.
+// event its subject says: its body names another aggregate, id or type, or
+// cannot be read as an event at all.
 // NATS permissions are by subject, so a client allowed to write only
 // video.*.TranscodeFailed could otherwise store a KeyIssued under it.
 // Readers of the stream get a Refused in that message's place (sequences
 // stay contiguous) and apply nothing. It is never stored.
 type Refused struct {
 	Subject string // where it was stored
-	Named   string // the <aggregate>.<id>.<Type> its body names
+	Named   string // the <aggregate>.<id>.<Type> its body names, if it could be read
+	Reason  string // why it was refused
 }
 
 func (Refused) EventType() string { return "Refused" }

@@ -114,10 +114,7 @@ func (s *Store) Load(ctx context.Context, id domain.StreamID) ([]domain.Event, u
 		if err != nil {
 			return nil, 0, domain.Wrap("load "+id.String(), domain.Internal, err, "")
 		}
-		e, err := s.decodeStored(msg.Subject, msg.Header.Get(HeaderEventType), msg.Data, msg.Sequence)
-		if err != nil {
-			return nil, 0, domain.Wrap("load "+id.String(), domain.Internal, err, "")
-		}
+		e := s.decodeStored(msg.Subject, msg.Header.Get(HeaderEventType), msg.Data, msg.Sequence)
 		if _, refused := e.Data.(domain.Refused); !refused {
 			events = append(events, e)
 		}
@@ -157,10 +154,7 @@ func loadForDecision[S domain.State[S]](ctx context.Context, s *Store, id domain
 		if err != nil {
 			return zero, 0, domain.Wrap("load "+id.String(), domain.Internal, err, "")
 		}
-		e, err := s.decodeStored(msg.Subject, t, msg.Data, msg.Sequence)
-		if err != nil {
-			return zero, 0, domain.Wrap("load "+id.String(), domain.Internal, err, "")
-		}
+		e := s.decodeStored(msg.Subject, t, msg.Data, msg.Sequence)
 		if _, refused := e.Data.(domain.Refused); !refused {
 			events = append(events, e)
 		}

@@ -192,8 +192,15 @@ func permissions(role string) *server.Permissions {
 				"$JS.API.CONSUMER.CREATE." + DeliveriesStream + ".webhook-delivery.>",
 				"$JS.API.CONSUMER.CREATE." + JobsStream + ".>",
 				"$JS.API.CONSUMER.INFO.>",
-				"$JS.API.CONSUMER.MSG.NEXT.>",
-				"$JS.ACK.>",
+				// Jobs are fetched and acknowledged from those consumers
+				// only: not from kino serve's fan-out, say, whose events a
+				// worker could otherwise take and drop.
+				"$JS.API.CONSUMER.MSG.NEXT." + StreamName + ".transcoder",
+				"$JS.API.CONSUMER.MSG.NEXT." + DeliveriesStream + ".webhook-delivery",
+				"$JS.API.CONSUMER.MSG.NEXT." + JobsStream + ".>",
+				"$JS.ACK." + StreamName + ".transcoder.>",
+				"$JS.ACK." + DeliveriesStream + ".webhook-delivery.>",
+				"$JS.ACK." + JobsStream + ".>",
 				"$JS.FC.>",
 				"$KV." + ProgressBucket + ".>",
 				"$KV." + SendLocksBucket + ".>",

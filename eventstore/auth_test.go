@@ -208,12 +208,15 @@ func TestWorkerRoleCannotForgeAccountEventsOrCallAdmin(t *testing.T) {
 		}
 		waitViolation(t, violations, "$JS.API.STREAM.DELETE."+eventstore.StreamName)
 	})
-	// Consumers other than a worker's own cannot be made, changed or
-	// deleted: the fan-out (kino serve's) stays as it is.
+	// Consumers other than a worker's own cannot be made, changed,
+	// deleted, read from or acknowledged: the fan-out (kino serve's) stays
+	// as it is and keeps its events.
 	for _, subject := range []string{
 		"$JS.API.CONSUMER.DELETE." + eventstore.StreamName + ".webhook-fanout",
 		"$JS.API.CONSUMER.CREATE." + eventstore.StreamName + ".webhook-fanout",
 		"$JS.API.CONSUMER.DELETE." + eventstore.JobsStream + ".account-acme",
+		"$JS.API.CONSUMER.MSG.NEXT." + eventstore.StreamName + ".webhook-fanout",
+		"$JS.ACK." + eventstore.StreamName + ".webhook-fanout.1.7.1.1700000000000000000.0",
 	} {
 		t.Run(subject, func(t *testing.T) {
 			if err := nc.PublishRequest(subject, nc.NewRespInbox(), []byte(`{}`)); err != nil {
@@ -291,7 +294,15 @@ func TestForgedEventUnderAnAllowedSubjectIsRefused(t *testing.T) {
 	if err != nil || strings.Contains(string(reply.Data), "error") {
 		t.Fatalf("the server was expected to store it (the subject is allowed): %v %s", err, reply.Data)
 	}
-	// A genuine event after it.
+	// And one that is no event at all: refused too, not a halt of every
+	// reader (the projector, a replay, kino serve's start).
+	junk := nats.NewMsg(video.Subject(domain.TypeTranscodeFailed))
+	junk.Header.Set(eventstore.HeaderEventType, domain.TypeTranscodeFailed)
+	junk.Data = []byte("not json at all")
+	if reply, err := nc.RequestMsg(junk, 5*time.Second); err != nil || strings.Contains(string(reply.Data), "error") {
+		t.Fatalf("the server was expected to store it: %v", err)
+	}
+	// A genuine event after them.
 	if _, err := serve.Record(ctx, domain.StreamID{Aggregate: domain.AggAccount, ID: "bob"}, domain.AccountCreated{Plan: domain.PlanFree}); err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +317,7 @@ func TestForgedEventUnderAnAllowedSubjectIsRefused(t *testing.T) {
 		}
 		return nil
 	})
-	if len(seen) != 2 || seen[0] != "Refused" || seen[1] != domain.TypeAccountCreated {
+	if len(seen) != 3 || seen[0] != "Refused" || seen[1] != "Refused" || seen[2] != domain.TypeAccountCreated {
 		t.Fatalf("the stream read as %v (%v)", seen, err)
 	}
 	var keys int
@@ -319,7 +330,7 @@ func TestForgedEventUnderAnAllowedSubjectIsRefused(t *testing.T) {
 		t.Fatalf("a scan found %d KeyIssued (%v)", keys, err)
 	}
 	events, last, err := serve.Load(ctx, video)
-	if err != nil || len(events) != 0 || last != 1 {
-		t.Fatalf("the video loads as %v, last %d (%v): want no event and last 1, so its next append expects the right sequence", events, last, err)
+	if err != nil || len(events) != 0 || last != 2 {
+		t.Fatalf("the video loads as %v, last %d (%v): want no event and last 2, so its next append expects the right sequence", events, last, err)
 	}
 }

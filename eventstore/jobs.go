@@ -241,13 +241,7 @@ func (s *Store) intakeOne(ctx context.Context, cfg FairConfig, msg jetstream.Msg
 		_ = msg.Nak()
 		return
 	}
-	e, err := s.decodeStored(msg.Subject(), msg.Headers().Get(HeaderEventType), msg.Data(), meta.Sequence.Stream)
-	if err != nil {
-		// An event this version cannot read: leave it for a newer worker.
-		cfg.Log.Error("undecodable job", "consumer", cfg.Intake, "seq", meta.Sequence.Stream, "err", err)
-		_ = msg.NakWithDelay(time.Minute)
-		return
-	}
+	e := s.decodeStored(msg.Subject(), msg.Headers().Get(HeaderEventType), msg.Data(), meta.Sequence.Stream)
 	if _, refused := e.Data.(domain.Refused); refused {
 		_ = msg.Term()
 		return
@@ -402,9 +396,9 @@ func (p *picker) fetch(ctx context.Context, c candidate) *Job {
 		return p.s.putAside(ctx, msg, c.account, handedBack+int(meta.NumDelivered), delay)
 	}
 	e, err := domain.DecodeAs(h.Get(HeaderEventType), msg.Data())
-	if err != nil {
-		p.cfg.Log.Error("undecodable job", "account", c.account, "err", err)
-		_ = job.Retry(time.Minute)
+	if err != nil { // the intake only copies events it could decode: forged
+		p.cfg.Log.Error("job refused: undecodable", "account", c.account, "err", err)
+		_ = msg.Term()
 		return nil
 	}
 	// Only the intake writes here (and workers, which may publish jobs.>):

@@ -80,10 +80,7 @@ func (s *Store) follow(ctx context.Context, from uint64, filters []string, forev
 		if err != nil {
 			return fmt.Errorf("follow stream: metadata: %w", err)
 		}
-		e, err := s.decodeStored(msg.Subject(), msg.Headers().Get(HeaderEventType), msg.Data(), meta.Sequence.Stream)
-		if err != nil {
-			return fmt.Errorf("follow stream at %d: %w", meta.Sequence.Stream, err)
-		}
+		e := s.decodeStored(msg.Subject(), msg.Headers().Get(HeaderEventType), msg.Data(), meta.Sequence.Stream)
 		if err := fn(e, meta.NumPending == 0); err != nil {
 			if errors.Is(err, errStop) && !forever {
 				return nil
@@ -96,18 +93,23 @@ func (s *Store) follow(ctx context.Context, from uint64, filters []string, forev
 // decodeStored decodes a stored message and checks that its subject is the
 // one its body names, <aggregate>.<id>.<Type>. A message that is not (a
 // client with the right to write one subject passing off another event as
-// it) comes back as a domain.Refused event, logged once per read, so that
-// no reader applies or decides on it.
-func (s *Store) decodeStored(subject, typeHeader string, data []byte, seq uint64) (domain.Event, error) {
+// it), or that cannot be decoded at all (not JSON, an unknown type, a
+// version this kino does not know), comes back as a domain.Refused event,
+// logged, so that no reader applies or decides on it and none stops on it:
+// one bad message must not halt the read models of every account.
+func (s *Store) decodeStored(subject, typeHeader string, data []byte, seq uint64) domain.Event {
 	e, err := domain.DecodeAs(typeHeader, data)
 	if err != nil {
-		return e, err
+		s.cfg.Log.Error("event refused: it cannot be decoded (written by a newer kino, or forged)",
+			"seq", seq, "subject", subject, "err", err)
+		return domain.Event{Type: domain.Refused{}.EventType(), Seq: seq,
+			Data: domain.Refused{Subject: subject, Reason: err.Error()}}
 	}
 	e.Seq = seq
 	if named := e.Data.Aggregate() + "." + e.AggregateID + "." + e.Type; named != subject {
 		s.cfg.Log.Error("event refused: its body names another subject than the one it was stored under",
 			"seq", seq, "subject", subject, "named", named)
-		e.Data, e.Type = domain.Refused{Subject: subject, Named: named}, domain.Refused{}.EventType()
+		e.Data, e.Type = domain.Refused{Subject: subject, Named: named, Reason: "stored under another subject"}, domain.Refused{}.EventType()
 	}
-	return e, nil
+	return e
 }

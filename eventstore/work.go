@@ -152,13 +152,7 @@ func (s *Store) workLoop(ctx context.Context, cons jetstream.Consumer, cfg WorkC
 		}
 		job := &Job{Data: msg.Data(), Delivered: int(meta.NumDelivered), msg: msg}
 		if cfg.Stream == "" {
-			e, err := s.decodeStored(msg.Subject(), msg.Headers().Get(HeaderEventType), msg.Data(), meta.Sequence.Stream)
-			if err != nil {
-				// An event this version cannot read: leave it for a newer worker.
-				cfg.Log.Error("undecodable job", "consumer", cfg.Durable, "seq", meta.Sequence.Stream, "err", err)
-				_ = msg.NakWithDelay(time.Minute)
-				continue
-			}
+			e := s.decodeStored(msg.Subject(), msg.Headers().Get(HeaderEventType), msg.Data(), meta.Sequence.Stream)
 			if _, refused := e.Data.(domain.Refused); refused {
 				_ = msg.Term()
 				continue
