@@ -419,7 +419,7 @@ func sniffVideo(part io.Reader) ([]byte, error) {
 	head = head[:n]
 	if n > 0 && ffmpeg.Sniff(head) == "" {
 		return nil, domain.E("upload video", domain.Unsupported,
-			"the file is not a video kino can read: its contents are none of MP4/MOV/3GP, Matroska/WebM, AVI, FLV, ASF/WMV, MPEG-PS, MPEG-TS or Ogg, whatever its name says")
+			"the file is not a video kino can read: its contents are none of MP4/MOV/3GP, Matroska/WebM, AVI, FLV, ASF/WMV, MPEG-PS, MPEG-TS, MPEG-1/2 video or Ogg, whatever its name says")
 	}
 	return head, nil
 }
