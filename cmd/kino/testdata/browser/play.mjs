@@ -4,15 +4,10 @@
 // aborted and reported).
 // Usage: node play.mjs PLAY_URL
 // Prints one JSON line of findings; exits 1 when a check fails.
-import { chromium } from "playwright-core";
+import { launch } from "./chromium.mjs";
 
 const [pageURL] = process.argv.slice(2);
-const browser = await chromium.launch({
-  executablePath: process.env.KINO_CHROMIUM || "/usr/bin/chromium",
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-quic", "--no-first-run", "--disable-sync",
-    "--autoplay-policy=no-user-gesture-required"],
-});
+const browser = await launch();
 const result = { ok: false, requests: 0, elsewhere: [], console: [] };
 const local = (u) => { const h = new URL(u).hostname; return h === "localhost" || h === "127.0.0.1" || h === "[::1]"; };
 try {

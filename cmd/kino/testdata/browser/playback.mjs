@@ -1,16 +1,11 @@
 // Plays a kino video in a real Chromium and checks what a viewer would see.
 // Usage: node playback.mjs PAGE_URL EXPECTED_HEIGHTS (e.g. "360,240")
 // Prints one JSON line of findings; exits 1 when a check fails.
-import { chromium } from "playwright-core";
+import { launch } from "./chromium.mjs";
 
 const [pageURL, heightsArg] = process.argv.slice(2);
 const expected = heightsArg.split(",").map(Number);
-const browser = await chromium.launch({
-  executablePath: process.env.KINO_CHROMIUM || "/usr/bin/chromium",
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-quic", "--no-first-run", "--disable-sync",
-    "--autoplay-policy=no-user-gesture-required"],
-});
+const browser = await launch();
 const result = { ok: false };
 try {
   const page = await browser.newPage();
