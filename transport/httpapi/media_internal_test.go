@@ -188,8 +188,8 @@ func TestPlayPageHeaders(t *testing.T) {
 			if !strings.Contains(page, `<script src="/assets/play.js"></script>`) || !strings.Contains(page, `data-src="http://cdn.example.test:8443/cdn/`+id+`/hls/master.m3u8"`) {
 				t.Fatalf("page:\n%s", page)
 			}
-			if hasHLSJS() != strings.Contains(page, `<script src="/assets/hls.min.js"></script>`) || hasHLSJS() == strings.Contains(page, "player assets were not built") {
-				t.Fatalf("hls.js built: %v; page:\n%s", hasHLSJS(), page)
+			if hlsBuilt != strings.Contains(page, `<script src="/assets/hls.min.js"></script>`) || hlsBuilt == strings.Contains(page, "player assets were not built") {
+				t.Fatalf("hls.js built: %v; page:\n%s", hlsBuilt, page)
 			}
 		})
 	}
@@ -205,10 +205,10 @@ func TestAssets(t *testing.T) {
 		t.Fatalf("play.css: %d %v", r.status, r.header)
 	}
 	r = a.do("GET", "/assets/hls.min.js", "", "")
-	if hasHLSJS() && (r.status != 200 || len(r.body) < 100000) {
+	if hlsBuilt && (r.status != 200 || len(r.body) < 100000) {
 		t.Fatalf("hls.min.js: %d, %d bytes", r.status, len(r.body))
 	}
-	if !hasHLSJS() {
+	if !hlsBuilt {
 		wantError(t, r, 404, "Not found")
 	}
 	for _, p := range []string{"/assets/", "/assets/missing.js", "/assets/..%2fplay.go", "/assets/play.go"} {

@@ -4,12 +4,14 @@ import (
 	"embed"
 	"fmt"
 	"html/template"
+	"io"
 	"io/fs"
 	"net/http"
 	"net/url"
 	"path"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/gorilla/mux"
 )
@@ -25,15 +27,15 @@ var assets embed.FS
 // hlsJS is the hls.js build the player loads.
 const hlsJS = "hls.min.js"
 
-// PlayerAssetsBuilt reports whether hls.js was built into this binary
-// (`just assets`); without it /play plays only where the browser plays HLS.
-func PlayerAssetsBuilt() bool { return hasHLSJS() }
-
-// hasHLSJS reports whether hls.js was built into this binary.
-func hasHLSJS() bool {
+// hlsBuilt is whether hls.js was built into this binary (`just assets`);
+// without it /play plays only where the browser plays HLS.
+var hlsBuilt = func() bool {
 	_, err := fs.Stat(assets, "assets/"+hlsJS)
 	return err == nil
-}
+}()
+
+// PlayerAssetsBuilt reports whether hls.js was built into this binary.
+func PlayerAssetsBuilt() bool { return hlsBuilt }
 
 // playPage is a minimal player: native HLS where the browser has it
 // (Safari, iOS), hls.js elsewhere. It holds no inline script or style:
@@ -72,7 +74,7 @@ func (s *Server) play(w http.ResponseWriter, r *http.Request) error {
 		Playlist, Thumbnail string
 		Resolutions         []string
 		HLSJS               bool
-	}{res.Filename, string(res.Status), deref(res.PlaylistURL), deref(res.ThumbnailURL), res.Resolutions, hasHLSJS()})
+	}{res.Filename, string(res.Status), deref(res.PlaylistURL), deref(res.ThumbnailURL), res.Resolutions, hlsBuilt})
 }
 
 // pageHeaders are the security headers of kino's HTML pages.
@@ -138,16 +140,21 @@ func (s *Server) serveAsset(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return errNotFound("asset")
 	}
-	b, err := assets.ReadFile("assets/" + name)
+	f, err := assets.Open("assets/" + name)
 	if err != nil {
+		return errNotFound("asset")
+	}
+	defer f.Close()
+	rs, ok := f.(io.ReadSeeker) // embedded files seek; served without a copy
+	if !ok {
 		return errNotFound("asset")
 	}
 	h := w.Header()
 	h.Set("Content-Type", ct)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "public, max-age=3600")
-	_, err = w.Write(b)
-	return err
+	http.ServeContent(w, r, name, time.Time{}, rs)
+	return nil
 }
 
 func deref(s *string) string {
