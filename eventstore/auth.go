@@ -184,28 +184,27 @@ func permissions(role string) *server.Permissions {
 				"$JS.API.DIRECT.GET.>",
 				// Only the consumers a worker runs, and no deletes: the
 				// transcode intake and queues, and the webhook sender
-				// (names as in transport/transcoder and transport/webhook;
-				// TestKinoWorkerRunsWithItsOwnRole runs a real worker).
-				"$JS.API.CONSUMER.CREATE." + StreamName + ".transcoder",
-				"$JS.API.CONSUMER.CREATE." + StreamName + ".transcoder.>",
-				"$JS.API.CONSUMER.CREATE." + DeliveriesStream + ".webhook-delivery",
-				"$JS.API.CONSUMER.CREATE." + DeliveriesStream + ".webhook-delivery.>",
+				// (TestKinoWorkerRunsWithItsOwnRole runs a real worker).
+				"$JS.API.CONSUMER.CREATE." + StreamName + "." + TranscodeIntake,
+				"$JS.API.CONSUMER.CREATE." + StreamName + "." + TranscodeIntake + ".>",
+				"$JS.API.CONSUMER.CREATE." + DeliveriesStream + "." + DeliveryDurable,
+				"$JS.API.CONSUMER.CREATE." + DeliveriesStream + "." + DeliveryDurable + ".>",
 				"$JS.API.CONSUMER.CREATE." + JobsStream + ".>",
 				"$JS.API.CONSUMER.INFO.>",
 				// Jobs are fetched and acknowledged from those consumers
 				// only: not from kino serve's fan-out, say, whose events a
 				// worker could otherwise take and drop.
-				"$JS.API.CONSUMER.MSG.NEXT." + StreamName + ".transcoder",
-				"$JS.API.CONSUMER.MSG.NEXT." + DeliveriesStream + ".webhook-delivery",
+				"$JS.API.CONSUMER.MSG.NEXT." + StreamName + "." + TranscodeIntake,
+				"$JS.API.CONSUMER.MSG.NEXT." + DeliveriesStream + "." + DeliveryDurable,
 				"$JS.API.CONSUMER.MSG.NEXT." + JobsStream + ".>",
-				"$JS.ACK." + StreamName + ".transcoder.>",
-				"$JS.ACK." + DeliveriesStream + ".webhook-delivery.>",
+				"$JS.ACK." + StreamName + "." + TranscodeIntake + ".>",
+				"$JS.ACK." + DeliveriesStream + "." + DeliveryDurable + ".>",
 				"$JS.ACK." + JobsStream + ".>",
 				"$JS.FC.>",
 				"$KV." + ProgressBucket + ".>",
 				"$KV." + SendLocksBucket + ".>",
 				"$KV." + AttemptsBucket + ".>",
-				"jobs.>", // the transcode queues (KINO_JOBS): intake and retries
+				jobsSubjects, // the transcode queues (KINO_JOBS): intake and retries
 				"_INBOX.>",
 			}},
 			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>", jobsReady + ">", "video.*." + domain.TypeVideoDeleted}},

@@ -24,9 +24,17 @@ import (
 // job runs next (FairWork). A job is removed once acknowledged.
 const JobsStream = "KINO_JOBS"
 
+// Durable consumers that workers run, named here so that the worker role's
+// permissions (auth.go) and the workers agree on them.
 const (
-	jobsReady = "jobs.transcode." // + account: jobs waiting or running
-	jobsLater = "jobs.later."     // + account: jobs waiting out a retry backoff
+	TranscodeIntake = "transcoder"       // on KINO_EVENTS: UploadAccepted into KINO_JOBS
+	DeliveryDurable = "webhook-delivery" // on KINO_DELIVERIES: the webhook sender
+)
+
+const (
+	jobsSubjects = "jobs.>"          // every subject of KINO_JOBS
+	jobsReady    = "jobs.transcode." // + account: jobs waiting or running
+	jobsLater    = "jobs.later."     // + account: jobs waiting out a retry backoff
 	// BackoffDurable moves jobs whose backoff is over back to their
 	// account's queue.
 	BackoffDurable = "backoff"
@@ -58,7 +66,7 @@ func openJobs(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstrea
 	s, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:        JobsStream,
 		Description: "kino transcode jobs, one subject per account",
-		Subjects:    []string{"jobs.>"},
+		Subjects:    []string{jobsSubjects},
 		Storage:     jetstream.FileStorage,
 		Retention:   jetstream.WorkQueuePolicy,
 		Duplicates:  24 * time.Hour, // a re-read UploadAccepted never doubles a job

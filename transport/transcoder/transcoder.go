@@ -27,7 +27,7 @@ import (
 // Durable is the name of the transcoder's intake consumer on the event
 // stream (the single work queue of earlier versions, which it replaces in
 // place); the jobs themselves wait in eventstore.JobsStream.
-const Durable = "transcoder"
+const Durable = eventstore.TranscodeIntake
 
 // Config configures a Transcoder; validate fills the defaults.
 type Config struct {

@@ -23,7 +23,7 @@ import (
 // Consumer names.
 const (
 	FanoutDurable   = "webhook-fanout"
-	DeliveryDurable = "webhook-delivery"
+	DeliveryDurable = eventstore.DeliveryDurable
 )
 
 // DefaultBackoff is the wait before each retry of a failed delivery.
