@@ -383,11 +383,18 @@ func (p *picker) next(ctx context.Context) *Job {
 func (p *picker) fetch(ctx context.Context, c candidate) *Job {
 	batch, err := c.cons.FetchNoWait(1)
 	if err != nil {
+		if ctx.Err() == nil {
+			p.cfg.Log.Warn("fetch job", "account", c.account, "err", err)
+		}
 		return nil
 	}
 	var msg jetstream.Msg
 	for m := range batch.Messages() {
 		msg = m
+	}
+	if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && ctx.Err() == nil {
+		// A permission refused, a consumer gone: say so, not idle in silence.
+		p.cfg.Log.Warn("fetch job", "account", c.account, "err", err)
 	}
 	if msg == nil {
 		return nil

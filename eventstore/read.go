@@ -106,10 +106,24 @@ func (s *Store) decodeStored(subject, typeHeader string, data []byte, seq uint64
 			Data: domain.Refused{Subject: subject, Reason: err.Error()}}
 	}
 	e.Seq = seq
-	if named := e.Data.Aggregate() + "." + e.AggregateID + "." + e.Type; named != subject {
+	if !subjectNames(subject, e.Data.Aggregate(), e.AggregateID, e.Type) {
+		named := e.Data.Aggregate() + "." + e.AggregateID + "." + e.Type
 		s.cfg.Log.Error("event refused: its body names another subject than the one it was stored under",
 			"seq", seq, "subject", subject, "named", named)
 		e.Data, e.Type = domain.Refused{Subject: subject, Named: named, Reason: "stored under another subject"}, domain.Refused{}.EventType()
 	}
 	return e
+}
+
+// subjectNames reports whether subject is aggregate.id.typ, without
+// building that string: it runs for every event read.
+func subjectNames(subject, aggregate, id, typ string) bool {
+	if len(subject) != len(aggregate)+len(id)+len(typ)+2 {
+		return false
+	}
+	a, rest := subject[:len(aggregate)], subject[len(aggregate):]
+	if a != aggregate || rest[0] != '.' || rest[1:1+len(id)] != id || rest[1+len(id)] != '.' {
+		return false
+	}
+	return rest[2+len(id):] == typ
 }
