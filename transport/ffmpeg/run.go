@@ -60,7 +60,7 @@ type RunOptions struct {
 	OnProgress   func(frac float64) // called with 0..1 as -progress reports out_time_us (may be nil)
 	OnOutTime    func(sec float64)  // called with each out_time reported, in seconds (may be nil)
 	StallTimeout time.Duration      // kill ffmpeg when neither a progress line arrives nor OutputDir grows for this long (0: 2 minutes)
-	OutputDir    string             // where ffmpeg writes; its growth counts as progress ("": Jail.Dir; both "": only progress lines count)
+	OutputDir    string             // where ffmpeg writes (a directory or one file); its growth counts as progress ("": Jail.Dir; both "": only progress lines count)
 	MaxRuntime   time.Duration      // kill ffmpeg after this long (0: 60s + 20×Duration seconds)
 	Jail         Jail               // where, as whom and under which limits ffmpeg runs
 }

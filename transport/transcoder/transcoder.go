@@ -362,6 +362,8 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 	g.Go(func() error {
 		o := opts(0, 1)
 		o.OnOutTime = func(sec float64) { encoded = max(encoded, sec) }
+		// Only this run's own output keeps it alive, not its neighbours'.
+		o.OutputDir = filepath.Join(work, media.HLSDir)
 		if err := ffmpeg.Run(gctx, ffmpeg.HLSArgs(in, media.HLSDir, info, rungs), o); err != nil {
 			return fmt.Errorf("hls: %w", err)
 		}
@@ -424,6 +426,7 @@ func (t *Transcoder) bounds(ctx context.Context, account string) (ffmpeg.Bounds,
 // opts' jail runs in.
 func stills(ctx context.Context, in ffmpeg.Input, work string, info ffmpeg.Info, opts ffmpeg.RunOptions) error {
 	opts.OnProgress = nil
+	opts.OutputDir = filepath.Join(work, media.ThumbnailName) // its own output, not the ladder's
 	if err := ffmpeg.Run(ctx, ffmpeg.ThumbnailArgs(in, media.ThumbnailName, info), opts); err != nil {
 		return fmt.Errorf("thumbnail: %w", err)
 	}
@@ -440,6 +443,7 @@ func stills(ctx context.Context, in ffmpeg.Input, work string, info ffmpeg.Info,
 		}
 	}
 	opts.Duration = min(opts.Duration, 6) // the preview is the first 6 s
+	opts.OutputDir = filepath.Join(work, media.PreviewName)
 	if err := ffmpeg.Run(ctx, ffmpeg.PreviewArgs(in, media.PreviewName, info), opts); err != nil {
 		return fmt.Errorf("preview: %w", err)
 	}
