@@ -18,22 +18,17 @@ func (s *Server) adminReplay(w http.ResponseWriter, r *http.Request) error {
 		return errNotFound("route " + r.URL.Path)
 	}
 	// Wrong tokens count against the client address, as wrong API keys do.
-	addr := clientAddr(r, s.cfg.TrustedProxies)
-	if over, wait := s.failures.over(addr, s.cfg.AuthFailuresPerMinute, s.cfg.Now()); over {
-		return tooManyFailures(w, wait)
-	}
-	got, want := sha256.Sum256([]byte(bearer(r))), sha256.Sum256([]byte(s.cfg.AdminToken))
-	var authErr error
-	if bearer(r) == "" {
-		authErr = errMissingKey()
-	} else if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-		authErr = domain.E("admin", domain.BadCredentials, "The admin token is invalid")
-	}
-	if authErr != nil {
-		if d := s.failures.allow(addr, s.cfg.AuthFailuresPerMinute, s.cfg.Now()); !d.allowed {
-			return tooManyFailures(w, d.retry)
+	if err := s.guardCredentials(w, r, func() error {
+		got, want := sha256.Sum256([]byte(bearer(r))), sha256.Sum256([]byte(s.cfg.AdminToken))
+		switch {
+		case bearer(r) == "":
+			return errMissingKey()
+		case subtle.ConstantTimeCompare(got[:], want[:]) != 1:
+			return domain.E("admin", domain.BadCredentials, "The admin token is invalid")
 		}
-		return authErr
+		return nil
+	}); err != nil {
+		return err
 	}
 	var body struct {
 		Verify bool `json:"verify"`

@@ -35,6 +35,25 @@ func bearer(r *http.Request) string {
 	return strings.TrimSpace(key)
 }
 
+// guardCredentials runs check, which verifies the request's credentials,
+// under the per-address limit on requests without valid ones: an address
+// over the limit is refused (429) before check runs, so a right guess is
+// refused too, and a check that finds no or wrong credentials counts
+// against the address.
+func (s *Server) guardCredentials(w http.ResponseWriter, r *http.Request, check func() error) error {
+	addr := clientAddr(r, s.cfg.TrustedProxies)
+	if over, wait := s.failures.over(addr, s.cfg.AuthFailuresPerMinute, s.cfg.Now()); over {
+		return tooManyFailures(w, wait)
+	}
+	err := check()
+	if k := domain.KindOf(err); k == domain.Unauthenticated || k == domain.BadCredentials {
+		if d := s.failures.allow(addr, s.cfg.AuthFailuresPerMinute, s.cfg.Now()); !d.allowed {
+			return tooManyFailures(w, d.retry)
+		}
+	}
+	return err
+}
+
 // authenticate resolves the API key to its account and applies the
 // account's rate limit. Every authenticated response carries the
 // X-RateLimit-* headers. Requests without a valid key (missing or wrong)
@@ -43,17 +62,11 @@ func bearer(r *http.Request) string {
 // 429 before any key is looked at, so keys cannot be guessed quickly.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
-		addr := clientAddr(r, s.cfg.TrustedProxies)
-		if over, wait := s.failures.over(addr, s.cfg.AuthFailuresPerMinute, s.cfg.Now()); over {
-			return tooManyFailures(w, wait)
-		}
-		acct, err := s.account(w, r)
-		if k := domain.KindOf(err); k == domain.Unauthenticated || k == domain.BadCredentials {
-			if d := s.failures.allow(addr, s.cfg.AuthFailuresPerMinute, s.cfg.Now()); !d.allowed {
-				return tooManyFailures(w, d.retry)
-			}
-		}
-		if err != nil {
+		var acct projections.Account
+		if err := s.guardCredentials(w, r, func() (err error) {
+			acct, err = s.account(w, r)
+			return err
+		}); err != nil {
 			return err
 		}
 		limits := s.cfg.Plans.Limits(acct.Plan)
