@@ -2,10 +2,12 @@ package transcoder
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
 )
 
 // planTTL is how long an account's plan is trusted before it is read
@@ -32,32 +34,43 @@ type planCache struct {
 }
 
 // limit is how many of account's videos may transcode at once across the
-// cluster: its plan's TranscodeConcurrency. An account that cannot be read
-// (NATS trouble, no such account) gets the free plan's.
+// cluster: its plan's TranscodeConcurrency, from a plan read at most
+// planTTL ago. An account that cannot be read (NATS trouble) keeps what was
+// known, or gets the free plan's.
 func (t *Transcoder) limit(ctx context.Context, account string) int {
-	now := time.Now()
 	t.plans.mu.Lock()
 	e, ok := t.plans.m[account]
 	t.plans.mu.Unlock()
-	if !ok {
-		e.plan = domain.PlanFree
-	}
-	if !ok || now.Sub(e.read) > planTTL {
-		events, _, err := t.cfg.Store.Load(ctx, domain.StreamID{Aggregate: domain.AggAccount, ID: account})
-		if err != nil { // keep what we knew, and ask again next time
+	plan := e.plan
+	if !ok || time.Since(e.read) > planTTL {
+		var err error
+		if plan, err = t.plan(ctx, account); err != nil { // ask again next time
 			t.cfg.Log.Warn("read account plan", "account", account, "err", err)
-			return max(t.cfg.Plans.Limits(e.plan).TranscodeConcurrency, 1)
+			if !ok {
+				plan = domain.PlanFree
+			}
 		}
-		e = planEntry{plan: domain.PlanFree, read: now}
-		if a := domain.Fold[domain.Account](events); a.Created {
-			e.plan = a.Plan
-		}
-		t.plans.mu.Lock()
-		if t.plans.m == nil || len(t.plans.m) > 10000 {
-			t.plans.m = map[string]planEntry{}
-		}
-		t.plans.m[account] = e
-		t.plans.mu.Unlock()
 	}
-	return max(t.cfg.Plans.Limits(e.plan).TranscodeConcurrency, 1)
+	return max(t.cfg.Plans.Limits(plan).TranscodeConcurrency, 1)
+}
+
+// plan reads account's plan now (an account not created, or on a plan
+// this kino has no limits for, is on the free plan) and remembers it for
+// limit.
+func (t *Transcoder) plan(ctx context.Context, account string) (domain.Plan, error) {
+	acc, err := eventstore.Current[domain.Account](ctx, t.cfg.Store, domain.StreamID{Aggregate: domain.AggAccount, ID: account})
+	if err != nil {
+		return "", fmt.Errorf("load account %s: %w", account, err)
+	}
+	plan := acc.Plan
+	if _, known := t.cfg.Plans[plan]; !known || !acc.Created {
+		plan = domain.PlanFree
+	}
+	t.plans.mu.Lock()
+	if t.plans.m == nil || len(t.plans.m) > 10000 {
+		t.plans.m = map[string]planEntry{}
+	}
+	t.plans.m[account] = planEntry{plan: plan, read: time.Now()}
+	t.plans.mu.Unlock()
+	return plan, nil
 }

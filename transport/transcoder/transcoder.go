@@ -410,13 +410,9 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 // ones, with the duration of the account's plan.
 func (t *Transcoder) bounds(ctx context.Context, account string) (ffmpeg.Bounds, error) {
 	b := *t.cfg.Bounds
-	acc, err := eventstore.Current[domain.Account](ctx, t.cfg.Store, domain.StreamID{Aggregate: domain.AggAccount, ID: account})
+	plan, err := t.plan(ctx, account) // fresh: a plan raised a moment ago counts
 	if err != nil {
-		return b, fmt.Errorf("load account %s: %w", account, err)
-	}
-	plan := acc.Plan
-	if _, ok := t.cfg.Plans[plan]; !ok {
-		plan = domain.PlanFree
+		return b, err
 	}
 	b.MaxDuration, b.Plan = t.cfg.Plans.Limits(plan).MaxDuration, string(plan)
 	return b, nil
