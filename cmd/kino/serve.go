@@ -101,7 +101,7 @@ func workerFlags(fs *pflag.FlagSet, cfg *WorkerConfig) (parse func() error) {
 		n := new(int)
 		name, envName := "transcode-concurrency-"+string(plan), "KINO_TRANSCODE_CONCURRENCY_"+strings.ToUpper(string(plan))
 		fs.IntVar(n, name, envInt(envName, domain.DefaultPlans()[plan].TranscodeConcurrency),
-			fmt.Sprintf("videos of one %s account transcoding at once across all workers (env %s)", plan, envName))
+			fmt.Sprintf("videos of one %s account transcoding at once across all workers; give every kino serve and kino worker the same value (env %s)", plan, envName))
 		concurrency[plan] = n
 	}
 	var webhookBackoff string
