@@ -4,10 +4,12 @@
 package eventstore
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -17,6 +19,25 @@ import (
 type Embedded struct {
 	srv     *server.Server
 	dataDir string
+}
+
+// ErrAddressInUse is returned by StartEmbedded when another process
+// listens on its address already.
+var ErrAddressInUse = errors.New("address in use")
+
+// checkFree fails at once when addr ("host:port", port not 0) cannot be
+// listened on, rather than letting the server's ReadyForConnections wait
+// for a listener that never comes. The probe is released at once: the
+// server binds the address a moment later.
+func checkFree(addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("%s: %w by another process (another kino serve or nats-server?)", addr, ErrAddressInUse)
+		}
+		return err
+	}
+	return l.Close()
 }
 
 // StartEmbedded starts a JetStream server storing under dataDir/nats and
@@ -34,6 +55,8 @@ func StartEmbedded(dataDir, listen string) (*Embedded, error) {
 	}
 	if port == 0 {
 		port = server.RANDOM_PORT
+	} else if err := checkFree(listen); err != nil {
+		return nil, fmt.Errorf("start nats: %w", err)
 	}
 	pubs, err := ensureCreds(dataDir)
 	if err != nil {

@@ -341,12 +341,17 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.Plans == nil {
 		m.Plans = domain.DefaultPlans()
 	}
+	// Both ports first: a busy one fails the start at once, before --dev
+	// prints a key that would never be served.
+	var err error
+	if m.listener, err = net.Listen("tcp", m.Addr); err != nil {
+		return fmt.Errorf("listen %s: %w (choose another address with --addr or KINO_ADDR)", m.Addr, err)
+	}
 	// Others may pass through (ffmpeg's user must reach media/.work) but
 	// not list what is inside.
 	if err := os.MkdirAll(m.Data, 0o711); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
-	var err error
 	if m.secrets, err = secretKey(m.SecretKeyFile, m.Data, true); err != nil {
 		return err
 	}
@@ -356,7 +361,9 @@ func (m *Main) Run(ctx context.Context) error {
 	natsURL, natsAuth := m.Config.NATSURL, m.NATSAuth
 	if natsURL == "" {
 		srv, err := eventstore.StartEmbedded(m.Data, m.NATSListen)
-		if err != nil {
+		if errors.Is(err, eventstore.ErrAddressInUse) {
+			return fmt.Errorf("%w: choose another address with --nats-listen or KINO_NATS_LISTEN", err)
+		} else if err != nil {
 			return err
 		}
 		m.nats, natsURL, natsAuth = srv, srv.URL(), srv.Auth(eventstore.RoleServe)
@@ -404,9 +411,6 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.start("progress", m.progress.Follow)
 
-	if m.listener, err = net.Listen("tcp", m.Addr); err != nil {
-		return fmt.Errorf("listen %s: %w", m.Addr, err)
-	}
 	port := m.listener.Addr().(*net.TCPAddr).Port
 	if m.BaseURL == "" {
 		m.BaseURL = fmt.Sprintf("http://localhost:%d/v1", port)
@@ -614,6 +618,8 @@ func (m *Main) Close() error {
 			errs = append(errs, err)
 		}
 		m.http = nil
+	} else if m.listener != nil {
+		_ = m.listener.Close() // a start that failed before serving
 	}
 	// Workers first (ffmpeg is killed, jobs handed back), the projector last.
 	for i := len(m.tasks) - 1; i >= 0; i-- {

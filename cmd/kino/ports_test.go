@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kino-video/kino/domain"
+)
+
+// buildKino builds the kino binary into a temp directory.
+func buildKino(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	passable(t, dir)
+	bin := filepath.Join(dir, "kino")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestBinaryServeBusyPortFailsAtOnce runs the real binary with its HTTP or
+// its NATS address taken by another listener: it must exit with an error
+// naming the flag to change, well within the embedded server's 30 s
+// readiness wait, and --dev must not have printed a key nobody can use.
+func TestBinaryServeBusyPortFailsAtOnce(t *testing.T) {
+	bin := buildKino(t)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	taken := busy.Addr().String()
+	for _, tt := range []struct {
+		name       string
+		addr, nats string
+		wantFlag   string
+	}{
+		{"http", taken, "127.0.0.1:0", "--addr"},
+		{"nats", "127.0.0.1:0", taken, "--nats-listen"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// Shorter than the 30 s the embedded server would wait.
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			data := filepath.Join(t.TempDir(), "data")
+			cmd := exec.CommandContext(ctx, bin, "serve", "--dev", "--workers", "0", "--data", data,
+				"--addr", tt.addr, "--nats-listen", tt.nats)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			if ctx.Err() != nil {
+				t.Fatalf("kino serve still running after 20 s with %s busy; stderr:\n%s", tt.name, stderr.String())
+			}
+			if err == nil {
+				t.Fatal("kino serve exited 0 with its address in use")
+			}
+			for _, line := range strings.Split(stdout.String(), "\n") {
+				if domain.WellFormedKey(line) || strings.Contains(line, "shown once") {
+					t.Fatalf("--dev printed a key although kino could not start:\n%s", stdout.String())
+				}
+			}
+			msg := stderr.String()
+			if !strings.Contains(msg, taken) || !strings.Contains(msg, tt.wantFlag) || !strings.Contains(msg, "in use") {
+				t.Fatalf("stderr %q: want the address %s, %q and the flag %s", msg, taken, "in use", tt.wantFlag)
+			}
+		})
+	}
+}
