@@ -32,7 +32,9 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		Short:         "kino: self-hostable video hosting (upload, HLS transcoding, webhooks)",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(),
 	}
+	root.SetVersionTemplate("{{.Version}}")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(
@@ -46,6 +48,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		newUploadCmd(),
 		newBenchCmd(),
 		newVideosCmd(),
+		newVersionCmd(),
 	)
 	return root
 }

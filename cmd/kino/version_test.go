@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"testing"
+)
+
+func TestDescribeBuild(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		info *debug.BuildInfo
+		want []string
+		not  []string
+	}{
+		{"tagged and clean", &debug.BuildInfo{GoVersion: "go1.99.1", Main: debug.Module{Version: "v1.4.0"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "3659c80aa"}, {Key: "vcs.time", Value: "2026-11-22T18:00:00Z"}, {Key: "vcs.modified", Value: "false"},
+		}}, []string{"kino v1.4.0\n", "commit 3659c80aa (2026-11-22T18:00:00Z)\n", "built with go1.99.1 for "}, []string{"uncommitted"}},
+		{"checkout with changes", &debug.BuildInfo{GoVersion: "go1.99.1", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "abc"}, {Key: "vcs.modified", Value: "true"},
+		}}, []string{"kino (devel)\n", "commit abc, with uncommitted changes\n"}, nil},
+		{"no vcs information", &debug.BuildInfo{GoVersion: "go1.99.1", Main: debug.Module{Version: "(devel)"}}, []string{"kino (devel)\n", "built with go1.99.1"}, []string{"commit"}},
+		{"no build information", nil, []string{"kino (unknown)\n", "built with " + runtime.Version()}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := describeBuild(tt.info)
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("missing %q in:\n%s", w, got)
+				}
+			}
+			for _, n := range tt.not {
+				if strings.Contains(got, n) {
+					t.Errorf("unexpected %q in:\n%s", n, got)
+				}
+			}
+		})
+	}
+}
+
+// TestVersionCommandAndFlag: `kino version` and `kino --version` print the
+// same description of this build, exit 0.
+func TestVersionCommandAndFlag(t *testing.T) {
+	var outs []string
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), args, &out, &errb); code != 0 {
+			t.Fatalf("kino %s: exit %d: %s", args[0], code, errb.String())
+		}
+		if !strings.HasPrefix(out.String(), "kino ") || !strings.Contains(out.String(), "built with go") {
+			t.Fatalf("kino %s printed %q", args[0], out.String())
+		}
+		outs = append(outs, out.String())
+	}
+	if outs[0] != outs[1] {
+		t.Fatalf("kino version and kino --version differ:\n%s\n%s", outs[0], outs[1])
+	}
+}
