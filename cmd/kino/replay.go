@@ -107,7 +107,11 @@ instead of swapping; the exit status is 1 when they differ.`,
 	}
 	cmd.Flags().StringVar(&conn.data, "data", env("KINO_DATA", "./data"), "data directory of a stopped kino (env KINO_DATA); online, where its NATS credentials are")
 	natsFlags(cmd.Flags(), &conn, eventstore.RoleAdmin)
-	cmd.Flags().Lookup("nats").Usage = "NATS of a running kino serve: rebuild online (env KINO_NATS_URL)"
+	// Without --nats (or KINO_NATS_URL) replay works offline: no default URL.
+	conn.url = env("KINO_NATS_URL", "")
+	natsFlag := cmd.Flags().Lookup("nats")
+	natsFlag.Usage = "NATS of a running kino serve: rebuild online; without it (and KINO_NATS_URL), rebuild offline from --data (env KINO_NATS_URL)"
+	natsFlag.DefValue = eventstore.RedactURL(conn.url)
 	cmd.Flags().BoolVar(&verify, "verify", false, "compare a rebuild with the live read models instead of replacing them")
 	return cmd
 }

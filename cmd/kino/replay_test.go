@@ -270,3 +270,21 @@ func TestVideoEventsAudit(t *testing.T) {
 	wantError(t, h.do("GET", "/v1/videos/"+id+"/events", other, nil), 404, "Not found")
 	wantError(t, h.do("GET", "/v1/videos/01ARZ3NDEKTSV4RRFFQ69G5FAV/events", key, nil), 404, "Not found")
 }
+
+// TestReplayHelpShowsNoNATSDefault: without --nats, kino replay works
+// offline, so its --help must not claim a default NATS URL.
+func TestReplayHelpShowsNoNATSDefault(t *testing.T) {
+	t.Setenv("KINO_NATS_URL", "")
+	out, errOut, code := runCLI("replay", "--help")
+	if code != 0 {
+		t.Fatalf("kino replay --help: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "--nats ") && strings.Contains(line, "default") {
+			t.Fatalf("kino replay --help gives --nats a default:\n%s", line)
+		}
+	}
+	if !strings.Contains(out, "offline") {
+		t.Fatalf("kino replay --help does not say that without --nats it rebuilds offline:\n%s", out)
+	}
+}
