@@ -105,7 +105,7 @@ func (s *Store) Import(ctx context.Context, events []domain.Event) error {
 		if err != nil {
 			return err
 		}
-		id := domain.StreamID{Aggregate: e.Data.Aggregate(), ID: e.AggregateID}
+		id := domain.StreamOf(e.Data.Aggregate(), e.AggregateID)
 		msg := &nats.Msg{Subject: id.Subject(e.Type), Data: body, Header: nats.Header{}}
 		msg.Header.Set(HeaderEventType, e.Type)
 		f, err := s.js.PublishMsgAsync(msg, jetstream.WithMsgID(e.ID))

@@ -22,7 +22,7 @@ import (
 )
 
 func videoStream(id string) domain.StreamID {
-	return domain.StreamID{Aggregate: domain.AggVideo, ID: id}
+	return domain.VideoStream(id)
 }
 
 // multipartSlack allows for multipart framing around the file when a

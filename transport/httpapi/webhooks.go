@@ -16,7 +16,7 @@ import (
 )
 
 func webhookStream(id string) domain.StreamID {
-	return domain.StreamID{Aggregate: domain.AggWebhook, ID: id}
+	return domain.WebhookStream(id)
 }
 
 // newWebhookSecret is "whsec_" and 32 random bytes in hex.

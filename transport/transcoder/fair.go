@@ -58,7 +58,7 @@ func (t *Transcoder) limit(ctx context.Context, account string) int {
 // this kino has no limits for, is on the free plan) and remembers it for
 // limit.
 func (t *Transcoder) plan(ctx context.Context, account string) (domain.Plan, error) {
-	acc, err := eventstore.Current[domain.Account](ctx, t.cfg.Store, domain.StreamID{Aggregate: domain.AggAccount, ID: account})
+	acc, err := eventstore.Current[domain.Account](ctx, t.cfg.Store, domain.AccountStream(account))
 	if err != nil {
 		return "", fmt.Errorf("load account %s: %w", account, err)
 	}

@@ -124,7 +124,7 @@ func New(cfg Config) (*Transcoder, error) {
 func (t *Transcoder) Run(ctx context.Context) error {
 	return t.cfg.Store.FairWork(ctx, eventstore.FairConfig{
 		Intake:         Durable,
-		FilterSubjects: []string{domain.AggVideo + ".*." + domain.TypeUploadAccepted},
+		FilterSubjects: []string{domain.TypeFilter(domain.AggVideo, domain.TypeUploadAccepted)},
 		Account:        jobAccount,
 		Limit:          t.limit,
 		Concurrency:    t.cfg.Workers,
@@ -134,7 +134,7 @@ func (t *Transcoder) Run(ctx context.Context) error {
 }
 
 func videoStream(id string) domain.StreamID {
-	return domain.StreamID{Aggregate: domain.AggVideo, ID: id}
+	return domain.VideoStream(id)
 }
 
 // handle runs one job to its end: Ack when the video reached a final state

@@ -124,7 +124,7 @@ func (d *Deliverer) handle(ctx context.Context, job *eventstore.Job) {
 // off gives up. Messages queued before the count existed (no hCounted
 // header) take at least their delivery count, as before.
 func (d *Deliverer) attempt(ctx context.Context, job *eventstore.Job, hookID, deliveryID, kind string, log *slog.Logger) {
-	stream := domain.StreamID{Aggregate: domain.AggWebhook, ID: hookID}
+	stream := domain.WebhookStream(hookID)
 	w, err := eventstore.Current[domain.Webhook](ctx, d.cfg.Store, stream)
 	if err != nil {
 		d.later(ctx, job, time.Second, log, err)

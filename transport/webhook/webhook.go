@@ -139,8 +139,8 @@ func (f *Fanout) Run(ctx context.Context) error {
 	return f.cfg.Store.Work(ctx, eventstore.WorkConfig{
 		Durable: FanoutDurable,
 		FilterSubjects: []string{
-			domain.AggVideo + ".*." + domain.TypeTranscodeSucceeded,
-			domain.AggVideo + ".*." + domain.TypeTranscodeFailed,
+			domain.TypeFilter(domain.AggVideo, domain.TypeTranscodeSucceeded),
+			domain.TypeFilter(domain.AggVideo, domain.TypeTranscodeFailed),
 		},
 		Concurrency: 1,
 		// Created at the stream's end: a first start of a version with
