@@ -31,16 +31,12 @@ func withStoreConfig(ctx context.Context, cfg eventstore.Config, fn func(*events
 	return fn(store)
 }
 
-func accountStream(slug string) domain.StreamID {
-	return domain.StreamID{Aggregate: domain.AggAccount, ID: slug}
-}
-
 // loadAccount folds an account's events; NotFound when it does not exist.
 func loadAccount(ctx context.Context, store *eventstore.Store, slug string) (domain.Account, error) {
 	if !domain.ValidSlug(slug) {
 		return domain.Account{}, domain.E("load account", domain.NotFound, "account %q not found", slug)
 	}
-	events, _, err := store.Load(ctx, accountStream(slug))
+	events, _, err := store.Load(ctx, domain.AccountStream(slug))
 	if err != nil {
 		return domain.Account{}, err
 	}
@@ -65,7 +61,7 @@ func newAccountsCmd() *cobra.Command {
 				return err
 			}
 			return withStore(cmd.Context(), &conn, func(s *eventstore.Store) error {
-				if _, err := eventstore.Execute[domain.Account](cmd.Context(), s, accountStream(args[0]), domain.CreateAccount{Slug: args[0], Plan: p}); err != nil {
+				if _, err := eventstore.Execute[domain.Account](cmd.Context(), s, domain.AccountStream(args[0]), domain.CreateAccount{Slug: args[0], Plan: p}); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "account %s created (plan %s)\n", args[0], p)
@@ -90,7 +86,7 @@ func newAccountsCmd() *cobra.Command {
 				if _, err := loadAccount(cmd.Context(), s, args[0]); err != nil {
 					return err
 				}
-				if _, err := eventstore.Execute[domain.Account](cmd.Context(), s, accountStream(args[0]), domain.ChangePlan{Plan: p}); err != nil {
+				if _, err := eventstore.Execute[domain.Account](cmd.Context(), s, domain.AccountStream(args[0]), domain.ChangePlan{Plan: p}); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "account %s is on plan %s\n", args[0], p)
@@ -117,7 +113,7 @@ func newKeysCmd() *cobra.Command {
 				if _, err := loadAccount(cmd.Context(), s, args[0]); err != nil {
 					return err
 				}
-				key, id, err := issueKey(cmd.Context(), s, args[0], label)
+				key, id, err := eventstore.IssueKey(cmd.Context(), s, args[0], label)
 				if err != nil {
 					return err
 				}
@@ -169,7 +165,7 @@ func newKeysCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if _, err := eventstore.Execute[domain.Account](cmd.Context(), s, accountStream(account), domain.RevokeKey{KeyID: keyID}); err != nil {
+				if _, err := eventstore.Execute[domain.Account](cmd.Context(), s, domain.AccountStream(account), domain.RevokeKey{KeyID: keyID}); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "key %s of account %s revoked\n", keyID, account)
@@ -186,7 +182,7 @@ func newKeysCmd() *cobra.Command {
 // KeyIssued events: keys are few, and the CLI needs no read model.
 func findKeyAccount(ctx context.Context, s *eventstore.Store, keyID string) (string, error) {
 	var account string
-	err := s.Scan(ctx, []string{"account.*." + domain.TypeKeyIssued}, func(e domain.Event) error {
+	err := s.Scan(ctx, []string{domain.TypeFilter(domain.AggAccount, domain.TypeKeyIssued)}, func(e domain.Event) error {
 		if k, ok := e.Data.(domain.KeyIssued); ok && k.KeyID == keyID {
 			account = e.AggregateID
 		}
@@ -243,7 +239,7 @@ func newHistoryCmd() *cobra.Command {
 				if !domain.ValidID(id) {
 					return fmt.Errorf("video %s not found", id)
 				}
-				events, _, err := s.Load(cmd.Context(), domain.StreamID{Aggregate: domain.AggVideo, ID: id})
+				events, _, err := s.Load(cmd.Context(), domain.VideoStream(id))
 				if err != nil {
 					return err
 				}

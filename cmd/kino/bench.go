@@ -225,10 +225,10 @@ func startBenchKino(ctx context.Context, dir string, workers WorkerConfig) (*Mai
 }
 
 func benchAccount(ctx context.Context, m *Main) (string, error) {
-	if _, err := eventstore.Execute[domain.Account](ctx, m.store, accountStream("bench"), domain.CreateAccount{Slug: "bench", Plan: domain.PlanBusiness}); err != nil {
+	if _, err := eventstore.Execute[domain.Account](ctx, m.store, domain.AccountStream("bench"), domain.CreateAccount{Slug: "bench", Plan: domain.PlanBusiness}); err != nil {
 		return "", err
 	}
-	key, _, err := issueKey(ctx, m.store, "bench", "bench")
+	key, _, err := eventstore.IssueKey(ctx, m.store, "bench", "bench")
 	if err != nil {
 		return "", err
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -512,33 +511,20 @@ func (m *Main) catchUp(ctx context.Context) error {
 	return m.projector.WaitFor(ctx, last)
 }
 
-// devBootstrap creates account dev (business), collection default and a
-// key when the store holds no events at all, and prints the key.
+// devBootstrap runs eventstore.DevBootstrap on an empty store, waits for
+// the read models to include it and prints the key.
 func (m *Main) devBootstrap(ctx context.Context) error {
-	last, err := m.store.LastSeq(ctx)
-	if err != nil || last > 0 {
-		return err
-	}
-	const acct = "dev"
-	if _, err := eventstore.Execute[domain.Account](ctx, m.store, domain.StreamID{Aggregate: domain.AggAccount, ID: acct},
-		domain.CreateAccount{Slug: acct, Plan: domain.PlanBusiness}); err != nil {
-		return err
-	}
-	if _, err := eventstore.Execute[domain.Collection](ctx, m.store, domain.CollectionStream(acct, "default"),
-		domain.CreateCollection{Account: acct, Slug: "default", Name: "Default"}); err != nil {
-		return err
-	}
-	key, keyID, err := issueKey(ctx, m.store, acct, "dev")
-	if err != nil {
+	dev, created, err := eventstore.DevBootstrap(ctx, m.store)
+	if err != nil || !created {
 		return err
 	}
 	if err := m.catchUp(ctx); err != nil {
 		return err
 	}
-	m.DevKey = key
-	m.Log.Info("dev bootstrap: account dev (business), collection default, one key", "key_id", keyID)
+	m.DevKey = dev.Key
+	m.Log.Info("dev bootstrap: account dev (business), collection default, one key", "key_id", dev.KeyID)
 	if m.Stdout != nil {
-		fmt.Fprintf(m.Stdout, "kino --dev: created account \"dev\" (plan business), collection \"default\" and this API key (shown once):\n%s\n", key)
+		fmt.Fprintf(m.Stdout, "kino --dev: created account %q (plan business), collection %q and this API key (shown once):\n%s\n", dev.Account, dev.Collection, dev.Key)
 	}
 	return nil
 }
@@ -586,18 +572,6 @@ func startWorkers(m *Main, store *eventstore.Store, mediaStore *media.Store, pro
 	}
 	m.start("transcoder", tc.Run)
 	return nil
-}
-
-// issueKey generates a key, records its hash for account and returns the
-// key (to be shown once) and its id.
-func issueKey(ctx context.Context, store *eventstore.Store, account, label string) (key, keyID string, err error) {
-	if key, err = domain.NewAPIKey(rand.Reader); err != nil {
-		return "", "", err
-	}
-	keyID = store.NewID()
-	_, err = eventstore.Execute[domain.Account](ctx, store, domain.StreamID{Aggregate: domain.AggAccount, ID: account},
-		domain.IssueKey{KeyID: keyID, Hash: domain.HashKey(key), Prefix: key[:len(domain.KeyPrefix)+4], Label: label})
-	return key, keyID, err
 }
 
 // Close stops the service: HTTP first (in-flight requests get 10 s), then
