@@ -69,23 +69,32 @@ bench: ensure-ffmpeg build
     ./bin/kino bench
 
 # Starts kino on a fresh data dir, uploads a generated 10 s sample with a progress bar and prints its playlist and player page.
+# The data dir is removed on exit; KEEP=1 just demo keeps it.
 demo port="8090": ensure-ffmpeg build
     #!/usr/bin/env bash
     set -euo pipefail
     data=$(mktemp -d -t kino-demo-XXXX)
     chmod 711 "$data" # as root, ffmpeg runs as nobody and must pass through it
-    nats=127.0.0.1:$(( {{port}} + 1000 ))
-    ./bin/kino serve --data "$data" --addr 127.0.0.1:{{port}} --nats-listen "$nats" 2> "$data/serve.log" &
+    # The embedded NATS takes any free loopback port; the log says which.
+    ./bin/kino serve --data "$data" --addr 127.0.0.1:{{port}} --nats-listen 127.0.0.1:0 2> "$data/serve.log" &
     pid=$!
-    trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; echo "demo data left in $data"' EXIT
+    cleanup() {
+        trap '' INT TERM # just passes Ctrl-C on as SIGTERM: finish cleaning up
+        kill $pid 2>/dev/null || true
+        wait $pid 2>/dev/null || true
+        if [ -n "${KEEP:-}" ]; then echo "demo data kept in $data"; else rm -rf "$data"; fi
+    }
+    trap cleanup EXIT
     for i in $(seq 100); do
         curl -fsS http://127.0.0.1:{{port}}/healthz >/dev/null 2>&1 && break
         kill -0 $pid 2>/dev/null || { cat "$data/serve.log"; exit 1; }
         sleep 0.1
     done
-    ./bin/kino accounts create demo --plan business --data "$data" --nats "nats://$nats"
-    key=$(./bin/kino keys create demo --label demo --data "$data" --nats "nats://$nats" | tail -n 1)
-    ./bin/kino collections create demo demo "Demo videos" --data "$data" --nats "nats://$nats"
+    nats=$(sed -n 's/.*msg="embedded NATS started" url=\(nats:[^ ]*\).*/\1/p' "$data/serve.log" | head -n 1)
+    [ -n "$nats" ] || { echo "kino serve did not log its NATS address:"; cat "$data/serve.log"; exit 1; }
+    ./bin/kino accounts create demo --plan business --data "$data" --nats "$nats"
+    key=$(./bin/kino keys create demo --label demo --data "$data" --nats "$nats" | tail -n 1)
+    ./bin/kino collections create demo demo "Demo videos" --data "$data" --nats "$nats"
     echo "generating a 10 s 1280x720 sample with ffmpeg..."
     ffmpeg -loglevel error -f lavfi -i testsrc2=size=1280x720:rate=30 -f lavfi -i sine=frequency=440:sample_rate=48000 \
         -t 10 -pix_fmt yuv420p -c:v libx264 -preset veryfast -c:a aac "$data/sample.mp4"
