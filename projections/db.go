@@ -70,8 +70,12 @@ var initialMmapSize = func() int {
 }()
 
 // OpenDB opens (or creates) the read-model file at path.
-func OpenDB(path string) (*DB, error) {
-	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, FreelistType: bolt.FreelistMapType, NoFreelistSync: true,
+func OpenDB(path string) (*DB, error) { return openDB(path, 5*time.Second) }
+
+// openDB opens the file, waiting up to timeout for another process's lock
+// (bolt.ErrTimeout after it).
+func openDB(path string, timeout time.Duration) (*DB, error) {
+	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, FreelistType: bolt.FreelistMapType, NoFreelistSync: true,
 		InitialMmapSize: initialMmapSize})
 	if err != nil {
 		return nil, fmt.Errorf("open read models %s: %w", path, err)

@@ -215,37 +215,14 @@ func (p Progress) PerSecond() float64 {
 func (p *Projector) Rebuild(ctx context.Context, progress func(Progress)) (Progress, error) {
 	p.rebuilding.Lock()
 	defer p.rebuilding.Unlock()
-	side, final, err := BuildSide(ctx, p.source, p.db.Path()+".rebuild", progress)
-	if err != nil {
-		return final, err
-	}
-	// Pause the follower; the side file catches up with what came since.
-	resume, err := p.stopFollower(ctx)
-	if err != nil {
-		side.Discard()
-		return final, err
-	}
-	defer resume()
-	last, err := p.source.LastSeq(ctx)
-	if err == nil {
-		err = build(ctx, p.source, side, last, func(Progress) {})
-	}
-	if err == nil {
-		err = p.db.replaceWith(side)
-	}
-	if err != nil {
-		side.Discard()
-		return final, err
-	}
-	cp, err := p.db.Checkpoint()
+	_, final, err := rebuildFile(ctx, p.source, p.db, p.stopFollower, p.advance, false, 0, progress)
 	if err != nil {
 		return final, err
 	}
 	p.mu.Lock()
 	p.failed = nil // the rebuilt read models hold every event: follow again
 	p.mu.Unlock()
-	p.advance(cp)
-	final.Applied = cp
+	p.advance(final.Applied)
 	return final, nil
 }
 
@@ -398,27 +375,5 @@ func build(ctx context.Context, source EventSource, db *DB, upTo uint64, progres
 func (p *Projector) Verify(ctx context.Context, max int, progress func(Progress)) ([]string, Progress, error) {
 	p.rebuilding.Lock()
 	defer p.rebuilding.Unlock()
-	side, final, err := BuildSide(ctx, p.source, p.db.Path()+".verify", progress)
-	if err != nil {
-		return nil, final, err
-	}
-	defer side.Discard()
-	resume, err := p.stopFollower(ctx)
-	if err != nil {
-		return nil, final, err
-	}
-	defer resume()
-	// Both to the same sequence: the stream's end now.
-	last, err := p.source.LastSeq(ctx)
-	if err != nil {
-		return nil, final, err
-	}
-	if err := build(ctx, p.source, p.db, last, func(pr Progress) { p.advance(pr.Applied) }); err != nil {
-		return nil, final, err
-	}
-	if err := build(ctx, p.source, side, last, func(Progress) {}); err != nil {
-		return nil, final, err
-	}
-	diffs, err := Diff(p.db, side, max)
-	return diffs, final, err
+	return rebuildFile(ctx, p.source, p.db, p.stopFollower, p.advance, true, max, progress)
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/projections"
@@ -156,19 +155,18 @@ func replayOnline(ctx context.Context, conn *natsClient, verify bool, out io.Wri
 // replayOffline rebuilds the read models of a stopped kino from its own
 // NATS store, started here without a listener reachable from outside.
 func replayOffline(ctx context.Context, data string, verify bool, out io.Writer) (replayResult, error) {
-	live := filepath.Join(data, "projections.db")
 	if _, err := os.Stat(filepath.Join(data, "nats")); err != nil {
 		return replayResult{}, fmt.Errorf("no kino data in %s: %w", data, err)
 	}
-	// A running kino serve holds the file's lock.
-	if b, err := bolt.Open(live, 0o600, &bolt.Options{Timeout: 200 * time.Millisecond}); err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
-			return replayResult{}, fmt.Errorf("a kino serve is using %s: replay it online with --nats URL", data)
-		}
-		return replayResult{}, err
-	} else if err := b.Close(); err != nil {
+	// A running kino serve holds the file's lock: checked before its NATS
+	// store is opened a second time.
+	live, err := projections.OpenIfFree(filepath.Join(data, "projections.db"))
+	if errors.Is(err, projections.ErrInUse) {
+		return replayResult{}, fmt.Errorf("a kino serve is using %s: replay it online with --nats URL", data)
+	} else if err != nil {
 		return replayResult{}, err
 	}
+	defer live.Close()
 	srv, err := eventstore.StartEmbedded(data, "127.0.0.1:0")
 	if err != nil {
 		return replayResult{}, err
@@ -179,42 +177,9 @@ func replayOffline(ctx context.Context, data string, verify bool, out io.Writer)
 		progress := throttled(func(p projections.Progress) {
 			printProgress(out, replayProgress{Applied: p.Applied, Total: p.Total, EventsPerSecond: p.PerSecond()})
 		})
-		suffix := ".rebuild"
-		if verify {
-			suffix = ".verify"
-		}
-		side, pr, err := projections.BuildSide(ctx, s, live+suffix, progress)
-		if err != nil {
-			return err
-		}
-		if verify {
-			defer side.Discard()
-			current, err := projections.OpenDB(live)
-			if err != nil {
-				return err
-			}
-			defer current.Close()
-			// Compare at the same sequence: the live file may stop short of
-			// the stream's end (kino serve catches up when it starts).
-			cp, err := side.Checkpoint()
-			if err == nil {
-				err = projections.CatchUp(ctx, s, current, cp, func(projections.Progress) {})
-			}
-			if err != nil {
-				return err
-			}
-			diffs, err := projections.Diff(current, side, maxDifferences)
-			res = resultOf(pr, true, diffs)
-			return err
-		}
-		if err := side.Close(); err != nil {
-			return err
-		}
-		if err := os.Rename(live+suffix, live); err != nil {
-			return err
-		}
-		res = resultOf(pr, false, nil)
-		return nil
+		diffs, pr, err := projections.RebuildFile(ctx, s, live, verify, maxDifferences, progress)
+		res = resultOf(pr, verify, diffs)
+		return err
 	})
 	return res, err
 }

@@ -288,3 +288,18 @@ func TestReplayHelpShowsNoNATSDefault(t *testing.T) {
 		t.Fatalf("kino replay --help does not say that without --nats it rebuilds offline:\n%s", out)
 	}
 }
+
+// TestReplayOfflineRefusesARunningServe: the offline path sees a running
+// kino serve's lock on the read models, before it opens the NATS store a
+// second time, and says to replay online.
+func TestReplayOfflineRefusesARunningServe(t *testing.T) {
+	data := t.TempDir()
+	start(t, data)
+	out, errOut, code := runCLI("replay", "--data", data)
+	if code == 0 || !strings.Contains(errOut, "a kino serve is using") || !strings.Contains(errOut, "--nats") {
+		t.Fatalf("kino replay --data on a running serve: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(data, "projections.db.rebuild")); !os.IsNotExist(err) {
+		t.Fatal("side file left behind")
+	}
+}
