@@ -7,6 +7,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore/benchstore"
 )
 
 // BenchmarkDecodeAndApply measures kino's own share of a rebuild, without
@@ -18,7 +19,7 @@ import (
 //	go test -run '^$' -bench DecodeAndApply -benchtime 3x ./projections
 func BenchmarkDecodeAndApply(b *testing.B) {
 	const n = 200_000
-	events := Synthetic(n)
+	events := benchstore.Synthetic(n)
 	bodies := make([][]byte, n)
 	for i := range events {
 		events[i].Seq = uint64(i + 1)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/benchstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/projections"
 )
@@ -24,7 +25,7 @@ func BenchmarkRebuild(b *testing.B) {
 		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
 			s := eventstoretest.Run(b)
 			ctx := context.Background()
-			if err := s.Import(ctx, projections.Synthetic(n)); err != nil {
+			if err := benchstore.Import(ctx, s, benchstore.Synthetic(n)); err != nil {
 				b.Fatal(err)
 			}
 			last, err := s.LastSeq(ctx)
@@ -52,7 +53,7 @@ func BenchmarkRebuild(b *testing.B) {
 }
 
 func rawIntoBolt(b *testing.B, ctx context.Context, s *eventstore.Store, upTo uint64) {
-	if err := projections.RawIntoBolt(ctx, s, filepath.Join(b.TempDir(), "raw.db"), upTo); err != nil {
+	if err := benchstore.RawIntoBolt(ctx, s, filepath.Join(b.TempDir(), "raw.db"), upTo); err != nil {
 		b.Fatal(err)
 	}
 }

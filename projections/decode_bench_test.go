@@ -6,15 +6,15 @@ import (
 	"testing"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore/benchstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
-	"github.com/kino-video/kino/projections"
 )
 
 func BenchmarkTailDecodeOnly(b *testing.B) {
 	s := eventstoretest.Run(b)
 	ctx := context.Background()
 	n := 200000
-	if err := s.Import(ctx, projections.Synthetic(n)); err != nil {
+	if err := benchstore.Import(ctx, s, benchstore.Synthetic(n)); err != nil {
 		b.Fatal(err)
 	}
 	stop := errors.New("stop")

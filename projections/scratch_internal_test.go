@@ -12,6 +12,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore/benchstore"
 )
 
 // The arena is written over by every batch: read models built by one
@@ -22,7 +23,7 @@ import (
 // events with a fresh scratch each, which never reach a chunk's end.
 func TestScratchReusedAcrossBatchesWritesWhatSmallBatchesWrite(t *testing.T) {
 	var events []domain.Event
-	for i, e := range Synthetic(60_000) {
+	for i, e := range benchstore.Synthetic(60_000) {
 		if i > 0 && i%7_000 == 0 {
 			r := e
 			r.AggregateID, r.Type = "acct-3_c3", domain.TypeCollectionRenamed

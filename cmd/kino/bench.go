@@ -26,6 +26,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/benchstore"
 )
 
 // A result is one line of `kino bench`: kino's figure beside a baseline
@@ -403,7 +404,7 @@ func benchWrites(ctx context.Context, m *Main, key string, o benchOptions) (resu
 // with a per-subject expectation, from clients goroutines, each on its own
 // subject, into a stream beside kino's on the same server.
 func rawAppends(ctx context.Context, s *eventstore.Store, clients int, d time.Duration) (float64, error) {
-	raw, err := s.OpenRawStream(ctx, "KINO_BENCH_RAW")
+	raw, err := benchstore.OpenRawStream(ctx, s, "KINO_BENCH_RAW")
 	if err != nil {
 		return 0, err
 	}

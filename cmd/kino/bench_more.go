@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/benchstore"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/apiclient"
 	"github.com/kino-video/kino/transport/ffmpeg"
@@ -200,7 +201,7 @@ func replayOnce(ctx context.Context, dir string, n, runs int, say func(string, .
 	}
 	defer s.Close()
 	say("replay: importing %d synthetic events", n)
-	if err := s.Import(ctx, projections.Synthetic(n)); err != nil {
+	if err := benchstore.Import(ctx, s, benchstore.Synthetic(n)); err != nil {
 		return result{}, 0, err
 	}
 	r := result{Measure: fmt.Sprintf("rebuild of %d events", n), Unit: "events/s", Goal: ">= 0.70", HigherWin: true}
@@ -218,7 +219,7 @@ func replayOnce(ctx context.Context, dir string, n, runs int, say func(string, .
 		r.KinoRuns = append(r.KinoRuns, float64(n)/took)
 		raw := filepath.Join(dir, fmt.Sprintf("raw-%d.db", i))
 		t0 = time.Now()
-		if err := projections.RawIntoBolt(ctx, s, raw, uint64(n)); err != nil {
+		if err := benchstore.RawIntoBolt(ctx, s, raw, uint64(n)); err != nil {
 			return r, 0, err
 		}
 		r.BaseRuns = append(r.BaseRuns, float64(n)/time.Since(t0).Seconds())

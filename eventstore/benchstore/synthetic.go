@@ -1,13 +1,11 @@
-package projections
+package benchstore
 
 import (
-	"context"
 	"encoding/binary"
 	"fmt"
 	"time"
 
 	"github.com/oklog/ulid/v2"
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/kino-video/kino/domain"
 )
@@ -58,53 +56,4 @@ func (e ulidEntropy) Read(p []byte) (int, error) {
 	}
 	binary.BigEndian.PutUint64(p[len(p)-8:], e.n)
 	return len(p), nil
-}
-
-// RawSource reads a stream's raw message bodies (eventstore.Store does).
-type RawSource interface {
-	RawTail(ctx context.Context, upTo uint64, fn func(seq uint64, body []byte) error) error
-}
-
-// RawIntoBolt writes the raw bodies of sequences 1..upTo into a bbolt file
-// at path, 1 000 per transaction: the floor of reading a stream into a
-// bbolt file, which a rebuild is measured against (kino bench, and
-// BenchmarkRebuild). The file is opened with the read models' options, so
-// the floor has every advantage kino's own file has.
-func RawIntoBolt(ctx context.Context, source RawSource, path string, upTo uint64) error {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{FreelistType: bolt.FreelistMapType, NoFreelistSync: true, InitialMmapSize: initialMmapSize})
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	type kv struct {
-		k    [8]byte
-		body []byte
-	}
-	batch := make([]kv, 0, 1000)
-	flush := func() error {
-		return db.Update(func(tx *bolt.Tx) error {
-			bk, err := tx.CreateBucketIfNotExists([]byte("events"))
-			if err != nil {
-				return err
-			}
-			bk.FillPercent = 1
-			for _, e := range batch {
-				if err := bk.Put(e.k[:], e.body); err != nil {
-					return err
-				}
-			}
-			batch = batch[:0]
-			return nil
-		})
-	}
-	return source.RawTail(ctx, upTo, func(seq uint64, body []byte) error {
-		var e kv
-		binary.BigEndian.PutUint64(e.k[:], seq)
-		e.body = body
-		batch = append(batch, e)
-		if len(batch) == 1000 || seq >= upTo {
-			return flush()
-		}
-		return nil
-	})
 }
