@@ -1,627 +1,70 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
-	"math"
-	"mime/multipart"
-	"net"
-	"net/http"
-	"os"
-	"path/filepath"
-	"runtime"
-	"slices"
-	"strconv"
-	"strings"
-	"sync"
-	"sync/atomic"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/kino-video/kino/cmd/kino/bench"
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
-	"github.com/kino-video/kino/eventstore/benchstore"
 )
 
-// A result is one line of `kino bench`: kino's figure beside a baseline
-// measured in the same run on the same machine (medians of the runs).
-type result struct {
-	Measure   string    `json:"measure"`
-	Unit      string    `json:"unit"`
-	Kino      float64   `json:"kino"`
-	Baseline  float64   `json:"baseline"`
-	Ratio     float64   `json:"ratio"` // kino / baseline
-	Goal      string    `json:"goal"`
-	Met       bool      `json:"met"`
-	KinoRuns  []float64 `json:"kinoRuns"`
-	BaseRuns  []float64 `json:"baselineRuns"`
-	Notes     string    `json:"notes,omitempty"`
-	HigherWin bool      `json:"-"`
-}
-
-type benchOptions struct {
-	quick    bool
-	only     []string
-	asJSON   bool
-	runs     int
-	duration time.Duration
-	uploadMB int
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	return s[len(s)/2]
-}
+// mp4Box passes the upload's container check (tests use it too).
+var mp4Box = bench.MP4Box
 
 func newBenchCmd() *cobra.Command {
-	var o benchOptions
+	o := bench.Options{Start: startBenchKino}
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "bench [--quick] [--only reads,writes,uploads,processing,replay] [--json]",
 		Short: "Measure kino against baselines on this machine, side by side, in one run",
-		Long: `bench starts a private kino (embedded NATS, temp data dir) and measures it
-beside a baseline run in the same process on the same machine: every figure
-is a median of several runs, with its ratio to the baseline and the goal.
-
-  reads    GET /v1/videos/{id} and ?limit=50 vs a bare net/http handler (goal >= 0.60)
-  writes   POST /v1/collections, 8 clients, vs raw JetStream appends with a per-subject expectation (goal >= 0.50)
-  uploads     one large upload vs a bare handler copying the body to disk (goal >= 0.70, < 64 MiB RSS growth)
-  processing  a 30 s 1080p clip, upload -> COMPLETED, vs the same ffmpeg commands bare (goal <= 1.05)
-              and vs one ffmpeg per rendition in sequence (goal <= 0.80)
-  replay      rebuild of 250k/500k/1M synthetic events vs a raw ordered consumer into bbolt
-              (goal >= 0.70), and linear growth of the rebuild time
-
---quick uses tiny sizes and short runs (seconds), so the bench is part of the test suite.`,
-		Args: cobra.NoArgs,
+		Long:  bench.Describe,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.quick {
-				o.runs, o.duration, o.uploadMB = 1, 300*time.Millisecond, 8
-			}
-			results, err := runBench(cmd.Context(), o, cmd.ErrOrStderr())
+			results, err := bench.Run(cmd.Context(), o, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
-			if o.asJSON {
+			if asJSON {
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
 				return enc.Encode(results)
 			}
-			return benchTable(out, results)
+			return bench.Table(out, results)
 		},
 	}
-	cmd.Flags().BoolVar(&o.quick, "quick", false, "tiny sizes and short runs, for CI")
-	cmd.Flags().StringSliceVar(&o.only, "only", nil, "measure only these: reads, writes, uploads, processing, replay")
-	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print the results as JSON")
-	cmd.Flags().IntVar(&o.runs, "runs", 5, "runs of each measure (the median is reported)")
-	cmd.Flags().DurationVar(&o.duration, "duration", 10*time.Second, "length of each load run")
-	cmd.Flags().IntVar(&o.uploadMB, "upload-mb", 2048, "size of the upload measured, in MiB")
+	cmd.Flags().BoolVar(&o.Quick, "quick", false, "tiny sizes and short runs, for CI")
+	cmd.Flags().StringSliceVar(&o.Only, "only", nil, "measure only these: reads, writes, uploads, processing, replay")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
+	cmd.Flags().IntVar(&o.Runs, "runs", 5, "runs of each measure (the median is reported)")
+	cmd.Flags().DurationVar(&o.Duration, "duration", 10*time.Second, "length of each load run")
+	cmd.Flags().IntVar(&o.UploadMB, "upload-mb", 2048, "size of the upload measured, in MiB")
 	return cmd
 }
 
-func benchTable(w io.Writer, rs []result) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "| measure\t| kino\t| baseline\t| ratio\t| goal\t| met?\t|")
-	fmt.Fprintln(tw, "|---\t|---\t|---\t|---\t|---\t|---\t|")
-	for _, r := range rs {
-		met := "no"
-		if r.Met {
-			met = "yes"
-		}
-		fmt.Fprintf(tw, "| %s\t| %s %s\t| %s %s\t| %.2f\t| %s\t| %s\t|\n", r.Measure, human(r.Kino), r.Unit, human(r.Baseline), r.Unit, r.Ratio, r.Goal, met)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, r := range rs {
-		if r.Notes != "" {
-			fmt.Fprintf(w, "- %s: %s\n", r.Measure, r.Notes)
-		}
-	}
-	return nil
-}
+// benchKino is a Main as the bench sees it.
+type benchKino struct{ *Main }
 
-func human(x float64) string {
-	if x >= 100 {
-		return strconv.FormatFloat(math.Round(x), 'f', -1, 64)
-	}
-	return strconv.FormatFloat(x, 'f', 2, 64)
-}
+func (k benchKino) Store() *eventstore.Store          { return k.store }
+func (k benchKino) CatchUp(ctx context.Context) error { return k.catchUp(ctx) }
 
-func wants(o benchOptions, name string) bool {
-	return len(o.only) == 0 || slices.Contains(o.only, name)
-}
-
-// runBench starts a private kino and runs the chosen measures.
-func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]result, error) {
-	for _, name := range o.only {
-		if !slices.Contains([]string{"reads", "writes", "uploads", "processing", "replay"}, name) {
-			return nil, fmt.Errorf("--only: unknown measure %q (reads, writes, uploads, processing, replay)", name)
-		}
-	}
-	dir, err := os.MkdirTemp("", "kino-bench-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	m, key, err := startBenchKino(ctx, dir, WorkerConfig{})
-	if err != nil {
-		return nil, err
-	}
-	defer m.Close()
-	say := func(f string, a ...any) { fmt.Fprintf(progress, "bench: "+f+"\n", a...) }
-	var results []result
-	if wants(o, "reads") {
-		say("reads (%d runs of %s each, kino and baseline)", o.runs, o.duration)
-		rs, err := benchReads(ctx, m, key, o)
-		if err != nil {
-			return nil, fmt.Errorf("reads: %w", err)
-		}
-		results = append(results, rs...)
-	}
-	if wants(o, "writes") {
-		say("writes (%d runs of %s each)", o.runs, o.duration)
-		r, err := benchWrites(ctx, m, key, o)
-		if err != nil {
-			return nil, fmt.Errorf("writes: %w", err)
-		}
-		results = append(results, r)
-	}
-	if wants(o, "uploads") {
-		say("uploads (%d runs of %d MiB)", o.runs, o.uploadMB)
-		rs, err := benchUploads(ctx, m, key, o, dir)
-		if err != nil {
-			return nil, fmt.Errorf("uploads: %w", err)
-		}
-		results = append(results, rs...)
-	}
-	heavy := o
-	heavy.runs = min(o.runs, 3) // minutes per run: three runs give the median
-	if wants(o, "processing") {
-		rs, err := benchProcessing(ctx, heavy, say)
-		if err != nil {
-			return nil, fmt.Errorf("processing: %w", err)
-		}
-		results = append(results, rs...)
-	}
-	if wants(o, "replay") {
-		rs, err := benchReplay(ctx, heavy, say)
-		if err != nil {
-			return nil, fmt.Errorf("replay: %w", err)
-		}
-		results = append(results, rs...)
-	}
-	return results, nil
-}
-
-// startBenchKino starts a private, quiet kino on dir with limits that never
-// get in the way, and a key of a business account.
-func startBenchKino(ctx context.Context, dir string, workers WorkerConfig) (*Main, string, error) {
-	plans := domain.DefaultPlans()
-	for name, l := range plans {
-		l.RequestsPerMinute, l.MaxUploadBytes = math.MaxInt32, 1<<40
-		plans[name] = l
+// startBenchKino starts a private, quiet kino serve on dir for kino bench.
+func startBenchKino(ctx context.Context, dir string, plans domain.Plans, transcoders int) (bench.Kino, error) {
+	var workers WorkerConfig
+	if transcoders > 0 {
+		workers = WorkerConfig{Transcoders: transcoders, Attempts: 1, Backoff: []time.Duration{time.Second}, Stall: 2 * time.Minute}
 	}
 	m := &Main{Config: Config{Addr: "127.0.0.1:0", Data: dir, NATSListen: "127.0.0.1:0", Plans: plans,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Workers: workers}}
 	if err := m.Run(ctx); err != nil {
 		m.Close()
-		return nil, "", err
-	}
-	key, err := benchAccount(ctx, m)
-	if err != nil {
-		m.Close()
-		return nil, "", err
-	}
-	return m, key, nil
-}
-
-func benchAccount(ctx context.Context, m *Main) (string, error) {
-	if _, err := eventstore.Execute[domain.Account](ctx, m.store, domain.AccountStream("bench"), domain.CreateAccount{Slug: "bench", Plan: domain.PlanBusiness}); err != nil {
-		return "", err
-	}
-	key, _, err := eventstore.IssueKey(ctx, m.store, "bench", "bench")
-	if err != nil {
-		return "", err
-	}
-	return key, m.catchUp(ctx)
-}
-
-func loadClient(conns int) *http.Client {
-	return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns}}
-}
-
-// load runs clients goroutines sending req() for d and returns requests
-// per second and the 50th and 99th percentile latencies. Any non-2xx
-// answer fails the run.
-func load(ctx context.Context, client *http.Client, clients int, d time.Duration, req func(i int) (*http.Request, error)) (rps float64, p50, p99 time.Duration, err error) {
-	ctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	var mu sync.Mutex
-	var lat []time.Duration
-	var failure atomic.Value
-	var wg sync.WaitGroup
-	start := time.Now()
-	for c := 0; c < clients; c++ {
-		wg.Add(1)
-		go func(c int) {
-			defer wg.Done()
-			var mine []time.Duration
-			for i := 0; ctx.Err() == nil; i++ {
-				r, err := req(c*1_000_000 + i)
-				if err != nil {
-					failure.CompareAndSwap(nil, err)
-					return
-				}
-				t0 := time.Now()
-				resp, err := client.Do(r.WithContext(ctx))
-				if err != nil {
-					if ctx.Err() == nil {
-						failure.CompareAndSwap(nil, err)
-					}
-					break
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode/100 != 2 {
-					failure.CompareAndSwap(nil, fmt.Errorf("%s %s: HTTP %d", r.Method, r.URL.Path, resp.StatusCode))
-					return
-				}
-				mine = append(mine, time.Since(t0))
-			}
-			mu.Lock()
-			lat = append(lat, mine...)
-			mu.Unlock()
-		}(c)
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	if f := failure.Load(); f != nil {
-		return 0, 0, 0, f.(error)
-	}
-	if len(lat) == 0 {
-		return 0, 0, 0, fmt.Errorf("no request completed in %s", d)
-	}
-	slices.Sort(lat)
-	return float64(len(lat)) / elapsed.Seconds(), lat[len(lat)/2], lat[len(lat)*99/100], nil
-}
-
-// bareJSON serves body as JSON, encoded per request as kino does: the ceiling
-// of a Go HTTP server answering the same bytes.
-func bareJSON(body []byte) (url string, stop func(), err error) {
-	var v any
-	if err := json.Unmarshal(body, &v); err != nil {
-		return "", nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(v)
-	})}
-	go srv.Serve(ln)
-	return "http://" + ln.Addr().String() + "/", func() { srv.Close() }, nil
-}
-
-func benchReads(ctx context.Context, m *Main, key string, o benchOptions) ([]result, error) {
-	api := apiOf(m, key)
-	if code, _, err := api.call(ctx, "POST", "/v1/collections", `{"slug":"bench","name":"Bench"}`); err != nil || code != 201 {
-		return nil, fmt.Errorf("create collection: %d %v", code, err)
-	}
-	// 60 videos with real records (the files' contents do not matter here).
-	var id string
-	for i := 0; i < 60; i++ {
-		var err error
-		if id, err = api.upload(ctx, "bench", "clip.mp4", bytes.NewReader(make([]byte, 1024)), 1024); err != nil {
-			return nil, err
-		}
-	}
-	var out []result
-	for _, c := range []struct{ name, path string }{
-		{"GET /v1/videos/{id}", "/v1/videos/" + id},
-		{"GET /v1/videos?limit=50", "/v1/videos?limit=50"},
-	} {
-		_, body, err := api.call(ctx, "GET", c.path, "")
-		if err != nil {
-			return nil, err
-		}
-		bareURL, stop, err := bareJSON(body)
-		if err != nil {
-			return nil, err
-		}
-		r := result{Measure: c.name + " (32 clients)", Unit: "req/s", Goal: ">= 0.60", HigherWin: true}
-		var p50s, p99s []float64
-		client := loadClient(32)
-		for i := 0; i < o.runs; i++ {
-			rps, p50, p99, err := load(ctx, client, 32, o.duration, func(int) (*http.Request, error) {
-				req, err := http.NewRequest("GET", m.URL()+c.path, nil)
-				if err == nil {
-					req.Header.Set("Authorization", "Bearer "+key)
-				}
-				return req, err
-			})
-			if err != nil {
-				stop()
-				return nil, err
-			}
-			r.KinoRuns, p50s, p99s = append(r.KinoRuns, rps), append(p50s, float64(p50.Microseconds())), append(p99s, float64(p99.Microseconds()))
-			brps, _, _, err := load(ctx, client, 32, o.duration, func(int) (*http.Request, error) { return http.NewRequest("GET", bareURL, nil) })
-			if err != nil {
-				stop()
-				return nil, err
-			}
-			r.BaseRuns = append(r.BaseRuns, brps)
-		}
-		stop()
-		r.finish(0.60)
-		r.Notes = fmt.Sprintf("kino p50 %.0f µs, p99 %.0f µs", median(p50s), median(p99s))
-		out = append(out, r)
-	}
-	return out, nil
-}
-
-func benchWrites(ctx context.Context, m *Main, key string, o benchOptions) (result, error) {
-	const clients = 8
-	r := result{Measure: "POST /v1/collections (8 clients)", Unit: "cmd/s", Goal: ">= 0.50", HigherWin: true}
-	client := loadClient(clients)
-	var n atomic.Int64
-	for i := 0; i < o.runs; i++ {
-		rps, _, _, err := load(ctx, client, clients, o.duration, func(int) (*http.Request, error) {
-			body := fmt.Sprintf(`{"slug":"c%d","name":"Collection"}`, n.Add(1))
-			req, err := http.NewRequest("POST", m.URL()+"/v1/collections", strings.NewReader(body))
-			if err == nil {
-				req.Header.Set("Authorization", "Bearer "+key)
-				req.Header.Set("Content-Type", "application/json")
-			}
-			return req, err
-		})
-		if err != nil {
-			return r, err
-		}
-		r.KinoRuns = append(r.KinoRuns, rps)
-		base, err := rawAppends(ctx, m.store, clients, o.duration)
-		if err != nil {
-			return r, err
-		}
-		r.BaseRuns = append(r.BaseRuns, base)
-	}
-	r.finish(0.50)
-	return r, nil
-}
-
-// rawAppends is the write floor: bare JetStream appends of a 200-byte body
-// with a per-subject expectation, from clients goroutines, each on its own
-// subject, into a stream beside kino's on the same server.
-func rawAppends(ctx context.Context, s *eventstore.Store, clients int, d time.Duration) (float64, error) {
-	raw, err := benchstore.OpenRawStream(ctx, s, "KINO_BENCH_RAW")
-	if err != nil {
-		return 0, err
-	}
-	defer raw.Delete(context.WithoutCancel(ctx))
-	ctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	body := bytes.Repeat([]byte("x"), 200)
-	var total atomic.Int64
-	var failure atomic.Value
-	var wg sync.WaitGroup
-	start := time.Now()
-	for c := 0; c < clients; c++ {
-		wg.Add(1)
-		go func(c int) {
-			defer wg.Done()
-			subject := fmt.Sprintf("client%d.Appended", c)
-			var last uint64
-			for ctx.Err() == nil {
-				seq, err := raw.Publish(ctx, subject, last, body)
-				if err != nil {
-					if ctx.Err() == nil {
-						failure.CompareAndSwap(nil, err)
-					}
-					return
-				}
-				last = seq
-				total.Add(1)
-			}
-		}(c)
-	}
-	wg.Wait()
-	if f := failure.Load(); f != nil {
-		return 0, f.(error)
-	}
-	return float64(total.Load()) / time.Since(start).Seconds(), nil
-}
-
-func benchUploads(ctx context.Context, m *Main, key string, o benchOptions, dir string) ([]result, error) {
-	api := apiOf(m, key)
-	if code, _, err := api.call(ctx, "POST", "/v1/collections", `{"slug":"uploads","name":"Uploads"}`); err != nil || code != 201 {
-		return nil, fmt.Errorf("create collection: %d %v", code, err)
-	}
-	size := int64(o.uploadMB) << 20
-	speed := result{Measure: fmt.Sprintf("upload of %d MiB", o.uploadMB), Unit: "MB/s", Goal: ">= 0.70", HigherWin: true}
-	growth := result{Measure: fmt.Sprintf("RSS growth during a %d MiB upload", o.uploadMB), Unit: "MiB", Goal: "< 64 MiB"}
-	bareURL, stop, err := bareCopy(filepath.Join(dir, "bare"))
-	if err != nil {
 		return nil, err
 	}
-	defer stop()
-	for i := 0; i < o.runs; i++ {
-		runtime.GC()
-		before := resetPeakRSS()
-		t0 := time.Now()
-		id, err := api.upload(ctx, "uploads", "big.mp4", zeros{}, size)
-		if err != nil {
-			return nil, err
-		}
-		speed.KinoRuns = append(speed.KinoRuns, float64(size)/1e6/time.Since(t0).Seconds())
-		growth.KinoRuns = append(growth.KinoRuns, float64(peakRSS()-before)/(1<<20))
-		if code, _, err := api.call(ctx, "DELETE", "/v1/videos/"+id, ""); err != nil || code != 200 {
-			return nil, fmt.Errorf("delete: %d %v", code, err)
-		}
-		t0 = time.Now()
-		resp, err := http.Post(bareURL, "application/octet-stream", io.LimitReader(zeros{}, size))
-		if err != nil {
-			return nil, err
-		}
-		resp.Body.Close()
-		speed.BaseRuns = append(speed.BaseRuns, float64(size)/1e6/time.Since(t0).Seconds())
-	}
-	speed.finish(0.70)
-	growth.Kino = median(growth.KinoRuns)
-	growth.Met = growth.Kino < 64
-	growth.Notes = "peak resident set of the whole bench process (server and client) above its level before the upload"
-	return []result{speed, growth}, nil
-}
-
-// finish sets the medians, the ratio and whether the goal is met.
-func (r *result) finish(goal float64) {
-	r.Kino, r.Baseline = median(r.KinoRuns), median(r.BaseRuns)
-	if r.Baseline > 0 {
-		r.Ratio = r.Kino / r.Baseline
-	}
-	r.Met = r.Ratio >= goal
-}
-
-// bareCopy is the upload floor: a handler that copies the request body to
-// a file and removes it.
-func bareCopy(dir string) (string, func(), error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f, err := os.CreateTemp(dir, "bare-*")
-		if err != nil {
-			http.Error(w, err.Error(), 500)
-			return
-		}
-		defer os.Remove(f.Name())
-		defer f.Close()
-		if _, err := io.Copy(f, r.Body); err != nil {
-			http.Error(w, err.Error(), 500)
-			return
-		}
-		w.WriteHeader(http.StatusAccepted)
-	})}
-	go srv.Serve(ln)
-	return "http://" + ln.Addr().String() + "/", func() { srv.Close() }, nil
-}
-
-// zeros is an endless source of zero bytes.
-type zeros struct{}
-
-func (zeros) Read(p []byte) (int, error) {
-	clear(p)
-	return len(p), nil
-}
-
-// resetPeakRSS resets the kernel's peak-RSS mark (Linux) and returns the
-// current resident set in bytes.
-func resetPeakRSS() int64 {
-	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
-	return procStatus("VmRSS")
-}
-
-func peakRSS() int64 { return procStatus("VmHWM") }
-
-func procStatus(field string) int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, field+":"); ok {
-			kb, _ := strconv.ParseInt(strings.Fields(rest)[0], 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
-
-// benchAPI is a minimal client for the bench's own setup calls.
-type benchAPI struct {
-	base, key string
-	client    *http.Client
-}
-
-func apiOf(m *Main, key string) benchAPI {
-	return benchAPI{base: m.URL(), key: key, client: loadClient(4)}
-}
-
-func (a benchAPI) call(ctx context.Context, method, path, body string) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, method, a.base+path, strings.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+a.key)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := a.client.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, b, err
-}
-
-// mp4Box is an ISO-BMFF ftyp box: the bench's uploads are never
-// transcoded, but their first bytes must pass the upload's container check.
-var mp4Box = []byte("\x00\x00\x00\x18ftypisom\x00\x00\x02\x00isomiso2")
-
-// upload streams size bytes (an mp4 box, then r) as a multipart upload and
-// returns the id.
-func (a benchAPI) upload(ctx context.Context, coll, name string, r io.Reader, size int64) (string, error) {
-	r = io.MultiReader(bytes.NewReader(mp4Box), r)
-	pr, pw := io.Pipe()
-	mw := multipart.NewWriter(pw)
-	go func() {
-		_ = mw.WriteField("collection", coll)
-		fw, err := mw.CreateFormFile("file", name)
-		if err == nil {
-			_, err = io.Copy(fw, io.LimitReader(r, size))
-		}
-		if err == nil {
-			err = mw.Close()
-		}
-		pw.CloseWithError(err)
-	}()
-	req, err := http.NewRequestWithContext(ctx, "POST", a.base+"/v1/videos", pr)
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Authorization", "Bearer "+a.key)
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	resp, err := a.client.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", err
-	}
-	var out struct {
-		Video struct {
-			ID string `json:"id"`
-		} `json:"video"`
-	}
-	if resp.StatusCode != 202 || json.Unmarshal(b, &out) != nil {
-		return "", fmt.Errorf("upload: HTTP %d: %s", resp.StatusCode, b)
-	}
-	return out.Video.ID, nil
+	return benchKino{m}, nil
 }

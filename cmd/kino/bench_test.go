@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/kino-video/kino/cmd/kino/bench"
 	"github.com/kino-video/kino/domain"
 )
 
@@ -77,7 +78,7 @@ func BenchmarkReads(b *testing.B) {
 // baseline), stopped when the benchmark ends.
 func bare(b *testing.B, body []byte) string {
 	b.Helper()
-	url, stop, err := bareJSON(body)
+	url, stop, err := bench.BareJSON(body)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func BenchmarkUpload(b *testing.B) {
 		}
 	})
 	b.Run("baseline-bare-copy", func(b *testing.B) {
-		url, stop, err := bareCopy(tmp()) // the floor kino bench uses too
+		url, stop, err := bench.BareCopy(tmp()) // the floor kino bench uses too
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 )
 
 // finishLower is finish for measures where lower is better (times).
-func (r *result) finishLower(goal float64) {
+func (r *Result) finishLower(goal float64) {
 	r.Kino, r.Baseline = median(r.KinoRuns), median(r.BaseRuns)
 	if r.Baseline > 0 {
 		r.Ratio = r.Kino / r.Baseline
@@ -29,14 +29,14 @@ func (r *result) finishLower(goal float64) {
 // benchProcessing times upload -> COMPLETED through a kino with one
 // transcoder, beside the same ffmpeg commands run bare (as kino schedules
 // them) and one ffmpeg per rendition in sequence.
-func benchProcessing(ctx context.Context, o benchOptions, say func(string, ...any)) ([]result, error) {
+func benchProcessing(ctx context.Context, o Options, say func(string, ...any)) ([]Result, error) {
 	dir, err := os.MkdirTemp("", "kino-bench-processing-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
 	w, h, secs := 1920, 1080, 30
-	if o.quick {
+	if o.Quick {
 		w, h, secs = 320, 180, 2
 	}
 	src := filepath.Join(dir, "source.mp4")
@@ -57,8 +57,7 @@ func benchProcessing(ctx context.Context, o benchOptions, say func(string, ...an
 	}
 	rungs := ffmpeg.Ladder(info)
 
-	m, key, err := startBenchKino(ctx, filepath.Join(dir, "data"),
-		WorkerConfig{Transcoders: 1, Attempts: 1, Backoff: []time.Duration{time.Second}, Stall: 2 * time.Minute})
+	m, key, err := startBenchKino(ctx, o, filepath.Join(dir, "data"), 1)
 	if err != nil {
 		return nil, err
 	}
@@ -78,10 +77,10 @@ func benchProcessing(ctx context.Context, o benchOptions, say func(string, ...an
 		}
 		return ffmpeg.Run(ctx, ffmpeg.PreviewArgs(in, filepath.Join(out, "preview.mp4"), info), ffmpeg.RunOptions{Duration: info.Duration})
 	}
-	same := result{Measure: fmt.Sprintf("upload -> COMPLETED, %d s %dp, vs the same ffmpeg commands bare", secs, h), Unit: "s", Goal: "<= 1.05"}
-	naive := result{Measure: fmt.Sprintf("upload -> COMPLETED, %d s %dp, vs one ffmpeg per rendition", secs, h), Unit: "s", Goal: "<= 0.80"}
-	for i := 0; i < o.runs; i++ {
-		say("processing: run %d of %d", i+1, o.runs)
+	same := Result{Measure: fmt.Sprintf("upload -> COMPLETED, %d s %dp, vs the same ffmpeg commands bare", secs, h), Unit: "s", Goal: "<= 1.05"}
+	naive := Result{Measure: fmt.Sprintf("upload -> COMPLETED, %d s %dp, vs one ffmpeg per rendition", secs, h), Unit: "s", Goal: "<= 0.80"}
+	for i := 0; i < o.Runs; i++ {
+		say("processing: run %d of %d", i+1, o.Runs)
 		f, err := os.Open(src)
 		if err != nil {
 			return nil, err
@@ -98,7 +97,11 @@ func benchProcessing(ctx context.Context, o benchOptions, say func(string, ...an
 			return nil, err
 		}
 		if v.Status != "COMPLETED" {
-			return nil, fmt.Errorf("video %s: %s", v.Status, deref(v.ErrorMessage))
+			msg := ""
+			if v.ErrorMessage != nil {
+				msg = *v.ErrorMessage
+			}
+			return nil, fmt.Errorf("video %s: %s", v.Status, msg)
 		}
 		took := time.Since(t0).Seconds()
 		same.KinoRuns, naive.KinoRuns = append(same.KinoRuns, took), append(naive.KinoRuns, took)
@@ -137,7 +140,7 @@ func benchProcessing(ctx context.Context, o benchOptions, say func(string, ...an
 	same.finishLower(1.05)
 	naive.finishLower(0.80)
 	same.Notes = fmt.Sprintf("ladder %s; kino polls every 50 ms", rungNames(rungs))
-	return []result{same, naive}, nil
+	return []Result{same, naive}, nil
 }
 
 func firstErr(errs ...error) error {
@@ -161,19 +164,19 @@ func rungNames(rs []ffmpeg.Rung) string {
 // sizes (each in its own embedded server) beside a raw ordered consumer
 // writing the same messages into bbolt, and reports how the rebuild time
 // grows with the stream.
-func benchReplay(ctx context.Context, o benchOptions, say func(string, ...any)) ([]result, error) {
+func benchReplay(ctx context.Context, o Options, say func(string, ...any)) ([]Result, error) {
 	sizes := []int{250_000, 500_000, 1_000_000}
-	if o.quick {
+	if o.Quick {
 		sizes = []int{2_000, 4_000, 8_000}
 	}
-	var out []result
+	var out []Result
 	var times []float64
 	for _, n := range sizes {
 		dir, err := os.MkdirTemp("", "kino-bench-replay-")
 		if err != nil {
 			return nil, err
 		}
-		r, secs, err := replayOnce(ctx, dir, n, o.runs, say)
+		r, secs, err := replayOnce(ctx, dir, n, o.Runs, say)
 		os.RemoveAll(dir)
 		if err != nil {
 			return nil, err
@@ -183,28 +186,28 @@ func benchReplay(ctx context.Context, o benchOptions, say func(string, ...any)) 
 	}
 	// Linear growth: time per event at the largest size over the smallest.
 	growth := (times[len(times)-1] / float64(sizes[len(sizes)-1])) / (times[0] / float64(sizes[0]))
-	out = append(out, result{Measure: fmt.Sprintf("rebuild time per event, %d vs %d events", sizes[len(sizes)-1], sizes[0]),
+	out = append(out, Result{Measure: fmt.Sprintf("rebuild time per event, %d vs %d events", sizes[len(sizes)-1], sizes[0]),
 		Unit: "x", Kino: growth, Baseline: 1, Ratio: growth, Goal: "<= 1.25 (linear)", Met: growth <= 1.25,
 		Notes: fmt.Sprintf("rebuild times %s s", joinFloats(times))})
 	return out, nil
 }
 
-func replayOnce(ctx context.Context, dir string, n, runs int, say func(string, ...any)) (result, float64, error) {
+func replayOnce(ctx context.Context, dir string, n, runs int, say func(string, ...any)) (Result, float64, error) {
 	srv, err := eventstore.StartEmbedded(dir, "127.0.0.1:0")
 	if err != nil {
-		return result{}, 0, err
+		return Result{}, 0, err
 	}
 	defer srv.Shutdown()
 	s, err := eventstore.Open(ctx, eventstore.Config{URL: srv.URL(), Auth: srv.Auth(eventstore.RoleServe), Name: "kino bench", Manage: true})
 	if err != nil {
-		return result{}, 0, err
+		return Result{}, 0, err
 	}
 	defer s.Close()
 	say("replay: importing %d synthetic events", n)
 	if err := benchstore.Import(ctx, s, benchstore.Synthetic(n)); err != nil {
-		return result{}, 0, err
+		return Result{}, 0, err
 	}
-	r := result{Measure: fmt.Sprintf("rebuild of %d events", n), Unit: "events/s", Goal: ">= 0.70", HigherWin: true}
+	r := Result{Measure: fmt.Sprintf("rebuild of %d events", n), Unit: "events/s", Goal: ">= 0.70", HigherWin: true}
 	var secs []float64
 	for i := 0; i < runs; i++ {
 		path := filepath.Join(dir, fmt.Sprintf("p-%d.db", i))
