@@ -301,7 +301,7 @@ func parseLevel(s string) (slog.Level, error) {
 }
 
 // Main is one running kino service. Run starts it; Close stops it in the
-// order DESIGN.md gives. End-to-end tests drive it on :0 and a temp dir.
+// order docs/architecture.md gives. End-to-end tests drive it on :0 and a temp dir.
 type Main struct {
 	Config
 
