@@ -35,7 +35,10 @@ func NewFanout(cfg Config) (*Fanout, error) {
 	if cfg.CDNURL == "" {
 		return nil, errors.New("webhook fan-out: the CDN URL (--cdn-url) is required: webhook bodies carry media URLs")
 	}
-	return &Fanout{cfg: cfg, subs: newSubscriptions(cfg.Store)}, nil
+	subs := newSubscriptions(cfg.Store, func(ctx context.Context) (uint64, error) {
+		return cfg.Store.AckFloor(ctx, "", FanoutDurable)
+	})
+	return &Fanout{cfg: cfg, subs: subs}, nil
 }
 
 // Run consumes TranscodeSucceeded and TranscodeFailed until ctx ends.
@@ -190,14 +193,24 @@ func videoAt(ctx context.Context, store *eventstore.Store, e domain.Event, cdnUR
 // needs it. The subjects do not name the account, so the index is what
 // makes "the account's subscriptions at sequence S" cheap: once built, a
 // fan-out reads only the subscription events appended since the last one.
-// Deleted subscriptions stay in the index (an event older than their
-// deletion may still be fanned out); an entry is a few dozen bytes.
+//
+// A deleted subscription stays in the index while an event older than its
+// deletion may still be fanned out. When deleted entries outnumber live
+// ones (and pruneOver), those deleted at or below the fan-out consumer's
+// ack floor are dropped: every event up to the floor is acknowledged and
+// never delivered again. Should an event at or below the pruned horizon
+// come anyway (the fanout() of a test, a consumer reset), the index is
+// rebuilt from the stream for it: slower, never wrong.
 type subscriptions struct {
 	store     *eventstore.Store
+	floor     func(context.Context) (uint64, error) // the fan-out's ack floor
+	pruneOver int                                   // deleted entries tolerated before pruning
 	mu        sync.Mutex
 	next      [2]uint64 // per type (subscribed, deleted): every event of it below this sequence is in the index
 	byID      map[string]*subscription
 	byAccount map[string][]*subscription
+	deleted   int    // entries with a WebhookDeleted
+	horizon   uint64 // entries deleted at or below it were pruned: exact only for sequences above it
 }
 
 type subscription struct {
@@ -212,8 +225,15 @@ func (s subscription) wants(kind string) bool {
 
 var indexedTypes = [2]string{domain.TypeWebhookSubscribed, domain.TypeWebhookDeleted}
 
-func newSubscriptions(store *eventstore.Store) *subscriptions {
-	return &subscriptions{store: store, next: [2]uint64{1, 1}, byID: map[string]*subscription{}, byAccount: map[string][]*subscription{}}
+func newSubscriptions(store *eventstore.Store, floor func(context.Context) (uint64, error)) *subscriptions {
+	x := &subscriptions{store: store, floor: floor, pruneOver: 1024}
+	x.reset()
+	return x
+}
+
+func (x *subscriptions) reset() {
+	x.next, x.deleted, x.horizon = [2]uint64{1, 1}, 0, 0
+	x.byID, x.byAccount = map[string]*subscription{}, map[string][]*subscription{}
 }
 
 // at is account's subscriptions live at sequence seq: subscribed before
@@ -223,6 +243,9 @@ func newSubscriptions(store *eventstore.Store) *subscriptions {
 func (x *subscriptions) at(ctx context.Context, account string, seq uint64) ([]subscription, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if seq <= x.horizon { // pruned entries may have been live at seq
+		x.reset()
+	}
 	for i, typ := range indexedTypes {
 		filter := domain.AggWebhook + ".*." + typ
 		for x.next[i] <= seq {
@@ -244,7 +267,44 @@ func (x *subscriptions) at(ctx context.Context, account string, seq uint64) ([]s
 			out = append(out, *s)
 		}
 	}
+	if x.deleted > x.pruneOver && x.deleted > len(x.byID)-x.deleted {
+		_ = x.prune(ctx, seq) // opportunistic: tried again at the next fan-out
+	}
 	return out, nil
+}
+
+// prune drops the subscriptions deleted at or below the fan-out's ack
+// floor: no event they could matter to will be fanned out again. It goes
+// no further than seq, which both cursors have passed, so the
+// WebhookSubscribed of a pruned entry has been read and cannot bring it
+// back.
+func (x *subscriptions) prune(ctx context.Context, seq uint64) error {
+	floor, err := x.floor(ctx)
+	if err != nil {
+		return err
+	}
+	if floor = min(floor, seq); floor <= x.horizon {
+		return nil
+	}
+	for account, subs := range x.byAccount {
+		kept := subs[:0]
+		for _, s := range subs {
+			if s.deleted != 0 && s.deleted <= floor {
+				delete(x.byID, s.id)
+				x.deleted--
+				continue
+			}
+			kept = append(kept, s)
+		}
+		if len(kept) == 0 {
+			delete(x.byAccount, account)
+		} else {
+			clear(subs[len(kept):])
+			x.byAccount[account] = kept
+		}
+	}
+	x.horizon = floor
+	return nil
 }
 
 func (x *subscriptions) apply(e domain.Event) {
@@ -271,6 +331,7 @@ func (x *subscriptions) apply(e domain.Event) {
 	case domain.WebhookDeleted:
 		if s.deleted == 0 && d.Account == s.account {
 			s.deleted = e.Seq
+			x.deleted++
 		}
 	}
 }
