@@ -169,35 +169,41 @@ func permissions(role string) *server.Permissions {
 		}
 	case RoleWorker:
 		// A worker appends only the events of the jobs it runs (a
-		// transcode, a delivery attempt), consumes its work queues and
-		// writes progress. It can neither write account.> or collection.>
-		// events (keys, plans), nor subscribe a webhook, nor manage
-		// streams, nor call or answer kino.admin.>. It hears a video's
-		// Deleted, to stop that video's ffmpeg at once.
+		// transcode, a delivery attempt), consumes its work queues, queues
+		// webhook deliveries (the fan-out) and writes progress. It can
+		// neither write account.> or collection.> events (keys, plans),
+		// nor subscribe a webhook, nor manage streams, nor call or answer
+		// kino.admin.>. It hears a video's Deleted, to stop that video's
+		// ffmpeg at once.
 		return &server.Permissions{
 			Publish: &server.SubjectPermission{Allow: []string{
 				"video.*." + domain.TypeTranscodeStarted, "video.*." + domain.TypeTranscodeSucceeded, "video.*." + domain.TypeTranscodeFailed,
 				"webhook.*." + domain.TypeDeliverySucceeded, "webhook.*." + domain.TypeDeliveryFailed,
+				"delivery.*", // the fan-out's deliveries (KINO_DELIVERIES), one subject per subscription
 				"$JS.API.INFO",
 				"$JS.API.STREAM.INFO.*",
 				"$JS.API.STREAM.MSG.GET.*",
 				"$JS.API.DIRECT.GET.>",
 				// Only the consumers a worker runs, and no deletes: the
-				// transcode intake and queues, and the webhook sender
-				// (TestKinoWorkerRunsWithItsOwnRole runs a real worker).
+				// transcode intake and queues, the webhook fan-out (two
+				// filter subjects: created without a subject suffix) and
+				// the webhook sender (TestKinoWorkerRunsWithItsOwnRole runs
+				// a real worker).
 				"$JS.API.CONSUMER.CREATE." + StreamName + "." + TranscodeIntake,
 				"$JS.API.CONSUMER.CREATE." + StreamName + "." + TranscodeIntake + ".>",
+				"$JS.API.CONSUMER.CREATE." + StreamName + "." + FanoutDurable,
 				"$JS.API.CONSUMER.CREATE." + DeliveriesStream + "." + DeliveryDurable,
 				"$JS.API.CONSUMER.CREATE." + DeliveriesStream + "." + DeliveryDurable + ".>",
 				"$JS.API.CONSUMER.CREATE." + JobsStream + ".>",
 				"$JS.API.CONSUMER.INFO.>",
 				// Jobs are fetched and acknowledged from those consumers
-				// only: not from kino serve's fan-out, say, whose events a
-				// worker could otherwise take and drop.
+				// only: not from the projector's or another tool's.
 				"$JS.API.CONSUMER.MSG.NEXT." + StreamName + "." + TranscodeIntake,
+				"$JS.API.CONSUMER.MSG.NEXT." + StreamName + "." + FanoutDurable,
 				"$JS.API.CONSUMER.MSG.NEXT." + DeliveriesStream + "." + DeliveryDurable,
 				"$JS.API.CONSUMER.MSG.NEXT." + JobsStream + ".>",
 				"$JS.ACK." + StreamName + "." + TranscodeIntake + ".>",
+				"$JS.ACK." + StreamName + "." + FanoutDurable + ".>",
 				"$JS.ACK." + DeliveriesStream + "." + DeliveryDurable + ".>",
 				"$JS.ACK." + JobsStream + ".>",
 				"$JS.FC.>",

@@ -209,14 +209,15 @@ func TestWorkerRoleCannotForgeAccountEventsOrCallAdmin(t *testing.T) {
 		waitViolation(t, violations, "$JS.API.STREAM.DELETE."+eventstore.StreamName)
 	})
 	// Consumers other than a worker's own cannot be made, changed,
-	// deleted, read from or acknowledged: the fan-out (kino serve's) stays
-	// as it is and keeps its events.
+	// deleted, read from or acknowledged; its own (the fan-out, say) it
+	// may use but not delete.
 	for _, subject := range []string{
-		"$JS.API.CONSUMER.DELETE." + eventstore.StreamName + ".webhook-fanout",
-		"$JS.API.CONSUMER.CREATE." + eventstore.StreamName + ".webhook-fanout",
+		"$JS.API.CONSUMER.DELETE." + eventstore.StreamName + "." + eventstore.FanoutDurable,
+		"$JS.API.CONSUMER.CREATE." + eventstore.StreamName + ".other",
+		"$JS.API.CONSUMER.CREATE." + eventstore.StreamName + ".other.video.>",
 		"$JS.API.CONSUMER.DELETE." + eventstore.JobsStream + ".account-acme",
-		"$JS.API.CONSUMER.MSG.NEXT." + eventstore.StreamName + ".webhook-fanout",
-		"$JS.ACK." + eventstore.StreamName + ".webhook-fanout.1.7.1.1700000000000000000.0",
+		"$JS.API.CONSUMER.MSG.NEXT." + eventstore.StreamName + ".other",
+		"$JS.ACK." + eventstore.StreamName + ".other.1.7.1.1700000000000000000.0",
 	} {
 		t.Run(subject, func(t *testing.T) {
 			if err := nc.PublishRequest(subject, nc.NewRespInbox(), []byte(`{}`)); err != nil {

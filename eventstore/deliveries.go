@@ -54,6 +54,17 @@ func (s *Store) Enqueue(ctx context.Context, sub, msgID string, body []byte, hea
 	return nil
 }
 
+// DeliveriesQueued is the number of deliveries in KINO_DELIVERIES: queued,
+// waiting out a backoff or being sent. A delivery leaves it when it is
+// acknowledged (sent, given up or dropped).
+func (s *Store) DeliveriesQueued(ctx context.Context) (uint64, error) {
+	info, err := s.deliveries.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("stream %s: %w", DeliveriesStream, err)
+	}
+	return info.State.Msgs, nil
+}
+
 // Record appends facts that need no concurrency check (delivery attempts
 // of a subscription: nothing is decided from them), with fresh ids.
 func (s *Store) Record(ctx context.Context, id domain.StreamID, payloads ...domain.Payload) ([]domain.Event, error) {

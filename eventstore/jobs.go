@@ -29,6 +29,7 @@ const JobsStream = "KINO_JOBS"
 const (
 	TranscodeIntake = "transcoder"       // on KINO_EVENTS: UploadAccepted into KINO_JOBS
 	DeliveryDurable = "webhook-delivery" // on KINO_DELIVERIES: the webhook sender
+	FanoutDurable   = "webhook-fanout"   // on KINO_EVENTS: finished videos into KINO_DELIVERIES
 )
 
 const (

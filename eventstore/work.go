@@ -180,3 +180,21 @@ func (s *Store) Unfinished(ctx context.Context, stream, durable string) (int, er
 	}
 	return int(info.NumPending) + info.NumAckPending, nil
 }
+
+// AckFloor is the stream sequence up to which a work consumer has every
+// job acknowledged: none of those is delivered again.
+func (s *Store) AckFloor(ctx context.Context, stream, durable string) (uint64, error) {
+	st := s.stream
+	if stream == DeliveriesStream {
+		st = s.deliveries
+	}
+	cons, err := st.Consumer(ctx, durable)
+	if err != nil {
+		return 0, fmt.Errorf("consumer %s: %w", durable, err)
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("consumer %s: %w", durable, err)
+	}
+	return info.AckFloor.Stream, nil
+}

@@ -28,6 +28,9 @@ func TestCLIErrorsAreOneLineWithNonZeroExit(t *testing.T) {
 		{[]string{"history", "01ARZ3NDEKTSV4RRFFQ69G5FAV"}, "not found"},
 		{[]string{"history", "../x"}, "not found"},
 		{[]string{"keys", "create"}, "arg"},
+		{[]string{"worker", "--workers", "0", "--webhook-workers", "0"}, "nothing to do"},
+		{[]string{"worker", "--workers", "0", "--cdn-url", "cdn.example.com"}, "--cdn-url must be an absolute http or https URL"},
+		{[]string{"worker", "--workers", "0", "--cdn-url", "ftp://cdn.example.com"}, "--cdn-url must be an absolute http or https URL"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var out, errb bytes.Buffer

@@ -119,8 +119,9 @@ func TestCLIWithoutCredentialsIsRefused(t *testing.T) {
 }
 
 // `kino worker` on the same machine finds its own seed and the secret key
-// under --data; it transcodes and delivers signed webhooks with nothing
-// more than the worker role allows.
+// under --data; it transcodes, fans out (given the API's --cdn-url) and
+// delivers signed webhooks with nothing more than the worker role allows.
+// kino serve fans out too: each event still reaches the subscription once.
 func TestKinoWorkerRunsWithItsOwnRole(t *testing.T) {
 	h := start(t, t.TempDir()) // no workers in kino serve
 	key := h.account("acme", domain.PlanBusiness)
@@ -135,7 +136,7 @@ func TestKinoWorkerRunsWithItsOwnRole(t *testing.T) {
 	var out, errb bytes.Buffer
 	go func() {
 		done <- run(ctx, []string{"worker", "--nats", h.nats, "--data", h.data, "--workers", "1", "--webhook-workers", "1",
-			"--webhooks-allow-private", "--webhook-timeout", "5s", "--log-level", "error"}, &out, &errb)
+			"--webhooks-allow-private", "--webhook-timeout", "5s", "--log-level", "error", "--cdn-url", h.m.CDNURL + "/"}, &out, &errb)
 	}()
 	stopped := false
 	stop := func() int {
@@ -155,6 +156,10 @@ func TestKinoWorkerRunsWithItsOwnRole(t *testing.T) {
 	wantStatus(t, h.do("POST", "/v1/webhooks/"+hookID+"/test", key, nil), 202)
 	if m := verify(t, rc.next(t), secret); m["type"] != "webhook.test" {
 		t.Fatalf("delivered %v", m["type"])
+	}
+	h.waitDeliveriesDone()
+	if n := rc.count(); n != 2 {
+		t.Fatalf("the receiver got %d deliveries, want 2", n)
 	}
 	if code := stop(); code != 0 {
 		t.Fatalf("kino worker exit %d: %s", code, errb.String())

@@ -422,16 +422,9 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := startWorkers(m, store, mediaStore, m.progress, m.Workers, log); err != nil {
 		return err
 	}
-	// The fan-out needs the read models, so it runs here and not in
-	// `kino worker`; it is cheap (one message per subscription).
-	fanout, err := webhook.NewFanout(webhook.Config{
-		Store: store, Log: log.With("component", "webhook-fanout"), DB: m.db, Projector: m.projector,
-		Render: func(v projections.Video) any { return httpapi.NewVideoResource(v, m.CDNURL, nil) },
-	})
-	if err != nil {
+	if err := startFanout(m, store, m.CDNURL, log); err != nil {
 		return err
 	}
-	m.start("webhook-fanout", fanout.Run)
 	m.start("admin", func(ctx context.Context) error {
 		return store.ServeAdmin(ctx, func(ctx context.Context, op string, raw json.RawMessage, send func(any)) (any, error) {
 			if op != "replay" {
@@ -571,6 +564,18 @@ func startWorkers(m *Main, store *eventstore.Store, mediaStore *media.Store, pro
 		return err
 	}
 	m.start("transcoder", tc.Run)
+	return nil
+}
+
+// startFanout runs the webhook fan-out (webhook-fanout) as a task of m.
+// It reads only the event stream, so kino serve and kino worker both run
+// it; cdnURL must be the API's --cdn-url.
+func startFanout(m *Main, store *eventstore.Store, cdnURL string, log *slog.Logger) error {
+	fanout, err := webhook.NewFanout(webhook.Config{Store: store, Log: log.With("component", "webhook-fanout"), CDNURL: cdnURL})
+	if err != nil {
+		return err
+	}
+	m.start("webhook-fanout", fanout.Run)
 	return nil
 }
 

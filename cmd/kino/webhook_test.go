@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -197,7 +198,15 @@ func TestWebhooksCompletedAndFailedSignedAndIsolated(t *testing.T) {
 	if completed["id"] != good || completed["status"] != "COMPLETED" || completed["playlistUrl"] == nil || len(completed) != len(videoFields) {
 		t.Fatalf("video.completed carries %v", completed)
 	}
+	// The body's Video is the API's, rendered from the events by the
+	// fan-out: the same JSON GET /v1/videos/{id} answers.
+	if got := h.do("GET", "/v1/videos/"+good, key, nil).json(t); !reflect.DeepEqual(got, completed) {
+		t.Fatalf("video.completed carries\n%v\nGET answers\n%v", completed, got)
+	}
 	failed := byType["video.failed"]["data"].(map[string]any)["video"].(map[string]any)
+	if got := h.do("GET", "/v1/videos/"+bad, key, nil).json(t); !reflect.DeepEqual(got, failed) {
+		t.Fatalf("video.failed carries\n%v\nGET answers\n%v", failed, got)
+	}
 	if failed["id"] != bad || failed["status"] != "FAILED" || failed["errorMessage"] == nil {
 		t.Fatalf("video.failed carries %v", failed)
 	}

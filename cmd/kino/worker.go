@@ -2,8 +2,11 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
+	"net/url"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -17,19 +20,26 @@ import (
 // which must be the same directory the API serves (shared storage).
 func newWorkerCmd() *cobra.Command {
 	var conn natsClient
-	var logLevel, keyFile string
+	var logLevel, keyFile, cdnURL string
 	var wc WorkerConfig
 	var parseWorkers func() error
 	cmd := &cobra.Command{
 		Use:   "worker --nats URL",
-		Short: "Run only the background workers (transcoding, webhook delivery) against a kino NATS",
+		Short: "Run only the background workers (transcoding, webhook fan-out and delivery) against a kino NATS",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := parseWorkers(); err != nil {
 				return err
 			}
-			if wc.Transcoders == 0 && wc.Senders == 0 {
-				return errors.New("kino worker with --workers 0 and --webhook-workers 0 has nothing to do")
+			if cdnURL != "" {
+				u, err := url.Parse(cdnURL)
+				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					return fmt.Errorf("--cdn-url must be an absolute http or https URL, the API's --cdn-url (got %q)", cdnURL)
+				}
+				cdnURL = strings.TrimRight(cdnURL, "/")
+			}
+			if wc.Transcoders == 0 && wc.Senders == 0 && cdnURL == "" {
+				return errors.New("kino worker with --workers 0, --webhook-workers 0 and no --cdn-url has nothing to do")
 			}
 			level, err := parseLevel(logLevel)
 			if err != nil {
@@ -63,7 +73,15 @@ func newWorkerCmd() *cobra.Command {
 			if err := startWorkers(m, m.store, mediaStore, progress, wc, log); err != nil {
 				return err
 			}
-			log.Info("kino worker running", "nats", eventstore.RedactURL(conn.url), "media", mediaStore.Root(), "transcoders", wc.Transcoders, "webhook_senders", wc.Senders)
+			// The fan-out writes media URLs into webhook bodies: without
+			// the API's --cdn-url this worker leaves it to the others.
+			if cdnURL != "" {
+				if err := startFanout(m, m.store, cdnURL, log); err != nil {
+					return err
+				}
+			}
+			log.Info("kino worker running", "nats", eventstore.RedactURL(conn.url), "media", mediaStore.Root(), "transcoders", wc.Transcoders,
+				"webhook_senders", wc.Senders, "webhook_fanout", cdnURL != "", "cdn", cdnURL)
 			<-ctx.Done()
 			log.Info("shutting down")
 			return m.Close()
@@ -73,6 +91,7 @@ func newWorkerCmd() *cobra.Command {
 	fs.StringVar(&conn.data, "data", env("KINO_DATA", "./data"), "data directory whose media/ the API serves, holding the worker's NATS credentials (nats-creds/worker.nk) and secret.key (env KINO_DATA)")
 	natsFlags(fs, &conn, eventstore.RoleWorker)
 	secretKeyFlag(fs, &keyFile)
+	fs.StringVar(&cdnURL, "cdn-url", env("KINO_CDN_URL", ""), "the API's public media base (kino serve --cdn-url); when given, this worker also fans out webhooks, whose bodies carry media URLs built from it (env KINO_CDN_URL)")
 	fs.StringVar(&logLevel, "log-level", env("KINO_LOG_LEVEL", "info"), "debug, info, warn or error (env KINO_LOG_LEVEL)")
 	parseWorkers = workerFlags(fs, &wc)
 	return cmd

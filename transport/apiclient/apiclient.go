@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kino-video/kino/transport/wire"
 )
 
 // Client calls one kino instance with one API key.
@@ -27,8 +29,8 @@ type Client struct {
 // Error is an API error: the status and the {error, message} body.
 type Error struct {
 	Status  int
-	Label   string `json:"error"`
-	Message string `json:"message"`
+	Label   string // wire.Error's "error"
+	Message string
 }
 
 func (e *Error) Error() string {
@@ -38,44 +40,13 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s (HTTP %d): %s", e.Label, e.Status, e.Message)
 }
 
-// Collection is a video's collection.
-type Collection struct {
-	Slug string `json:"slug"`
-	Name string `json:"name"`
-}
-
-// Video is the Video resource (spec §2, plus kino's progress).
-type Video struct {
-	ID            string     `json:"id"`
-	Filename      string     `json:"filename"`
-	Status        string     `json:"status"`
-	Duration      *float64   `json:"duration"`
-	OriginalSize  int64      `json:"originalSize"`
-	ProcessedSize *int64     `json:"processedSize"`
-	PlaylistURL   *string    `json:"playlistUrl"`
-	ThumbnailURL  *string    `json:"thumbnailUrl"`
-	PreviewURL    *string    `json:"previewUrl"`
-	Resolutions   []string   `json:"resolutions"`
-	ErrorMessage  *string    `json:"errorMessage"`
-	Collection    Collection `json:"collection"`
-	CreatedAt     string     `json:"createdAt"`
-	UpdatedAt     string     `json:"updatedAt"`
-	Progress      *float64   `json:"progress"`
-}
-
-// Done reports whether processing is over.
-func (v Video) Done() bool { return v.Status == "COMPLETED" || v.Status == "FAILED" }
-
-// Uploaded is the 202 answer to an upload.
-type Uploaded struct {
-	Message string `json:"message"`
-	Video   struct {
-		ID         string `json:"id"`
-		Filename   string `json:"filename"`
-		Status     string `json:"status"`
-		Collection string `json:"collection"`
-	} `json:"video"`
-}
+// The resources are the API's own types (transport/wire), so the client
+// reads exactly what the server writes.
+type (
+	Video      = wire.Video         // spec §2, plus kino's progress
+	Collection = wire.CollectionRef // a video's collection
+	Uploaded   = wire.Uploaded      // the 202 answer to an upload
+)
 
 func (c *Client) httpClient() *http.Client {
 	if c.HTTP != nil {
@@ -97,9 +68,9 @@ func (c *Client) do(req *http.Request, out any) error {
 		return err
 	}
 	if resp.StatusCode/100 != 2 {
-		e := &Error{Status: resp.StatusCode}
-		_ = json.Unmarshal(body, e)
-		return e
+		var b wire.Error
+		_ = json.Unmarshal(body, &b)
+		return &Error{Status: resp.StatusCode, Label: b.Error, Message: b.Message}
 	}
 	if out == nil {
 		return nil
@@ -193,9 +164,7 @@ func (c *Client) Videos(ctx context.Context, o ListOptions) ([]Video, error) {
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	var out struct {
-		Videos []Video `json:"videos"`
-	}
+	var out wire.Videos
 	return out.Videos, c.get(ctx, path, &out)
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/wire"
 )
 
 // slugVar is the {slug} path variable, checked before it becomes part of a
@@ -43,7 +44,7 @@ func (s *Server) createCollection(w http.ResponseWriter, r *http.Request) error 
 	}
 	s.settle(r, res.LastSeq())
 	e := res.Events[0]
-	writeJSON(w, http.StatusCreated, collectionJSON{Slug: res.State.Slug, Name: res.State.Name,
+	writeJSON(w, http.StatusCreated, wire.Collection{Slug: res.State.Slug, Name: res.State.Name,
 		CreatedAt: domain.FormatTime(e.OccurredAt), UpdatedAt: domain.FormatTime(e.OccurredAt)})
 	return nil
 }
@@ -65,13 +66,11 @@ func (s *Server) listCollections(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]collectionJSON, len(cs))
+	out := make([]wire.Collection, len(cs))
 	for i, c := range cs {
 		out[i] = renderCollection(c)
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Collections []collectionJSON `json:"collections"`
-	}{out})
+	writeJSON(w, http.StatusOK, wire.Collections{Collections: out})
 	return nil
 }
 
@@ -128,6 +127,6 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	s.settle(r, res.LastSeq())
-	writeJSON(w, http.StatusOK, messageJSON{Message: "Collection deleted"})
+	writeJSON(w, http.StatusOK, wire.Message{Message: "Collection deleted"})
 	return nil
 }

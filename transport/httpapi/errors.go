@@ -6,13 +6,8 @@ import (
 	"net/http"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/wire"
 )
-
-// errorBody is the one error shape of the API: {"error", "message"}.
-type errorBody struct {
-	Error   string `json:"error"`
-	Message string `json:"message"`
-}
 
 // Labels fixed by the contract (spec §7).
 const (
@@ -86,7 +81,7 @@ func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
 	if internal {
 		log.Error("request failed", "err", err)
 	}
-	writeJSON(w, status, errorBody{Error: label, Message: msg})
+	writeJSON(w, status, wire.Error{Error: label, Message: msg})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

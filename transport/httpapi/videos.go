@@ -19,6 +19,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/ffmpeg"
+	"github.com/kino-video/kino/transport/wire"
 )
 
 func videoStream(id string) domain.StreamID {
@@ -28,13 +29,6 @@ func videoStream(id string) domain.StreamID {
 // multipartSlack allows for multipart framing around the file when a
 // Content-Length announces an upload that is certainly too large.
 const multipartSlack = 1 << 20
-
-type uploadedVideo struct {
-	ID         string        `json:"id"`
-	Filename   string        `json:"filename"`
-	Status     domain.Status `json:"status"`
-	Collection string        `json:"collection"`
-}
 
 // uploadVideo is spec §4.1. The file streams to disk as it arrives (never
 // into memory); the plan's size limit is enforced while it streams. The
@@ -177,12 +171,9 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.settle(r, res.LastSeq())
 	logger(r, s.cfg.Log).Info("video uploaded", "video_id", id, "bytes", size, "collection", coll.Slug)
-	writeJSON(w, http.StatusAccepted, struct {
-		Message string        `json:"message"`
-		Video   uploadedVideo `json:"video"`
-	}{
+	writeJSON(w, http.StatusAccepted, wire.Uploaded{
 		Message: "Video uploaded and queued for processing",
-		Video:   uploadedVideo{ID: id, Filename: filename, Status: domain.StatusPending, Collection: coll.Slug},
+		Video:   wire.UploadedVideo{ID: id, Filename: filename, Status: domain.StatusPending, Collection: coll.Slug},
 	})
 	return nil
 }
@@ -286,13 +277,11 @@ func (s *Server) listVideos(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]VideoResource, len(videos))
+	out := make([]wire.Video, len(videos))
 	for i, v := range videos {
 		out[i] = s.renderVideo(v)
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Videos []VideoResource `json:"videos"`
-	}{out})
+	writeJSON(w, http.StatusOK, wire.Videos{Videos: out})
 	return nil
 }
 
@@ -338,17 +327,8 @@ func (s *Server) deleteVideo(w http.ResponseWriter, r *http.Request) error {
 		logger(r, s.cfg.Log).Error("remove video files", "video_id", id, "err", err)
 	}
 	s.settle(r, res.LastSeq())
-	writeJSON(w, http.StatusOK, messageJSON{Message: "Video deleted"})
+	writeJSON(w, http.StatusOK, wire.Message{Message: "Video deleted"})
 	return nil
-}
-
-type eventJSON struct {
-	Seq        uint64 `json:"seq"`
-	ID         string `json:"id"`
-	Type       string `json:"type"`
-	Version    int    `json:"version"`
-	OccurredAt string `json:"occurredAt"`
-	Data       any    `json:"data"`
 }
 
 // videoEvents is a video's audit history, oldest first, read from the
@@ -368,13 +348,11 @@ func (s *Server) videoEvents(w http.ResponseWriter, r *http.Request) error {
 	if v := domain.Fold[domain.Video](events); !v.Created || v.Account != callerOf(r).Account {
 		return errNotFound("video")
 	}
-	out := make([]eventJSON, len(events))
+	out := make([]wire.Event, len(events))
 	for i, e := range events {
-		out[i] = eventJSON{Seq: e.Seq, ID: e.ID, Type: e.Type, Version: e.Version, OccurredAt: domain.FormatTime(e.OccurredAt), Data: tenantView(e.Data)}
+		out[i] = wire.Event{Seq: e.Seq, ID: e.ID, Type: e.Type, Version: e.Version, OccurredAt: domain.FormatTime(e.OccurredAt), Data: tenantView(e.Data)}
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Events []eventJSON `json:"events"`
-	}{out})
+	writeJSON(w, http.StatusOK, wire.Events{Events: out})
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/wire"
 )
 
 func webhookStream(id string) domain.StreamID {
@@ -32,14 +33,6 @@ func newWebhookSecret() (string, error) {
 // neither the event stream nor the read models hold it in clear.
 type Sealer interface {
 	Seal(id, secret string) (string, error)
-}
-
-type createdWebhookJSON struct {
-	ID        string   `json:"id"`
-	URL       string   `json:"url"`
-	Events    []string `json:"events"`
-	Secret    string   `json:"secret"`
-	CreatedAt string   `json:"createdAt"`
 }
 
 // createWebhook answers 201 with the signing secret: the only time it is
@@ -79,7 +72,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	s.settle(r, res.LastSeq())
 	e := res.Events[0]
 	d := e.Data.(domain.WebhookSubscribed)
-	writeJSON(w, http.StatusCreated, createdWebhookJSON{
+	writeJSON(w, http.StatusCreated, wire.CreatedWebhook{
 		ID: id, URL: d.URL, Events: d.Events, Secret: secret, CreatedAt: domain.FormatTime(e.OccurredAt),
 	})
 	return nil
@@ -90,13 +83,11 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]webhookJSON, len(hooks))
+	out := make([]wire.Webhook, len(hooks))
 	for i, h := range hooks {
 		out[i] = renderWebhook(h)
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Webhooks []webhookJSON `json:"webhooks"`
-	}{out})
+	writeJSON(w, http.StatusOK, wire.Webhooks{Webhooks: out})
 	return nil
 }
 
@@ -122,20 +113,6 @@ func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-type deliveryJSON struct {
-	DeliveryID string  `json:"deliveryId"`
-	EventID    string  `json:"eventId"`
-	Event      string  `json:"event"`
-	VideoID    *string `json:"videoId"`
-	Attempt    int     `json:"attempt"`
-	Succeeded  bool    `json:"succeeded"`
-	GaveUp     bool    `json:"gaveUp"`
-	StatusCode *int    `json:"statusCode"`
-	Error      *string `json:"error"`
-	DurationMs int64   `json:"durationMs"`
-	At         string  `json:"at"`
-}
-
 // listDeliveries is the deliveries log of a subscription: every attempt,
 // newest first.
 func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
@@ -155,9 +132,9 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]deliveryJSON, len(ds))
+	out := make([]wire.Delivery, len(ds))
 	for i, d := range ds {
-		j := deliveryJSON{DeliveryID: d.DeliveryID, EventID: d.EventID, Event: d.Kind, Attempt: d.Attempt,
+		j := wire.Delivery{DeliveryID: d.DeliveryID, EventID: d.EventID, Event: d.Kind, Attempt: d.Attempt,
 			Succeeded: d.Succeeded, GaveUp: d.GaveUp, DurationMs: d.DurationMs, At: domain.FormatTime(d.At)}
 		if d.VideoID != "" {
 			j.VideoID = &d.VideoID
@@ -170,9 +147,7 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
 		}
 		out[i] = j
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Deliveries []deliveryJSON `json:"deliveries"`
-	}{out})
+	writeJSON(w, http.StatusOK, wire.Deliveries{Deliveries: out})
 	return nil
 }
 
@@ -198,10 +173,7 @@ func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusAccepted, struct {
-		Message    string `json:"message"`
-		DeliveryID string `json:"deliveryId"`
-	}{"Test delivery queued; its attempts appear in GET /v1/webhooks/" + h.ID + "/deliveries", id})
+	writeJSON(w, http.StatusAccepted, wire.TestQueued{Message: "Test delivery queued; its attempts appear in GET /v1/webhooks/" + h.ID + "/deliveries", DeliveryID: id})
 	return nil
 }
 
@@ -215,7 +187,7 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.settle(r, res.LastSeq())
-	writeJSON(w, http.StatusOK, messageJSON{Message: "Webhook deleted"})
+	writeJSON(w, http.StatusOK, wire.Message{Message: "Webhook deleted"})
 	return nil
 }
 

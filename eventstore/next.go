@@ -1,0 +1,96 @@
+package eventstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/kino-video/kino/domain"
+)
+
+// Next returns the first event whose sequence is at least from and whose
+// subject matches filter (wildcards allowed); ok is false when the stream
+// holds none. A message that does not decode, or is stored under another
+// subject than its body names, comes back as a domain.Refused event with
+// its sequence, so a caller walking the stream can step over it.
+//
+// Unlike Load, which uses direct gets (any replica may answer, and a
+// follower may lag), Next asks the stream's leader: when an event at
+// sequence S has been delivered, Next sees every message up to S. Readers
+// that must see the stream as of an event (the webhook fan-out) use it.
+func (s *Store) Next(ctx context.Context, filter string, from uint64) (domain.Event, bool, error) {
+	req, err := json.Marshal(struct {
+		Seq  uint64 `json:"seq"`
+		Next string `json:"next_by_subj"`
+	}{max(from, 1), filter})
+	if err != nil {
+		return domain.Event{}, false, err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+	}
+	reply, err := s.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+StreamName, req)
+	if err != nil {
+		return domain.Event{}, false, fmt.Errorf("read %s from %d: %w", filter, from, err)
+	}
+	var resp struct {
+		Error *struct {
+			Code        int    `json:"code"`
+			ErrCode     int    `json:"err_code"`
+			Description string `json:"description"`
+		} `json:"error"`
+		Message *struct {
+			Subject string `json:"subject"`
+			Seq     uint64 `json:"seq"`
+			Header  []byte `json:"hdrs"`
+			Data    []byte `json:"data"`
+		} `json:"message"`
+	}
+	if err := json.Unmarshal(reply.Data, &resp); err != nil {
+		return domain.Event{}, false, fmt.Errorf("read %s from %d: %w", filter, from, err)
+	}
+	if resp.Error != nil {
+		if resp.Error.ErrCode == int(jetstream.JSErrCodeMessageNotFound) {
+			return domain.Event{}, false, nil
+		}
+		return domain.Event{}, false, fmt.Errorf("read %s from %d: %s (%d)", filter, from, resp.Error.Description, resp.Error.ErrCode)
+	}
+	if resp.Message == nil {
+		return domain.Event{}, false, fmt.Errorf("read %s from %d: empty answer", filter, from)
+	}
+	m := resp.Message
+	var typ string
+	if len(m.Header) > 0 {
+		h, err := nats.DecodeHeadersMsg(m.Header)
+		if err != nil {
+			return domain.Event{}, false, fmt.Errorf("read %s from %d: %w", filter, from, err)
+		}
+		typ = h.Get(HeaderEventType)
+	}
+	return s.decodeStored(m.Subject, typ, m.Data, m.Seq), true, nil
+}
+
+// Between calls fn with every event matching filter whose sequence is in
+// [from, to], oldest first, read as Next reads (from the leader). Refused
+// messages are skipped.
+func (s *Store) Between(ctx context.Context, filter string, from, to uint64, fn func(domain.Event) error) error {
+	for seq := max(from, 1); seq <= to; {
+		e, ok, err := s.Next(ctx, filter, seq)
+		if err != nil || !ok || e.Seq > to {
+			return err
+		}
+		if _, refused := e.Data.(domain.Refused); !refused {
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		seq = e.Seq + 1
+	}
+	return nil
+}
