@@ -255,3 +255,31 @@ func TestAddressLimitIsSharedAcrossNodes(t *testing.T) {
 		t.Fatalf("a minute later: %d", r.status)
 	}
 }
+
+// An account's concurrent uploads are bounded across API nodes: a free
+// account (two at once) holding one slow upload on each node is refused a
+// third on either, and once one ends the other node takes one again.
+func TestUploadSlotsAreSharedAcrossNodes(t *testing.T) {
+	a := newTestAPI(t)
+	keyA := a.account("alpha", domain.PlanFree)
+	s2, err := New(a.s.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := *a
+	b.s, b.srv = s2, httptest.NewServer(s2.Handler())
+	t.Cleanup(b.srv.Close)
+	first := a.slowUpload(keyA)
+	poll(t, "A's upload on node 1", func() bool { return a.s.uploads.count("alpha") == 1 })
+	second := b.slowUpload(keyA)
+	poll(t, "A's upload on node 2", func() bool { return s2.uploads.count("alpha") == 1 })
+	for _, n := range []*testAPI{a, &b} {
+		wantError(t, n.slowUpload(keyA).response(t), 429, "Rate limit exceeded")
+	}
+	first.conn.Close()
+	poll(t, "the upload on node 1 to end", func() bool { return a.s.uploads.count("alpha") == 0 })
+	third := b.slowUpload(keyA)
+	poll(t, "a second upload on node 2", func() bool { return s2.uploads.count("alpha") == 2 })
+	second.conn.Close()
+	third.conn.Close()
+}

@@ -173,7 +173,8 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, openapi: doc, router: mux.NewRouter(),
 		limiter:  newSharedLimiter(cfg.Limits, "acct:", hex.EncodeToString(node), limitLog),
 		failures: newSharedLimiter(cfg.Limits, "addr:", hex.EncodeToString(node), limitLog),
-		uploads:  uploadSlots{global: cfg.MaxUploads, perAccount: make(map[string]int)}}
+		uploads: uploadSlots{global: cfg.MaxUploads, perAccount: make(map[string]int),
+			ledger: cfg.Limits, node: hex.EncodeToString(node), now: cfg.Now, log: limitLog}}
 	if s.csp, err = playCSP(cfg.CDNURL, cfg.FrameAncestors); err != nil {
 		return nil, err
 	}
