@@ -17,16 +17,17 @@ import (
 const rateWindow = time.Minute
 
 // Timings of the shared ledger (RateLedger). A node holds its share of a
-// key for rateLease after each update, renews it once less than
-// rateWindow+rateRenew is left (every rateLease-rateWindow-rateRenew, 5 s,
-// while the key is busy), and allows a request only while the share is
-// held for a whole window after it. A refusal for want of share asks the
-// ledger again at most every rateDryRetry; a ledger that cannot be
-// reached is not asked again for rateDown, and each update waits at most
-// rateTimeout.
+// key for rateLease after each update and allows a request only while the
+// share is held for a whole window after it. Once less than
+// rateWindow+rateRenew is left (10 s after an update) the next request
+// that fits renews the lease in the background; one that does not fit
+// (or finds the lease too short) waits for an update. A refusal for want
+// of share asks the ledger again at most every rateDryRetry; a ledger that
+// cannot be reached is not asked again for rateDown, and each update waits
+// at most rateTimeout.
 const (
-	rateLease    = rateWindow + 10*time.Second
-	rateRenew    = 5 * time.Second
+	rateLease    = rateWindow + 30*time.Second
+	rateRenew    = 20 * time.Second
 	rateDryRetry = time.Second
 	rateDown     = 5 * time.Second
 	rateTimeout  = time.Second
@@ -90,6 +91,7 @@ type requestLog struct {
 	othersUsed   int   // the other nodes' requests at the last update
 	othersOldest int64 // the oldest of them (Unix ns), 0: none
 	dryAt        int64 // the last update found no budget left, at (Unix ns)
+	renewing     bool  // a renewal runs in the background
 	gen          uint64
 	syncMu       sync.Mutex // one update at a time
 }
@@ -154,29 +156,49 @@ func (l *limiter) take(key string, limit int, now time.Time, count bool) decisio
 			return lg.grant(limit, t, count)
 		}
 		dry := lg.dryAt != 0 && t < lg.dryAt+int64(rateDryRetry)
-		if held && lg.n < lg.share { // renewal due: a request still fits
-			if dry || synced {
-				return lg.grant(limit, t, count)
+		if held && lg.n < lg.share {
+			// Renewal due, but the request fits: renew in the
+			// background, so the request does not wait for NATS.
+			if !dry && !synced && !lg.renewing {
+				lg.renewing = true
+				go l.renew(lg, key, limit, now, lg.gen)
 			}
-		} else if (dry && held) || (synced && lg.dryAt == t) {
+			return lg.grant(limit, t, count)
+		}
+		if (dry && held) || (synced && lg.dryAt == t) {
 			return lg.refuse(t)
 		}
 		gen := lg.gen
 		l.mu.Unlock()
 		err := l.update(lg, key, limit, now, gen)
 		l.mu.Lock()
-		switch {
-		case err != nil:
-			if !l.failing {
-				l.failing = true
-				l.log.Warn("rate limits counted by this process alone until the shared ledger answers", "err", err)
-			}
-			l.downUntil = t + int64(rateDown)
-		case l.failing:
-			l.failing = false
-			l.log.Info("rate limits shared again")
-		}
+		l.updated(err, t)
 		lg.expire(t - int64(rateWindow))
+	}
+}
+
+// renew updates key's share in the background.
+func (l *limiter) renew(lg *requestLog, key string, limit int, now time.Time, gen uint64) {
+	err := l.update(lg, key, limit, now, gen)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lg.renewing = false
+	l.updated(err, now.UnixNano())
+}
+
+// updated notes the outcome of an update at t: after a failure the node
+// counts alone for rateDown. Each outage is logged once. l.mu is held.
+func (l *limiter) updated(err error, t int64) {
+	switch {
+	case err != nil:
+		if !l.failing {
+			l.failing = true
+			l.log.Warn("rate limits counted by this process alone until the shared ledger answers", "err", err)
+		}
+		l.downUntil = t + int64(rateDown)
+	case l.failing:
+		l.failing = false
+		l.log.Info("rate limits shared again")
 	}
 }
 
