@@ -283,3 +283,26 @@ func TestUploadSlotsAreSharedAcrossNodes(t *testing.T) {
 	second.conn.Close()
 	third.conn.Close()
 }
+
+// A node that dies holding the whole budget keeps it from the others only
+// until its lease lapses (rateLease after its last update, plus the clock
+// skew allowed): then the survivor gets the plan.
+func TestDeadNodesShareLapses(t *testing.T) {
+	ls := sharedLimiters(t, 2)
+	dead, survivor := ls[0], ls[1]
+	t0 := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	for i := range 60 {
+		if !dead.allow("acme", 60, t0).allowed {
+			t.Fatalf("request %d refused", i)
+		}
+	}
+	if d := survivor.allow("acme", 60, t0.Add(rateWindow)); d.allowed {
+		t.Fatal("the survivor was allowed while the dead node's lease runs")
+	}
+	lapsed := t0.Add(rateLease + eventstore.RateSkew + time.Second)
+	for i := range 60 {
+		if d := survivor.allow("acme", 60, lapsed); !d.allowed {
+			t.Fatalf("after the lease lapsed, request %d refused: %+v", i, d)
+		}
+	}
+}
