@@ -218,6 +218,8 @@ func TestWorkerRoleCannotForgeAccountEventsOrCallAdmin(t *testing.T) {
 		"$JS.API.CONSUMER.DELETE." + eventstore.JobsStream + ".account-acme",
 		"$JS.API.CONSUMER.MSG.NEXT." + eventstore.StreamName + ".other",
 		"$JS.ACK." + eventstore.StreamName + ".other.1.7.1.1700000000000000000.0",
+		// Nor can it touch the API nodes' rate limits.
+		"$KV." + eventstore.RateBucket + ".YWNjdDphY21l",
 	} {
 		t.Run(subject, func(t *testing.T) {
 			if err := nc.PublishRequest(subject, nc.NewRespInbox(), []byte(`{}`)); err != nil {

@@ -441,6 +441,10 @@ func (m *Main) Run(ctx context.Context) error {
 		})
 	})
 
+	limits, err := store.OpenRateLimits(ctx)
+	if err != nil {
+		return err
+	}
 	api, err := httpapi.New(httpapi.Config{
 		Store: store, DB: m.db, Projector: m.projector, Media: mediaStore, Progress: m.progress,
 		Webhooks: webhook.Tester{Store: store},
@@ -448,7 +452,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Admin:    adminReplayer{projector}, AdminToken: m.AdminToken,
 		Plans: m.Plans, Log: log.With("component", "http"), Now: m.Now, CDNURL: m.CDNURL,
 		MaxUploads: m.MaxUploads, UploadIdleTimeout: m.UploadIdleTimeout, AuthFailuresPerMinute: m.AuthFailuresPerMinute,
-		TrustedProxies: m.TrustedProxies, FrameAncestors: m.FrameAncestors,
+		TrustedProxies: m.TrustedProxies, FrameAncestors: m.FrameAncestors, Limits: limits,
 	})
 	if err != nil {
 		return err

@@ -92,8 +92,12 @@ func newTestAPI(t *testing.T, configure ...func(*Config)) *testAPI {
 	if err != nil {
 		t.Fatal(err)
 	}
+	limits, err := store.OpenRateLimits(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := Config{Store: store, DB: db, Projector: proj, Media: ms, Plans: testPlans(), Log: quiet, Now: clk.Now,
-		CDNURL: "http://cdn.example.test:8443/cdn", Secrets: key}
+		CDNURL: "http://cdn.example.test:8443/cdn", Secrets: key, Limits: limits}
 	for _, c := range configure {
 		c(&cfg)
 	}

@@ -79,6 +79,11 @@ type Config struct {
 	// this long: 408, and the partial file is removed. Default 30 s.
 	UploadIdleTimeout time.Duration
 
+	// Limits shares the rate limits (per account, and per address for
+	// requests without a valid key) with the other API nodes on the same
+	// NATS (eventstore.RateLimits). Nil: each process counts alone.
+	Limits RateLedger
+
 	// AuthFailuresPerMinute bounds the requests without a valid API key
 	// (missing or wrong) that one client address may send in any minute;
 	// more get 429. Default 60.
@@ -162,8 +167,14 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, limiter: newLimiter(), failures: newLimiter(), openapi: doc, router: mux.NewRouter(),
-		uploads: uploadSlots{global: cfg.MaxUploads, perAccount: make(map[string]int)}}
+	node := make([]byte, 8)
+	_, _ = rand.Read(node)
+	limitLog := cfg.Log.With("component", "ratelimit")
+	s := &Server{cfg: cfg, openapi: doc, router: mux.NewRouter(),
+		limiter:  newSharedLimiter(cfg.Limits, "acct:", hex.EncodeToString(node), limitLog),
+		failures: newSharedLimiter(cfg.Limits, "addr:", hex.EncodeToString(node), limitLog),
+		uploads: uploadSlots{global: cfg.MaxUploads, perAccount: make(map[string]int),
+			ledger: cfg.Limits, node: hex.EncodeToString(node), now: cfg.Now, log: limitLog}}
 	if s.csp, err = playCSP(cfg.CDNURL, cfg.FrameAncestors); err != nil {
 		return nil, err
 	}

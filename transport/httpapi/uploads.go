@@ -1,8 +1,11 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"io"
+	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -12,47 +15,150 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
 )
 
 // uploadSlots bounds the uploads in flight: all of them (each holds a
 // 1 MiB buffer and a file descriptor), and those of each account, so one
 // account holding slow uploads open cannot take every slot.
+//
+// The server-wide bound is this process's (it is about its memory). With
+// a ledger, an account's bound holds across the API nodes: each node
+// records in the ledger how many of the account's uploads it runs, under a
+// lease (uploadLease) it renews every uploadBeat while any runs, so the
+// slots of a node that died free themselves within uploadLease+RateSkew.
+// Without NATS a node counts its own uploads alone (fails open).
 type uploadSlots struct {
 	mu         sync.Mutex
 	global     int
 	inFlight   int
 	perAccount map[string]int
+
+	ledger  RateLedger // nil: the account's bound is per process
+	node    string
+	now     func() time.Time
+	log     *slog.Logger
+	shared  sync.Mutex // one ledger update at a time, so counts stay in order
+	beating bool       // the lease renewer runs
 }
 
 // uploadRetry is the Retry-After of an upload refused for want of a slot.
 const uploadRetry = 5
 
+// Leases of the uploads recorded in the ledger.
+const (
+	uploadLease = 30 * time.Second
+	uploadBeat  = 10 * time.Second
+)
+
 // acquire takes a slot for account, whose plan allows accountCap uploads
 // at once. The account's cap is checked first: an account at its cap gets
 // 429 (its own doing); a full server gets 503.
 func (u *uploadSlots) acquire(w http.ResponseWriter, account string, accountCap int) (release func(), err error) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if accountCap > 0 && u.perAccount[account] >= accountCap {
+	overCap := func() error {
 		w.Header().Set("Retry-After", strconv.Itoa(uploadRetry))
-		return nil, domain.E("upload video", domain.RateLimited,
+		return domain.E("upload video", domain.RateLimited,
 			"Too many uploads in progress: your plan allows %d at once; retry after %d seconds, when one has finished", accountCap, uploadRetry)
 	}
+	if u.ledger != nil && accountCap > 0 {
+		u.shared.Lock()
+		defer u.shared.Unlock()
+	}
+	u.mu.Lock()
+	if accountCap > 0 && u.perAccount[account] >= accountCap {
+		u.mu.Unlock()
+		return nil, overCap()
+	}
 	if u.inFlight >= u.global {
+		u.mu.Unlock()
 		w.Header().Set("Retry-After", strconv.Itoa(uploadRetry))
 		return nil, domain.E("upload video", domain.Unavailable,
 			"The server has too many uploads in progress; retry after %d seconds", uploadRetry)
 	}
+	mine := u.perAccount[account]
+	u.mu.Unlock()
+	if u.ledger != nil && accountCap > 0 {
+		full := false
+		err := u.record(account, func(others int) int {
+			if others+mine+1 > accountCap {
+				full = true
+				return mine
+			}
+			return mine + 1
+		})
+		if full {
+			return nil, overCap()
+		}
+		if err != nil {
+			u.log.Warn("upload slots counted by this process alone while the shared ledger does not answer", "err", err)
+		}
+	}
+	u.mu.Lock()
 	u.inFlight++
 	u.perAccount[account]++
+	if u.ledger != nil && accountCap > 0 && !u.beating {
+		u.beating = true
+		go u.beat()
+	}
+	u.mu.Unlock()
 	return func() {
+		shared := u.ledger != nil && accountCap > 0
+		if shared {
+			u.shared.Lock()
+			defer u.shared.Unlock()
+		}
 		u.mu.Lock()
-		defer u.mu.Unlock()
 		u.inFlight--
 		if u.perAccount[account]--; u.perAccount[account] <= 0 {
 			delete(u.perAccount, account)
 		}
+		left := u.perAccount[account]
+		u.mu.Unlock()
+		if shared {
+			_ = u.record(account, func(int) int { return left }) // on failure the lease lapses
+		}
 	}, nil
+}
+
+// record stores this node's count of account's uploads in the ledger:
+// count is given the other nodes' uploads and returns this node's.
+func (u *uploadSlots) record(account string, count func(others int) int) error {
+	ctx, cancel := context.WithTimeout(context.Background(), rateTimeout)
+	defer cancel()
+	now := u.now()
+	return u.ledger.UpdateRate(ctx, "up:"+account, u.node, now, func(others []eventstore.RateHolding) eventstore.RateHolding {
+		n := 0
+		for _, h := range others {
+			n += h.Share
+		}
+		c := count(n)
+		return eventstore.RateHolding{Share: c, Used: c, Until: now.Add(uploadLease).UnixNano()}
+	})
+}
+
+// beat renews the leases of the accounts with uploads in flight, every
+// uploadBeat, until none is left.
+func (u *uploadSlots) beat() {
+	t := time.NewTicker(uploadBeat)
+	defer t.Stop()
+	for range t.C {
+		u.mu.Lock()
+		counts := maps.Clone(u.perAccount)
+		if len(counts) == 0 {
+			u.beating = false
+			u.mu.Unlock()
+			return
+		}
+		u.mu.Unlock()
+		u.shared.Lock()
+		for account := range counts {
+			u.mu.Lock()
+			n := u.perAccount[account]
+			u.mu.Unlock()
+			_ = u.record(account, func(int) int { return n })
+		}
+		u.shared.Unlock()
+	}
 }
 
 // count is the number of uploads in flight, of account or (account "") of
