@@ -82,9 +82,11 @@ func (s *Store) publish(ctx context.Context, id domain.StreamID, expected uint64
 		jetstream.WithExpectLastSequenceForSubject(expected, id.Filter()),
 	}
 	for attempt := 1; ; attempt++ {
+		conn := s.health.connCtx()
 		actx, cancel := context.WithTimeout(ctx, s.cfg.AckTimeout)
 		ack, err := s.js.PublishMsg(actx, msg, opts...)
 		noAck := err != nil && errors.Is(actx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+		dropped := conn.Err() != nil // the connection was down during the attempt
 		cancel()
 		switch {
 		case err == nil:
@@ -101,6 +103,11 @@ func (s *Store) publish(ctx context.Context, id domain.StreamID, expected uint64
 			return 0, domain.Wrap(op, domain.Conflict, ErrConcurrency, "the resource was changed by another request; retry")
 		case lost(ctx, op) != nil:
 			return 0, lost(ctx, op)
+		case noAck && dropped:
+			// Not the store's fault: the publish waited for the connection
+			// (nats.go resends it on reconnect). Send it again, with the
+			// same message id, for as long as ctx allows.
+			continue
 		case noAck || storageRefusal(err):
 			// A server whose store failed a write (a full disk) answers
 			// no append until it is restarted: say so at once to the

@@ -118,12 +118,38 @@ func (h *health) close() {
 	h.mu.Unlock()
 }
 
-// op derives a context for one operation on NATS that is cancelled when
-// the connection drops, or fails at once while it is down.
-func (h *health) op(ctx context.Context, name string) (context.Context, context.CancelFunc, error) {
+type failFastKey struct{}
+
+// FailFast marks ctx so that the store's operations under it fail at once
+// with a domain Unavailable (wrapping ErrUnavailable) while the connection
+// to NATS is down, and are cancelled when it drops, instead of waiting for
+// it to come back: what a request with a client waiting wants. Without it
+// (workers, the CLI) an operation waits for the connection, as long as its
+// context allows.
+func FailFast(ctx context.Context) context.Context {
+	return context.WithValue(ctx, failFastKey{}, true)
+}
+
+func failFast(ctx context.Context) bool {
+	v, _ := ctx.Value(failFastKey{}).(bool)
+	return v
+}
+
+// connCtx is the current connection's context: cancelled when it drops.
+func (h *health) connCtx() context.Context {
 	h.mu.Lock()
-	conn := h.conn
-	h.mu.Unlock()
+	defer h.mu.Unlock()
+	return h.conn
+}
+
+// op derives a context for one operation on NATS: under FailFast, one that
+// is cancelled when the connection drops, or an error at once while it is
+// down; otherwise ctx itself.
+func (h *health) op(ctx context.Context, name string) (context.Context, context.CancelFunc, error) {
+	if !failFast(ctx) {
+		return ctx, func() {}, nil
+	}
+	conn := h.connCtx()
 	if conn.Err() != nil {
 		return ctx, func() {}, unavailable(name, errDisconnected)
 	}

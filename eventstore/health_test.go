@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,5 +136,49 @@ func pollUntil(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// While NATS is down, an operation under FailFast (a request with a client
+// waiting) fails at once with Unavailable; one without it (a worker) waits
+// for the connection and lands once the server is back on its port and
+// store. The outage is logged once each way.
+func TestOutageFailsFastOnlyWhenAsked(t *testing.T) {
+	dir := t.TempDir()
+	srv := eventstoretest.Server(t, dir)
+	s := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
+	ctx := context.Background()
+	if err := createAccount(ctx, s, "before"); err != nil {
+		t.Fatal(err)
+	}
+	url := srv.URL()
+	srv.Shutdown()
+	pollUntil(t, "the store to see the outage", func() bool { return !s.Health().Connected })
+
+	fast := eventstore.FailFast(ctx)
+	if err := createAccount(fast, s, "refused"); !domain.IsKind(err, domain.Unavailable) || !errors.Is(err, eventstore.ErrUnavailable) {
+		t.Fatalf("append under FailFast while NATS is down: %v", err)
+	}
+	if _, _, err := s.Load(fast, domain.StreamID{Aggregate: domain.AggAccount, ID: "before"}); !domain.IsKind(err, domain.Unavailable) {
+		t.Fatalf("load under FailFast while NATS is down: %v", err)
+	}
+	if _, err := s.LastSeq(fast); !domain.IsKind(err, domain.Unavailable) {
+		t.Fatalf("LastSeq under FailFast while NATS is down: %v", err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- createAccount(ctx, s, "waited") }()
+
+	again, err := eventstore.StartEmbedded(dir, strings.TrimPrefix(url, "nats://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(again.Shutdown)
+	if err := <-waited; err != nil {
+		t.Fatalf("append without FailFast across the outage: %v", err)
+	}
+	for _, slug := range []string{"before", "waited"} {
+		if events, _, err := s.Load(fast, domain.StreamID{Aggregate: domain.AggAccount, ID: slug}); err != nil || len(events) != 1 {
+			t.Fatalf("account %s: %d events, %v", slug, len(events), err)
+		}
 	}
 }

@@ -204,8 +204,16 @@ func (s *Store) NewID() string { return s.cfg.NewID() }
 
 // LastSeq is the sequence of the newest event in the stream (0 when empty).
 func (s *Store) LastSeq(ctx context.Context) (uint64, error) {
+	ctx, done, err := s.health.op(ctx, "stream info")
+	if err != nil {
+		return 0, err
+	}
+	defer done()
 	info, err := s.stream.Info(ctx)
 	if err != nil {
+		if lerr := lost(ctx, "stream info"); lerr != nil {
+			return 0, lerr
+		}
 		return 0, fmt.Errorf("stream info: %w", err)
 	}
 	return info.State.LastSeq, nil

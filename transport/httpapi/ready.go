@@ -146,7 +146,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 	}
 	var failing []string
 	if err != nil {
-		failing = []string{"health"}
+		failing = []string{"liveness"}
 	}
 	s.health.report(s.cfg.Log, failing, []any{"err", err})
 	if err != nil {
@@ -176,6 +176,7 @@ func (s *Server) writable() error {
 // one line when checks start failing (or the failing set changes), one
 // when all pass again.
 type transitions struct {
+	what    string // "ready" or "healthy", for the log
 	mu      sync.Mutex
 	failing []string
 }
@@ -191,10 +192,10 @@ func (t *transitions) report(log interface {
 	}
 	t.failing = failing
 	if len(failing) == 0 {
-		log.Info("node ready again")
+		log.Info("node " + t.what + " again")
 		return
 	}
-	log.Warn("node not ready", append([]any{"failing", strings.Join(failing, ",")}, details...)...)
+	log.Warn("node not "+t.what, append([]any{"failing", strings.Join(failing, ",")}, details...)...)
 }
 
 // DiskReserve is the free space kept on the data directory's file system:

@@ -187,7 +187,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, limiter: newLimiter(), failures: newLimiter(), openapi: doc, router: mux.NewRouter(),
 		uploads: uploadSlots{global: cfg.MaxUploads, perAccount: make(map[string]int)},
-		disk:    diskGuard{dirs: cfg.DiskDirs, reserve: cfg.DiskReserve, every: 8 << 20}}
+		disk:    diskGuard{dirs: cfg.DiskDirs, reserve: cfg.DiskReserve, every: 8 << 20},
+		health:  transitions{what: "healthy"}, readiness: transitions{what: "ready"}}
 	if s.csp, err = playCSP(cfg.CDNURL, cfg.FrameAncestors); err != nil {
 		return nil, err
 	}
@@ -374,7 +375,10 @@ func (s *Server) requestLog(next http.Handler) http.Handler {
 			log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
 				"bytes", sw.bytes, "duration_ms", time.Since(start).Milliseconds())
 		}()
-		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), ctxLog, log)))
+		// A client waits: the event store answers at once while NATS is
+		// unreachable (503), rather than when it is back.
+		ctx := eventstore.FailFast(context.WithValue(r.Context(), ctxLog, log))
+		next.ServeHTTP(sw, r.WithContext(ctx))
 	})
 }
 
