@@ -34,15 +34,18 @@ type Health struct {
 // Health reports the store's connection and write state.
 func (s *Store) Health() Health { return s.health.snapshot() }
 
-// Writable is nil when an append may be tried now, and otherwise the
-// Unavailable error an append would return at once.
+// Writable is nil when an append may be tried now (connected, and writes
+// not known to fail, or due for a probe), and otherwise the Unavailable
+// error an append would return at once.
 func (s *Store) Writable() error {
-	h := s.health.snapshot()
+	h := s.health
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	switch {
-	case !h.Connected:
+	case h.conn.Err() != nil:
 		return unavailable("append", errDisconnected)
-	case h.Writes != nil:
-		return unavailable("append", h.Writes)
+	case h.writeErr != nil && time.Now().Before(h.nextProbe):
+		return unavailable("append", h.writeErr)
 	}
 	return nil
 }

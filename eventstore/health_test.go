@@ -67,7 +67,7 @@ func TestFullDiskStopsWritesUntilHealRestartsTheServer(t *testing.T) {
 	dir := smallDisk(t, 32<<20)
 	srv := eventstoretest.Server(t, dir)
 	s, err := eventstore.Open(context.Background(), eventstore.Config{URL: srv.URL(), Auth: srv.Auth(eventstore.RoleServe),
-		Name: t.Name(), Manage: true, AckTimeout: time.Second, ProbeEvery: 100 * time.Millisecond})
+		Name: t.Name(), Manage: true, AckTimeout: time.Second, ProbeEvery: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,8 +101,13 @@ func TestFullDiskStopsWritesUntilHealRestartsTheServer(t *testing.T) {
 	if !domain.IsKind(failed, domain.Unavailable) || !errors.Is(failed, eventstore.ErrUnavailable) {
 		t.Fatalf("append on a full disk: %v (kind %v), want Unavailable", failed, domain.KindOf(failed))
 	}
+	// Refused at once now, until a probe is due (a minute here) or the
+	// connection is made again.
 	if err := s.Writable(); !domain.IsKind(err, domain.Unavailable) {
 		t.Fatalf("Writable after a failed append: %v", err)
+	}
+	if err := createAccount(ctx, s, "refused"); !domain.IsKind(err, domain.Unavailable) {
+		t.Fatalf("append after a failed append: %v", err)
 	}
 	if s.Health().Writes == nil {
 		t.Fatal("Health().Writes is nil after an unacknowledged append")

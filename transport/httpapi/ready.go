@@ -54,7 +54,7 @@ func (s *Server) readyChecks() []check {
 			return "", nil
 		}},
 		{"jetstream", func(context.Context) (string, error) {
-			if err := s.writable(); err != nil {
+			if err := s.writeFault(); err != nil {
 				return "the event store is not accepting writes", err
 			}
 			return "", nil
@@ -139,7 +139,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 	err := s.cfg.Store.Healthy()
 	if err == nil {
-		err = s.writable()
+		err = s.writeFault()
 	}
 	if err == nil {
 		err = s.cfg.Projector.Err()
@@ -159,11 +159,25 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 }
 
 // writable is nil when the event store may be written to now: connected,
-// appends acknowledged, the embedded server's streams healthy.
+// appends acknowledged (or due for a probe), the embedded server's streams
+// healthy.
 func (s *Server) writable() error {
 	if err := s.cfg.Store.Writable(); err != nil {
 		return err
 	}
+	return s.serverFault()
+}
+
+// writeFault is the event store's state for health and readiness: nil
+// unless appends are known to fail or the embedded server reports a fault.
+func (s *Server) writeFault() error {
+	if err := s.cfg.Store.Health().Writes; err != nil {
+		return err
+	}
+	return s.serverFault()
+}
+
+func (s *Server) serverFault() error {
 	if s.cfg.EventServer != nil {
 		if err := s.cfg.EventServer.Health(); err != nil {
 			return domain.Wrap("append", domain.Unavailable, err, "The event store is not accepting writes; retry in a few seconds")
