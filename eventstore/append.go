@@ -101,8 +101,9 @@ func (s *Store) publish(ctx context.Context, id domain.StreamID, expected uint64
 				}
 			}
 			return 0, domain.Wrap(op, domain.Conflict, ErrConcurrency, "the resource was changed by another request; retry")
-		case lost(ctx, op) != nil:
-			return 0, lost(ctx, op)
+		case errors.Is(context.Cause(ctx), errDisconnected):
+			// Sent, perhaps stored: the outcome is unknown.
+			return 0, unavailable(op, errDisconnected)
 		case noAck && dropped:
 			// Not the store's fault: the publish waited for the connection
 			// (nats.go resends it on reconnect). Send it again, with the

@@ -17,6 +17,11 @@ import (
 // to NATS is down, or the streams have stopped acknowledging writes.
 var ErrUnavailable = errors.New("event store unavailable")
 
+// ErrNotStored joins ErrUnavailable when the operation was refused before
+// anything was sent: an append refused so certainly did not land (one that
+// went unanswered may have).
+var ErrNotStored = errors.New("nothing was stored")
+
 // errDisconnected cancels operations in flight when the connection drops.
 var errDisconnected = errors.New("connection to NATS lost")
 
@@ -43,11 +48,17 @@ func (s *Store) Writable() error {
 	defer h.mu.Unlock()
 	switch {
 	case h.conn.Err() != nil:
-		return unavailable("append", errDisconnected)
+		return refusal("append", errDisconnected)
 	case h.writeErr != nil && time.Now().Before(h.nextProbe):
-		return unavailable("append", h.writeErr)
+		return refusal("append", h.writeErr)
 	}
 	return nil
+}
+
+// refusal is unavailable for an operation that sent nothing (a read, or a
+// write refused before it was sent).
+func refusal(op string, cause error) error {
+	return unavailable(op, errors.Join(ErrNotStored, cause))
 }
 
 func unavailable(op string, cause error) error {
@@ -154,18 +165,18 @@ func (h *health) op(ctx context.Context, name string) (context.Context, context.
 	}
 	conn := h.connCtx()
 	if conn.Err() != nil {
-		return ctx, func() {}, unavailable(name, errDisconnected)
+		return ctx, func() {}, refusal(name, errDisconnected)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	stop := context.AfterFunc(conn, func() { cancel(errDisconnected) })
 	return ctx, func() { stop(); cancel(nil) }, nil
 }
 
-// lost reports whether an operation run under ctx (from op) failed because
-// the connection dropped, and if so the error to return.
+// lost reports whether a read run under ctx (from op) failed because the
+// connection dropped, and if so the error to return.
 func lost(ctx context.Context, name string) error {
 	if errors.Is(context.Cause(ctx), errDisconnected) {
-		return unavailable(name, errDisconnected)
+		return refusal(name, errDisconnected)
 	}
 	return nil
 }
@@ -183,7 +194,7 @@ func (h *health) admitWrite(name string) error {
 		h.nextProbe = now.Add(h.probeEvery)
 		return nil
 	}
-	return unavailable(name, h.writeErr)
+	return refusal(name, h.writeErr)
 }
 
 // wrote records the outcome of an append: nil clears a write failure,

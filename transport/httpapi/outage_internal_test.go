@@ -1,10 +1,15 @@
 package httpapi
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"mime/multipart"
+	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -124,5 +129,60 @@ func poll20(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// An upload whose body is still arriving when NATS goes down ends with 503
+// as soon as the body is in, not after the outage, and leaves no file: the
+// event store refused before sending anything, so nothing was stored.
+func TestUploadInFlightWhenNATSGoesDown(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree)
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("collection", "main")
+	fw, _ := mw.CreateFormFile("file", "clip.mp4")
+	_, _ = fw.Write(video(512 << 10))
+	_ = mw.Close()
+	raw := body.Bytes()
+
+	conn, err := net.Dial("tcp", strings.TrimPrefix(a.srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /v1/videos HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n",
+		key, mw.FormDataContentType(), len(raw))
+	if _, err := conn.Write(raw[:len(raw)/2]); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the upload's partial file", func() bool { return len(a.incoming()) == 1 })
+	a.nats.Shutdown()
+	poll(t, "the store to see the outage", func() bool { return !a.store.Health().Connected })
+	if _, err := conn.Write(raw[len(raw)/2:]); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second)) // far below an outage that lasts until the test ends
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer while NATS is down: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	wantError(t, response{status: resp.StatusCode, header: resp.Header, body: b}, 503, "Service unavailable")
+	if resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("503 without Retry-After: %v", resp.Header)
+	}
+	entries, err := os.ReadDir(a.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if domain.ValidID(e.Name()) {
+			t.Fatalf("the refused upload's file was kept: %s", e.Name())
+		}
+	}
+	if in := a.incoming(); len(in) != 0 {
+		t.Fatalf("partial file left: %v", in)
 	}
 }

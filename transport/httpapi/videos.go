@@ -15,6 +15,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/ffmpeg"
 )
@@ -217,9 +218,11 @@ func (s *Server) uploadCollection(ctx context.Context, account, slug string) (pr
 // the stream decides: the file stays if the event is there.
 func (s *Server) undoUpload(r *http.Request, id string, cause error) {
 	log := logger(r, s.cfg.Log).With("video_id", id)
-	switch domain.KindOf(cause) {
-	case domain.Invalid, domain.TooLarge, domain.Unsupported, domain.NotFound:
+	switch kind := domain.KindOf(cause); {
+	case kind == domain.Invalid, kind == domain.TooLarge, kind == domain.Unsupported, kind == domain.NotFound:
 		// Decide refused: nothing was appended.
+	case errors.Is(cause, eventstore.ErrNotStored):
+		// The event store refused before sending anything (an outage).
 	default:
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), writeTimeout)
 		defer cancel()
