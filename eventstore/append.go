@@ -65,6 +65,15 @@ func (s *Store) publish(ctx context.Context, id domain.StreamID, expected uint64
 	if err != nil {
 		return 0, domain.Wrap("append", domain.Internal, err, "")
 	}
+	op := "append " + id.String()
+	if err := s.health.admitWrite(op); err != nil {
+		return 0, err
+	}
+	ctx, done, err := s.health.op(ctx, op)
+	if err != nil {
+		return 0, err
+	}
+	defer done()
 	msg := &nats.Msg{Subject: id.Subject(e.Type), Data: body, Header: nats.Header{}}
 	msg.Header.Set(HeaderEventType, e.Type)
 	opts := []jetstream.PublishOpt{
@@ -73,18 +82,43 @@ func (s *Store) publish(ctx context.Context, id domain.StreamID, expected uint64
 		jetstream.WithExpectLastSequenceForSubject(expected, id.Filter()),
 	}
 	for attempt := 1; ; attempt++ {
-		ack, err := s.js.PublishMsg(ctx, msg, opts...)
+		conn := s.health.connCtx()
+		actx, cancel := context.WithTimeout(ctx, s.cfg.AckTimeout)
+		ack, err := s.js.PublishMsg(actx, msg, opts...)
+		noAck := err != nil && errors.Is(actx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+		dropped := conn.Err() != nil // the connection was down during the attempt
+		cancel()
 		switch {
 		case err == nil:
+			s.health.wrote(nil)
 			return ack.Sequence, nil
 		case isWrongLastSequence(err):
+			s.health.wrote(nil) // the server answered: it takes writes
 			if attempt > 1 {
 				// Our earlier attempt may have landed before its ack was lost.
 				if last, gerr := s.stream.GetLastMsgForSubject(ctx, id.Filter()); gerr == nil && last.Header.Get(jetstream.MsgIDHeader) == e.ID {
 					return last.Sequence, nil
 				}
 			}
-			return 0, domain.Wrap("append "+id.String(), domain.Conflict, ErrConcurrency, "the resource was changed by another request; retry")
+			return 0, domain.Wrap(op, domain.Conflict, ErrConcurrency, "the resource was changed by another request; retry")
+		case errors.Is(context.Cause(ctx), errDisconnected):
+			// Sent, perhaps stored: the outcome is unknown.
+			return 0, unavailable(op, errDisconnected)
+		case noAck && dropped:
+			// Not the store's fault: the publish waited for the connection
+			// (nats.go resends it on reconnect). Send it again, with the
+			// same message id, for as long as ctx allows.
+			continue
+		case noAck || storageRefusal(err):
+			// A server whose store failed a write (a full disk) answers
+			// no append until it is restarted: say so at once to the
+			// callers that follow instead of letting each wait.
+			fault := errNoAck
+			if !noAck {
+				fault = err
+			}
+			s.health.wrote(fault)
+			return 0, unavailable(op, fault)
 		case transient(err) && attempt < 3 && ctx.Err() == nil:
 			select {
 			case <-ctx.Done():
@@ -92,7 +126,7 @@ func (s *Store) publish(ctx context.Context, id domain.StreamID, expected uint64
 			}
 			continue
 		default:
-			return 0, domain.Wrap("append "+id.String(), domain.Internal, err, "")
+			return 0, domain.Wrap(op, domain.Internal, err, "")
 		}
 	}
 }
@@ -104,6 +138,12 @@ const HeaderEventType = "Kino-Event-Type"
 // Load reads every event of one aggregate, oldest first, and the sequence
 // of its last event (0 when it has none).
 func (s *Store) Load(ctx context.Context, id domain.StreamID) ([]domain.Event, uint64, error) {
+	op := "load " + id.String()
+	ctx, done, err := s.health.op(ctx, op)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer done()
 	var events []domain.Event
 	var last uint64
 	for seq := uint64(1); ; {
@@ -112,7 +152,10 @@ func (s *Store) Load(ctx context.Context, id domain.StreamID) ([]domain.Event, u
 			return events, last, nil
 		}
 		if err != nil {
-			return nil, 0, domain.Wrap("load "+id.String(), domain.Internal, err, "")
+			if lerr := lost(ctx, op); lerr != nil {
+				return nil, 0, lerr
+			}
+			return nil, 0, domain.Wrap(op, domain.Internal, err, "")
 		}
 		e := s.decodeStored(msg.Subject, msg.Header.Get(HeaderEventType), msg.Data, msg.Sequence)
 		if _, refused := e.Data.(domain.Refused); !refused {
@@ -141,6 +184,12 @@ func loadForDecision[S domain.State[S]](ctx context.Context, s *Store, id domain
 		}
 		return domain.Fold[S](history), last, nil
 	}
+	op := "load " + id.String()
+	ctx, done, err := s.health.op(ctx, op)
+	if err != nil {
+		return zero, 0, err
+	}
+	defer done()
 	last, err := s.lastSeqOf(ctx, id.Filter())
 	if err != nil || last == 0 {
 		return zero, 0, err
@@ -152,7 +201,10 @@ func loadForDecision[S domain.State[S]](ctx context.Context, s *Store, id domain
 			continue
 		}
 		if err != nil {
-			return zero, 0, domain.Wrap("load "+id.String(), domain.Internal, err, "")
+			if lerr := lost(ctx, op); lerr != nil {
+				return zero, 0, lerr
+			}
+			return zero, 0, domain.Wrap(op, domain.Internal, err, "")
 		}
 		e := s.decodeStored(msg.Subject, t, msg.Data, msg.Sequence)
 		if _, refused := e.Data.(domain.Refused); !refused {
@@ -169,6 +221,9 @@ func (s *Store) lastSeqOf(ctx context.Context, filter string) (uint64, error) {
 		return 0, nil
 	}
 	if err != nil {
+		if lerr := lost(ctx, "load "+filter); lerr != nil {
+			return 0, lerr
+		}
 		return 0, domain.Wrap("load "+filter, domain.Internal, err, "")
 	}
 	return msg.Sequence, nil

@@ -9,6 +9,7 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -17,8 +18,13 @@ import (
 
 // Embedded is a nats-server with JetStream running inside this process.
 type Embedded struct {
-	srv     *server.Server
 	dataDir string
+	opts    *server.Options // as started, with the port it got: for a restart (see Heal)
+
+	mu      sync.Mutex
+	srv     *server.Server
+	problem error // what Heal last found wrong; nil when healthy
+	closed  bool
 }
 
 // ErrAddressInUse is returned by StartEmbedded when another process
@@ -78,16 +84,41 @@ func StartEmbedded(dataDir, listen string) (*Embedded, error) {
 		MaxPayload: 8 << 20,
 		Nkeys:      users,
 	}
-	srv, err := server.NewServer(opts)
-	if err != nil {
+	e := &Embedded{dataDir: dataDir, opts: opts.Clone()}
+	srv, err := e.start()
+	if errors.Is(err, errNotReady) {
+		return nil, fmt.Errorf("start nats: %w (is %s in use?)", err, listen)
+	} else if err != nil {
 		return nil, fmt.Errorf("start nats: %w", err)
+	}
+	e.srv = srv
+	// A restart listens where the first start did, so clients reconnect.
+	if addr, ok := srv.Addr().(*net.TCPAddr); ok {
+		e.opts.Port = addr.Port
+	}
+	return e, nil
+}
+
+// start starts a server with (a copy of) e's options.
+func (e *Embedded) start() (*server.Server, error) {
+	srv, err := server.NewServer(e.opts.Clone())
+	if err != nil {
+		return nil, err
 	}
 	srv.Start()
 	if !srv.ReadyForConnections(30 * time.Second) {
 		srv.Shutdown()
-		return nil, fmt.Errorf("start nats: not ready after 30s (is %s in use?)", listen)
+		return nil, errNotReady
 	}
-	return &Embedded{srv: srv, dataDir: dataDir}, nil
+	return srv, nil
+}
+
+var errNotReady = errors.New("not ready after 30s")
+
+func (e *Embedded) server() *server.Server {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.srv
 }
 
 // Auth is what a client of role presents to this server: its seed file.
@@ -96,10 +127,14 @@ func (e *Embedded) Auth(role string) Auth {
 }
 
 // URL is the client URL of the embedded server.
-func (e *Embedded) URL() string { return e.srv.ClientURL() }
+func (e *Embedded) URL() string { return e.server().ClientURL() }
 
 // Shutdown stops the server and waits until it has stopped.
 func (e *Embedded) Shutdown() {
-	e.srv.Shutdown()
-	e.srv.WaitForShutdown()
+	e.mu.Lock()
+	e.closed = true
+	srv := e.srv
+	e.mu.Unlock()
+	srv.Shutdown()
+	srv.WaitForShutdown()
 }

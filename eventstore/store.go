@@ -40,9 +40,16 @@ type Config struct {
 	// MaxAttempts bounds Execute's load-decide-append loop on conflicts.
 	MaxAttempts int
 
-	// Log gets what the store itself has to say (a refused event); default
-	// slog.Default().
+	// Log gets what the store itself has to say (a refused event, an
+	// outage); default slog.Default().
 	Log *slog.Logger
+
+	// AckTimeout bounds the wait for the server's answer to one append:
+	// an append not acknowledged within it marks writes as failing (see
+	// Health), and appends are then refused at once but for one probe per
+	// ProbeEvery. Defaults 5 s and 2 s.
+	AckTimeout time.Duration
+	ProbeEvery time.Duration
 }
 
 func (c *Config) validate() error {
@@ -64,6 +71,12 @@ func (c *Config) validate() error {
 	if c.Log == nil {
 		c.Log = slog.Default()
 	}
+	if c.AckTimeout <= 0 {
+		c.AckTimeout = 5 * time.Second
+	}
+	if c.ProbeEvery <= 0 {
+		c.ProbeEvery = 2 * time.Second
+	}
 	return nil
 }
 
@@ -75,6 +88,7 @@ type Store struct {
 	stream     jetstream.Stream
 	deliveries jetstream.Stream
 	jobs       jetstream.Stream
+	health     *health
 }
 
 // Open connects to NATS and creates or updates the event stream.
@@ -86,10 +100,13 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open event store: %w", err)
 	}
+	h := newHealth(cfg.Log, cfg.ProbeEvery)
 	nc, err := nats.Connect(cfg.URL, append(opts,
 		nats.Name(cfg.Name),
 		nats.MaxReconnects(-1),
 		nats.RetryOnFailedConnect(false),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { h.disconnected(err) }),
+		nats.ReconnectHandler(func(*nats.Conn) { h.reconnected() }),
 	)...)
 	if err != nil {
 		if errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked) {
@@ -147,7 +164,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		nc.Close()
 		return nil, err
 	}
-	st := &Store{cfg: cfg, nc: nc, js: js, stream: stream, deliveries: deliveries, jobs: jobs}
+	st := &Store{cfg: cfg, nc: nc, js: js, stream: stream, deliveries: deliveries, jobs: jobs, health: h}
 	if cfg.Manage {
 		// The senders' buckets are made here, so that workers, whose role
 		// may not create streams, only ever open them.
@@ -164,6 +181,7 @@ func (s *Store) Close() error {
 	if s.nc.IsClosed() {
 		return nil
 	}
+	s.health.close()
 	done := make(chan struct{})
 	s.nc.SetClosedHandler(func(*nats.Conn) { close(done) })
 	if err := s.nc.Drain(); err != nil {
@@ -186,8 +204,16 @@ func (s *Store) NewID() string { return s.cfg.NewID() }
 
 // LastSeq is the sequence of the newest event in the stream (0 when empty).
 func (s *Store) LastSeq(ctx context.Context) (uint64, error) {
+	ctx, done, err := s.health.op(ctx, "stream info")
+	if err != nil {
+		return 0, err
+	}
+	defer done()
 	info, err := s.stream.Info(ctx)
 	if err != nil {
+		if lerr := lost(ctx, "stream info"); lerr != nil {
+			return 0, lerr
+		}
 		return 0, fmt.Errorf("stream info: %w", err)
 	}
 	return info.State.LastSeq, nil
@@ -203,7 +229,10 @@ func (s *Store) Healthy() error {
 
 // Abort closes the connection at once, without draining: what a crash
 // looks like to the server. For tests of redelivery.
-func (s *Store) Abort() { s.nc.Close() }
+func (s *Store) Abort() {
+	s.health.close()
+	s.nc.Close()
+}
 
 // ErrUnauthorized means NATS refused the credentials (or their absence).
 var ErrUnauthorized = errors.New("not authorized")

@@ -603,6 +603,10 @@ func TestRoutingAndHealth(t *testing.T) {
 	key := h.account("acme", domain.PlanPro)
 	r := h.do("GET", "/healthz", "", nil)
 	wantStatus(t, r, 200)
+	// Readiness, wired to the embedded server, the media directory and the disk.
+	if r := h.do("GET", "/readyz", "", nil); r.status != 200 || !strings.Contains(string(r.body), `"status":"ready"`) {
+		t.Fatalf("readyz: %d %s", r.status, r.body)
+	}
 	for _, r := range []response{h.do("GET", "/v1/nothing", key, nil), h.do("PUT", "/v1/videos", key, nil)} {
 		if r.header.Get("X-Request-Id") == "" {
 			t.Fatalf("%d without X-Request-Id", r.status)

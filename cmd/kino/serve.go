@@ -56,6 +56,9 @@ type Config struct {
 	TrustedProxies        []netip.Prefix // peers whose X-Forwarded-For is believed
 	FrameAncestors        []string       // origins that may frame /play, besides kino's own
 
+	DiskReserve httpapi.DiskReserve // free space kept on the data directory's disk: uploads eating into it get 507
+	MaxReadLag  uint64              // events the read models may trail the stream by before /readyz says not ready
+
 	NATSAuth      eventstore.Auth // credentials for NATSURL (the embedded server's are generated)
 	SecretKeyFile string          // key sealing webhook secrets; "" is <Data>/secret.key (or KINO_SECRET_KEY)
 }
@@ -150,7 +153,7 @@ func newServeCmd() *cobra.Command {
 	var cfg Config
 	var maxFree, maxPro, maxBusiness string
 	var uploadsFree, uploadsPro, uploadsBusiness int
-	var adminTokenFile, trustedProxies, frameAncestors string
+	var adminTokenFile, trustedProxies, frameAncestors, diskReserve string
 	var parseWorkers func() error
 	var natsAuth natsAuthFlags
 	cmd := &cobra.Command{
@@ -190,6 +193,9 @@ func newServeCmd() *cobra.Command {
 			}
 			if cfg.TrustedProxies, err = httpapi.ParseTrustedProxies(trustedProxies); err != nil {
 				return fmt.Errorf("--trusted-proxies: %w", err)
+			}
+			if cfg.DiskReserve, err = httpapi.ParseDiskReserve(diskReserve); err != nil {
+				return fmt.Errorf("--disk-reserve: %w", err)
 			}
 			cfg.FrameAncestors = strings.FieldsFunc(frameAncestors, func(r rune) bool { return r == ',' || r == ' ' })
 			fromFlag := cmd.Flags().Changed("admin-token")
@@ -242,6 +248,8 @@ func newServeCmd() *cobra.Command {
 	fs.StringVar(&maxFree, "max-upload-free", env("KINO_MAX_UPLOAD_FREE", "1GiB"), "largest upload on the free plan (env KINO_MAX_UPLOAD_FREE)")
 	fs.StringVar(&maxPro, "max-upload-pro", env("KINO_MAX_UPLOAD_PRO", "10GiB"), "largest upload on the pro plan (env KINO_MAX_UPLOAD_PRO)")
 	fs.StringVar(&maxBusiness, "max-upload-business", env("KINO_MAX_UPLOAD_BUSINESS", "50GiB"), "largest upload on the business plan (env KINO_MAX_UPLOAD_BUSINESS)")
+	fs.StringVar(&diskReserve, "disk-reserve", env("KINO_DISK_RESERVE", "1GiB"), "free space kept on the data directory's disk (a size like 1GiB, or a percentage like 5%; 0 for none): uploads that would eat into it get 507, so the event store never runs dry (env KINO_DISK_RESERVE)")
+	fs.Uint64Var(&cfg.MaxReadLag, "ready-max-lag", uint64(envInt("KINO_READY_MAX_LAG", 1000)), "events the read models may trail the stream by before GET /readyz answers 503 (env KINO_READY_MAX_LAG)")
 	parseWorkers = workerFlags(fs, &cfg.Workers)
 	return cmd
 }
@@ -370,6 +378,9 @@ func (m *Main) Run(ctx context.Context) error {
 			log.Warn("the embedded NATS server listens beyond loopback without TLS: it takes only kino's nkeys, but events (and the API's traffic with it) cross the network in clear", "listen", m.NATSListen)
 		}
 		log.Info("embedded NATS started", "url", natsURL, "store", filepath.Join(m.Data, "nats"), "credentials", filepath.Join(m.Data, eventstore.CredsDir))
+		m.start("nats-heal", func(ctx context.Context) error {
+			return srv.Heal(ctx, eventstore.HealConfig{Log: log.With("component", "nats")})
+		})
 	}
 	store, err := eventstore.Open(ctx, eventstore.Config{URL: natsURL, Auth: natsAuth, Name: "kino serve", Manage: true, Replicas: m.Replicas, Log: log.With("component", "eventstore")})
 	if err != nil {
@@ -453,6 +464,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Plans: m.Plans, Log: log.With("component", "http"), Now: m.Now, CDNURL: m.CDNURL,
 		MaxUploads: m.MaxUploads, UploadIdleTimeout: m.UploadIdleTimeout, AuthFailuresPerMinute: m.AuthFailuresPerMinute,
 		TrustedProxies: m.TrustedProxies, FrameAncestors: m.FrameAncestors, Limits: limits,
+		EventServer: m.eventServer(), DiskDirs: []string{m.Data, mediaStore.Root()}, DiskReserve: m.DiskReserve, MaxReadLag: m.MaxReadLag,
 	})
 	if err != nil {
 		return err
@@ -467,6 +479,15 @@ func (m *Main) Run(ctx context.Context) error {
 	go func() { m.httpDone <- m.http.Serve(m.listener) }()
 	log.Info("kino serving", "api", m.BaseURL, "cdn", m.CDNURL, "listen", m.listener.Addr().String(), "nats", eventstore.RedactURL(natsURL))
 	return nil
+}
+
+// eventServer is the embedded server's health for the API, nil (not a
+// typed nil) with an external NATS.
+func (m *Main) eventServer() httpapi.ServerHealth {
+	if m.nats == nil {
+		return nil
+	}
+	return m.nats
 }
 
 // task is a background loop of the service.

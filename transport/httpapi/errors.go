@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/transport/wire"
@@ -80,6 +81,9 @@ func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
 	status, label, msg, internal := statusOf(err)
 	if internal {
 		log.Error("request failed", "err", err)
+	}
+	if status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", strconv.Itoa(unavailableRetry))
 	}
 	writeJSON(w, status, wire.Error{Error: label, Message: msg})
 }

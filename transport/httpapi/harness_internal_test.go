@@ -37,6 +37,29 @@ type testAPI struct {
 	media *media.Store
 	dir   string // the media directory
 	clock *testClock
+	nats  *eventstore.Embedded
+	// natsDir holds the NATS store, to restart the server on.
+	natsDir string
+	// storeLog is what the event store logged.
+	storeLog *lockedBuffer
+}
+
+// lockedBuffer is a log destination safe for concurrent writers.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 type testClock struct {
@@ -70,7 +93,15 @@ func testPlans() domain.Plans {
 
 func newTestAPI(t *testing.T, configure ...func(*Config)) *testAPI {
 	t.Helper()
-	store := eventstoretest.Run(t)
+	natsDir := t.TempDir()
+	nats := eventstoretest.Server(t, natsDir)
+	storeLog := &lockedBuffer{}
+	store, err := eventstore.Open(context.Background(), eventstore.Config{URL: nats.URL(), Auth: nats.Auth(eventstore.RoleServe),
+		Name: t.Name(), Manage: true, Log: slog.New(slog.NewTextHandler(storeLog, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
 	db, err := projections.OpenDB(filepath.Join(t.TempDir(), "projections.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +144,8 @@ func newTestAPI(t *testing.T, configure ...func(*Config)) *testAPI {
 		<-done
 		db.Close()
 	})
-	return &testAPI{t: t, s: s, srv: srv, store: store, proj: proj, media: ms, dir: dir, clock: clk}
+	return &testAPI{t: t, s: s, srv: srv, store: store, proj: proj, media: ms, dir: dir, clock: clk,
+		nats: nats, natsDir: natsDir, storeLog: storeLog}
 }
 
 // settle waits until the read models hold seq.

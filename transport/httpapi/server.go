@@ -30,7 +30,8 @@ import (
 // models include a write.
 type Projector interface {
 	WaitFor(ctx context.Context, seq uint64) error
-	Err() error // non-nil once the projector has stopped on an error
+	Err() error      // non-nil once the projector has stopped on an error
+	Applied() uint64 // the last stream sequence in the read models
 }
 
 // ProgressSource tells how far a PROCESSING video has come (0..1).
@@ -100,6 +101,22 @@ type Config struct {
 	// SettleTimeout bounds how long a write waits for the read models to
 	// include it before answering (the write is durable either way).
 	SettleTimeout time.Duration
+
+	// EventServer is the embedded NATS server's health (nil with an
+	// external NATS): while it reports a fault, writes are refused (503)
+	// and /readyz and /healthz say so.
+	EventServer ServerHealth
+
+	// DiskDirs are directories whose file systems keep DiskReserve free
+	// (the NATS store, the media directory): an upload that would eat into
+	// it is refused with 507, so the event store never runs dry. None: no
+	// reserve.
+	DiskDirs    []string
+	DiskReserve DiskReserve
+
+	// MaxReadLag is how many events the read models may be behind the
+	// stream before /readyz reports this node not ready. Default 1000.
+	MaxReadLag uint64
 }
 
 func (c *Config) validate() error {
@@ -139,6 +156,9 @@ func (c *Config) validate() error {
 	if c.SettleTimeout <= 0 {
 		c.SettleTimeout = 5 * time.Second
 	}
+	if c.MaxReadLag == 0 {
+		c.MaxReadLag = 1000
+	}
 	return nil
 }
 
@@ -153,9 +173,12 @@ type Server struct {
 	tests    testLimiter // POST /v1/webhooks/{id}/test, per subscription
 	lastSeq  lastSeqCache
 	uploads  uploadSlots
-	openapi  []byte // docs/openapi.yaml as JSON
-	csp      string // Content-Security-Policy of /play
-	router   *mux.Router
+	disk     diskGuard
+	// health and readiness log their probes' outcomes when they change.
+	health, readiness transitions
+	openapi           []byte // docs/openapi.yaml as JSON
+	csp               string // Content-Security-Policy of /play
+	router            *mux.Router
 }
 
 // New builds the API's routes.
@@ -174,7 +197,9 @@ func New(cfg Config) (*Server, error) {
 		limiter:  newSharedLimiter(cfg.Limits, "acct:", hex.EncodeToString(node), limitLog),
 		failures: newSharedLimiter(cfg.Limits, "addr:", hex.EncodeToString(node), limitLog),
 		uploads: uploadSlots{global: cfg.MaxUploads, perAccount: make(map[string]int),
-			ledger: cfg.Limits, node: hex.EncodeToString(node), now: cfg.Now, log: limitLog}}
+			ledger: cfg.Limits, node: hex.EncodeToString(node), now: cfg.Now, log: limitLog},
+		disk:   diskGuard{dirs: cfg.DiskDirs, reserve: cfg.DiskReserve, every: 8 << 20},
+		health: transitions{what: "healthy"}, readiness: transitions{what: "ready"}}
 	if s.csp, err = playCSP(cfg.CDNURL, cfg.FrameAncestors); err != nil {
 		return nil, err
 	}
@@ -248,6 +273,7 @@ func (s *Server) routes() {
 		return domain.E("", domain.NotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path)
 	})
 	r.Handle("/healthz", s.handle(s.healthz)).Methods(http.MethodGet, http.MethodHead)
+	r.Handle("/readyz", s.handle(s.readyz)).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/play/{id}", s.handle(s.play)).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/assets/{name}", s.handle(s.serveAsset)).Methods(http.MethodGet, http.MethodHead)
 	r.PathPrefix("/cdn/").Handler(s.handle(s.serveMedia)).Methods(http.MethodGet, http.MethodHead, http.MethodOptions)
@@ -286,20 +312,6 @@ func (s *Server) handle(h handlerFunc) http.Handler {
 			writeError(w, logger(r, s.cfg.Log), err)
 		}
 	})
-}
-
-func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
-	err := s.cfg.Store.Healthy()
-	if err == nil {
-		err = s.cfg.Projector.Err()
-	}
-	if err != nil {
-		logger(r, s.cfg.Log).Warn("unhealthy", "err", err)
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
-		return nil
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	return nil
 }
 
 type ctxKey int
@@ -374,7 +386,10 @@ func (s *Server) requestLog(next http.Handler) http.Handler {
 			log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
 				"bytes", sw.bytes, "duration_ms", time.Since(start).Milliseconds())
 		}()
-		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), ctxLog, log)))
+		// A client waits: the event store answers at once while NATS is
+		// unreachable (503), rather than when it is back.
+		ctx := eventstore.FailFast(context.WithValue(r.Context(), ctxLog, log))
+		next.ServeHTTP(sw, r.WithContext(ctx))
 	})
 }
 

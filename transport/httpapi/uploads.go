@@ -203,16 +203,52 @@ func (b *idleBody) done() { _ = b.rc.SetReadDeadline(time.Time{}) }
 
 // bodyError turns an error met while reading an upload into what the
 // client is told: 408 when the body stopped arriving, 507 when the disk is
-// full, 400 otherwise.
+// full, 400 otherwise. The message never carries the error's text, which
+// may name server files or addresses.
 func (b *idleBody) bodyError(w http.ResponseWriter, err error) error {
 	switch {
 	case b.timedOut:
 		w.Header().Set("Connection", "close")
 		return domain.Wrap("upload video", domain.Timeout, err,
 			"no data arrived for "+b.idle.String()+"; the upload was ended and nothing was stored")
-	case errors.Is(err, syscall.ENOSPC):
-		return domain.Wrap("upload video", domain.InsufficientStorage, err,
-			"the server has no room left to store this upload; try again later")
+	case noSpace(err):
+		return storeFailure(w, err)
 	}
-	return errBadRequest("upload interrupted: %v", err)
+	w.Header().Set("Connection", "close")
+	return domain.Wrap("upload video", domain.Invalid, err,
+		"upload interrupted: the request body ended early or was not valid multipart; nothing was stored")
+}
+
+// noSpace reports whether err is a file system out of room (or quota, or
+// a file larger than it takes).
+func noSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EFBIG) || errors.Is(err, errNoRoom)
+}
+
+// storeFailure is what the client is told when the server could not store
+// an upload on its own disk: 507 when the disk is full (or inside its
+// reserve), a 500 otherwise (logged in full). The message names no path.
+func storeFailure(w http.ResponseWriter, err error) error {
+	if noSpace(err) {
+		w.Header().Set("Connection", "close") // the rest of the body is not read
+		return errInsufficientStorage(err)
+	}
+	return domain.Wrap("upload video", domain.Internal, err, "")
+}
+
+// checkRoom refuses (507) an upload when the disk is inside its reserve,
+// or when its announced length (n > 0) does not fit above it.
+func (s *Server) checkRoom(n int64) error {
+	room, err := s.disk.room()
+	switch {
+	case err != nil:
+		s.cfg.Log.Warn("free disk space unknown; upload not checked against the reserve", "err", err)
+		return nil
+	case room < 0:
+		return errInsufficientStorage(errNoRoom)
+	case n > room:
+		return domain.E("upload video", domain.InsufficientStorage,
+			"the server is short of disk space: an upload of %d bytes does not fit now; try again later", n)
+	}
+	return nil
 }

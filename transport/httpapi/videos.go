@@ -5,18 +5,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"os"
 	"strings"
-	"syscall"
 
 	"github.com/gorilla/mux"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/ffmpeg"
 	"github.com/kino-video/kino/transport/wire"
@@ -49,6 +48,16 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 	if r.ContentLength > maxSize+multipartSlack {
 		w.Header().Set("Connection", "close")
 		return domain.E("upload video", domain.TooLarge, "upload is %d bytes; your plan allows files of at most %d bytes", r.ContentLength, maxSize)
+	}
+	// Refused before the body is read: while the event store cannot take
+	// the upload's event (503), or the disk cannot take the file (507).
+	if err := s.writable(); err != nil {
+		w.Header().Set("Connection", "close")
+		return err
+	}
+	if err := s.checkRoom(r.ContentLength); err != nil {
+		w.Header().Set("Connection", "close")
+		return err
 	}
 	// A large read buffer: multipart would otherwise read the socket and
 	// hand out the file 4 KiB at a time (one syscall each way per 4 KiB).
@@ -116,21 +125,21 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 				return body.bodyError(w, err)
 			}
 			if tmp, err = s.cfg.Media.Incoming(); err != nil {
-				return err
+				return storeFailure(w, err)
 			}
-			size, err = copyLimited(tmp, io.MultiReader(bytes.NewReader(head), part), maxSize)
-			if errors.Is(err, errTooLarge) {
+			size, err = copyLimited(&roomWriter{w: tmp, guard: s.disk}, io.MultiReader(bytes.NewReader(head), part), maxSize)
+			var serr *storeError
+			switch {
+			case errors.Is(err, errTooLarge):
 				w.Header().Set("Connection", "close")
 				return domain.E("upload video", domain.TooLarge, "file exceeds your plan's limit of %d bytes", maxSize)
-			}
-			if err != nil {
+			case errors.Is(err, errNoRoom), errors.As(err, &serr):
+				return storeFailure(w, err)
+			case err != nil:
 				return body.bodyError(w, err)
 			}
 			if err := tmp.Close(); err != nil {
-				if errors.Is(err, syscall.ENOSPC) {
-					return body.bodyError(w, err)
-				}
-				return fmt.Errorf("upload video: close %s: %w", tmp.Name(), err)
+				return storeFailure(w, err)
 			}
 		default:
 			// Unknown fields are ignored, but not read without bound.
@@ -158,7 +167,7 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 
 	id := s.cfg.Store.NewID()
 	if _, err := s.cfg.Media.Commit(tmp.Name(), id, ext); err != nil {
-		return err
+		return storeFailure(w, err)
 	}
 	tmp = nil // now owned by the video's directory
 	res, err := execute[domain.Video](r, s.cfg.Store, videoStream(id), domain.AcceptUpload{
@@ -200,9 +209,11 @@ func (s *Server) uploadCollection(ctx context.Context, account, slug string) (pr
 // the stream decides: the file stays if the event is there.
 func (s *Server) undoUpload(r *http.Request, id string, cause error) {
 	log := logger(r, s.cfg.Log).With("video_id", id)
-	switch domain.KindOf(cause) {
-	case domain.Invalid, domain.TooLarge, domain.Unsupported, domain.NotFound:
+	switch kind := domain.KindOf(cause); {
+	case kind == domain.Invalid, kind == domain.TooLarge, kind == domain.Unsupported, kind == domain.NotFound:
 		// Decide refused: nothing was appended.
+	case errors.Is(cause, eventstore.ErrNotStored):
+		// The event store refused before sending anything (an outage).
 	default:
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), writeTimeout)
 		defer cancel()

@@ -1,0 +1,233 @@
+package eventstore
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/kino-video/kino/domain"
+)
+
+// ErrUnavailable is the cause of the domain Unavailable errors the store
+// answers at once, without waiting, while it cannot serve: the connection
+// to NATS is down, or the streams have stopped acknowledging writes.
+var ErrUnavailable = errors.New("event store unavailable")
+
+// ErrNotStored joins ErrUnavailable when the operation was refused before
+// anything was sent: an append refused so certainly did not land (one that
+// went unanswered may have).
+var ErrNotStored = errors.New("nothing was stored")
+
+// errDisconnected cancels operations in flight when the connection drops.
+var errDisconnected = errors.New("connection to NATS lost")
+
+// Health is what the store knows of its own state, as plain values.
+type Health struct {
+	Connected bool
+	Since     time.Time // start of the current outage; zero while connected
+	// Writes is non-nil while appends are known to fail: an append went
+	// unacknowledged (a server whose store hit a full disk stops answering)
+	// or was refused for want of storage. It clears when an append succeeds
+	// or the connection is made again.
+	Writes error
+}
+
+// Health reports the store's connection and write state.
+func (s *Store) Health() Health { return s.health.snapshot() }
+
+// Writable is nil when an append may be tried now (connected, and writes
+// not known to fail, or due for a probe), and otherwise the Unavailable
+// error an append would return at once.
+func (s *Store) Writable() error {
+	h := s.health
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.conn.Err() != nil:
+		return refusal("append", errDisconnected)
+	case h.writeErr != nil && time.Now().Before(h.nextProbe):
+		return refusal("append", h.writeErr)
+	}
+	return nil
+}
+
+// refusal is unavailable for an operation that sent nothing (a read, or a
+// write refused before it was sent).
+func refusal(op string, cause error) error {
+	return unavailable(op, errors.Join(ErrNotStored, cause))
+}
+
+func unavailable(op string, cause error) error {
+	msg := "The event store is unreachable; retry in a few seconds"
+	if !errors.Is(cause, errDisconnected) {
+		msg = "The event store is not accepting writes; retry in a few seconds"
+	}
+	return domain.Wrap(op, domain.Unavailable, errors.Join(ErrUnavailable, cause), msg)
+}
+
+// health tracks the connection and the writes. Its log lines are one per
+// change of state (one per outage), never one per request or probe.
+type health struct {
+	log        *slog.Logger
+	probeEvery time.Duration
+
+	mu         sync.Mutex
+	conn       context.Context // cancelled while disconnected
+	cancelConn context.CancelCauseFunc
+	downSince  time.Time
+	closing    bool
+	writeErr   error
+	writeSince time.Time
+	nextProbe  time.Time
+}
+
+func newHealth(log *slog.Logger, probeEvery time.Duration) *health {
+	h := &health{log: log, probeEvery: probeEvery}
+	h.conn, h.cancelConn = context.WithCancelCause(context.Background())
+	return h
+}
+
+func (h *health) snapshot() Health {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return Health{Connected: h.conn.Err() == nil, Since: h.downSince, Writes: h.writeErr}
+}
+
+// disconnected is the connection's disconnect handler.
+func (h *health) disconnected(err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.conn.Err() != nil {
+		return
+	}
+	h.cancelConn(errDisconnected)
+	h.downSince = time.Now()
+	if !h.closing {
+		h.log.Warn("event store disconnected from NATS; writes are refused until it is back", "err", err)
+	}
+}
+
+// reconnected is the connection's reconnect handler. A new connection may
+// reach a restarted server, so a write failure is forgotten: the next
+// append finds out.
+func (h *health) reconnected() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.conn.Err() == nil {
+		return
+	}
+	h.conn, h.cancelConn = context.WithCancelCause(context.Background())
+	h.log.Info("event store reconnected to NATS", "outage", time.Since(h.downSince).Round(time.Millisecond))
+	h.downSince = time.Time{}
+	h.writeErr = nil
+}
+
+func (h *health) close() {
+	h.mu.Lock()
+	h.closing = true
+	h.mu.Unlock()
+}
+
+type failFastKey struct{}
+
+// FailFast marks ctx so that the store's operations under it fail at once
+// with a domain Unavailable (wrapping ErrUnavailable) while the connection
+// to NATS is down, and are cancelled when it drops, instead of waiting for
+// it to come back: what a request with a client waiting wants. Without it
+// (workers, the CLI) an operation waits for the connection, as long as its
+// context allows.
+func FailFast(ctx context.Context) context.Context {
+	return context.WithValue(ctx, failFastKey{}, true)
+}
+
+func failFast(ctx context.Context) bool {
+	v, _ := ctx.Value(failFastKey{}).(bool)
+	return v
+}
+
+// connCtx is the current connection's context: cancelled when it drops.
+func (h *health) connCtx() context.Context {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.conn
+}
+
+// op derives a context for one operation on NATS: under FailFast, one that
+// is cancelled when the connection drops, or an error at once while it is
+// down; otherwise ctx itself.
+func (h *health) op(ctx context.Context, name string) (context.Context, context.CancelFunc, error) {
+	if !failFast(ctx) {
+		return ctx, func() {}, nil
+	}
+	conn := h.connCtx()
+	if conn.Err() != nil {
+		return ctx, func() {}, refusal(name, errDisconnected)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(conn, func() { cancel(errDisconnected) })
+	return ctx, func() { stop(); cancel(nil) }, nil
+}
+
+// lost reports whether a read run under ctx (from op) failed because the
+// connection dropped, and if so the error to return.
+func lost(ctx context.Context, name string) error {
+	if errors.Is(context.Cause(ctx), errDisconnected) {
+		return refusal(name, errDisconnected)
+	}
+	return nil
+}
+
+// admitWrite lets an append go ahead unless writes are failing; then only
+// one append per probe interval goes through, to find out whether they
+// work again, and the others are refused at once.
+func (h *health) admitWrite(name string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.writeErr == nil {
+		return nil
+	}
+	if now := time.Now(); !now.Before(h.nextProbe) {
+		h.nextProbe = now.Add(h.probeEvery)
+		return nil
+	}
+	return refusal(name, h.writeErr)
+}
+
+// wrote records the outcome of an append: nil clears a write failure,
+// errWriteFault sets one.
+func (h *health) wrote(fault error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case fault == nil && h.writeErr != nil:
+		h.log.Info("event store accepts writes again", "outage", time.Since(h.writeSince).Round(time.Millisecond))
+		h.writeErr = nil
+	case fault != nil && h.writeErr == nil:
+		h.log.Error("event store is not accepting writes; appends are refused until one succeeds", "err", fault)
+		h.writeErr, h.writeSince = fault, time.Now()
+		h.nextProbe = h.writeSince.Add(h.probeEvery)
+	}
+}
+
+// errNoAck is the write failure of an append the server never answered.
+var errNoAck = errors.New("append not acknowledged in time")
+
+// storageRefusal reports whether the server refused an append for want of
+// storage (it answers these at once).
+func storageRefusal(err error) bool {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	switch apiErr.ErrorCode {
+	case 10047, // storage resources exceeded
+		10023, // insufficient resources
+		10077: // stream store failed
+		return true
+	}
+	return false
+}

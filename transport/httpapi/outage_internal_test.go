@@ -1,0 +1,188 @@
+package httpapi
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
+)
+
+// video is an upload's file: a container's first bytes, then n bytes.
+func video(n int) []byte {
+	return append([]byte("\x00\x00\x00\x18ftypmp42"), make([]byte, n)...)
+}
+
+// uploadWith posts an upload of file with client, which may time out.
+func (a *testAPI) uploadWith(client *http.Client, key string, file []byte) (response, error) {
+	a.t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	_ = mw.WriteField("collection", "main")
+	fw, _ := mw.CreateFormFile("file", "clip.mp4")
+	_, _ = fw.Write(file)
+	_ = mw.Close()
+	req, err := http.NewRequest("POST", a.srv.URL+"/v1/videos", &buf)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := client.Do(req)
+	if err != nil {
+		return response{}, err
+	}
+	defer resp.Body.Close()
+	var body bytes.Buffer
+	_, _ = body.ReadFrom(resp.Body)
+	return response{status: resp.StatusCode, header: resp.Header, body: body.Bytes(), close: resp.Close}, nil
+}
+
+// Fault 6 of issue 12: an upload during a NATS outage hung for the whole
+// outage (40 s, then 500). It must be refused with 503 and Retry-After
+// while NATS is down, before its body is read, and succeed again once
+// NATS is back on the same port and store. The store logs one line per
+// outage, however many requests and probes meet it. The client here gives
+// up after 10 s, far below the outage (NATS stays down until the test
+// restarts it).
+func TestUploadsFailFastWhileNATSIsDown(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree)
+	if r := a.upload(key, "a.mp4", video(1000)); r.status != 202 {
+		t.Fatalf("upload before the outage: %d %s", r.status, r.body)
+	}
+	url := a.nats.URL()
+	a.nats.Shutdown()
+	poll(t, "the store to see the outage", func() bool { return !a.store.Health().Connected })
+
+	client := &http.Client{Timeout: 10 * time.Second}
+	for i := 0; i < 3; i++ {
+		r, err := a.uploadWith(client, key, video(256<<10))
+		if err != nil {
+			t.Fatalf("upload while NATS is down did not complete: %v", err)
+		}
+		wantError(t, r, 503, "Service unavailable")
+		if s, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || s < 1 {
+			t.Fatalf("503 with Retry-After %q", r.header.Get("Retry-After"))
+		}
+		if bytes.Contains(r.body, []byte("/")) {
+			t.Fatalf("503 names a path: %s", r.body)
+		}
+		if r := a.do("GET", "/healthz", "", ""); r.status != 503 {
+			t.Fatalf("healthz while NATS is down: %d %s", r.status, r.body)
+		}
+	}
+	r := a.do("GET", "/readyz", "", "")
+	var ready struct {
+		Status  string   `json:"status"`
+		Failing []string `json:"failing"`
+	}
+	if err := json.Unmarshal(r.body, &ready); err != nil || r.status != 503 || ready.Status != "unavailable" ||
+		!strings.Contains(strings.Join(ready.Failing, ","), "nats") {
+		t.Fatalf("readyz while NATS is down: %d %s", r.status, r.body)
+	}
+	if in := a.incoming(); len(in) != 0 {
+		t.Fatalf("refused uploads left files: %v", in)
+	}
+
+	// NATS comes back where it was: uploads work again.
+	host := strings.TrimPrefix(url, "nats://")
+	srv, err := eventstore.StartEmbedded(a.natsDir, host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.store.Close(); srv.Shutdown() })
+	poll20(t, "the store to reconnect", func() bool { return a.store.Health().Connected })
+	if r := a.upload(key, "b.mp4", video(1000)); r.status != 202 {
+		t.Fatalf("upload after the outage: %d %s", r.status, r.body)
+	}
+	if r := a.do("GET", "/readyz", "", ""); r.status != 200 {
+		t.Fatalf("readyz after the outage: %d %s", r.status, r.body)
+	}
+	logs := a.storeLog.String()
+	if n := strings.Count(logs, "event store disconnected"); n != 1 {
+		t.Fatalf("%d disconnect lines for one outage:\n%s", n, logs)
+	}
+	if n := strings.Count(logs, "event store reconnected"); n != 1 {
+		t.Fatalf("%d reconnect lines for one outage:\n%s", n, logs)
+	}
+}
+
+// poll20 waits (at most 20 s: a reconnect waits a few seconds) until cond
+// holds.
+func poll20(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// An upload whose body is still arriving when NATS goes down ends with 503
+// as soon as the body is in, not after the outage, and leaves no file: the
+// event store refused before sending anything, so nothing was stored.
+func TestUploadInFlightWhenNATSGoesDown(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree)
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("collection", "main")
+	fw, _ := mw.CreateFormFile("file", "clip.mp4")
+	_, _ = fw.Write(video(512 << 10))
+	_ = mw.Close()
+	raw := body.Bytes()
+
+	conn, err := net.Dial("tcp", strings.TrimPrefix(a.srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /v1/videos HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n",
+		key, mw.FormDataContentType(), len(raw))
+	if _, err := conn.Write(raw[:len(raw)/2]); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the upload's partial file", func() bool { return len(a.incoming()) == 1 })
+	a.nats.Shutdown()
+	poll(t, "the store to see the outage", func() bool { return !a.store.Health().Connected })
+	if _, err := conn.Write(raw[len(raw)/2:]); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second)) // far below an outage that lasts until the test ends
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer while NATS is down: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	wantError(t, response{status: resp.StatusCode, header: resp.Header, body: b}, 503, "Service unavailable")
+	if resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("503 without Retry-After: %v", resp.Header)
+	}
+	entries, err := os.ReadDir(a.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if domain.ValidID(e.Name()) {
+			t.Fatalf("the refused upload's file was kept: %s", e.Name())
+		}
+	}
+	if in := a.incoming(); len(in) != 0 {
+		t.Fatalf("partial file left: %v", in)
+	}
+}

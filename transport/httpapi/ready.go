@@ -1,0 +1,327 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/media"
+)
+
+// Readier is a part that can tell whether it can serve now: a media
+// backend (the directory exists and takes files; the object store
+// answers). Media backends implement it; /readyz asks.
+type Readier interface {
+	Ready(ctx context.Context) error
+}
+
+// ServerHealth is the embedded NATS server's own view of its streams: nil
+// while they take writes (eventstore.Embedded). Nil in Config when NATS is
+// not embedded.
+type ServerHealth interface {
+	Health() error
+}
+
+// unavailableRetry is the Retry-After (seconds) of a 503 whose handler set
+// none: an outage of the event store, a part not running.
+const unavailableRetry = 5
+
+// readyTimeout bounds one /readyz (and /healthz) round.
+const readyTimeout = 2 * time.Second
+
+// check is one readiness check: its name in /readyz, and what a failure
+// tells an operator (fixed text: details, which may name files, go to the
+// log).
+type check struct {
+	name string
+	run  func(ctx context.Context) (problem string, detail error)
+}
+
+func (s *Server) readyChecks() []check {
+	return []check{
+		{"nats", func(context.Context) (string, error) {
+			if err := s.cfg.Store.Healthy(); err != nil {
+				return "NATS is unreachable", err
+			}
+			return "", nil
+		}},
+		{"jetstream", func(context.Context) (string, error) {
+			if err := s.writeFault(); err != nil {
+				return "the event store is not accepting writes", err
+			}
+			return "", nil
+		}},
+		{"read_models", func(ctx context.Context) (string, error) {
+			if err := s.cfg.Projector.Err(); err != nil {
+				return "the projector has stopped", err
+			}
+			last, err := s.cfg.Store.LastSeq(ctx)
+			if err != nil {
+				return "the stream's last sequence is unknown", err
+			}
+			if applied := s.cfg.Projector.Applied(); applied+s.cfg.MaxReadLag < last {
+				return fmt.Sprintf("the read models are %d events behind the stream (at most %d allowed)", last-applied, s.cfg.MaxReadLag), nil
+			}
+			return "", nil
+		}},
+		{"media", func(ctx context.Context) (string, error) {
+			r, ok := any(s.cfg.Media).(Readier)
+			if !ok {
+				return "", nil
+			}
+			if err := r.Ready(ctx); err != nil {
+				return "the media store is not reachable or not writable", err
+			}
+			return "", nil
+		}},
+		{"disk", func(context.Context) (string, error) {
+			room, err := s.disk.room()
+			if err != nil {
+				return "free disk space is unknown", err
+			}
+			if room < 0 {
+				return "free disk space is below the reserve", nil
+			}
+			return "", nil
+		}},
+	}
+}
+
+// readyz answers whether this node can serve requests: 200
+// {"status":"ready","checks":{...}} or 503 with the failing checks named,
+// so a load balancer can take it out. /healthz stays liveness.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
+	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+	defer cancel()
+	checks := map[string]string{}
+	var failing []string
+	var details []any
+	for _, c := range s.readyChecks() {
+		problem, detail := c.run(ctx)
+		if problem == "" {
+			checks[c.name] = "ok"
+			continue
+		}
+		checks[c.name] = problem
+		failing = append(failing, c.name)
+		if detail != nil {
+			details = append(details, c.name, detail.Error())
+		}
+	}
+	s.readiness.report(s.cfg.Log, failing, details)
+	if len(failing) > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(unavailableRetry))
+		writeJSON(w, http.StatusServiceUnavailable, struct {
+			Status  string            `json:"status"`
+			Failing []string          `json:"failing"`
+			Checks  map[string]string `json:"checks"`
+		}{"unavailable", failing, checks})
+		return nil
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Status string            `json:"status"`
+		Checks map[string]string `json:"checks"`
+	}{"ready", checks})
+	return nil
+}
+
+// healthz is liveness: the process answers, is connected to NATS, its
+// event store takes writes (or its embedded server is healing itself) and
+// its projector runs.
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
+	err := s.cfg.Store.Healthy()
+	if err == nil {
+		err = s.writeFault()
+	}
+	if err == nil {
+		err = s.cfg.Projector.Err()
+	}
+	var failing []string
+	if err != nil {
+		failing = []string{"liveness"}
+	}
+	s.health.report(s.cfg.Log, failing, []any{"err", err})
+	if err != nil {
+		w.Header().Set("Retry-After", strconv.Itoa(unavailableRetry))
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+		return nil
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	return nil
+}
+
+// writable is nil when the event store may be written to now: connected,
+// appends acknowledged (or due for a probe), the embedded server's streams
+// healthy.
+func (s *Server) writable() error {
+	if err := s.cfg.Store.Writable(); err != nil {
+		return err
+	}
+	return s.serverFault()
+}
+
+// writeFault is the event store's state for health and readiness: nil
+// unless appends are known to fail or the embedded server reports a fault.
+func (s *Server) writeFault() error {
+	if err := s.cfg.Store.Health().Writes; err != nil {
+		return err
+	}
+	return s.serverFault()
+}
+
+func (s *Server) serverFault() error {
+	if s.cfg.EventServer != nil {
+		if err := s.cfg.EventServer.Health(); err != nil {
+			return domain.Wrap("append", domain.Unavailable, err, "The event store is not accepting writes; retry in a few seconds")
+		}
+	}
+	return nil
+}
+
+// transitions logs a probe's outcome when it changes, not on every probe:
+// one line when checks start failing (or the failing set changes), one
+// when all pass again.
+type transitions struct {
+	what    string // "ready" or "healthy", for the log
+	mu      sync.Mutex
+	failing []string
+}
+
+func (t *transitions) report(log interface {
+	Warn(string, ...any)
+	Info(string, ...any)
+}, failing []string, details []any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if slices.Equal(t.failing, failing) {
+		return
+	}
+	t.failing = failing
+	if len(failing) == 0 {
+		log.Info("node " + t.what + " again")
+		return
+	}
+	log.Warn("node not "+t.what, append([]any{"failing", strings.Join(failing, ",")}, details...)...)
+}
+
+// DiskReserve is the free space kept on the data directory's file system:
+// uploads that would eat into it are refused (507), so the event store
+// never runs dry. Bytes, or Percent of the file system's size.
+type DiskReserve struct {
+	Bytes   int64
+	Percent float64
+}
+
+// ParseDiskReserve reads "1GiB", "512MiB", "10%", a byte count, or "0"
+// (no reserve).
+func ParseDiskReserve(s string) (DiskReserve, error) {
+	s = strings.TrimSpace(s)
+	if p, ok := strings.CutSuffix(s, "%"); ok {
+		f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || f < 0 || f >= 100 {
+			return DiskReserve{}, fmt.Errorf("a percentage must be from 0 to 99 (got %q)", s)
+		}
+		return DiskReserve{Percent: f}, nil
+	}
+	num, mult := s, int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}} {
+		if n, ok := strings.CutSuffix(s, u.suffix); ok {
+			num, mult = strings.TrimSpace(n), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 {
+		return DiskReserve{}, fmt.Errorf("want a size (1GiB, 512MiB, bytes) or a percentage of the disk (5%%), got %q", s)
+	}
+	return DiskReserve{Bytes: n * mult}, nil
+}
+
+func (r DiskReserve) String() string {
+	if r.Percent > 0 {
+		return strconv.FormatFloat(r.Percent, 'f', -1, 64) + "%"
+	}
+	return strconv.FormatInt(r.Bytes, 10) + " bytes"
+}
+
+// diskGuard measures the room left above the reserve on the file systems
+// of dirs (the NATS store and the media directory: usually one).
+type diskGuard struct {
+	dirs    []string
+	reserve DiskReserve
+	every   int64 // an upload checks the room each time it has written this much
+}
+
+// errNoRoom is what an upload's writer meets when the disk's free space
+// falls below the reserve while it streams.
+var errNoRoom = errors.New("free disk space below the reserve")
+
+// room is the smallest free space above the reserve among the guarded
+// file systems, in bytes; negative when one is inside its reserve. With
+// no dirs it is effectively unbounded.
+func (g diskGuard) room() (int64, error) {
+	room := int64(1<<63 - 1)
+	for _, dir := range g.dirs {
+		avail, total, err := statfs(dir)
+		if err == errStatfsUnsupported {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("free space of %s: %w", dir, err)
+		}
+		reserve := g.reserve.Bytes
+		if g.reserve.Percent > 0 {
+			reserve = int64(float64(total) * g.reserve.Percent / 100)
+		}
+		room = min(room, int64(avail)-reserve)
+	}
+	return room, nil
+}
+
+// errInsufficientStorage is the 507 of an upload that does not fit.
+func errInsufficientStorage(cause error) error {
+	return domain.Wrap("upload video", domain.InsufficientStorage, cause,
+		"the server is short of disk space and cannot store this upload now; try again later")
+}
+
+// roomWriter writes an upload to its file and checks, every
+// roomCheckEvery bytes, that the disk still has room above the reserve.
+type roomWriter struct {
+	w         io.Writer
+	guard     diskGuard
+	sinceLast int64
+}
+
+func (rw *roomWriter) Write(p []byte) (int, error) {
+	if rw.sinceLast += int64(len(p)); rw.sinceLast >= rw.guard.every {
+		rw.sinceLast = 0
+		if room, err := rw.guard.room(); err == nil && room < 0 {
+			return 0, errNoRoom
+		}
+	}
+	n, err := rw.w.Write(p)
+	if err != nil {
+		err = &storeError{err}
+	}
+	return n, err
+}
+
+// storeError is a failure to write an upload to the server's own disk
+// (the server's fault, unlike an interrupted body).
+type storeError struct{ err error }
+
+func (e *storeError) Error() string { return "store upload: " + e.err.Error() }
+func (e *storeError) Unwrap() error { return e.err }
+
+var _ Readier = (*media.Store)(nil)

@@ -1,0 +1,23 @@
+package media
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Ready reports whether the directory can take files now: it exists and a
+// file can be created (and removed) where uploads land.
+func (s *Store) Ready(context.Context) error {
+	f, err := os.CreateTemp(filepath.Join(s.root, incoming), "ready-*.probe")
+	if err != nil {
+		return fmt.Errorf("media: not writable: %w", err)
+	}
+	name := f.Name()
+	f.Close()
+	if err := os.Remove(name); err != nil {
+		return fmt.Errorf("media: not writable: %w", err)
+	}
+	return nil
+}
