@@ -177,6 +177,7 @@ func permissions(role string) *server.Permissions {
 		return &server.Permissions{
 			Publish: &server.SubjectPermission{Allow: []string{
 				"video.*." + domain.TypeTranscodeStarted, "video.*." + domain.TypeTranscodeSucceeded, "video.*." + domain.TypeTranscodeFailed,
+				"video.*." + domain.TypeTranscodeInterrupted,
 				"webhook.*." + domain.TypeDeliverySucceeded, "webhook.*." + domain.TypeDeliveryFailed,
 				"$JS.API.INFO",
 				"$JS.API.STREAM.INFO.*",
