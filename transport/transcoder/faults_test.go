@@ -198,7 +198,7 @@ type node struct {
 
 func startNode(t *testing.T, e *env, url string, auth eventstore.Auth, configure func(*transcoder.Config)) *node {
 	t.Helper()
-	store, err := eventstore.Open(context.Background(), eventstore.Config{URL: url, Auth: auth, Name: t.Name(), Manage: true})
+	store, err := eventstore.Open(context.Background(), eventstore.Config{URL: url, Auth: auth, Name: t.Name()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,6 +283,9 @@ func TestGracefulStopHandsTheJobBack(t *testing.T) {
 			e := &env{t: t}
 			e.store = eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
 			setupMedia(t, e)
+	if _, err := e.store.OpenProgress(context.Background()); err != nil { // made by kino serve
+		t.Fatal(err)
+	}
 			long := func(c *transcoder.Config) { c.AckWait = 10 * time.Minute; c.MaxAttempts = 1 }
 			first := startNode(t, e, srv.URL(), srv.Auth(eventstore.RoleWorker), long)
 			id := e.uploadFile(e.account("acme", domain.PlanFree), "clip.mp4",
@@ -298,6 +301,9 @@ func TestGracefulStopHandsTheJobBack(t *testing.T) {
 				}
 				t.Cleanup(func() { srv.Shutdown() })
 				e.store = eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
+				if _, err := e.store.OpenProgress(context.Background()); err != nil { // in memory: made again
+					t.Fatal(err)
+				}
 			}
 			startNode(t, e, srv.URL(), srv.Auth(eventstore.RoleWorker), long)
 			if got := e.wait(id, 2*time.Minute); got.status != domain.StatusCompleted {
@@ -320,6 +326,9 @@ func TestCrashesDoNotUseUpAttempts(t *testing.T) {
 	e := &env{t: t}
 	e.store = eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
 	setupMedia(t, e)
+	if _, err := e.store.OpenProgress(context.Background()); err != nil { // made by kino serve
+		t.Fatal(err)
+	}
 	cfg := func(c *transcoder.Config) { c.AckWait, c.MaxAttempts = time.Second, 2 }
 	id := e.uploadFile(e.account("acme", domain.PlanFree), "clip.mp4",
 		ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 320, 180, 20, false))
