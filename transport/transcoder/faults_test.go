@@ -283,9 +283,9 @@ func TestGracefulStopHandsTheJobBack(t *testing.T) {
 			e := &env{t: t}
 			e.store = eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
 			setupMedia(t, e)
-	if _, err := e.store.OpenProgress(context.Background()); err != nil { // made by kino serve
-		t.Fatal(err)
-	}
+			if _, err := e.store.OpenProgress(context.Background()); err != nil { // made by kino serve
+				t.Fatal(err)
+			}
 			long := func(c *transcoder.Config) { c.AckWait = 10 * time.Minute; c.MaxAttempts = 1 }
 			first := startNode(t, e, srv.URL(), srv.Auth(eventstore.RoleWorker), long)
 			id := e.uploadFile(e.account("acme", domain.PlanFree), "clip.mp4",
