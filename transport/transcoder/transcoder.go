@@ -131,6 +131,9 @@ type Transcoder struct {
 }
 
 // New checks cfg, makes the scratch directory and builds a Transcoder.
+// It also checks that an ffmpeg started as every run starts it dies with
+// the thread that started it, so with kino, and refuses otherwise
+// (ffmpeg.CheckDiesWithParent).
 func New(cfg Config) (*Transcoder, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -138,6 +141,9 @@ func New(cfg Config) (*Transcoder, error) {
 	sc, err := openScratch(cfg.Scratch, cfg.User, cfg.Fetch)
 	if err != nil {
 		return nil, err
+	}
+	if err := ffmpeg.CheckDiesWithParent(context.Background(), ffmpeg.Jail{Dir: sc.root, User: cfg.User, Limits: cfg.Limits}); err != nil {
+		return nil, fmt.Errorf("transcoder: %w", err)
 	}
 	return &Transcoder{cfg: cfg, scratch: sc}, nil
 }
@@ -147,14 +153,9 @@ func New(cfg Config) (*Transcoder, error) {
 // per account, and a free slot serves the account with the fewest videos
 // transcoding, within its plan's TranscodeConcurrency (see fair.go).
 //
-// It first checks that an ffmpeg started as every run starts it dies with
-// the thread that started it (so with kino), and refuses to run otherwise;
-// then it removes the work directories of attempts no process runs any
-// more, at once and every minute while it runs (scratch.go).
+// Meanwhile it removes the work directories of attempts no process runs
+// any more, at once and every minute (scratch.go).
 func (t *Transcoder) Run(ctx context.Context) error {
-	if err := ffmpeg.CheckDiesWithParent(ctx, ffmpeg.Jail{Dir: t.scratch.root, User: t.cfg.User, Limits: t.cfg.Limits}); err != nil {
-		return fmt.Errorf("transcoder: %w", err)
-	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Add(1)
