@@ -23,15 +23,16 @@ import (
 
 // kinoProc is a running kino binary.
 type kinoProc struct {
-	cmd       *exec.Cmd
-	key, addr string
+	cmd             *exec.Cmd
+	key, addr, nats string // of a kino serve
 }
 
-// startKino runs `kino serve --dev` on data and waits until it serves.
-func startKino(t *testing.T, ctx context.Context, bin, data string) *kinoProc {
+// startKino runs the kino binary with args and waits until it logs that it
+// runs (`kino serving`, whose API and NATS addresses it keeps, or `kino
+// worker running`).
+func startKino(t *testing.T, ctx context.Context, bin string, args ...string) *kinoProc {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, bin, "serve", "--dev", "--data", data,
-		"--addr", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0")
+	cmd := exec.CommandContext(ctx, bin, args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +45,7 @@ func startKino(t *testing.T, ctx context.Context, bin, data string) *kinoProc {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	keyc, listen := make(chan string, 1), make(chan string, 1)
+	keyc, ready := make(chan string, 1), make(chan []string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
@@ -54,24 +55,27 @@ func startKino(t *testing.T, ctx context.Context, bin, data string) *kinoProc {
 		}
 	}()
 	go func() {
-		re := regexp.MustCompile(`msg="kino serving".* listen=(\S+)`)
+		serving := regexp.MustCompile(`msg="kino serving".* listen=(\S+) nats=(\S+)`)
+		working := regexp.MustCompile(`msg="kino worker running"`)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				listen <- m[1]
+			if m := serving.FindStringSubmatch(sc.Text()); m != nil {
+				ready <- m[1:]
+			} else if working.MatchString(sc.Text()) {
+				ready <- nil
 			}
 		}
 	}()
 	p := &kinoProc{cmd: cmd}
-	for p.addr == "" {
-		select {
-		case p.key = <-keyc:
-		case p.addr = <-listen:
-		case <-ctx.Done():
-			t.Fatal("kino serve did not start")
+	select {
+	case m := <-ready:
+		if m != nil {
+			p.addr, p.nats = m[0], m[1]
 		}
+	case <-ctx.Done():
+		t.Fatalf("kino %v did not start", args)
 	}
-	select { // the dev key is printed before it serves, on a first start only
+	select { // --dev prints its key before it serves, on a first start only
 	case p.key = <-keyc:
 	default:
 	}
@@ -106,10 +110,12 @@ func processAlive(pid int) bool {
 	return err == nil && !strings.Contains(string(stat), ") Z ")
 }
 
-// TestKill9KillsFFmpegAndTheNextStartSweeps: kill -9 of kino serve while
-// ffmpeg encodes kills ffmpeg too (its parent-death signal survives the
-// prlimit wrapper and the switch to --ffmpeg-user), and the next start
-// removes the dead attempt's work directory at once (not an hour later).
+// TestKill9KillsFFmpegAndTheNextStartSweeps: kill -9 of kino serve, or
+// of a kino worker, while ffmpeg encodes kills ffmpeg too (its
+// parent-death signal survives the prlimit wrapper and the switch to
+// --ffmpeg-user), and the next start of that process removes the dead
+// attempt's work directory at once (not an hour later, and by a kino
+// worker too).
 func TestKill9KillsFFmpegAndTheNextStartSweeps(t *testing.T) {
 	if _, err := os.Stat("/proc/self/cwd"); err != nil {
 		t.Skip("needs /proc to find ffmpeg")
@@ -120,18 +126,76 @@ func TestKill9KillsFFmpegAndTheNextStartSweeps(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	data := filepath.Join(dir, "data")
-	work := filepath.Join(data, "media", ".work")
-	k := startKino(t, ctx, bin, data)
+	clip := makeClip(t, "long.mp4", 320, 180, 300, false) // its ladder runs for many seconds
+	for _, victim := range []string{"serve", "worker"} {
+		t.Run("kill -9 kino "+victim, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			data := filepath.Join(dir, victim)
+			work := filepath.Join(data, "media", ".work")
+			serveArgs := []string{"serve", "--dev", "--data", data, "--addr", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0"}
+			if victim == "worker" {
+				serveArgs = append(serveArgs, "--workers", "0")
+			}
+			serve := startKino(t, ctx, bin, serveArgs...)
+			startVictim := func() *kinoProc {
+				if victim == "serve" {
+					return startKino(t, ctx, bin, serveArgs...)
+				}
+				return startKino(t, ctx, bin, "worker", "--data", data, "--nats", serve.nats, "--webhook-workers", "0")
+			}
+			k := serve
+			if victim == "worker" {
+				k = startVictim()
+			}
+			upload(t, serve, clip)
+			running := waitFFmpeg(t, ctx, work)
+			if err := k.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			_ = k.cmd.Wait()
+			deadline := time.Now().Add(10 * time.Second)
+			for pid, cwd := range running {
+				for processAlive(pid) {
+					if time.Now().After(deadline) {
+						t.Fatalf("ffmpeg %d (in %s) outlived kino %s killed with SIGKILL", pid, cwd, victim)
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+			var dead []string // the dead attempts' work directories
+			for _, cwd := range running {
+				d := cwd
+				for filepath.Dir(d) != work {
+					d = filepath.Dir(d)
+				}
+				dead = append(dead, d)
+			}
+			startVictim()
+			for _, d := range dead {
+				for {
+					_, err := os.Stat(d)
+					if errors.Is(err, fs.ErrNotExist) {
+						break
+					}
+					if ctx.Err() != nil {
+						t.Fatalf("the dead attempt's work directory %s is still there after kino %s restarted (%v)", d, victim, err)
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+		})
+	}
+}
 
-	// Five minutes of video: its ladder runs for many seconds.
+// upload posts data as a video to the dev account's default collection.
+func upload(t *testing.T, k *kinoProc, data []byte) {
+	t.Helper()
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
 	_ = mw.WriteField("collection", "default")
 	fw, _ := mw.CreateFormFile("file", "long.mp4")
-	_, _ = fw.Write(makeClip(t, "long.mp4", 320, 180, 300, false))
+	_, _ = fw.Write(data)
 	_ = mw.Close()
 	req, _ := http.NewRequest("POST", "http://"+k.addr+"/v1/videos", &body)
 	req.Header.Set("Authorization", "Bearer "+k.key)
@@ -144,54 +208,24 @@ func TestKill9KillsFFmpegAndTheNextStartSweeps(t *testing.T) {
 	if resp.StatusCode != 202 {
 		t.Fatalf("upload: %d", resp.StatusCode)
 	}
+}
 
-	var running map[int]string
-	for len(running) == 0 {
-		if running = ffmpegsUnder(t, work); len(running) == 0 {
-			if ctx.Err() != nil {
-				t.Fatal("ffmpeg never started")
-			}
-			time.Sleep(20 * time.Millisecond)
+// waitFFmpeg waits until ffmpeg runs in a work directory under work, and
+// makes sure (should the test fail) that none is left behind.
+func waitFFmpeg(t *testing.T, ctx context.Context, work string) map[int]string {
+	t.Helper()
+	for {
+		if running := ffmpegsUnder(t, work); len(running) > 0 {
+			t.Cleanup(func() {
+				for pid := range running {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			})
+			return running
 		}
-	}
-	t.Cleanup(func() { // should the test fail: no ffmpeg left behind
-		for pid := range running {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+		if ctx.Err() != nil {
+			t.Fatal("ffmpeg never started")
 		}
-	})
-	if err := k.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = k.cmd.Wait()
-	deadline := time.Now().Add(10 * time.Second)
-	for pid, cwd := range running {
-		for processAlive(pid) {
-			if time.Now().After(deadline) {
-				t.Fatalf("ffmpeg %d (in %s) outlived kino killed with SIGKILL", pid, cwd)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-
-	var dead []string // the dead attempts' work directories
-	for _, cwd := range running {
-		d := cwd
-		for filepath.Dir(d) != work {
-			d = filepath.Dir(d)
-		}
-		dead = append(dead, d)
-	}
-	startKino(t, ctx, bin, data)
-	for _, d := range dead {
-		for {
-			_, err := os.Stat(d)
-			if errors.Is(err, fs.ErrNotExist) {
-				break
-			}
-			if ctx.Err() != nil {
-				t.Fatalf("the dead attempt's work directory %s is still there after the restart (%v)", d, err)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
