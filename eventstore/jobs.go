@@ -352,9 +352,10 @@ func (p *picker) next(ctx context.Context) *Job {
 		ci := cons.CachedInfo()
 		c := candidate{account: account, cons: cons, running: ci.NumAckPending, waiting: int(ci.NumPending), served: p.served[account]}
 		// An account at its limit, or with nothing new, is still tried:
-		// a job handed back at shutdown or left by a crashed worker waits
-		// for redelivery while it still counts in NumAckPending, and the
-		// server hands out those (and only those) even at the limit.
+		// a job left by a crashed worker (or Nak'd when its hand-back
+		// could not be requeued) waits for redelivery while it still
+		// counts in NumAckPending, and the server hands out those (and
+		// only those) even at the limit.
 		if c.waiting > 0 || c.running > 0 {
 			cands = append(cands, c)
 		}
