@@ -223,9 +223,10 @@ var registry = map[string]eventSpec{
 	TypeUploadAccepted: {version: 1, decode: decodeAs[UploadAccepted], current: decodeCurrent[UploadAccepted]},
 	TypeVideoDeleted:   {version: 1, decode: decodeAs[VideoDeleted], current: decodeCurrent[VideoDeleted]},
 
-	TypeTranscodeStarted:   {version: 1, decode: decodeAs[TranscodeStarted], current: decodeCurrent[TranscodeStarted]},
-	TypeTranscodeSucceeded: {version: 1, decode: decodeAs[TranscodeSucceeded], current: decodeCurrent[TranscodeSucceeded]},
-	TypeTranscodeFailed:    {version: 1, decode: decodeAs[TranscodeFailed], current: decodeCurrent[TranscodeFailed]},
+	TypeTranscodeStarted:     {version: 1, decode: decodeAs[TranscodeStarted], current: decodeCurrent[TranscodeStarted]},
+	TypeTranscodeSucceeded:   {version: 1, decode: decodeAs[TranscodeSucceeded], current: decodeCurrent[TranscodeSucceeded]},
+	TypeTranscodeFailed:      {version: 1, decode: decodeAs[TranscodeFailed], current: decodeCurrent[TranscodeFailed]},
+	TypeTranscodeInterrupted: {version: 1, decode: decodeAs[TranscodeInterrupted], current: decodeCurrent[TranscodeInterrupted]},
 
 	TypeCollectionCreated: {version: 1, decode: decodeAs[CollectionCreated], current: decodeCurrent[CollectionCreated]},
 	TypeCollectionRenamed: {version: 1, decode: decodeAs[CollectionRenamed], current: decodeCurrent[CollectionRenamed]},

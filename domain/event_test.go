@@ -46,6 +46,11 @@ var samples = map[string]sample{
 			Resolutions: []string{"720p", "480p"}, ProcessedSize: 987654},
 		v1: `{"id":"01JFIXTURE0000000000000001","type":"TranscodeSucceeded","version":1,"aggregate":"video","aggregateId":"01JVIDEO00000000000000000A","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme","attempt":1,"duration":2.04,"width":1280,"height":720,"hasAudio":true,"resolutions":["720p","480p"],"processedSize":987654}}`,
 	},
+	domain.TypeTranscodeInterrupted: {
+		aggregateID: videoID,
+		payload:     domain.TranscodeInterrupted{Account: "acme", Attempt: 1, Reason: "crash"},
+		v1:          `{"id":"01JFIXTURE0000000000000001","type":"TranscodeInterrupted","version":1,"aggregate":"video","aggregateId":"01JVIDEO00000000000000000A","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme","attempt":1,"reason":"crash"}}`,
+	},
 	domain.TypeTranscodeFailed: {
 		aggregateID: videoID,
 		payload:     domain.TranscodeFailed{Account: "acme", Attempt: 2, Final: true, Reason: "The file is truncated or corrupt."},

@@ -8,11 +8,12 @@ import (
 
 // Video event types.
 const (
-	TypeUploadAccepted     = "UploadAccepted"
-	TypeTranscodeStarted   = "TranscodeStarted"
-	TypeTranscodeSucceeded = "TranscodeSucceeded"
-	TypeTranscodeFailed    = "TranscodeFailed"
-	TypeVideoDeleted       = "Deleted"
+	TypeUploadAccepted       = "UploadAccepted"
+	TypeTranscodeStarted     = "TranscodeStarted"
+	TypeTranscodeSucceeded   = "TranscodeSucceeded"
+	TypeTranscodeFailed      = "TranscodeFailed"
+	TypeTranscodeInterrupted = "TranscodeInterrupted"
+	TypeVideoDeleted         = "Deleted"
 )
 
 // Status is a video's processing status (spec §3).
@@ -73,6 +74,27 @@ type TranscodeFailed struct {
 	Reason  string `json:"reason"`
 }
 
+// Reasons of a TranscodeInterrupted.
+const (
+	// InterruptShutdown: the worker stopped (SIGTERM) and handed the job
+	// back.
+	InterruptShutdown = "shutdown"
+	// InterruptCrash: the worker died holding the job; the next worker to
+	// get it records this.
+	InterruptCrash = "crash"
+)
+
+// TranscodeInterrupted: attempt Attempt ended without a result of its own,
+// because its worker stopped (Reason InterruptShutdown) or died
+// (InterruptCrash). It does not use up an attempt: only TranscodeFailed
+// does. Crashes are counted all the same, so that a file that kills its
+// worker every time still ends FAILED (StartTranscode.MaxCrashes).
+type TranscodeInterrupted struct {
+	Account string `json:"account"`
+	Attempt int    `json:"attempt"`
+	Reason  string `json:"reason"`
+}
+
 // VideoDeleted: the video and its files are gone; its events stay.
 type VideoDeleted struct {
 	Account string `json:"account"`
@@ -83,12 +105,14 @@ func (UploadAccepted) Aggregate() string { return AggVideo }
 func (VideoDeleted) EventType() string   { return TypeVideoDeleted }
 func (VideoDeleted) Aggregate() string   { return AggVideo }
 
-func (TranscodeStarted) EventType() string   { return TypeTranscodeStarted }
-func (TranscodeStarted) Aggregate() string   { return AggVideo }
-func (TranscodeSucceeded) EventType() string { return TypeTranscodeSucceeded }
-func (TranscodeSucceeded) Aggregate() string { return AggVideo }
-func (TranscodeFailed) EventType() string    { return TypeTranscodeFailed }
-func (TranscodeFailed) Aggregate() string    { return AggVideo }
+func (TranscodeStarted) EventType() string     { return TypeTranscodeStarted }
+func (TranscodeStarted) Aggregate() string     { return AggVideo }
+func (TranscodeSucceeded) EventType() string   { return TypeTranscodeSucceeded }
+func (TranscodeSucceeded) Aggregate() string   { return AggVideo }
+func (TranscodeFailed) EventType() string      { return TypeTranscodeFailed }
+func (TranscodeFailed) Aggregate() string      { return AggVideo }
+func (TranscodeInterrupted) EventType() string { return TypeTranscodeInterrupted }
+func (TranscodeInterrupted) Aggregate() string { return AggVideo }
 
 // Video is the write-side state of one video.
 type Video struct {
@@ -97,7 +121,10 @@ type Video struct {
 	Collection string
 	Ext        string
 	Status     Status
-	Attempts   int // transcode attempts started
+	Attempts   int  // transcode attempts started, interrupted ones included
+	Failures   int  // attempts that failed (TranscodeFailed): the attempt budget
+	Crashes    int  // attempts whose worker died holding the job
+	Running    bool // an attempt started and has no end yet (success, failure or interruption)
 	Created    bool
 	Deleted    bool
 }
@@ -108,12 +135,18 @@ func (v Video) Evolve(e Event) Video {
 		v.ID, v.Account, v.Collection, v.Ext = e.AggregateID, d.Account, d.Collection, d.Ext
 		v.Status, v.Created = StatusPending, true
 	case TranscodeStarted:
-		v.Status, v.Attempts = StatusProcessing, d.Attempt
+		v.Status, v.Attempts, v.Running = StatusProcessing, d.Attempt, true
 	case TranscodeSucceeded:
-		v.Status = StatusCompleted
+		v.Status, v.Running = StatusCompleted, false
 	case TranscodeFailed:
+		v.Failures, v.Running = v.Failures+1, false
 		if d.Final {
 			v.Status = StatusFailed
+		}
+	case TranscodeInterrupted:
+		v.Running = false
+		if d.Reason == InterruptCrash {
+			v.Crashes++
 		}
 	case VideoDeleted:
 		v.Deleted = true
@@ -142,12 +175,23 @@ type DeleteVideo struct {
 	Account string
 }
 
-// StartTranscode begins the next attempt, or gives up when MaxAttempts
-// attempts have already started (a worker that keeps crashing on a file
-// must not keep a video PROCESSING forever).
+// StartTranscode begins the next attempt. An attempt still running in the
+// events is one whose worker died holding the job (the job came back only
+// because its holder went silent): it is recorded as a crash first. It gives
+// up instead when MaxAttempts attempts have failed, or when MaxCrashes
+// attempts have crashed (a file that kills its worker every time must not
+// keep a video PROCESSING forever). Interruptions by a shutdown never count.
 type StartTranscode struct {
 	Worker      string
-	MaxAttempts int
+	MaxAttempts int // failed attempts allowed (0: no limit)
+	MaxCrashes  int // crashed attempts allowed (0: no limit)
+}
+
+// InterruptTranscode records that the running attempt ended without a
+// result: Reason is InterruptShutdown or InterruptCrash. Without a running
+// attempt it records nothing.
+type InterruptTranscode struct {
+	Reason string
 }
 
 // CompleteTranscode records finished outputs.
@@ -201,11 +245,33 @@ func (v Video) Decide(cmd any, _ time.Time) ([]Payload, error) {
 		if v.Terminal() {
 			return nil, E(op, Conflict, "video is already %s", v.Status)
 		}
-		if c.MaxAttempts > 0 && v.Attempts >= c.MaxAttempts {
-			return []Payload{TranscodeFailed{Account: v.Account, Attempt: v.Attempts, Final: true,
-				Reason: fmt.Sprintf("Processing failed %d times; giving up.", v.Attempts)}}, nil
+		var out []Payload
+		crashes := v.Crashes
+		if v.Running {
+			out = append(out, TranscodeInterrupted{Account: v.Account, Attempt: v.Attempts, Reason: InterruptCrash})
+			crashes++
 		}
-		return []Payload{TranscodeStarted{Account: v.Account, Attempt: v.Attempts + 1, Worker: c.Worker}}, nil
+		switch {
+		case c.MaxAttempts > 0 && v.Failures >= c.MaxAttempts:
+			return append(out, TranscodeFailed{Account: v.Account, Attempt: v.Attempts, Final: true,
+				Reason: fmt.Sprintf("Processing failed %d times; giving up.", v.Failures)}), nil
+		case c.MaxCrashes > 0 && crashes >= c.MaxCrashes:
+			return append(out, TranscodeFailed{Account: v.Account, Attempt: v.Attempts, Final: true,
+				Reason: fmt.Sprintf("Processing was interrupted %d times; giving up.", crashes)}), nil
+		}
+		return append(out, TranscodeStarted{Account: v.Account, Attempt: v.Attempts + 1, Worker: c.Worker}), nil
+	case InterruptTranscode:
+		const op = "interrupt transcode"
+		if !v.Created || v.Deleted {
+			return nil, E(op, NotFound, "video not found")
+		}
+		if c.Reason != InterruptShutdown && c.Reason != InterruptCrash {
+			return nil, E(op, Invalid, "reason must be %s or %s", InterruptShutdown, InterruptCrash)
+		}
+		if v.Terminal() || !v.Running {
+			return nil, nil
+		}
+		return []Payload{TranscodeInterrupted{Account: v.Account, Attempt: v.Attempts, Reason: c.Reason}}, nil
 	case CompleteTranscode:
 		const op = "complete transcode"
 		if !v.Created || v.Deleted {

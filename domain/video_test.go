@@ -266,6 +266,12 @@ func TestVideoTranscodeDecide(t *testing.T) {
 	failed := func(n int, final bool) domain.Payload {
 		return domain.TranscodeFailed{Account: "acme", Attempt: n, Final: final, Reason: "ffmpeg was killed."}
 	}
+	crashed := func(n int) domain.Payload {
+		return domain.TranscodeInterrupted{Account: "acme", Attempt: n, Reason: domain.InterruptCrash}
+	}
+	shutdown := func(n int) domain.Payload {
+		return domain.TranscodeInterrupted{Account: "acme", Attempt: n, Reason: domain.InterruptShutdown}
+	}
 	done := domain.CompleteTranscode{Duration: 2, Width: 640, Height: 360, Resolutions: []string{"360p", "240p"}, ProcessedSize: 10}
 	succeeded := domain.TranscodeSucceeded{Account: "acme", Attempt: 1, Duration: 2, Width: 640, Height: 360,
 		Resolutions: []string{"360p", "240p"}, ProcessedSize: 10}
@@ -274,11 +280,28 @@ func TestVideoTranscodeDecide(t *testing.T) {
 		{name: "first attempt", given: []domain.Payload{accepted}, when: domain.StartTranscode{Worker: "w", MaxAttempts: 3}, then: []domain.Payload{started(1)}},
 		{name: "retry after a failed attempt", given: []domain.Payload{accepted, started(1), failed(1, false)},
 			when: domain.StartTranscode{Worker: "w", MaxAttempts: 3}, then: []domain.Payload{started(2)}},
-		{name: "redelivery after a crash counts as an attempt", given: []domain.Payload{accepted, started(1)},
-			when: domain.StartTranscode{Worker: "w", MaxAttempts: 3}, then: []domain.Payload{started(2)}},
-		{name: "gives up after max attempts", given: []domain.Payload{accepted, started(1), started(2)},
-			when: domain.StartTranscode{Worker: "w", MaxAttempts: 2},
-			then: []domain.Payload{domain.TranscodeFailed{Account: "acme", Attempt: 2, Final: true, Reason: "Processing failed 2 times; giving up."}}},
+		{name: "redelivery after a crash records it and does not use up an attempt", given: []domain.Payload{accepted, started(1)},
+			when: domain.StartTranscode{Worker: "w", MaxAttempts: 1, MaxCrashes: 5}, then: []domain.Payload{crashed(1), started(2)}},
+		{name: "interruptions do not count as attempts", given: []domain.Payload{accepted, started(1), crashed(1), started(2), shutdown(2), started(3), crashed(3)},
+			when: domain.StartTranscode{Worker: "w", MaxAttempts: 1, MaxCrashes: 3}, then: []domain.Payload{started(4)}},
+		{name: "gives up after max failed attempts", given: []domain.Payload{accepted, started(1), failed(1, false), started(2), crashed(2), started(3), failed(3, false)},
+			when: domain.StartTranscode{Worker: "w", MaxAttempts: 2, MaxCrashes: 5},
+			then: []domain.Payload{domain.TranscodeFailed{Account: "acme", Attempt: 3, Final: true, Reason: "Processing failed 2 times; giving up."}}},
+		{name: "gives up after max crashes", given: []domain.Payload{accepted, started(1), crashed(1), started(2)},
+			when: domain.StartTranscode{Worker: "w", MaxAttempts: 3, MaxCrashes: 2},
+			then: []domain.Payload{crashed(2), domain.TranscodeFailed{Account: "acme", Attempt: 2, Final: true, Reason: "Processing was interrupted 2 times; giving up."}}},
+		{name: "shutdowns never give up", given: []domain.Payload{accepted, started(1), shutdown(1), started(2), shutdown(2), started(3), shutdown(3)},
+			when: domain.StartTranscode{Worker: "w", MaxAttempts: 1, MaxCrashes: 1}, then: []domain.Payload{started(4)}},
+		{name: "interrupt the running attempt", given: []domain.Payload{accepted, started(1)},
+			when: domain.InterruptTranscode{Reason: domain.InterruptShutdown}, then: []domain.Payload{shutdown(1)}},
+		{name: "interrupt with nothing running", given: []domain.Payload{accepted, started(1), failed(1, false)},
+			when: domain.InterruptTranscode{Reason: domain.InterruptShutdown}},
+		{name: "interrupt a completed video", given: []domain.Payload{accepted, started(1), succeeded},
+			when: domain.InterruptTranscode{Reason: domain.InterruptShutdown}},
+		{name: "interrupt for no known reason", given: []domain.Payload{accepted, started(1)},
+			when: domain.InterruptTranscode{Reason: "bored"}, err: domain.Invalid},
+		{name: "interrupt a deleted video", given: []domain.Payload{accepted, started(1), deleted},
+			when: domain.InterruptTranscode{Reason: domain.InterruptShutdown}, err: domain.NotFound},
 		{name: "start on a deleted video", given: []domain.Payload{accepted, deleted}, when: domain.StartTranscode{MaxAttempts: 3}, err: domain.NotFound},
 		{name: "start on a completed video", given: []domain.Payload{accepted, started(1), succeeded}, when: domain.StartTranscode{MaxAttempts: 3}, err: domain.Conflict},
 		{name: "start on a failed video", given: []domain.Payload{accepted, started(1), failed(1, true)}, when: domain.StartTranscode{MaxAttempts: 3}, err: domain.Conflict},

@@ -353,9 +353,10 @@ func (p *picker) next(ctx context.Context) *Job {
 		ci := cons.CachedInfo()
 		c := candidate{account: account, cons: cons, running: ci.NumAckPending, waiting: int(ci.NumPending), served: p.served[account]}
 		// An account at its limit, or with nothing new, is still tried:
-		// a job handed back at shutdown or left by a crashed worker waits
-		// for redelivery while it still counts in NumAckPending, and the
-		// server hands out those (and only those) even at the limit.
+		// a job left by a crashed worker (or Nak'd when its hand-back
+		// could not be requeued) waits for redelivery while it still
+		// counts in NumAckPending, and the server hands out those (and
+		// only those) even at the limit.
 		if c.waiting > 0 || c.running > 0 {
 			cands = append(cands, c)
 		}
@@ -411,6 +412,9 @@ func (p *picker) fetch(ctx context.Context, c candidate) *Job {
 	job.retry = func(delay time.Duration) error {
 		return p.s.putAside(ctx, msg, c.account, handedBack+int(meta.NumDelivered), delay)
 	}
+	job.release = func() error {
+		return p.s.requeue(ctx, msg, c.account, handedBack+int(meta.NumDelivered))
+	}
 	e, err := domain.DecodeAs(h.Get(HeaderEventType), msg.Data())
 	if err != nil { // the intake only copies events it could decode: forged
 		p.cfg.Log.Error("job refused: undecodable", "account", c.account, "err", err)
@@ -450,6 +454,38 @@ func (s *Store) putAside(ctx context.Context, msg jetstream.Msg, account string,
 	id := "later-" + strconv.FormatUint(meta.Sequence.Stream, 10)
 	if _, err := s.js.PublishMsg(ctx, out, jetstream.WithMsgID(id), jetstream.WithExpectStream(JobsStream)); err != nil {
 		return fmt.Errorf("put job aside: %w", err)
+	}
+	return msg.DoubleAck(ctx)
+}
+
+// requeue hands a job back at once: a copy goes to the end of its
+// account's queue, then the job is acknowledged. A Nak would not do: the
+// server keeps a Nak'd message's redelivery in memory only, so when the
+// embedded server stops with the process that Nak'd (a graceful restart of
+// kino serve), the restarted server redelivers it only AckWait after its
+// last heartbeat; the copy is a stored message, delivered at the next pick
+// of any process. Should the process die between the two steps, the job
+// runs twice at worst, which the video's aggregate settles (one
+// TranscodeSucceeded).
+func (s *Store) requeue(ctx context.Context, msg jetstream.Msg, account string, delivered int) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	meta, err := msg.Metadata()
+	if err != nil {
+		return err
+	}
+	h := msg.Headers()
+	out := &nats.Msg{Subject: jobsReady + account, Data: msg.Data(), Header: nats.Header{}}
+	for _, k := range []string{HeaderEventType, headerEventSeq, headerAccount} {
+		out.Header.Set(k, h.Get(k))
+	}
+	out.Header.Set(headerHandedBack, strconv.Itoa(delivered))
+	// One copy per job message, however often this delivery is handed back.
+	id := "back-" + strconv.FormatUint(meta.Sequence.Stream, 10)
+	if _, err := s.js.PublishMsg(ctx, out, jetstream.WithMsgID(id), jetstream.WithExpectStream(JobsStream)); err != nil {
+		// The job is not lost: the server redelivers it after AckWait.
+		_ = msg.Nak()
+		return fmt.Errorf("hand job back: %w", err)
 	}
 	return msg.DoubleAck(ctx)
 }

@@ -47,6 +47,7 @@ type Job struct {
 	Delivered int          // 1 on the first delivery
 	msg       jetstream.Msg
 	retry     func(delay time.Duration) error // how a fair queue's job waits out a backoff
+	release   func() error                    // how a fair queue's job is handed back
 }
 
 // Header returns a header of the job's message.
@@ -67,7 +68,12 @@ func (j *Job) Retry(delay time.Duration) error {
 }
 
 // Release hands the job back at once, for another worker (shutdown).
-func (j *Job) Release() error { return j.msg.Nak() }
+func (j *Job) Release() error {
+	if j.release != nil {
+		return j.release()
+	}
+	return j.msg.Nak()
+}
 
 // Work runs handle for every job of the durable consumer until ctx ends,
 // then waits for running handlers to return. Handlers get ctx: when it is

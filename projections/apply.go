@@ -49,6 +49,9 @@ func apply(b *batch, e domain.Event) error {
 				v.Status, v.ErrorMessage = domain.StatusFailed, &reason
 			}
 		})
+	case domain.TranscodeInterrupted:
+		// The job comes back for another attempt: still PROCESSING.
+		return b.changeVideo(e, func(*Video) {})
 	case domain.VideoDeleted:
 		cv, ok, err := b.video(e.AggregateID)
 		if err != nil || !ok {

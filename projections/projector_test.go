@@ -262,3 +262,29 @@ func TestWaitForHonoursContext(t *testing.T) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
 }
+
+// TestInterruptedTranscodeKeepsTheVideoProcessing: a TranscodeInterrupted
+// (a shutdown, or a crash recorded with the next start) leaves the video
+// PROCESSING and moves its updatedAt.
+func TestInterruptedTranscodeKeepsTheVideoProcessing(t *testing.T) {
+	s := eventstoretest.Run(t)
+	db := tempDB(t)
+	p, _ := running(t, db, s)
+	id, _ := upload(t, s, "acme", "c")
+	video := domain.StreamID{Aggregate: domain.AggVideo, ID: id}
+	exec[domain.Video](t, s, video, domain.StartTranscode{Worker: "w", MaxAttempts: 3})
+	seq := exec[domain.Video](t, s, video, domain.InterruptTranscode{Reason: domain.InterruptShutdown})
+	waitFor(t, p, seq)
+	v, ok, err := db.Video(id)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	events, _, err := s.Load(context.Background(), video)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := events[len(events)-1]
+	if last.Type != domain.TypeTranscodeInterrupted || v.Status != domain.StatusProcessing || !v.UpdatedAt.Equal(last.OccurredAt) {
+		t.Errorf("after %s: status %s, updatedAt %v; want PROCESSING at %v", last.Type, v.Status, v.UpdatedAt, last.OccurredAt)
+	}
+}

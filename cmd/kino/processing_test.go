@@ -518,8 +518,8 @@ func TestWorkerStoppedMidJobAnotherFinishes(t *testing.T) {
 			n++
 		}
 	}
-	if n != 1 || !slices.Equal(got[:3], []string{"UploadAccepted", "TranscodeStarted", "TranscodeStarted"}) {
-		t.Fatalf("events %v: want two starts and exactly one success", got)
+	if n != 1 || !slices.Equal(got[:4], []string{"UploadAccepted", "TranscodeStarted", "TranscodeInterrupted", "TranscodeStarted"}) {
+		t.Fatalf("events %v: want two starts with the interruption between them, and exactly one success", got)
 	}
 	if _, work := h.mediaEntries(); len(work) != 0 {
 		t.Fatalf("work left: %v", work)
@@ -558,7 +558,15 @@ func TestCrashedWorkerJobIsRedelivered(t *testing.T) {
 	h.waitStatus(key, id, domain.StatusCompleted)
 	h.waitJobsDone()
 	got := videoEventTypes(t, h, id)
-	if !slices.Equal(got, []string{"UploadAccepted", "TranscodeStarted", "TranscodeStarted", "TranscodeSucceeded"}) {
+	if !slices.Equal(got, []string{"UploadAccepted", "TranscodeStarted", "TranscodeInterrupted", "TranscodeStarted", "TranscodeSucceeded"}) {
 		t.Fatalf("events %v", got)
+	}
+	// The audit history shows the crash as such.
+	r := h.do("GET", "/v1/videos/"+id+"/events", key, nil)
+	wantStatus(t, r, 200)
+	events := r.json(t)["events"].([]any)
+	if ev := events[2].(map[string]any); ev["type"] != "TranscodeInterrupted" ||
+		ev["data"].(map[string]any)["reason"] != "crash" || ev["data"].(map[string]any)["attempt"] != float64(1) {
+		t.Errorf("audit history: %v, want the first attempt's crash", ev)
 	}
 }

@@ -94,7 +94,7 @@ type WorkerConfig struct {
 func workerFlags(fs *pflag.FlagSet, cfg *WorkerConfig) (parse func() error) {
 	var backoff string
 	fs.IntVar(&cfg.Transcoders, "workers", envInt("KINO_WORKERS", 1), "transcode jobs this process runs at once (env KINO_WORKERS)")
-	fs.IntVar(&cfg.Attempts, "transcode-attempts", envInt("KINO_TRANSCODE_ATTEMPTS", 3), "attempts before a video is FAILED (env KINO_TRANSCODE_ATTEMPTS)")
+	fs.IntVar(&cfg.Attempts, "transcode-attempts", envInt("KINO_TRANSCODE_ATTEMPTS", 3), "failed transcode attempts before a video is FAILED; attempts cut off by a shutdown or crash do not count (env KINO_TRANSCODE_ATTEMPTS)")
 	fs.StringVar(&backoff, "transcode-backoff", env("KINO_TRANSCODE_BACKOFF", "10s,1m,5m"), "waits before each retry of a failed transcode; the last repeats (env KINO_TRANSCODE_BACKOFF)")
 	fs.DurationVar(&cfg.Stall, "ffmpeg-stall-timeout", envDuration("KINO_FFMPEG_STALL_TIMEOUT", 2*time.Minute), "kill ffmpeg when it reports no progress and writes no output for this long (env KINO_FFMPEG_STALL_TIMEOUT)")
 	parseFFmpeg := ffmpegFlags(fs, &cfg.FFmpeg)

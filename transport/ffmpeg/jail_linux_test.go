@@ -85,3 +85,42 @@ func TestJailKeepsKinosEnvironmentOut(t *testing.T) {
 		t.Errorf("environment:\n%s\nwant\n%s", out, want)
 	}
 }
+
+// TestFFmpegDiesWithTheThreadThatStartedIt: ffmpeg's parent-death signal
+// survives prlimit and the switch to another user (as root: nobody), so an
+// ffmpeg whose starting thread ends is killed, as when kino dies; and Run
+// keeps its thread while ffmpeg runs (the check passes on any thread, the
+// main one included, which never ends).
+func TestFFmpegDiesWithTheThreadThatStartedIt(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	jails := map[string]Jail{
+		"plain":       {Dir: dir},
+		"with limits": {Dir: dir, Limits: DefaultRLimits()},
+	}
+	if os.Geteuid() == 0 {
+		u, err := LookupUser("nobody")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(dir, 0o711); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(dirOf(dir), 0o711); err != nil {
+			t.Fatal(err)
+		}
+		jails["as nobody with limits"] = Jail{Dir: dir, User: u, Limits: DefaultRLimits()}
+	}
+	for name, j := range jails {
+		if err := CheckDiesWithParent(context.Background(), j); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func dirOf(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i > 0 {
+		return p[:i]
+	}
+	return "/"
+}

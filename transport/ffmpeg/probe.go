@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -207,6 +208,8 @@ func runProbe(ctx context.Context, j Jail, args []string, read func(io.Reader) e
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", opProbe, err)
 	}
+	runtime.LockOSThread() // as in run: the parent-death signal follows the thread
+	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
 		return "", fmt.Errorf("%s: ffprobe: %w", opProbe, err)
 	}

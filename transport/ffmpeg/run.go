@@ -16,6 +16,7 @@ import (
 	"io/fs"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -150,6 +151,11 @@ func run(ctx context.Context, args []string, opt RunOptions, onTime func(us int6
 	if opt.OutputDir == "" {
 		opt.OutputDir = opt.Jail.Dir
 	}
+	// ffmpeg's parent-death signal fires when the thread that started it
+	// exits (golang.org/issue/27505): this goroutine keeps its thread
+	// until ffmpeg has been waited for, so only kino's death ends it.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start ffmpeg: %w", err)
 	}

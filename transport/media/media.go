@@ -17,7 +17,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/kino-video/kino/domain"
 )
@@ -352,21 +351,8 @@ func (s *Store) Sweep(live func(id string) (bool, error)) (removed []string, err
 		}
 		removed = append(removed, filepath.Join(incoming, e.Name()))
 	}
-	// Work directories of attempts that died with their process. Another
-	// process may share this directory, so only those idle for an hour go.
-	wd := filepath.Join(s.root, work)
-	if entries, err = os.ReadDir(wd); err != nil {
-		return removed, fmt.Errorf("media: sweep: %w", err)
-	}
-	for _, e := range entries {
-		if fi, err := e.Info(); err != nil || time.Since(fi.ModTime()) < time.Hour {
-			continue
-		}
-		if err := os.RemoveAll(filepath.Join(wd, e.Name())); err != nil {
-			return removed, fmt.Errorf("media: sweep: %w", err)
-		}
-		removed = append(removed, filepath.Join(work, e.Name()))
-	}
+	// Work directories (.work) are the transcoder's: it removes those of
+	// dead attempts itself, by their locks (transport/transcoder/scratch.go).
 	entries, err = os.ReadDir(s.root)
 	if err != nil {
 		return removed, fmt.Errorf("media: sweep: %w", err)

@@ -35,33 +35,14 @@ func newEnv(t *testing.T, configure ...func(*transcoder.Config)) *env {
 	t.Helper()
 	ctx := context.Background()
 	store := eventstoretest.Run(t)
-	base := t.TempDir()
-	e := &env{t: t, store: store, base: base}
-	if os.Geteuid() == 0 {
-		u, err := ffmpeg.LookupUser("nobody")
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.user = u
-		// go test makes its temp dirs 0700; nobody must pass through
-		// them to reach its work directory (kino checks this at start).
-		for _, d := range []string{base, filepath.Dir(base)} {
-			if err := os.Chmod(d, 0o711); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	m, err := media.Open(filepath.Join(base, "media"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.media = m
+	e := &env{t: t, store: store}
+	setupMedia(t, e)
 	progress, err := store.OpenProgress(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := transcoder.Config{
-		Store: store, Media: m, Progress: progress, Log: quiet,
+		Store: store, Media: e.media, Progress: progress, Log: quiet,
 		Backoff: []time.Duration{50 * time.Millisecond},
 		User:    e.user, Limits: ffmpeg.DefaultRLimits(),
 	}
@@ -82,6 +63,33 @@ func newEnv(t *testing.T, configure ...func(*transcoder.Config)) *env {
 		}
 	})
 	return e
+}
+
+// setupMedia gives e a media directory in a temp dir and, when the tests
+// run as root, ffmpeg's user (nobody).
+func setupMedia(t *testing.T, e *env) {
+	t.Helper()
+	base := t.TempDir()
+	e.base = base
+	if os.Geteuid() == 0 {
+		u, err := ffmpeg.LookupUser("nobody")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.user = u
+		// go test makes its temp dirs 0700; nobody must pass through
+		// them to reach its work directory (kino checks this at start).
+		for _, d := range []string{base, filepath.Dir(base)} {
+			if err := os.Chmod(d, 0o711); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	m, err := media.Open(filepath.Join(base, "media"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.media = m
 }
 
 func (e *env) account(slug string, plan domain.Plan) string {

@@ -36,13 +36,17 @@ type Config struct {
 	Progress *eventstore.Progress
 	Log      *slog.Logger
 
-	Workers     int             // jobs this process runs at once (default 1)
-	MaxAttempts int             // attempts before a video is FAILED (default 3)
-	Backoff     []time.Duration // wait before attempt n+1 after a transient failure; the last repeats (default 10s, 1m, 5m)
-	AckWait     time.Duration   // silence after which a job goes to another worker (default 60s; heartbeats every third of it)
-	Stall       time.Duration   // kill ffmpeg after this long without progress (default 2m)
-	Name        string          // worker name recorded in TranscodeStarted (default host:pid)
-	Plans       domain.Plans    // per-plan TranscodeConcurrency and MaxDuration (default domain.DefaultPlans)
+	Workers     int // jobs this process runs at once (default 1)
+	MaxAttempts int // failed attempts before a video is FAILED (default 3)
+	// MaxCrashes is how many attempts may die with their worker before a
+	// video is FAILED (default 5): interruptions do not use up attempts,
+	// but a file that kills kino every time must end somewhere.
+	MaxCrashes int
+	Backoff    []time.Duration // wait before attempt n+1 after a transient failure; the last repeats (default 10s, 1m, 5m)
+	AckWait    time.Duration   // silence after which a job goes to another worker (default 60s; heartbeats every third of it)
+	Stall      time.Duration   // kill ffmpeg after this long without progress (default 2m)
+	Name       string          // worker name recorded in TranscodeStarted (default host:pid)
+	Plans      domain.Plans    // per-plan TranscodeConcurrency and MaxDuration (default domain.DefaultPlans)
 
 	// Bounds are the picture, frame-rate and gap limits checked at probe
 	// time (default ffmpeg.DefaultBounds()); the duration limit is the
@@ -55,6 +59,13 @@ type Config struct {
 	// (util-linux prlimit on Linux); CPU 0 is derived from each run's
 	// wall-clock cap.
 	Limits ffmpeg.RLimits
+
+	// Scratch is the directory of the attempts' work directories (default
+	// <media root>/.work); see scratch.go.
+	Scratch string
+	// Fetch puts a video's original into a work directory (default: a
+	// link or copy of the media directory's original).
+	Fetch FetchFunc
 }
 
 func (c *Config) validate() error {
@@ -69,6 +80,15 @@ func (c *Config) validate() error {
 	}
 	if c.MaxAttempts <= 0 {
 		c.MaxAttempts = 3
+	}
+	if c.MaxCrashes <= 0 {
+		c.MaxCrashes = 5
+	}
+	if c.Scratch == "" {
+		c.Scratch = filepath.Join(c.Media.Root(), ".work")
+	}
+	if c.Fetch == nil {
+		c.Fetch = fetchFrom(c.Media)
 	}
 	if len(c.Backoff) == 0 {
 		c.Backoff = []time.Duration{10 * time.Second, time.Minute, 5 * time.Minute}
@@ -91,7 +111,7 @@ func (c *Config) validate() error {
 		c.Bounds = &b
 	}
 	if c.User != nil {
-		if err := reachable(filepath.Join(c.Media.Root(), ".work"), c.User); err != nil {
+		if err := reachable(c.Scratch, c.User); err != nil {
 			return fmt.Errorf("transcoder: ffmpeg runs as %s: %w", c.User.Name, err)
 		}
 	}
@@ -105,23 +125,41 @@ func (c *Config) validate() error {
 
 // Transcoder runs transcode jobs.
 type Transcoder struct {
-	cfg   Config
-	plans planCache
+	cfg     Config
+	plans   planCache
+	scratch *scratch
 }
 
-// New checks cfg and builds a Transcoder.
+// New checks cfg, makes the scratch directory and builds a Transcoder.
+// It also checks that an ffmpeg started as every run starts it dies with
+// the thread that started it, so with kino, and refuses otherwise
+// (ffmpeg.CheckDiesWithParent).
 func New(cfg Config) (*Transcoder, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Transcoder{cfg: cfg}, nil
+	sc, err := openScratch(cfg.Scratch, cfg.User, cfg.Fetch)
+	if err != nil {
+		return nil, err
+	}
+	if err := ffmpeg.CheckDiesWithParent(context.Background(), ffmpeg.Jail{Dir: sc.root, User: cfg.User, Limits: cfg.Limits}); err != nil {
+		return nil, fmt.Errorf("transcoder: %w", err)
+	}
+	return &Transcoder{cfg: cfg, scratch: sc}, nil
 }
 
 // Run works on jobs until ctx ends; running ffmpeg processes are killed
 // and their jobs handed back for another worker. Jobs wait in one queue
 // per account, and a free slot serves the account with the fewest videos
 // transcoding, within its plan's TranscodeConcurrency (see fair.go).
+//
+// Meanwhile it removes the work directories of attempts no process runs
+// any more, at once and every minute (scratch.go).
 func (t *Transcoder) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Add(1)
+	go func() { defer wg.Done(); t.scratch.sweepLoop(ctx, t.cfg.Log) }()
 	return t.cfg.Store.FairWork(ctx, eventstore.FairConfig{
 		Intake:         Durable,
 		FilterSubjects: []string{domain.TypeFilter(domain.AggVideo, domain.TypeUploadAccepted)},
@@ -159,7 +197,7 @@ func (t *Transcoder) handle(ctx context.Context, job *eventstore.Job) {
 	defer stopWatch()
 
 	start, err := eventstore.Execute[domain.Video](ctx, t.cfg.Store, videoStream(id),
-		domain.StartTranscode{Worker: t.cfg.Name, MaxAttempts: t.cfg.MaxAttempts})
+		domain.StartTranscode{Worker: t.cfg.Name, MaxAttempts: t.cfg.MaxAttempts, MaxCrashes: t.cfg.MaxCrashes})
 	switch {
 	case domain.IsKind(err, domain.NotFound): // deleted before we got to it
 		t.removeFiles(log, id)
@@ -172,13 +210,14 @@ func (t *Transcoder) handle(ctx context.Context, job *eventstore.Job) {
 		t.handBack(ctx, log, job, 1, err)
 		return
 	}
-	if start.State.Status == domain.StatusFailed { // attempts exhausted by crashed workers
-		log.Warn("transcode given up", "attempts", start.State.Attempts)
+	if start.State.Status == domain.StatusFailed { // failures or crashes exhausted
+		log.Warn("transcode given up", "attempts", start.State.Attempts, "failed", start.State.Failures, "crashed", start.State.Crashes)
 		t.clearProgress(id)
 		ack()
 		return
 	}
 	attempt := start.State.Attempts
+	failures := start.State.Failures // failed attempts before this one
 	log = log.With("attempt", attempt)
 	log.Info("transcode started")
 	began := time.Now()
@@ -211,6 +250,15 @@ func (t *Transcoder) handle(ctx context.Context, job *eventstore.Job) {
 		ack()
 	case ctx.Err() != nil:
 		log.Info("transcode interrupted by shutdown; handing the job back")
+		// Recorded, so that the next attempt knows this one did not fail
+		// (and not crash). Should it not land, the next delivery records a
+		// crash instead.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		_, ierr := eventstore.Execute[domain.Video](rctx, t.cfg.Store, videoStream(id), domain.InterruptTranscode{Reason: domain.InterruptShutdown})
+		cancel()
+		if ierr != nil && !domain.IsKind(ierr, domain.NotFound) {
+			log.Warn("record interrupted transcode", "err", ierr)
+		}
 		if rerr := job.Release(); rerr != nil {
 			log.Warn("release transcode job", "err", rerr)
 		}
@@ -222,10 +270,10 @@ func (t *Transcoder) handle(ctx context.Context, job *eventstore.Job) {
 	case domain.IsKind(err, domain.Unsupported):
 		t.fail(ctx, log, job, id, userMessage(err), true)
 	default:
-		final := attempt >= t.cfg.MaxAttempts
+		final := failures+1 >= t.cfg.MaxAttempts
 		reason := fmt.Sprintf("Processing failed: %s.", transientReason(err))
 		if final {
-			reason = fmt.Sprintf("Processing failed after %d attempts: %s.", attempt, transientReason(err))
+			reason = fmt.Sprintf("Processing failed after %d attempts: %s.", failures+1, transientReason(err))
 		}
 		log.Warn("transcode attempt failed", "err", err, "final", final)
 		t.fail(ctx, log, job, id, reason, final)
@@ -243,7 +291,7 @@ func (t *Transcoder) fail(ctx context.Context, log *slog.Logger, job *eventstore
 	case domain.IsKind(err, domain.Conflict) && !errors.Is(err, eventstore.ErrConcurrency):
 		final = true
 	case err != nil:
-		t.handBack(ctx, log, job, res.State.Attempts, err)
+		t.handBack(ctx, log, job, res.State.Failures+1, err)
 		return
 	}
 	if final {
@@ -259,11 +307,11 @@ func (t *Transcoder) fail(ctx context.Context, log *slog.Logger, job *eventstore
 		}
 		return
 	}
-	t.handBack(ctx, log, job, res.State.Attempts, nil)
+	t.handBack(ctx, log, job, res.State.Failures, nil)
 }
 
 // handBack returns the job for a later attempt after the backoff for
-// attempt (1-based); the last backoff repeats.
+// failed attempt number attempt (1-based); the last backoff repeats.
 func (t *Transcoder) handBack(ctx context.Context, log *slog.Logger, job *eventstore.Job, attempt int, cause error) {
 	if ctx.Err() != nil {
 		_ = job.Release()
@@ -277,6 +325,11 @@ func (t *Transcoder) handBack(ctx context.Context, log *slog.Logger, job *events
 		log.Warn("retry transcode job", "err", err)
 	}
 }
+
+// beforeEncode and afterEncode, when set (by tests only), run on the work
+// directory before ffmpeg starts, and between the encode and the check of
+// its outputs.
+var beforeEncode, afterEncode func(work string)
 
 // errDeleted is the cause of a job's context ended by its video's deletion.
 var errDeleted = errors.New("video deleted")
@@ -311,34 +364,28 @@ func (t *Transcoder) heartbeat(ctx context.Context, job *eventstore.Job, id stri
 // the video's directory, and returns the command that records it.
 func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, account string) (domain.CompleteTranscode, error) {
 	var done domain.CompleteTranscode
-	src, err := t.cfg.Media.Original(id, ext)
+	bounds, err := t.bounds(ctx, account)
 	if err != nil {
 		return done, err
 	}
-	if _, err := os.Stat(src); err != nil {
+	attemptDir, src, err := t.scratch.make(ctx, id, ext)
+	if err != nil {
 		// Transient: a worker whose media directory is not (yet) the shared
 		// one, or a mount that is briefly gone, must not fail the video.
-		return done, t.checkDeleted(ctx, id, fmt.Errorf("original %s: %w", src, err))
+		return done, t.checkDeleted(ctx, id, err)
 	}
+	defer func() {
+		if err := attemptDir.Remove(); err != nil {
+			log.Warn("remove work directory", "err", err)
+		}
+	}()
+	work := attemptDir.Dir
 	// The demuxer comes from the file's bytes; ffmpeg reads the input by
 	// its name inside the work directory.
 	in, err := ffmpeg.OpenInput(src, media.InputName(ext))
 	if err != nil {
 		return done, err
 	}
-	bounds, err := t.bounds(ctx, account)
-	if err != nil {
-		return done, err
-	}
-	var owner *media.Owner
-	if t.cfg.User != nil {
-		owner = &media.Owner{UID: int(t.cfg.User.UID), GID: int(t.cfg.User.GID)}
-	}
-	work, err := t.cfg.Media.WorkDir(id, ext, owner)
-	if err != nil {
-		return done, err
-	}
-	defer os.RemoveAll(work)
 	jail := ffmpeg.Jail{Dir: work, User: t.cfg.User, Limits: t.cfg.Limits}
 
 	info, err := ffmpeg.Probe(ctx, in, ffmpeg.ProbeOptions{Jail: jail, Bounds: bounds})
@@ -355,6 +402,9 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 			OnProgress: func(f float64) { report(lo + (hi-lo)*f) }}
 	}
 	report(0)
+	if beforeEncode != nil {
+		beforeEncode(work)
+	}
 	// The ladder and the small outputs run side by side: the thumbnail and
 	// preview fill the gaps the ladder's encoders leave on the cores.
 	g, gctx := errgroup.WithContext(ctx)
@@ -384,6 +434,16 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 		}
 		return done, err
 	}
+	if afterEncode != nil {
+		afterEncode(work)
+	}
+	res := make([]string, len(rungs))
+	for i, r := range rungs {
+		res[i] = r.Name
+	}
+	if err := verifyOutputs(ctx, work, res, info.HasAudio, jail); err != nil {
+		return done, err
+	}
 	if err := os.Remove(filepath.Join(work, in.Path)); err != nil {
 		return done, err
 	}
@@ -396,10 +456,6 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 	}
 	if err := t.cfg.Media.Publish(id, work); err != nil {
 		return done, t.checkDeleted(ctx, id, err)
-	}
-	res := make([]string, len(rungs))
-	for i, r := range rungs {
-		res[i] = r.Name
 	}
 	log.Debug("outputs published", "rungs", len(rungs))
 	return domain.CompleteTranscode{Duration: info.Duration, Width: info.Width, Height: info.Height,
@@ -518,6 +574,8 @@ func transientReason(err error) string {
 		return "the encoder ran out of time"
 	case errors.As(err, &exit):
 		return "the encoder could not process the video"
+	case errors.Is(err, errIncomplete):
+		return "its outputs could not be written in full"
 	}
 	return "an internal error interrupted it"
 }

@@ -1,0 +1,354 @@
+package transcoder_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/transport/ffmpeg"
+	"github.com/kino-video/kino/transport/ffmpeg/ffmpegtest"
+	"github.com/kino-video/kino/transport/transcoder"
+)
+
+// damage is how a test spoils an attempt's outputs after ffmpeg, as a
+// full disk does (ffmpeg's HLS muxer exits 0 when its writes fail).
+type damage func(t *testing.T, work string)
+
+func truncate(name string) damage {
+	return func(t *testing.T, work string) {
+		if err := os.Truncate(filepath.Join(work, name), 0); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func remove(name string) damage {
+	return func(t *testing.T, work string) {
+		if err := os.Remove(filepath.Join(work, name)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// cutPlaylist keeps a playlist's header and drops its segment lines, as a
+// write cut short after its first bytes leaves it.
+func cutPlaylist(name string) damage {
+	return func(t *testing.T, work string) {
+		p := filepath.Join(work, name)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		i := strings.Index(string(data), "#EXTINF")
+		if i < 0 {
+			t.Errorf("%s lists no segment to cut: %s", name, data)
+			return
+		}
+		if err := os.WriteFile(p, data[:i], 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestShortWritesAreNotCompleted: outputs written short (an empty master
+// or rendition playlist, an empty or missing segment, a cut playlist, an
+// empty thumbnail or preview) are caught before anything is published: the
+// attempt is a transient failure, retried, and the video ends FAILED with a
+// message that says so, never COMPLETED. Damaged once, it is retried and
+// ends COMPLETED.
+func TestShortWritesAreNotCompleted(t *testing.T) {
+	e := newEnv(t, func(c *transcoder.Config) { c.MaxAttempts = 2 })
+	acc := e.account("acme", domain.PlanFree)
+	clip := ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 320, 180, 5, true)
+	tests := []struct {
+		name   string
+		damage damage
+		times  int // attempts damaged (0: all)
+	}{
+		{"empty master playlist", truncate("hls/master.m3u8"), 0},
+		{"empty rendition playlist", truncate("hls/180p/index.m3u8"), 0},
+		{"playlist cut before its segments", cutPlaylist("hls/180p/index.m3u8"), 0},
+		{"empty segment", truncate("hls/180p/seg_00001.ts"), 0},
+		{"missing segment", remove("hls/audio/seg_00000.ts"), 0},
+		{"empty thumbnail", truncate("thumbnail.jpg"), 0},
+		{"preview cut short", func(t *testing.T, work string) {
+			if err := os.Truncate(filepath.Join(work, "preview.mp4"), 2000); err != nil {
+				t.Error(err)
+			}
+		}, 0},
+		{"damaged once, then fine", truncate("hls/master.m3u8"), 1},
+	}
+	var mu sync.Mutex
+	byID := map[string]damage{}
+	left := map[string]int{}
+	defer transcoder.SetEncodeHooks(nil, func(work string) {
+		mu.Lock()
+		defer mu.Unlock()
+		for id, d := range byID {
+			if strings.HasPrefix(filepath.Base(work), id+"-") && left[id] != 0 {
+				left[id]--
+				d(t, work)
+			}
+		}
+	})()
+	ids := make([]string, len(tests))
+	for i, tt := range tests {
+		ids[i] = e.uploadFile(acc, "clip.mp4", clip)
+		mu.Lock()
+		byID[ids[i]], left[ids[i]] = tt.damage, tt.times
+		if tt.times == 0 {
+			left[ids[i]] = -1 // every attempt
+		}
+		mu.Unlock()
+	}
+	for i, tt := range tests {
+		got := e.wait(ids[i], 2*time.Minute)
+		if tt.times > 0 {
+			if got.status != domain.StatusCompleted || got.attempts != tt.times+1 {
+				t.Errorf("%s: %+v, want COMPLETED on attempt %d", tt.name, got, tt.times+1)
+			}
+			continue
+		}
+		want := "Processing failed after 2 attempts: its outputs could not be written in full."
+		if got.status != domain.StatusFailed || got.reason != want || got.attempts != 2 {
+			t.Errorf("%s: %+v, want FAILED after 2 attempts: %q", tt.name, got, want)
+		}
+		if out := e.outputs(ids[i]); len(out) > 0 {
+			t.Errorf("%s: published %v", tt.name, out)
+		}
+	}
+	if left := e.workDirs(); len(left) > 0 {
+		t.Errorf("work directories left: %v", left)
+	}
+}
+
+// TestFullDiskIsNotCompleted: when the disk fills up under the HLS
+// ladder (a tmpfs too small for it, mounted over the work directory's
+// hls/: ffmpeg meets a real ENOSPC, exits 0 and leaves empty playlists),
+// the video ends FAILED, not COMPLETED with empty playlists, and nothing
+// is published.
+func TestFullDiskIsNotCompleted(t *testing.T) {
+	e := newEnv(t, func(c *transcoder.Config) { c.MaxAttempts = 2 })
+	clip := ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 640, 360, 8, true)
+	var mu sync.Mutex
+	var mountErr error
+	owner := ""
+	if e.user != nil {
+		owner = fmt.Sprintf(",uid=%d,gid=%d", e.user.UID, e.user.GID)
+	}
+	defer transcoder.SetEncodeHooks(func(work string) {
+		hls := filepath.Join(work, "hls")
+		err := os.Mkdir(hls, 0o755)
+		if err == nil {
+			err = syscall.Mount("tmpfs", hls, "tmpfs", 0, "size=64k,mode=0755"+owner)
+		}
+		mu.Lock()
+		mountErr = errors.Join(mountErr, err)
+		mu.Unlock()
+	}, func(work string) {
+		// What ffmpeg left stays; the file system goes (a real disk would
+		// stay full, and the work directory must come off it).
+		hls := filepath.Join(work, "hls")
+		keep := filepath.Join(t.TempDir(), "hls")
+		if err := os.CopyFS(keep, os.DirFS(hls)); err != nil {
+			t.Error(err)
+		}
+		if err := syscall.Unmount(hls, syscall.MNT_DETACH); err != nil {
+			t.Error(err)
+		}
+		if err := os.CopyFS(hls, os.DirFS(keep)); err != nil {
+			t.Error(err)
+		}
+	})()
+	id := e.uploadFile(e.account("acme", domain.PlanFree), "clip.mp4", clip)
+	got := e.wait(id, 2*time.Minute)
+	mu.Lock()
+	if mountErr != nil {
+		mu.Unlock()
+		t.Skipf("cannot mount a tmpfs (needs root with CAP_SYS_ADMIN): %v", mountErr)
+	}
+	mu.Unlock()
+	want := "Processing failed after 2 attempts: its outputs could not be written in full."
+	if got.status != domain.StatusFailed || got.reason != want {
+		t.Errorf("on a full disk: %+v, want FAILED: %q", got, want)
+	}
+	if out := e.outputs(id); len(out) > 0 {
+		t.Errorf("published %v", out)
+	}
+}
+
+// node is one transcoding process of a multi-process test: its own NATS
+// connection and transcoder.
+type node struct {
+	store *eventstore.Store
+	stop  func() // cancels Run and waits for it
+}
+
+func startNode(t *testing.T, e *env, url string, auth eventstore.Auth, configure func(*transcoder.Config)) *node {
+	t.Helper()
+	store, err := eventstore.Open(context.Background(), eventstore.Config{URL: url, Auth: auth, Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	progress, err := store.OpenProgress(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := transcoder.Config{Store: store, Media: e.media, Progress: progress, Log: quiet,
+		Backoff: []time.Duration{50 * time.Millisecond}, User: e.user, Limits: ffmpeg.DefaultRLimits()}
+	if configure != nil {
+		configure(&cfg)
+	}
+	tc, err := transcoder.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = tc.Run(ctx) }()
+	var once sync.Once
+	n := &node{store: store, stop: func() { once.Do(func() { cancel(); <-done; _ = store.Close() }) }}
+	t.Cleanup(n.stop)
+	return n
+}
+
+// waitRunning waits until a process (ffprobe or ffmpeg) works in one of
+// video id's work directories: its attempt has started.
+func waitRunning(t *testing.T, e *env, id string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for len(processesIn(t, filepath.Join(e.media.Root(), ".work"), id)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no attempt started on %s", id)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// videoEvents lists the types of a video's Transcode events, with the
+// reason of each TranscodeInterrupted.
+func videoEvents(t *testing.T, store *eventstore.Store, id string) []string {
+	t.Helper()
+	events, _, err := store.Load(context.Background(), stream(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, ev := range events {
+		switch d := ev.Data.(type) {
+		case domain.TranscodeInterrupted:
+			out = append(out, "Interrupted:"+d.Reason)
+		case domain.TranscodeStarted:
+			out = append(out, "Started")
+		case domain.TranscodeSucceeded:
+			out = append(out, "Succeeded")
+		case domain.TranscodeFailed:
+			out = append(out, "Failed")
+		}
+	}
+	return out
+}
+
+// TestGracefulStopHandsTheJobBack: a transcoder stopped mid-job (SIGTERM)
+// hands the job back, and the next transcoder takes it at once, not after
+// AckWait (10 minutes here: finishing within the test's deadline proves
+// it): another process on the same NATS, and the same node restarted with
+// its embedded NATS server. The interruption is recorded as a shutdown,
+// not as a failed attempt.
+func TestGracefulStopHandsTheJobBack(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		name := "another node takes it"
+		if restart {
+			name = "the node restarted with its embedded NATS takes it"
+		}
+		t.Run(name, func(t *testing.T) {
+			natsDir := t.TempDir()
+			srv, err := eventstore.StartEmbedded(natsDir, "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { srv.Shutdown() })
+			e := &env{t: t}
+			e.store = eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
+			setupMedia(t, e)
+			if _, err := e.store.OpenProgress(context.Background()); err != nil { // made by kino serve
+				t.Fatal(err)
+			}
+			long := func(c *transcoder.Config) { c.AckWait = 10 * time.Minute; c.MaxAttempts = 1 }
+			first := startNode(t, e, srv.URL(), srv.Auth(eventstore.RoleWorker), long)
+			id := e.uploadFile(e.account("acme", domain.PlanFree), "clip.mp4",
+				ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 320, 180, 60, false))
+			waitRunning(t, e, id)
+			first.stop()
+
+			if restart {
+				_ = e.store.Close()
+				srv.Shutdown()
+				if srv, err = eventstore.StartEmbedded(natsDir, "127.0.0.1:0"); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { srv.Shutdown() })
+				e.store = eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
+				if _, err := e.store.OpenProgress(context.Background()); err != nil { // in memory: made again
+					t.Fatal(err)
+				}
+			}
+			startNode(t, e, srv.URL(), srv.Auth(eventstore.RoleWorker), long)
+			if got := e.wait(id, 2*time.Minute); got.status != domain.StatusCompleted {
+				t.Fatalf("%+v, want COMPLETED", got)
+			}
+			want := []string{"Started", "Interrupted:shutdown", "Started", "Succeeded"}
+			if got := videoEvents(t, e.store, id); !slices.Equal(got, want) {
+				t.Errorf("events %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestCrashesDoNotUseUpAttempts: a worker that dies holding the job (its
+// NATS connection gone without a word, ffmpeg gone) four times in a row,
+// with two attempts allowed, does not fail the video: each redelivery
+// records the crash and the fifth attempt completes it.
+func TestCrashesDoNotUseUpAttempts(t *testing.T) {
+	srv := eventstoretest.Server(t, t.TempDir())
+	e := &env{t: t}
+	e.store = eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
+	setupMedia(t, e)
+	if _, err := e.store.OpenProgress(context.Background()); err != nil { // made by kino serve
+		t.Fatal(err)
+	}
+	cfg := func(c *transcoder.Config) { c.AckWait, c.MaxAttempts = time.Second, 2 }
+	id := e.uploadFile(e.account("acme", domain.PlanFree), "clip.mp4",
+		ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 320, 180, 20, false))
+	const crashes = 4
+	for range crashes {
+		n := startNode(t, e, srv.URL(), srv.Auth(eventstore.RoleWorker), cfg)
+		waitRunning(t, e, id)
+		n.store.Abort() // the process is gone: no word to NATS, no heartbeat
+		n.stop()
+	}
+	startNode(t, e, srv.URL(), srv.Auth(eventstore.RoleWorker), cfg)
+	if got := e.wait(id, 2*time.Minute); got.status != domain.StatusCompleted {
+		t.Fatalf("after %d crashes: %+v, want COMPLETED", crashes, got)
+	}
+	var want []string
+	for range crashes {
+		want = append(want, "Started", "Interrupted:crash")
+	}
+	want = append(want, "Started", "Succeeded")
+	if got := videoEvents(t, e.store, id); !slices.Equal(got, want) {
+		t.Errorf("events %v, want %v", got, want)
+	}
+}
