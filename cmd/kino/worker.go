@@ -3,21 +3,21 @@ package main
 import (
 	"errors"
 	"log/slog"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kino-video/kino/eventstore"
-	"github.com/kino-video/kino/transport/media"
 )
 
 // newWorkerCmd is `kino worker`: the background workers without the HTTP
 // API or the read models, so transcoding scales out across machines on the
-// same NATS. Workers read originals and write outputs under --data/media,
-// which must be the same directory the API serves (shared storage).
+// same NATS. With --media dir, workers read originals and write outputs
+// under --data/media, which must be the same directory the API serves
+// (shared storage); with --media nats they fetch and publish them through
+// the object store, and --data/media is their local scratch.
 func newWorkerCmd() *cobra.Command {
 	var conn natsClient
-	var logLevel, keyFile string
+	var logLevel, keyFile, mediaKind string
 	var wc WorkerConfig
 	var parseWorkers func() error
 	cmd := &cobra.Command{
@@ -52,7 +52,7 @@ func newWorkerCmd() *cobra.Command {
 			if m.store, err = eventstore.Open(ctx, cfg); err != nil {
 				return conn.explain(err, cfg.Auth)
 			}
-			mediaStore, err := media.Open(filepath.Join(conn.data, "media"))
+			mediaStore, err := openMedia(ctx, mediaKind, m.store, conn.data)
 			if err != nil {
 				return err
 			}
@@ -63,7 +63,7 @@ func newWorkerCmd() *cobra.Command {
 			if err := startWorkers(m, m.store, mediaStore, progress, wc, log); err != nil {
 				return err
 			}
-			log.Info("kino worker running", "nats", eventstore.RedactURL(conn.url), "media", mediaStore.Root(), "transcoders", wc.Transcoders, "webhook_senders", wc.Senders)
+			log.Info("kino worker running", "nats", eventstore.RedactURL(conn.url), "media", mediaKind, "scratch", mediaStore.WorkRoot(), "transcoders", wc.Transcoders, "webhook_senders", wc.Senders)
 			<-ctx.Done()
 			log.Info("shutting down")
 			return m.Close()
@@ -72,6 +72,7 @@ func newWorkerCmd() *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringVar(&conn.data, "data", env("KINO_DATA", "./data"), "data directory whose media/ the API serves, holding the worker's NATS credentials (nats-creds/worker.nk) and secret.key (env KINO_DATA)")
 	natsFlags(fs, &conn, eventstore.RoleWorker)
+	mediaFlag(fs, &mediaKind)
 	secretKeyFlag(fs, &keyFile)
 	fs.StringVar(&logLevel, "log-level", env("KINO_LOG_LEVEL", "info"), "debug, info, warn or error (env KINO_LOG_LEVEL)")
 	parseWorkers = workerFlags(fs, &wc)

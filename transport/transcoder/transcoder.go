@@ -29,10 +29,23 @@ import (
 // place); the jobs themselves wait in eventstore.JobsStream.
 const Durable = eventstore.TranscodeIntake
 
+// Media is what the transcoder needs of the media store (media.Store, a
+// directory, or media.Objects, the JetStream object store): a local work
+// directory per attempt holding the original (fetched or linked), publishing
+// the outputs made there (checked first: no links, no special files; it
+// fails if the video was deleted), and removing a video's outputs or files.
+type Media interface {
+	WorkRoot() string
+	WorkDir(ctx context.Context, id, ext string, owner *media.Owner) (string, error)
+	Publish(ctx context.Context, id, workDir string) error
+	RemoveOutputs(ctx context.Context, id string) error
+	Remove(ctx context.Context, id string) error
+}
+
 // Config configures a Transcoder; validate fills the defaults.
 type Config struct {
 	Store    *eventstore.Store
-	Media    *media.Store
+	Media    Media
 	Progress *eventstore.Progress
 	Log      *slog.Logger
 
@@ -91,7 +104,7 @@ func (c *Config) validate() error {
 		c.Bounds = &b
 	}
 	if c.User != nil {
-		if err := reachable(filepath.Join(c.Media.Root(), ".work"), c.User); err != nil {
+		if err := reachable(c.Media.WorkRoot(), c.User); err != nil {
 			return fmt.Errorf("transcoder: ffmpeg runs as %s: %w", c.User.Name, err)
 		}
 	}
@@ -250,7 +263,7 @@ func (t *Transcoder) fail(ctx context.Context, log *slog.Logger, job *eventstore
 		log.Info("transcode failed", "reason", reason)
 		// An earlier attempt may have published outputs before it died: a
 		// FAILED video serves none.
-		if err := t.cfg.Media.RemoveOutputs(id); err != nil {
+		if err := t.cfg.Media.RemoveOutputs(context.WithoutCancel(ctx), id); err != nil {
 			log.Warn("remove outputs of a failed video", "err", err)
 		}
 		t.clearProgress(id)
@@ -311,21 +324,6 @@ func (t *Transcoder) heartbeat(ctx context.Context, job *eventstore.Job, id stri
 // the video's directory, and returns the command that records it.
 func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, account string) (domain.CompleteTranscode, error) {
 	var done domain.CompleteTranscode
-	src, err := t.cfg.Media.Original(id, ext)
-	if err != nil {
-		return done, err
-	}
-	if _, err := os.Stat(src); err != nil {
-		// Transient: a worker whose media directory is not (yet) the shared
-		// one, or a mount that is briefly gone, must not fail the video.
-		return done, t.checkDeleted(ctx, id, fmt.Errorf("original %s: %w", src, err))
-	}
-	// The demuxer comes from the file's bytes; ffmpeg reads the input by
-	// its name inside the work directory.
-	in, err := ffmpeg.OpenInput(src, media.InputName(ext))
-	if err != nil {
-		return done, err
-	}
 	bounds, err := t.bounds(ctx, account)
 	if err != nil {
 		return done, err
@@ -334,11 +332,21 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 	if t.cfg.User != nil {
 		owner = &media.Owner{UID: int(t.cfg.User.UID), GID: int(t.cfg.User.GID)}
 	}
-	work, err := t.cfg.Media.WorkDir(id, ext, owner)
+	work, err := t.cfg.Media.WorkDir(ctx, id, ext, owner)
+	if err != nil {
+		// Transient (unless the video was deleted): a worker whose media
+		// directory is not (yet) the shared one, or a mount or NATS that is
+		// briefly gone, must not fail the video. (%v: a missing original is
+		// not this video's NotFound.)
+		return done, t.checkDeleted(ctx, id, fmt.Errorf("original: %v", err))
+	}
+	defer os.RemoveAll(work)
+	// The demuxer comes from the file's bytes; ffmpeg reads the input by
+	// its name inside the work directory.
+	in, err := ffmpeg.OpenInput(filepath.Join(work, media.InputName(ext)), media.InputName(ext))
 	if err != nil {
 		return done, err
 	}
-	defer os.RemoveAll(work)
 	jail := ffmpeg.Jail{Dir: work, User: t.cfg.User, Limits: t.cfg.Limits}
 
 	info, err := ffmpeg.Probe(ctx, in, ffmpeg.ProbeOptions{Jail: jail, Bounds: bounds})
@@ -394,8 +402,8 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 	if err := t.checkDeleted(ctx, id, nil); err != nil {
 		return done, err
 	}
-	if err := t.cfg.Media.Publish(id, work); err != nil {
-		return done, t.checkDeleted(ctx, id, err)
+	if err := t.cfg.Media.Publish(ctx, id, work); err != nil {
+		return done, t.checkDeleted(ctx, id, fmt.Errorf("publish: %v", err))
 	}
 	res := make([]string, len(rungs))
 	for i, r := range rungs {
@@ -484,7 +492,7 @@ func (t *Transcoder) clearProgress(id string) {
 }
 
 func (t *Transcoder) removeFiles(log *slog.Logger, id string) {
-	if err := t.cfg.Media.Remove(id); err != nil {
+	if err := t.cfg.Media.Remove(context.Background(), id); err != nil {
 		log.Error("remove video files", "err", err)
 	}
 }
