@@ -24,6 +24,7 @@ type mediaStore interface {
 	httpapi.Media
 	transcoder.Media
 	Sweep(ctx context.Context, live func(id string) (bool, error)) ([]string, error)
+	Fetch(ctx context.Context, id, ext, dst string) error
 }
 
 var (
