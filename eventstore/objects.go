@@ -3,12 +3,15 @@ package eventstore
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/kino-video/kino/domain"
@@ -29,6 +32,7 @@ const objectChunk = 128 << 10
 // Objects is a JetStream Object Store bucket. Callers see names, readers
 // and ObjectInfo, never a nats type: a missing object is a domain NotFound.
 type Objects struct {
+	nc     *nats.Conn
 	bucket string
 	obs    jetstream.ObjectStore
 	stream jetstream.Stream
@@ -65,7 +69,7 @@ func (s *Store) OpenObjects(ctx context.Context) (*Objects, error) {
 	if err != nil {
 		return nil, fmt.Errorf("media bucket %s: %w", MediaBucket, err)
 	}
-	return &Objects{bucket: MediaBucket, obs: obs, stream: stream}, nil
+	return &Objects{nc: s.nc, bucket: MediaBucket, obs: obs, stream: stream}, nil
 }
 
 func objectInfo(i *jetstream.ObjectInfo) ObjectInfo {
@@ -118,8 +122,7 @@ func (o *Objects) Delete(ctx context.Context, name string) error {
 	if err := o.obs.Delete(ctx, name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
 		return fmt.Errorf("delete object %s: %w", name, err)
 	}
-	meta := "$O." + o.bucket + ".M." + base64.URLEncoding.EncodeToString([]byte(name))
-	if err := o.stream.Purge(ctx, jetstream.WithPurgeSubject(meta)); err != nil {
+	if err := o.stream.Purge(ctx, jetstream.WithPurgeSubject(o.metaSubject(name))); err != nil {
 		return fmt.Errorf("delete object %s: %w", name, err)
 	}
 	return nil
@@ -151,35 +154,60 @@ func (o *Objects) Bytes(ctx context.Context) (uint64, error) {
 	return st.Size(), nil
 }
 
-// Open opens name for reading at any offset. The reader loads one chunk
-// at a time with JetStream direct gets: a read from the start follows the
-// chunks by subject; a seek goes straight to the chunk holding the offset
-// when the object's chunks lie side by side in the stream (as they do
-// unless another object was written at the same moment), and otherwise
-// walks the chunks from the first without keeping them.
+// Open opens name for reading at any offset. The reader asks for a few
+// chunks at a time with one JetStream batch direct get, and knows each
+// chunk's place in the object from the count of the object's chunks after
+// it (Nats-Num-Pending). It starts where the chunk should lie if the
+// object's chunks sit side by side just before its description (as they
+// do unless another object was written at the same moment); when that
+// guess lands past the chunk, it starts again from the object's first
+// chunk and skips.
 func (o *Objects) Open(ctx context.Context, name string) (*ObjectReader, error) {
-	info, err := o.Info(ctx, name)
+	m, err := o.stream.GetLastMsgForSubject(ctx, o.metaSubject(name))
 	if err != nil {
-		return nil, err
+		return nil, notFound("open object", name, err)
 	}
-	return &ObjectReader{ctx: ctx, stream: o.stream, info: info, subject: "$O." + o.bucket + ".C." + info.nuid, idx: -1}, nil
+	var ji jetstream.ObjectInfo
+	if err := json.Unmarshal(m.Data, &ji); err != nil {
+		return nil, fmt.Errorf("open object %s: %w", name, err)
+	}
+	if ji.Deleted {
+		return nil, notFound("open object", name, jetstream.ErrObjectNotFound)
+	}
+	ji.ModTime = m.Time
+	info := objectInfo(&ji)
+	return &ObjectReader{ctx: ctx, nc: o.nc, api: "$JS.API.DIRECT.GET." + mediaStream, info: info,
+		subject: "$O." + o.bucket + ".C." + info.nuid, meta: m.Sequence, idx: -1}, nil
+}
+
+func (o *Objects) metaSubject(name string) string {
+	return "$O." + o.bucket + ".M." + base64.URLEncoding.EncodeToString([]byte(name))
 }
 
 // ObjectReader reads one object; it is an io.ReadSeeker, for
 // http.ServeContent.
 type ObjectReader struct {
 	ctx     context.Context
-	stream  jetstream.Stream
+	nc      *nats.Conn
+	api     string
 	info    ObjectInfo
 	subject string
+	meta    uint64 // sequence of the object's description
 
 	pos      int64
 	cur      []byte // chunk idx, stored at sequence seq
 	idx      int
 	seq      uint64
 	first    uint64 // sequence of chunk 0, once known
-	adjacent int    // 1: chunks are side by side, -1: not, 0: unknown
+	overshot bool   // the guess from meta landed past a chunk
+
+	batch *nats.Subscription // chunks under way, if any
+	left  int                // chunks the batch has still to deliver
 }
+
+// chunksPerBatch bounds the chunks one batch asks for: what a reader
+// holds in memory at most (16 × 128 KiB): a typical segment in one round trip.
+const chunksPerBatch = 16
 
 // Info describes the object being read.
 func (r *ObjectReader) Info() ObjectInfo { return r.info }
@@ -214,77 +242,138 @@ func (r *ObjectReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// Close releases the current chunk.
-func (r *ObjectReader) Close() error { r.cur = nil; return nil }
-
-// load makes chunk idx current.
-func (r *ObjectReader) load(idx int) error {
-	var (
-		m   *jetstream.RawStreamMsg
-		err error
-	)
-	switch {
-	case r.idx >= 0 && idx == r.idx+1: // reading on
-		m, err = r.next(r.seq + 1)
-	case idx == 0:
-		m, err = r.next(1)
-	default:
-		if r.first == 0 {
-			if err := r.load(0); err != nil {
-				return err
-			}
-			if idx == 0 {
-				return nil
-			}
-		}
-		if r.adjacent == 0 {
-			r.adjacent = -1
-			last, err := r.stream.GetLastMsgForSubject(r.ctx, r.subject)
-			if err != nil {
-				return r.chunkErr(err)
-			}
-			if last.Sequence == r.first+uint64(r.info.chunks)-1 {
-				r.adjacent = 1
-			}
-		}
-		if r.adjacent == 1 {
-			m, err = r.stream.GetMsg(r.ctx, r.first+uint64(idx))
-			if err == nil && m.Subject != r.subject {
-				return r.chunkErr(jetstream.ErrMsgNotFound) // replaced meanwhile
-			}
-			break
-		}
-		// Walk from the nearest known chunk before idx.
-		from, at := r.first, 0
-		if r.idx >= 0 && r.idx < idx {
-			from, at = r.seq, r.idx
-		}
-		for m = nil; at < idx; at++ {
-			if m, err = r.next(from + 1); err != nil {
-				return r.chunkErr(err)
-			}
-			from = m.Sequence
-		}
-	}
-	if err != nil {
-		return r.chunkErr(err)
-	}
-	if idx < r.info.chunks-1 && int64(len(m.Data)) != r.info.chunk {
-		return fmt.Errorf("read object %s: chunk %d holds %d bytes, not %d", r.info.Name, idx, len(m.Data), r.info.chunk)
-	}
-	r.cur, r.idx, r.seq = m.Data, idx, m.Sequence
-	if idx == 0 {
-		r.first = m.Sequence
-	}
+// Close stops a batch under way and releases the current chunk.
+func (r *ObjectReader) Close() error {
+	r.stop()
+	r.cur = nil
 	return nil
 }
 
-// next is the first chunk of the object at or after sequence seq.
-func (r *ObjectReader) next(seq uint64) (*jetstream.RawStreamMsg, error) {
-	return r.stream.GetMsg(r.ctx, seq, jetstream.WithGetMsgSubject(r.subject))
+func (r *ObjectReader) stop() {
+	if r.batch != nil {
+		_ = r.batch.Unsubscribe()
+		r.batch = nil
+	}
 }
 
+// load makes chunk idx current.
+func (r *ObjectReader) load(idx int) error {
+	for tries := 0; tries < 4*r.info.chunks+8; tries++ {
+		if r.batch != nil && idx < r.idx {
+			r.stop() // a seek back
+		}
+		if r.batch == nil {
+			if err := r.request(r.start(idx), idx); err != nil {
+				return err
+			}
+		}
+		m, err := r.next()
+		if err != nil {
+			r.stop()
+			return r.chunkErr(err)
+		}
+		if m == nil { // the batch ended before idx
+			r.stop()
+			continue
+		}
+		np, err := strconv.Atoi(m.Header.Get("Nats-Num-Pending"))
+		seq, serr := strconv.ParseUint(m.Header.Get(jetstream.SequenceHeader), 10, 64)
+		j := r.info.chunks - 1 - np
+		if err != nil || serr != nil || j < 0 {
+			r.stop()
+			return r.chunkErr(fmt.Errorf("unexpected direct get answer %v", m.Header))
+		}
+		if j < r.info.chunks-1 && int64(len(m.Data)) != r.info.chunk {
+			r.stop()
+			return fmt.Errorf("read object %s: chunk %d holds %d bytes, not %d", r.info.Name, j, len(m.Data), r.info.chunk)
+		}
+		r.cur, r.idx, r.seq = m.Data, j, seq
+		if j == 0 {
+			r.first = seq
+		}
+		switch {
+		case j == idx:
+			return nil
+		case j > idx: // the guess from meta went past it
+			r.stop()
+			r.overshot = true
+		}
+	}
+	return r.chunkErr(errors.New("chunk not found"))
+}
+
+// start is the sequence to ask from for chunk idx: at or before it, but
+// for the first guess from the description's sequence, at or after it.
+func (r *ObjectReader) start(idx int) uint64 {
+	switch {
+	case r.idx >= 0 && idx > r.idx:
+		from := r.seq + 1
+		if r.first > 0 {
+			from = max(from, r.first+uint64(idx))
+		}
+		return from
+	case r.first > 0:
+		return r.first + uint64(idx)
+	case !r.overshot && r.meta > uint64(r.info.chunks):
+		return r.meta - uint64(r.info.chunks) + uint64(idx)
+	}
+	return 1
+}
+
+// request asks for the object's chunks from sequence from on.
+func (r *ObjectReader) request(from uint64, idx int) error {
+	r.left = max(1, min(chunksPerBatch, r.info.chunks-idx))
+	req, err := json.Marshal(struct {
+		Seq     uint64 `json:"seq"`
+		NextFor string `json:"next_by_subj"`
+		Batch   int    `json:"batch"`
+	}{from, r.subject, r.left})
+	if err != nil {
+		return err
+	}
+	inbox := nats.NewInbox()
+	sub, err := r.nc.SubscribeSync(inbox)
+	if err != nil {
+		return r.chunkErr(err)
+	}
+	if err := r.nc.PublishRequest(r.api, inbox, req); err != nil {
+		_ = sub.Unsubscribe()
+		return r.chunkErr(err)
+	}
+	r.batch = sub
+	return nil
+}
+
+// next is the batch's next chunk, or nil at its end.
+func (r *ObjectReader) next() (*nats.Msg, error) {
+	ctx, cancel := context.WithTimeout(r.ctx, objectReadTimeout)
+	defer cancel()
+	m, err := r.batch.NextMsgWithContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	switch status := m.Header.Get("Status"); status {
+	case "":
+		if r.left--; r.left == 0 {
+			r.stop() // its end of batch is not waited for
+		}
+		return m, nil
+	case "204": // end of batch
+		return nil, nil
+	case "404":
+		return nil, jetstream.ErrMsgNotFound
+	default:
+		return nil, fmt.Errorf("direct get: %s %s", status, m.Header.Get("Description"))
+	}
+}
+
+// objectReadTimeout bounds the wait for one chunk.
+const objectReadTimeout = 10 * time.Second
+
 func (r *ObjectReader) chunkErr(err error) error {
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return notFound("read object", r.info.Name, err)
+	}
 	return fmt.Errorf("read object %s (deleted or replaced while read?): %w", r.info.Name, err)
 }
 
@@ -298,6 +387,7 @@ func (o *Objects) GetFile(ctx context.Context, name, path string) error {
 	if err != nil {
 		return err
 	}
+	defer r.Close()
 	if _, err := io.Copy(f, r); err != nil {
 		f.Close()
 		return err

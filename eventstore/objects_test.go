@@ -43,6 +43,7 @@ func TestWorkerRoleUsesTheMediaBucketButCannotDropIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer r.Close()
 	if got, err := io.ReadAll(r); err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("worker reads back %d bytes (%v)", len(got), err)
 	}
@@ -127,6 +128,7 @@ func TestObjectReaderSeeksWithInterleavedChunks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer r.Close()
 		for _, off := range []int64{3 * chunk, 1, chunk - 1, int64(len(want)) - 1, 2*chunk + 5, 0} {
 			if _, err := r.Seek(off, io.SeekStart); err != nil {
 				t.Fatal(err)

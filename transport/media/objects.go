@@ -68,6 +68,9 @@ func (o *Objects) readIndex(ctx context.Context, id string) (index, bool, error)
 	}
 	defer r.Close()
 	if err := json.NewDecoder(r).Decode(&ix); err != nil {
+		if domain.IsKind(err, domain.NotFound) { // deleted while read
+			return index{}, false, nil
+		}
 		return ix, false, fmt.Errorf("media: index of %s: %w", id, err)
 	}
 	return ix, true, nil
