@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -32,10 +33,11 @@ const objectChunk = 128 << 10
 // Objects is a JetStream Object Store bucket. Callers see names, readers
 // and ObjectInfo, never a nats type: a missing object is a domain NotFound.
 type Objects struct {
-	nc     *nats.Conn
-	bucket string
-	obs    jetstream.ObjectStore
-	stream jetstream.Stream
+	nc      *nats.Conn
+	replies *replies
+	bucket  string
+	obs     jetstream.ObjectStore
+	stream  jetstream.Stream
 }
 
 // ObjectInfo describes a stored object.
@@ -69,7 +71,7 @@ func (s *Store) OpenObjects(ctx context.Context) (*Objects, error) {
 	if err != nil {
 		return nil, fmt.Errorf("media bucket %s: %w", MediaBucket, err)
 	}
-	return &Objects{nc: s.nc, bucket: MediaBucket, obs: obs, stream: stream}, nil
+	return &Objects{nc: s.nc, replies: newReplies(s.nc), bucket: MediaBucket, obs: obs, stream: stream}, nil
 }
 
 func objectInfo(i *jetstream.ObjectInfo) ObjectInfo {
@@ -176,7 +178,7 @@ func (o *Objects) Open(ctx context.Context, name string) (*ObjectReader, error) 
 	}
 	ji.ModTime = m.Time
 	info := objectInfo(&ji)
-	return &ObjectReader{ctx: ctx, nc: o.nc, api: "$JS.API.DIRECT.GET." + mediaStream, info: info,
+	return &ObjectReader{ctx: ctx, nc: o.nc, replies: o.replies, api: "$JS.API.DIRECT.GET." + mediaStream, info: info,
 		subject: "$O." + o.bucket + ".C." + info.nuid, meta: m.Sequence, idx: -1}, nil
 }
 
@@ -201,8 +203,10 @@ type ObjectReader struct {
 	first    uint64 // sequence of chunk 0, once known
 	overshot bool   // the guess from meta landed past a chunk
 
-	batch *nats.Subscription // chunks under way, if any
-	left  int                // chunks the batch has still to deliver
+	replies *replies
+	batch   chan *nats.Msg // chunks under way, if any
+	token   string         // the batch's reply token
+	left    int            // chunks the batch has still to deliver
 }
 
 // chunksPerBatch bounds the chunks one batch asks for: what a reader
@@ -251,7 +255,7 @@ func (r *ObjectReader) Close() error {
 
 func (r *ObjectReader) stop() {
 	if r.batch != nil {
-		_ = r.batch.Unsubscribe()
+		r.replies.drop(r.token)
 		r.batch = nil
 	}
 }
@@ -331,26 +335,29 @@ func (r *ObjectReader) request(from uint64, idx int) error {
 	if err != nil {
 		return err
 	}
-	inbox := nats.NewInbox()
-	sub, err := r.nc.SubscribeSync(inbox)
+	token, ch, err := r.replies.add()
 	if err != nil {
 		return r.chunkErr(err)
 	}
-	if err := r.nc.PublishRequest(r.api, inbox, req); err != nil {
-		_ = sub.Unsubscribe()
+	if err := r.nc.PublishRequest(r.api, r.replies.prefix+token, req); err != nil {
+		r.replies.drop(token)
 		return r.chunkErr(err)
 	}
-	r.batch = sub
+	r.batch, r.token = ch, token
 	return nil
 }
 
 // next is the batch's next chunk, or nil at its end.
 func (r *ObjectReader) next() (*nats.Msg, error) {
-	ctx, cancel := context.WithTimeout(r.ctx, objectReadTimeout)
-	defer cancel()
-	m, err := r.batch.NextMsgWithContext(ctx)
-	if err != nil {
-		return nil, err
+	t := time.NewTimer(objectReadTimeout)
+	defer t.Stop()
+	var m *nats.Msg
+	select {
+	case m = <-r.batch:
+	case <-r.ctx.Done():
+		return nil, r.ctx.Err()
+	case <-t.C:
+		return nil, nats.ErrTimeout
 	}
 	switch status := m.Header.Get("Status"); status {
 	case "":
@@ -364,6 +371,61 @@ func (r *ObjectReader) next() (*nats.Msg, error) {
 		return nil, jetstream.ErrMsgNotFound
 	default:
 		return nil, fmt.Errorf("direct get: %s %s", status, m.Header.Get("Description"))
+	}
+}
+
+// replies routes the answers to every reader's batches through one
+// subscription (as nats.go's request mux does), so a batch costs no
+// subscribe and unsubscribe on the server.
+type replies struct {
+	nc     *nats.Conn
+	prefix string
+
+	mu   sync.Mutex
+	sub  *nats.Subscription
+	next uint64
+	open map[string]chan *nats.Msg
+}
+
+func newReplies(nc *nats.Conn) *replies {
+	return &replies{nc: nc, prefix: nats.NewInbox() + ".", open: map[string]chan *nats.Msg{}}
+}
+
+// add opens a batch's reply channel, with room for a whole batch and its
+// end, so routing never waits on a reader.
+func (p *replies) add() (string, chan *nats.Msg, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sub == nil {
+		sub, err := p.nc.Subscribe(p.prefix+"*", p.route)
+		if err != nil {
+			return "", nil, err
+		}
+		p.sub = sub
+	}
+	p.next++
+	token := strconv.FormatUint(p.next, 36)
+	ch := make(chan *nats.Msg, chunksPerBatch+2)
+	p.open[token] = ch
+	return token, ch, nil
+}
+
+func (p *replies) drop(token string) {
+	p.mu.Lock()
+	delete(p.open, token)
+	p.mu.Unlock()
+}
+
+func (p *replies) route(m *nats.Msg) {
+	token := m.Subject[len(p.prefix):]
+	p.mu.Lock()
+	ch := p.open[token]
+	p.mu.Unlock()
+	if ch != nil {
+		select {
+		case ch <- m:
+		default: // more than a batch: not ours to wait for
+		}
 	}
 }
 

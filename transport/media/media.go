@@ -449,7 +449,18 @@ func (s *Store) Remove(_ context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.RemoveAll(dir); err != nil {
+	// Moved aside first, in one step: a Publish under way either moved
+	// its outputs in before (they go with the rest) or finds the
+	// directory gone and fails. Removing in place could race its renames.
+	tomb, err := os.MkdirTemp(filepath.Join(s.root, incoming), "deleted-"+id+"-*")
+	if err != nil {
+		return fmt.Errorf("media: remove %s: %w", id, err)
+	}
+	defer os.RemoveAll(tomb)
+	if err := os.Rename(dir, filepath.Join(tomb, id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("media: remove %s: %w", id, err)
+	}
+	if err := os.RemoveAll(tomb); err != nil {
 		return fmt.Errorf("media: remove %s: %w", id, err)
 	}
 	return nil

@@ -58,22 +58,27 @@ func (o *Objects) Incoming() (*os.File, error) { return o.local.Incoming() }
 func name(id, rel string) string { return id + "/" + rel }
 
 func (o *Objects) readIndex(ctx context.Context, id string) (index, bool, error) {
-	var ix index
-	r, err := o.obj.Open(ctx, name(id, indexName))
-	if domain.IsKind(err, domain.NotFound) {
-		return ix, false, nil
-	}
-	if err != nil {
-		return ix, false, err
-	}
-	defer r.Close()
-	if err := json.NewDecoder(r).Decode(&ix); err != nil {
-		if domain.IsKind(err, domain.NotFound) { // deleted while read
-			return index{}, false, nil
+	// An index replaced while it is read loses its chunks under the
+	// reader: read the new one.
+	for range 5 {
+		var ix index
+		r, err := o.obj.Open(ctx, name(id, indexName))
+		if domain.IsKind(err, domain.NotFound) {
+			return ix, false, nil
 		}
-		return ix, false, fmt.Errorf("media: index of %s: %w", id, err)
+		if err != nil {
+			return ix, false, err
+		}
+		err = json.NewDecoder(r).Decode(&ix)
+		r.Close()
+		if err == nil {
+			return ix, true, nil
+		}
+		if !domain.IsKind(err, domain.NotFound) {
+			return ix, false, fmt.Errorf("media: index of %s: %w", id, err)
+		}
 	}
-	return ix, true, nil
+	return index{}, false, fmt.Errorf("media: index of %s: replaced while read, again and again", id)
 }
 
 func (o *Objects) writeIndex(ctx context.Context, id string, ix index) error {
