@@ -147,15 +147,6 @@ func (o *Objects) List(ctx context.Context) ([]ObjectInfo, error) {
 	return out, nil
 }
 
-// Bytes is the size of the bucket's stream (data and descriptions).
-func (o *Objects) Bytes(ctx context.Context) (uint64, error) {
-	st, err := o.obs.Status(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("media bucket status: %w", err)
-	}
-	return st.Size(), nil
-}
-
 // Open opens name for reading at any offset. The reader asks for a few
 // chunks at a time with one JetStream batch direct get, and knows each
 // chunk's place in the object from the count of the object's chunks after
