@@ -65,7 +65,7 @@ func median(xs []float64) float64 {
 func newBenchCmd() *cobra.Command {
 	var o benchOptions
 	cmd := &cobra.Command{
-		Use:   "bench [--quick] [--only reads,writes,uploads,processing,replay] [--json]",
+		Use:   "bench [--quick] [--only reads,writes,uploads,processing,replay,cdn] [--json]",
 		Short: "Measure kino against baselines on this machine, side by side, in one run",
 		Long: `bench starts a private kino (embedded NATS, temp data dir) and measures it
 beside a baseline run in the same process on the same machine: every figure
@@ -78,6 +78,7 @@ is a median of several runs, with its ratio to the baseline and the goal.
               and vs one ffmpeg per rendition in sequence (goal <= 0.80)
   replay      rebuild of 250k/500k/1M synthetic events vs a raw ordered consumer into bbolt
               (goal >= 0.70), and linear growth of the rebuild time
+  cdn         a 1.5 MiB segment from /cdn with --media nats vs --media dir (goal >= 0.70)
 
 --quick uses tiny sizes and short runs (seconds), so the bench is part of the test suite.`,
 		Args: cobra.NoArgs,
@@ -99,7 +100,7 @@ is a median of several runs, with its ratio to the baseline and the goal.
 		},
 	}
 	cmd.Flags().BoolVar(&o.quick, "quick", false, "tiny sizes and short runs, for CI")
-	cmd.Flags().StringSliceVar(&o.only, "only", nil, "measure only these: reads, writes, uploads, processing, replay")
+	cmd.Flags().StringSliceVar(&o.only, "only", nil, "measure only these: reads, writes, uploads, processing, replay, cdn")
 	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print the results as JSON")
 	cmd.Flags().IntVar(&o.runs, "runs", 5, "runs of each measure (the median is reported)")
 	cmd.Flags().DurationVar(&o.duration, "duration", 10*time.Second, "length of each load run")
@@ -143,8 +144,8 @@ func wants(o benchOptions, name string) bool {
 // runBench starts a private kino and runs the chosen measures.
 func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]result, error) {
 	for _, name := range o.only {
-		if !slices.Contains([]string{"reads", "writes", "uploads", "processing", "replay"}, name) {
-			return nil, fmt.Errorf("--only: unknown measure %q (reads, writes, uploads, processing, replay)", name)
+		if !slices.Contains([]string{"reads", "writes", "uploads", "processing", "replay", "cdn"}, name) {
+			return nil, fmt.Errorf("--only: unknown measure %q (reads, writes, uploads, processing, replay, cdn)", name)
 		}
 	}
 	dir, err := os.MkdirTemp("", "kino-bench-")
@@ -198,6 +199,13 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]result
 			return nil, fmt.Errorf("replay: %w", err)
 		}
 		results = append(results, rs...)
+	}
+	if wants(o, "cdn") {
+		r, err := benchCDN(ctx, o, say)
+		if err != nil {
+			return nil, fmt.Errorf("cdn: %w", err)
+		}
+		results = append(results, r)
 	}
 	return results, nil
 }
