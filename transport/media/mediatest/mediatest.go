@@ -260,7 +260,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 
 	t.Run("publish racing remove leaves nothing", func(t *testing.T) {
 		s := open(t)
-		for range 24 {
+		for range 100 {
 			id := commit(t, s, []byte("orig"))
 			work := workDir(t, s, id, map[string][]byte{"hls/master.m3u8": []byte("m"), "hls/720p/index.m3u8": []byte("i")})
 			var wg sync.WaitGroup
