@@ -201,11 +201,11 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]result
 		results = append(results, rs...)
 	}
 	if wants(o, "cdn") {
-		r, err := benchCDN(ctx, o, say)
+		rs, err := benchCDN(ctx, o, say)
 		if err != nil {
 			return nil, fmt.Errorf("cdn: %w", err)
 		}
-		results = append(results, r)
+		results = append(results, rs...)
 	}
 	return results, nil
 }

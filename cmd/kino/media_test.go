@@ -16,7 +16,7 @@ import (
 // publishes the outputs there, and kino serve plays them on /cdn (ranges,
 // ETag) with nothing of the video on its disk. A delete removes them.
 func TestMediaInTheObjectStoreNeedsNoSharedDirectory(t *testing.T) {
-	h := start(t, t.TempDir(), func(c *Config) { c.Media = mediaNATS })
+	h := start(t, t.TempDir(), func(c *Config) { c.Media, c.MediaCache = mediaNATS, 64 })
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
 	id := h.uploadID(key, "main", "a.mp4", makeClip(t, "a.mp4", 640, 360, 2, true))
@@ -69,12 +69,20 @@ func TestMediaInTheObjectStoreNeedsNoSharedDirectory(t *testing.T) {
 	if again := h.get(v["previewUrl"].(string), "If-None-Match", etag); again.status != 304 {
 		t.Fatalf("If-None-Match: %d", again.status)
 	}
+	// Read again, from kino serve's local copy: the same bytes.
+	if again := h.get(v["previewUrl"].(string)); again.status != 200 || !bytes.Equal(again.body, preview.body) || again.header.Get("ETag") != etag {
+		t.Fatalf("preview read again: %d, %d bytes", again.status, len(again.body))
+	}
+	if entries, err := os.ReadDir(filepath.Join(h.data, "media", ".cache")); err != nil || len(entries) == 0 {
+		t.Fatalf("no local copies: %v", err)
+	}
 	for _, p := range []string{"/original.mp4", "/index.json", "/hls/"} {
 		if r := h.get(h.m.CDNURL + "/" + id + p); r.status != 404 {
 			t.Errorf("GET %s: %d, want 404", p, r.status)
 		}
 	}
 
+	// Deleted: 404, although kino serve still holds local copies.
 	wantStatus(t, h.do("DELETE", "/v1/videos/"+id, key, nil), 200)
 	for _, u := range []string{v["playlistUrl"].(string), v["thumbnailUrl"].(string), v["previewUrl"].(string)} {
 		if r := h.get(u); r.status != 404 {

@@ -41,6 +41,7 @@ type Config struct {
 	NATSURL    string // an existing NATS to use instead of embedding one
 	Replicas   int    // stream replicas on a NATS cluster
 	Media      string // media backend: "dir" (default) or "nats"
+	MediaCache int    // MiB of local copies of objects /cdn serves (nats)
 	Dev        bool   // bootstrap a dev account, collection and key on an empty store
 	LogLevel   string
 	Plans      domain.Plans
@@ -226,6 +227,7 @@ func newServeCmd() *cobra.Command {
 	natsAuth.register(fs)
 	secretKeyFlag(fs, &cfg.SecretKeyFile)
 	mediaFlag(fs, &cfg.Media)
+	mediaCacheFlag(fs, &cfg.MediaCache)
 	fs.IntVar(&cfg.Replicas, "nats-replicas", envInt("KINO_NATS_REPLICAS", 0), "replicas of kino's streams on a NATS cluster; 0 keeps the current number, 1 for a new stream (env KINO_NATS_REPLICAS)")
 	fs.BoolVar(&cfg.Dev, "dev", envBool("KINO_DEV"), "on an empty store, create account dev (business), collection default and a key, and print the key (env KINO_DEV)")
 	// The token's default is read from KINO_ADMIN_TOKEN in RunE, never
@@ -384,7 +386,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 
-	mediaStore, err := openMedia(ctx, m.Media, store, m.Data)
+	mediaStore, err := openMedia(ctx, m.Media, store, m.Data, m.MediaCache)
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ func newWorkerCmd() *cobra.Command {
 			if m.store, err = eventstore.Open(ctx, cfg); err != nil {
 				return conn.explain(err, cfg.Auth)
 			}
-			mediaStore, err := openMedia(ctx, mediaKind, m.store, conn.data)
+			mediaStore, err := openMedia(ctx, mediaKind, m.store, conn.data, 0)
 			if err != nil {
 				return err
 			}

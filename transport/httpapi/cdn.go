@@ -62,7 +62,7 @@ func (s *Server) serveMedia(w http.ResponseWriter, r *http.Request) error {
 	if f.ETag != "" {
 		h.Set("ETag", f.ETag)
 	}
-	http.ServeContent(&rangeErrorWriter{ResponseWriter: w, r: r, log: s.cfg.Log, size: f.Size}, r, "", f.ModTime, f)
+	http.ServeContent(&rangeErrorWriter{ResponseWriter: w, r: r, log: s.cfg.Log, size: f.Size}, r, "", f.ModTime, f.ReadSeekCloser)
 	return nil
 }
 

@@ -26,7 +26,7 @@ import (
 //	go test -run '^$' -bench CDNSegment -benchtime 3s ./transport/httpapi/
 func BenchmarkCDNSegment(b *testing.B) {
 	for _, size := range []int{256 << 10, 1536 << 10} {
-		for _, backend := range []string{"dir", "nats"} {
+		for _, backend := range []string{"dir", "nats", "nats+cache"} {
 			b.Run(fmt.Sprintf("%s/%dKiB", backend, size>>10), func(b *testing.B) {
 				url := cdnBench(b, backend, size)
 				for _, rng := range []string{"", fmt.Sprintf("bytes=%d-", size/2)} {
@@ -69,6 +69,10 @@ func BenchmarkCDNSegment(b *testing.B) {
 // cdnBench serves a video with one segment of size bytes from backend and
 // returns the segment's URL.
 func cdnBench(b *testing.B, backend string, size int) string {
+	var cache int64
+	if backend == "nats+cache" {
+		cache = 64 << 20
+	}
 	b.Helper()
 	ctx := context.Background()
 	store := eventstoretest.Run(b)
@@ -94,7 +98,7 @@ func cdnBench(b *testing.B, backend string, size int) string {
 		if oerr != nil {
 			b.Fatal(oerr)
 		}
-		ms, err = media.OpenObjects(obj, b.TempDir())
+		ms, err = media.OpenObjects(obj, b.TempDir(), cache)
 	}
 	if err != nil {
 		b.Fatal(err)

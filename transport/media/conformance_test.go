@@ -21,17 +21,25 @@ func TestDirConformance(t *testing.T) {
 
 func TestObjectsConformance(t *testing.T) {
 	mediatest.Run(t, func(t *testing.T) mediatest.Store {
-		return openObjects(t)
+		return openObjects(t, 0)
 	})
 }
 
-func openObjects(t testing.TB) *media.Objects {
+// With local copies of what /cdn reads (a small cache, so copies are
+// evicted too).
+func TestCachedObjectsConformance(t *testing.T) {
+	mediatest.Run(t, func(t *testing.T) mediatest.Store {
+		return openObjects(t, 600<<10)
+	})
+}
+
+func openObjects(t testing.TB, cache int64) *media.Objects {
 	t.Helper()
 	obj, err := eventstoretest.Run(t).OpenObjects(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := media.OpenObjects(obj, t.TempDir())
+	s, err := media.OpenObjects(obj, t.TempDir(), cache)
 	if err != nil {
 		t.Fatal(err)
 	}

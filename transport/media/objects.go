@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -25,6 +26,8 @@ type Objects struct {
 	obj   *eventstore.Objects
 	local *Store
 
+	cache *cache // local copies of objects served; nil: none
+
 	// Grace is the age under which Sweep leaves an object alone (default
 	// 10 minutes): another node may have stored an original whose
 	// UploadAccepted it is appending right now.
@@ -40,13 +43,20 @@ type index struct {
 }
 
 // OpenObjects adapts obj, with scratch (created if needed) for uploads in
-// flight and work directories.
-func OpenObjects(obj *eventstore.Objects, scratch string) (*Objects, error) {
+// flight and work directories, and cacheBytes of copies of the objects
+// served, under scratch/.cache (0: no copies).
+func OpenObjects(obj *eventstore.Objects, scratch string, cacheBytes int64) (*Objects, error) {
 	local, err := Open(scratch)
 	if err != nil {
 		return nil, err
 	}
-	return &Objects{obj: obj, local: local, Grace: 10 * time.Minute}, nil
+	o := &Objects{obj: obj, local: local, Grace: 10 * time.Minute}
+	if cacheBytes > 0 {
+		if o.cache, err = openCache(filepath.Join(scratch, ".cache"), cacheBytes); err != nil {
+			return nil, fmt.Errorf("media: cache: %w", err)
+		}
+	}
+	return o, nil
 }
 
 // WorkRoot is the local directory holding transcode attempts.
@@ -130,8 +140,15 @@ func (o *Objects) Open(ctx context.Context, id, rel string) (*File, error) {
 		return nil, err
 	}
 	info := r.Info()
-	return &File{ReadSeekCloser: r, Size: info.Size, ModTime: info.ModTime,
-		ETag: `"` + strings.TrimPrefix(info.Digest, "SHA-256=") + `"`}, nil
+	file := &File{ReadSeekCloser: r, Size: info.Size, ModTime: info.ModTime,
+		ETag: `"` + strings.TrimPrefix(info.Digest, "SHA-256=") + `"`}
+	if f := o.cache.open(info.Digest, info.Size, r); f != nil {
+		r.Close()
+		file.ReadSeekCloser = f
+	} else if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	return file, nil
 }
 
 // Fetch copies the original of id into dst, a new local file.
