@@ -212,6 +212,14 @@ func permissions(role string) *server.Permissions {
 				"$KV." + SendLocksBucket + ".>",
 				"$KV." + AttemptsBucket + ".>",
 				jobsSubjects, // the transcode queues (KINO_JOBS): intake and retries
+				// The media bucket (--media nats): objects are written as
+				// chunk and description messages, read by direct get, and
+				// a replaced or deleted object's old chunks are purged. A
+				// purge request cannot be limited to some subjects, so a
+				// worker could purge the bucket's media; it cannot delete
+				// or reconfigure the bucket, nor list it.
+				"$O." + MediaBucket + ".>",
+				"$JS.API.STREAM.PURGE." + mediaStream,
 				"_INBOX.>",
 			}},
 			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>", jobsReady + ">", "video.*." + domain.TypeVideoDeleted}},

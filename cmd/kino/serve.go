@@ -25,7 +25,6 @@ import (
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/httpapi"
-	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/seal"
 	"github.com/kino-video/kino/transport/transcoder"
 	"github.com/kino-video/kino/transport/webhook"
@@ -40,6 +39,8 @@ type Config struct {
 	NATSListen string // embedded server's listen address
 	NATSURL    string // an existing NATS to use instead of embedding one
 	Replicas   int    // stream replicas on a NATS cluster
+	Media      string // media backend: "dir" (default) or "nats"
+	MediaCache int    // MiB of local copies of objects /cdn serves (nats)
 	Dev        bool   // bootstrap a dev account, collection and key on an empty store
 	LogLevel   string
 	Plans      domain.Plans
@@ -230,6 +231,8 @@ func newServeCmd() *cobra.Command {
 	hideURLSecret(fs, "nats")
 	natsAuth.register(fs)
 	secretKeyFlag(fs, &cfg.SecretKeyFile)
+	mediaFlag(fs, &cfg.Media)
+	mediaCacheFlag(fs, &cfg.MediaCache)
 	fs.IntVar(&cfg.Replicas, "nats-replicas", envInt("KINO_NATS_REPLICAS", 0), "replicas of kino's streams on a NATS cluster; 0 keeps the current number, 1 for a new stream (env KINO_NATS_REPLICAS)")
 	fs.BoolVar(&cfg.Dev, "dev", envBool("KINO_DEV"), "on an empty store, create account dev (business), collection default and a key, and print the key (env KINO_DEV)")
 	// The token's default is read from KINO_ADMIN_TOKEN in RunE, never
@@ -319,7 +322,7 @@ type Main struct {
 	db        *projections.DB
 	projector *projections.Projector
 	progress  *eventstore.Progress
-	media     *media.Store
+	media     mediaStore
 	tasks     []*task // background loops, stopped in reverse order of start
 	http      *http.Server
 	httpDone  chan error
@@ -400,12 +403,12 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 
-	mediaStore, err := media.Open(filepath.Join(m.Data, "media"))
+	mediaStore, err := openMedia(ctx, m.Media, store, m.Data, m.MediaCache)
 	if err != nil {
 		return err
 	}
 	m.media = mediaStore
-	if removed, err := mediaStore.Sweep(m.db.HasVideo); err != nil {
+	if removed, err := mediaStore.Sweep(ctx, m.db.HasVideo); err != nil {
 		return err
 	} else if len(removed) > 0 {
 		log.Info("removed leftovers of interrupted uploads and deletions", "count", len(removed))
@@ -464,7 +467,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Plans: m.Plans, Log: log.With("component", "http"), Now: m.Now, CDNURL: m.CDNURL,
 		MaxUploads: m.MaxUploads, UploadIdleTimeout: m.UploadIdleTimeout, AuthFailuresPerMinute: m.AuthFailuresPerMinute,
 		TrustedProxies: m.TrustedProxies, FrameAncestors: m.FrameAncestors, Limits: limits,
-		EventServer: m.eventServer(), DiskDirs: []string{m.Data, mediaStore.Root()}, DiskReserve: m.DiskReserve, MaxReadLag: m.MaxReadLag,
+		EventServer: m.eventServer(), DiskDirs: []string{m.Data, filepath.Join(m.Data, "media")}, DiskReserve: m.DiskReserve, MaxReadLag: m.MaxReadLag,
 	})
 	if err != nil {
 		return err
@@ -549,7 +552,7 @@ func (m *Main) devBootstrap(ctx context.Context) error {
 
 // startWorkers runs the webhook senders and the transcoders of this
 // process (none when their count is 0) as tasks of m.
-func startWorkers(m *Main, store *eventstore.Store, mediaStore *media.Store, progress *eventstore.Progress, cfg WorkerConfig, log *slog.Logger) error {
+func startWorkers(m *Main, store *eventstore.Store, mediaStore mediaStore, progress *eventstore.Progress, cfg WorkerConfig, log *slog.Logger) error {
 	if cfg.Senders > 0 {
 		d, err := webhook.NewDeliverer(webhook.Config{
 			Store: store, Log: log.With("component", "webhook"), Backoff: cfg.WebhookBackoff,

@@ -5,22 +5,22 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kino-video/kino/eventstore"
-	"github.com/kino-video/kino/transport/media"
 )
 
 // newWorkerCmd is `kino worker`: the background workers without the HTTP
 // API or the read models, so transcoding scales out across machines on the
-// same NATS. Workers read originals and write outputs under --data/media,
-// which must be the same directory the API serves (shared storage).
+// same NATS. With --media dir, workers read originals and write outputs
+// under --data/media, which must be the same directory the API serves
+// (shared storage); with --media nats they fetch and publish them through
+// the object store, and --data/media is their local scratch.
 func newWorkerCmd() *cobra.Command {
 	var conn natsClient
-	var logLevel, keyFile, cdnURL string
+	var logLevel, keyFile, cdnURL, mediaKind string
 	var wc WorkerConfig
 	var parseWorkers func() error
 	cmd := &cobra.Command{
@@ -62,7 +62,7 @@ func newWorkerCmd() *cobra.Command {
 			if m.store, err = eventstore.Open(ctx, cfg); err != nil {
 				return conn.explain(err, cfg.Auth)
 			}
-			mediaStore, err := media.Open(filepath.Join(conn.data, "media"))
+			mediaStore, err := openMedia(ctx, mediaKind, m.store, conn.data, 0)
 			if err != nil {
 				return err
 			}
@@ -80,7 +80,7 @@ func newWorkerCmd() *cobra.Command {
 					return err
 				}
 			}
-			log.Info("kino worker running", "nats", eventstore.RedactURL(conn.url), "media", mediaStore.Root(), "transcoders", wc.Transcoders,
+			log.Info("kino worker running", "nats", eventstore.RedactURL(conn.url), "media", mediaKind, "scratch", mediaStore.WorkRoot(), "transcoders", wc.Transcoders,
 				"webhook_senders", wc.Senders, "webhook_fanout", cdnURL != "", "cdn", cdnURL)
 			<-ctx.Done()
 			log.Info("shutting down")
@@ -90,6 +90,7 @@ func newWorkerCmd() *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringVar(&conn.data, "data", env("KINO_DATA", "./data"), "data directory whose media/ the API serves, holding the worker's NATS credentials (nats-creds/worker.nk) and secret.key (env KINO_DATA)")
 	natsFlags(fs, &conn, eventstore.RoleWorker)
+	mediaFlag(fs, &mediaKind)
 	secretKeyFlag(fs, &keyFile)
 	fs.StringVar(&cdnURL, "cdn-url", env("KINO_CDN_URL", ""), "the API's public media base (kino serve --cdn-url); when given, this worker also fans out webhooks, whose bodies carry media URLs built from it (env KINO_CDN_URL)")
 	fs.StringVar(&logLevel, "log-level", env("KINO_LOG_LEVEL", "info"), "debug, info, warn or error (env KINO_LOG_LEVEL)")

@@ -1,11 +1,8 @@
 package httpapi
 
 import (
-	"errors"
-	"io/fs"
 	"log/slog"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -45,19 +42,15 @@ func (s *Server) serveMedia(w http.ResponseWriter, r *http.Request) error {
 	if m == nil {
 		return errNotFound("file")
 	}
-	dir, err := s.cfg.Media.Dir(m[1])
-	if err != nil {
-		return errNotFound("file")
-	}
-	f, fi, err := openPlain(dir, m[2])
-	if errors.Is(err, fs.ErrNotExist) {
+	f, err := s.cfg.Media.Open(r.Context(), m[1], m[2])
+	if domain.IsKind(err, domain.NotFound) || domain.IsKind(err, domain.Invalid) {
 		return errNotFound("file")
 	}
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	if err := checkRanges(w, r, fi.Size()); err != nil {
+	if err := checkRanges(w, r, f.Size); err != nil {
 		return err
 	}
 	h.Set("Content-Type", contentTypes[filepath.Ext(m[2])])
@@ -66,45 +59,11 @@ func (s *Server) serveMedia(w http.ResponseWriter, r *http.Request) error {
 	} else {
 		h.Set("Cache-Control", "public, max-age=31536000, immutable")
 	}
-	http.ServeContent(&rangeErrorWriter{ResponseWriter: w, r: r, log: s.cfg.Log, size: fi.Size()}, r, "", fi.ModTime(), f)
+	if f.ETag != "" {
+		h.Set("ETag", f.ETag)
+	}
+	http.ServeContent(&rangeErrorWriter{ResponseWriter: w, r: r, log: s.cfg.Log, size: f.Size}, r, "", f.ModTime, f.ReadSeekCloser)
 	return nil
-}
-
-// openPlain opens rel (slash-separated) under dir, a video's directory,
-// for reading. Every step on the way must be a real directory and the last
-// a plain file, none of them a symlink: Publish never leaves a link, so one
-// found here was planted, and following it could serve any file kino can
-// read. Anything else is fs.ErrNotExist.
-func openPlain(dir, rel string) (*os.File, fs.FileInfo, error) {
-	p := dir
-	var last fs.FileInfo
-	for _, part := range append([]string{""}, strings.Split(rel, "/")...) {
-		p = filepath.Join(p, part)
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return nil, nil, err
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return nil, nil, fs.ErrNotExist
-		}
-		last = fi
-	}
-	if !last.Mode().IsRegular() {
-		return nil, nil, fs.ErrNotExist
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil || !os.SameFile(fi, last) { // swapped since the check
-		f.Close()
-		if err == nil {
-			err = fs.ErrNotExist
-		}
-		return nil, nil, err
-	}
-	return f, fi, nil
 }
 
 // rangeErrorWriter turns the text/plain 416 of http.ServeContent (a range

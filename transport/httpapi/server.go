@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -49,12 +50,23 @@ type Replayer interface {
 	Replay(ctx context.Context, verify bool) (result any, err error)
 }
 
+// Media is what the API needs of the media store (media.Store, a
+// directory, or media.Objects, the JetStream object store): a local file to
+// receive an upload into, storing it as a video's original, opening a
+// video's file for /cdn, and deleting a video's files.
+type Media interface {
+	Incoming() (*os.File, error)
+	Commit(ctx context.Context, tmpPath, id, ext string) error
+	Open(ctx context.Context, id, rel string) (*media.File, error)
+	Remove(ctx context.Context, id string) error
+}
+
 // Config wires the API. validate fills the defaults.
 type Config struct {
 	Store     *eventstore.Store
 	DB        *projections.DB
 	Projector Projector
-	Media     *media.Store
+	Media     Media
 	Progress  ProgressSource // nil: PROCESSING videos report 0
 	Webhooks  WebhookTester  // nil: POST /v1/webhooks/{id}/test answers 503
 	Secrets   Sealer         // seals webhook secrets; nil: POST /v1/webhooks fails

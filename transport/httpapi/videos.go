@@ -166,7 +166,7 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 	}
 
 	id := s.cfg.Store.NewID()
-	if _, err := s.cfg.Media.Commit(tmp.Name(), id, ext); err != nil {
+	if err := s.cfg.Media.Commit(r.Context(), tmp.Name(), id, ext); err != nil {
 		return storeFailure(w, err)
 	}
 	tmp = nil // now owned by the video's directory
@@ -209,21 +209,21 @@ func (s *Server) uploadCollection(ctx context.Context, account, slug string) (pr
 // the stream decides: the file stays if the event is there.
 func (s *Server) undoUpload(r *http.Request, id string, cause error) {
 	log := logger(r, s.cfg.Log).With("video_id", id)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), writeTimeout)
+	defer cancel()
 	switch kind := domain.KindOf(cause); {
 	case kind == domain.Invalid, kind == domain.TooLarge, kind == domain.Unsupported, kind == domain.NotFound:
 		// Decide refused: nothing was appended.
 	case errors.Is(cause, eventstore.ErrNotStored):
 		// The event store refused before sending anything (an outage).
 	default:
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), writeTimeout)
-		defer cancel()
 		events, _, err := s.cfg.Store.Load(ctx, videoStream(id))
 		if err != nil || len(events) > 0 {
 			log.Warn("upload outcome unknown or stored; keeping its file", "err", err, "cause", cause)
 			return
 		}
 	}
-	if err := s.cfg.Media.Remove(id); err != nil {
+	if err := s.cfg.Media.Remove(ctx, id); err != nil {
 		log.Error("remove rejected upload", "err", err)
 	}
 }
@@ -334,7 +334,7 @@ func (s *Server) deleteVideo(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.cfg.Media.Remove(id); err != nil {
+	if err := s.cfg.Media.Remove(context.WithoutCancel(r.Context()), id); err != nil {
 		logger(r, s.cfg.Log).Error("remove video files", "video_id", id, "err", err)
 	}
 	s.settle(r, res.LastSeq())

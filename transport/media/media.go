@@ -1,7 +1,15 @@
-// Package media stores video files on the local disk: originals while they
-// upload and once accepted, and the processed outputs (hls/, thumbnail.jpg,
-// preview.mp4), all under <root>/<videoId>/. Video ids are ULIDs, checked
-// before any path is built, so no client input ever becomes a path.
+// Package media stores video files: originals once accepted, and the
+// processed outputs (hls/, thumbnail.jpg, preview.mp4) of each video. Two
+// backends hold them, with the same methods (each user declares the ones
+// it needs, and mediatest checks both alike):
+//
+//   - Store, a local directory: everything under <root>/<videoId>/;
+//   - Objects, the JetStream object store (eventstore.Objects): objects
+//     named <videoId>/original<ext>, <videoId>/hls/..., with a local
+//     directory for uploads in flight and transcode attempts.
+//
+// Video ids are ULIDs, checked before any path or object name is built, so
+// no client input ever becomes a path.
 //
 // Modes keep one video's files from another's ffmpeg: the root and .work
 // are 0711 (passable, not listable), every video directory and .incoming
@@ -10,13 +18,16 @@
 package media
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kino-video/kino/domain"
 )
@@ -79,9 +90,27 @@ func Open(root string) (*Store, error) {
 // Root is the directory served as {cdn_url}.
 func (s *Store) Root() string { return s.root }
 
+// WorkRoot is the directory holding transcode attempts' work directories.
+func (s *Store) WorkRoot() string { return filepath.Join(s.root, work) }
+
+// File is one stored file opened for reading at any offset.
+type File struct {
+	io.ReadSeekCloser
+	Size    int64
+	ModTime time.Time
+	ETag    string // a quoted entity tag; "" when none
+}
+
 func checkID(id string) error {
 	if !domain.ValidID(id) {
-		return fmt.Errorf("media: invalid video id %q", id)
+		return domain.E("media", domain.Invalid, "invalid video id %q", id)
+	}
+	return nil
+}
+
+func checkExt(ext string) error {
+	if !strings.HasPrefix(ext, ".") || strings.ContainsAny(ext, `/\`) || len(ext) > 16 {
+		return domain.E("media", domain.Invalid, "bad extension %q", ext)
 	}
 	return nil
 }
@@ -107,25 +136,82 @@ func (s *Store) Incoming() (*os.File, error) {
 // OriginalName is the file name of a stored original with extension ext.
 func OriginalName(ext string) string { return "original" + ext }
 
-// Commit moves a finished upload to <root>/<id>/original<ext>. ext comes
-// from the supported-extension list, never from a raw client string.
-func (s *Store) Commit(tmpPath, id, ext string) (string, error) {
+// Commit moves a finished upload (a file from Incoming) to
+// <root>/<id>/original<ext>. ext comes from the supported-extension list,
+// never from a raw client string.
+func (s *Store) Commit(_ context.Context, tmpPath, id, ext string) error {
 	dir, err := s.Dir(id)
 	if err != nil {
-		return "", err
+		return err
 	}
-	if !strings.HasPrefix(ext, ".") || strings.ContainsAny(ext, `/\`) {
-		return "", fmt.Errorf("media: bad extension %q", ext)
+	if err := checkExt(ext); err != nil {
+		return err
 	}
 	if err := os.Mkdir(dir, modePrivate); err != nil {
-		return "", fmt.Errorf("media: commit %s: %w", id, err)
+		return fmt.Errorf("media: commit %s: %w", id, err)
 	}
 	dst := filepath.Join(dir, OriginalName(ext))
 	if err := os.Rename(tmpPath, dst); err != nil {
 		_ = os.Remove(dir)
-		return "", fmt.Errorf("media: commit %s: %w", id, err)
+		return fmt.Errorf("media: commit %s: %w", id, err)
 	}
-	return dst, nil
+	return nil
+}
+
+// Open opens rel (slash-separated, e.g. hls/720p/index.m3u8) of video id
+// for reading. Every step on the way must be a real directory and the last
+// a plain file, none of them a symlink: Publish never leaves a link, so one
+// found here was planted, and following it could serve any file kino can
+// read. Anything missing is a NotFound wrapping fs.ErrNotExist.
+func (s *Store) Open(_ context.Context, id, rel string) (*File, error) {
+	dir, err := s.Dir(id)
+	if err != nil {
+		return nil, err
+	}
+	f, fi, err := openPlain(dir, rel)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, domain.Wrap("media", domain.NotFound, err, "file not found")
+		}
+		return nil, fmt.Errorf("media: open %s/%s: %w", id, rel, err)
+	}
+	etag := `W/"` + strconv.FormatInt(fi.Size(), 36) + "-" + strconv.FormatInt(fi.ModTime().UnixNano(), 36) + `"`
+	return &File{ReadSeekCloser: f, Size: fi.Size(), ModTime: fi.ModTime(), ETag: etag}, nil
+}
+
+func openPlain(dir, rel string) (*os.File, fs.FileInfo, error) {
+	if rel == "" || strings.HasPrefix(rel, "/") || strings.Contains(rel, "..") {
+		return nil, nil, fs.ErrNotExist
+	}
+	p := dir
+	var last fs.FileInfo
+	for _, part := range append([]string{""}, strings.Split(rel, "/")...) {
+		p = filepath.Join(p, part)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, nil, fs.ErrNotExist
+		}
+		last = fi
+	}
+	if !last.Mode().IsRegular() {
+		return nil, nil, fs.ErrNotExist
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil || !os.SameFile(fi, last) { // swapped since the check
+		f.Close()
+		if err == nil {
+			err = fs.ErrNotExist
+		}
+		return nil, nil, err
+	}
+	return f, fi, nil
 }
 
 // Original is the path of a video's stored original.
@@ -153,12 +239,18 @@ type Owner struct{ UID, GID int }
 // With an owner the input is made readable by all (mode 0644): with a hard
 // link that is the original's mode too, which stays private in its 0700
 // video directory.
-func (s *Store) WorkDir(id, ext string, owner *Owner) (string, error) {
-	src, err := s.Original(id, ext)
-	if err != nil {
+func (s *Store) WorkDir(ctx context.Context, id, ext string, owner *Owner) (string, error) {
+	return workDir(ctx, s.WorkRoot(), s, id, ext, owner)
+}
+
+// workDir makes a work directory under root holding f's original of id.
+func workDir(ctx context.Context, root string, f interface {
+	Fetch(ctx context.Context, id, ext, dst string) error
+}, id, ext string, owner *Owner) (string, error) {
+	if err := checkID(id); err != nil {
 		return "", err
 	}
-	dir, err := os.MkdirTemp(filepath.Join(s.root, work), id+"-*")
+	dir, err := os.MkdirTemp(root, id+"-*")
 	if err != nil {
 		return "", fmt.Errorf("media: work dir for %s: %w", id, err)
 	}
@@ -167,10 +259,9 @@ func (s *Store) WorkDir(id, ext string, owner *Owner) (string, error) {
 		return "", fmt.Errorf("media: work dir for %s: %w", id, err)
 	}
 	in := filepath.Join(dir, InputName(ext))
-	if err := os.Link(src, in); err != nil {
-		if err := copyFile(src, in); err != nil {
-			return fail(err)
-		}
+	if err := f.Fetch(ctx, id, ext, in); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", err
 	}
 	if owner != nil {
 		if err := os.Chmod(in, 0o644); err != nil {
@@ -181,6 +272,27 @@ func (s *Store) WorkDir(id, ext string, owner *Owner) (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// Fetch makes dst (a new file) a hard link to, or a copy of, the original
+// of id. A missing original is a NotFound wrapping fs.ErrNotExist.
+func (s *Store) Fetch(_ context.Context, id, ext, dst string) error {
+	if err := checkExt(ext); err != nil {
+		return err
+	}
+	src, err := s.Original(id, ext)
+	if err != nil {
+		return err
+	}
+	if err := os.Link(src, dst); err != nil {
+		if err := copyFile(src, dst); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return domain.Wrap("media", domain.NotFound, err, "original not found")
+			}
+			return fmt.Errorf("media: fetch %s: %w", id, err)
+		}
+	}
+	return nil
 }
 
 func copyFile(src, dst string) error {
@@ -217,27 +329,36 @@ func Size(dir string) (int64, error) {
 	return total, err
 }
 
+// Outputs are the names Publish takes from a work directory.
+var Outputs = []string{HLSDir, ThumbnailName, PreviewName}
+
 // Publish moves a finished work directory's outputs (hls/, thumbnail.jpg,
 // preview.mp4) into <root>/<id>/, replacing any left by an earlier attempt,
 // and removes the work directory. It fails if the video's directory is gone
 // (the video was deleted).
-func (s *Store) Publish(id, workDir string) error {
+func (s *Store) Publish(_ context.Context, id, workDir string) error {
 	dir, err := s.Dir(id)
 	if err != nil {
 		return err
 	}
 	if _, err := os.Stat(dir); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return domain.Wrap("media", domain.NotFound, err, "video's media deleted")
+		}
 		return fmt.Errorf("media: publish %s: %w", id, err)
 	}
-	if err := reclaim(workDir, HLSDir, ThumbnailName, PreviewName); err != nil {
+	if err := reclaim(workDir, Outputs...); err != nil {
 		return fmt.Errorf("media: publish %s: %w", id, err)
 	}
-	for _, name := range []string{HLSDir, ThumbnailName, PreviewName} {
+	for _, name := range Outputs {
 		dst := filepath.Join(dir, name)
 		if err := os.RemoveAll(dst); err != nil {
 			return fmt.Errorf("media: publish %s: %w", id, err)
 		}
 		if err := os.Rename(filepath.Join(workDir, name), dst); err != nil {
+			if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
+				return domain.Wrap("media", domain.NotFound, err, "video's media deleted")
+			}
 			return fmt.Errorf("media: publish %s: %w", id, err)
 		}
 	}
@@ -309,12 +430,12 @@ func reclaim(workDir string, outputs ...string) error {
 }
 
 // RemoveOutputs deletes a video's processed outputs, keeping its original.
-func (s *Store) RemoveOutputs(id string) error {
+func (s *Store) RemoveOutputs(_ context.Context, id string) error {
 	dir, err := s.Dir(id)
 	if err != nil {
 		return err
 	}
-	for _, name := range []string{HLSDir, ThumbnailName, PreviewName} {
+	for _, name := range Outputs {
 		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
 			return fmt.Errorf("media: remove outputs of %s: %w", id, err)
 		}
@@ -323,12 +444,23 @@ func (s *Store) RemoveOutputs(id string) error {
 }
 
 // Remove deletes every file of a video. Removing what is not there is fine.
-func (s *Store) Remove(id string) error {
+func (s *Store) Remove(_ context.Context, id string) error {
 	dir, err := s.Dir(id)
 	if err != nil {
 		return err
 	}
-	if err := os.RemoveAll(dir); err != nil {
+	// Moved aside first, in one step: a Publish under way either moved
+	// its outputs in before (they go with the rest) or finds the
+	// directory gone and fails. Removing in place could race its renames.
+	tomb, err := os.MkdirTemp(filepath.Join(s.root, incoming), "deleted-"+id+"-*")
+	if err != nil {
+		return fmt.Errorf("media: remove %s: %w", id, err)
+	}
+	defer os.RemoveAll(tomb)
+	if err := os.Rename(dir, filepath.Join(tomb, id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("media: remove %s: %w", id, err)
+	}
+	if err := os.RemoveAll(tomb); err != nil {
 		return fmt.Errorf("media: remove %s: %w", id, err)
 	}
 	return nil
@@ -339,21 +471,12 @@ func (s *Store) Remove(id string) error {
 // storing a file and recording its event, or between recording a deletion
 // and removing the files). Run it only when no upload is in flight and the
 // read models are caught up.
-func (s *Store) Sweep(live func(id string) (bool, error)) (removed []string, err error) {
-	in := filepath.Join(s.root, incoming)
-	entries, err := os.ReadDir(in)
+func (s *Store) Sweep(_ context.Context, live func(id string) (bool, error)) (removed []string, err error) {
+	removed, err = s.sweepScratch()
 	if err != nil {
-		return nil, fmt.Errorf("media: sweep: %w", err)
+		return removed, err
 	}
-	for _, e := range entries {
-		if err := os.RemoveAll(filepath.Join(in, e.Name())); err != nil {
-			return removed, fmt.Errorf("media: sweep: %w", err)
-		}
-		removed = append(removed, filepath.Join(incoming, e.Name()))
-	}
-	// Work directories (.work) are the transcoder's: it removes those of
-	// dead attempts itself, by their locks (transport/transcoder/scratch.go).
-	entries, err = os.ReadDir(s.root)
+	entries, err := os.ReadDir(s.root)
 	if err != nil {
 		return removed, fmt.Errorf("media: sweep: %w", err)
 	}
@@ -373,5 +496,23 @@ func (s *Store) Sweep(live func(id string) (bool, error)) (removed []string, err
 		}
 		removed = append(removed, e.Name())
 	}
+	return removed, nil
+}
+
+// sweepScratch removes every upload in flight.
+func (s *Store) sweepScratch() (removed []string, err error) {
+	in := filepath.Join(s.root, incoming)
+	entries, err := os.ReadDir(in)
+	if err != nil {
+		return nil, fmt.Errorf("media: sweep: %w", err)
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(in, e.Name())); err != nil {
+			return removed, fmt.Errorf("media: sweep: %w", err)
+		}
+		removed = append(removed, filepath.Join(incoming, e.Name()))
+	}
+	// Work directories (.work) are the transcoder's: it removes those of
+	// dead attempts itself, by their locks (transport/transcoder/scratch.go).
 	return removed, nil
 }

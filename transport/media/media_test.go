@@ -1,6 +1,7 @@
 package media_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -28,12 +29,11 @@ func TestCommitRemoveAndSweep(t *testing.T) {
 		}
 		f.Close()
 		id := ulid.Make().String()
-		dst, err := s.Commit(f.Name(), id, ".mp4")
-		if err != nil {
+		if err := s.Commit(ctx, f.Name(), id, ".mp4"); err != nil {
 			t.Fatal(err)
 		}
-		if dst != filepath.Join(root, id, "original.mp4") {
-			t.Fatalf("stored at %s", dst)
+		if _, err := os.Stat(filepath.Join(root, id, "original.mp4")); err != nil {
+			t.Fatalf("not stored at <root>/<id>/original.mp4: %v", err)
 		}
 		return id
 	}
@@ -44,7 +44,7 @@ func TestCommitRemoveAndSweep(t *testing.T) {
 	}
 	inflight.Close()
 
-	removed, err := s.Sweep(func(id string) (bool, error) { return id == keep, nil })
+	removed, err := s.Sweep(ctx, func(id string) (bool, error) { return id == keep, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestCommitRemoveAndSweep(t *testing.T) {
 	if _, err := os.Stat(inflight.Name()); !os.IsNotExist(err) {
 		t.Fatalf("in-flight upload still there: %v", err)
 	}
-	if err := s.Remove(keep); err != nil {
+	if err := s.Remove(ctx, keep); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(root, keep)); !os.IsNotExist(err) {
@@ -74,7 +74,7 @@ func TestRejectsIDsThatAreNotULIDs(t *testing.T) {
 		if _, err := s.Dir(id); err == nil {
 			t.Errorf("Dir(%q) accepted", id)
 		}
-		if err := s.Remove(id); err == nil {
+		if err := s.Remove(ctx, id); err == nil {
 			t.Errorf("Remove(%q) accepted", id)
 		}
 	}
@@ -110,7 +110,7 @@ func TestPublishRefusesLinksAmongOutputs(t *testing.T) {
 			if err := plantFn(filepath.Join(work, media.HLSDir, "240p", "seg_09999.ts")); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Publish(id, work); err == nil {
+			if err := s.Publish(ctx, id, work); err == nil {
 				t.Fatal("published outputs holding a link")
 			}
 			dir, _ := s.Dir(id)
@@ -121,7 +121,7 @@ func TestPublishRefusesLinksAmongOutputs(t *testing.T) {
 	}
 	t.Run("clean outputs", func(t *testing.T) {
 		s, id, work := publishable(t)
-		if err := s.Publish(id, work); err != nil {
+		if err := s.Publish(ctx, id, work); err != nil {
 			t.Fatal(err)
 		}
 		dir, _ := s.Dir(id)
@@ -146,10 +146,10 @@ func publishable(t *testing.T) (*media.Store, string, string) {
 	}
 	f.Close()
 	id := ulid.Make().String()
-	if _, err := s.Commit(f.Name(), id, ".mp4"); err != nil {
+	if err := s.Commit(ctx, f.Name(), id, ".mp4"); err != nil {
 		t.Fatal(err)
 	}
-	work, err := s.WorkDir(id, ".mp4", nil)
+	work, err := s.WorkDir(ctx, id, ".mp4", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,3 +170,5 @@ func publishable(t *testing.T) (*media.Store, string, string) {
 	}
 	return s, id, work
 }
+
+var ctx = context.Background()

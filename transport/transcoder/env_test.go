@@ -119,7 +119,7 @@ func (e *env) upload(account, filename string, data []byte) string {
 	}
 	f.Close()
 	id := e.store.NewID()
-	if _, err := e.media.Commit(f.Name(), id, ext); err != nil {
+	if err := e.media.Commit(context.Background(), f.Name(), id, ext); err != nil {
 		e.t.Fatal(err)
 	}
 	_, err = eventstore.Execute[domain.Video](context.Background(), e.store, stream(id), domain.AcceptUpload{

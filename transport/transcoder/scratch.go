@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -48,36 +47,17 @@ const (
 // in a work directory that does not exist yet: a link or a copy.
 type FetchFunc func(ctx context.Context, id, ext, dst string) error
 
-// fetchFrom is the FetchFunc of a media directory: a hard link of the
-// stored original, or a copy when linking fails (another file system).
-func fetchFrom(m *media.Store) FetchFunc {
-	return func(_ context.Context, id, ext, dst string) error {
-		src, err := m.Original(id, ext)
-		if err != nil {
-			return err
+// fetchFrom is the FetchFunc of a media store. A missing original is
+// reported without its NotFound kind: it is not the video's NotFound (a
+// deleted video is found by its events), and a worker whose media is not
+// (yet) the shared one must not fail the video.
+func fetchFrom(m Media) FetchFunc {
+	return func(ctx context.Context, id, ext, dst string) error {
+		if err := m.Fetch(ctx, id, ext, dst); err != nil {
+			return fmt.Errorf("original: %v", err)
 		}
-		if err := os.Link(src, dst); err == nil {
-			return nil
-		}
-		return copyFile(src, dst)
+		return nil
 	}
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // scratch is the directory of running attempts.

@@ -29,10 +29,24 @@ import (
 // place); the jobs themselves wait in eventstore.JobsStream.
 const Durable = eventstore.TranscodeIntake
 
+// Media is what the transcoder needs of the media store (media.Store, a
+// directory, or media.Objects, the JetStream object store): the local
+// directory for the attempts' work directories, the original put into a
+// local file (a link or a copy), publishing the outputs made in a work
+// directory (checked first: no links, no special files; it fails if the
+// video was deleted), and removing a video's outputs or files.
+type Media interface {
+	WorkRoot() string
+	Fetch(ctx context.Context, id, ext, dst string) error
+	Publish(ctx context.Context, id, workDir string) error
+	RemoveOutputs(ctx context.Context, id string) error
+	Remove(ctx context.Context, id string) error
+}
+
 // Config configures a Transcoder; validate fills the defaults.
 type Config struct {
 	Store    *eventstore.Store
-	Media    *media.Store
+	Media    Media
 	Progress *eventstore.Progress
 	Log      *slog.Logger
 
@@ -61,10 +75,10 @@ type Config struct {
 	Limits ffmpeg.RLimits
 
 	// Scratch is the directory of the attempts' work directories (default
-	// <media root>/.work); see scratch.go.
+	// Media.WorkRoot()); see scratch.go.
 	Scratch string
-	// Fetch puts a video's original into a work directory (default: a
-	// link or copy of the media directory's original).
+	// Fetch puts a video's original into a work directory (default
+	// Media.Fetch).
 	Fetch FetchFunc
 }
 
@@ -85,7 +99,7 @@ func (c *Config) validate() error {
 		c.MaxCrashes = 5
 	}
 	if c.Scratch == "" {
-		c.Scratch = filepath.Join(c.Media.Root(), ".work")
+		c.Scratch = c.Media.WorkRoot()
 	}
 	if c.Fetch == nil {
 		c.Fetch = fetchFrom(c.Media)
@@ -298,7 +312,7 @@ func (t *Transcoder) fail(ctx context.Context, log *slog.Logger, job *eventstore
 		log.Info("transcode failed", "reason", reason)
 		// An earlier attempt may have published outputs before it died: a
 		// FAILED video serves none.
-		if err := t.cfg.Media.RemoveOutputs(id); err != nil {
+		if err := t.cfg.Media.RemoveOutputs(context.WithoutCancel(ctx), id); err != nil {
 			log.Warn("remove outputs of a failed video", "err", err)
 		}
 		t.clearProgress(id)
@@ -454,8 +468,8 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 	if err := t.checkDeleted(ctx, id, nil); err != nil {
 		return done, err
 	}
-	if err := t.cfg.Media.Publish(id, work); err != nil {
-		return done, t.checkDeleted(ctx, id, err)
+	if err := t.cfg.Media.Publish(ctx, id, work); err != nil {
+		return done, t.checkDeleted(ctx, id, fmt.Errorf("publish: %v", err))
 	}
 	log.Debug("outputs published", "rungs", len(rungs))
 	return domain.CompleteTranscode{Duration: info.Duration, Width: info.Width, Height: info.Height,
@@ -540,7 +554,7 @@ func (t *Transcoder) clearProgress(id string) {
 }
 
 func (t *Transcoder) removeFiles(log *slog.Logger, id string) {
-	if err := t.cfg.Media.Remove(id); err != nil {
+	if err := t.cfg.Media.Remove(context.Background(), id); err != nil {
 		log.Error("remove video files", "err", err)
 	}
 }

@@ -139,7 +139,7 @@ func TestDeleteStopsFFmpeg(t *testing.T) {
 	if _, err := eventstore.Execute[domain.Video](context.Background(), e.store, stream(id), domain.DeleteVideo{Account: acc}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.media.Remove(id); err != nil { // as the API does
+	if err := e.media.Remove(context.Background(), id); err != nil { // as the API does
 		t.Fatal(err)
 	}
 
@@ -207,7 +207,7 @@ func TestFFmpegUserCannotReadAnotherVideo(t *testing.T) {
 	e.wait(own, 60*time.Second)
 	// The attempt directory, as the transcoder makes it (the finished
 	// video's files are still there to link).
-	work, err := e.media.WorkDir(own, ".mkv", &media.Owner{UID: int(e.user.UID), GID: int(e.user.GID)})
+	work, err := e.media.WorkDir(context.Background(), own, ".mkv", &media.Owner{UID: int(e.user.UID), GID: int(e.user.GID)})
 	if err != nil {
 		t.Fatal(err)
 	}

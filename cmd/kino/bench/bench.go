@@ -45,13 +45,17 @@ type Result struct {
 // Options choose what Run measures and how long.
 type Options struct {
 	Quick    bool          // tiny sizes and short runs, for CI
-	Only     []string      // reads, writes, uploads, processing, replay; empty: all
+	Only     []string      // reads, writes, uploads, processing, replay, cdn; empty: all
 	Runs     int           // runs of each measure (the median is reported)
 	Duration time.Duration // length of each load run
 	UploadMB int           // size of the upload measured, in MiB
 	// Start starts a private kino on the data directory dir with plans,
 	// running transcoders transcode jobs at once (0: none).
 	Start func(ctx context.Context, dir string, plans domain.Plans, transcoders int) (Kino, error)
+	// CDN starts a private kino with the media store s holding one
+	// segment of SegmentSize bytes and returns the segment's /cdn URL and
+	// a function stopping that kino.
+	CDN func(ctx context.Context, s CDNStore) (url string, stop func(), err error)
 }
 
 // Kino is a running kino service, as the caller started it.
@@ -64,7 +68,7 @@ type Kino interface {
 }
 
 // Measures are the names Options.Only takes.
-var Measures = []string{"reads", "writes", "uploads", "processing", "replay"}
+var Measures = []string{"reads", "writes", "uploads", "processing", "replay", "cdn"}
 
 // Describe is the help text of kino bench.
 const Describe = `bench starts a private kino (embedded NATS, temp data dir) and measures it
@@ -78,6 +82,7 @@ is a median of several runs, with its ratio to the baseline and the goal.
               and vs one ffmpeg per rendition in sequence (goal <= 0.80)
   replay      rebuild of 250k/500k/1M synthetic events vs a raw ordered consumer into bbolt
               (goal >= 0.70), and linear growth of the rebuild time
+  cdn         a 1.5 MiB segment from /cdn with --media nats vs --media dir (goal >= 0.70)
 
 --quick uses tiny sizes and short runs (seconds), so the bench is part of the test suite.`
 
@@ -132,7 +137,7 @@ func Run(ctx context.Context, o Options, progress io.Writer) ([]Result, error) {
 	}
 	for _, name := range o.Only {
 		if !slices.Contains(Measures, name) {
-			return nil, fmt.Errorf("--only: unknown measure %q (reads, writes, uploads, processing, replay)", name)
+			return nil, fmt.Errorf("--only: unknown measure %q (reads, writes, uploads, processing, replay, cdn)", name)
 		}
 	}
 	dir, err := os.MkdirTemp("", "kino-bench-")
@@ -184,6 +189,13 @@ func Run(ctx context.Context, o Options, progress io.Writer) ([]Result, error) {
 		rs, err := benchReplay(ctx, heavy, say)
 		if err != nil {
 			return nil, fmt.Errorf("replay: %w", err)
+		}
+		results = append(results, rs...)
+	}
+	if wants(o, "cdn") {
+		rs, err := benchCDN(ctx, o, say)
+		if err != nil {
+			return nil, fmt.Errorf("cdn: %w", err)
 		}
 		results = append(results, rs...)
 	}

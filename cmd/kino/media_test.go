@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
+)
+
+// With --media nats a worker that shares no directory with kino serve
+// transcodes a video: it fetches the original from the object store and
+// publishes the outputs there, and kino serve plays them on /cdn (ranges,
+// ETag) with nothing of the video on its disk. A delete removes them.
+func TestMediaInTheObjectStoreNeedsNoSharedDirectory(t *testing.T) {
+	h := start(t, t.TempDir(), func(c *Config) { c.Media, c.MediaCache = mediaNATS, 64 })
+	key := h.account("acme", domain.PlanBusiness)
+	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
+	id := h.uploadID(key, "main", "a.mp4", makeClip(t, "a.mp4", 640, 360, 2, true))
+
+	elsewhere := t.TempDir()
+	passable(t, elsewhere) // the worker's flags run ffmpeg as nobody under root
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var out, errb bytes.Buffer
+	go func() {
+		done <- run(ctx, []string{"worker", "--media", "nats", "--nats", h.nats, "--data", elsewhere,
+			"--nats-creds", eventstore.CredsFile(h.data, eventstore.RoleWorker), "--workers", "1", "--webhook-workers", "0", "--log-level", "error"}, &out, &errb)
+	}()
+	stopped := false
+	stop := func() int {
+		if stopped {
+			return 0
+		}
+		stopped = true
+		cancel()
+		return <-done
+	}
+	defer stop()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("kino worker: %s", errb.String())
+		}
+	})
+
+	v := h.waitStatus(key, id, domain.StatusCompleted)
+	if _, err := os.Stat(filepath.Join(h.data, "media", id)); !os.IsNotExist(err) {
+		t.Fatalf("the video has a directory on kino serve's disk: %v", err)
+	}
+	master := h.get(v["playlistUrl"].(string))
+	if master.status != 200 || master.header.Get("Content-Type") != "application/vnd.apple.mpegurl" || master.header.Get("Cache-Control") != "public, max-age=60" {
+		t.Fatalf("master: %d %v", master.status, master.header)
+	}
+	if _, hgt := ffprobe(t, h.m.CDNURL+"/"+id+"/hls/240p/index.m3u8").video(); hgt != 240 {
+		t.Fatalf("240p decodes at height %d", hgt)
+	}
+	preview := h.get(v["previewUrl"].(string))
+	etag := preview.header.Get("ETag")
+	if preview.status != 200 || etag == "" || preview.header.Get("Last-Modified") == "" || preview.header.Get("Cache-Control") != "public, max-age=31536000, immutable" {
+		t.Fatalf("preview: %d %v", preview.status, preview.header)
+	}
+	part := h.get(v["previewUrl"].(string), "Range", "bytes=100-199")
+	if part.status != 206 || !bytes.Equal(part.body, preview.body[100:200]) {
+		t.Fatalf("range: %d, %d bytes", part.status, len(part.body))
+	}
+	if again := h.get(v["previewUrl"].(string), "If-None-Match", etag); again.status != 304 {
+		t.Fatalf("If-None-Match: %d", again.status)
+	}
+	// Read again, from kino serve's local copy: the same bytes.
+	if again := h.get(v["previewUrl"].(string)); again.status != 200 || !bytes.Equal(again.body, preview.body) || again.header.Get("ETag") != etag {
+		t.Fatalf("preview read again: %d, %d bytes", again.status, len(again.body))
+	}
+	if entries, err := os.ReadDir(filepath.Join(h.data, "media", ".cache")); err != nil || len(entries) == 0 {
+		t.Fatalf("no local copies: %v", err)
+	}
+	for _, p := range []string{"/original.mp4", "/index.json", "/hls/"} {
+		if r := h.get(h.m.CDNURL + "/" + id + p); r.status != 404 {
+			t.Errorf("GET %s: %d, want 404", p, r.status)
+		}
+	}
+
+	// Deleted: 404, although kino serve still holds local copies.
+	wantStatus(t, h.do("DELETE", "/v1/videos/"+id, key, nil), 200)
+	for _, u := range []string{v["playlistUrl"].(string), v["thumbnailUrl"].(string), v["previewUrl"].(string)} {
+		if r := h.get(u); r.status != 404 {
+			t.Fatalf("%s after delete: %d", u, r.status)
+		}
+	}
+	if err := h.m.media.Fetch(context.Background(), id, ".mp4", filepath.Join(t.TempDir(), "x")); !domain.IsKind(err, domain.NotFound) {
+		t.Fatalf("original after delete: %v", err)
+	}
+	if code := stop(); code != 0 {
+		t.Fatalf("kino worker exit %d: %s", code, errb.String())
+	}
+}

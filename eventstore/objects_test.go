@@ -1,0 +1,154 @@
+package eventstore_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
+)
+
+// A worker fetches originals and publishes outputs in the media bucket
+// kino serve made, with its own role; it cannot delete the bucket, change
+// it, list it, or make another.
+func TestWorkerRoleUsesTheMediaBucketButCannotDropIt(t *testing.T) {
+	ctx := context.Background()
+	srv := eventstoretest.Server(t, t.TempDir())
+	serve := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
+	if _, err := serve.OpenObjects(ctx); err != nil {
+		t.Fatal(err)
+	}
+	worker, err := eventstore.Open(ctx, eventstore.Config{URL: srv.URL(), Auth: srv.Auth(eventstore.RoleWorker), Name: "worker"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer worker.Close()
+	obj, err := worker.OpenObjects(ctx)
+	if err != nil {
+		t.Fatalf("worker opens the media bucket: %v", err)
+	}
+	data := bytes.Repeat([]byte("kino"), 100<<10)
+	for range 2 { // the second Put replaces the first and purges its chunks
+		if _, err := obj.Put(ctx, "01JVIDEO00000000000000000A/hls/master.m3u8", bytes.NewReader(data)); err != nil {
+			t.Fatalf("worker publishes an output: %v", err)
+		}
+	}
+	r, err := obj.Open(ctx, "01JVIDEO00000000000000000A/hls/master.m3u8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if got, err := io.ReadAll(r); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("worker reads back %d bytes (%v)", len(got), err)
+	}
+	if err := obj.Delete(ctx, "01JVIDEO00000000000000000A/hls/master.m3u8"); err != nil {
+		t.Fatalf("worker deletes an output: %v", err)
+	}
+	if _, err := obj.Info(ctx, "01JVIDEO00000000000000000A/hls/master.m3u8"); !domain.IsKind(err, domain.NotFound) {
+		t.Fatalf("deleted object: %v, want NotFound", err)
+	}
+
+	violations := make(chan error, 16)
+	nc, err := nats.Connect(srv.URL(), seed(t, srv, eventstore.RoleWorker), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+		violations <- err
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	for _, subject := range []string{
+		"$JS.API.STREAM.DELETE.OBJ_" + eventstore.MediaBucket,
+		"$JS.API.STREAM.UPDATE.OBJ_" + eventstore.MediaBucket,
+		"$JS.API.STREAM.CREATE.OBJ_OTHER",
+		"$JS.API.CONSUMER.CREATE.OBJ_" + eventstore.MediaBucket,
+		"$JS.API.STREAM.PURGE." + eventstore.StreamName,
+	} {
+		t.Run(subject, func(t *testing.T) {
+			if err := nc.PublishRequest(subject, nc.NewRespInbox(), []byte(`{}`)); err != nil {
+				t.Fatal(err)
+			}
+			waitViolation(t, violations, subject)
+		})
+	}
+	if _, err := serve.OpenObjects(ctx); err != nil {
+		t.Fatalf("the bucket is gone: %v", err)
+	}
+}
+
+// Objects are read at any offset, chunk by chunk, whether their chunks
+// lie side by side in the stream or between another object's (two Puts at
+// once).
+func TestObjectReaderSeeksWithInterleavedChunks(t *testing.T) {
+	ctx := context.Background()
+	obj, err := eventstoretest.Run(t).OpenObjects(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const chunk = 128 << 10
+	a, b := pattern(5*chunk+100, 'a'), pattern(4*chunk+7, 'b')
+	// Both Puts run at once, each fed one chunk at a time in turn, so
+	// their chunks alternate in the stream.
+	ra, wa := io.Pipe()
+	rb, wb := io.Pipe()
+	errs := make(chan error, 2)
+	go func() { _, err := obj.Put(ctx, "A/x", ra); errs <- err }()
+	go func() { _, err := obj.Put(ctx, "B/x", rb); errs <- err }()
+	for i := 0; i < max(len(a), len(b)); i += chunk {
+		for _, p := range []struct {
+			w    *io.PipeWriter
+			data []byte
+		}{{wa, a}, {wb, b}} {
+			if i < len(p.data) {
+				if _, err := p.w.Write(p.data[i:min(i+chunk, len(p.data))]); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	wa.Close()
+	wb.Close()
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Small reads from a small-read writer: still full chunks.
+	c := pattern(3*chunk+1, 'c')
+	if _, err := obj.Put(ctx, "C/x", io.MultiReader(strings.NewReader(string(c[:10])), bytes.NewReader(c[10:]))); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][]byte{"A/x": a, "B/x": b, "C/x": c} {
+		r, err := obj.Open(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		for _, off := range []int64{3 * chunk, 1, chunk - 1, int64(len(want)) - 1, 2*chunk + 5, 0} {
+			if _, err := r.Seek(off, io.SeekStart); err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]byte, chunk+10)
+			n, err := io.ReadFull(r, buf)
+			if err != nil && err != io.ErrUnexpectedEOF {
+				t.Fatalf("%s at %d: %v", name, off, err)
+			}
+			if !bytes.Equal(buf[:n], want[off:min(off+int64(len(buf)), int64(len(want)))]) {
+				t.Fatalf("%s at %d: wrong bytes", name, off)
+			}
+		}
+	}
+}
+
+func pattern(n int, seed byte) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = seed + byte(i%251)
+	}
+	return b
+}

@@ -1,0 +1,141 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/media"
+)
+
+// BenchmarkCDNSegment measures /cdn serving one HLS segment over loopback
+// HTTP, from the media directory and from the JetStream object store
+// (embedded server), whole and as a Range from its middle, from every
+// core at once. docs/performance.md records the numbers.
+//
+//	go test -run '^$' -bench CDNSegment -benchtime 3s ./transport/httpapi/
+func BenchmarkCDNSegment(b *testing.B) {
+	for _, size := range []int{256 << 10, 1536 << 10} {
+		for _, backend := range []string{"dir", "nats", "nats+cache"} {
+			b.Run(fmt.Sprintf("%s/%dKiB", backend, size>>10), func(b *testing.B) {
+				url := cdnBench(b, backend, size)
+				for _, rng := range []string{"", fmt.Sprintf("bytes=%d-", size/2)} {
+					name := "whole"
+					if rng != "" {
+						name = "range"
+					}
+					b.Run(name, func(b *testing.B) {
+						want := int64(size)
+						if rng != "" {
+							want = int64(size - size/2)
+						}
+						b.SetBytes(want)
+						b.RunParallel(func(pb *testing.PB) {
+							for pb.Next() {
+								req, _ := http.NewRequest(http.MethodGet, url, nil)
+								if rng != "" {
+									req.Header.Set("Range", rng)
+								}
+								resp, err := http.DefaultClient.Do(req)
+								if err != nil {
+									b.Error(err)
+									return
+								}
+								n, _ := io.Copy(io.Discard, resp.Body)
+								resp.Body.Close()
+								if n != want {
+									b.Errorf("%d bytes, want %d (status %d)", n, want, resp.StatusCode)
+									return
+								}
+							}
+						})
+					})
+				}
+			})
+		}
+	}
+}
+
+// cdnBench serves a video with one segment of size bytes from backend and
+// returns the segment's URL.
+func cdnBench(b *testing.B, backend string, size int) string {
+	var cache int64
+	if backend == "nats+cache" {
+		cache = 64 << 20
+	}
+	b.Helper()
+	ctx := context.Background()
+	store := eventstoretest.Run(b)
+	db, err := projections.OpenDB(filepath.Join(b.TempDir(), "projections.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	proj, err := projections.NewProjector(db, store, quiet)
+	if err != nil {
+		b.Fatal(err)
+	}
+	type benchMedia interface {
+		Media
+		WorkDir(ctx context.Context, id, ext string, owner *media.Owner) (string, error)
+		Publish(ctx context.Context, id, workDir string) error
+	}
+	var ms benchMedia
+	if backend == "dir" {
+		ms, err = media.Open(b.TempDir())
+	} else {
+		obj, oerr := store.OpenObjects(ctx)
+		if oerr != nil {
+			b.Fatal(oerr)
+		}
+		ms, err = media.OpenObjects(obj, b.TempDir(), cache)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := ms.Incoming()
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	id := ulid.Make().String()
+	if err := ms.Commit(ctx, f.Name(), id, ".mp4"); err != nil {
+		b.Fatal(err)
+	}
+	work, err := ms.WorkDir(ctx, id, ".mp4", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	seg := make([]byte, size)
+	rand.Read(seg)
+	for rel, data := range map[string][]byte{"hls/720p/seg_00000.ts": seg, "thumbnail.jpg": {1}, "preview.mp4": {1}} {
+		p := filepath.Join(work, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	os.Remove(filepath.Join(work, media.InputName(".mp4")))
+	if err := ms.Publish(ctx, id, work); err != nil {
+		b.Fatal(err)
+	}
+	s, err := New(Config{Store: store, DB: db, Projector: proj, Media: ms, Log: quiet, CDNURL: "http://cdn.example.test/cdn"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	b.Cleanup(srv.Close)
+	return srv.URL + "/cdn/" + id + "/hls/720p/seg_00000.ts"
+}

@@ -1,0 +1,48 @@
+package media_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/transport/media"
+	"github.com/kino-video/kino/transport/media/mediatest"
+)
+
+func TestDirConformance(t *testing.T) {
+	mediatest.Run(t, func(t *testing.T) mediatest.Store {
+		s, err := media.Open(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+func TestObjectsConformance(t *testing.T) {
+	mediatest.Run(t, func(t *testing.T) mediatest.Store {
+		return openObjects(t, 0)
+	})
+}
+
+// With local copies of what /cdn reads (a small cache, so copies are
+// evicted too).
+func TestCachedObjectsConformance(t *testing.T) {
+	mediatest.Run(t, func(t *testing.T) mediatest.Store {
+		return openObjects(t, 600<<10)
+	})
+}
+
+func openObjects(t testing.TB, cache int64) *media.Objects {
+	t.Helper()
+	obj, err := eventstoretest.Run(t).OpenObjects(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := media.OpenObjects(obj, t.TempDir(), cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Grace = 0
+	return s
+}

@@ -1,0 +1,349 @@
+package media
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
+)
+
+// Objects keeps media in the JetStream object store: each video's files
+// are objects named <videoId>/<path> (original<ext>, hls/..., thumbnail.jpg,
+// preview.mp4), and <videoId>/index.json lists them, so one video's
+// objects are found without listing the bucket. Uploads in flight and
+// transcode attempts stay on the local disk, in a directory laid out (and
+// moded) like a Store's.
+type Objects struct {
+	obj   *eventstore.Objects
+	local *Store
+
+	cache *cache // local copies of objects served; nil: none
+
+	// Grace is the age under which Sweep leaves an object alone (default
+	// 10 minutes): another node may have stored an original whose
+	// UploadAccepted it is appending right now.
+	Grace time.Duration
+}
+
+// indexName is the object listing a video's other objects.
+const indexName = "index.json"
+
+type index struct {
+	Original string   `json:"original,omitempty"`
+	Outputs  []string `json:"outputs,omitempty"`
+}
+
+// OpenObjects adapts obj, with scratch (created if needed) for uploads in
+// flight and work directories, and cacheBytes of copies of the objects
+// served, under scratch/.cache (0: no copies).
+func OpenObjects(obj *eventstore.Objects, scratch string, cacheBytes int64) (*Objects, error) {
+	local, err := Open(scratch)
+	if err != nil {
+		return nil, err
+	}
+	o := &Objects{obj: obj, local: local, Grace: 10 * time.Minute}
+	if cacheBytes > 0 {
+		if o.cache, err = openCache(filepath.Join(scratch, ".cache"), cacheBytes); err != nil {
+			return nil, fmt.Errorf("media: cache: %w", err)
+		}
+	}
+	return o, nil
+}
+
+// WorkRoot is the local directory holding transcode attempts.
+func (o *Objects) WorkRoot() string { return o.local.WorkRoot() }
+
+// Incoming creates a local temporary file for an upload in flight.
+func (o *Objects) Incoming() (*os.File, error) { return o.local.Incoming() }
+
+func name(id, rel string) string { return id + "/" + rel }
+
+func (o *Objects) readIndex(ctx context.Context, id string) (index, bool, error) {
+	// An index replaced while it is read loses its chunks under the
+	// reader: read the new one.
+	for range 5 {
+		var ix index
+		r, err := o.obj.Open(ctx, name(id, indexName))
+		if domain.IsKind(err, domain.NotFound) {
+			return ix, false, nil
+		}
+		if err != nil {
+			return ix, false, err
+		}
+		err = json.NewDecoder(r).Decode(&ix)
+		r.Close()
+		if err == nil {
+			return ix, true, nil
+		}
+		if !domain.IsKind(err, domain.NotFound) {
+			return ix, false, fmt.Errorf("media: index of %s: %w", id, err)
+		}
+	}
+	return index{}, false, fmt.Errorf("media: index of %s: replaced while read, again and again", id)
+}
+
+func (o *Objects) writeIndex(ctx context.Context, id string, ix index) error {
+	b, err := json.Marshal(ix)
+	if err != nil {
+		return err
+	}
+	_, err = o.obj.Put(ctx, name(id, indexName), strings.NewReader(string(b)))
+	return err
+}
+
+// Commit stores a finished upload (a file from Incoming) as the original
+// of id, and removes the local file.
+func (o *Objects) Commit(ctx context.Context, tmpPath, id, ext string) error {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	if err := checkExt(ext); err != nil {
+		return err
+	}
+	f, err := os.Open(tmpPath)
+	if err != nil {
+		return fmt.Errorf("media: commit %s: %w", id, err)
+	}
+	defer os.Remove(tmpPath)
+	defer f.Close()
+	orig := OriginalName(ext)
+	if err := o.writeIndex(ctx, id, index{Original: orig}); err != nil {
+		return fmt.Errorf("media: commit %s: %w", id, err)
+	}
+	if _, err := o.obj.Put(ctx, name(id, orig), f); err != nil {
+		_ = o.Remove(context.WithoutCancel(ctx), id)
+		return fmt.Errorf("media: commit %s: %w", id, err)
+	}
+	return nil
+}
+
+// Open opens rel (slash-separated) of video id for reading at any offset.
+// A missing object is a NotFound wrapping fs.ErrNotExist.
+func (o *Objects) Open(ctx context.Context, id, rel string) (*File, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	if rel == "" || strings.HasPrefix(rel, "/") || strings.Contains(rel, "..") || rel == indexName {
+		return nil, domain.Wrap("media", domain.NotFound, fs.ErrNotExist, "file not found")
+	}
+	r, err := o.obj.Open(ctx, name(id, rel))
+	if err != nil {
+		return nil, err
+	}
+	info := r.Info()
+	file := &File{ReadSeekCloser: r, Size: info.Size, ModTime: info.ModTime,
+		ETag: `"` + strings.TrimPrefix(info.Digest, "SHA-256=") + `"`}
+	if f := o.cache.open(info.Digest, info.Size, r); f != nil {
+		r.Close()
+		file.ReadSeekCloser = f
+	} else if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	return file, nil
+}
+
+// Fetch copies the original of id into dst, a new local file.
+func (o *Objects) Fetch(ctx context.Context, id, ext, dst string) error {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	if err := checkExt(ext); err != nil {
+		return err
+	}
+	if err := o.obj.GetFile(ctx, name(id, OriginalName(ext)), dst); err != nil {
+		_ = os.Remove(dst)
+		if domain.IsKind(err, domain.NotFound) {
+			return err
+		}
+		return fmt.Errorf("media: fetch %s: %w", id, err)
+	}
+	return nil
+}
+
+// WorkDir creates the local directory of one transcode attempt holding
+// the original as InputName(ext); see Store.WorkDir.
+func (o *Objects) WorkDir(ctx context.Context, id, ext string, owner *Owner) (string, error) {
+	return workDir(ctx, o.WorkRoot(), o, id, ext, owner)
+}
+
+// Publish stores a finished work directory's outputs as the video's,
+// replacing an earlier attempt's, and removes the work directory. The
+// outputs are checked first as Store.Publish checks them (no links, no
+// special files). It fails, leaving nothing behind, if the video's
+// original is gone (the video was deleted), before or while it stores.
+func (o *Objects) Publish(ctx context.Context, id, workDir string) error {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	ix, ok, err := o.readIndex(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !ok || ix.Original == "" {
+		return domain.E("media", domain.NotFound, "video's media deleted")
+	}
+	if err := o.live(ctx, id, ix); err != nil {
+		return err
+	}
+	if err := reclaim(workDir, Outputs...); err != nil {
+		return fmt.Errorf("media: publish %s: %w", id, err)
+	}
+	var outputs []string
+	for _, top := range Outputs {
+		err := filepath.WalkDir(filepath.Join(workDir, top), func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, err := filepath.Rel(workDir, p)
+			if err != nil {
+				return err
+			}
+			rel = filepath.ToSlash(rel)
+			f, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			outputs = append(outputs, rel)
+			_, err = o.obj.Put(ctx, name(id, rel), f)
+			return err
+		})
+		if err != nil {
+			o.drop(ctx, id, outputs, ix.Outputs)
+			return fmt.Errorf("media: publish %s: %w", id, err)
+		}
+	}
+	old := ix.Outputs
+	ix.Outputs = outputs
+	if err := o.writeIndex(ctx, id, ix); err != nil {
+		o.drop(ctx, id, outputs, old)
+		return fmt.Errorf("media: publish %s: %w", id, err)
+	}
+	// Remove deletes the original first, then what the index lists: had
+	// it run since the check above, it may have missed these outputs.
+	if err := o.live(ctx, id, ix); err != nil {
+		o.drop(ctx, id, outputs, nil)
+		_ = o.obj.Delete(context.WithoutCancel(ctx), name(id, indexName))
+		return err
+	}
+	o.drop(ctx, id, old, outputs)
+	return os.RemoveAll(workDir)
+}
+
+// live fails with NotFound when the original of id is gone.
+func (o *Objects) live(ctx context.Context, id string, ix index) error {
+	if _, err := o.obj.Info(ctx, name(id, ix.Original)); err != nil {
+		if domain.IsKind(err, domain.NotFound) {
+			return domain.Wrap("media", domain.NotFound, err, "video's media deleted")
+		}
+		return err
+	}
+	return nil
+}
+
+// drop deletes the objects rels of id but those in keep, as far as it can.
+func (o *Objects) drop(ctx context.Context, id string, rels, keep []string) {
+	ctx = context.WithoutCancel(ctx)
+	for _, rel := range rels {
+		if !slices.Contains(keep, rel) {
+			_ = o.obj.Delete(ctx, name(id, rel))
+		}
+	}
+}
+
+// RemoveOutputs deletes a video's processed outputs, keeping its original.
+func (o *Objects) RemoveOutputs(ctx context.Context, id string) error {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	ix, ok, err := o.readIndex(ctx, id)
+	if err != nil || !ok {
+		return err
+	}
+	for _, rel := range ix.Outputs {
+		if err := o.obj.Delete(ctx, name(id, rel)); err != nil {
+			return fmt.Errorf("media: remove outputs of %s: %w", id, err)
+		}
+	}
+	ix.Outputs = nil
+	if err := o.writeIndex(ctx, id, ix); err != nil {
+		return fmt.Errorf("media: remove outputs of %s: %w", id, err)
+	}
+	return nil
+}
+
+// Remove deletes every object of a video: the original first (so a
+// Publish under way sees the deletion), then what the index lists, then
+// the index. Removing what is not there is fine.
+func (o *Objects) Remove(ctx context.Context, id string) error {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	ix, ok, err := o.readIndex(ctx, id)
+	if err != nil || !ok {
+		return err
+	}
+	if ix.Original != "" {
+		if err := o.obj.Delete(ctx, name(id, ix.Original)); err != nil {
+			return fmt.Errorf("media: remove %s: %w", id, err)
+		}
+	}
+	// Read again: a Publish may have written its outputs meanwhile.
+	if ix, _, err = o.readIndex(ctx, id); err != nil {
+		return err
+	}
+	for _, rel := range ix.Outputs {
+		if err := o.obj.Delete(ctx, name(id, rel)); err != nil {
+			return fmt.Errorf("media: remove %s: %w", id, err)
+		}
+	}
+	if err := o.obj.Delete(ctx, name(id, indexName)); err != nil {
+		return fmt.Errorf("media: remove %s: %w", id, err)
+	}
+	return nil
+}
+
+// Sweep removes leftovers: the local uploads in flight and idle work
+// directories (as Store.Sweep does), and every object of a video for
+// which live reports false, or whose name is no video's. It lists the
+// whole bucket: run it at start and now and then, not per request.
+func (o *Objects) Sweep(ctx context.Context, live func(id string) (bool, error)) (removed []string, err error) {
+	if removed, err = o.local.sweepScratch(); err != nil {
+		return removed, err
+	}
+	all, err := o.obj.List(ctx)
+	if err != nil {
+		return removed, fmt.Errorf("media: sweep: %w", err)
+	}
+	verdict := map[string]bool{}
+	for _, oi := range all {
+		id, _, _ := strings.Cut(oi.Name, "/")
+		keep, seen := verdict[id]
+		if !seen {
+			keep = checkID(id) == nil
+			if keep {
+				if keep, err = live(id); err != nil {
+					return removed, err
+				}
+			}
+			verdict[id] = keep
+		}
+		if keep || time.Since(oi.ModTime) < o.Grace {
+			continue
+		}
+		if err := o.obj.Delete(ctx, oi.Name); err != nil {
+			return removed, fmt.Errorf("media: sweep: %w", err)
+		}
+		removed = append(removed, oi.Name)
+	}
+	return removed, nil
+}
