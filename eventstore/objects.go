@@ -447,3 +447,12 @@ func (o *Objects) GetFile(ctx context.Context, name, path string) error {
 	}
 	return f.Close()
 }
+
+// Ready reports whether the bucket answers now: its stream has a leader
+// (on a cluster, a quorum of its replicas is up).
+func (o *Objects) Ready(ctx context.Context) error {
+	if _, err := o.stream.Info(ctx); err != nil {
+		return fmt.Errorf("media bucket %s: %w", o.bucket, err)
+	}
+	return nil
+}

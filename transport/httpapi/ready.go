@@ -324,4 +324,7 @@ type storeError struct{ err error }
 func (e *storeError) Error() string { return "store upload: " + e.err.Error() }
 func (e *storeError) Unwrap() error { return e.err }
 
-var _ Readier = (*media.Store)(nil)
+var (
+	_ Readier = (*media.Store)(nil)
+	_ Readier = (*media.Objects)(nil)
+)

@@ -21,3 +21,13 @@ func (s *Store) Ready(context.Context) error {
 	}
 	return nil
 }
+
+// Ready reports whether the object store can take and serve media now:
+// its bucket answers, and the local directory where uploads land and
+// transcodes run is writable.
+func (o *Objects) Ready(ctx context.Context) error {
+	if err := o.obj.Ready(ctx); err != nil {
+		return fmt.Errorf("media: %w", err)
+	}
+	return o.local.Ready(ctx)
+}
