@@ -327,6 +327,9 @@ type Main struct {
 	http      *http.Server
 	httpDone  chan error
 	listener  net.Listener
+	natsURL   string          // the NATS in use: the embedded one, or --nats
+	natsAuth  eventstore.Auth // kino serve's credentials on it
+	limits    *eventstore.RateLimits
 	DevKey    string // the key --dev created, if it created one
 }
 
@@ -341,89 +344,137 @@ func (m *Main) NATSClientURL() string {
 	return m.Config.NATSURL
 }
 
-// Run starts every part and returns once the API is listening.
+// Run starts every part, in the order of its steps, and returns once the
+// API is listening. A step that fails ends the start; Close stops what the
+// earlier ones started.
 func (m *Main) Run(ctx context.Context) error {
-	log := m.Log
-	if log == nil {
-		log = slog.Default()
-		m.Log = log
+	m.defaults()
+	for _, step := range []struct {
+		name string
+		run  func(context.Context) error
+	}{
+		{"listen", m.listen},              // both ports first: a busy one fails at once, before --dev prints a key
+		{"data directory", m.openData},    // the directory and the key sealing webhook secrets
+		{"nats", m.startNATS},             // the embedded server, unless --nats
+		{"event store", m.openStore},      // streams and buckets created or updated
+		{"read models", m.openReadModels}, // projections.db, the projector, caught up
+		{"media", m.openMedia},            // --media dir|nats, and its sweep
+		{"dev", m.devBootstrap},           // --dev on an empty store
+		{"progress", m.openProgress},      // KINO_PROGRESS and its watcher
+		{"urls", m.publicURLs},            // default --base-url and --cdn-url from the bound port
+		{"workers", m.startWorkers},       // webhook senders and transcoders
+		{"fan-out", m.startFanout},        // webhook fan-out
+		{"operator", m.serveOperator},     // kino.admin.> (kino replay --nats)
+		{"http", m.serveHTTP},             // the API, last
+	} {
+		if err := step.run(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *Main) defaults() {
+	if m.Log == nil {
+		m.Log = slog.Default()
 	}
 	if m.Plans == nil {
 		m.Plans = domain.DefaultPlans()
 	}
-	// Both ports first: a busy one fails the start at once, before --dev
-	// prints a key that would never be served.
+}
+
+func (m *Main) listen(context.Context) error {
 	var err error
 	if m.listener, err = net.Listen("tcp", m.Addr); err != nil {
 		return fmt.Errorf("listen %s: %w (choose another address with --addr or KINO_ADDR)", m.Addr, err)
 	}
+	return nil
+}
+
+func (m *Main) openData(context.Context) error {
 	// Others may pass through (ffmpeg's user must reach media/.work) but
 	// not list what is inside.
 	if err := os.MkdirAll(m.Data, 0o711); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
+	var err error
 	if m.secrets, err = secretKey(m.SecretKeyFile, m.Data, true); err != nil {
 		return err
 	}
 	if m.Workers.Secrets == nil {
 		m.Workers.Secrets = m.secrets
 	}
-	natsURL, natsAuth := m.Config.NATSURL, m.NATSAuth
-	if natsURL == "" {
-		srv, err := eventstore.StartEmbedded(m.Data, m.NATSListen)
-		if errors.Is(err, eventstore.ErrAddressInUse) {
-			return fmt.Errorf("%w: choose another address with --nats-listen or KINO_NATS_LISTEN", err)
-		} else if err != nil {
-			return err
-		}
-		m.nats, natsURL, natsAuth = srv, srv.URL(), srv.Auth(eventstore.RoleServe)
-		if host, _, _ := net.SplitHostPort(m.NATSListen); host != "127.0.0.1" && host != "localhost" && host != "::1" {
-			log.Warn("the embedded NATS server listens beyond loopback without TLS: it takes only kino's nkeys, but events (and the API's traffic with it) cross the network in clear", "listen", m.NATSListen)
-		}
-		log.Info("embedded NATS started", "url", natsURL, "store", filepath.Join(m.Data, "nats"), "credentials", filepath.Join(m.Data, eventstore.CredsDir))
-		m.start("nats-heal", func(ctx context.Context) error {
-			return srv.Heal(ctx, eventstore.HealConfig{Log: log.With("component", "nats")})
-		})
+	return nil
+}
+
+func (m *Main) startNATS(context.Context) error {
+	m.natsURL, m.natsAuth = m.Config.NATSURL, m.NATSAuth
+	if m.natsURL != "" {
+		return nil
 	}
-	store, err := eventstore.Open(ctx, eventstore.Config{URL: natsURL, Auth: natsAuth, Name: "kino serve", Manage: true, Replicas: m.Replicas, Log: log.With("component", "eventstore")})
+	log := m.Log
+	srv, err := eventstore.StartEmbedded(m.Data, m.NATSListen)
+	if errors.Is(err, eventstore.ErrAddressInUse) {
+		return fmt.Errorf("%w: choose another address with --nats-listen or KINO_NATS_LISTEN", err)
+	} else if err != nil {
+		return err
+	}
+	m.nats, m.natsURL, m.natsAuth = srv, srv.URL(), srv.Auth(eventstore.RoleServe)
+	if host, _, _ := net.SplitHostPort(m.NATSListen); host != "127.0.0.1" && host != "localhost" && host != "::1" {
+		log.Warn("the embedded NATS server listens beyond loopback without TLS: it takes only kino's nkeys, but events (and the API's traffic with it) cross the network in clear", "listen", m.NATSListen)
+	}
+	log.Info("embedded NATS started", "url", m.natsURL, "store", filepath.Join(m.Data, "nats"), "credentials", filepath.Join(m.Data, eventstore.CredsDir))
+	m.start("nats-heal", func(ctx context.Context) error {
+		return srv.Heal(ctx, eventstore.HealConfig{Log: log.With("component", "nats")})
+	})
+	return nil
+}
+
+func (m *Main) openStore(ctx context.Context) error {
+	var err error
+	m.store, err = eventstore.Open(ctx, eventstore.Config{URL: m.natsURL, Auth: m.natsAuth, Name: "kino serve", Manage: true, Replicas: m.Replicas, Log: m.Log.With("component", "eventstore")})
 	if err != nil {
 		return err
 	}
-	m.store = store
+	m.limits, err = m.store.OpenRateLimits(ctx)
+	return err
+}
 
+func (m *Main) openReadModels(ctx context.Context) error {
+	var err error
 	if m.db, err = projections.OpenDB(filepath.Join(m.Data, "projections.db")); err != nil {
 		return err
 	}
-	if m.projector, err = projections.NewProjector(m.db, store, log.With("component", "projector")); err != nil {
+	if m.projector, err = projections.NewProjector(m.db, m.store, m.Log.With("component", "projector")); err != nil {
 		return err
 	}
-	projector := m.projector
-	m.start("projector", projector.Run)
-	if err := m.catchUp(ctx); err != nil {
-		return err
-	}
+	m.start("projector", m.projector.Run)
+	return m.catchUp(ctx)
+}
 
-	mediaStore, err := openMedia(ctx, m.Media, store, m.Data, m.MediaCache)
-	if err != nil {
+func (m *Main) openMedia(ctx context.Context) error {
+	var err error
+	if m.media, err = openMedia(ctx, m.Media, m.store, m.Data, m.MediaCache); err != nil {
 		return err
 	}
-	m.media = mediaStore
-	if removed, err := mediaStore.Sweep(ctx, m.db.HasVideo); err != nil {
+	if removed, err := m.media.Sweep(ctx, m.db.HasVideo); err != nil {
 		return err
 	} else if len(removed) > 0 {
-		log.Info("removed leftovers of interrupted uploads and deletions", "count", len(removed))
+		m.Log.Info("removed leftovers of interrupted uploads and deletions", "count", len(removed))
 	}
-	if m.Dev {
-		if err := m.devBootstrap(ctx); err != nil {
-			return err
-		}
-	}
+	return nil
+}
 
-	if m.progress, err = store.OpenProgress(ctx); err != nil {
+func (m *Main) openProgress(ctx context.Context) error {
+	var err error
+	if m.progress, err = m.store.OpenProgress(ctx); err != nil {
 		return err
 	}
 	m.start("progress", m.progress.Follow)
+	return nil
+}
 
+func (m *Main) publicURLs(context.Context) error {
 	port := m.listener.Addr().(*net.TCPAddr).Port
 	if m.BaseURL == "" {
 		m.BaseURL = fmt.Sprintf("http://localhost:%d/v1", port)
@@ -432,15 +483,22 @@ func (m *Main) Run(ctx context.Context) error {
 		m.CDNURL = fmt.Sprintf("http://localhost:%d/cdn", port)
 	}
 	m.CDNURL = strings.TrimRight(m.CDNURL, "/")
+	return nil
+}
 
-	if err := startWorkers(m, store, mediaStore, m.progress, m.Workers, log); err != nil {
-		return err
-	}
-	if err := startFanout(m, store, m.CDNURL, log); err != nil {
-		return err
-	}
+func (m *Main) startWorkers(context.Context) error {
+	return startWorkers(m, m.store, m.media, m.progress, m.Workers, m.Log)
+}
+
+func (m *Main) startFanout(context.Context) error {
+	return startFanout(m, m.store, m.CDNURL, m.Log)
+}
+
+// serveOperator answers operator requests over NATS (kino replay --nats).
+func (m *Main) serveOperator(context.Context) error {
+	log, projector := m.Log, m.projector
 	m.start("admin", func(ctx context.Context) error {
-		return store.ServeAdmin(ctx, func(ctx context.Context, op string, raw json.RawMessage, send func(any)) (any, error) {
+		return m.store.ServeAdmin(ctx, func(ctx context.Context, op string, raw json.RawMessage, send func(any)) (any, error) {
 			if op != "replay" {
 				return nil, fmt.Errorf("unknown operation %q", op)
 			}
@@ -454,19 +512,19 @@ func (m *Main) Run(ctx context.Context) error {
 			return replay(ctx, projector, req.Verify, send)
 		})
 	})
+	return nil
+}
 
-	limits, err := store.OpenRateLimits(ctx)
-	if err != nil {
-		return err
-	}
+func (m *Main) serveHTTP(context.Context) error {
+	log := m.Log
 	api, err := httpapi.New(httpapi.Config{
-		Store: store, DB: m.db, Projector: m.projector, Media: mediaStore, Progress: m.progress,
-		Webhooks: webhook.Tester{Store: store},
+		Store: m.store, DB: m.db, Projector: m.projector, Media: m.media, Progress: m.progress,
+		Webhooks: webhook.Tester{Store: m.store},
 		Secrets:  m.secrets,
-		Admin:    adminReplayer{projector}, AdminToken: m.AdminToken,
+		Admin:    adminReplayer{m.projector}, AdminToken: m.AdminToken,
 		Plans: m.Plans, Log: log.With("component", "http"), Now: m.Now, CDNURL: m.CDNURL,
 		MaxUploads: m.MaxUploads, UploadIdleTimeout: m.UploadIdleTimeout, AuthFailuresPerMinute: m.AuthFailuresPerMinute,
-		TrustedProxies: m.TrustedProxies, FrameAncestors: m.FrameAncestors, Limits: limits,
+		TrustedProxies: m.TrustedProxies, FrameAncestors: m.FrameAncestors, Limits: m.limits,
 		EventServer: m.eventServer(), DiskDirs: []string{m.Data, filepath.Join(m.Data, "media")}, DiskReserve: m.DiskReserve, MaxReadLag: m.MaxReadLag,
 	})
 	if err != nil {
@@ -480,7 +538,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.httpDone = make(chan error, 1)
 	go func() { m.httpDone <- m.http.Serve(m.listener) }()
-	log.Info("kino serving", "api", m.BaseURL, "cdn", m.CDNURL, "listen", m.listener.Addr().String(), "nats", eventstore.RedactURL(natsURL))
+	log.Info("kino serving", "api", m.BaseURL, "cdn", m.CDNURL, "listen", m.listener.Addr().String(), "nats", eventstore.RedactURL(m.natsURL))
 	return nil
 }
 
@@ -535,6 +593,9 @@ func (m *Main) catchUp(ctx context.Context) error {
 // devBootstrap runs eventstore.DevBootstrap on an empty store, waits for
 // the read models to include it and prints the key.
 func (m *Main) devBootstrap(ctx context.Context) error {
+	if !m.Dev {
+		return nil
+	}
 	dev, created, err := eventstore.DevBootstrap(ctx, m.store)
 	if err != nil || !created {
 		return err
