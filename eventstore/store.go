@@ -32,6 +32,10 @@ type Config struct {
 	// Replicas of the streams on a cluster. 0 keeps what an existing stream
 	// has (1 for a new one), so a restart without the flag never shrinks it.
 	Replicas int
+	// ReadyWait is how long Open retries while JetStream is not ready (a
+	// cluster electing its leader, a stream not yet made by kino serve);
+	// 0: it fails at once.
+	ReadyWait time.Duration
 
 	// Clock and ids come from the edge; tests may fix them.
 	Now   func() time.Time
@@ -102,14 +106,48 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		nc.Close()
 		return nil, fmt.Errorf("open event store: %w", err)
 	}
+	var st *Store
+	wait := time.Duration(0)
+	deadline := time.Now().Add(cfg.ReadyWait)
+	for {
+		st, err = setup(ctx, nc, js, cfg)
+		if err == nil {
+			return st, nil
+		}
+		// On a cluster, JetStream answers only once the nodes have elected
+		// a meta leader and enough peers are up for the replicas: until
+		// then every step may fail, so all are retried until ReadyWait.
+		if cfg.ReadyWait <= 0 || errors.Is(err, ErrUnauthorized) {
+			nc.Close()
+			return nil, err
+		}
+		if time.Now().Add(wait).After(deadline) {
+			nc.Close()
+			return nil, fmt.Errorf("%w (JetStream on %s not ready after %s: are enough cluster nodes up, sharing the same nats-creds?)", err, RedactURL(cfg.URL), cfg.ReadyWait)
+		}
+		if wait == 0 {
+			cfg.Log.Info("waiting for the JetStream cluster", "err", err, "for_at_most", cfg.ReadyWait.String())
+			wait = 100 * time.Millisecond
+		}
+		select {
+		case <-ctx.Done():
+			nc.Close()
+			return nil, fmt.Errorf("open event store: %w", ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// setup finds (or, managing, creates or updates) every stream and bucket
+// of kino and returns the store using them.
+func setup(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cfg Config) (*Store, error) {
 	stream, err := js.Stream(ctx, StreamName)
 	switch {
 	case err == nil && !cfg.Manage:
 	case errors.Is(err, jetstream.ErrStreamNotFound) && !cfg.Manage:
-		nc.Close()
 		return nil, fmt.Errorf("open event store: no stream %s on %s: start kino serve first", StreamName, RedactURL(cfg.URL))
 	case err != nil && !errors.Is(err, jetstream.ErrStreamNotFound):
-		nc.Close()
 		return nil, fmt.Errorf("open event store: stream %s: %w", StreamName, err)
 	default:
 		replicas := cfg.Replicas
@@ -132,19 +170,16 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			AllowDirect: true,
 		})
 		if err != nil {
-			nc.Close()
 			return nil, fmt.Errorf("open event store: stream %s: %w", StreamName, err)
 		}
 	}
 	cfg.Replicas = stream.CachedInfo().Config.Replicas
 	deliveries, err := openDeliveries(ctx, js, cfg)
 	if err != nil {
-		nc.Close()
 		return nil, err
 	}
 	jobs, err := openJobs(ctx, js, cfg)
 	if err != nil {
-		nc.Close()
 		return nil, err
 	}
 	st := &Store{cfg: cfg, nc: nc, js: js, stream: stream, deliveries: deliveries, jobs: jobs}
@@ -152,7 +187,6 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		// The senders' buckets are made here, so that workers, whose role
 		// may not create streams, only ever open them.
 		if _, err := st.OpenSendState(ctx); err != nil {
-			nc.Close()
 			return nil, fmt.Errorf("open event store: %w", err)
 		}
 	}
@@ -191,6 +225,19 @@ func (s *Store) LastSeq(ctx context.Context) (uint64, error) {
 		return 0, fmt.Errorf("stream info: %w", err)
 	}
 	return info.State.LastSeq, nil
+}
+
+// StreamLeader names the server leading the event stream's replicas
+// ("" when it has none, or runs alone), and how many replicas it has.
+func (s *Store) StreamLeader(ctx context.Context) (leader string, replicas int, err error) {
+	info, err := s.stream.Info(ctx)
+	if err != nil {
+		return "", 0, fmt.Errorf("stream info: %w", err)
+	}
+	if info.Cluster != nil {
+		leader = info.Cluster.Leader
+	}
+	return leader, info.Config.Replicas, nil
 }
 
 // Healthy reports an error when the NATS connection is not usable.

@@ -1,0 +1,159 @@
+package eventstore
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kino-video/kino/domain"
+)
+
+// copyCreds gives dst the cluster credentials of src, as an operator
+// copies kino cluster init's output to every node.
+func copyCreds(t *testing.T, src, dst string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dst, CredsDir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(filepath.Join(src, CredsDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(src, CredsDir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, CredsDir, e.Name()), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// freeAddr is a loopback address with a port free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func startNode(t *testing.T, dir, listen string, routes ...string) *Embedded {
+	t.Helper()
+	e, err := StartNode(dir, "127.0.0.1:0", &Cluster{Listen: listen, Routes: routes, Name: "n-" + filepath.Base(dir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Shutdown)
+	return e
+}
+
+// errorLog keeps what a server logs at error level.
+type errorLog chan string
+
+func (l errorLog) Noticef(string, ...any) {}
+func (l errorLog) Warnf(string, ...any)   {}
+func (l errorLog) Fatalf(string, ...any)  {}
+func (l errorLog) Debugf(string, ...any)  {}
+func (l errorLog) Tracef(string, ...any)  {}
+func (l errorLog) Errorf(format string, v ...any) {
+	select {
+	case l <- fmt.Sprintf(format, v...):
+	default:
+	}
+}
+
+// Three nodes sharing kino cluster init's credentials form a cluster whose
+// event stream has three replicas, written on one node and read on
+// another; a node with another secret is refused by the routes.
+func TestClusterOfThreeEmbeddedNodes(t *testing.T) {
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	if err := InitCluster(dirs[0]); err != nil {
+		t.Fatal(err)
+	}
+	copyCreds(t, dirs[0], dirs[1])
+	copyCreds(t, dirs[0], dirs[2])
+	// Every node gets the same routes, itself included, as an operator
+	// would write them.
+	addrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
+	routes := []string{"nats://" + addrs[0], "nats://" + addrs[1], addrs[2]}
+	a := startNode(t, dirs[0], addrs[0], routes...)
+	b := startNode(t, dirs[1], addrs[1], routes...)
+	c := startNode(t, dirs[2], addrs[2], routes...)
+	route := "nats://" + a.ClusterAddr()
+
+	ctx := context.Background()
+	open := func(e *Embedded, manage bool) *Store {
+		s, err := Open(ctx, Config{URL: e.URL(), Auth: e.Auth(RoleServe), Manage: manage, Replicas: 3, ReadyWait: time.Minute, Log: quietLog()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	sa := open(a, true)
+	leader, replicas, err := sa.StreamLeader(ctx)
+	if err != nil || leader == "" || replicas != 3 {
+		t.Fatalf("stream leader %q, %d replicas, %v; want a leader and 3", leader, replicas, err)
+	}
+	id := domain.StreamID{Aggregate: domain.AggAccount, ID: "acme"}
+	if _, err := sa.Append(ctx, id, 0, []domain.Payload{domain.AccountCreated{Plan: domain.PlanFree}}); err != nil {
+		t.Fatal(err)
+	}
+	sc := open(c, false)
+	if last, err := sc.LastSeq(ctx); err != nil || last != 1 {
+		t.Fatalf("last seq on node c: %d, %v", last, err)
+	}
+	if b.Peers() != 2 {
+		t.Fatalf("node b has routes to %d nodes, want 2", b.Peers())
+	}
+
+	// A stranger with its own secret (and nkeys) routes to a: refused.
+	refused := make(errorLog, 16)
+	a.srv.SetLogger(refused, false, false)
+	stranger := t.TempDir()
+	if err := InitCluster(stranger); err != nil {
+		t.Fatal(err)
+	}
+	d := startNode(t, stranger, freeAddr(t), route)
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case msg := <-refused:
+			if !strings.Contains(strings.ToLower(msg), "authoriz") && !strings.Contains(strings.ToLower(msg), "authentic") {
+				continue
+			}
+			if d.Peers() != 0 || a.Peers() != 2 {
+				t.Fatalf("stranger has %d peers, a %d", d.Peers(), a.Peers())
+			}
+			return
+		case <-deadline:
+			t.Fatal("the stranger's route was not refused")
+		}
+	}
+}
+
+// A clustered node refuses to start without the shared credentials,
+// rather than make its own that no other node knows.
+func TestClusterNodeNeedsSharedCredentials(t *testing.T) {
+	dir := t.TempDir()
+	_, err := StartNode(dir, "127.0.0.1:0", &Cluster{Listen: "127.0.0.1:0", Routes: []string{"nats://127.0.0.1:1"}})
+	if err == nil || !strings.Contains(err.Error(), "kino cluster init") {
+		t.Fatalf("want an error naming kino cluster init, got %v", err)
+	}
+	if _, err := os.Stat(CredsFile(dir, RoleServe)); err == nil {
+		t.Fatal("credentials were generated for a lone cluster node")
+	}
+}
+
+func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
