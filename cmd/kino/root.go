@@ -38,6 +38,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(
 		newServeCmd(),
 		newWorkerCmd(),
+		newClusterCmd(),
 		newAccountsCmd(),
 		newKeysCmd(),
 		newCollectionsCmd(),

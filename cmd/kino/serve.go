@@ -40,8 +40,12 @@ type Config struct {
 	CDNURL     string // public base of media
 	NATSListen string // embedded server's listen address
 	NATSURL    string // an existing NATS to use instead of embedding one
-	Replicas   int    // stream replicas on a NATS cluster
-	Dev        bool   // bootstrap a dev account, collection and key on an empty store
+	Replicas   int    // stream replicas on a NATS cluster (0: see clusterReplicas)
+	// Cluster makes the embedded NATS a node of a cluster (nil: alone).
+	Cluster *eventstore.Cluster
+	// ReadyWait bounds the wait at start for a clustered JetStream.
+	ReadyWait  time.Duration
+	Dev        bool // bootstrap a dev account, collection and key on an empty store
 	LogLevel   string
 	Plans      domain.Plans
 	Stdout     io.Writer // where --dev prints the key
@@ -94,6 +98,7 @@ func workerFlags(fs *pflag.FlagSet, cfg *WorkerConfig) (parse func() error) {
 	fs.IntVar(&cfg.Transcoders, "workers", envInt("KINO_WORKERS", 1), "transcode jobs this process runs at once (env KINO_WORKERS)")
 	fs.IntVar(&cfg.Attempts, "transcode-attempts", envInt("KINO_TRANSCODE_ATTEMPTS", 3), "attempts before a video is FAILED (env KINO_TRANSCODE_ATTEMPTS)")
 	fs.StringVar(&backoff, "transcode-backoff", env("KINO_TRANSCODE_BACKOFF", "10s,1m,5m"), "waits before each retry of a failed transcode; the last repeats (env KINO_TRANSCODE_BACKOFF)")
+	fs.DurationVar(&cfg.AckWait, "transcode-ack-wait", envDuration("KINO_TRANSCODE_ACK_WAIT", time.Minute), "a transcode whose process stops answering (killed, cut off) goes to another worker after this; running jobs say they are alive every third of it (env KINO_TRANSCODE_ACK_WAIT)")
 	fs.DurationVar(&cfg.Stall, "ffmpeg-stall-timeout", envDuration("KINO_FFMPEG_STALL_TIMEOUT", 2*time.Minute), "kill ffmpeg when it reports no progress and writes no output for this long (env KINO_FFMPEG_STALL_TIMEOUT)")
 	parseFFmpeg := ffmpegFlags(fs, &cfg.FFmpeg)
 	concurrency := map[domain.Plan]*int{}
@@ -154,6 +159,7 @@ func newServeCmd() *cobra.Command {
 	var adminTokenFile, trustedProxies, frameAncestors string
 	var parseWorkers func() error
 	var natsAuth natsAuthFlags
+	var cluster clusterFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the whole service: embedded NATS, projector, HTTP API and media",
@@ -167,6 +173,13 @@ func newServeCmd() *cobra.Command {
 			if cfg.NATSAuth, err = natsAuth.auth(cfg.Data, eventstore.RoleServe, cfg.NATSURL, false); err != nil {
 				return err
 			}
+			if cfg.Cluster, err = cluster.cluster(); err != nil {
+				return err
+			}
+			if cfg.Cluster != nil && cfg.NATSURL != "" {
+				return errors.New("--nats-cluster clusters the embedded NATS; with --nats, kino uses that server (or cluster) instead")
+			}
+			cfg.ReadyWait = cluster.readyWait
 			cfg.Plans = domain.DefaultPlans()
 			for plan, raw := range map[domain.Plan]string{domain.PlanFree: maxFree, domain.PlanPro: maxPro, domain.PlanBusiness: maxBusiness} {
 				var n int64
@@ -225,7 +238,10 @@ func newServeCmd() *cobra.Command {
 	hideURLSecret(fs, "nats")
 	natsAuth.register(fs)
 	secretKeyFlag(fs, &cfg.SecretKeyFile)
-	fs.IntVar(&cfg.Replicas, "nats-replicas", envInt("KINO_NATS_REPLICAS", 0), "replicas of kino's streams on a NATS cluster; 0 keeps the current number, 1 for a new stream (env KINO_NATS_REPLICAS)")
+	cluster.register(fs)
+	fs.IntVar(&cfg.Replicas, "replicas", envInt("KINO_REPLICAS", envInt("KINO_NATS_REPLICAS", 0)), "replicas of kino's streams and buckets; 0: with --nats-cluster one per node in --nats-routes up to 3, else what an existing stream has (1 for a new one) (env KINO_REPLICAS)")
+	fs.IntVar(&cfg.Replicas, "nats-replicas", cfg.Replicas, "old name of --replicas (env KINO_NATS_REPLICAS)")
+	_ = fs.MarkDeprecated("nats-replicas", "use --replicas")
 	fs.BoolVar(&cfg.Dev, "dev", envBool("KINO_DEV"), "on an empty store, create account dev (business), collection default and a key, and print the key (env KINO_DEV)")
 	// The token's default is read from KINO_ADMIN_TOKEN in RunE, never
 	// here, so --help cannot show it.
@@ -354,18 +370,20 @@ func (m *Main) Run(ctx context.Context) error {
 		m.Workers.Secrets = m.secrets
 	}
 	natsURL, natsAuth := m.Config.NATSURL, m.NATSAuth
+	replicas, readyWait := m.Replicas, time.Duration(0)
 	if natsURL == "" {
-		srv, err := eventstore.StartEmbedded(m.Data, m.NATSListen)
-		if err != nil {
+		if m.nats, err = startNATS(m.Data, m.NATSListen, m.Cluster, log); err != nil {
 			return err
 		}
-		m.nats, natsURL, natsAuth = srv, srv.URL(), srv.Auth(eventstore.RoleServe)
-		if host, _, _ := net.SplitHostPort(m.NATSListen); host != "127.0.0.1" && host != "localhost" && host != "::1" {
-			log.Warn("the embedded NATS server listens beyond loopback without TLS: it takes only kino's nkeys, but events (and the API's traffic with it) cross the network in clear", "listen", m.NATSListen)
+		natsURL, natsAuth = m.nats.URL(), m.nats.Auth(eventstore.RoleServe)
+		if m.Cluster != nil {
+			readyWait = m.ReadyWait
+			if replicas == 0 {
+				replicas = clusterReplicas(m.Cluster)
+			}
 		}
-		log.Info("embedded NATS started", "url", natsURL, "store", filepath.Join(m.Data, "nats"), "credentials", filepath.Join(m.Data, eventstore.CredsDir))
 	}
-	store, err := eventstore.Open(ctx, eventstore.Config{URL: natsURL, Auth: natsAuth, Name: "kino serve", Manage: true, Replicas: m.Replicas, Log: log.With("component", "eventstore")})
+	store, err := eventstore.Open(ctx, eventstore.Config{URL: natsURL, Auth: natsAuth, Name: "kino serve", Manage: true, Replicas: replicas, ReadyWait: readyWait, Log: log.With("component", "eventstore")})
 	if err != nil {
 		return err
 	}
@@ -467,6 +485,24 @@ func (m *Main) Run(ctx context.Context) error {
 	go func() { m.httpDone <- m.http.Serve(m.listener) }()
 	log.Info("kino serving", "api", m.BaseURL, "cdn", m.CDNURL, "listen", m.listener.Addr().String(), "nats", eventstore.RedactURL(natsURL))
 	return nil
+}
+
+// startNATS starts the embedded NATS server, as a node of cluster when it
+// is not nil (kino serve and kino worker alike).
+func startNATS(data, listen string, cluster *eventstore.Cluster, log *slog.Logger) (*eventstore.Embedded, error) {
+	srv, err := eventstore.StartNode(data, listen, cluster)
+	if err != nil {
+		return nil, err
+	}
+	if host, _, _ := net.SplitHostPort(listen); host != "127.0.0.1" && host != "localhost" && host != "::1" {
+		log.Warn("the embedded NATS server listens beyond loopback without TLS: it takes only kino's nkeys, but events (and the API's traffic with it) cross the network in clear", "listen", listen)
+	}
+	attrs := []any{"url", srv.URL(), "store", filepath.Join(data, "nats"), "credentials", filepath.Join(data, eventstore.CredsDir)}
+	if cluster != nil {
+		attrs = append(attrs, "name", srv.Name(), "cluster", srv.ClusterAddr(), "routes", len(cluster.Routes), "route_tls", cluster.CertFile != "")
+	}
+	log.Info("embedded NATS started", attrs...)
+	return srv, nil
 }
 
 // task is a background loop of the service.
