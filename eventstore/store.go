@@ -79,6 +79,7 @@ type Store struct {
 	stream     jetstream.Stream
 	deliveries jetstream.Stream
 	jobs       jetstream.Stream
+	progress   jetstream.KeyValue // the progress bucket, found at Open
 }
 
 // Open connects to NATS and creates or updates the event stream.
@@ -189,6 +190,12 @@ func setup(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cfg Confi
 		if _, err := st.OpenSendState(ctx); err != nil {
 			return nil, fmt.Errorf("open event store: %w", err)
 		}
+	}
+	// The progress bucket too, so that a node rejoining its cluster is
+	// ready when Open returns. A client that does not manage it may find
+	// it missing (OpenProgress says so to those who need it).
+	if st.progress, err = st.progressBucket(ctx); err != nil && (cfg.Manage || !errors.Is(err, jetstream.ErrBucketNotFound)) {
+		return nil, fmt.Errorf("open event store: %w", err)
 	}
 	return st, nil
 }

@@ -500,7 +500,8 @@ func TestClusterOfThreeSurvivesANodesDeath(t *testing.T) {
 		"--webhooks-allow-private", "--webhook-backoff", "200ms,500ms,1s", "--webhook-timeout", "5s")
 	began := time.Now()
 	c.start()
-	t.Logf("three nodes serving after %s", time.Since(began).Round(time.Millisecond))
+	phase := func(what string) { t.Logf("%6.1fs %s", time.Since(began).Seconds(), what) }
+	phase("three nodes serving")
 	a, b := c.nodes[0], c.nodes[1]
 
 	s := a.store()
@@ -529,7 +530,7 @@ func TestClusterOfThreeSurvivesANodesDeath(t *testing.T) {
 	// Kill the node running an encode mid-way: the job goes to a survivor.
 	ids = append(ids, b.upload(key, "films", "killed-mid-encode.mp4", long))
 	x := c.waitEncoding()
-	t.Logf("%s runs ffmpeg: killing it", x.name)
+	phase(x.name + " runs ffmpeg: killing it")
 	x.kill()
 	s1 := c.survivor(x)
 	ids = append(ids, s1.upload(key, "films", "while-one-is-down.mp4", short))
@@ -538,8 +539,10 @@ func TestClusterOfThreeSurvivesANodesDeath(t *testing.T) {
 			n.waitListed(key, domain.StatusCompleted, ids...)
 		}
 	}
+	phase("the survivors list every video COMPLETED")
 	// Restarted, it rejoins and catches up.
 	x.restart()
+	phase(x.name + " restarted")
 	x.waitListed(key, domain.StatusCompleted, ids...)
 
 	// Kill the event stream's leader.
@@ -550,7 +553,7 @@ func TestClusterOfThreeSurvivesANodesDeath(t *testing.T) {
 		t.Fatalf("stream leader %q: %v", leader, err)
 	}
 	l := c.node(leader)
-	t.Logf("%s leads the event stream: killing it", l.name)
+	phase(l.name + " leads the event stream: killing it")
 	l.kill()
 	s2 := c.survivor(l)
 	ids = append(ids, s2.upload(key, "films", "after-the-leader-died.mp4", short))
@@ -559,8 +562,11 @@ func TestClusterOfThreeSurvivesANodesDeath(t *testing.T) {
 			n.waitListed(key, domain.StatusCompleted, ids...)
 		}
 	}
+	phase("the survivors list every video COMPLETED")
 	l.restart()
+	phase(l.name + " restarted")
 	l.waitListed(key, domain.StatusCompleted, ids...)
+	phase(l.name + " lists every video COMPLETED")
 
 	// Exactly one TranscodeSucceeded per video, nothing else listed.
 	s = l.store()
