@@ -157,3 +157,28 @@ func TestClusterNodeNeedsSharedCredentials(t *testing.T) {
 }
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func TestRouteURL(t *testing.T) {
+	tests := []struct {
+		in, want, err string
+	}{
+		{"nats://a.internal:6222", "nats://a.internal:6222", ""},
+		{" b:6222 ", "nats://b:6222", ""},
+		{"nats://a.internal", "", "want nats://host:port"},
+		{"nats://kino-route:hunter2@a:6222", "", "leave credentials out"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			u, err := routeURL(tt.in)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) || strings.Contains(err.Error(), "hunter2") {
+					t.Fatalf("want an error containing %q (and no secret), got %v", tt.err, err)
+				}
+				return
+			}
+			if err != nil || u.String() != tt.want {
+				t.Fatalf("got %v, %v; want %s", u, err, tt.want)
+			}
+		})
+	}
+}

@@ -139,7 +139,7 @@ func StartNode(dataDir, listen string, cluster *Cluster) (*Embedded, error) {
 		JetStream:  true,
 		StoreDir:   filepath.Join(dataDir, "nats"),
 		NoSigs:     true,
-		NoLog:      os.Getenv("KINO_NATS_DEBUG") == "",
+		NoLog:      true,
 		// Accept large event batches from the CLI or the projector.
 		MaxPayload: 8 << 20,
 		Nkeys:      users,
@@ -152,9 +152,6 @@ func StartNode(dataDir, listen string, cluster *Cluster) (*Embedded, error) {
 	srv, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("start nats: %w", err)
-	}
-	if !opts.NoLog {
-		srv.ConfigureLogger()
 	}
 	srv.Start()
 	if !srv.ReadyForConnections(30 * time.Second) {
