@@ -41,11 +41,7 @@ type Config struct {
 	NATSListen string // embedded server's listen address
 	NATSURL    string // an existing NATS to use instead of embedding one
 	Replicas   int    // stream replicas on a NATS cluster (0: see clusterReplicas)
-	// Cluster makes the embedded NATS a node of a cluster (nil: alone).
-	Cluster *eventstore.Cluster
-	// ReadyWait bounds the wait at start for a clustered JetStream.
-	ReadyWait  time.Duration
-	Dev        bool // bootstrap a dev account, collection and key on an empty store
+	Dev        bool   // bootstrap a dev account, collection and key on an empty store
 	LogLevel   string
 	Plans      domain.Plans
 	Stdout     io.Writer // where --dev prints the key
@@ -63,6 +59,11 @@ type Config struct {
 
 	NATSAuth      eventstore.Auth // credentials for NATSURL (the embedded server's are generated)
 	SecretKeyFile string          // key sealing webhook secrets; "" is <Data>/secret.key (or KINO_SECRET_KEY)
+
+	// Cluster makes the embedded NATS a node of a cluster (nil: alone);
+	// ReadyWait bounds the wait at start for its JetStream.
+	Cluster   *eventstore.Cluster
+	ReadyWait time.Duration
 }
 
 // adminReplayer adapts the projector to the API's admin endpoint.
