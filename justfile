@@ -104,12 +104,14 @@ cluster port="8091": ensure-ffmpeg build
     chmod 711 "$root" # as root, ffmpeg runs as nobody and must pass through it
     pids=()
     cleanup() {
+        trap "" EXIT INT TERM # finish the cleanup even when just sends a second signal
         for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
         for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
         rm -rf "$root"
         echo "cluster stopped; $root removed"
     }
     trap cleanup EXIT
+    trap 'cleanup; exit 0' INT TERM # Ctrl-C is how it stops
     # API on port+i, NATS clients on port+100+i, routes on port+200+i.
     routes=""
     for i in 0 1 2; do routes+="${routes:+,}nats://127.0.0.1:$((base + 200 + i))"; done
@@ -140,11 +142,11 @@ cluster port="8091": ensure-ffmpeg build
     ffmpeg -loglevel error -f lavfi -i testsrc2=size=640x360:rate=30 -f lavfi -i sine=frequency=440:sample_rate=48000 \
         -t 5 -pix_fmt yuv420p -c:v libx264 -preset veryfast -c:a aac "$root/sample.mp4"
     out=$(./bin/kino upload "$root/sample.mp4" --collection demo --key "$key" --url "http://127.0.0.1:$base/v1" --wait)
-    id=$(sed -n 's/^uploaded .* as video \([0-9A-Z]*\) .*/\1/p' <<<"$out")
+    id=$(sed -n 's/^video \([0-9A-Z]*\) COMPLETED.*/\1/p' <<<"$out")
     echo
     for i in 0 1 2; do
         echo "node$i  API http://127.0.0.1:$((base + i))/v1   player http://127.0.0.1:$((base + i))/play/$id   log $root/node$i.log"
     done
     echo "API key: $key   (try: curl -H 'Authorization: Bearer $key' http://127.0.0.1:$((base + 1))/v1/videos)"
     echo "the sample was uploaded through node0; every node lists and plays it. Ctrl-C stops the cluster."
-    wait "${pids[@]}"
+    wait
