@@ -103,8 +103,8 @@ func TestClusterOfThreeEmbeddedNodes(t *testing.T) {
 	}
 	sa := open(a, true)
 	leader, replicas, err := sa.StreamLeader(ctx)
-	if err != nil || leader == "" || replicas != 3 {
-		t.Fatalf("stream leader %q, %d replicas, %v; want a leader and 3", leader, replicas, err)
+	if err != nil || leader == "" || len(replicas) != 3 {
+		t.Fatalf("stream leader %q, replicas %q, %v; want a leader and 3", leader, replicas, err)
 	}
 	id := domain.StreamID{Aggregate: domain.AggAccount, ID: "acme"}
 	if _, err := sa.Append(ctx, id, 0, []domain.Payload{domain.AccountCreated{Plan: domain.PlanFree}}); err != nil {

@@ -194,8 +194,14 @@ func setup(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cfg Confi
 	// The progress bucket too, so that a node rejoining its cluster is
 	// ready when Open returns. A client that does not manage it may find
 	// it missing (OpenProgress says so to those who need it).
-	if st.progress, err = st.progressBucket(ctx); err != nil && (cfg.Manage || !errors.Is(err, jetstream.ErrBucketNotFound)) {
+	// When waiting for readiness (a cluster node starting beside a kino
+	// serve that is still creating them), a missing one is waited for too.
+	waiting := cfg.ReadyWait > 0
+	if st.progress, err = st.progressBucket(ctx); err != nil && (cfg.Manage || waiting || !errors.Is(err, jetstream.ErrBucketNotFound)) {
 		return nil, fmt.Errorf("open event store: %w", err)
+	}
+	if jobs == nil && waiting {
+		return nil, fmt.Errorf("open event store: no stream %s yet", JobsStream)
 	}
 	return st, nil
 }
@@ -235,16 +241,23 @@ func (s *Store) LastSeq(ctx context.Context) (uint64, error) {
 }
 
 // StreamLeader names the server leading the event stream's replicas
-// ("" when it has none, or runs alone), and how many replicas it has.
-func (s *Store) StreamLeader(ctx context.Context) (leader string, replicas int, err error) {
+// ("" when it has none, or runs alone) and every server holding a replica,
+// the leader included.
+func (s *Store) StreamLeader(ctx context.Context) (leader string, replicas []string, err error) {
 	info, err := s.stream.Info(ctx)
 	if err != nil {
-		return "", 0, fmt.Errorf("stream info: %w", err)
+		return "", nil, fmt.Errorf("stream info: %w", err)
 	}
 	if info.Cluster != nil {
 		leader = info.Cluster.Leader
+		if leader != "" {
+			replicas = append(replicas, leader)
+		}
+		for _, p := range info.Cluster.Replicas {
+			replicas = append(replicas, p.Name)
+		}
 	}
-	return leader, info.Config.Replicas, nil
+	return leader, replicas, nil
 }
 
 // Healthy reports an error when the NATS connection is not usable.

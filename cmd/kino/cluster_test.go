@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +43,8 @@ type kinoCluster struct {
 type clusterNode struct {
 	c           *kinoCluster
 	i           int
+	kind        string   // "serve" or "worker"
+	flags       []string // this node's own flags, after the cluster's
 	name        string
 	data        string
 	clusterAddr string
@@ -83,10 +86,21 @@ func freeClusterAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// newKinoCluster prepares n nodes as an operator would: kino cluster init
-// on the first data directory, its credentials copied to the others, the
-// same route list on every node. Nothing runs until start.
+// newKinoCluster prepares n kino serve nodes as an operator would: kino
+// cluster init on the first data directory, its credentials copied to the
+// others, the same route list on every node. Nothing runs until start.
 func newKinoCluster(t *testing.T, n int, flags ...string) *kinoCluster {
+	kinds := make([]string, n)
+	for i := range kinds {
+		kinds[i] = "serve"
+	}
+	return newMixedCluster(t, kinds, flags...)
+}
+
+// newMixedCluster is newKinoCluster with a kind per node: "serve" or
+// "worker" (kino worker with its own embedded node).
+func newMixedCluster(t *testing.T, kinds []string, flags ...string) *kinoCluster {
+	n := len(kinds)
 	t.Helper()
 	root := t.TempDir()
 	passable(t, root)
@@ -96,7 +110,7 @@ func newKinoCluster(t *testing.T, n int, flags ...string) *kinoCluster {
 	}
 	var routes []string
 	for i := 0; i < n; i++ {
-		node := &clusterNode{c: c, i: i, name: fmt.Sprintf("node%d", i), data: filepath.Join(root, fmt.Sprintf("node%d", i)), clusterAddr: freeClusterAddr(t)}
+		node := &clusterNode{c: c, i: i, kind: kinds[i], name: fmt.Sprintf("node%d", i), data: filepath.Join(root, fmt.Sprintf("node%d", i)), clusterAddr: freeClusterAddr(t)}
 		if err := os.Mkdir(node.data, 0o711); err != nil {
 			t.Fatal(err)
 		}
@@ -177,15 +191,21 @@ func (c *kinoCluster) start() {
 
 var (
 	servingRe = regexp.MustCompile(`msg="kino serving".* listen=(\S+)`)
+	workingRe = regexp.MustCompile(`msg="kino worker running"`)
 	natsRe    = regexp.MustCompile(`msg="embedded NATS started" url=(\S+)`)
 )
 
-// launch starts this node's kino serve without waiting for it.
+// launch starts this node's kino serve or kino worker without waiting for
+// it.
 func (n *clusterNode) launch() {
 	t := n.c.t
 	t.Helper()
-	args := append([]string{"serve", "--data", n.data, "--addr", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0",
-		"--nats-cluster", n.clusterAddr, "--nats-routes", n.c.routes, "--nats-name", n.name}, n.c.flags...)
+	args := []string{n.kind, "--data", n.data, "--nats-listen", "127.0.0.1:0",
+		"--nats-cluster", n.clusterAddr, "--nats-routes", n.c.routes, "--nats-name", n.name}
+	if n.kind == "serve" {
+		args = append(args, "--addr", "127.0.0.1:0")
+	}
+	args = append(append(args, n.c.flags...), n.flags...)
 	cmd := exec.Command(n.c.bin, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -215,6 +235,9 @@ func (n *clusterNode) launch() {
 			if m := servingRe.FindStringSubmatch(line); m != nil {
 				up <- [2]string{natsURL, m[1]}
 			}
+			if workingRe.MatchString(line) {
+				up <- [2]string{natsURL, ""}
+			}
 		}
 		_ = cmd.Wait()
 		close(exited)
@@ -228,7 +251,9 @@ func (n *clusterNode) waitUp() {
 	select {
 	case u := <-n.up:
 		n.nats = u[0]
-		n.api = &harness{t: t, url: "http://" + u[1], api: newContract(t, "http://"+u[1])}
+		if u[1] != "" {
+			n.api = &harness{t: t, url: "http://" + u[1], api: newContract(t, "http://"+u[1])}
+		}
 	case <-n.exited:
 		t.Fatalf("%s exited before serving:\n%s", n.name, tail(n.logText(), 30))
 	case <-time.After(90 * time.Second):
@@ -276,10 +301,10 @@ func (n *clusterNode) store() *eventstore.Store {
 	return s
 }
 
-// survivor is a running node other than the ones named.
+// survivor is a running kino serve other than the ones named.
 func (c *kinoCluster) survivor(not ...*clusterNode) *clusterNode {
 	for _, n := range c.nodes {
-		if n.running() && !contains(not, n) {
+		if n.running() && n.kind == "serve" && !contains(not, n) {
 			return n
 		}
 	}
@@ -505,8 +530,8 @@ func TestClusterOfThreeSurvivesANodesDeath(t *testing.T) {
 	a, b := c.nodes[0], c.nodes[1]
 
 	s := a.store()
-	if _, replicas, err := s.StreamLeader(context.Background()); err != nil || replicas != 3 {
-		t.Fatalf("event stream has %d replicas (%v), want 3 on three nodes", replicas, err)
+	if _, replicas, err := s.StreamLeader(context.Background()); err != nil || len(replicas) != 3 {
+		t.Fatalf("event stream has replicas on %q (%v), want 3 on three nodes", replicas, err)
 	}
 	_ = s.Close()
 
@@ -535,7 +560,7 @@ func TestClusterOfThreeSurvivesANodesDeath(t *testing.T) {
 	s1 := c.survivor(x)
 	ids = append(ids, s1.upload(key, "films", "while-one-is-down.mp4", short))
 	for _, n := range c.nodes {
-		if n.running() {
+		if n.running() && n.kind == "serve" {
 			n.waitListed(key, domain.StatusCompleted, ids...)
 		}
 	}
@@ -558,7 +583,7 @@ func TestClusterOfThreeSurvivesANodesDeath(t *testing.T) {
 	s2 := c.survivor(l)
 	ids = append(ids, s2.upload(key, "films", "after-the-leader-died.mp4", short))
 	for _, n := range c.nodes {
-		if n.running() {
+		if n.running() && n.kind == "serve" {
 			n.waitListed(key, domain.StatusCompleted, ids...)
 		}
 	}
@@ -595,4 +620,40 @@ func (n *clusterNode) waitKey(key string) {
 		r := n.api.do("GET", "/v1/collections/films", key, nil)
 		return r.status == 200, fmt.Sprintf("%s does not know the key yet: %d %s", n.name, r.status, r.body)
 	})
+}
+
+// kino worker with --nats-cluster is a full peer: its embedded node holds a
+// replica of the event stream, and it transcodes what is uploaded through
+// a kino serve; killed and restarted, it rejoins and goes on.
+func TestClusterWorkerNodeIsAFullPeer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three kino processes")
+	}
+	c := newMixedCluster(t, []string{"serve", "serve", "worker"},
+		"--transcode-ack-wait", "3s", "--transcode-backoff", "100ms", "--webhook-workers", "0")
+	// Only the worker transcodes.
+	c.nodes[0].flags = []string{"--workers", "0"}
+	c.nodes[1].flags = []string{"--workers", "0"}
+	c.nodes[2].flags = []string{"--workers", "1"}
+	c.start()
+	a, b, w := c.nodes[0], c.nodes[1], c.nodes[2]
+
+	s := a.store()
+	_, replicas, err := s.StreamLeader(context.Background())
+	_ = s.Close()
+	if err != nil || len(replicas) != 3 || !slices.Contains(replicas, w.name) {
+		t.Fatalf("event stream replicas on %q (%v), want 3 with the worker's node %s", replicas, err, w.name)
+	}
+	a.cli("accounts", "create", "acme", "--plan", "pro")
+	key := lastLine(a.cli("keys", "create", "acme"))
+	a.cli("collections", "create", "acme", "films", "Films")
+	b.waitKey(key)
+	short := makeClip(t, "short.mp4", 320, 180, 1, false)
+	ids := []string{a.upload(key, "films", "first.mp4", short)}
+	b.waitListed(key, domain.StatusCompleted, ids...)
+
+	w.kill()
+	w.restart()
+	ids = append(ids, b.upload(key, "films", "after-the-worker-came-back.mp4", short))
+	a.waitListed(key, domain.StatusCompleted, ids...)
 }
