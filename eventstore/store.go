@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -129,6 +130,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		if wait == 0 {
 			cfg.Log.Info("waiting for the JetStream cluster", "err", err, "for_at_most", cfg.ReadyWait.String())
 			wait = 100 * time.Millisecond
+		} else {
+			cfg.Log.Debug("JetStream not ready yet", "err", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -140,9 +143,38 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 }
 
+func eventsConfig(replicas int) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        StreamName,
+		Description: "kino events: every state change, the source of truth",
+		Subjects:    Subjects,
+		Storage:     jetstream.FileStorage,
+		Retention:   jetstream.LimitsPolicy,
+		Discard:     jetstream.DiscardOld,
+		MaxAge:      0, // keep forever: the stream is the history
+		Duplicates:  duplicateWindow,
+		Replicas:    replicas,
+		AllowDirect: true,
+	}
+}
+
 // setup finds (or, managing, creates or updates) every stream and bucket
 // of kino and returns the store using them.
 func setup(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cfg Config) (*Store, error) {
+	if cfg.ReadyWait > 0 {
+		// A cheap question first, answered once the cluster has a meta
+		// leader: until then each request below would wait its full
+		// timeout.
+		probe, cancel := context.WithTimeout(ctx, time.Second)
+		_, err := js.AccountInfo(probe)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("open event store: JetStream: %w", err)
+		}
+		if cfg.Manage && cfg.Replicas > 0 {
+			createAtOnce(ctx, js, cfg)
+		}
+	}
 	stream, err := js.Stream(ctx, StreamName)
 	switch {
 	case err == nil && !cfg.Manage:
@@ -158,18 +190,7 @@ func setup(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cfg Confi
 				replicas = stream.CachedInfo().Config.Replicas
 			}
 		}
-		stream, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-			Name:        StreamName,
-			Description: "kino events: every state change, the source of truth",
-			Subjects:    Subjects,
-			Storage:     jetstream.FileStorage,
-			Retention:   jetstream.LimitsPolicy,
-			Discard:     jetstream.DiscardOld,
-			MaxAge:      0, // keep forever: the stream is the history
-			Duplicates:  duplicateWindow,
-			Replicas:    replicas,
-			AllowDirect: true,
-		})
+		stream, err = js.CreateOrUpdateStream(ctx, eventsConfig(replicas))
 		if err != nil {
 			return nil, fmt.Errorf("open event store: stream %s: %w", StreamName, err)
 		}
@@ -238,6 +259,30 @@ func (s *Store) LastSeq(ctx context.Context) (uint64, error) {
 		return 0, fmt.Errorf("stream info: %w", err)
 	}
 	return info.State.LastSeq, nil
+}
+
+// createAtOnce creates or updates every stream and bucket concurrently,
+// ignoring errors (setup then checks each in turn). On a new cluster the
+// creation of each waits for its Raft group to elect a leader, seconds
+// each: one after the other, a first start took half a minute.
+func createAtOnce(ctx context.Context, js jetstream.JetStream, cfg Config) {
+	tmp := &Store{cfg: cfg, js: js}
+	steps := []func(){
+		func() { _, _ = js.CreateOrUpdateStream(ctx, eventsConfig(cfg.Replicas)) },
+		func() { _, _ = openDeliveries(ctx, js, cfg) },
+		func() { _, _ = openJobs(ctx, js, cfg) },
+		func() { _, _ = tmp.OpenSendState(ctx) },
+		func() { _, _ = tmp.progressBucket(ctx) },
+	}
+	var wg sync.WaitGroup
+	for _, step := range steps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			step()
+		}()
+	}
+	wg.Wait()
 }
 
 // StreamLeader names the server leading the event stream's replicas
