@@ -125,7 +125,7 @@ cluster port="8091": ensure-ffmpeg build
             --nats-cluster "127.0.0.1:$((base + 200 + i))" --nats-routes "$routes" --nats-name "node$i" 2> "$root/node$i.log" &
         pids+=($!)
     done
-    echo "starting three nodes (the cluster elects its leaders first: 10-30 s)..."
+    echo "starting three nodes (the cluster elects its leaders first: a few seconds)..."
     for i in 0 1 2; do
         for n in $(seq 600); do
             curl -fsS "http://127.0.0.1:$((base + i))/healthz" >/dev/null 2>&1 && break
