@@ -2,9 +2,16 @@ package eventstore
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	cryptorand "crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -180,5 +187,111 @@ func TestRouteURL(t *testing.T) {
 				t.Fatalf("got %v, %v; want %s", u, err, tt.want)
 			}
 		})
+	}
+}
+
+// nodeCerts writes a CA and one certificate per name (for 127.0.0.1, for
+// both ends of a route) as PEM files.
+func nodeCerts(t *testing.T, names ...string) (ca string, certs map[string][2]string) {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(name, typ string, der []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	newKey := func() *ecdsa.PrivateKey {
+		k, err := ecdsa.GenerateKey(elliptic.P256(), cryptorand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	caKey := newKey()
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kino cluster test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(cryptorand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certs = map[string][2]string{}
+	for i, name := range names {
+		k := newKey()
+		tmpl := &x509.Certificate{SerialNumber: big.NewInt(int64(i + 2)), Subject: pkix.Name{CommonName: name},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+			KeyUsage:    x509.KeyUsageDigitalSignature,
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+			IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
+		der, err := x509.CreateCertificate(cryptorand.Reader, tmpl, caTmpl, &k.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kder, err := x509.MarshalECPrivateKey(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		certs[name] = [2]string{write(name+".pem", "CERTIFICATE", der), write(name+"-key.pem", "EC PRIVATE KEY", kder)}
+	}
+	return write("ca.pem", "CERTIFICATE", caDER), certs
+}
+
+// With route TLS, two nodes form a cluster over TLS; a node without TLS
+// gets no route to them.
+func TestClusterRoutesOverTLS(t *testing.T) {
+	ca, certs := nodeCerts(t, "a", "b")
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	if err := InitCluster(dirs[0]); err != nil {
+		t.Fatal(err)
+	}
+	copyCreds(t, dirs[0], dirs[1])
+	copyCreds(t, dirs[0], dirs[2])
+	addrs := []string{freeAddr(t), freeAddr(t)}
+	routes := []string{"nats://" + addrs[0], "nats://" + addrs[1]}
+	var nodes []*Embedded
+	for i, name := range []string{"a", "b"} {
+		e, err := StartNode(dirs[i], "127.0.0.1:0", &Cluster{Listen: addrs[i], Routes: routes, Name: name,
+			CertFile: certs[name][0], KeyFile: certs[name][1], CAFile: ca})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(e.Shutdown)
+		nodes = append(nodes, e)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for nodes[0].Peers() != 1 || nodes[1].Peers() != 1 {
+		if time.Now().After(deadline) {
+			l := make(errorLog, 4)
+			nodes[0].srv.SetLogger(l, false, false)
+			t.Fatalf("no TLS route between a and b: peers %d, %d: %s", nodes[0].Peers(), nodes[1].Peers(), <-l)
+		}
+		<-tick.C
+	}
+
+	refused := make(errorLog, 16)
+	nodes[0].srv.SetLogger(refused, false, false)
+	plain := startNode(t, dirs[2], freeAddr(t), routes[0])
+	select {
+	case <-refused:
+		if plain.Peers() != 0 || nodes[0].Peers() != 1 {
+			t.Fatalf("a node without TLS has %d peers, a %d", plain.Peers(), nodes[0].Peers())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a's routes logged no refusal of the node without TLS")
+	}
+}
+
+func TestRouteTLSNeedsAllThreeFiles(t *testing.T) {
+	dir := t.TempDir()
+	if err := InitCluster(dir); err != nil {
+		t.Fatal(err)
+	}
+	_, err := StartNode(dir, "127.0.0.1:0", &Cluster{Listen: "127.0.0.1:0", Routes: []string{"nats://127.0.0.1:1"}, CertFile: "node.pem"})
+	if err == nil || !strings.Contains(err.Error(), "route TLS needs") {
+		t.Fatalf("want a route TLS error, got %v", err)
 	}
 }

@@ -5,6 +5,7 @@ package eventstore
 
 import (
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -231,6 +232,10 @@ func clusterOptions(opts *server.Options, dataDir string, c Cluster) error {
 		if err != nil {
 			return fmt.Errorf("route TLS: %w", err)
 		}
+		// A route is both client and server: the CA checks either end
+		// (as nats-server's own cluster tls block sets it up).
+		tc.ClientAuth = tls.RequireAndVerifyClientCert
+		tc.RootCAs = tc.ClientCAs
 		opts.Cluster.TLSConfig = tc
 		opts.Cluster.TLSTimeout = 2
 	}
