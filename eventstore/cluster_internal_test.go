@@ -295,3 +295,18 @@ func TestRouteTLSNeedsAllThreeFiles(t *testing.T) {
 		t.Fatalf("want a route TLS error, got %v", err)
 	}
 }
+
+// A node alone, its peers never up: Open gives up after ReadyWait with an
+// error that says what to check.
+func TestOpenOnAClusterWithoutQuorumGivesUp(t *testing.T) {
+	dir := t.TempDir()
+	if err := InitCluster(dir); err != nil {
+		t.Fatal(err)
+	}
+	self := freeAddr(t)
+	e := startNode(t, dir, self, "nats://"+self, "nats://"+freeAddr(t), "nats://"+freeAddr(t))
+	_, err := Open(context.Background(), Config{URL: e.URL(), Auth: e.Auth(RoleServe), Manage: true, Replicas: 3, ReadyWait: 2 * time.Second, Log: quietLog()})
+	if err == nil || !strings.Contains(err.Error(), "not ready after 2s") || !strings.Contains(err.Error(), "enough cluster nodes up") {
+		t.Fatalf("want an error saying the cluster is not ready, got %v", err)
+	}
+}
