@@ -81,6 +81,7 @@ type Store struct {
 	deliveries jetstream.Stream
 	jobs       jetstream.Stream
 	progress   jetstream.KeyValue // the progress bucket, found at Open
+	sendState  *SendState         // the senders' buckets, found at Open
 }
 
 // Open connects to NATS and creates or updates the event stream.
@@ -205,19 +206,17 @@ func setup(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cfg Confi
 		return nil, err
 	}
 	st := &Store{cfg: cfg, nc: nc, js: js, stream: stream, deliveries: deliveries, jobs: jobs}
-	if cfg.Manage {
-		// The senders' buckets are made here, so that workers, whose role
-		// may not create streams, only ever open them.
-		if _, err := st.OpenSendState(ctx); err != nil {
-			return nil, fmt.Errorf("open event store: %w", err)
-		}
-	}
-	// The progress bucket too, so that a node rejoining its cluster is
-	// ready when Open returns. A client that does not manage it may find
-	// it missing (OpenProgress says so to those who need it).
-	// When waiting for readiness (a cluster node starting beside a kino
-	// serve that is still creating them), a missing one is waited for too.
+	// The senders' and the progress buckets are made (kino serve) or found
+	// here, so that a node rejoining its cluster is ready when Open
+	// returns, and workers, whose role may not create streams, only ever
+	// open them. A client that does not manage them may find them missing
+	// (OpenSendState and OpenProgress say so to those who need them) but,
+	// waiting for readiness (a cluster node starting beside a kino serve
+	// still creating them), waits for them too.
 	waiting := cfg.ReadyWait > 0
+	if st.sendState, err = st.openSendState(ctx, cfg.Manage); err != nil && (cfg.Manage || waiting) {
+		return nil, fmt.Errorf("open event store: %w", err)
+	}
 	if st.progress, err = st.progressBucket(ctx); err != nil && (cfg.Manage || waiting || !errors.Is(err, jetstream.ErrBucketNotFound)) {
 		return nil, fmt.Errorf("open event store: %w", err)
 	}
@@ -271,7 +270,7 @@ func createAtOnce(ctx context.Context, js jetstream.JetStream, cfg Config) {
 		func() { _, _ = js.CreateOrUpdateStream(ctx, eventsConfig(cfg.Replicas)) },
 		func() { _, _ = openDeliveries(ctx, js, cfg) },
 		func() { _, _ = openJobs(ctx, js, cfg) },
-		func() { _, _ = tmp.OpenSendState(ctx) },
+		func() { _, _ = tmp.openSendState(ctx, true) },
 		func() { _, _ = tmp.progressBucket(ctx) },
 	}
 	var wg sync.WaitGroup
