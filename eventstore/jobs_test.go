@@ -369,3 +369,29 @@ func TestFairQueueStartsOnceJetStreamAnswers(t *testing.T) {
 		t.Fatalf("job of video %s, want %s", got.video, id)
 	}
 }
+
+// What Open found (the senders' and progress buckets) is handed out
+// without asking JetStream again, so a worker's sender and transcoder start
+// even when a rejoining cluster node times out right after Open.
+func TestBucketsFoundAtOpenNeedNoRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	srv, err := eventstore.StartEmbedded(dir, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe)) // kino serve makes them
+	worker, err := eventstore.Open(context.Background(), eventstore.Config{URL: srv.URL(), Auth: srv.Auth(eventstore.RoleWorker)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer worker.Abort()
+	srv.Shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, err := worker.OpenSendState(ctx); err != nil {
+		t.Fatalf("send state: %v", err)
+	}
+	if _, err := worker.OpenProgress(ctx); err != nil {
+		t.Fatalf("progress: %v", err)
+	}
+}

@@ -124,6 +124,9 @@ func newMixedCluster(t *testing.T, kinds []string, flags ...string) *kinoCluster
 	if out, err := exec.Command(c.bin, "cluster", "init", "--data", c.nodes[0].data).CombinedOutput(); err != nil {
 		t.Fatalf("kino cluster init: %v\n%s", err, out)
 	}
+	if fi, err := os.Stat(eventstore.ClusterSecretFile(c.nodes[0].data)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("cluster secret: %v, mode %v; want 0600", err, fi.Mode())
+	}
 	for _, node := range c.nodes[1:] {
 		copyTree(t, filepath.Join(c.nodes[0].data, eventstore.CredsDir), filepath.Join(node.data, eventstore.CredsDir))
 		copyTree(t, filepath.Join(c.nodes[0].data, "secret.key"), filepath.Join(node.data, "secret.key"))
@@ -511,7 +514,12 @@ func transcodeSucceeded(t *testing.T, s *eventstore.Store) map[string]int {
 }
 
 // Three kino serve processes, their embedded NATS one cluster with R3
-// streams: a video uploaded through one node is listed on another and
+// streams. To come once the other parts of the issue are merged: each
+// subscription receives each event once (hooks.deliveries(), every count
+// 1), and a completed video's playlist plays from every survivor's /cdn
+// (with --media nats; the nodes share one media directory until then).
+//
+// The scenario: a video uploaded through one node is listed on another and
 // transcoded by some node; killing (SIGKILL) the node running an encode,
 // and then the event stream's leader, loses no accepted upload; every
 // video ends COMPLETED with exactly one TranscodeSucceeded; a killed node
