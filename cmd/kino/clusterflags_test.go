@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kino-video/kino/eventstore"
 )
@@ -59,5 +63,24 @@ func TestClusterFlagsRefuseHalfAConfiguration(t *testing.T) {
 				t.Fatalf("want an error containing %q, got %v", tt.err, err)
 			}
 		})
+	}
+}
+
+// A cluster node started before the cluster's credentials were copied to
+// it refuses to start and makes none of its own: a secret.key or nkeys of
+// its own would silently differ from every other node's.
+func TestClusterNodeWithoutSharedCredentialsMakesNone(t *testing.T) {
+	data := t.TempDir()
+	m := &Main{Config: Config{Addr: "127.0.0.1:0", Data: data, NATSListen: "127.0.0.1:0", Log: quiet,
+		Cluster: &eventstore.Cluster{Listen: "127.0.0.1:0", Routes: []string{"nats://127.0.0.1:1"}}, ReadyWait: time.Second}}
+	err := m.Run(context.Background())
+	m.Close()
+	if err == nil {
+		t.Fatal("a cluster node started without the cluster's credentials")
+	}
+	for _, p := range []string{filepath.Join(data, "secret.key"), eventstore.CredsFile(data, eventstore.RoleServe)} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s was generated", p)
+		}
 	}
 }

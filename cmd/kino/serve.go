@@ -364,7 +364,9 @@ func (m *Main) Run(ctx context.Context) error {
 		return fmt.Errorf("data directory: %w", err)
 	}
 	var err error
-	if m.secrets, err = secretKey(m.SecretKeyFile, m.Data, true); err != nil {
+	// A cluster node never makes its own key: webhook secrets sealed on one
+	// node are opened on another, so every node has kino cluster init's.
+	if m.secrets, err = secretKey(m.SecretKeyFile, m.Data, m.Cluster == nil); err != nil {
 		return err
 	}
 	if m.Workers.Secrets == nil {
