@@ -103,3 +103,59 @@ demo port="8090": ensure-ffmpeg build
     echo "API key: $key   (try: curl -H 'Authorization: Bearer $key' http://127.0.0.1:{{port}}/v1/videos)"
     echo "kino is running; press Ctrl-C to stop."
     wait $pid
+
+# Three kino serve nodes on loopback whose embedded NATS form one cluster (streams replicated 3 times), sharing one media directory; uploads a sample through node 0 and prints every node's API and player URLs. Ctrl-C stops them and removes their data.
+cluster port="8091": ensure-ffmpeg build
+    #!/usr/bin/env bash
+    set -euo pipefail
+    base={{port}}
+    root=$(mktemp -d -t kino-cluster-XXXX)
+    chmod 711 "$root" # as root, ffmpeg runs as nobody and must pass through it
+    pids=()
+    cleanup() {
+        trap "" EXIT INT TERM # finish the cleanup even when just sends a second signal
+        for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+        for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+        rm -rf "$root"
+        echo "cluster stopped; $root removed"
+    }
+    trap cleanup EXIT
+    trap 'cleanup; exit 0' INT TERM # Ctrl-C is how it stops
+    # API on port+i, NATS clients on port+100+i, routes on port+200+i.
+    routes=""
+    for i in 0 1 2; do routes+="${routes:+,}nats://127.0.0.1:$((base + 200 + i))"; done
+    ./bin/kino cluster init --data "$root/node0" >/dev/null
+    mkdir -m 711 "$root/media" # one media directory for all (until --media nats)
+    for i in 0 1 2; do
+        d="$root/node$i"
+        if [ "$i" != 0 ]; then mkdir -m 711 "$d"; cp -a "$root/node0/nats-creds" "$root/node0/secret.key" "$d/"; fi
+        ln -s "$root/media" "$d/media"
+        ./bin/kino serve --data "$d" --addr "127.0.0.1:$((base + i))" --nats-listen "127.0.0.1:$((base + 100 + i))" \
+            --nats-cluster "127.0.0.1:$((base + 200 + i))" --nats-routes "$routes" --nats-name "node$i" 2> "$root/node$i.log" &
+        pids+=($!)
+    done
+    echo "starting three nodes (the cluster elects its leaders first: a few seconds)..."
+    for i in 0 1 2; do
+        for n in $(seq 600); do
+            curl -fsS "http://127.0.0.1:$((base + i))/healthz" >/dev/null 2>&1 && break
+            kill -0 "${pids[$i]}" 2>/dev/null || { echo "node$i exited:"; cat "$root/node$i.log"; exit 1; }
+            [ "$n" = 600 ] && { echo "node$i not serving after 120 s:"; tail -n 20 "$root/node$i.log"; exit 1; }
+            sleep 0.2
+        done
+    done
+    nats="--data $root/node0 --nats nats://127.0.0.1:$((base + 100))"
+    ./bin/kino accounts create demo --plan business $nats >/dev/null
+    key=$(./bin/kino keys create demo --label cluster $nats | tail -n 1)
+    ./bin/kino collections create demo demo "Demo videos" $nats >/dev/null
+    echo "generating a 5 s 640x360 sample with ffmpeg..."
+    ffmpeg -loglevel error -f lavfi -i testsrc2=size=640x360:rate=30 -f lavfi -i sine=frequency=440:sample_rate=48000 \
+        -t 5 -pix_fmt yuv420p -c:v libx264 -preset veryfast -c:a aac "$root/sample.mp4"
+    out=$(./bin/kino upload "$root/sample.mp4" --collection demo --key "$key" --url "http://127.0.0.1:$base/v1" --wait)
+    id=$(sed -n 's/^video \([0-9A-Z]*\) COMPLETED.*/\1/p' <<<"$out")
+    echo
+    for i in 0 1 2; do
+        echo "node$i  API http://127.0.0.1:$((base + i))/v1   player http://127.0.0.1:$((base + i))/play/$id   log $root/node$i.log"
+    done
+    echo "API key: $key   (try: curl -H 'Authorization: Bearer $key' http://127.0.0.1:$((base + 1))/v1/videos)"
+    echo "the sample was uploaded through node0; every node lists and plays it. Ctrl-C stops the cluster."
+    wait

@@ -124,9 +124,17 @@ type SendState struct {
 }
 
 // OpenSendState opens (creating them when missing) the send-lock and
-// attempt-count buckets.
+// attempt-count buckets, or returns those Open found.
 func (s *Store) OpenSendState(ctx context.Context) (*SendState, error) {
-	locks, err := s.bucket(ctx, jetstream.KeyValueConfig{
+	if s.sendState != nil {
+		return s.sendState, nil
+	}
+	return s.openSendState(ctx, true)
+}
+
+// openSendState opens the buckets, creating missing ones when create is set.
+func (s *Store) openSendState(ctx context.Context, create bool) (*SendState, error) {
+	locks, err := s.bucket(ctx, create, jetstream.KeyValueConfig{
 		Bucket:      SendLocksBucket,
 		Description: "kino: subscriptions with a webhook POST under way",
 		TTL:         SendLockTTL,
@@ -136,7 +144,7 @@ func (s *Store) OpenSendState(ctx context.Context) (*SendState, error) {
 	if err != nil {
 		return nil, err
 	}
-	attempts, err := s.bucket(ctx, jetstream.KeyValueConfig{
+	attempts, err := s.bucket(ctx, create, jetstream.KeyValueConfig{
 		Bucket:      AttemptsBucket,
 		Description: "kino: attempts made per webhook delivery",
 		TTL:         attemptsTTL,
@@ -149,11 +157,12 @@ func (s *Store) OpenSendState(ctx context.Context) (*SendState, error) {
 	return &SendState{locks: locks, attempts: attempts}, nil
 }
 
-// bucket opens a KV bucket, creating it only when it does not exist, so
-// that processes without the right to change it can still use it.
-func (s *Store) bucket(ctx context.Context, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+// bucket opens a KV bucket, creating it (when create is set) only when it
+// does not exist, so that processes without the right to change it can
+// still use it.
+func (s *Store) bucket(ctx context.Context, create bool, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
 	kv, err := s.js.KeyValue(ctx, cfg.Bucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
+	if create && errors.Is(err, jetstream.ErrBucketNotFound) {
 		kv, err = s.js.CreateOrUpdateKeyValue(ctx, cfg)
 	}
 	if err != nil {

@@ -123,21 +123,28 @@ func (s *Store) FairWork(ctx context.Context, cfg FairConfig, handle func(ctx co
 	if cfg.Limit == nil {
 		cfg.Limit = func(context.Context, string) int { return 1 }
 	}
-	intake, err := s.intakeConsumer(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	backoff, err := s.jobs.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-		Durable:        BackoffDurable,
-		Description:    "kino: jobs waiting out a retry backoff",
-		FilterSubjects: []string{jobsLater + ">"},
-		AckPolicy:      jetstream.AckExplicitPolicy,
-		AckWait:        30 * time.Second,
-		MaxDeliver:     -1,
-		MaxAckPending:  -1,
+	var intake, backoff jetstream.Consumer
+	err := untilDone(ctx, cfg.Log, "fair work: consumers", func() error {
+		var err error
+		if intake, err = s.intakeConsumer(ctx, cfg); err != nil {
+			return err
+		}
+		backoff, err = s.jobs.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+			Durable:        BackoffDurable,
+			Description:    "kino: jobs waiting out a retry backoff",
+			FilterSubjects: []string{jobsLater + ">"},
+			AckPolicy:      jetstream.AckExplicitPolicy,
+			AckWait:        30 * time.Second,
+			MaxDeliver:     -1,
+			MaxAckPending:  -1,
+		})
+		if err != nil {
+			return fmt.Errorf("fair work: consumer %s: %w", BackoffDurable, err)
+		}
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("fair work: consumer %s: %w", BackoffDurable, err)
+		return err
 	}
 	// A new job anywhere wakes an idle slot at once.
 	wake := make(chan struct{}, 1)

@@ -2,7 +2,10 @@ package eventstore_test
 
 import (
 	"context"
+	"log/slog"
+	"net"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -307,5 +310,88 @@ func TestFairQueueTakesOverTheOldDurable(t *testing.T) {
 	slices.Sort(got)
 	if want := []string{v3, v4}; !slices.Equal(got, want) {
 		t.Fatalf("jobs %v, want %v (not %s, %s: done before)", got, want, v1, v2)
+	}
+}
+
+// lineSignal is a log writer that signals every line holding want.
+type lineSignal struct {
+	want string
+	seen chan struct{}
+}
+
+func (l lineSignal) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), l.want) {
+		select {
+		case l.seen <- struct{}{}:
+		default:
+		}
+	}
+	return len(p), nil
+}
+
+// A worker that starts while JetStream does not answer (its cluster node
+// rejoining, a leader being elected) keeps trying to make its consumers,
+// and takes jobs once JetStream is back, instead of giving up for good.
+func TestFairQueueStartsOnceJetStreamAnswers(t *testing.T) {
+	dir := t.TempDir()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	srv, err := eventstore.StartEmbedded(dir, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
+	id := upload(t, s, "acme")
+	srv.Shutdown()
+
+	retrying := lineSignal{want: "cannot start yet", seen: make(chan struct{}, 1)}
+	cfg := fairConfig(1, map[string]int{"acme": 1})
+	cfg.Log = slog.New(slog.NewTextHandler(retrying, nil))
+	jobs := make(chan started, 1)
+	runFair(t, s, cfg, func(_ context.Context, job *eventstore.Job) {
+		jobs <- jobOf(job)
+		ack(t, job)
+	})
+	select {
+	case <-retrying.seen:
+	case <-time.After(30 * time.Second):
+		t.Fatal("FairWork did not say it retries")
+	}
+	if srv, err = eventstore.StartEmbedded(dir, addr); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	if got := receive(t, jobs); got.video != id {
+		t.Fatalf("job of video %s, want %s", got.video, id)
+	}
+}
+
+// What Open found (the senders' and progress buckets) is handed out
+// without asking JetStream again, so a worker's sender and transcoder start
+// even when a rejoining cluster node times out right after Open.
+func TestBucketsFoundAtOpenNeedNoRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	srv, err := eventstore.StartEmbedded(dir, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe)) // kino serve makes them
+	worker, err := eventstore.Open(context.Background(), eventstore.Config{URL: srv.URL(), Auth: srv.Auth(eventstore.RoleWorker)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer worker.Abort()
+	srv.Shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, err := worker.OpenSendState(ctx); err != nil {
+		t.Fatalf("send state: %v", err)
+	}
+	if _, err := worker.OpenProgress(ctx); err != nil {
+		t.Fatalf("progress: %v", err)
 	}
 }

@@ -44,7 +44,7 @@ type RateLimits struct {
 
 // OpenRateLimits opens the rate-limit bucket, creating it if needed.
 func (s *Store) OpenRateLimits(ctx context.Context) (*RateLimits, error) {
-	kv, err := s.bucket(ctx, jetstream.KeyValueConfig{
+	kv, err := s.bucket(ctx, s.cfg.Manage, jetstream.KeyValueConfig{
 		Bucket:      RateBucket,
 		Description: "kino: the API nodes' shares of each rate limit",
 		TTL:         rateTTL,

@@ -26,13 +26,25 @@ type Progress struct {
 
 // OpenProgress creates or opens the progress bucket. A store that does not
 // manage kino's streams (a worker) only opens it: kino serve created it.
+// Open has done so once already (retried while a cluster gets ready).
 func (s *Store) OpenProgress(ctx context.Context) (*Progress, error) {
+	kv := s.progress
+	if kv == nil {
+		var err error
+		if kv, err = s.progressBucket(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return &Progress{kv: kv, values: make(map[string]float64)}, nil
+}
+
+func (s *Store) progressBucket(ctx context.Context) (jetstream.KeyValue, error) {
 	if !s.cfg.Manage {
 		kv, err := s.js.KeyValue(ctx, ProgressBucket)
 		if err != nil {
 			return nil, fmt.Errorf("progress bucket: %w (start kino serve first)", err)
 		}
-		return &Progress{kv: kv, values: make(map[string]float64)}, nil
+		return kv, nil
 	}
 	kv, err := s.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket:      ProgressBucket,
@@ -44,7 +56,7 @@ func (s *Store) OpenProgress(ctx context.Context) (*Progress, error) {
 	if err != nil {
 		return nil, fmt.Errorf("progress bucket: %w", err)
 	}
-	return &Progress{kv: kv, values: make(map[string]float64)}, nil
+	return kv, nil
 }
 
 // Set records the progress of a video.

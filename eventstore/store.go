@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -32,6 +33,10 @@ type Config struct {
 	// Replicas of the streams on a cluster. 0 keeps what an existing stream
 	// has (1 for a new one), so a restart without the flag never shrinks it.
 	Replicas int
+	// ReadyWait is how long Open retries while JetStream is not ready (a
+	// cluster electing its leader, a stream not yet made by kino serve);
+	// 0: it fails at once.
+	ReadyWait time.Duration
 
 	// Clock and ids come from the edge; tests may fix them.
 	Now   func() time.Time
@@ -89,6 +94,8 @@ type Store struct {
 	deliveries jetstream.Stream
 	jobs       jetstream.Stream
 	health     *health
+	progress   jetstream.KeyValue // the progress bucket, found at Open
+	sendState  *SendState         // the senders' buckets, found at Open
 }
 
 // Open connects to NATS and creates or updates the event stream.
@@ -119,14 +126,79 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		nc.Close()
 		return nil, fmt.Errorf("open event store: %w", err)
 	}
+	var st *Store
+	wait := time.Duration(0)
+	deadline := time.Now().Add(cfg.ReadyWait)
+	for {
+		st, err = setup(ctx, nc, js, cfg, h)
+		if err == nil {
+			return st, nil
+		}
+		// On a cluster, JetStream answers only once the nodes have elected
+		// a meta leader and enough peers are up for the replicas: until
+		// then every step may fail, so all are retried until ReadyWait.
+		if cfg.ReadyWait <= 0 || errors.Is(err, ErrUnauthorized) {
+			nc.Close()
+			return nil, err
+		}
+		if time.Now().Add(wait).After(deadline) {
+			nc.Close()
+			return nil, fmt.Errorf("%w (JetStream on %s not ready after %s: are enough cluster nodes up, sharing the same nats-creds?)", err, RedactURL(cfg.URL), cfg.ReadyWait)
+		}
+		if wait == 0 {
+			cfg.Log.Info("waiting for the JetStream cluster", "err", err, "for_at_most", cfg.ReadyWait.String())
+			wait = 100 * time.Millisecond
+		} else {
+			cfg.Log.Debug("JetStream not ready yet", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			nc.Close()
+			return nil, fmt.Errorf("open event store: %w", ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+func eventsConfig(replicas int) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        StreamName,
+		Description: "kino events: every state change, the source of truth",
+		Subjects:    Subjects,
+		Storage:     jetstream.FileStorage,
+		Retention:   jetstream.LimitsPolicy,
+		Discard:     jetstream.DiscardOld,
+		MaxAge:      0, // keep forever: the stream is the history
+		Duplicates:  duplicateWindow,
+		Replicas:    replicas,
+		AllowDirect: true,
+	}
+}
+
+// setup finds (or, managing, creates or updates) every stream and bucket
+// of kino and returns the store using them.
+func setup(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cfg Config, h *health) (*Store, error) {
+	if cfg.ReadyWait > 0 {
+		// A cheap question first, answered once the cluster has a meta
+		// leader: until then each request below would wait its full
+		// timeout.
+		probe, cancel := context.WithTimeout(ctx, time.Second)
+		_, err := js.AccountInfo(probe)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("open event store: JetStream: %w", err)
+		}
+		if cfg.Manage && cfg.Replicas > 0 {
+			createAtOnce(ctx, js, cfg)
+		}
+	}
 	stream, err := js.Stream(ctx, StreamName)
 	switch {
 	case err == nil && !cfg.Manage:
 	case errors.Is(err, jetstream.ErrStreamNotFound) && !cfg.Manage:
-		nc.Close()
 		return nil, fmt.Errorf("open event store: no stream %s on %s: start kino serve first", StreamName, RedactURL(cfg.URL))
 	case err != nil && !errors.Is(err, jetstream.ErrStreamNotFound):
-		nc.Close()
 		return nil, fmt.Errorf("open event store: stream %s: %w", StreamName, err)
 	default:
 		replicas := cfg.Replicas
@@ -136,42 +208,37 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 				replicas = stream.CachedInfo().Config.Replicas
 			}
 		}
-		stream, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-			Name:        StreamName,
-			Description: "kino events: every state change, the source of truth",
-			Subjects:    Subjects,
-			Storage:     jetstream.FileStorage,
-			Retention:   jetstream.LimitsPolicy,
-			Discard:     jetstream.DiscardOld,
-			MaxAge:      0, // keep forever: the stream is the history
-			Duplicates:  duplicateWindow,
-			Replicas:    replicas,
-			AllowDirect: true,
-		})
+		stream, err = js.CreateOrUpdateStream(ctx, eventsConfig(replicas))
 		if err != nil {
-			nc.Close()
 			return nil, fmt.Errorf("open event store: stream %s: %w", StreamName, err)
 		}
 	}
 	cfg.Replicas = stream.CachedInfo().Config.Replicas
 	deliveries, err := openDeliveries(ctx, js, cfg)
 	if err != nil {
-		nc.Close()
 		return nil, err
 	}
 	jobs, err := openJobs(ctx, js, cfg)
 	if err != nil {
-		nc.Close()
 		return nil, err
 	}
 	st := &Store{cfg: cfg, nc: nc, js: js, stream: stream, deliveries: deliveries, jobs: jobs, health: h}
-	if cfg.Manage {
-		// The senders' buckets are made here, so that workers, whose role
-		// may not create streams, only ever open them.
-		if _, err := st.OpenSendState(ctx); err != nil {
-			nc.Close()
-			return nil, fmt.Errorf("open event store: %w", err)
-		}
+	// The senders' and the progress buckets are made (kino serve) or found
+	// here, so that a node rejoining its cluster is ready when Open
+	// returns, and workers, whose role may not create streams, only ever
+	// open them. A client that does not manage them may find them missing
+	// (OpenSendState and OpenProgress say so to those who need them) but,
+	// waiting for readiness (a cluster node starting beside a kino serve
+	// still creating them), waits for them too.
+	waiting := cfg.ReadyWait > 0
+	if st.sendState, err = st.openSendState(ctx, cfg.Manage); err != nil && (cfg.Manage || waiting) {
+		return nil, fmt.Errorf("open event store: %w", err)
+	}
+	if st.progress, err = st.progressBucket(ctx); err != nil && (cfg.Manage || waiting || !errors.Is(err, jetstream.ErrBucketNotFound)) {
+		return nil, fmt.Errorf("open event store: %w", err)
+	}
+	if jobs == nil && waiting {
+		return nil, fmt.Errorf("open event store: no stream %s yet", JobsStream)
 	}
 	return st, nil
 }
@@ -217,6 +284,50 @@ func (s *Store) LastSeq(ctx context.Context) (uint64, error) {
 		return 0, fmt.Errorf("stream info: %w", err)
 	}
 	return info.State.LastSeq, nil
+}
+
+// createAtOnce creates or updates every stream and bucket concurrently,
+// ignoring errors (setup then checks each in turn). On a new cluster the
+// creation of each waits for its Raft group to elect a leader, seconds
+// each: one after the other, a first start took half a minute.
+func createAtOnce(ctx context.Context, js jetstream.JetStream, cfg Config) {
+	tmp := &Store{cfg: cfg, js: js}
+	steps := []func(){
+		func() { _, _ = js.CreateOrUpdateStream(ctx, eventsConfig(cfg.Replicas)) },
+		func() { _, _ = openDeliveries(ctx, js, cfg) },
+		func() { _, _ = openJobs(ctx, js, cfg) },
+		func() { _, _ = tmp.openSendState(ctx, true) },
+		func() { _, _ = tmp.progressBucket(ctx) },
+	}
+	var wg sync.WaitGroup
+	for _, step := range steps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			step()
+		}()
+	}
+	wg.Wait()
+}
+
+// StreamLeader names the server leading the event stream's replicas
+// ("" when it has none, or runs alone) and every server holding a replica,
+// the leader included.
+func (s *Store) StreamLeader(ctx context.Context) (leader string, replicas []string, err error) {
+	info, err := s.stream.Info(ctx)
+	if err != nil {
+		return "", nil, fmt.Errorf("stream info: %w", err)
+	}
+	if info.Cluster != nil {
+		leader = info.Cluster.Leader
+		if leader != "" {
+			replicas = append(replicas, leader)
+		}
+		for _, p := range info.Cluster.Replicas {
+			replicas = append(replicas, p.Name)
+		}
+	}
+	return leader, replicas, nil
 }
 
 // Healthy reports an error when the NATS connection is not usable.

@@ -99,25 +99,33 @@ func (s *Store) Work(ctx context.Context, cfg WorkConfig, handle func(ctx contex
 	if cfg.OnlyNew {
 		deliver = jetstream.DeliverNewPolicy
 	}
-	// Where a consumer starts is fixed when it is created (the server
-	// refuses to change it): an existing one keeps its own.
-	if existing, err := stream.Consumer(ctx, cfg.Durable); err == nil {
-		deliver = existing.CachedInfo().Config.DeliverPolicy
-	} else if !errors.Is(err, jetstream.ErrConsumerNotFound) {
-		return fmt.Errorf("work %s: consumer: %w", cfg.Durable, err)
-	}
-	cons, err := stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-		Durable:        cfg.Durable,
-		Description:    "kino worker " + cfg.Durable,
-		FilterSubjects: cfg.FilterSubjects,
-		DeliverPolicy:  deliver,
-		AckPolicy:      jetstream.AckExplicitPolicy,
-		AckWait:        cfg.AckWait,
-		MaxDeliver:     -1, // attempts are counted by the domain, so a job is never dropped silently
-		MaxAckPending:  cfg.MaxAckPending,
+	var cons jetstream.Consumer
+	err := untilDone(ctx, cfg.Log, "work "+cfg.Durable+": consumer", func() error {
+		// Where a consumer starts is fixed when it is created (the server
+		// refuses to change it): an existing one keeps its own.
+		if existing, err := stream.Consumer(ctx, cfg.Durable); err == nil {
+			deliver = existing.CachedInfo().Config.DeliverPolicy
+		} else if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return fmt.Errorf("work %s: consumer: %w", cfg.Durable, err)
+		}
+		var err error
+		cons, err = stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+			Durable:        cfg.Durable,
+			Description:    "kino worker " + cfg.Durable,
+			FilterSubjects: cfg.FilterSubjects,
+			DeliverPolicy:  deliver,
+			AckPolicy:      jetstream.AckExplicitPolicy,
+			AckWait:        cfg.AckWait,
+			MaxDeliver:     -1, // attempts are counted by the domain, so a job is never dropped silently
+			MaxAckPending:  cfg.MaxAckPending,
+		})
+		if err != nil {
+			return fmt.Errorf("work %s: consumer: %w", cfg.Durable, err)
+		}
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("work %s: consumer: %w", cfg.Durable, err)
+		return err
 	}
 	var wg sync.WaitGroup
 	for i := 0; i < cfg.Concurrency; i++ {
@@ -203,4 +211,31 @@ func (s *Store) AckFloor(ctx context.Context, stream, durable string) (uint64, e
 		return 0, fmt.Errorf("consumer %s: %w", durable, err)
 	}
 	return info.AckFloor.Stream, nil
+}
+
+// untilDone runs start until it succeeds or ctx ends. A worker makes its
+// consumers once, when it starts: given up on a timeout (a cluster node
+// rejoining, a leader being elected), the worker would run on and take no
+// job until restarted. The first failure is logged, then it retries with
+// a growing pause (at most 5 s).
+func untilDone(ctx context.Context, log *slog.Logger, what string, start func() error) error {
+	wait := 100 * time.Millisecond
+	for {
+		err := start()
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, ErrUnauthorized) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) {
+			return err
+		}
+		if wait == 100*time.Millisecond {
+			log.Warn("cannot start yet; retrying", "what", what, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
 }

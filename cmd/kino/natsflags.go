@@ -3,10 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -154,4 +156,106 @@ func secretKey(file, data string, create bool) (*seal.Key, error) {
 // secretKeyFlag adds --secret-key-file.
 func secretKeyFlag(fs *pflag.FlagSet, file *string) {
 	fs.StringVar(file, "secret-key-file", env("KINO_SECRET_KEY_FILE", ""), "key sealing webhook secrets (env KINO_SECRET_KEY_FILE; default <data>/secret.key; env KINO_SECRET_KEY gives the key itself, base64 or hex of 32 bytes)")
+}
+
+// clusterFlags make the embedded NATS of kino serve or kino worker a node
+// of a NATS cluster. The routes' secret and the role nkeys come from files
+// under --data (kino cluster init), never from a flag.
+type clusterFlags struct {
+	listen, routes, name, secretFile string
+	cert, key, ca                    string
+	readyWait                        time.Duration
+}
+
+func (f *clusterFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.listen, "nats-cluster", env("KINO_NATS_CLUSTER", ""), "make the embedded NATS a cluster node: host:port where the other nodes' routes connect, e.g. 0.0.0.0:6222 (env KINO_NATS_CLUSTER; needs kino cluster init's credentials under --data)")
+	fs.StringVar(&f.routes, "nats-routes", env("KINO_NATS_ROUTES", ""), "comma-separated routes to the cluster's nodes, nats://host:6222,...; give every node the same list, itself included (env KINO_NATS_ROUTES)")
+	fs.StringVar(&f.name, "nats-name", env("KINO_NATS_NAME", ""), "this node's server name, unique in the cluster and kept across restarts (env KINO_NATS_NAME; default kino-<hostname>-<cluster port>)")
+	fs.StringVar(&f.secretFile, "nats-cluster-secret-file", env("KINO_NATS_CLUSTER_SECRET_FILE", ""), "file holding the routes' shared secret (env KINO_NATS_CLUSTER_SECRET_FILE; default <data>/nats-creds/cluster.secret)")
+	fs.StringVar(&f.cert, "nats-cluster-tls-cert", env("KINO_NATS_CLUSTER_TLS_CERT", ""), "PEM certificate of this node for TLS on the routes, with --nats-cluster-tls-key and --nats-cluster-tls-ca (env KINO_NATS_CLUSTER_TLS_CERT)")
+	fs.StringVar(&f.key, "nats-cluster-tls-key", env("KINO_NATS_CLUSTER_TLS_KEY", ""), "PEM private key of --nats-cluster-tls-cert (env KINO_NATS_CLUSTER_TLS_KEY)")
+	fs.StringVar(&f.ca, "nats-cluster-tls-ca", env("KINO_NATS_CLUSTER_TLS_CA", ""), "PEM CA that signed every node's route certificate (env KINO_NATS_CLUSTER_TLS_CA)")
+	fs.DurationVar(&f.readyWait, "nats-ready-timeout", envDuration("KINO_NATS_READY_TIMEOUT", 2*time.Minute), "on a cluster, how long to wait at start for enough nodes to be up before giving up (env KINO_NATS_READY_TIMEOUT)")
+}
+
+// cluster is the node's cluster configuration, nil when --nats-cluster is
+// not given.
+func (f *clusterFlags) cluster() (*eventstore.Cluster, error) {
+	if f.listen == "" {
+		if f.routes != "" || f.name != "" || f.secretFile != "" || f.cert != "" || f.key != "" || f.ca != "" {
+			return nil, errors.New("--nats-routes, --nats-name and the --nats-cluster-* flags need --nats-cluster")
+		}
+		return nil, nil
+	}
+	if f.readyWait <= 0 {
+		return nil, errors.New("--nats-ready-timeout must be positive")
+	}
+	c := &eventstore.Cluster{Listen: f.listen, Name: f.name, SecretFile: f.secretFile, CertFile: f.cert, KeyFile: f.key, CAFile: f.ca}
+	for _, r := range strings.Split(f.routes, ",") {
+		if r = strings.TrimSpace(r); r != "" {
+			c.Routes = append(c.Routes, r)
+		}
+	}
+	if len(c.Routes) == 0 {
+		return nil, errors.New("--nats-cluster needs --nats-routes: the routes to the cluster's nodes (the same list on every node, itself included)")
+	}
+	return c, nil
+}
+
+// clusterReplicas is the default replica count on cluster: one per node
+// named in its routes (this node counted once, listed or not), at most 3.
+func clusterReplicas(c *eventstore.Cluster) int {
+	nodes := map[string]bool{}
+	self := false
+	for _, r := range c.Routes {
+		if !strings.Contains(r, "://") {
+			r = "nats://" + r
+		}
+		u, err := url.Parse(r)
+		if err != nil {
+			continue
+		}
+		nodes[u.Host] = true
+		if isSelf(u.Hostname(), u.Port(), c.Listen) {
+			self = true
+		}
+	}
+	n := len(nodes)
+	if !self {
+		n++
+	}
+	return min(3, n)
+}
+
+// isSelf reports whether a route to host:port reaches the cluster listen
+// address of this node.
+func isSelf(host, port, listen string) bool {
+	lhost, lport, err := net.SplitHostPort(listen)
+	if err != nil || port != lport {
+		return false
+	}
+	if host == lhost {
+		return true
+	}
+	if lip := net.ParseIP(lhost); lhost != "" && (lip == nil || !lip.IsUnspecified()) {
+		return false
+	}
+	// Listening on every address: a route to any address of this host
+	// is a route to itself.
+	ips, err := net.LookupIP(host)
+	if err != nil {
+		return false
+	}
+	local, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, ip := range ips {
+		for _, a := range local {
+			if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -40,6 +40,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(
 		newServeCmd(),
 		newWorkerCmd(),
+		newClusterCmd(),
 		newAccountsCmd(),
 		newKeysCmd(),
 		newCollectionsCmd(),

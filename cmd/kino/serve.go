@@ -38,7 +38,7 @@ type Config struct {
 	CDNURL     string // public base of media
 	NATSListen string // embedded server's listen address
 	NATSURL    string // an existing NATS to use instead of embedding one
-	Replicas   int    // stream replicas on a NATS cluster
+	Replicas   int    // stream replicas on a NATS cluster (0: see clusterReplicas)
 	Media      string // media backend: "dir" (default) or "nats"
 	MediaCache int    // MiB of local copies of objects /cdn serves (nats)
 	Dev        bool   // bootstrap a dev account, collection and key on an empty store
@@ -62,6 +62,11 @@ type Config struct {
 
 	NATSAuth      eventstore.Auth // credentials for NATSURL (the embedded server's are generated)
 	SecretKeyFile string          // key sealing webhook secrets; "" is <Data>/secret.key (or KINO_SECRET_KEY)
+
+	// Cluster makes the embedded NATS a node of a cluster (nil: alone);
+	// ReadyWait bounds the wait at start for its JetStream.
+	Cluster   *eventstore.Cluster
+	ReadyWait time.Duration
 }
 
 // adminReplayer adapts the projector to the API's admin endpoint.
@@ -97,6 +102,7 @@ func workerFlags(fs *pflag.FlagSet, cfg *WorkerConfig) (parse func() error) {
 	fs.IntVar(&cfg.Transcoders, "workers", envInt("KINO_WORKERS", 1), "transcode jobs this process runs at once (env KINO_WORKERS)")
 	fs.IntVar(&cfg.Attempts, "transcode-attempts", envInt("KINO_TRANSCODE_ATTEMPTS", 3), "failed transcode attempts before a video is FAILED; attempts cut off by a shutdown or crash do not count (env KINO_TRANSCODE_ATTEMPTS)")
 	fs.StringVar(&backoff, "transcode-backoff", env("KINO_TRANSCODE_BACKOFF", "10s,1m,5m"), "waits before each retry of a failed transcode; the last repeats (env KINO_TRANSCODE_BACKOFF)")
+	fs.DurationVar(&cfg.AckWait, "transcode-ack-wait", envDuration("KINO_TRANSCODE_ACK_WAIT", time.Minute), "a transcode whose process stops answering (killed, cut off) goes to another worker after this; running jobs say they are alive every third of it (env KINO_TRANSCODE_ACK_WAIT)")
 	fs.DurationVar(&cfg.Stall, "ffmpeg-stall-timeout", envDuration("KINO_FFMPEG_STALL_TIMEOUT", 2*time.Minute), "kill ffmpeg when it reports no progress and writes no output for this long (env KINO_FFMPEG_STALL_TIMEOUT)")
 	parseFFmpeg := ffmpegFlags(fs, &cfg.FFmpeg)
 	concurrency := map[domain.Plan]*int{}
@@ -157,6 +163,7 @@ func newServeCmd() *cobra.Command {
 	var adminTokenFile, trustedProxies, frameAncestors, diskReserve string
 	var parseWorkers func() error
 	var natsAuth natsAuthFlags
+	var cluster clusterFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the whole service: embedded NATS, projector, HTTP API and media",
@@ -170,6 +177,13 @@ func newServeCmd() *cobra.Command {
 			if cfg.NATSAuth, err = natsAuth.auth(cfg.Data, eventstore.RoleServe, cfg.NATSURL, false); err != nil {
 				return err
 			}
+			if cfg.Cluster, err = cluster.cluster(); err != nil {
+				return err
+			}
+			if cfg.Cluster != nil && cfg.NATSURL != "" {
+				return errors.New("--nats-cluster clusters the embedded NATS; with --nats, kino uses that server (or cluster) instead")
+			}
+			cfg.ReadyWait = cluster.readyWait
 			cfg.Plans = domain.DefaultPlans()
 			for plan, raw := range map[domain.Plan]string{domain.PlanFree: maxFree, domain.PlanPro: maxPro, domain.PlanBusiness: maxBusiness} {
 				var n int64
@@ -233,7 +247,10 @@ func newServeCmd() *cobra.Command {
 	secretKeyFlag(fs, &cfg.SecretKeyFile)
 	mediaFlag(fs, &cfg.Media)
 	mediaCacheFlag(fs, &cfg.MediaCache)
-	fs.IntVar(&cfg.Replicas, "nats-replicas", envInt("KINO_NATS_REPLICAS", 0), "replicas of kino's streams on a NATS cluster; 0 keeps the current number, 1 for a new stream (env KINO_NATS_REPLICAS)")
+	cluster.register(fs)
+	fs.IntVar(&cfg.Replicas, "replicas", envInt("KINO_REPLICAS", envInt("KINO_NATS_REPLICAS", 0)), "replicas of kino's streams and buckets; 0: with --nats-cluster one per node in --nats-routes up to 3, else what an existing stream has (1 for a new one) (env KINO_REPLICAS)")
+	fs.IntVar(&cfg.Replicas, "nats-replicas", cfg.Replicas, "old name of --replicas (env KINO_NATS_REPLICAS)")
+	_ = fs.MarkDeprecated("nats-replicas", "use --replicas")
 	fs.BoolVar(&cfg.Dev, "dev", envBool("KINO_DEV"), "on an empty store, create account dev (business), collection default and a key, and print the key (env KINO_DEV)")
 	// The token's default is read from KINO_ADMIN_TOKEN in RunE, never
 	// here, so --help cannot show it.
@@ -398,7 +415,9 @@ func (m *Main) openData(context.Context) error {
 		return fmt.Errorf("data directory: %w", err)
 	}
 	var err error
-	if m.secrets, err = secretKey(m.SecretKeyFile, m.Data, true); err != nil {
+	// A cluster node never makes its own key: webhook secrets sealed on one
+	// node are opened on another, so every node has kino cluster init's.
+	if m.secrets, err = secretKey(m.SecretKeyFile, m.Data, m.Cluster == nil); err != nil {
 		return err
 	}
 	if m.Workers.Secrets == nil {
@@ -412,27 +431,29 @@ func (m *Main) startNATS(context.Context) error {
 	if m.natsURL != "" {
 		return nil
 	}
-	log := m.Log
-	srv, err := eventstore.StartEmbedded(m.Data, m.NATSListen)
+	srv, err := startNATS(m.Data, m.NATSListen, m.Cluster, m.Log)
 	if errors.Is(err, eventstore.ErrAddressInUse) {
-		return fmt.Errorf("%w: choose another address with --nats-listen or KINO_NATS_LISTEN", err)
+		return fmt.Errorf("%w: choose another address with --nats-listen or KINO_NATS_LISTEN (or --nats-cluster for the cluster port)", err)
 	} else if err != nil {
 		return err
 	}
 	m.nats, m.natsURL, m.natsAuth = srv, srv.URL(), srv.Auth(eventstore.RoleServe)
-	if host, _, _ := net.SplitHostPort(m.NATSListen); host != "127.0.0.1" && host != "localhost" && host != "::1" {
-		log.Warn("the embedded NATS server listens beyond loopback without TLS: it takes only kino's nkeys, but events (and the API's traffic with it) cross the network in clear", "listen", m.NATSListen)
-	}
-	log.Info("embedded NATS started", "url", m.natsURL, "store", filepath.Join(m.Data, "nats"), "credentials", filepath.Join(m.Data, eventstore.CredsDir))
 	m.start("nats-heal", func(ctx context.Context) error {
-		return srv.Heal(ctx, eventstore.HealConfig{Log: log.With("component", "nats")})
+		return srv.Heal(ctx, eventstore.HealConfig{Log: m.Log.With("component", "nats")})
 	})
 	return nil
 }
 
 func (m *Main) openStore(ctx context.Context) error {
+	replicas, readyWait := m.Replicas, time.Duration(0)
+	if m.nats != nil && m.Cluster != nil {
+		readyWait = m.ReadyWait
+		if replicas == 0 {
+			replicas = clusterReplicas(m.Cluster)
+		}
+	}
 	var err error
-	m.store, err = eventstore.Open(ctx, eventstore.Config{URL: m.natsURL, Auth: m.natsAuth, Name: "kino serve", Manage: true, Replicas: m.Replicas, Log: m.Log.With("component", "eventstore")})
+	m.store, err = eventstore.Open(ctx, eventstore.Config{URL: m.natsURL, Auth: m.natsAuth, Name: "kino serve", Manage: true, Replicas: replicas, ReadyWait: readyWait, Log: m.Log.With("component", "eventstore")})
 	if err != nil {
 		return err
 	}
@@ -549,6 +570,24 @@ func (m *Main) eventServer() httpapi.ServerHealth {
 		return nil
 	}
 	return m.nats
+}
+
+// startNATS starts the embedded NATS server, as a node of cluster when it
+// is not nil (kino serve and kino worker alike).
+func startNATS(data, listen string, cluster *eventstore.Cluster, log *slog.Logger) (*eventstore.Embedded, error) {
+	srv, err := eventstore.StartNode(data, listen, cluster)
+	if err != nil {
+		return nil, err
+	}
+	if host, _, _ := net.SplitHostPort(listen); host != "127.0.0.1" && host != "localhost" && host != "::1" {
+		log.Warn("the embedded NATS server listens beyond loopback without TLS: it takes only kino's nkeys, but events (and the API's traffic with it) cross the network in clear", "listen", listen)
+	}
+	attrs := []any{"url", srv.URL(), "store", filepath.Join(data, "nats"), "credentials", filepath.Join(data, eventstore.CredsDir)}
+	if cluster != nil {
+		attrs = append(attrs, "name", srv.Name(), "cluster", srv.ClusterAddr(), "routes", len(cluster.Routes), "route_tls", cluster.CertFile != "")
+	}
+	log.Info("embedded NATS started", attrs...)
+	return srv, nil
 }
 
 // task is a background loop of the service.

@@ -14,17 +14,20 @@ import (
 
 // newWorkerCmd is `kino worker`: the background workers without the HTTP
 // API or the read models, so transcoding scales out across machines on the
-// same NATS. With --media dir, workers read originals and write outputs
-// under --data/media, which must be the same directory the API serves
-// (shared storage); with --media nats they fetch and publish them through
-// the object store, and --data/media is their local scratch.
+// same NATS: kino's (--nats), or its own embedded node of kino's cluster
+// (--nats-cluster). With --media dir, workers read originals and write
+// outputs under --data/media, which must be the same directory the API
+// serves (shared storage); with --media nats they fetch and publish them
+// through the object store, and --data/media is their local scratch.
 func newWorkerCmd() *cobra.Command {
 	var conn natsClient
+	var cluster clusterFlags
+	var natsListen string
 	var logLevel, keyFile, cdnURL, mediaKind string
 	var wc WorkerConfig
 	var parseWorkers func() error
 	cmd := &cobra.Command{
-		Use:   "worker --nats URL",
+		Use:   "worker [--nats URL | --nats-cluster HOST:PORT --nats-routes URLS]",
 		Short: "Run only the background workers (transcoding, webhook fan-out and delivery) against a kino NATS",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -54,8 +57,23 @@ func newWorkerCmd() *cobra.Command {
 					return err
 				}
 			}
-			cfg, err := conn.config("kino worker")
+			node, err := cluster.cluster()
 			if err != nil {
+				return err
+			}
+			var cfg eventstore.Config
+			if node != nil {
+				// Every node a full peer: this worker's own NATS holds
+				// replicas of kino's streams like any kino serve's.
+				if cmd.Flags().Changed("nats") {
+					return errors.New("give either --nats (kino's NATS) or --nats-cluster (an embedded node of kino's cluster), not both")
+				}
+				if m.nats, err = startNATS(conn.data, natsListen, node, log); err != nil {
+					return err
+				}
+				conn.url = m.nats.URL()
+				cfg = eventstore.Config{URL: conn.url, Auth: m.nats.Auth(eventstore.RoleWorker), Name: "kino worker", ReadyWait: cluster.readyWait}
+			} else if cfg, err = conn.config("kino worker"); err != nil {
 				return err
 			}
 			cfg.Log = log.With("component", "eventstore")
@@ -91,6 +109,8 @@ func newWorkerCmd() *cobra.Command {
 	fs.StringVar(&conn.data, "data", env("KINO_DATA", "./data"), "data directory whose media/ the API serves, holding the worker's NATS credentials (nats-creds/worker.nk) and secret.key (env KINO_DATA)")
 	natsFlags(fs, &conn, eventstore.RoleWorker)
 	mediaFlag(fs, &mediaKind)
+	fs.StringVar(&natsListen, "nats-listen", env("KINO_NATS_LISTEN", "127.0.0.1:4222"), "with --nats-cluster: client listen address of the embedded NATS node (env KINO_NATS_LISTEN)")
+	cluster.register(fs)
 	secretKeyFlag(fs, &keyFile)
 	fs.StringVar(&cdnURL, "cdn-url", env("KINO_CDN_URL", ""), "the API's public media base (kino serve --cdn-url); when given, this worker also fans out webhooks, whose bodies carry media URLs built from it (env KINO_CDN_URL)")
 	fs.StringVar(&logLevel, "log-level", env("KINO_LOG_LEVEL", "info"), "debug, info, warn or error (env KINO_LOG_LEVEL)")
