@@ -64,7 +64,6 @@ func (n *clusterNode) logText() string {
 	return n.log
 }
 
-
 // freeClusterAddr is a loopback address whose port was free a moment ago:
 // the routes must name every node's cluster port before any starts.
 func freeClusterAddr(t *testing.T) string {
