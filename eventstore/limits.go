@@ -44,18 +44,26 @@ type RateLimits struct {
 
 // OpenRateLimits opens the rate-limit bucket, creating it if needed.
 func (s *Store) OpenRateLimits(ctx context.Context) (*RateLimits, error) {
-	kv, err := s.bucket(ctx, s.cfg.Manage, jetstream.KeyValueConfig{
-		Bucket:      RateBucket,
-		Description: "kino: the API nodes' shares of each rate limit",
-		TTL:         rateTTL,
-		History:     1,
-		Storage:     jetstream.FileStorage,
-		Replicas:    s.cfg.Replicas,
+	var kv jetstream.KeyValue
+	err := s.untilReady(ctx, func() (err error) {
+		kv, err = s.bucket(ctx, s.cfg.Manage, rateBucketConfig(s.cfg.Replicas))
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open rate limits: %w", err)
 	}
 	return &RateLimits{nc: s.nc, kv: kv}, nil
+}
+
+func rateBucketConfig(replicas int) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{
+		Bucket:      RateBucket,
+		Description: "kino: the API nodes' shares of each rate limit",
+		TTL:         rateTTL,
+		History:     1,
+		Storage:     jetstream.FileStorage,
+		Replicas:    replicas,
+	}
 }
 
 // ErrRateUnavailable means the shared ledger cannot be reached now.

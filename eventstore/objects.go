@@ -55,6 +55,15 @@ type ObjectInfo struct {
 // (kino serve) creates it when missing, with the streams' replica count;
 // any other (a worker) only opens it.
 func (s *Store) OpenObjects(ctx context.Context) (*Objects, error) {
+	var o *Objects
+	err := s.untilReady(ctx, func() (err error) {
+		o, err = s.openObjects(ctx)
+		return err
+	})
+	return o, err
+}
+
+func (s *Store) openObjects(ctx context.Context) (*Objects, error) {
 	obs, err := s.js.ObjectStore(ctx, MediaBucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) && s.cfg.Manage {
 		obs, err = s.js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{

@@ -298,6 +298,7 @@ func createAtOnce(ctx context.Context, js jetstream.JetStream, cfg Config) {
 		func() { _, _ = openJobs(ctx, js, cfg) },
 		func() { _, _ = tmp.openSendState(ctx, true) },
 		func() { _, _ = tmp.progressBucket(ctx) },
+		func() { _, _ = tmp.bucket(ctx, true, rateBucketConfig(cfg.Replicas)) },
 	}
 	var wg sync.WaitGroup
 	for _, step := range steps {
@@ -363,3 +364,26 @@ func RedactURL(raw string) string {
 
 // duplicateWindow is how long the event stream remembers Nats-Msg-Ids.
 const duplicateWindow = 2 * time.Minute
+
+// untilReady runs step until it succeeds, retrying for at most
+// Config.ReadyWait (not at all when that is 0): on a cluster being formed
+// (or a node rejoining), creating a replicated bucket waits for its Raft
+// group's leader, and a first request can time out although the next
+// succeeds; a worker may also find a bucket kino serve is still creating.
+func (s *Store) untilReady(ctx context.Context, step func() error) error {
+	deadline := time.Now().Add(s.cfg.ReadyWait)
+	wait := 100 * time.Millisecond
+	for {
+		err := step()
+		if err == nil || s.cfg.ReadyWait <= 0 || errors.Is(err, ErrUnauthorized) || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		s.cfg.Log.Debug("not ready yet; retrying", "err", err)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}

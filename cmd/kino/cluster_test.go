@@ -25,14 +25,13 @@ import (
 )
 
 // kinoCluster is N real `kino serve` processes (the built binary) whose
-// embedded NATS servers form one cluster on loopback. Media: until a
-// shared media backend exists, every node's <data>/media is a link to one
-// directory, so a video uploaded on one node is transcoded by any.
+// embedded NATS servers form one cluster on loopback. Media is kept in the
+// cluster's object store (--media nats): no node shares a directory with
+// another.
 type kinoCluster struct {
 	t      *testing.T
 	bin    string
 	root   string
-	media  string
 	routes string
 	flags  []string // given to every node
 	nodes  []*clusterNode
@@ -94,17 +93,11 @@ func newMixedCluster(t *testing.T, kinds []string, flags ...string) *kinoCluster
 	t.Helper()
 	root := t.TempDir()
 	passable(t, root)
-	c := &kinoCluster{t: t, bin: buildKino(t), root: root, media: filepath.Join(root, "media"), flags: flags}
-	if err := os.Mkdir(c.media, 0o711); err != nil {
-		t.Fatal(err)
-	}
+	c := &kinoCluster{t: t, bin: buildKino(t), root: root, flags: append([]string{"--media", "nats"}, flags...)}
 	var routes []string
 	for i := 0; i < n; i++ {
 		node := &clusterNode{c: c, i: i, kind: kinds[i], name: fmt.Sprintf("node%d", i), data: filepath.Join(root, fmt.Sprintf("node%d", i)), clusterAddr: freeClusterAddr(t)}
 		if err := os.Mkdir(node.data, 0o711); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(c.media, filepath.Join(node.data, "media")); err != nil {
 			t.Fatal(err)
 		}
 		routes = append(routes, "nats://"+node.clusterAddr)
@@ -504,23 +497,29 @@ func transcodeSucceeded(t *testing.T, s *eventstore.Store) map[string]int {
 }
 
 // Three kino serve processes, their embedded NATS one cluster with R3
-// streams. To come once the other parts of the issue are merged: each
-// subscription receives each event once (hooks.deliveries(), every count
-// 1), and a completed video's playlist plays from every survivor's /cdn
-// (with --media nats; the nodes share one media directory until then).
+// streams and the media in the cluster's object store (R3 too).
 //
-// The scenario: a video uploaded through one node is listed on another and
-// transcoded by some node; killing (SIGKILL) the node running an encode,
-// and then the event stream's leader, loses no accepted upload; every
-// video ends COMPLETED with exactly one TranscodeSucceeded; a killed node
-// restarted rejoins and lists everything.
+// The scenario: a video uploaded through node A is listed on node B and
+// transcoded by a node other than A (A runs no transcoder); its playlist,
+// a segment and its thumbnail play from every node's /cdn. Killing
+// (SIGKILL) the node running an encode, and then the event stream's
+// leader, loses no accepted upload; every video ends COMPLETED with
+// exactly one TranscodeSucceeded; the subscription receives each event
+// once (counted by x-svc-delivery); every completed video plays from
+// every survivor; a killed node restarted rejoins, lists everything and
+// plays it.
 func TestClusterOfThreeSurvivesANodesDeath(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three kino processes")
 	}
 	c := newKinoCluster(t, 3,
-		"--workers", "1", "--transcode-ack-wait", "3s", "--transcode-backoff", "100ms", "--transcode-attempts", "3",
+		"--transcode-ack-wait", "3s", "--transcode-backoff", "100ms", "--transcode-attempts", "3",
 		"--webhooks-allow-private", "--webhook-backoff", "200ms,500ms,1s", "--webhook-timeout", "5s")
+	// A takes uploads but transcodes nothing: what it serves on /cdn was
+	// made on another node and reached it through the object store.
+	c.nodes[0].flags = []string{"--workers", "0"}
+	c.nodes[1].flags = []string{"--workers", "1"}
+	c.nodes[2].flags = []string{"--workers", "1"}
 	began := time.Now()
 	c.start()
 	phase := func(what string) { t.Logf("%6.1fs %s", time.Since(began).Seconds(), what) }
@@ -549,6 +548,9 @@ func TestClusterOfThreeSurvivesANodesDeath(t *testing.T) {
 	var ids []string
 	ids = append(ids, a.upload(key, "films", "first.mp4", short))
 	b.waitListed(key, domain.StatusCompleted, ids...)
+	a.waitListed(key, domain.StatusCompleted, ids...)
+	c.playsEverywhere(key, ids...)
+	phase("the first video plays from every node")
 
 	// Kill the node running an encode mid-way: the job goes to a survivor.
 	ids = append(ids, b.upload(key, "films", "killed-mid-encode.mp4", long))
@@ -563,10 +565,12 @@ func TestClusterOfThreeSurvivesANodesDeath(t *testing.T) {
 		}
 	}
 	phase("the survivors list every video COMPLETED")
+	c.playsEverywhere(key, ids...)
 	// Restarted, it rejoins and catches up.
 	x.restart()
 	phase(x.name + " restarted")
 	x.waitListed(key, domain.StatusCompleted, ids...)
+	x.plays(key, ids...)
 
 	// Kill the event stream's leader.
 	s = c.survivor().store()
@@ -586,10 +590,12 @@ func TestClusterOfThreeSurvivesANodesDeath(t *testing.T) {
 		}
 	}
 	phase("the survivors list every video COMPLETED")
+	c.playsEverywhere(key, ids...)
 	l.restart()
 	phase(l.name + " restarted")
 	l.waitListed(key, domain.StatusCompleted, ids...)
-	phase(l.name + " lists every video COMPLETED")
+	l.plays(key, ids...)
+	phase(l.name + " lists and plays every video")
 
 	// Exactly one TranscodeSucceeded per video, nothing else listed.
 	s = l.store()
@@ -606,7 +612,79 @@ func TestClusterOfThreeSurvivesANodesDeath(t *testing.T) {
 			t.Errorf("%s lists %d videos, want %d: %v", n.name, len(got), len(ids), got)
 		}
 	}
-	t.Logf("webhook deliveries received (by x-svc-delivery): %v", hooks.deliveries())
+	// One video.completed per video reached the receiver, each once
+	// although senders and fan-outs died on the way.
+	eventually(t, time.Minute, 100*time.Millisecond, func() (bool, string) {
+		got := hooks.deliveries()
+		return len(got) >= len(ids), fmt.Sprintf("%d deliveries received, want %d: %v", len(got), len(ids), got)
+	})
+	got := hooks.deliveries()
+	if len(got) != len(ids) {
+		t.Errorf("%d distinct deliveries received, want one per video (%d): %v", len(got), len(ids), got)
+	}
+	for id, n := range got {
+		if n != 1 {
+			t.Errorf("delivery %s received %d times, want once", id, n)
+		}
+	}
+	phase("each event delivered once")
+}
+
+// playsEverywhere checks that every running kino serve plays the videos.
+func (c *kinoCluster) playsEverywhere(key string, ids ...string) {
+	c.t.Helper()
+	for _, n := range c.nodes {
+		if n.running() && n.kind == "serve" {
+			n.plays(key, ids...)
+		}
+	}
+}
+
+// plays fetches, through node n, each video's record, then from the media
+// URLs n gives: its master playlist, the first rendition's playlist, that
+// playlist's first segment and the thumbnail, all non-empty.
+func (n *clusterNode) plays(key string, ids ...string) {
+	t := n.c.t
+	t.Helper()
+	get := func(url string) []byte {
+		t.Helper()
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatalf("%s: GET %s: %v", n.name, url, err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != 200 || len(b) == 0 {
+			t.Fatalf("%s: GET %s: %d, %d bytes, %v", n.name, url, resp.StatusCode, len(b), err)
+		}
+		return b
+	}
+	firstURI := func(playlist []byte) string {
+		for _, line := range strings.Split(string(playlist), "\n") {
+			if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+				return line
+			}
+		}
+		t.Fatalf("%s: playlist lists nothing:\n%s", n.name, playlist)
+		return ""
+	}
+	for _, id := range ids {
+		r := n.api.do("GET", "/v1/videos/"+id, key, nil)
+		if r.status != 200 {
+			t.Fatalf("%s: GET video %s: %d %s", n.name, id, r.status, r.body)
+		}
+		v := r.json(t)
+		master, _ := v["playlistUrl"].(string)
+		thumb, _ := v["thumbnailUrl"].(string)
+		if _, port, _ := net.SplitHostPort(strings.TrimPrefix(n.api.url, "http://")); !strings.Contains(master, ":"+port+"/cdn/") {
+			t.Fatalf("%s: playlistUrl %q is not on this node's /cdn (%s)", n.name, master, n.api.url)
+		}
+		base := master[:strings.LastIndexByte(master, '/')+1]
+		rendition := base + firstURI(get(master))
+		seg := rendition[:strings.LastIndexByte(rendition, '/')+1] + firstURI(get(rendition))
+		get(seg)
+		get(thumb)
+	}
 }
 
 // waitKey polls until node n's read model knows key (it was issued

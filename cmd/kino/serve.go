@@ -25,6 +25,7 @@ import (
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/httpapi"
+	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/seal"
 	"github.com/kino-video/kino/transport/transcoder"
 	"github.com/kino-video/kino/transport/webhook"
@@ -478,12 +479,53 @@ func (m *Main) openMedia(ctx context.Context) error {
 	if m.media, err = openMedia(ctx, m.Media, m.store, m.Data, m.MediaCache); err != nil {
 		return err
 	}
+	if objects, ok := m.media.(*media.Objects); ok {
+		// The local part now, before uploads; the bucket's reconcile pass
+		// lists every object, so it runs beside serving, now and hourly.
+		if _, err := objects.SweepLocal(); err != nil {
+			return err
+		}
+		m.start("media-reconcile", func(ctx context.Context) error {
+			return reconcileMedia(ctx, objects, m.db.HasVideo, m.Log.With("component", "media"))
+		})
+		return nil
+	}
 	if removed, err := m.media.Sweep(ctx, m.db.HasVideo); err != nil {
 		return err
 	} else if len(removed) > 0 {
 		m.Log.Info("removed leftovers of interrupted uploads and deletions", "count", len(removed))
 	}
 	return nil
+}
+
+// reconcileEvery is how often kino serve removes objects of deleted or
+// never-accepted videos from the media bucket; a pass that takes longer
+// than reconcileTimeout (a cluster without quorum) is given up until the
+// next.
+const (
+	reconcileEvery   = time.Hour
+	reconcileTimeout = 2 * time.Minute
+)
+
+func reconcileMedia(ctx context.Context, objects *media.Objects, live func(string) (bool, error), log *slog.Logger) error {
+	for {
+		pass, cancel := context.WithTimeout(ctx, reconcileTimeout)
+		removed, err := objects.Reconcile(pass, live)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil:
+			log.Warn("media reconcile pass failed; next in an hour", "err", err, "removed", len(removed))
+		case len(removed) > 0:
+			log.Info("removed objects of deleted or never-accepted videos", "count", len(removed))
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(reconcileEvery):
+		}
+	}
 }
 
 func (m *Main) openProgress(ctx context.Context) error {

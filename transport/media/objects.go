@@ -317,9 +317,22 @@ func (o *Objects) Remove(ctx context.Context, id string) error {
 // which live reports false, or whose name is no video's. It lists the
 // whole bucket: run it at start and now and then, not per request.
 func (o *Objects) Sweep(ctx context.Context, live func(id string) (bool, error)) (removed []string, err error) {
-	if removed, err = o.local.sweepScratch(); err != nil {
+	if removed, err = o.SweepLocal(); err != nil {
 		return removed, err
 	}
+	more, err := o.Reconcile(ctx, live)
+	return append(removed, more...), err
+}
+
+// SweepLocal empties the local directory of uploads in flight: run it at
+// start, before this node takes uploads.
+func (o *Objects) SweepLocal() ([]string, error) { return o.local.sweepScratch() }
+
+// Reconcile removes the objects of every video for which live reports
+// false (deleted, or never accepted), except those stored in the last
+// Grace. It lists the whole bucket: a maintenance pass that may run while
+// the node serves, repeated now and then.
+func (o *Objects) Reconcile(ctx context.Context, live func(id string) (bool, error)) (removed []string, err error) {
 	all, err := o.obj.List(ctx)
 	if err != nil {
 		return removed, fmt.Errorf("media: sweep: %w", err)
