@@ -104,7 +104,7 @@ demo port="8090": ensure-ffmpeg build
     echo "kino is running; press Ctrl-C to stop."
     wait $pid
 
-# Three kino serve nodes on loopback whose embedded NATS form one cluster (streams replicated 3 times), sharing one media directory; uploads a sample through node 0 and prints every node's API and player URLs. Ctrl-C stops them and removes their data.
+# Three kino serve nodes on loopback whose embedded NATS form one cluster (streams replicated 3 times) and media in its object store (--media nats); uploads a sample through node 0 and prints every node's API and player URLs. Ctrl-C stops them and removes their data.
 cluster port="8091": ensure-ffmpeg build
     #!/usr/bin/env bash
     set -euo pipefail
@@ -125,13 +125,11 @@ cluster port="8091": ensure-ffmpeg build
     routes=""
     for i in 0 1 2; do routes+="${routes:+,}nats://127.0.0.1:$((base + 200 + i))"; done
     ./bin/kino cluster init --data "$root/node0" >/dev/null
-    mkdir -m 711 "$root/media" # one media directory for all (until --media nats)
     for i in 0 1 2; do
         d="$root/node$i"
         if [ "$i" != 0 ]; then mkdir -m 711 "$d"; cp -a "$root/node0/nats-creds" "$root/node0/secret.key" "$d/"; fi
-        ln -s "$root/media" "$d/media"
         ./bin/kino serve --data "$d" --addr "127.0.0.1:$((base + i))" --nats-listen "127.0.0.1:$((base + 100 + i))" \
-            --nats-cluster "127.0.0.1:$((base + 200 + i))" --nats-routes "$routes" --nats-name "node$i" 2> "$root/node$i.log" &
+            --nats-cluster "127.0.0.1:$((base + 200 + i))" --nats-routes "$routes" --nats-name "node$i" --media nats 2> "$root/node$i.log" &
         pids+=($!)
     done
     echo "starting three nodes (the cluster elects its leaders first: a few seconds)..."
@@ -157,5 +155,5 @@ cluster port="8091": ensure-ffmpeg build
         echo "node$i  API http://127.0.0.1:$((base + i))/v1   player http://127.0.0.1:$((base + i))/play/$id   log $root/node$i.log"
     done
     echo "API key: $key   (try: curl -H 'Authorization: Bearer $key' http://127.0.0.1:$((base + 1))/v1/videos)"
-    echo "the sample was uploaded through node0; every node lists and plays it. Ctrl-C stops the cluster."
+    echo "the sample was uploaded through node0; every node lists and plays it from the cluster's object store. Ctrl-C stops the cluster."
     wait
