@@ -600,7 +600,18 @@ func TestClusterOfThreeSurvivesANodesDeath(t *testing.T) {
 	// Exactly one TranscodeSucceeded per video, nothing else listed.
 	s = l.store()
 	defer s.Close()
-	succeeded := transcodeSucceeded(t, s)
+	// The scan is served by a replica, which on a node just restarted may
+	// still be catching up: read until it has every video's success.
+	var succeeded map[string]int
+	eventually(t, 30*time.Second, 100*time.Millisecond, func() (bool, string) {
+		succeeded = transcodeSucceeded(t, s)
+		for _, id := range ids {
+			if succeeded[id] == 0 {
+				return false, "no TranscodeSucceeded read yet for " + id
+			}
+		}
+		return true, ""
+	})
 	for _, id := range ids {
 		if succeeded[id] != 1 {
 			t.Errorf("video %s has %d TranscodeSucceeded events, want 1", id, succeeded[id])
