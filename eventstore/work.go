@@ -180,17 +180,9 @@ func (s *Store) workLoop(ctx context.Context, cons jetstream.Consumer, cfg WorkC
 // Unfinished counts a work consumer's jobs not yet acknowledged: waiting
 // or in flight.
 func (s *Store) Unfinished(ctx context.Context, stream, durable string) (int, error) {
-	st := s.stream
-	if stream == DeliveriesStream {
-		st = s.deliveries
-	}
-	cons, err := st.Consumer(ctx, durable)
+	info, err := s.consumerInfo(ctx, stream, durable)
 	if err != nil {
-		return 0, fmt.Errorf("consumer %s: %w", durable, err)
-	}
-	info, err := cons.Info(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("consumer %s: %w", durable, err)
+		return 0, err
 	}
 	return int(info.NumPending) + info.NumAckPending, nil
 }
@@ -198,19 +190,29 @@ func (s *Store) Unfinished(ctx context.Context, stream, durable string) (int, er
 // AckFloor is the stream sequence up to which a work consumer has every
 // job acknowledged: none of those is delivered again.
 func (s *Store) AckFloor(ctx context.Context, stream, durable string) (uint64, error) {
+	info, err := s.consumerInfo(ctx, stream, durable)
+	if err != nil {
+		return 0, err
+	}
+	return info.AckFloor.Stream, nil
+}
+
+// consumerInfo is the state of work consumer durable on stream (the event
+// stream, or DeliveriesStream).
+func (s *Store) consumerInfo(ctx context.Context, stream, durable string) (*jetstream.ConsumerInfo, error) {
 	st := s.stream
 	if stream == DeliveriesStream {
 		st = s.deliveries
 	}
 	cons, err := st.Consumer(ctx, durable)
 	if err != nil {
-		return 0, fmt.Errorf("consumer %s: %w", durable, err)
+		return nil, fmt.Errorf("consumer %s: %w", durable, err)
 	}
 	info, err := cons.Info(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("consumer %s: %w", durable, err)
+		return nil, fmt.Errorf("consumer %s: %w", durable, err)
 	}
-	return info.AckFloor.Stream, nil
+	return info, nil
 }
 
 // untilDone runs start until it succeeds or ctx ends. A worker makes its

@@ -559,13 +559,8 @@ func TestClusterOfThreeSurvivesANodesDeath(t *testing.T) {
 	x.kill()
 	s1 := c.survivor(x)
 	ids = append(ids, s1.upload(key, "films", "while-one-is-down.mp4", short))
-	for _, n := range c.nodes {
-		if n.running() && n.kind == "serve" {
-			n.waitListed(key, domain.StatusCompleted, ids...)
-		}
-	}
-	phase("the survivors list every video COMPLETED")
-	c.playsEverywhere(key, ids...)
+	c.allComplete(key, ids...)
+	phase("the survivors list and play every video")
 	// Restarted, it rejoins and catches up.
 	x.restart()
 	phase(x.name + " restarted")
@@ -584,13 +579,8 @@ func TestClusterOfThreeSurvivesANodesDeath(t *testing.T) {
 	l.kill()
 	s2 := c.survivor(l)
 	ids = append(ids, s2.upload(key, "films", "after-the-leader-died.mp4", short))
-	for _, n := range c.nodes {
-		if n.running() && n.kind == "serve" {
-			n.waitListed(key, domain.StatusCompleted, ids...)
-		}
-	}
-	phase("the survivors list every video COMPLETED")
-	c.playsEverywhere(key, ids...)
+	c.allComplete(key, ids...)
+	phase("the survivors list and play every video")
 	l.restart()
 	phase(l.name + " restarted")
 	l.waitListed(key, domain.StatusCompleted, ids...)
@@ -639,6 +629,18 @@ func TestClusterOfThreeSurvivesANodesDeath(t *testing.T) {
 		}
 	}
 	phase("each event delivered once")
+}
+
+// allComplete waits until every running kino serve lists the videos
+// COMPLETED, then checks that each plays them.
+func (c *kinoCluster) allComplete(key string, ids ...string) {
+	c.t.Helper()
+	for _, n := range c.nodes {
+		if n.running() && n.kind == "serve" {
+			n.waitListed(key, domain.StatusCompleted, ids...)
+		}
+	}
+	c.playsEverywhere(key, ids...)
 }
 
 // playsEverywhere checks that every running kino serve plays the videos.
