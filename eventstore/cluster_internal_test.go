@@ -310,3 +310,70 @@ func TestOpenOnAClusterWithoutQuorumGivesUp(t *testing.T) {
 		t.Fatalf("want an error saying the cluster is not ready, got %v", err)
 	}
 }
+
+// On a replicated (R3) bucket a compare-and-swap conflict comes back as
+// another error code (10164) than on one server (10071): concurrent rate
+// updates through two nodes must still all land, none reported as NATS
+// being unavailable (which would make the API nodes count alone).
+func TestRateUpdatesOnAReplicatedBucket(t *testing.T) {
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	if err := InitCluster(dirs[0]); err != nil {
+		t.Fatal(err)
+	}
+	copyCreds(t, dirs[0], dirs[1])
+	copyCreds(t, dirs[0], dirs[2])
+	addrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
+	routes := []string{"nats://" + addrs[0], "nats://" + addrs[1], "nats://" + addrs[2]}
+	nodes := []*Embedded{startNode(t, dirs[0], addrs[0], routes...), startNode(t, dirs[1], addrs[1], routes...), startNode(t, dirs[2], addrs[2], routes...)}
+	ctx := context.Background()
+	var ledgers []*RateLimits
+	for _, e := range nodes[:2] {
+		s, err := Open(ctx, Config{URL: e.URL(), Auth: e.Auth(RoleServe), Manage: true, Replicas: 3, ReadyWait: time.Minute, Log: quietLog()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		l, err := s.OpenRateLimits(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ledgers = append(ledgers, l)
+	}
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	until := now.Add(time.Minute).UnixNano()
+	const writers, each = 6, 10
+	errs := make(chan error, writers)
+	for i := range writers {
+		node := string(rune('a' + i))
+		go func() {
+			for n := 1; n <= each; n++ {
+				err := ledgers[i%2].UpdateRate(ctx, "acct:acme", node, now, func([]RateHolding) RateHolding {
+					return RateHolding{Share: n, Until: until}
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range writers {
+		if err := <-errs; err != nil {
+			t.Fatalf("a concurrent update on the R3 bucket failed: %v", err)
+		}
+	}
+	total := 0
+	if err := ledgers[0].UpdateRate(ctx, "acct:acme", "reader", now, func(others []RateHolding) RateHolding {
+		total = 0
+		for _, h := range others {
+			total += h.Share
+		}
+		return RateHolding{}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if total != writers*each {
+		t.Fatalf("shares add up to %d, want %d", total, writers*each)
+	}
+}

@@ -125,14 +125,9 @@ func (l *RateLimits) UpdateRate(ctx context.Context, key, node string, now time.
 		if err == nil {
 			return nil
 		}
-		if !errors.Is(err, jetstream.ErrKeyExists) && !isWrongLastSeq(err) {
+		if !errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !isWrongLastSequence(err) {
 			return fmt.Errorf("update rate %s: %w: %w", key, ErrRateUnavailable, err)
 		}
 	}
 	return fmt.Errorf("update rate %s: %w: %w", key, ErrRateUnavailable, ctx.Err())
-}
-
-func isWrongLastSeq(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
 }
