@@ -125,6 +125,13 @@ func (s *Store) publish(ctx context.Context, id domain.StreamID, expected uint64
 			case <-time.After(time.Duration(attempt) * 100 * time.Millisecond):
 			}
 			continue
+		case transient(err):
+			// Still no answer after the retries: on a cluster, the stream
+			// has no leader (a quorum of its replicas is down, or being
+			// elected). Unavailable, not internal: 503 with Retry-After,
+			// and readiness says so until an append goes through again.
+			s.health.wrote(err)
+			return 0, unavailable(op, err)
 		default:
 			return 0, domain.Wrap(op, domain.Internal, err, "")
 		}

@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -375,5 +376,45 @@ func TestRateUpdatesOnAReplicatedBucket(t *testing.T) {
 	}
 	if total != writers*each {
 		t.Fatalf("shares add up to %d, want %d", total, writers*each)
+	}
+}
+
+// With two of three nodes gone the event stream has no leader: an append
+// is refused as Unavailable (503 with Retry-After, not a 500), the store
+// says its writes are failing (readiness), and once the nodes are back an
+// append goes through again.
+func TestAppendWithoutQuorumIsUnavailable(t *testing.T) {
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	if err := InitCluster(dirs[0]); err != nil {
+		t.Fatal(err)
+	}
+	copyCreds(t, dirs[0], dirs[1])
+	copyCreds(t, dirs[0], dirs[2])
+	addrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
+	routes := []string{"nats://" + addrs[0], "nats://" + addrs[1], "nats://" + addrs[2]}
+	a := startNode(t, dirs[0], addrs[0], routes...)
+	b := startNode(t, dirs[1], addrs[1], routes...)
+	c := startNode(t, dirs[2], addrs[2], routes...)
+	ctx := context.Background()
+	s, err := Open(ctx, Config{URL: a.URL(), Auth: a.Auth(RoleServe), Manage: true, Replicas: 3, ReadyWait: time.Minute, AckTimeout: 2 * time.Second, Log: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	create := func(slug string) error {
+		_, err := s.Append(ctx, domain.AccountStream(slug), 0, []domain.Payload{domain.AccountCreated{Plan: domain.PlanFree}})
+		return err
+	}
+	if err := create("before"); err != nil {
+		t.Fatal(err)
+	}
+	b.Shutdown()
+	c.Shutdown()
+	err = create("without-quorum")
+	if !domain.IsKind(err, domain.Unavailable) || !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("append without quorum: %v (kind %v), want Unavailable", err, domain.KindOf(err))
+	}
+	if s.Writable() == nil {
+		t.Fatal("the store still says it takes writes")
 	}
 }
