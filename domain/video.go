@@ -82,11 +82,15 @@ const (
 	// InterruptCrash: the worker died holding the job; the next worker to
 	// get it records this.
 	InterruptCrash = "crash"
+	// InterruptOutage: NATS (the event store, or the media bucket) could
+	// not be reached while the attempt fetched its original or published
+	// its outputs; the job is retried after the backoff.
+	InterruptOutage = "outage"
 )
 
 // TranscodeInterrupted: attempt Attempt ended without a result of its own,
-// because its worker stopped (Reason InterruptShutdown) or died
-// (InterruptCrash). It does not use up an attempt: only TranscodeFailed
+// because its worker stopped (Reason InterruptShutdown), died
+// (InterruptCrash) or could not reach NATS (InterruptOutage). It does not use up an attempt: only TranscodeFailed
 // does. Crashes are counted all the same, so that a file that kills its
 // worker every time still ends FAILED (StartTranscode.MaxCrashes).
 type TranscodeInterrupted struct {
@@ -265,8 +269,8 @@ func (v Video) Decide(cmd any, _ time.Time) ([]Payload, error) {
 		if !v.Created || v.Deleted {
 			return nil, E(op, NotFound, "video not found")
 		}
-		if c.Reason != InterruptShutdown && c.Reason != InterruptCrash {
-			return nil, E(op, Invalid, "reason must be %s or %s", InterruptShutdown, InterruptCrash)
+		if c.Reason != InterruptShutdown && c.Reason != InterruptCrash && c.Reason != InterruptOutage {
+			return nil, E(op, Invalid, "reason must be %s, %s or %s", InterruptShutdown, InterruptCrash, InterruptOutage)
 		}
 		if v.Terminal() || !v.Running {
 			return nil, nil

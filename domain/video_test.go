@@ -272,6 +272,9 @@ func TestVideoTranscodeDecide(t *testing.T) {
 	shutdown := func(n int) domain.Payload {
 		return domain.TranscodeInterrupted{Account: "acme", Attempt: n, Reason: domain.InterruptShutdown}
 	}
+	outage := func(n int) domain.Payload {
+		return domain.TranscodeInterrupted{Account: "acme", Attempt: n, Reason: domain.InterruptOutage}
+	}
 	done := domain.CompleteTranscode{Duration: 2, Width: 640, Height: 360, Resolutions: []string{"360p", "240p"}, ProcessedSize: 10}
 	succeeded := domain.TranscodeSucceeded{Account: "acme", Attempt: 1, Duration: 2, Width: 640, Height: 360,
 		Resolutions: []string{"360p", "240p"}, ProcessedSize: 10}
@@ -294,6 +297,10 @@ func TestVideoTranscodeDecide(t *testing.T) {
 			when: domain.StartTranscode{Worker: "w", MaxAttempts: 1, MaxCrashes: 1}, then: []domain.Payload{started(4)}},
 		{name: "interrupt the running attempt", given: []domain.Payload{accepted, started(1)},
 			when: domain.InterruptTranscode{Reason: domain.InterruptShutdown}, then: []domain.Payload{shutdown(1)}},
+		{name: "interrupt by an outage of NATS", given: []domain.Payload{accepted, started(1)},
+			when: domain.InterruptTranscode{Reason: domain.InterruptOutage}, then: []domain.Payload{outage(1)}},
+		{name: "outages are neither failures nor crashes", given: []domain.Payload{accepted, started(1), outage(1), started(2), outage(2), started(3), outage(3)},
+			when: domain.StartTranscode{Worker: "w", MaxAttempts: 1, MaxCrashes: 1}, then: []domain.Payload{started(4)}},
 		{name: "interrupt with nothing running", given: []domain.Payload{accepted, started(1), failed(1, false)},
 			when: domain.InterruptTranscode{Reason: domain.InterruptShutdown}},
 		{name: "interrupt a completed video", given: []domain.Payload{accepted, started(1), succeeded},

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/kino-video/kino/domain"
@@ -230,4 +231,15 @@ func storageRefusal(err error) bool {
 		return true
 	}
 	return false
+}
+
+// IsUnavailable reports whether err says NATS (the event store, or the
+// object store on it) could not be reached or did not answer in time: an
+// outage of the infrastructure, not a fault of what was asked.
+func IsUnavailable(err error) bool {
+	// A JetStream request that gets no answer ends with its own default
+	// timeout: context.DeadlineExceeded although the caller set none.
+	return errors.Is(err, ErrUnavailable) || transient(err) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrDisconnected) ||
+		errors.Is(err, nats.ErrConnectionDraining) || errors.Is(err, jetstream.ErrNoHeartbeat)
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -302,5 +303,39 @@ func TestReadyzNamesFailingChecks(t *testing.T) {
 	b.account("acme", domain.PlanFree)
 	if st, failing, checks := b.readyz(); st != 503 || strings.Join(failing, ",") != "read_models" || !strings.Contains(checks["read_models"], "behind") {
 		t.Fatalf("readyz with lagging read models: %d %v %v", st, failing, checks)
+	}
+}
+
+// With the object store, an upload is copied into the bucket once it is
+// in: it needs its size in room a second time (the embedded NATS keeps
+// the bucket on the same disk). One that fits the streaming check but not
+// its copy gets 507, and leaves nothing behind.
+func TestObjectStoreUploadNeedsRoomForItsCopy(t *testing.T) {
+	disk := smallDisk(t, "size=8m")
+	a := newTestAPI(t, func(c *Config) {
+		obj, err := c.Store.OpenObjects(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := media.OpenObjects(obj, filepath.Join(disk, "media"), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Media, c.DiskDirs, c.DiskReserve = m, []string{disk}, DiskReserve{Bytes: 2 << 20}
+	})
+	a.dir = filepath.Join(disk, "media")
+	a.s.disk.every = 64 << 10
+	key := a.account("acme", domain.PlanFree)
+	room, err := a.s.disk.room()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillBytes(t, disk, room-1280<<10) // 1.25 MiB above the reserve
+	wantError(t, a.upload(key, "a.mp4", video(900<<10)), 507, "Insufficient storage")
+	if in := a.incoming(); len(in) != 0 {
+		t.Fatalf("refused upload left its file: %v", in)
+	}
+	if r := a.upload(key, "b.mp4", video(300<<10)); r.status != 202 {
+		t.Fatalf("upload whose copy fits: %d %s", r.status, r.body)
 	}
 }

@@ -233,6 +233,9 @@ func storeFailure(w http.ResponseWriter, err error) error {
 		w.Header().Set("Connection", "close") // the rest of the body is not read
 		return errInsufficientStorage(err)
 	}
+	if eventstore.IsUnavailable(err) { // the media bucket's NATS did not answer
+		return domain.Wrap("upload video", domain.Unavailable, err, "the media store is not answering; retry in a few seconds")
+	}
 	return domain.Wrap("upload video", domain.Internal, err, "")
 }
 

@@ -165,6 +165,13 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 
+	// A backend that commits by copying (the object store, on the disk of
+	// the embedded NATS) needs the file's size again above the reserve.
+	if c, ok := s.cfg.Media.(interface{ CommitCopies() bool }); ok && c.CommitCopies() {
+		if room, err := s.disk.room(); err == nil && room < size {
+			return storeFailure(w, errNoRoom)
+		}
+	}
 	id := s.cfg.Store.NewID()
 	if err := s.cfg.Media.Commit(r.Context(), tmp.Name(), id, ext); err != nil {
 		return storeFailure(w, err)

@@ -59,6 +59,11 @@ func OpenObjects(obj *eventstore.Objects, scratch string, cacheBytes int64) (*Ob
 	return o, nil
 }
 
+// CommitCopies is true: Commit copies the upload into the bucket, so it
+// needs the room of a second copy (on the NATS server's disk) for a
+// moment.
+func (o *Objects) CommitCopies() bool { return true }
+
 // WorkRoot is the local directory holding transcode attempts.
 func (o *Objects) WorkRoot() string { return o.local.WorkRoot() }
 

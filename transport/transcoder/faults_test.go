@@ -18,6 +18,7 @@ import (
 	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/transport/ffmpeg"
 	"github.com/kino-video/kino/transport/ffmpeg/ffmpegtest"
+	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/transcoder"
 )
 
@@ -350,5 +351,77 @@ func TestCrashesDoNotUseUpAttempts(t *testing.T) {
 	want = append(want, "Started", "Succeeded")
 	if got := videoEvents(t, e.store, id); !slices.Equal(got, want) {
 		t.Errorf("events %v, want %v", got, want)
+	}
+}
+
+// When the media bucket's NATS goes away while an attempt publishes its
+// outputs, the attempt is an interruption (TranscodeInterrupted, reason
+// outage), not a failure: with one attempt allowed the video is not
+// FAILED, and the job waits for NATS to come back.
+func TestMediaOutageIsAnInterruption(t *testing.T) {
+	ctx := context.Background()
+	mediaSrv := eventstoretest.Server(t, t.TempDir())
+	obj, err := eventstoretest.Open(t, mediaSrv.URL(), mediaSrv.Auth(eventstore.RoleServe)).OpenObjects(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scratch := t.TempDir()
+	for _, d := range []string{scratch, filepath.Dir(scratch)} {
+		if err := os.Chmod(d, 0o711); err != nil { // ffmpeg's user passes through
+			t.Fatal(err)
+		}
+	}
+	objects, err := media.OpenObjects(obj, scratch, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, func(c *transcoder.Config) { c.Media, c.MaxAttempts = objects, 1 })
+	acc := e.account("acme", domain.PlanFree)
+	var once sync.Once
+	defer transcoder.SetEncodeHooks(nil, func(string) { once.Do(mediaSrv.Shutdown) })()
+
+	clip := ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 320, 180, 1, false)
+	data, err := os.ReadFile(clip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := objects.Incoming()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	id := e.store.NewID()
+	if err := objects.Commit(ctx, f.Name(), id, ".mp4"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eventstore.Execute[domain.Video](ctx, e.store, stream(id), domain.AcceptUpload{
+		Account: acc, Collection: "c", CollectionName: "C", Filename: "clip.mp4", Size: int64(len(data))}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		events, _, err := e.store.Load(ctx, stream(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		interrupted := false
+		for _, ev := range events {
+			switch d := ev.Data.(type) {
+			case domain.TranscodeFailed:
+				t.Fatalf("the media outage failed the video: %+v", d)
+			case domain.TranscodeInterrupted:
+				interrupted = interrupted || d.Reason == domain.InterruptOutage
+			}
+		}
+		if interrupted {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no TranscodeInterrupted (outage) after 2m: %d events", len(events))
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

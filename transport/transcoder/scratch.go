@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/transport/ffmpeg"
 	"github.com/kino-video/kino/transport/media"
 )
@@ -54,6 +55,9 @@ type FetchFunc func(ctx context.Context, id, ext, dst string) error
 func fetchFrom(m Media) FetchFunc {
 	return func(ctx context.Context, id, ext, dst string) error {
 		if err := m.Fetch(ctx, id, ext, dst); err != nil {
+			if eventstore.IsUnavailable(err) {
+				return outage{err}
+			}
 			return fmt.Errorf("original: %v", err)
 		}
 		return nil

@@ -24,6 +24,13 @@ import (
 	"github.com/kino-video/kino/transport/media"
 )
 
+// outage is an attempt cut off because NATS (the event store, or the media
+// bucket) was out of reach: an interruption, not a failure of the video.
+type outage struct{ err error }
+
+func (o outage) Error() string { return "NATS out of reach: " + o.err.Error() }
+func (o outage) Unwrap() error { return o.err }
+
 // Durable is the name of the transcoder's intake consumer on the event
 // stream (the single work queue of earlier versions, which it replaces in
 // place); the jobs themselves wait in eventstore.JobsStream.
@@ -281,6 +288,16 @@ func (t *Transcoder) handle(ctx context.Context, job *eventstore.Job) {
 		t.removeFiles(log, id)
 		t.clearProgress(id)
 		ack()
+	case errors.As(err, new(outage)):
+		// Not the video's failure: NATS was out of reach. Recorded as an
+		// interruption, retried after the backoff.
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, ierr := eventstore.Execute[domain.Video](rctx, t.cfg.Store, videoStream(id), domain.InterruptTranscode{Reason: domain.InterruptOutage})
+		cancel()
+		if ierr != nil && !domain.IsKind(ierr, domain.NotFound) {
+			log.Warn("record interrupted transcode", "err", ierr)
+		}
+		t.handBack(ctx, log, job, 1, err)
 	case domain.IsKind(err, domain.Unsupported):
 		t.fail(ctx, log, job, id, userMessage(err), true)
 	default:
@@ -469,6 +486,9 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 		return done, err
 	}
 	if err := t.cfg.Media.Publish(ctx, id, work); err != nil {
+		if eventstore.IsUnavailable(err) {
+			return done, outage{err}
+		}
 		return done, t.checkDeleted(ctx, id, fmt.Errorf("publish: %v", err))
 	}
 	log.Debug("outputs published", "rungs", len(rungs))
