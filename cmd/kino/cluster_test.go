@@ -29,7 +29,7 @@ import (
 // cluster's object store (--media nats): no node shares a directory with
 // another.
 type kinoCluster struct {
-	t      *testing.T
+	t      testing.TB
 	bin    string
 	root   string
 	routes string
@@ -65,7 +65,7 @@ func (n *clusterNode) logText() string {
 
 // freeClusterAddr is a loopback address whose port was free a moment ago:
 // the routes must name every node's cluster port before any starts.
-func freeClusterAddr(t *testing.T) string {
+func freeClusterAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -78,7 +78,7 @@ func freeClusterAddr(t *testing.T) string {
 // newKinoCluster prepares n kino serve nodes as an operator would: kino
 // cluster init on the first data directory, its credentials copied to the
 // others, the same route list on every node. Nothing runs until start.
-func newKinoCluster(t *testing.T, n int, flags ...string) *kinoCluster {
+func newKinoCluster(t testing.TB, n int, flags ...string) *kinoCluster {
 	kinds := make([]string, n)
 	for i := range kinds {
 		kinds[i] = "serve"
@@ -88,7 +88,7 @@ func newKinoCluster(t *testing.T, n int, flags ...string) *kinoCluster {
 
 // newMixedCluster is newKinoCluster with a kind per node: "serve" or
 // "worker" (kino worker with its own embedded node).
-func newMixedCluster(t *testing.T, kinds []string, flags ...string) *kinoCluster {
+func newMixedCluster(t testing.TB, kinds []string, flags ...string) *kinoCluster {
 	n := len(kinds)
 	t.Helper()
 	root := t.TempDir()
@@ -128,7 +128,7 @@ func newMixedCluster(t *testing.T, kinds []string, flags ...string) *kinoCluster
 }
 
 // copyTree copies a file, or a directory's files, keeping their modes.
-func copyTree(t *testing.T, src, dst string) {
+func copyTree(t testing.TB, src, dst string) {
 	t.Helper()
 	fi, err := os.Stat(src)
 	if err != nil {
@@ -331,7 +331,7 @@ func (n *clusterNode) upload(key, coll, name string, data []byte) string {
 
 // eventually calls try every interval until it reports done; after within,
 // it fails the test with what try last said.
-func eventually(t *testing.T, within, every time.Duration, try func() (done bool, why string)) {
+func eventually(t testing.TB, within, every time.Duration, try func() (done bool, why string)) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	tick := time.NewTicker(every)

@@ -52,7 +52,7 @@ func TestPlaylistUploadPublishesNothing(t *testing.T) {
 // passable lets a root kino's --ffmpeg-user (nobody) pass through dir and
 // the directory go test made it in (both 0700), as kino requires of every
 // directory above <data>/media.
-func passable(t *testing.T, dir string) {
+func passable(t testing.TB, dir string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		return

@@ -14,7 +14,7 @@ import (
 )
 
 // buildKino builds the kino binary into a temp directory.
-func buildKino(t *testing.T) string {
+func buildKino(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	passable(t, dir)
