@@ -230,6 +230,7 @@ func (s *Store) intakeConsumer(ctx context.Context, cfg FairConfig) (jetstream.C
 // moveLoop feeds one message at a time of a moving consumer (intake,
 // backoff) to move, which acks or naks it.
 func (s *Store) moveLoop(ctx context.Context, cons jetstream.Consumer, cfg FairConfig, move func(context.Context, FairConfig, jetstream.Msg)) {
+	var flog fetchLog
 	for ctx.Err() == nil {
 		msg, err := cons.Next(jetstream.FetchContext(ctx))
 		if err != nil {
@@ -237,14 +238,17 @@ func (s *Store) moveLoop(ctx context.Context, cons jetstream.Consumer, cfg FairC
 				return
 			}
 			if !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
-				cfg.Log.Warn("fetch job to move", "err", err)
+				flog.failed(cfg.Log, "fetch job to move", "err", err)
 				select {
 				case <-ctx.Done():
 				case <-time.After(time.Second):
 				}
+			} else {
+				flog.ok(cfg.Log, "fetch job to move")
 			}
 			continue
 		}
+		flog.ok(cfg.Log, "fetch job to move")
 		move(ctx, cfg, msg)
 	}
 }
@@ -319,6 +323,7 @@ type picker struct {
 	s      *Store
 	cfg    FairConfig
 	served map[string]time.Time // when this process last started a job of the account
+	flog   fetchLog             // failed fetches, once per outage
 }
 
 type candidate struct {
@@ -393,7 +398,7 @@ func (p *picker) fetch(ctx context.Context, c candidate) *Job {
 	batch, err := c.cons.FetchNoWait(1)
 	if err != nil {
 		if ctx.Err() == nil {
-			p.cfg.Log.Warn("fetch job", "account", c.account, "err", err)
+			p.flog.failed(p.cfg.Log, "fetch job", "err", err)
 		}
 		return nil
 	}
@@ -403,7 +408,9 @@ func (p *picker) fetch(ctx context.Context, c candidate) *Job {
 	}
 	if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && ctx.Err() == nil {
 		// A permission refused, a consumer gone: say so, not idle in silence.
-		p.cfg.Log.Warn("fetch job", "account", c.account, "err", err)
+		p.flog.failed(p.cfg.Log, "fetch job", "account", c.account, "err", err)
+	} else if ctx.Err() == nil {
+		p.flog.ok(p.cfg.Log, "fetch job")
 	}
 	if msg == nil {
 		return nil

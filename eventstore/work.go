@@ -140,6 +140,7 @@ func (s *Store) Work(ctx context.Context, cfg WorkConfig, handle func(ctx contex
 }
 
 func (s *Store) workLoop(ctx context.Context, cons jetstream.Consumer, cfg WorkConfig, handle func(context.Context, *Job)) {
+	var flog fetchLog
 	for ctx.Err() == nil {
 		// One message per fetch and no prefetching: a job waiting in a
 		// client buffer would age towards AckWait while another runs.
@@ -149,15 +150,17 @@ func (s *Store) workLoop(ctx context.Context, cons jetstream.Consumer, cfg WorkC
 				return
 			}
 			if errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
+				flog.ok(cfg.Log, "fetch job", "consumer", cfg.Durable)
 				continue
 			}
-			cfg.Log.Warn("fetch job", "consumer", cfg.Durable, "err", err)
+			flog.failed(cfg.Log, "fetch job", "consumer", cfg.Durable, "err", err)
 			select {
 			case <-ctx.Done():
 			case <-time.After(time.Second):
 			}
 			continue
 		}
+		flog.ok(cfg.Log, "fetch job", "consumer", cfg.Durable)
 		meta, err := msg.Metadata()
 		if err != nil {
 			cfg.Log.Error("job metadata", "consumer", cfg.Durable, "err", err)
@@ -239,5 +242,32 @@ func untilDone(ctx context.Context, log *slog.Logger, what string, start func() 
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 5*time.Second)
+	}
+}
+
+// fetchLog logs a work loop's failed fetches once per outage: the first
+// failure, then nothing until a fetch succeeds again, which is logged with
+// the outage's length. (On a cluster without quorum every loop fails
+// several times a second.)
+type fetchLog struct {
+	mu    sync.Mutex
+	since time.Time // zero while fetches succeed
+}
+
+func (f *fetchLog) failed(log *slog.Logger, msg string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.since.IsZero() {
+		f.since = time.Now()
+		log.Warn(msg+"; retrying, logged again when it works", args...)
+	}
+}
+
+func (f *fetchLog) ok(log *slog.Logger, msg string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.since.IsZero() {
+		log.Info(msg+" works again", append(args, "outage", time.Since(f.since).Round(time.Millisecond))...)
+		f.since = time.Time{}
 	}
 }
