@@ -417,4 +417,18 @@ func TestAppendWithoutQuorumIsUnavailable(t *testing.T) {
 	if s.Writable() == nil {
 		t.Fatal("the store still says it takes writes")
 	}
+	// The nodes come back: the store says it takes writes again without
+	// any append (a node dropped by its load balancer gets none).
+	startNode(t, dirs[1], addrs[1], routes...)
+	startNode(t, dirs[2], addrs[2], routes...)
+	deadline := time.Now().Add(time.Minute)
+	for s.Health().Writes != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("writes still reported failing a minute after the quorum came back: %v", s.Health().Writes)
+		}
+		time.Sleep(100 * time.Millisecond) // poll
+	}
+	if err := create("after-quorum"); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -38,7 +38,22 @@ type Health struct {
 }
 
 // Health reports the store's connection and write state.
-func (s *Store) Health() Health { return s.health.snapshot() }
+//
+// Writes that failed for want of a stream leader (a cluster that lost its
+// quorum) clear without a client's append: at most every probe interval,
+// Health asks for the stream's info, which only a leader answers. A node a
+// load balancer dropped on /readyz gets no appends to probe with.
+func (s *Store) Health() Health {
+	if s.health.leaderProbeDue() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err := s.stream.Info(ctx)
+		cancel()
+		if err == nil {
+			s.health.wrote(nil)
+		}
+	}
+	return s.health.snapshot()
+}
 
 // Writable is nil when an append may be tried now (connected, and writes
 // not known to fail, or due for a probe), and otherwise the Unavailable
@@ -90,6 +105,23 @@ func newHealth(log *slog.Logger, probeEvery time.Duration) *health {
 	h := &health{log: log, probeEvery: probeEvery}
 	h.conn, h.cancelConn = context.WithCancelCause(context.Background())
 	return h
+}
+
+// leaderProbeDue is true, once per probe interval, while appends fail for
+// want of an answer from the stream (no leader, or no ack in time), not
+// for a storage refusal. (An embedded server whose store failed a write
+// still answers the info; its own health keeps /readyz failing then.)
+func (h *health) leaderProbeDue() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.writeErr == nil || storageRefusal(h.writeErr) || h.conn.Err() != nil {
+		return false
+	}
+	if now := time.Now(); !now.Before(h.nextProbe) {
+		h.nextProbe = now.Add(h.probeEvery)
+		return true
+	}
+	return false
 }
 
 func (h *health) snapshot() Health {
@@ -240,6 +272,7 @@ func IsUnavailable(err error) bool {
 	// A JetStream request that gets no answer ends with its own default
 	// timeout: context.DeadlineExceeded although the caller set none.
 	return errors.Is(err, ErrUnavailable) || transient(err) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, jetstream.ErrAsyncPublishTimeout) ||
 		errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrDisconnected) ||
 		errors.Is(err, nats.ErrConnectionDraining) || errors.Is(err, jetstream.ErrNoHeartbeat)
 }

@@ -55,6 +55,9 @@ func (s *Store) OpenRateLimits(ctx context.Context) (*RateLimits, error) {
 	return &RateLimits{nc: s.nc, kv: kv}, nil
 }
 
+// Connected is false while this process has no connection to NATS.
+func (l *RateLimits) Connected() bool { return l.nc.IsConnected() }
+
 func rateBucketConfig(replicas int) jetstream.KeyValueConfig {
 	return jetstream.KeyValueConfig{
 		Bucket:      RateBucket,

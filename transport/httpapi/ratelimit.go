@@ -39,6 +39,8 @@ const (
 // and stores what it returns as node's, atomically.
 type RateLedger interface {
 	UpdateRate(ctx context.Context, key, node string, now time.Time, decide func(others []eventstore.RateHolding) eventstore.RateHolding) error
+	// Connected is false while this process has no connection to NATS.
+	Connected() bool
 }
 
 var _ RateLedger = (*eventstore.RateLimits)(nil)
@@ -61,9 +63,11 @@ var _ RateLedger = (*eventstore.RateLimits)(nil)
 // log) whenever it updates; and it holds its share for a whole window
 // after its last allowed request (the lease), so a share is never handed
 // to another node while requests it allowed still count. Alone, a node
-// takes the whole budget and behaves exactly as without a ledger. When the
-// ledger cannot be reached, the node counts alone (fails open) until it
-// can.
+// takes the whole budget and behaves exactly as without a ledger. When
+// NATS cannot be reached, the node counts alone (fails open) until it can;
+// when NATS is reached but the ledger does not answer (its stream electing
+// a leader after a node died), the node keeps to the shares it holds while
+// their leases run, and counts alone only for keys it holds none of.
 type limiter struct {
 	mu      sync.Mutex
 	logs    map[string]*requestLog
@@ -74,6 +78,7 @@ type limiter struct {
 	node      string     // this process in the ledger
 	log       *slog.Logger
 	downUntil int64 // the ledger failed: count alone until then (Unix ns)
+	keepShare bool  // ...but keep to the shares held: NATS was connected
 	failing   bool  // the last update failed (logged once per outage)
 }
 
@@ -148,7 +153,20 @@ func (l *limiter) take(key string, limit int, now time.Time, count bool) decisio
 	}
 	lg.expire(t - int64(rateWindow))
 	for synced := false; ; synced = true {
-		if lg.n >= limit || l.ledger == nil || t < l.downUntil {
+		if lg.n >= limit || l.ledger == nil {
+			return lg.local(limit, t, count)
+		}
+		if t < l.downUntil {
+			// The ledger does not answer. With NATS connected (its
+			// stream electing a leader), a share whose lease still runs
+			// is kept to: the other nodes keep to theirs, so the cluster
+			// stays within the limit. Otherwise the node counts alone.
+			if l.keepShare && t <= lg.until {
+				if lg.n < lg.share {
+					return lg.grant(limit, t, count)
+				}
+				return lg.refuse(t)
+			}
 			return lg.local(limit, t, count)
 		}
 		held := t+int64(rateWindow) <= lg.until
@@ -196,6 +214,7 @@ func (l *limiter) updated(err error, t int64) {
 			l.log.Warn("rate limits counted by this process alone until the shared ledger answers", "err", err)
 		}
 		l.downUntil = t + int64(rateDown)
+		l.keepShare = l.ledger.Connected()
 	case l.failing:
 		l.failing = false
 		l.log.Info("rate limits shared again")

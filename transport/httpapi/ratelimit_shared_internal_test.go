@@ -2,9 +2,13 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -159,7 +163,8 @@ func TestSharedLimitFailsOpenWithoutNATS(t *testing.T) {
 			t.Fatalf("request %d without NATS refused: %+v", i, d)
 		}
 	}
-	if d := l.allow("acme", 60, t1); d.allowed || d.remaining != 0 {
+	t2 := t1
+	if d := l.allow("acme", 60, t2); d.allowed || d.remaining != 0 {
 		t.Fatalf("the process's own 61st request: %+v", d)
 	}
 }
@@ -304,5 +309,74 @@ func TestDeadNodesShareLapses(t *testing.T) {
 		if d := survivor.allow("acme", 60, lapsed); !d.allowed {
 			t.Fatalf("after the lease lapsed, request %d refused: %+v", i, d)
 		}
+	}
+}
+
+// When NATS is reached but the ledger does not answer (a cluster whose
+// rate bucket lost its quorum or elects a leader), a node keeps to the
+// share it holds: a red team killed the ledger's stream leader and two
+// API nodes, each counting alone, let 2x the plan through.
+func TestSharedLimitKeepsItsShareWhileTheLedgerElects(t *testing.T) {
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	if err := eventstore.InitCluster(dirs[0]); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs[1:] {
+		if err := os.CopyFS(filepath.Join(d, eventstore.CredsDir), os.DirFS(filepath.Join(dirs[0], eventstore.CredsDir))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var addrs, routes []string
+	for range dirs {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addrs, routes = append(addrs, l.Addr().String()), append(routes, "nats://"+l.Addr().String())
+		l.Close()
+	}
+	var nodes []*eventstore.Embedded
+	for i, d := range dirs {
+		e, err := eventstore.StartNode(d, "127.0.0.1:0", &eventstore.Cluster{Listen: addrs[i], Routes: routes, Name: fmt.Sprintf("n%d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(e.Shutdown)
+		nodes = append(nodes, e)
+	}
+	ctx := context.Background()
+	store, err := eventstore.Open(ctx, eventstore.Config{URL: nodes[0].URL(), Auth: nodes[0].Auth(eventstore.RoleServe), Manage: true, Replicas: 3, ReadyWait: time.Minute, Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	ledger, err := store.OpenRateLimits(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newSharedLimiter(ledger, "acct:", "a", quiet)
+	t0 := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	if !l.allow("acme", 60, t0).allowed {
+		t.Fatal("first request refused")
+	}
+	l.mu.Lock()
+	share := l.logs["acme"].share
+	l.mu.Unlock()
+	if share >= 60 {
+		t.Skipf("the node took the whole budget (%d): nothing to keep to", share)
+	}
+	nodes[1].Shutdown()
+	nodes[2].Shutdown()
+	allowed := 1
+	for range 60 {
+		if l.allow("acme", 60, t0.Add(2*time.Second)).allowed {
+			allowed++
+		}
+	}
+	if !ledger.Connected() {
+		t.Fatal("the test means a connected node whose ledger does not answer")
+	}
+	if allowed > share {
+		t.Fatalf("%d allowed while the ledger did not answer, but the node held a share of %d", allowed, share)
 	}
 }
