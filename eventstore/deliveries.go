@@ -138,7 +138,7 @@ func (s *Store) openSendState(ctx context.Context, create bool) (*SendState, err
 		Bucket:      SendLocksBucket,
 		Description: "kino: subscriptions with a webhook POST under way",
 		TTL:         SendLockTTL,
-		Storage:     jetstream.MemoryStorage,
+		Storage:     volatileStorage(s.cfg.Replicas),
 		Replicas:    s.cfg.Replicas,
 	})
 	if err != nil {

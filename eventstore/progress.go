@@ -46,11 +46,11 @@ func (s *Store) progressBucket(ctx context.Context) (jetstream.KeyValue, error) 
 		}
 		return kv, nil
 	}
-	kv, err := s.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	kv, err := s.bucket(ctx, true, jetstream.KeyValueConfig{
 		Bucket:      ProgressBucket,
 		Description: "kino: progress of running transcodes",
 		TTL:         time.Hour,
-		Storage:     jetstream.MemoryStorage,
+		Storage:     volatileStorage(s.cfg.Replicas),
 		Replicas:    s.cfg.Replicas,
 	})
 	if err != nil {
@@ -111,4 +111,16 @@ func (p *Progress) Follow(ctx context.Context) error {
 			p.mu.Unlock()
 		}
 	}
+}
+
+// volatileStorage is the storage of buckets whose content may be lost
+// (progress, send locks): memory on one server; files when replicated,
+// because a replicated memory stream loses its copy on every restart of a
+// node, and two of three nodes restarted after the third died could not
+// elect a leader for it again (kino serve then refused to start).
+func volatileStorage(replicas int) jetstream.StorageType {
+	if replicas > 1 {
+		return jetstream.FileStorage
+	}
+	return jetstream.MemoryStorage
 }
