@@ -3,7 +3,14 @@ package eventstoretest
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/kino-video/kino/eventstore"
 )
@@ -38,5 +45,75 @@ func Open(t testing.TB, url string, auth eventstore.Auth) *eventstore.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// Cluster is n embedded servers on loopback forming one NATS cluster, as
+// an operator sets one up: kino cluster init's credentials copied to
+// every node, the same route list on each.
+type Cluster struct {
+	t      testing.TB
+	Dirs   []string // each node's data directory
+	Addrs  []string // each node's cluster (route) address
+	Routes []string
+	Nodes  []*eventstore.Embedded // the running server of each node
+}
+
+// StartCluster starts n nodes and stops them when the test ends.
+func StartCluster(t testing.TB, n int) *Cluster {
+	t.Helper()
+	c := &Cluster{t: t}
+	for i := range n {
+		c.Dirs = append(c.Dirs, t.TempDir())
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Addrs = append(c.Addrs, l.Addr().String())
+		c.Routes = append(c.Routes, "nats://"+l.Addr().String())
+		l.Close()
+		if i == 0 {
+			if err := eventstore.InitCluster(c.Dirs[0]); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := os.CopyFS(filepath.Join(c.Dirs[i], eventstore.CredsDir), os.DirFS(filepath.Join(c.Dirs[0], eventstore.CredsDir))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Nodes = make([]*eventstore.Embedded, n)
+	for i := range n {
+		c.Start(i)
+	}
+	return c
+}
+
+// Start starts node i (again, after a Shutdown) on its directory and
+// cluster address.
+func (c *Cluster) Start(i int) *eventstore.Embedded {
+	c.t.Helper()
+	e, err := eventstore.StartNode(c.Dirs[i], "127.0.0.1:0", &eventstore.Cluster{Listen: c.Addrs[i], Routes: c.Routes, Name: fmt.Sprintf("n%d", i)})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(e.Shutdown)
+	c.Nodes[i] = e
+	return e
+}
+
+// Open opens a store managing kino's streams at replicas on node i, with
+// kino serve's credentials, waiting for the cluster's JetStream.
+func (c *Cluster) Open(i, replicas int, configure ...func(*eventstore.Config)) *eventstore.Store {
+	c.t.Helper()
+	e := c.Nodes[i]
+	cfg := eventstore.Config{URL: e.URL(), Auth: e.Auth(eventstore.RoleServe), Name: c.t.Name(), Manage: true, Replicas: replicas, ReadyWait: time.Minute,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, f := range configure {
+		f(&cfg)
+	}
+	s, err := eventstore.Open(context.Background(), cfg)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { _ = s.Close() })
 	return s
 }

@@ -2,13 +2,9 @@ package httpapi
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -317,40 +313,8 @@ func TestDeadNodesShareLapses(t *testing.T) {
 // share it holds: a red team killed the ledger's stream leader and two
 // API nodes, each counting alone, let 2x the plan through.
 func TestSharedLimitKeepsItsShareWhileTheLedgerElects(t *testing.T) {
-	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
-	if err := eventstore.InitCluster(dirs[0]); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range dirs[1:] {
-		if err := os.CopyFS(filepath.Join(d, eventstore.CredsDir), os.DirFS(filepath.Join(dirs[0], eventstore.CredsDir))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var addrs, routes []string
-	for range dirs {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addrs, routes = append(addrs, l.Addr().String()), append(routes, "nats://"+l.Addr().String())
-		l.Close()
-	}
-	var nodes []*eventstore.Embedded
-	for i, d := range dirs {
-		e, err := eventstore.StartNode(d, "127.0.0.1:0", &eventstore.Cluster{Listen: addrs[i], Routes: routes, Name: fmt.Sprintf("n%d", i)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(e.Shutdown)
-		nodes = append(nodes, e)
-	}
-	ctx := context.Background()
-	store, err := eventstore.Open(ctx, eventstore.Config{URL: nodes[0].URL(), Auth: nodes[0].Auth(eventstore.RoleServe), Manage: true, Replicas: 3, ReadyWait: time.Minute, Log: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
-	ledger, err := store.OpenRateLimits(ctx)
+	c := eventstoretest.StartCluster(t, 3)
+	ledger, err := c.Open(0, 3).OpenRateLimits(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,8 +329,8 @@ func TestSharedLimitKeepsItsShareWhileTheLedgerElects(t *testing.T) {
 	if share >= 60 {
 		t.Skipf("the node took the whole budget (%d): nothing to keep to", share)
 	}
-	nodes[1].Shutdown()
-	nodes[2].Shutdown()
+	c.Nodes[1].Shutdown()
+	c.Nodes[2].Shutdown()
 	allowed := 1
 	for range 60 {
 		if l.allow("acme", 60, t0.Add(2*time.Second)).allowed {
