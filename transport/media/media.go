@@ -460,10 +460,19 @@ func (s *Store) Remove(_ context.Context, id string) error {
 	if err := os.Rename(dir, filepath.Join(tomb, id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("media: remove %s: %w", id, err)
 	}
-	if err := os.RemoveAll(tomb); err != nil {
-		return fmt.Errorf("media: remove %s: %w", id, err)
+	// Emptying the tomb has met ENOTEMPTY, rarely (once in thousands of
+	// publish/remove races, under load), as if a racing Publish's entry
+	// landed in it after RemoveAll read it: it is emptied again then.
+	for try := 1; ; try++ {
+		err := os.RemoveAll(tomb)
+		if err == nil {
+			return nil
+		}
+		if try == 5 {
+			return fmt.Errorf("media: remove %s: %w", id, err)
+		}
+		time.Sleep(time.Duration(try) * 10 * time.Millisecond)
 	}
-	return nil
 }
 
 // Sweep removes leftovers of interrupted work: every upload in flight, and
