@@ -535,9 +535,13 @@ func TestClusterOfThreeSurvivesANodesDeath(t *testing.T) {
 	a.cli("accounts", "create", "acme", "--plan", "business")
 	key := lastLine(a.cli("keys", "create", "acme", "--label", "cluster"))
 	a.cli("collections", "create", "acme", "films", "Films")
-	// Deliveries are counted for the lead's once-per-event check.
+	// Deliveries are counted by x-svc-delivery: each must arrive once.
 	hooks := newHookReceiver(t)
-	b.waitKey(key)
+	// Every node's read models must know the key (issued through A's NATS,
+	// read by each node from its own replica) before it is used there.
+	for _, n := range c.nodes {
+		n.waitKey(key)
+	}
 	if r := b.api.do("POST", "/v1/webhooks", key, map[string]any{"url": hooks.srv.URL, "events": []string{"video.completed", "video.failed"}}); r.status != 201 {
 		t.Fatalf("subscribe: %d %s", r.status, r.body)
 	}
@@ -736,6 +740,7 @@ func TestClusterWorkerNodeIsAFullPeer(t *testing.T) {
 	a.cli("accounts", "create", "acme", "--plan", "pro")
 	key := lastLine(a.cli("keys", "create", "acme"))
 	a.cli("collections", "create", "acme", "films", "Films")
+	a.waitKey(key)
 	b.waitKey(key)
 	short := makeClip(t, "short.mp4", 320, 180, 1, false)
 	ids := []string{a.upload(key, "films", "first.mp4", short)}
