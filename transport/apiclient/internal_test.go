@@ -1,0 +1,92 @@
+package apiclient
+
+import (
+	"net/http"
+	"testing"
+	"time"
+)
+
+// 429 is always a refusal before anything was done; 503 is retried only
+// where sending again cannot do a thing twice.
+func TestRetryable(t *testing.T) {
+	for _, tc := range []struct {
+		method       string
+		refusedFirst bool
+		status       int
+		want         bool
+	}{
+		{"GET", false, 429, true},
+		{"POST", false, 429, true},
+		{"PATCH", false, 429, true},
+		{"GET", false, 503, true},
+		{"HEAD", false, 503, true},
+		{"DELETE", false, 503, true},
+		{"POST", false, 503, false}, // may have been written: not sent twice
+		{"PATCH", false, 503, false},
+		{"POST", true, 503, true}, // an upload kino refused before reading it
+		{"GET", false, 500, false},
+		{"GET", false, 502, false},
+		{"POST", true, 507, false},
+		{"GET", false, 404, false},
+	} {
+		if got := (call{method: tc.method, refusedFirst: tc.refusedFirst}).retryable(tc.status); got != tc.want {
+			t.Errorf("%s (refused first %v) %d: retryable %v, want %v", tc.method, tc.refusedFirst, tc.status, got, tc.want)
+		}
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	for h, want := range map[string]time.Duration{
+		"":                              0,
+		"5":                             5 * time.Second,
+		" 60 ":                          time.Minute,
+		"-3":                            0,
+		"soon":                          0,
+		"Sun, 22 Nov 2026 12:00:30 GMT": 30 * time.Second,
+		"Sun, 22 Nov 2026 11:00:00 GMT": 0, // past
+	} {
+		if got := parseRetryAfter(h, now); got != want {
+			t.Errorf("%q: %v, want %v", h, got, want)
+		}
+	}
+}
+
+// Tokens in direct upload URLs and queries stay out of errors and logs.
+func TestRedactPath(t *testing.T) {
+	for u, want := range map[string]string{
+		"http://h/v1/videos?status=FAILED":                         "/v1/videos",
+		"http://h/v1/uploads/tus/direct/tok123":                    "/v1/uploads/tus/direct/REDACTED",
+		"http://h/v1/uploads/tus/direct/tok123/01ARZ3NDEKTSV4RRFF": "/v1/uploads/tus/direct/REDACTED/01ARZ3NDEKTSV4RRFF",
+		"http://h/v1/uploads/tus/01ARZ3NDEKTSV4RRFF":               "/v1/uploads/tus/01ARZ3NDEKTSV4RRFF",
+	} {
+		if got := redactPath(u); got != want {
+			t.Errorf("%s: %s, want %s", u, got, want)
+		}
+	}
+}
+
+func TestSameOrigin(t *testing.T) {
+	base := "https://video.example.com/v1"
+	for u, want := range map[string]bool{
+		"https://video.example.com/v1/uploads/tus/X": true,
+		"https://VIDEO.example.com/v1/x":             true,
+		"http://video.example.com/v1/x":              false, // never in clear when the base is https
+		"https://video.example.com:8443/v1/x":        false,
+		"https://evil.example/v1/x":                  false,
+	} {
+		if got := sameOrigin(u, base); got != want {
+			t.Errorf("%s: %v, want %v", u, got, want)
+		}
+	}
+}
+
+func TestUserAgent(t *testing.T) {
+	if got := (&Client{}).userAgent(); got != "kino-go/"+Version {
+		t.Errorf("default: %q", got)
+	}
+	if got := (&Client{UserAgent: "shop/2"}).userAgent(); got != "shop/2 kino-go/"+Version {
+		t.Errorf("with the caller's: %q", got)
+	}
+	_ = http.MethodGet
+}
