@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -240,14 +241,17 @@ type receiver struct {
 	mu     sync.Mutex
 	secret string
 	events chan apiclient.WebhookEvent
-	bad    chan error // deliveries refused
+	// refuse, when not 0, is the status answered instead of handling.
+	refuse atomic.Int32
 }
 
 func newReceiver(t *testing.T) *receiver {
-	r := &receiver{events: make(chan apiclient.WebhookEvent, 16), bad: make(chan error, 16)}
-	verify := apiclient.WebhookHandler("", nil) // replaced per request, with the secret known by then
-	_ = verify
+	r := &receiver{events: make(chan apiclient.WebhookEvent, 16)}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if s := r.refuse.Load(); s != 0 {
+			w.WriteHeader(int(s))
+			return
+		}
 		r.mu.Lock()
 		secret := r.secret
 		r.mu.Unlock()
