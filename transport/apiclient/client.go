@@ -82,7 +82,7 @@ type RetryInfo struct {
 	Method  string        // the request's method
 	Path    string        // its path (never its query or a token)
 	Attempt int           // the attempt that failed, from 1
-	Err     *Error        // the 429 or 503 answer
+	Err     *Error        // the 429 or 503 answer (nil for a tus chunk that got no answer)
 	Wait    time.Duration // how long the client waits before the next
 }
 

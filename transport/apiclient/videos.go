@@ -41,12 +41,12 @@ func (c *Client) Upload(ctx context.Context, r io.Reader, size int64, filename, 
 	}
 	tail := "\r\n--" + mw.Boundary() + "--\r\n"
 	seeker, _ := r.(io.Seeker)
-	sent := 0
+	attempts := 0
 	cl := c.api(http.MethodPost, "/videos", nil)
 	cl.contentType = mw.FormDataContentType()
 	cl.refusedFirst = true
 	cl.body = func() (io.Reader, int64, error) {
-		if sent > 0 {
+		if attempts > 0 {
 			if seeker == nil {
 				return nil, 0, errors.New("kino: the upload was refused and its reader cannot be rewound to send it again (pass an io.Seeker)")
 			}
@@ -54,7 +54,7 @@ func (c *Client) Upload(ctx context.Context, r io.Reader, size int64, filename, 
 				return nil, 0, err
 			}
 		}
-		sent++
+		attempts++
 		file := &counter{r: io.LimitReader(r, size), total: size, progress: progress}
 		return io.MultiReader(bytes.NewReader(head.Bytes()), file, strings.NewReader(tail)),
 			int64(head.Len()) + size + int64(len(tail)), nil
