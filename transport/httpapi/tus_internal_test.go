@@ -283,7 +283,10 @@ func TestTusPatchChecks(t *testing.T) {
 	if r := a.tusPatch(loc, key, 0, file[:1000]); r.status != 204 {
 		t.Fatalf("first chunk: %d %s", r.status, r.body)
 	}
-	sha := func(b []byte) string { s := sha256.Sum256(b); return "sha256 " + base64.StdEncoding.EncodeToString(s[:]) }
+	sha := func(b []byte) string {
+		s := sha256.Sum256(b)
+		return "sha256 " + base64.StdEncoding.EncodeToString(s[:])
+	}
 	tests := []struct {
 		name   string
 		r      func() response
@@ -567,7 +570,9 @@ func TestTusCollectionDeletedBeforeLastByte(t *testing.T) {
 
 func TestDirectUpload(t *testing.T) {
 	logs := &lockedBuffer{}
-	a := newTestAPI(t, func(c *Config) { c.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})) })
+	a := newTestAPI(t, func(c *Config) {
+		c.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
 	key := a.account("acme", domain.PlanFree)
 	a.account("other", domain.PlanFree)
 

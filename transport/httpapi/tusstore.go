@@ -23,10 +23,10 @@ type tusUpload struct {
 	Collection string    `json:"collection"`
 	Filename   string    `json:"filename"`
 	Ext        string    `json:"ext"`
-	Length     int64     `json:"length"`   // Upload-Length
-	Offset     int64     `json:"offset"`   // bytes received and recorded
-	MaxSize    int64     `json:"maxSize"`  // the plan's limit at creation
-	Metadata   string    `json:"metadata"` // Upload-Metadata as sent, for HEAD
+	Length     int64     `json:"length"`           // Upload-Length
+	Offset     int64     `json:"offset"`           // bytes received and recorded
+	MaxSize    int64     `json:"maxSize"`          // the plan's limit at creation
+	Metadata   string    `json:"metadata"`         // Upload-Metadata as sent, for HEAD
 	Direct     string    `json:"direct,omitempty"` // hex SHA-256 of the direct upload token that created it
 	Sniffed    bool      `json:"sniffed"`          // its first bytes were found to be a video
 	Created    time.Time `json:"created"`
