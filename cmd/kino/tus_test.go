@@ -293,4 +293,3 @@ func TestTusResumesAcrossKinoRestart(t *testing.T) {
 		time.Sleep(50 * time.Millisecond) // polling a status, with a deadline
 	}
 }
-
