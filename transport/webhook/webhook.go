@@ -15,6 +15,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/oklog/ulid/v2"
+
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/projections"
@@ -105,15 +107,20 @@ type Opener interface {
 // account. Enqueueing the same (event, subscription) again within the
 // delivery queue's duplicate window (24 h) is a no-op (Nats-Msg-Id).
 func Enqueue(ctx context.Context, store *eventstore.Store, hookID, account string, body Body, videoID string) (string, error) {
+	id := DeliveryID(body.ID, hookID)
+	return id, enqueue(ctx, store, hookID, account, body, videoID, id, body.ID+"."+hookID)
+}
+
+// enqueue queues body to hookID as delivery deliveryID, once per msgID
+// within the queue's duplicate window.
+func enqueue(ctx context.Context, store *eventstore.Store, hookID, account string, body Body, videoID, deliveryID, msgID string) error {
 	raw, err := json.Marshal(body)
 	if err != nil {
-		return "", err
+		return err
 	}
-	id := DeliveryID(body.ID, hookID)
-	err = store.Enqueue(ctx, hookID, body.ID+"."+hookID, raw, map[string]string{
-		hWebhook: hookID, hDelivery: id, hKind: body.Type, hEvent: body.ID, hVideo: videoID, hAccount: account, hCounted: "1",
+	return store.Enqueue(ctx, hookID, msgID, raw, map[string]string{
+		hWebhook: hookID, hDelivery: deliveryID, hKind: body.Type, hEvent: body.ID, hVideo: videoID, hAccount: account, hCounted: "1",
 	})
-	return id, err
 }
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
@@ -126,9 +133,18 @@ type Tester struct {
 // SendTest queues a signed webhook.test delivery to w, sent like any other
 // (and logged in its deliveries), and returns its delivery id.
 func (t Tester) SendTest(ctx context.Context, w projections.Webhook) (string, error) {
-	body := Body{
-		ID: t.Store.NewID(), Type: domain.EventWebhookTest, CreatedAt: domain.FormatTime(t.Store.Now()),
-		Data: wire.WebhookData{Webhook: &wire.TestWebhook{ID: w.ID, URL: w.URL, Events: w.Events}},
-	}
+	id := t.Store.NewID()
+	body := testBody(w, id, t.Store.Now())
 	return Enqueue(ctx, t.Store, w.ID, w.Account, body, "")
+}
+
+// testBody is the body of the webhook.test delivery id to w. Its createdAt
+// is the instant in the id (a ULID's first 48 bits), so a redelivery can
+// send the same body again; now when id is no ULID.
+func testBody(w projections.Webhook, id string, now time.Time) Body {
+	if u, err := ulid.ParseStrict(id); err == nil {
+		now = ulid.Time(u.Time())
+	}
+	return Body{ID: id, Type: domain.EventWebhookTest, CreatedAt: domain.FormatTime(now),
+		Data: wire.WebhookData{Webhook: &wire.TestWebhook{ID: w.ID, URL: w.URL, Events: w.Events}}}
 }
