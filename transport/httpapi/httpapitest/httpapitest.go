@@ -144,11 +144,17 @@ func Start(t testing.TB, o Options) *Kino {
 	if err != nil {
 		t.Fatal(err)
 	}
+	direct, err := store.OpenDirectUploads(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewUnstartedServer(nil)
 	url := "http://" + srv.Listener.Addr().String()
+	cdn := url + "/cdn"
 	cfg := httpapi.Config{Store: store, DB: db, Projector: proj, Media: ms, Progress: progress,
-		Webhooks: webhook.Tester{Store: store}, Secrets: key, Plans: o.Plans, Log: quiet, Now: clk.Now,
-		CDNURL: url + "/cdn", Limits: limits}
+		Webhooks: webhook.Tester{Store: store}, Redeliver: webhook.Redeliverer{Store: store, CDNURL: cdn},
+		Secrets: key, Plans: o.Plans, Log: quiet, Now: clk.Now, CDNURL: cdn, Limits: limits,
+		TusDir: filepath.Join(base, "media", ".tus"), BaseURL: url + "/v1", DirectUploads: direct}
 	if o.Configure != nil {
 		o.Configure(&cfg)
 	}
@@ -171,7 +177,7 @@ func Start(t testing.TB, o Options) *Kino {
 		run("transcoder", tc.Run)
 	}
 	if o.Webhooks {
-		fan, err := webhook.NewFanout(webhook.Config{Store: store, Log: quiet, CDNURL: cfg.CDNURL})
+		fan, err := webhook.NewFanout(webhook.Config{Store: store, Log: quiet, CDNURL: cdn})
 		if err != nil {
 			t.Fatal(err)
 		}
