@@ -617,3 +617,28 @@ func TestWait(t *testing.T) {
 		}
 	})
 }
+
+// Wait outlasts the account's rate limit: a poll refused with 429 after
+// the client's retries is tried again after Retry-After.
+func TestWaitThroughTheRateLimit(t *testing.T) {
+	plans := domain.DefaultPlans()
+	l := plans[domain.PlanFree]
+	l.RequestsPerMinute = 3
+	plans[domain.PlanFree] = l
+	k, c := setup(t, httpapitest.Options{Plans: plans, Transcode: true}, domain.PlanFree)
+	c.Retry.Max = -1
+	var waits []time.Duration
+	apiclient.SetSleep(c, func(_ context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		k.Clock().Advance(d)
+		return nil
+	})
+	if _, err := c.Collections(ctx(t)); err != nil { // the second request of three
+		t.Fatal(err)
+	}
+	id := upload(t, c, "broken.mp4", notAVideo(3000)) // the third: Wait's first read is refused
+	v, err := c.Wait(ctx(t), id, apiclient.WaitOptions{Interval: 20 * time.Millisecond})
+	if !errors.Is(err, apiclient.ErrFailed) || v.ID != id || len(waits) == 0 || waits[0] < 50*time.Second {
+		t.Fatalf("wait: %+v %v after waits %v", v, err, waits)
+	}
+}

@@ -199,18 +199,32 @@ type WaitOptions struct {
 // Wait polls a video until it is COMPLETED or FAILED, or ctx ends. It
 // returns the last read of the video, and for FAILED a *FailedError
 // (errors.Is(err, ErrFailed)) whose message is the video's errorMessage.
-// Bound the wait with ctx: a video stays PENDING while no worker runs.
+// A read refused with 429 or 503 even after the client's retries does not
+// end the wait: it goes on after the server's Retry-After. Bound the wait
+// with ctx: a video stays PENDING while no worker runs.
 func (c *Client) Wait(ctx context.Context, id string, o WaitOptions) (Video, error) {
 	if o.Interval <= 0 {
 		o.Interval = PollInterval
 	}
 	tick := time.NewTicker(o.Interval)
 	defer tick.Stop()
+	var last Video
 	for {
 		v, err := c.Video(ctx, id)
+		var apiErr *Error
+		if errors.As(err, &apiErr) && (apiErr.Status == http.StatusTooManyRequests || apiErr.Status == http.StatusServiceUnavailable) {
+			// Still refused after the client's retries: the account's
+			// budget is busy elsewhere, or the server is. Waiting is
+			// what Wait does; go on after the server's Retry-After.
+			if err := c.wait(ctx, max(apiErr.RetryAfter, o.Interval)); err != nil {
+				return last, err
+			}
+			continue
+		}
 		if err != nil {
 			return v, err
 		}
+		last = v
 		if o.OnPoll != nil {
 			o.OnPoll(v)
 		}
