@@ -27,7 +27,10 @@ func TestUploadCommand(t *testing.T) {
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanPro)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
-	api := []string{"--key", key, "--url", h.url + "/v1", "--poll", "20ms"}
+	// 240 polls a minute: within the pro plan's 300 however slowly ffmpeg
+	// runs (faster ones meet the rate limit, and --wait then honours a
+	// Retry-After of up to a minute).
+	api := []string{"--key", key, "--url", h.url + "/v1", "--poll", "250ms"}
 
 	out, errOut, code := runCLI(append([]string{"upload", writeFile(t, "clip.mp4", clip(t)), "--collection", "main", "--wait"}, api...)...)
 	lines := strings.Split(strings.TrimSpace(out), "\n")

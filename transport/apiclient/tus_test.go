@@ -103,7 +103,7 @@ func TestTusUpload(t *testing.T) {
 		if !strings.Contains(u.URL, "/v1/uploads/tus/") || u.VideoID() == "" {
 			t.Fatalf("upload URL %q", u.URL)
 		}
-		v, err := c.Wait(ctx(t), u.VideoID(), apiclient.WaitOptions{Interval: 20 * time.Millisecond})
+		v, err := c.Wait(ctx(t), u.VideoID(), apiclient.WaitOptions{Interval: poll})
 		if err != nil || v.Filename != "clip.mp4" || v.OriginalSize != size || v.Collection.Slug != "main" {
 			t.Fatalf("video: %+v %v", v, err)
 		}
@@ -139,7 +139,7 @@ func TestTusUpload(t *testing.T) {
 		if first != off {
 			t.Fatalf("resumed from %d, the server had %d", first, off)
 		}
-		if v, err := c.Wait(ctx(t), r.VideoID(), apiclient.WaitOptions{Interval: 20 * time.Millisecond}); err != nil || v.OriginalSize != size {
+		if v, err := c.Wait(ctx(t), r.VideoID(), apiclient.WaitOptions{Interval: poll}); err != nil || v.OriginalSize != size {
 			t.Fatalf("video: %+v %v", v, err)
 		}
 	})

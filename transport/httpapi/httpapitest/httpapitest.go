@@ -59,6 +59,7 @@ type Kino struct {
 	HTTP         *httptest.Server
 	projector    *projections.Projector
 	clock        *Clock
+	mediaDir     string
 }
 
 // Clock is the API's clock (rate limits, timestamps): real time plus an
@@ -163,7 +164,8 @@ func Start(t testing.TB, o Options) *Kino {
 		t.Fatal(err)
 	}
 	srv.Config.Handler = api.Handler()
-	k := &Kino{t: t, URL: url, BaseURL: url + "/v1", Store: store, Server: api, HTTP: srv, projector: proj, clock: clk}
+	k := &Kino{t: t, URL: url, BaseURL: url + "/v1", Store: store, Server: api, HTTP: srv, projector: proj, clock: clk,
+		mediaDir: filepath.Join(base, "media")}
 
 	run("projector", proj.Run)
 	run("progress", progress.Follow)
@@ -238,4 +240,15 @@ func (k *Kino) Account(slug string, plan domain.Plan) string {
 	}
 	k.Settle()
 	return key
+}
+
+// UploadsStreaming is how many multipart uploads are being received: each
+// holds an upload slot and a file in the media directory's upload area.
+func (k *Kino) UploadsStreaming() int {
+	k.t.Helper()
+	es, err := os.ReadDir(filepath.Join(k.mediaDir, ".incoming"))
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	return len(es)
 }
