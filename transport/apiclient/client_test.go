@@ -181,10 +181,23 @@ func TestUploadTooLarge(t *testing.T) {
 	l.MaxUploadBytes = 64 << 10
 	plans[domain.PlanFree] = l
 	_, c := setup(t, httpapitest.Options{Plans: plans}, domain.PlanFree)
-	data := notAVideo(200 << 10)
-	_, err := c.Upload(ctx(t), bytes.NewReader(data), int64(len(data)), "big.mp4", "main", nil)
+	// kino refuses by Content-Length (over the limit + 1 MiB) before it
+	// reads the body, and the client, having asked 100-continue, sends
+	// none of it. (A transport that waits for the 100 long enough on a
+	// loaded machine.)
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.ExpectContinueTimeout = time.Minute
+	c.HTTP = &http.Client{Transport: tr}
+	data := notAVideo(2 << 20)
+	var sent int64
+	_, err := c.Upload(ctx(t), bytes.NewReader(data), int64(len(data)), "big.mp4", "main", func(s, _ int64) { sent = s })
 	var apiErr *apiclient.Error
-	if !errors.Is(err, apiclient.ErrTooLarge) || !errors.As(err, &apiErr) || apiErr.Label != "File too large" {
+	if !errors.Is(err, apiclient.ErrTooLarge) || !errors.As(err, &apiErr) || apiErr.Label != "File too large" || sent != 0 {
+		t.Fatalf("oversize: %v, %d bytes of the file sent", err, sent)
+	}
+	// Within the slack, it is refused while streaming.
+	data = notAVideo(200 << 10)
+	if _, err = c.Upload(ctx(t), bytes.NewReader(data), int64(len(data)), "big.mp4", "main", nil); !errors.Is(err, apiclient.ErrTooLarge) {
 		t.Fatalf("oversize: %v", err)
 	}
 }

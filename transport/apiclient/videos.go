@@ -45,6 +45,11 @@ func (c *Client) Upload(ctx context.Context, r io.Reader, size int64, filename, 
 	cl := c.api(http.MethodPost, "/videos", nil)
 	cl.contentType = mw.FormDataContentType()
 	cl.refusedFirst = true
+	// kino answers a refusal (429, 503, 413 by Content-Length, 401)
+	// before it reads the body: with 100-continue the file is not sent
+	// for nothing (when the http.Client's transport waits for it, as
+	// http.DefaultTransport does).
+	cl.header = http.Header{"Expect": {"100-continue"}}
 	cl.body = func() (io.Reader, int64, error) {
 		if attempts > 0 {
 			if seeker == nil {
