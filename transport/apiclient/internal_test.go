@@ -1,6 +1,9 @@
 package apiclient
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"testing"
 	"time"
@@ -77,6 +80,50 @@ func TestSameOrigin(t *testing.T) {
 	} {
 		if got := sameOrigin(u, base); got != want {
 			t.Errorf("%s: %v, want %v", u, got, want)
+		}
+	}
+}
+
+// A tus chunk is sent again after no answer, a moved offset, a damaged
+// chunk or the server's trouble; a refusal ends the upload.
+func TestTransient(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{&TransportError{Err: errors.New("connection reset")}, true},
+		{&TransportError{Err: context.Canceled}, false},
+		{&TransportError{Err: context.DeadlineExceeded}, false},
+		{errors.New("reading the file"), false},
+		{&Error{Status: 409}, true},
+		{&Error{Status: 460}, true},
+		{&Error{Status: 408}, true},
+		{&Error{Status: 429}, true},
+		{&Error{Status: 500}, true},
+		{&Error{Status: 503}, true},
+		{&Error{Status: 501}, false},
+		{&Error{Status: 507}, false},
+		{&Error{Status: 400}, false},
+		{&Error{Status: 404}, false},
+		{&Error{Status: 410}, false},
+		{&Error{Status: 413}, false},
+		{&Error{Status: 415}, false},
+	} {
+		if got := transient(tc.err); got != tc.want {
+			t.Errorf("%v: transient %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}
+
+func TestResetTime(t *testing.T) {
+	for raw, want := range map[string]int64{
+		`1795312860`:                 1795312860,
+		`1795312860.0`:               1795312860,
+		`"2026-11-22T02:00:30.776Z"`: time.Date(2026, 11, 22, 2, 0, 30, 0, time.UTC).Unix(),
+		`null`:                       time.Time{}.Unix(),
+	} {
+		if got := resetTime(json.RawMessage(raw)).Unix(); got != want {
+			t.Errorf("%s: %d, want %d", raw, got, want)
 		}
 	}
 }

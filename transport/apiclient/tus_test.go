@@ -59,6 +59,23 @@ func (f *flaky) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
+// damaging flips a byte in the second PATCH's body on its way.
+type damaging struct{ count atomic.Int64 }
+
+func (d *damaging) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPatch && d.count.Add(1) == 2 {
+		body, err := io.ReadAll(r.Body)
+		r.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		body[len(body)/2] ^= 0xff
+		r = r.Clone(r.Context())
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
 // failingAt is a file whose reads fail from offset on: the uploading
 // process dies there.
 type failingAt struct {
@@ -105,6 +122,25 @@ func TestTusUpload(t *testing.T) {
 		}
 		v, err := c.Wait(ctx(t), u.VideoID(), apiclient.WaitOptions{Interval: poll})
 		if err != nil || v.Filename != "clip.mp4" || v.OriginalSize != size || v.Collection.Slug != "main" {
+			t.Fatalf("video: %+v %v", v, err)
+		}
+	})
+
+	t.Run("a chunk damaged on the way", func(t *testing.T) {
+		damaged := &apiclient.Client{BaseURL: c.BaseURL, Key: c.Key, HTTP: &http.Client{Transport: &damaging{}}}
+		var refused []int
+		damaged.Retry.OnRetry = func(r apiclient.RetryInfo) {
+			if r.Err != nil {
+				refused = append(refused, r.Err.Status)
+			}
+		}
+		apiclient.SetSleep(damaged, func(context.Context, time.Duration) error { return nil })
+		u, err := damaged.UploadResumable(ctx(t), bytes.NewReader(clip), size, "damaged.mp4", "main",
+			apiclient.TusOptions{ChunkSize: chunk, Checksum: true})
+		if err != nil || len(refused) != 1 || refused[0] != 460 {
+			t.Fatalf("upload: %v; refusals %v", err, refused)
+		}
+		if v, err := c.Wait(ctx(t), u.VideoID(), apiclient.WaitOptions{Interval: poll}); err != nil || v.OriginalSize != size {
 			t.Fatalf("video: %+v %v", v, err)
 		}
 	})
