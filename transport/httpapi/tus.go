@@ -187,6 +187,14 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 		if err := tusContentType(r); err != nil {
 			return err
 		}
+		// The slot first: an upload created and then refused a slot
+		// would be left behind, unknown to the client.
+		release, err := s.uploads.acquire(w, c.Account, c.Limits.ConcurrentUploads)
+		if err != nil {
+			w.Header().Set("Connection", "close")
+			return err
+		}
+		defer release()
 	}
 	if cr.claim != nil {
 		if err := cr.claim(r.Context()); err != nil {
@@ -211,11 +219,6 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 			return domain.E("upload video", domain.Conflict, "the upload is busy")
 		}
 		defer s.tus.unlock(id)
-		release, err := s.uploads.acquire(w, c.Account, c.Limits.ConcurrentUploads)
-		if err != nil {
-			return err
-		}
-		defer release()
 		if u, err = s.writeChunk(w, r, u); err != nil {
 			if !interrupted(err) {
 				// Refused (not a video, a bad checksum...): the client
