@@ -674,3 +674,56 @@ func TestRedactPath(t *testing.T) {
 		}
 	}
 }
+
+// The bytes unfinished uploads may still send count against the disk's
+// reserve at creation: a second upload that fits alone but not beside
+// the first is refused with 507.
+func TestTusCreationCountsPartialsAgainstTheReserve(t *testing.T) {
+	disk := smallDisk(t, "size=8m")
+	a := newTestAPI(t, mediaOn(t, disk), func(c *Config) {
+		c.DiskDirs = []string{disk}
+		c.DiskReserve = DiskReserve{Bytes: 4 << 20}
+		c.Plans = testPlans()
+		for name, l := range c.Plans {
+			l.MaxUploadBytes = 8 << 20
+			c.Plans[name] = l
+		}
+	})
+	a.dir = filepath.Join(disk, "media")
+	key := a.account("acme", domain.PlanPro)
+	room, err := a.s.disk.room()
+	if err != nil || room < 2<<20 {
+		t.Fatalf("room %d %v", room, err)
+	}
+	meta := tusMeta("filename", "a.mp4", "collection", "main")
+	create := func(n int64) response {
+		return a.tusReq("POST", "/v1/uploads/tus", key, map[string]string{"Upload-Length": strconv.FormatInt(n, 10), "Upload-Metadata": meta}, nil)
+	}
+	wantError(t, create(room+1), 507, "Insufficient storage")
+	if r := create(room * 2 / 3); r.status != 201 {
+		t.Fatalf("an upload that fits: %d %s", r.status, r.body)
+	}
+	wantError(t, create(room*2/3), 507, "Insufficient storage")
+	if files := a.tusFiles(); len(files) != 2 {
+		t.Fatalf("refused creations left files: %v", files)
+	}
+}
+
+// A PATCH in flight holds one of the plan's upload slots, as a multipart
+// upload does: with both of a free account's slots held, its PATCH gets
+// 429 and the offset does not move.
+func TestTusPatchTakesAnUploadSlot(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree) // 2 uploads at once
+	file := clip(3000)
+	loc := a.tusCreate(key, len(file))
+	for range 2 {
+		a.slowUpload(key)
+	}
+	poll(t, "two uploads in flight", func() bool { return a.s.uploads.count("acme") == 2 })
+	r := a.tusPatch(loc, key, 0, file)
+	wantError(t, r, 429, labelRateLimited)
+	if off, _ := a.tusOffset(loc, key); off != 0 {
+		t.Fatalf("offset after a refused PATCH: %d", off)
+	}
+}
