@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/media"
 )
 
 // tusReq sends a tus request: Tus-Resumable is set unless hdr says
@@ -725,5 +727,45 @@ func TestTusPatchTakesAnUploadSlot(t *testing.T) {
 	wantError(t, r, 429, labelRateLimited)
 	if off, _ := a.tusOffset(loc, key); off != 0 {
 		t.Fatalf("offset after a refused PATCH: %d", off)
+	}
+}
+
+// With the media in the object store (--media nats), the last byte
+// streams the upload's file into the bucket, and nothing stays in .tus.
+func TestTusUploadIntoTheObjectStore(t *testing.T) {
+	a := newTestAPI(t, func(c *Config) {
+		obj, err := c.Store.OpenObjects(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		local := filepath.Join(t.TempDir(), "media")
+		m, err := media.OpenObjects(obj, local, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Media, c.TusDir = m, filepath.Join(local, ".tus")
+	})
+	key := a.account("acme", domain.PlanFree)
+	file := clip(5000)
+	loc := a.tusCreate(key, len(file))
+	if r := a.tusPatch(loc, key, 0, file[:2500]); r.status != 204 {
+		t.Fatalf("PATCH: %d %s", r.status, r.body)
+	}
+	if r := a.tusPatch(loc, key, 2500, file[2500:]); r.status != 204 {
+		t.Fatalf("last PATCH: %d %s", r.status, r.body)
+	}
+	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
+	a.wantVideo(key, id, "clip.mp4")
+	f, err := a.s.cfg.Media.Open(context.Background(), id, "original.mp4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, err := io.ReadAll(f)
+	if err != nil || !bytes.Equal(got, file) {
+		t.Fatalf("stored original differs (%v)", err)
+	}
+	if files := a.tusFiles(); len(files) != 0 {
+		t.Fatalf("finished upload left %v", files)
 	}
 }
