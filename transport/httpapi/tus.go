@@ -451,6 +451,12 @@ func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tusUpload)
 // (a HEAD answering the full length would tell it the upload is done);
 // when the file is gone, so is the upload.
 func (s *Server) finishUpload(w http.ResponseWriter, r *http.Request, u tusUpload, last int64) error {
+	if v, ok, err := s.cfg.DB.Video(u.ID); err == nil && ok && v.Account == u.Account {
+		// Accepted already: a crash came between the event and the
+		// removal of this record.
+		_ = s.tus.remove(u.ID)
+		return nil
+	}
 	err := s.acceptUpload(r, upload{ID: u.ID, Account: u.Account, Collection: u.Collection, Filename: u.Filename,
 		Ext: u.Ext, Size: u.Length, MaxSize: u.MaxSize, Path: s.tus.data(u.ID)})
 	if err == nil {

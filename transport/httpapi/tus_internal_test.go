@@ -769,3 +769,42 @@ func TestTusUploadIntoTheObjectStore(t *testing.T) {
 		t.Fatalf("finished upload left %v", files)
 	}
 }
+
+// An upload found complete at start (its acceptance cut short by a crash)
+// gives its last byte back: the client sends it again and the video is
+// accepted then.
+func TestTusCompleteButUnacceptedAtStart(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree)
+	file := clip(3000)
+	loc := a.tusCreate(key, len(file))
+	if r := a.tusPatch(loc, key, 0, file[:2000]); r.status != 204 {
+		t.Fatalf("PATCH: %d", r.status)
+	}
+	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
+	// What a crash after the last PATCH wrote, before the commit, leaves.
+	if err := os.WriteFile(filepath.Join(a.s.cfg.TusDir, id+".bin"), file, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := a.s.tus.get(id)
+	u.Offset = u.Length
+	if err := a.s.tus.save(u); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := New(a.s.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv2 := httptest.NewServer(s2.Handler())
+	t.Cleanup(srv2.Close)
+	a.srv.Close()
+	a.srv = srv2
+	off, _ := a.tusOffset(loc, key)
+	if off != len(file)-1 {
+		t.Fatalf("offset after restart: %d, want %d", off, len(file)-1)
+	}
+	if r := a.tusPatch(loc, key, off, file[off:]); r.status != 204 {
+		t.Fatalf("last byte: %d %s", r.status, r.body)
+	}
+	a.wantVideo(key, id, "clip.mp4")
+}
