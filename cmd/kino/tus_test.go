@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -15,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kino-video/kino/cmd/kino/bench"
 	"github.com/kino-video/kino/domain"
 )
 
@@ -291,5 +294,109 @@ func TestTusResumesAcrossKinoRestart(t *testing.T) {
 			t.Fatalf("video %s is %s", id, v.Status)
 		}
 		time.Sleep(50 * time.Millisecond) // polling a status, with a deadline
+	}
+}
+
+// BenchmarkTusUpload uploads 64 MiB with tus in 8 MiB chunks and as one
+// multipart upload, on tmpfs when there is one (kino bench --only tus is
+// the same measure on the disk).
+func BenchmarkTusUpload(b *testing.B) {
+	const size, chunk = 64 << 20, 8 << 20
+	dir, err := os.MkdirTemp("/dev/shm", "kino-bench-")
+	if err != nil {
+		dir = b.TempDir()
+	} else {
+		b.Cleanup(func() { os.RemoveAll(dir) })
+	}
+	h := start(b, dir, benchPlans)
+	key := h.account("bench", domain.PlanBusiness)
+	if r := h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}); r.status != 201 {
+		b.Fatal(r.status)
+	}
+	client := benchClient()
+	send := func(method, url string, body io.Reader, n int64, hdr ...string) *http.Response {
+		req, _ := http.NewRequest(method, url, body)
+		req.ContentLength = n
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Tus-Resumable", "1.0.0")
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	b.Run("tus-8MiB-chunks", func(b *testing.B) {
+		b.SetBytes(size)
+		for i := 0; i < b.N; i++ {
+			resp := send("POST", h.url+"/v1/uploads/tus", nil, 0, "Upload-Length", fmt.Sprint(size),
+				"Upload-Metadata", "filename YmlnLm1wNA==,collection bWFpbg==")
+			loc := resp.Header.Get("Location")
+			if resp.StatusCode != 201 {
+				b.Fatalf("create: %d", resp.StatusCode)
+			}
+			src := io.MultiReader(bytes.NewReader(bench.MP4Box), zeroReader{})
+			for off := int64(0); off < size; off += chunk {
+				if r := send("PATCH", h.url+loc, io.LimitReader(src, chunk), chunk, "Upload-Offset", fmt.Sprint(off),
+					"Content-Type", "application/offset+octet-stream"); r.StatusCode != 204 {
+					b.Fatalf("PATCH: %d", r.StatusCode)
+				}
+			}
+			b.StopTimer()
+			h.do("DELETE", "/v1/videos/"+loc[strings.LastIndex(loc, "/")+1:], key, nil)
+			b.StartTimer()
+		}
+	})
+	b.Run("multipart", func(b *testing.B) {
+		b.SetBytes(size)
+		for i := 0; i < b.N; i++ {
+			body, ct := streamingUpload("main", "big.mp4", size)
+			r := h.request("POST", "/v1/videos", key, ct, body)
+			if r.status != 202 {
+				b.Fatalf("upload: %d %s", r.status, r.body)
+			}
+			b.StopTimer()
+			h.do("DELETE", "/v1/videos/"+r.json(b)["video"].(map[string]any)["id"].(string), key, nil)
+			b.StartTimer()
+		}
+	})
+}
+
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// Each node keeps its unfinished tus uploads in a directory of its own
+// under the media directory, named by an id kept in its data directory:
+// the same across restarts, another for another node sharing the media.
+func TestTusDirIsPerNode(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	dirA, err := tusDir(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := tusDir(a)
+	if err != nil || again != dirA {
+		t.Fatalf("tusDir changed across calls: %q %q %v", dirA, again, err)
+	}
+	dirB, err := tusDir(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Base(dirA) == filepath.Base(dirB) || filepath.Dir(dirA) != filepath.Join(a, "media", ".tus") {
+		t.Fatalf("tus directories %q and %q", dirA, dirB)
+	}
+	if err := os.WriteFile(filepath.Join(a, "node-id"), []byte("../../etc\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tusDir(a); err == nil {
+		t.Fatal("a node id that is not 16 hex digits was accepted")
 	}
 }
