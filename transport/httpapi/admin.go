@@ -311,7 +311,7 @@ func (s *Server) adminHealth(w http.ResponseWriter, r *http.Request) error {
 		Disk       string                  `json:"disk"`
 		Checks     map[string]string       `json:"checks"`
 		Errors     []string                `json:"errors"`
-	}{Status: "ok", NATS: s.cfg.Store.Conn(), Workers: []eventstore.WorkerInfo{}, Checks: map[string]string{}, Errors: []string{}}
+	}{Status: "ok", NATS: s.cfg.Store.Conn(ctx), Workers: []eventstore.WorkerInfo{}, Checks: map[string]string{}, Errors: []string{}}
 	log := logger(r, s.cfg.Log)
 	failed := func(what string, err error) {
 		log.Warn("admin health: "+what, "err", err)
