@@ -404,7 +404,6 @@ type replayStatus struct {
 type replays struct {
 	mu   sync.Mutex
 	last *replayStatus
-	done chan struct{} // closed when the running one ends (tests)
 }
 
 func (rs *replays) snapshot() (replayStatus, bool) {
@@ -446,14 +445,13 @@ func (s *Server) adminReplay(w http.ResponseWriter, r *http.Request) error {
 		return domain.E("replay", domain.Conflict, "replay %s is still running; follow it with GET /v1/admin/replay", id)
 	}
 	st := &replayStatus{ID: s.cfg.Store.NewID(), Verify: body.Verify, State: "running", StartedAt: domain.FormatTime(s.cfg.Now())}
-	rs.last, rs.done = st, make(chan struct{})
-	done, started := rs.done, *st
+	rs.last = st
+	started := *st
 	rs.mu.Unlock()
 
 	log := logger(r, s.cfg.Log).With("replay_id", st.ID, "verify", body.Verify)
 	log.Info("replay requested over HTTP")
 	go func() {
-		defer close(done)
 		res, err := s.cfg.Admin.Replay(context.Background(), body.Verify, func(p ReplayProgress) {
 			rs.update(func(st *replayStatus) { st.Events, st.Total, st.EventsPerSecond = p.Events, p.Total, p.EventsPerSecond })
 		})
