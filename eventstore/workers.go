@@ -151,7 +151,7 @@ type StreamStatus struct {
 	LastSeq   uint64   `json:"lastSeq"`
 	Consumers int      `json:"consumers"`
 	Replicas  int      `json:"replicas"`
-	Leader    string   `json:"leader"`  // "" when it runs alone
+	Leader    string   `json:"leader"`  // the server leading it (alone: that server)
 	Peers     []string `json:"peers"`   // servers holding a replica, besides the leader
 	Lagging   []string `json:"lagging"` // replicas that are behind or offline
 	Storage   string   `json:"storage"` // file or memory
