@@ -149,6 +149,10 @@ func (s *Server) adminCreateAccount(w http.ResponseWriter, r *http.Request) erro
 	if body.Slug == nil {
 		return errBadRequest("slug is required")
 	}
+	// Checked before the slug names a stream (and so NATS subjects).
+	if !domain.ValidSlug(*body.Slug) {
+		return errBadRequest("slug must match ^[a-z0-9][a-z0-9-]{0,62}$ (got %q)", truncateRunes(*body.Slug, 80))
+	}
 	if body.Plan == "" {
 		body.Plan = string(domain.PlanFree)
 	}
@@ -485,4 +489,13 @@ func (s *Server) adminReplayStatus(w http.ResponseWriter, r *http.Request) error
 	}
 	writeJSON(w, http.StatusOK, st)
 	return nil
+}
+
+// truncateRunes shortens s to at most n runes for a message.
+func truncateRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
 }

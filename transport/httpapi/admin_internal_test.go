@@ -124,7 +124,9 @@ func TestAdminAccountsCreateListAndChangePlan(t *testing.T) {
 		t.Fatalf("created %s", r.body)
 	}
 	wantError(t, a.do("POST", "/v1/admin/accounts", testAdminToken, `{"slug":"globex","plan":"pro"}`), 409, "Conflict")
-	wantError(t, a.do("POST", "/v1/admin/accounts", testAdminToken, `{"slug":"Bad Slug","plan":"pro"}`), 400, "Bad request")
+	for _, slug := range []string{"Bad Slug", "a.b", ">", "a*", "", strings.Repeat("a", 64)} {
+		wantError(t, a.do("POST", "/v1/admin/accounts", testAdminToken, `{"slug":"`+slug+`","plan":"pro"}`), 400, "Bad request")
+	}
 	wantError(t, a.do("POST", "/v1/admin/accounts", testAdminToken, `{"slug":"initech","plan":"gold"}`), 400, "Bad request")
 	wantError(t, a.do("POST", "/v1/admin/accounts", testAdminToken, `{"plan":"pro"}`), 400, "Bad request")
 
