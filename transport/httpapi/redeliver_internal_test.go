@@ -16,22 +16,22 @@ import (
 	"github.com/kino-video/kino/transport/wire"
 )
 
-// receiver fails every POST until ok is set, and keeps what it got.
-type receiver struct {
+// flakyReceiver fails every POST until ok is set, and keeps what it got.
+type flakyReceiver struct {
 	srv *httptest.Server
 	ok  atomic.Bool
 	mu  sync.Mutex
-	got []receipt
+	got []flakyReceipt
 }
 
-type receipt struct {
+type flakyReceipt struct {
 	delivery, signature, eventID string
 	body                         []byte
 	status                       int
 }
 
-func newReceiver(t *testing.T) *receiver {
-	rc := &receiver{}
+func newFlakyReceiver(t *testing.T) *flakyReceiver {
+	rc := &flakyReceiver{}
 	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		var b struct{ ID string }
@@ -41,7 +41,7 @@ func newReceiver(t *testing.T) *receiver {
 			status = http.StatusOK
 		}
 		rc.mu.Lock()
-		rc.got = append(rc.got, receipt{delivery: r.Header.Get(webhook.HeaderDelivery), signature: r.Header.Get(webhook.HeaderSignature),
+		rc.got = append(rc.got, flakyReceipt{delivery: r.Header.Get(webhook.HeaderDelivery), signature: r.Header.Get(webhook.HeaderSignature),
 			eventID: b.ID, body: body, status: status})
 		rc.mu.Unlock()
 		w.WriteHeader(status)
@@ -50,14 +50,14 @@ func newReceiver(t *testing.T) *receiver {
 	return rc
 }
 
-func (rc *receiver) receipts() []receipt {
+func (rc *flakyReceiver) receipts() []flakyReceipt {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	return append([]receipt(nil), rc.got...)
+	return append([]flakyReceipt(nil), rc.got...)
 }
 
-// A delivery whose receiver failed until it gave up is sent again on
-// request, to the receiver now answering: a new delivery id, the same
+// A delivery whose flakyReceiver failed until it gave up is sent again on
+// request, to the flakyReceiver now answering: a new delivery id, the same
 // body, signed, and logged in the deliveries like any other. A delivery
 // that succeeded, is still retrying, or was redelivered already is a 409;
 // another account's, an unknown or a malformed one a 404.
@@ -82,18 +82,18 @@ func TestRedeliverAGivenUpDeliveryEndToEnd(t *testing.T) {
 
 	key := a.account("acme", domain.PlanPro)
 	otherKey := a.account("globex", domain.PlanPro)
-	rc := newReceiver(t)
+	rc := newFlakyReceiver(t)
 	r := a.do("POST", "/v1/webhooks", key, `{"url":"`+rc.srv.URL+`/hook","events":["video.completed"]}`)
-	wantStatus(t, r, 201)
-	hook := decode[wire.CreatedWebhook](t, r)
+	wantCode(t, r, 201)
+	hook := decodeBody[wire.CreatedWebhook](t, r)
 	r = a.do("POST", "/v1/webhooks/"+hook.ID+"/test", key, "")
-	wantStatus(t, r, 202)
-	original := decode[wire.TestQueued](t, r).DeliveryID
+	wantCode(t, r, 202)
+	original := decodeBody[wire.TestQueued](t, r).DeliveryID
 
 	deliveries := func() []wire.Delivery {
 		r := a.do("GET", "/v1/webhooks/"+hook.ID+"/deliveries", key, "")
-		wantStatus(t, r, 200)
-		return decode[wire.Deliveries](t, r).Deliveries
+		wantCode(t, r, 200)
+		return decodeBody[wire.Deliveries](t, r).Deliveries
 	}
 	find := func(id string, pred func(wire.Delivery) bool) bool {
 		for _, d := range deliveries() {
@@ -115,15 +115,15 @@ func TestRedeliverAGivenUpDeliveryEndToEnd(t *testing.T) {
 
 	rc.ok.Store(true)
 	r = a.do("POST", path, key, "")
-	wantStatus(t, r, 202)
-	again := decode[struct{ DeliveryID string }](t, r).DeliveryID
+	wantCode(t, r, 202)
+	again := decodeBody[struct{ DeliveryID string }](t, r).DeliveryID
 	if again == "" || again == original {
 		t.Fatalf("redelivery id %q (original %q)", again, original)
 	}
 	poll(t, "the redelivery to succeed", func() bool {
 		return find(again, func(d wire.Delivery) bool { return d.Succeeded && d.Attempt == 1 })
 	})
-	var sent receipt
+	var sent flakyReceipt
 	for _, rcpt := range rc.receipts() {
 		if rcpt.delivery == again {
 			sent = rcpt
