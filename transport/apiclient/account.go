@@ -10,12 +10,16 @@ import (
 
 // Account is the account's plan and usage (GET /v1/account).
 type Account struct {
-	Slug   string
-	Plan   string // free, pro, business
+	Slug      string
+	Plan      string // free, pro, business
+	CreatedAt time.Time
+	// Limits are the plan's on this instance.
 	Limits struct {
-		RequestsPerMinute int
-		MaxUploadBytes    int64
-		ConcurrentUploads int
+		RequestsPerMinute    int
+		MaxUploadBytes       int64
+		ConcurrentUploads    int           // multipart uploads and tus PATCHes streaming at once
+		MaxDuration          time.Duration // longest video transcoded
+		TranscodeConcurrency int           // the account's videos transcoding at once
 	}
 	// RateLimit is the request budget as of this call (which used one).
 	RateLimit struct {
@@ -28,12 +32,15 @@ type Account struct {
 }
 
 type wireAccount struct {
-	Slug   string `json:"slug"`
-	Plan   string `json:"plan"`
-	Limits struct {
-		RequestsPerMinute int   `json:"requestsPerMinute"`
-		MaxUploadBytes    int64 `json:"maxUploadBytes"`
-		ConcurrentUploads int   `json:"concurrentUploads"`
+	Slug      string `json:"slug"`
+	Plan      string `json:"plan"`
+	CreatedAt string `json:"createdAt"`
+	Limits    struct {
+		RequestsPerMinute    int     `json:"requestsPerMinute"`
+		MaxUploadBytes       int64   `json:"maxUploadBytes"`
+		ConcurrentUploads    int     `json:"concurrentUploads"`
+		MaxDurationSeconds   float64 `json:"maxDurationSeconds"`
+		TranscodeConcurrency int     `json:"transcodeConcurrency"`
 	} `json:"limits"`
 	RateLimit struct {
 		Limit     int             `json:"limit"`
@@ -50,9 +57,11 @@ func (c *Client) Account(ctx context.Context) (Account, error) {
 	if err := c.do(ctx, c.api(http.MethodGet, "/account", nil), &w); err != nil {
 		return Account{}, err
 	}
-	a := Account{Slug: w.Slug, Plan: w.Plan, StorageBytes: w.StorageBytes, Videos: w.Videos}
+	a := Account{Slug: w.Slug, Plan: w.Plan, CreatedAt: parseTime(w.CreatedAt), StorageBytes: w.StorageBytes, Videos: w.Videos}
 	a.Limits.RequestsPerMinute, a.Limits.MaxUploadBytes, a.Limits.ConcurrentUploads =
 		w.Limits.RequestsPerMinute, w.Limits.MaxUploadBytes, w.Limits.ConcurrentUploads
+	a.Limits.MaxDuration = time.Duration(w.Limits.MaxDurationSeconds * float64(time.Second))
+	a.Limits.TranscodeConcurrency = w.Limits.TranscodeConcurrency
 	a.RateLimit.Limit, a.RateLimit.Remaining, a.RateLimit.Reset = w.RateLimit.Limit, w.RateLimit.Remaining, resetTime(w.RateLimit.Reset)
 	if a.Videos == nil {
 		a.Videos = map[Status]int{}

@@ -87,12 +87,13 @@ func ExampleClient_Resume() {
 
 func ExampleClient_CreateDirectUpload() {
 	c := &apiclient.Client{BaseURL: "http://localhost:8080/v1", Key: os.Getenv("KINO_API_KEY")}
-	du, err := c.CreateDirectUpload(context.Background(), "default")
+	du, err := c.CreateDirectUpload(context.Background(), "default", 15*time.Minute)
 	if err != nil {
 		log.Fatal(err)
 	}
 	// Hand du.URL to the browser (tus-js-client's endpoint): it needs no
-	// key, works once and expires at du.ExpiresAt. du.ID is the video's.
+	// key, works once and expires at du.ExpiresAt (15 minutes from now).
+	// du.ID is the video's.
 	fmt.Println(du.ID, du.URL, du.ExpiresAt)
 }
 

@@ -65,11 +65,17 @@ type DirectUpload struct {
 	ExpiresAt time.Time // unused after this, it is refused
 }
 
-// CreateDirectUpload makes a direct upload URL into collection: hand URL
-// to whoever uploads (tus-js-client's endpoint, or CreateResumableAt).
-func (c *Client) CreateDirectUpload(ctx context.Context, collection string) (DirectUpload, error) {
+// CreateDirectUpload makes a direct upload URL into collection, valid for
+// expiresIn (whole seconds, 1 min to 24 h; 0: the server's default, 1 h):
+// hand URL to whoever uploads (tus-js-client's endpoint, or
+// CreateResumableAt). The URL is a credential until it is used or expires.
+func (c *Client) CreateDirectUpload(ctx context.Context, collection string, expiresIn time.Duration) (DirectUpload, error) {
+	body := struct {
+		Collection string `json:"collection"`
+		ExpiresIn  int64  `json:"expiresIn,omitempty"`
+	}{collection, int64(expiresIn / time.Second)}
 	cl := c.api(http.MethodPost, "/uploads", nil)
-	cl.body, cl.contentType = jsonBody(map[string]string{"collection": collection}), "application/json"
+	cl.body, cl.contentType = jsonBody(body), "application/json"
 	var out struct {
 		ID        string `json:"id"`
 		URL       string `json:"url"`

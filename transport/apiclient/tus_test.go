@@ -208,8 +208,9 @@ func TestDirectUpload(t *testing.T) {
 	k, c := setup(t, httpapitest.Options{}, domain.PlanPro)
 	requireRoute(t, k, c.Key, "POST", "/v1/uploads")
 	data := notAVideo(40 << 10)
-	du, err := c.CreateDirectUpload(ctx(t), "main")
-	if err != nil || du.ID == "" || !strings.Contains(du.URL, "/v1/uploads/tus/direct/") || !du.ExpiresAt.After(time.Now()) {
+	du, err := c.CreateDirectUpload(ctx(t), "main", 10*time.Minute)
+	if err != nil || du.ID == "" || !strings.Contains(du.URL, "/v1/uploads/tus/direct/") || !du.ExpiresAt.After(time.Now()) ||
+		du.ExpiresAt.After(k.Clock().Now().Add(10*time.Minute+time.Second)) {
 		t.Fatalf("direct upload: %+v %v", du, err)
 	}
 	// Whoever gets the URL uploads without a key.
@@ -233,8 +234,20 @@ func TestDirectUpload(t *testing.T) {
 	} else if strings.Contains(err.Error(), strings.TrimPrefix(du.URL, k.BaseURL+"/uploads/tus/direct/")) {
 		t.Fatalf("the token is in %q", err)
 	}
-	if _, err := c.CreateDirectUpload(ctx(t), "nope"); !apiclient.IsNotFound(err) {
+	if _, err := c.CreateDirectUpload(ctx(t), "nope", 0); !apiclient.IsNotFound(err) {
 		t.Fatalf("unknown collection: %v", err)
+	}
+	if _, err := c.CreateDirectUpload(ctx(t), "main", time.Second); !errors.Is(err, apiclient.ErrBadRequest) {
+		t.Fatalf("expiring in a second: %v", err)
+	}
+	// Expired: refused (410), whoever holds it.
+	late, err := c.CreateDirectUpload(ctx(t), "main", 0)
+	if err != nil || !late.ExpiresAt.After(k.Clock().Now().Add(59*time.Minute)) {
+		t.Fatalf("default expiry: %+v %v", late, err)
+	}
+	k.Clock().Advance(time.Hour + time.Second)
+	if _, err := anon.CreateResumableAt(ctx(t), late.URL, int64(len(data)), "late.mp4"); !errors.Is(err, apiclient.ErrGone) {
+		t.Fatalf("expired: %v", err)
 	}
 }
 
@@ -243,7 +256,8 @@ func TestAccount(t *testing.T) {
 	requireRoute(t, k, c.Key, "GET", "/v1/account")
 	upload(t, c, "a.mp4", notAVideo(3000))
 	a, err := c.Account(ctx(t))
-	if err != nil || a.Slug != "acme" || a.Plan != "pro" || a.Limits.RequestsPerMinute != 300 || a.Limits.MaxUploadBytes != 10*domain.GiB ||
+	if err != nil || a.Slug != "acme" || a.Plan != "pro" || a.CreatedAt.IsZero() || a.Limits.MaxDuration != 6*time.Hour || a.Limits.TranscodeConcurrency != 2 ||
+		a.Limits.RequestsPerMinute != 300 || a.Limits.MaxUploadBytes != 10*domain.GiB ||
 		a.Limits.ConcurrentUploads != 8 || a.RateLimit.Limit != 300 || a.RateLimit.Remaining <= 0 || a.RateLimit.Remaining >= 300 ||
 		a.Videos[apiclient.StatusPending] != 1 || a.Videos[apiclient.StatusFailed] != 0 {
 		t.Fatalf("account: %+v %v", a, err)
