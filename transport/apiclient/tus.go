@@ -39,9 +39,12 @@ type TusOptions struct {
 	// chunk (starting with what it had already).
 	Progress func(sent, total int64)
 	// MaxFailures is how many failed attempts in a row (connection
-	// errors, 5xx, a damaged chunk) end the upload (default 5). After
-	// each one the client waits (1 s, 2 s, 4 s ... or the server's
-	// Retry-After) and asks the server for its offset.
+	// errors, 5xx, a damaged chunk, a 409) end the upload (default 8:
+	// about a minute and a half of waits). After each one the client
+	// waits (1 s, 2 s, 4 s ... 32 s, or the server's Retry-After) and asks
+	// the server for its offset. (kino answers 409 to a new PATCH while
+	// a connection that died unnoticed still holds the upload, up to its
+	// idle timeout, 30 s.)
 	MaxFailures int
 }
 
@@ -212,7 +215,7 @@ func (u *Resumable) Send(ctx context.Context, r io.ReaderAt, o TusOptions) error
 		o.ChunkSize = DefaultChunkSize
 	}
 	if o.MaxFailures <= 0 {
-		o.MaxFailures = 5
+		o.MaxFailures = 8
 	}
 	failures := 0
 	// fail counts a failed attempt and waits before the next one.
@@ -248,6 +251,9 @@ func (u *Resumable) Send(ctx context.Context, r io.ReaderAt, o TusOptions) error
 					return err
 				}
 				continue
+			}
+			if u.Size <= 0 {
+				return fmt.Errorf("kino: HEAD %s: the upload's length is not known (no Upload-Length)", redactPath(u.URL))
 			}
 			offset, known = off, true
 			if o.Progress != nil {
