@@ -24,6 +24,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/dashboard"
 	"github.com/kino-video/kino/transport/httpapi"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/seal"
@@ -593,6 +594,14 @@ func (m *Main) serveHTTP(context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The dashboard's pages, after the API's routes (exact paths: /v1, /cdn,
+	// /play, /assets, /auth stay the API's).
+	pages, err := dashboard.New(dashboard.Config{API: api.Router(), CDNURL: m.CDNURL, HLSJS: httpapi.PlayerAssetsBuilt(),
+		Log: log.With("component", "dashboard")})
+	if err != nil {
+		return err
+	}
+	pages.Register(api.Router())
 	m.http = &http.Server{
 		Handler:           api.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
