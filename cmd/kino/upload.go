@@ -96,15 +96,16 @@ func newUploadCmd() *cobra.Command {
 				pbar = progressbar.NewOptions(1000, progressbar.OptionSetDescription("processing"), progressbar.OptionShowCount(),
 					progressbar.OptionSetWriter(os.Stderr), progressbar.OptionClearOnFinish())
 			}
-			v, err := c.Wait(cmd.Context(), up.Video.ID, poll, func(v apiclient.Video) {
+			v, err := c.Wait(cmd.Context(), up.Video.ID, apiclient.WaitOptions{Interval: poll, OnPoll: func(v apiclient.Video) {
 				if pbar != nil && v.Progress != nil {
 					_ = pbar.Set(int(*v.Progress * 1000))
 				}
-			})
+			}})
 			if pbar != nil {
 				_ = pbar.Finish()
 			}
-			if err != nil {
+			var failed *apiclient.FailedError
+			if err != nil && !errors.As(err, &failed) {
 				return err
 			}
 			if asJSON {
@@ -112,12 +113,8 @@ func newUploadCmd() *cobra.Command {
 					return err
 				}
 			}
-			if v.Status == "FAILED" {
-				msg := "processing failed"
-				if v.ErrorMessage != nil {
-					msg = *v.ErrorMessage
-				}
-				return fmt.Errorf("video %s FAILED: %s", v.ID, msg)
+			if failed != nil {
+				return failed
 			}
 			if !asJSON {
 				fmt.Fprintf(out, "video %s COMPLETED (%s)\nplayer: %s/play/%s\n%s\n", v.ID, joinRes(v.Resolutions),
@@ -158,6 +155,7 @@ func newVideosCmd() *cobra.Command {
 
 	var lc apiclient.Client
 	var opts apiclient.ListOptions
+	var status string
 	var listJSON bool
 	list := &cobra.Command{
 		Use:   "list [--collection SLUG] [--status S] [--limit N] [--offset N]",
@@ -167,6 +165,7 @@ func newVideosCmd() *cobra.Command {
 			if err := checkClient(&lc); err != nil {
 				return err
 			}
+			opts.Status = apiclient.Status(status)
 			vs, err := lc.Videos(cmd.Context(), opts)
 			if err != nil {
 				return err
@@ -178,14 +177,14 @@ func newVideosCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSTATUS\tCOLLECTION\tFILENAME\tCREATED")
 			for _, v := range vs {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.ID, v.Status, v.Collection.Slug, v.Filename, v.CreatedAt)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.ID, v.Status, v.Collection.Slug, v.Filename, v.CreatedAt.Format("2006-01-02T15:04:05.000Z"))
 			}
 			return tw.Flush()
 		},
 	}
 	clientFlags(list.Flags(), &lc)
 	list.Flags().StringVar(&opts.Collection, "collection", "", "only this collection")
-	list.Flags().StringVar(&opts.Status, "status", "", "only PENDING, PROCESSING, COMPLETED or FAILED")
+	list.Flags().StringVar(&status, "status", "", "only PENDING, PROCESSING, COMPLETED or FAILED")
 	list.Flags().IntVar(&opts.Limit, "limit", 0, "at most this many (1..100; default 50)")
 	list.Flags().IntVar(&opts.Offset, "offset", 0, "skip this many")
 	list.Flags().BoolVar(&listJSON, "json", false, "print JSON")
