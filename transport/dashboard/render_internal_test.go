@@ -63,7 +63,7 @@ func TestPagesRender(t *testing.T) {
 			{DeliveryID: "d2", Event: "video.completed", VideoID: ptr("01J"), Attempt: 8, GaveUp: true, StatusCode: ptr(500), Error: ptr(evil)}}}},
 		{"usage", UsagePage{Statuses: statuses}, UsagePage{Usage: usage, Statuses: statuses}},
 		{"admin", AdminPage{Plans: plans, Statuses: statuses, HealthError: evil}, AdminPage{Accounts: []Account{acct},
-			Users: []User{{ID: "u", Email: evil, Account: "acme", CreatedAt: "2026-11-22T12:00:00Z"}, {ID: "o", Email: "op@x.test", Operator: true, PasswordSet: true}},
+			Users:  []User{{ID: "u", Email: evil, Account: "acme", CreatedAt: "2026-11-22T12:00:00Z"}, {ID: "o", Email: "op@x.test", Operator: true, PasswordSet: true}},
 			Health: health, Plans: plans, Statuses: statuses}},
 		{"account", AdminAccountPage{Plans: plans}, AdminAccountPage{Account: acct, Keys: []Key{key}, Plans: plans}},
 	}
