@@ -30,6 +30,11 @@ const (
 	NotAllowed          // the method is not allowed on this path
 	RequestTooLarge     // a request body (not an uploaded file) is bigger than allowed
 	Unsatisfiable       // a Range request the server refuses to serve
+
+	// Appended for issue 13 (tus uploads).
+	Gone               // the thing existed but has expired (410)
+	PreconditionFailed // a protocol precondition of the request does not hold (412: Tus-Resumable)
+	ChecksumMismatch   // the data does not match the checksum sent with it (tus: 460)
 )
 
 func (k Kind) String() string {
@@ -68,6 +73,12 @@ func (k Kind) String() string {
 		return "request too large"
 	case Unsatisfiable:
 		return "unsatisfiable"
+	case Gone:
+		return "gone"
+	case PreconditionFailed:
+		return "precondition failed"
+	case ChecksumMismatch:
+		return "checksum mismatch"
 	}
 	return "other"
 }

@@ -147,6 +147,9 @@ func TestKindString(t *testing.T) {
 		{name: "not allowed", kind: domain.NotAllowed, num: 15, want: "not allowed"},
 		{name: "request too large", kind: domain.RequestTooLarge, num: 16, want: "request too large"},
 		{name: "unsatisfiable", kind: domain.Unsatisfiable, num: 17, want: "unsatisfiable"},
+		{name: "gone", kind: domain.Gone, num: 18, want: "gone"},
+		{name: "precondition failed", kind: domain.PreconditionFailed, num: 19, want: "precondition failed"},
+		{name: "checksum mismatch", kind: domain.ChecksumMismatch, num: 20, want: "checksum mismatch"},
 		{name: "unknown number", kind: domain.Kind(200), num: 200, want: "other"},
 	}
 	for _, tc := range tests {

@@ -69,6 +69,8 @@ type Config struct {
 	// ReadyWait bounds the wait at start for its JetStream.
 	Cluster   *eventstore.Cluster
 	ReadyWait time.Duration
+
+	TusExpiry time.Duration // an unfinished tus upload lives this long after its last PATCH
 }
 
 // adminReplayer adapts the projector to the API's admin endpoint.
@@ -240,7 +242,7 @@ func newServeCmd() *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringVar(&cfg.Addr, "addr", env("KINO_ADDR", ":8080"), "HTTP listen address (env KINO_ADDR)")
 	fs.StringVar(&cfg.Data, "data", env("KINO_DATA", "./data"), "data directory (env KINO_DATA)")
-	fs.StringVar(&cfg.BaseURL, "base-url", env("KINO_BASE_URL", ""), "public API base ending in /v1, written in the start-up log; nothing else uses it yet (env KINO_BASE_URL; default http://localhost:<port>/v1)")
+	fs.StringVar(&cfg.BaseURL, "base-url", env("KINO_BASE_URL", ""), "public API base ending in /v1, written in the start-up log, tus upload Locations and direct upload URLs (unset: Locations are paths and direct upload URLs name the request's Host) (env KINO_BASE_URL; default http://localhost:<port>/v1)")
 	fs.StringVar(&cfg.CDNURL, "cdn-url", env("KINO_CDN_URL", ""), "public media base written into video records (env KINO_CDN_URL; default http://localhost:<port>/cdn)")
 	fs.StringVar(&cfg.NATSListen, "nats-listen", env("KINO_NATS_LISTEN", "127.0.0.1:4222"), "listen address of the embedded NATS server (env KINO_NATS_LISTEN)")
 	fs.StringVar(&cfg.NATSURL, "nats", env("KINO_NATS_URL", ""), "use this NATS server instead of embedding one, with the credentials of the --nats-* flags (env KINO_NATS_URL)")
@@ -262,6 +264,7 @@ func newServeCmd() *cobra.Command {
 	fs.IntVar(&uploadsFree, "concurrent-uploads-free", envInt("KINO_CONCURRENT_UPLOADS_FREE", 2), "uploads one free-plan account may have in flight; more get 429 (env KINO_CONCURRENT_UPLOADS_FREE)")
 	fs.IntVar(&uploadsPro, "concurrent-uploads-pro", envInt("KINO_CONCURRENT_UPLOADS_PRO", 8), "uploads one pro-plan account may have in flight (env KINO_CONCURRENT_UPLOADS_PRO)")
 	fs.IntVar(&uploadsBusiness, "concurrent-uploads-business", envInt("KINO_CONCURRENT_UPLOADS_BUSINESS", 16), "uploads one business-plan account may have in flight (env KINO_CONCURRENT_UPLOADS_BUSINESS)")
+	fs.DurationVar(&cfg.TusExpiry, "tus-expiry", envDuration("KINO_TUS_EXPIRY", 24*time.Hour), "an unfinished resumable (tus) upload is removed this long after its last PATCH (env KINO_TUS_EXPIRY)")
 	fs.DurationVar(&cfg.UploadIdleTimeout, "upload-idle-timeout", envDuration("KINO_UPLOAD_IDLE_TIMEOUT", 30*time.Second), "end an upload whose body makes no progress for this long (408; the partial file is removed) (env KINO_UPLOAD_IDLE_TIMEOUT)")
 	fs.IntVar(&cfg.AuthFailuresPerMinute, "auth-failures-per-minute", envInt("KINO_AUTH_FAILURES_PER_MINUTE", 60), "requests without a valid API key one client address may send in any minute; more get 429 (env KINO_AUTH_FAILURES_PER_MINUTE)")
 	fs.StringVar(&trustedProxies, "trusted-proxies", env("KINO_TRUSTED_PROXIES", ""), "comma-separated addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For names the client; empty: X-Forwarded-For is ignored (env KINO_TRUSTED_PROXIES)")
@@ -350,6 +353,9 @@ type Main struct {
 	natsAuth  eventstore.Auth // kino serve's credentials on it
 	limits    *eventstore.RateLimits
 	DevKey    string // the key --dev created, if it created one
+	// publicBase is --base-url as given ("" when it was not: tus Locations
+	// are then paths, right behind any proxy).
+	publicBase string
 }
 
 // URL is the HTTP address the service listens on.
@@ -540,6 +546,7 @@ func (m *Main) openProgress(ctx context.Context) error {
 
 func (m *Main) publicURLs(context.Context) error {
 	port := m.listener.Addr().(*net.TCPAddr).Port
+	m.publicBase = m.BaseURL
 	if m.BaseURL == "" {
 		m.BaseURL = fmt.Sprintf("http://localhost:%d/v1", port)
 	}
@@ -579,8 +586,12 @@ func (m *Main) serveOperator(context.Context) error {
 	return nil
 }
 
-func (m *Main) serveHTTP(context.Context) error {
+func (m *Main) serveHTTP(ctx context.Context) error {
 	log := m.Log
+	direct, err := m.store.OpenDirectUploads(ctx)
+	if err != nil {
+		return err
+	}
 	api, err := httpapi.New(httpapi.Config{
 		Store: m.store, DB: m.db, Projector: m.projector, Media: m.media, Progress: m.progress,
 		Webhooks: webhook.Tester{Store: m.store},
@@ -590,6 +601,7 @@ func (m *Main) serveHTTP(context.Context) error {
 		MaxUploads: m.MaxUploads, UploadIdleTimeout: m.UploadIdleTimeout, AuthFailuresPerMinute: m.AuthFailuresPerMinute,
 		TrustedProxies: m.TrustedProxies, FrameAncestors: m.FrameAncestors, Limits: m.limits,
 		EventServer: m.eventServer(), DiskDirs: []string{m.Data, filepath.Join(m.Data, "media")}, DiskReserve: m.DiskReserve, MaxReadLag: m.MaxReadLag,
+		TusDir: filepath.Join(m.Data, "media", ".tus"), TusExpiry: m.TusExpiry, BaseURL: m.publicBase, DirectUploads: direct,
 	})
 	if err != nil {
 		return err
@@ -602,6 +614,7 @@ func (m *Main) serveHTTP(context.Context) error {
 		return err
 	}
 	pages.Register(api.Router())
+	m.start("tus-sweep", func(ctx context.Context) error { api.SweepUploads(ctx); return nil })
 	m.http = &http.Server{
 		Handler:           api.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,

@@ -47,6 +47,7 @@ func mediaOn(t *testing.T, dir string) func(*Config) {
 			t.Fatal(err)
 		}
 		c.Media = ms
+		c.TusDir = filepath.Join(dir, "media", ".tus") // on the media's file system
 	}
 }
 

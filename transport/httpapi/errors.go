@@ -42,6 +42,9 @@ var kindStatus = map[domain.Kind]struct {
 	domain.Other:               {http.StatusInternalServerError, "Internal error"},
 	domain.Unavailable:         {http.StatusServiceUnavailable, "Service unavailable"},
 	domain.InsufficientStorage: {http.StatusInsufficientStorage, "Insufficient storage"},
+	domain.Gone:                {http.StatusGone, "Gone"},
+	domain.PreconditionFailed:  {http.StatusPreconditionFailed, "Precondition failed"},
+	domain.ChecksumMismatch:    {statusChecksumMismatch, "Checksum mismatch"}, // tus 1.0 checksum extension
 }
 
 func errMissingKey() error {

@@ -127,8 +127,13 @@ func newTestAPI(t *testing.T, configure ...func(*Config)) *testAPI {
 	if err != nil {
 		t.Fatal(err)
 	}
+	direct, err := store.OpenDirectUploads(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := Config{Store: store, DB: db, Projector: proj, Media: ms, Plans: testPlans(), Log: quiet, Now: clk.Now,
-		CDNURL: "http://cdn.example.test:8443/cdn", Secrets: key, Limits: limits}
+		CDNURL: "http://cdn.example.test:8443/cdn", Secrets: key, Limits: limits,
+		TusDir: filepath.Join(dir, ".tus"), DirectUploads: direct}
 	for _, c := range configure {
 		c(&cfg)
 	}

@@ -129,6 +129,21 @@ type Config struct {
 	// MaxReadLag is how many events the read models may be behind the
 	// stream before /readyz reports this node not ready. Default 1000.
 	MaxReadLag uint64
+
+	// TusDir holds this node's unfinished tus uploads (a file of bytes and
+	// a file of state each); it must be on the media store's file system,
+	// so the last byte commits with a rename. Empty: tus answers 503.
+	TusDir string
+	// TusExpiry is how long an unfinished tus upload lives after its last
+	// PATCH (or its creation). Default 24 h.
+	TusExpiry time.Duration
+	// BaseURL is the API's public base, ending in /v1, written into tus
+	// Location headers and direct upload URLs. Empty: Locations are paths
+	// and direct upload URLs use the request's Host.
+	BaseURL string
+	// DirectUploads keeps direct upload URLs (eventstore.DirectUploads).
+	// Nil: POST /v1/uploads answers 503.
+	DirectUploads DirectUploadStore
 }
 
 func (c *Config) validate() error {
@@ -171,6 +186,10 @@ func (c *Config) validate() error {
 	if c.MaxReadLag == 0 {
 		c.MaxReadLag = 1000
 	}
+	if c.TusExpiry <= 0 {
+		c.TusExpiry = 24 * time.Hour
+	}
+	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
 	return nil
 }
 
@@ -186,6 +205,7 @@ type Server struct {
 	lastSeq  lastSeqCache
 	uploads  uploadSlots
 	disk     diskGuard
+	tus      *tusStore // nil: no TusDir
 	// health and readiness log their probes' outcomes when they change.
 	health, readiness transitions
 	openapi           []byte // docs/openapi.yaml as JSON
@@ -214,6 +234,11 @@ func New(cfg Config) (*Server, error) {
 		health: transitions{what: "healthy"}, readiness: transitions{what: "ready"}}
 	if s.csp, err = playCSP(cfg.CDNURL, cfg.FrameAncestors); err != nil {
 		return nil, err
+	}
+	if cfg.TusDir != "" {
+		if s.tus, err = openTusStore(cfg.TusDir); err != nil {
+			return nil, err
+		}
 	}
 	s.routes()
 	return s, nil
@@ -315,6 +340,8 @@ func (s *Server) routes() {
 	route("/webhooks/{id}", s.deleteWebhook, http.MethodDelete)
 	route("/webhooks/{id}/deliveries", s.listDeliveries, http.MethodGet)
 	route("/webhooks/{id}/test", s.testWebhook, http.MethodPost)
+
+	s.uploadRoutes()
 }
 
 // handle adapts a handler that returns an error.
@@ -395,7 +422,7 @@ func (s *Server) requestLog(next http.Handler) http.Handler {
 					writeError(sw, log, domain.E("", domain.Internal, ""))
 				}
 			}
-			log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
+			log.Debug("request", "method", r.Method, "path", redactPath(r.URL.Path), "status", sw.status,
 				"bytes", sw.bytes, "duration_ms", time.Since(start).Milliseconds())
 		}()
 		// A client waits: the event store answers at once while NATS is

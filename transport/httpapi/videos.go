@@ -71,7 +71,6 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 		haveSlug            bool
 		size                int64
 		tmp                 *os.File
-		coll                projections.Collection
 	)
 	defer func() {
 		if tmp != nil {
@@ -101,7 +100,7 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 			}
 			slug, haveSlug = strings.TrimSpace(string(b)), true
 			if tmp == nil { // sent before the file: refuse an unknown collection before reading it
-				if coll, err = s.uploadCollection(r.Context(), c.Account, slug); err != nil {
+				if _, err = s.uploadCollection(r.Context(), c.Account, slug); err != nil {
 					return err
 				}
 			}
@@ -156,41 +155,77 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 	if !haveSlug || slug == "" {
 		return errBadRequest("collection is required: send the collection slug in the multipart field \"collection\"")
 	}
-	if size == 0 {
+	id := s.cfg.Store.NewID()
+	if err := s.acceptUpload(r, upload{ID: id, Account: c.Account, Collection: slug, Filename: filename,
+		Ext: ext, Size: size, MaxSize: maxSize, Path: tmp.Name()}); err != nil {
+		return storeFailureOr(w, err)
+	}
+	tmp = nil // now owned by the video's directory
+	writeJSON(w, http.StatusAccepted, wire.Uploaded{
+		Message: "Video uploaded and queued for processing",
+		Video:   wire.UploadedVideo{ID: id, Filename: filename, Status: domain.StatusPending, Collection: slug},
+	})
+	return nil
+}
+
+// upload is a complete file received by the API (a multipart POST, or a
+// tus upload's last byte), to be accepted as video ID.
+type upload struct {
+	ID, Account, Collection, Filename, Ext string
+	Size, MaxSize                          int64
+	Path                                   string // the file on the local disk
+}
+
+// errStore marks a failure of acceptUpload to store the file, which the
+// caller answers through storeFailure (it may set headers).
+type errStore struct{ err error }
+
+func (e errStore) Error() string { return e.err.Error() }
+func (e errStore) Unwrap() error { return e.err }
+
+// storeFailureOr answers an error of acceptUpload.
+func storeFailureOr(w http.ResponseWriter, err error) error {
+	var se errStore
+	if errors.As(err, &se) {
+		return storeFailure(w, se.err)
+	}
+	return err
+}
+
+// acceptUpload is the one acceptance of an uploaded file, the same for
+// multipart and tus: the collection checked again (it may have been
+// deleted while the file streamed), the file committed as the video's
+// original, its UploadAccepted stored, and the file removed again when the
+// event could not be. On success the file at u.Path belongs to the video;
+// on failure the caller still owns (and removes) whatever is left there.
+func (s *Server) acceptUpload(r *http.Request, u upload) error {
+	if u.Size == 0 {
 		return errBadRequest("file is empty")
 	}
-	// Checked (again) now that the file is in: the collection may have been
-	// deleted while it streamed.
-	if coll, err = s.uploadCollection(r.Context(), c.Account, slug); err != nil {
+	coll, err := s.uploadCollection(r.Context(), u.Account, u.Collection)
+	if err != nil {
 		return err
 	}
-
 	// A backend that commits by copying (the object store, on the disk of
 	// the embedded NATS) needs the file's size again above the reserve.
 	if c, ok := s.cfg.Media.(interface{ CommitCopies() bool }); ok && c.CommitCopies() {
-		if room, err := s.disk.room(); err == nil && room < size {
-			return storeFailure(w, errNoRoom)
+		if room, err := s.disk.room(); err == nil && room < u.Size {
+			return errStore{errNoRoom}
 		}
 	}
-	id := s.cfg.Store.NewID()
-	if err := s.cfg.Media.Commit(r.Context(), tmp.Name(), id, ext); err != nil {
-		return storeFailure(w, err)
+	if err := s.cfg.Media.Commit(r.Context(), u.Path, u.ID, u.Ext); err != nil {
+		return errStore{err}
 	}
-	tmp = nil // now owned by the video's directory
-	res, err := execute[domain.Video](r, s.cfg.Store, videoStream(id), domain.AcceptUpload{
-		Account: c.Account, Collection: coll.Slug, CollectionName: coll.Name,
-		Filename: filename, Size: size, MaxSize: maxSize,
+	res, err := execute[domain.Video](r, s.cfg.Store, videoStream(u.ID), domain.AcceptUpload{
+		Account: u.Account, Collection: coll.Slug, CollectionName: coll.Name,
+		Filename: u.Filename, Size: u.Size, MaxSize: u.MaxSize,
 	})
 	if err != nil {
-		s.undoUpload(r, id, err)
+		s.undoUpload(r, u.ID, err)
 		return err
 	}
 	s.settle(r, res.LastSeq())
-	logger(r, s.cfg.Log).Info("video uploaded", "video_id", id, "bytes", size, "collection", coll.Slug)
-	writeJSON(w, http.StatusAccepted, wire.Uploaded{
-		Message: "Video uploaded and queued for processing",
-		Video:   wire.UploadedVideo{ID: id, Filename: filename, Status: domain.StatusPending, Collection: coll.Slug},
-	})
+	logger(r, s.cfg.Log).Info("video uploaded", "video_id", u.ID, "bytes", u.Size, "collection", coll.Slug)
 	return nil
 }
 

@@ -228,3 +228,11 @@ type TestWebhook struct {
 	ID     string   `json:"id"`
 	URL    string   `json:"url"`
 }
+
+// DirectUpload answers POST /v1/uploads: a tus creation URL that needs no
+// Authorization, for one upload, until ExpiresAt; ID is the future video's.
+type DirectUpload struct {
+	ID        string `json:"id"`
+	URL       string `json:"url"`
+	ExpiresAt string `json:"expiresAt"`
+}

@@ -1,0 +1,298 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/wire"
+)
+
+// Direct upload URLs (POST /v1/uploads) let a browser on the customer's
+// site upload one file with tus without holding an API key, as Mux direct
+// uploads and Cloudflare direct creator uploads do. The URL carries a
+// random token; the server keeps only its SHA-256, with the account, the
+// collection, the future video's id and the expiry, in a KV bucket
+// (eventstore.DirectUploads) that every API node reads, removed by the
+// bucket's TTL.
+
+// DirectUploadStore keeps direct upload records by key (the token's hash).
+// Create fails with a Conflict when the key exists; Get with NotFound when
+// it does not; Update with a Conflict when the record changed since rev.
+type DirectUploadStore interface {
+	Create(ctx context.Context, key string, val []byte) error
+	Get(ctx context.Context, key string) ([]byte, uint64, error)
+	Update(ctx context.Context, key string, val []byte, rev uint64) error
+}
+
+// Bounds of a direct upload URL's life (expiresIn, seconds).
+const (
+	directDefault = time.Hour
+	directMin     = time.Minute
+	directMax     = 24 * time.Hour
+)
+
+// directRecord is a direct upload URL as stored.
+type directRecord struct {
+	Account    string    `json:"account"`
+	Collection string    `json:"collection"`
+	ID         string    `json:"id"`
+	ExpiresAt  time.Time `json:"expiresAt"`
+	Used       bool      `json:"used"`
+}
+
+// directCORS is answered on the direct upload routes only: they are meant
+// for browsers on any site, and carry their own credential (the token in
+// the URL), never a cookie.
+func directCORS(h http.Header) {
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Expose-Headers", "Location, Upload-Offset, Upload-Length, Upload-Metadata, Upload-Expires, Tus-Resumable, Tus-Version, Tus-Extension, Tus-Max-Size, Tus-Checksum-Algorithm, Retry-After, X-Request-Id")
+}
+
+func (s *Server) uploadRoutes() {
+	r := s.router
+	auth := func(h handlerFunc) http.Handler { return s.tusProtocol(s.authenticate(s.handle(h))) }
+	r.Handle("/v1/uploads", s.authenticate(s.handle(s.createDirectUpload))).Methods(http.MethodPost)
+	r.Handle("/v1/uploads/tus", s.handle(s.tusOptions)).Methods(http.MethodOptions)
+	r.Handle("/v1/uploads/tus", auth(s.tusCreate)).Methods(http.MethodPost)
+	r.Handle("/v1/uploads/tus/{id}", s.handle(s.tusOptions)).Methods(http.MethodOptions)
+	r.Handle("/v1/uploads/tus/{id}", auth(s.tusHead)).Methods(http.MethodHead)
+	r.Handle("/v1/uploads/tus/{id}", auth(s.tusPatch)).Methods(http.MethodPatch)
+	r.Handle("/v1/uploads/tus/{id}", auth(s.tusDelete)).Methods(http.MethodDelete)
+
+	direct := func(h handlerFunc) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			directCORS(w.Header())
+			s.tusProtocol(s.handle(h)).ServeHTTP(w, r)
+		})
+	}
+	r.Handle("/v1/uploads/tus/direct/{token}", s.handle(s.directPreflight)).Methods(http.MethodOptions)
+	r.Handle("/v1/uploads/tus/direct/{token}", direct(s.directCreate)).Methods(http.MethodPost)
+	r.Handle("/v1/uploads/tus/direct/{token}/{id}", s.handle(s.directPreflight)).Methods(http.MethodOptions)
+	r.Handle("/v1/uploads/tus/direct/{token}/{id}", direct(s.directUpload(s.headUpload))).Methods(http.MethodHead)
+	r.Handle("/v1/uploads/tus/direct/{token}/{id}", direct(s.directUpload(s.patchUpload))).Methods(http.MethodPatch)
+	r.Handle("/v1/uploads/tus/direct/{token}/{id}", direct(s.directUpload(s.deleteUpload))).Methods(http.MethodDelete)
+}
+
+// directPreflight answers a browser's CORS preflight (and tus discovery).
+func (s *Server) directPreflight(w http.ResponseWriter, r *http.Request) error {
+	h := w.Header()
+	directCORS(h)
+	h.Set("Access-Control-Allow-Methods", "POST, HEAD, PATCH, DELETE, OPTIONS")
+	h.Set("Access-Control-Allow-Headers", "Tus-Resumable, Upload-Length, Upload-Metadata, Upload-Offset, Upload-Checksum, Upload-Defer-Length, Upload-Concat, Content-Type, X-Requested-With, X-HTTP-Method-Override")
+	h.Set("Access-Control-Max-Age", "86400")
+	return s.tusOptions(w, r)
+}
+
+// createDirectUpload is POST /v1/uploads.
+func (s *Server) createDirectUpload(w http.ResponseWriter, r *http.Request) error {
+	if s.cfg.DirectUploads == nil || s.tus == nil {
+		return domain.E("direct upload", domain.Unavailable, "direct uploads are not enabled on this server")
+	}
+	var req struct {
+		Collection string `json:"collection"`
+		ExpiresIn  *int64 `json:"expiresIn"`
+	}
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	life := directDefault
+	if req.ExpiresIn != nil {
+		if *req.ExpiresIn < int64(directMin/time.Second) || *req.ExpiresIn > int64(directMax/time.Second) {
+			return errBadRequest("expiresIn must be from %d to %d seconds (got %d)", int64(directMin/time.Second), int64(directMax/time.Second), *req.ExpiresIn)
+		}
+		life = time.Duration(*req.ExpiresIn) * time.Second
+	}
+	c := callerOf(r)
+	coll, err := s.uploadCollection(r.Context(), c.Account, strings.TrimSpace(req.Collection))
+	if err != nil {
+		return err
+	}
+	if err := s.writable(); err != nil {
+		return err
+	}
+	raw := make([]byte, 32)
+	_, _ = rand.Read(raw)
+	token := base64.RawURLEncoding.EncodeToString(raw)
+	rec := directRecord{Account: c.Account, Collection: coll.Slug, ID: s.cfg.Store.NewID(),
+		ExpiresAt: s.cfg.Now().Add(life).UTC().Truncate(time.Second)}
+	b, _ := json.Marshal(rec)
+	ctx, cancel := context.WithTimeout(r.Context(), writeTimeout)
+	defer cancel()
+	if err := s.cfg.DirectUploads.Create(ctx, directKey(token), b); err != nil {
+		return storeFailure(w, err)
+	}
+	logger(r, s.cfg.Log).Info("direct upload URL issued", "video_id", rec.ID, "collection", rec.Collection, "expires_at", rec.ExpiresAt)
+	writeJSON(w, http.StatusCreated, wire.DirectUpload{ID: rec.ID, URL: s.publicBase(r) + "/uploads/tus/direct/" + token,
+		ExpiresAt: domain.FormatTime(rec.ExpiresAt)})
+	return nil
+}
+
+// publicBase is the API's public base (ending in /v1): the configured
+// one, else the request's own host.
+func (s *Server) publicBase(r *http.Request) string {
+	if s.cfg.BaseURL != "" {
+		return s.cfg.BaseURL
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + "/v1"
+}
+
+// directKey is the record key of a token: its SHA-256 in hex. A token
+// that is not one kino could have issued gets no key (and no lookup).
+func directKey(token string) string {
+	if b, err := base64.RawURLEncoding.DecodeString(token); err != nil || len(b) != 32 {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// errDirectUnknown is the answer to a token that was never issued (or
+// whose record the TTL has removed).
+func errDirectUnknown() error {
+	return domain.E("direct upload", domain.NotFound, "this direct upload URL is unknown or has expired; ask for a new one")
+}
+
+// directCreate is the tus creation POST on a direct upload URL: no
+// Authorization, once.
+func (s *Server) directCreate(w http.ResponseWriter, r *http.Request) error {
+	if s.cfg.DirectUploads == nil {
+		return domain.E("direct upload", domain.Unavailable, "direct uploads are not enabled on this server")
+	}
+	token := mux.Vars(r)["token"]
+	key := directKey(token)
+	var (
+		rec directRecord
+		rev uint64
+	)
+	// Unknown tokens count against the client's address, as wrong API
+	// keys do, so tokens cannot be guessed quickly.
+	if err := s.guardCredentials(w, r, func() error {
+		if key == "" {
+			return domain.E("direct upload", domain.BadCredentials, "this direct upload URL is unknown or has expired; ask for a new one")
+		}
+		b, rv, err := s.cfg.DirectUploads.Get(r.Context(), key)
+		if domain.IsKind(err, domain.NotFound) {
+			return domain.E("direct upload", domain.BadCredentials, "this direct upload URL is unknown or has expired; ask for a new one")
+		}
+		if err != nil {
+			return storeFailure(w, err)
+		}
+		rev = rv
+		return json.Unmarshal(b, &rec)
+	}); err != nil {
+		if domain.IsKind(err, domain.BadCredentials) {
+			return errDirectUnknown()
+		}
+		return err
+	}
+	if !s.cfg.Now().Before(rec.ExpiresAt) {
+		return domain.E("direct upload", domain.Gone, "this direct upload URL expired at %s; ask for a new one", domain.FormatTime(rec.ExpiresAt))
+	}
+	if rec.Used {
+		return domain.E("direct upload", domain.Conflict, "this direct upload URL has already been used: it is good for one upload; resume that one at its Location, or ask for a new URL")
+	}
+	c, r, err := s.admitAccount(w, r, rec.Account)
+	if err != nil {
+		return err
+	}
+	return s.createUpload(w, r, c, creation{id: rec.ID, collection: rec.Collection, direct: key, token: token,
+		claim: func(ctx context.Context) error {
+			rec.Used = true
+			b, _ := json.Marshal(rec)
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+			defer cancel()
+			err := s.cfg.DirectUploads.Update(ctx, key, b, rev)
+			if domain.IsKind(err, domain.Conflict) {
+				return domain.E("direct upload", domain.Conflict, "this direct upload URL has already been used: it is good for one upload")
+			}
+			if err != nil {
+				return storeFailure(w, err)
+			}
+			return nil
+		}})
+}
+
+// directUpload adapts a tus handler to the upload of a direct upload URL:
+// the token in the path stands for the account's key.
+func (s *Server) directUpload(h func(http.ResponseWriter, *http.Request, tusTarget) error) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		vars := mux.Vars(r)
+		key, id := directKey(vars["token"]), vars["id"]
+		var u tusUpload
+		if err := s.guardCredentials(w, r, func() error {
+			var ok bool
+			u, ok = s.tus.get(id)
+			if key == "" || !ok || !domain.ValidID(id) || u.Direct != key {
+				return domain.E("direct upload", domain.BadCredentials, "upload not found")
+			}
+			return nil
+		}); err != nil {
+			if domain.IsKind(err, domain.BadCredentials) {
+				return errNotFound("upload")
+			}
+			return err
+		}
+		c, r, err := s.admitAccount(w, r, u.Account)
+		if err != nil {
+			return err
+		}
+		return h(w, r, tusTarget{c: c, id: id, direct: key})
+	}
+}
+
+// admitAccount makes a request on a direct upload URL the account's: its
+// plan's limits, and its rate limit (the X-RateLimit-* headers as on
+// every authenticated request).
+func (s *Server) admitAccount(w http.ResponseWriter, r *http.Request, slug string) (caller, *http.Request, error) {
+	acct, ok, err := s.cfg.DB.Account(slug)
+	if err == nil && !ok {
+		err = errNotFound("upload")
+	}
+	if err != nil {
+		return caller{}, r, err
+	}
+	limits := s.cfg.Plans.Limits(acct.Plan)
+	d := s.limiter.allow(acct.Slug, limits.RequestsPerMinute, s.cfg.Now())
+	h := w.Header()
+	h["X-RateLimit-Limit"] = []string{strconv.Itoa(limits.RequestsPerMinute)}
+	h["X-RateLimit-Remaining"] = []string{strconv.Itoa(d.remaining)}
+	h["X-RateLimit-Reset"] = []string{strconv.FormatInt(ceilUnix(d.reset), 10)}
+	if !d.allowed {
+		wait := retrySeconds(d.retry)
+		h.Set("Retry-After", strconv.Itoa(wait))
+		return caller{}, r, domain.E("authenticate", domain.RateLimited,
+			"Too many requests; the plan allows %d per minute; retry after %d seconds", limits.RequestsPerMinute, wait)
+	}
+	c := caller{Account: acct.Slug, Plan: acct.Plan, Limits: limits}
+	ctx := context.WithValue(r.Context(), ctxAccount, c)
+	ctx = context.WithValue(ctx, ctxLog, logger(r, s.cfg.Log).With("account", acct.Slug))
+	return c, r.WithContext(ctx), nil
+}
+
+// redactPath is a request path fit for logs: a direct upload URL's token
+// is a credential.
+func redactPath(p string) string {
+	rest, ok := strings.CutPrefix(p, "/v1/uploads/tus/direct/")
+	if !ok {
+		return p
+	}
+	if _, id, ok := strings.Cut(rest, "/"); ok {
+		return "/v1/uploads/tus/direct/REDACTED/" + id
+	}
+	return "/v1/uploads/tus/direct/REDACTED"
+}

@@ -1,0 +1,579 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/md5"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/sha512"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"hash"
+	"io"
+	"mime"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/ffmpeg"
+)
+
+// tus 1.0 resumable uploads (https://tus.io/protocols/resumable-upload),
+// with the creation, creation-with-upload, termination, expiration and
+// checksum extensions. tusd's handler (pkg/handler/unrouted_handler.go)
+// was the reference for the protocol's edge cases.
+//
+// An upload becomes a video: its id is the video's, and its last byte
+// goes through acceptUpload, exactly as a multipart POST /v1/videos.
+// Every check a multipart upload meets is made as early as tus allows:
+// the plan's size, the type (from the filename's extension) and the
+// collection at creation (from Upload-Length and Upload-Metadata), the
+// contents once the first bytes are in, the collection again at the end.
+const (
+	tusVersion    = "1.0.0"
+	tusExtensions = "creation,creation-with-upload,termination,expiration,checksum"
+	tusChecksums  = "sha1,md5,sha256,sha512"
+	tusOctets     = "application/offset+octet-stream"
+
+	// statusChecksumMismatch is tus's answer to a chunk whose
+	// Upload-Checksum does not match.
+	statusChecksumMismatch = 460
+
+	// maxUploadMetadata bounds the Upload-Metadata header.
+	maxUploadMetadata = 4 << 10
+
+	// tusSweepEvery is how often expired partial uploads are removed.
+	tusSweepEvery = 5 * time.Minute
+)
+
+// tusTarget is who asks about which upload: an account (with its API
+// key), or the holder of a direct upload URL (direct: its token's hash).
+type tusTarget struct {
+	c      caller
+	id     string
+	direct string
+}
+
+// tusProtocol sets Tus-Resumable on every answer and refuses (412) a
+// request of another protocol version. OPTIONS needs no version.
+func (s *Server) tusProtocol(next http.Handler) http.Handler {
+	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		w.Header().Set("Tus-Resumable", tusVersion)
+		if r.Method != http.MethodOptions && r.Header.Get("Tus-Resumable") != tusVersion {
+			w.Header().Set("Tus-Version", tusVersion)
+			return domain.E("tus", domain.PreconditionFailed,
+				"this is a tus %s server: send the header Tus-Resumable: %s", tusVersion, tusVersion)
+		}
+		if s.tus == nil {
+			return domain.E("tus", domain.Unavailable, "resumable uploads are not enabled on this server")
+		}
+		next.ServeHTTP(w, r)
+		return nil
+	})
+}
+
+// tusOptions answers tus's discovery request.
+func (s *Server) tusOptions(w http.ResponseWriter, _ *http.Request) error {
+	h := w.Header()
+	h.Set("Tus-Resumable", tusVersion)
+	h.Set("Tus-Version", tusVersion)
+	h.Set("Tus-Extension", tusExtensions)
+	h.Set("Tus-Checksum-Algorithm", tusChecksums)
+	var largest int64
+	for _, l := range s.cfg.Plans {
+		largest = max(largest, l.MaxUploadBytes)
+	}
+	h.Set("Tus-Max-Size", strconv.FormatInt(largest, 10))
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) tusCreate(w http.ResponseWriter, r *http.Request) error {
+	return s.createUpload(w, r, callerOf(r), creation{})
+}
+
+func (s *Server) tusHead(w http.ResponseWriter, r *http.Request) error {
+	return s.headUpload(w, r, tusTarget{c: callerOf(r), id: mux.Vars(r)["id"]})
+}
+
+func (s *Server) tusPatch(w http.ResponseWriter, r *http.Request) error {
+	return s.patchUpload(w, r, tusTarget{c: callerOf(r), id: mux.Vars(r)["id"]})
+}
+
+func (s *Server) tusDelete(w http.ResponseWriter, r *http.Request) error {
+	return s.deleteUpload(w, r, tusTarget{c: callerOf(r), id: mux.Vars(r)["id"]})
+}
+
+// creation is what a direct upload URL fixes of the upload it creates.
+type creation struct {
+	id, collection, direct, token string
+	claim                         func(ctx context.Context) error // marks the URL used, just before the upload is created
+}
+
+// maxUnfinished is how many unfinished tus uploads an account may hold
+// on a node: twice the uploads its plan may run at once, so a client can
+// keep a few files going, but an account cannot fill the disk with
+// partial uploads it never finishes.
+func maxUnfinished(l domain.Limits) int { return max(2, 2*l.ConcurrentUploads) }
+
+// createUpload is tus's creation (and creation-with-upload).
+func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, cr creation) error {
+	if r.Header.Get("Upload-Defer-Length") != "" || r.Header.Get("Upload-Concat") != "" {
+		return errBadRequest("Upload-Defer-Length and Upload-Concat are not supported: send Upload-Length")
+	}
+	raw := r.Header.Get("Upload-Length")
+	length, err := strconv.ParseInt(raw, 10, 64)
+	if raw == "" || err != nil || length < 0 {
+		return errBadRequest("Upload-Length must be the size of the file in bytes (got %q)", raw)
+	}
+	if length == 0 {
+		return errBadRequest("file is empty")
+	}
+	if length > c.Limits.MaxUploadBytes {
+		w.Header().Set("Connection", "close")
+		return domain.E("upload video", domain.TooLarge, "upload is %d bytes; your plan allows files of at most %d bytes", length, c.Limits.MaxUploadBytes)
+	}
+	metaRaw := r.Header.Get("Upload-Metadata")
+	meta, err := parseUploadMetadata(metaRaw)
+	if err != nil {
+		return err
+	}
+	filename := domain.DisplayFilename(meta["filename"])
+	if filename == "" {
+		return errBadRequest("Upload-Metadata must carry filename (base64), the name of the video file")
+	}
+	if err := domain.CheckFilename(filename); err != nil {
+		return err
+	}
+	ext, err := domain.Extension(filename)
+	if err != nil {
+		return err
+	}
+	slug := strings.TrimSpace(meta["collection"])
+	if cr.collection != "" {
+		if slug != "" && slug != cr.collection {
+			return errBadRequest("this direct upload URL uploads into collection %q; leave collection out of Upload-Metadata or send that one", cr.collection)
+		}
+		slug = cr.collection
+	}
+	if slug == "" {
+		return errBadRequest("collection is required: send the collection slug (base64) in Upload-Metadata")
+	}
+	if _, err := s.uploadCollection(r.Context(), c.Account, slug); err != nil {
+		return err
+	}
+	if err := s.writable(); err != nil {
+		return err
+	}
+	n, outstanding := s.tus.usage(c.Account)
+	if most := maxUnfinished(c.Limits); n >= most {
+		w.Header().Set("Retry-After", strconv.Itoa(uploadRetry))
+		return domain.E("upload video", domain.RateLimited,
+			"your account has %d unfinished resumable uploads, the most it may hold: finish or DELETE one first (unfinished uploads expire %s after their last PATCH)", n, s.cfg.TusExpiry)
+	}
+	// The bytes every unfinished upload may still send count against the
+	// disk's reserve, not only those already written.
+	if err := s.checkRoom(length + outstanding); err != nil {
+		return err
+	}
+	withBody := r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody
+	if withBody {
+		if err := tusContentType(r); err != nil {
+			return err
+		}
+	}
+	if cr.claim != nil {
+		if err := cr.claim(r.Context()); err != nil {
+			return err
+		}
+	}
+	id := cr.id
+	if id == "" {
+		id = s.cfg.Store.NewID()
+	}
+	now := s.cfg.Now()
+	u := tusUpload{ID: id, Account: c.Account, Collection: slug, Filename: filename, Ext: ext,
+		Length: length, MaxSize: c.Limits.MaxUploadBytes, Metadata: metaRaw, Direct: cr.direct,
+		Created: now.UTC(), Expires: now.Add(s.cfg.TusExpiry).UTC()}
+	if err := s.tus.create(u); err != nil {
+		return storeFailure(w, err)
+	}
+	logger(r, s.cfg.Log).Info("resumable upload created", "video_id", id, "bytes", length, "collection", slug, "direct", cr.direct != "")
+	w.Header().Set("Location", s.tusLocation(id, cr.token))
+	if withBody {
+		if !s.tus.lock(id) { // nobody knows the id yet: always free
+			return domain.E("upload video", domain.Conflict, "the upload is busy")
+		}
+		defer s.tus.unlock(id)
+		release, err := s.uploads.acquire(w, c.Account, c.Limits.ConcurrentUploads)
+		if err != nil {
+			return err
+		}
+		defer release()
+		if u, err = s.writeChunk(w, r, u); err != nil {
+			if !interrupted(err) {
+				// Refused (not a video, a bad checksum...): the client
+				// learns it now, and there is no upload to go on with.
+				if _, ok := s.tus.get(id); ok {
+					_ = s.tus.remove(id)
+				}
+				w.Header().Del("Location")
+				return err
+			}
+			// The body broke off: the client resumes from Upload-Offset.
+		}
+	}
+	w.Header().Set("Upload-Offset", strconv.FormatInt(u.Offset, 10))
+	w.Header().Set("Upload-Expires", u.Expires.Format(http.TimeFormat))
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// tusLocation is an upload's URL: absolute under the configured public
+// base, else a path (clients resolve it against the creation URL, so it
+// is right behind any proxy).
+func (s *Server) tusLocation(id, token string) string {
+	base := s.cfg.BaseURL
+	if base == "" {
+		base = "/v1"
+	}
+	if token != "" {
+		return base + "/uploads/tus/direct/" + token + "/" + id
+	}
+	return base + "/uploads/tus/" + id
+}
+
+// findUpload is the target's upload: 404 when it does not exist or is
+// not the caller's (never 403), 410 once it has expired (and then it is
+// removed).
+func (s *Server) findUpload(t tusTarget) (tusUpload, error) {
+	u, ok := s.tus.get(t.id)
+	if !ok || !domain.ValidID(t.id) || u.Account != t.c.Account ||
+		t.direct != "" && subtle.ConstantTimeCompare([]byte(u.Direct), []byte(t.direct)) != 1 {
+		return tusUpload{}, errNotFound("upload")
+	}
+	if now := s.cfg.Now(); !now.Before(u.Expires) {
+		if s.tus.lock(u.ID) {
+			_ = s.tus.remove(u.ID)
+			s.tus.unlock(u.ID)
+		}
+		return tusUpload{}, domain.E("upload video", domain.Gone,
+			"this upload expired at %s (%s after its last PATCH) and was removed; start a new one", u.Expires.Format(time.RFC3339), s.cfg.TusExpiry)
+	}
+	return u, nil
+}
+
+func (s *Server) headUpload(w http.ResponseWriter, _ *http.Request, t tusTarget) error {
+	u, err := s.findUpload(t)
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Upload-Offset", strconv.FormatInt(u.Offset, 10))
+	h.Set("Upload-Length", strconv.FormatInt(u.Length, 10))
+	h.Set("Upload-Expires", u.Expires.Format(http.TimeFormat))
+	if u.Metadata != "" {
+		h.Set("Upload-Metadata", u.Metadata)
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget) error {
+	if _, err := s.findUpload(t); err != nil {
+		return err
+	}
+	if err := tusContentType(r); err != nil {
+		return err
+	}
+	raw := r.Header.Get("Upload-Offset")
+	offset, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || offset < 0 {
+		return errBadRequest("Upload-Offset must be the offset in bytes this chunk starts at (got %q)", raw)
+	}
+	if !s.tus.lock(t.id) {
+		w.Header().Set("Connection", "close") // the body is not read
+		return domain.E("upload video", domain.Conflict, "another request is writing to this upload; retry once it has ended")
+	}
+	defer s.tus.unlock(t.id)
+	u, err := s.findUpload(t) // again, now that it is ours
+	if err != nil {
+		return err
+	}
+	if offset != u.Offset {
+		w.Header().Set("Connection", "close")
+		return domain.E("upload video", domain.Conflict, "Upload-Offset is %d but the upload has %d bytes: send HEAD to learn the offset, and resume from it", offset, u.Offset)
+	}
+	if err := s.writable(); err != nil {
+		w.Header().Set("Connection", "close")
+		return err
+	}
+	release, err := s.uploads.acquire(w, t.c.Account, t.c.Limits.ConcurrentUploads)
+	if err != nil {
+		w.Header().Set("Connection", "close")
+		return err
+	}
+	defer release()
+	u, err = s.writeChunk(w, r, u)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Upload-Offset", strconv.FormatInt(u.Offset, 10))
+	w.Header().Set("Upload-Expires", u.Expires.Format(http.TimeFormat))
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) deleteUpload(w http.ResponseWriter, r *http.Request, t tusTarget) error {
+	if _, err := s.findUpload(t); err != nil {
+		return err
+	}
+	if !s.tus.lock(t.id) {
+		return domain.E("upload video", domain.Conflict, "a PATCH of this upload is in progress; retry once it has ended")
+	}
+	defer s.tus.unlock(t.id)
+	if err := s.tus.remove(t.id); err != nil {
+		return domain.Wrap("delete upload", domain.Internal, err, "")
+	}
+	logger(r, s.cfg.Log).Info("resumable upload terminated", "video_id", t.id)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func tusContentType(r *http.Request) error {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != tusOctets {
+		return domain.E("upload video", domain.Unsupported, "a tus PATCH carries Content-Type: %s", tusOctets)
+	}
+	return nil
+}
+
+// errInterrupted marks a chunk that broke off (a body that stopped or
+// ended early): the bytes received are kept, the client resumes.
+type errInterrupted struct{ error }
+
+func (e errInterrupted) Unwrap() error { return e.error }
+
+func interrupted(err error) bool {
+	var e errInterrupted
+	return errors.As(err, &e)
+}
+
+// writeChunk appends the request's body to upload u (whose lock the
+// caller holds) and records the new offset; at the last byte it accepts
+// the upload as a video. It returns the upload as recorded.
+func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tusUpload) (tusUpload, error) {
+	remaining := u.Length - u.Offset
+	if r.ContentLength > remaining {
+		w.Header().Set("Connection", "close")
+		return u, domain.E("upload video", domain.RequestTooLarge, "the chunk of %d bytes goes past Upload-Length (%d bytes are left to send)", r.ContentLength, remaining)
+	}
+	sum, err := parseUploadChecksum(r.Header.Get("Upload-Checksum"))
+	if err != nil {
+		w.Header().Set("Connection", "close")
+		return u, err
+	}
+	f, err := os.OpenFile(s.tus.data(u.ID), os.O_WRONLY, 0)
+	if err != nil {
+		return u, storeFailure(w, err)
+	}
+	defer f.Close()
+	// Bytes past the recorded offset (a crash in the middle of a PATCH)
+	// were never acknowledged: they go.
+	if err := f.Truncate(u.Offset); err != nil {
+		return u, storeFailure(w, err)
+	}
+	if _, err := f.Seek(u.Offset, io.SeekStart); err != nil {
+		return u, storeFailure(w, err)
+	}
+	body := newIdleBody(w, r, s.cfg.UploadIdleTimeout)
+	defer body.done()
+	var dst io.Writer = &roomWriter{w: f, guard: s.disk}
+	if sum != nil {
+		dst = io.MultiWriter(dst, sum.h)
+	}
+	n, err := io.CopyBuffer(dst, io.LimitReader(body, remaining+1), make([]byte, uploadBuffer))
+	discard := func() { _ = f.Truncate(u.Offset) }
+	var serr *storeError
+	switch {
+	case n > remaining:
+		discard()
+		w.Header().Set("Connection", "close")
+		return u, domain.E("upload video", domain.RequestTooLarge, "the chunk goes past Upload-Length (%d bytes were left to send); nothing of it was kept", remaining)
+	case errors.Is(err, errNoRoom), errors.As(err, &serr):
+		discard()
+		return u, storeFailure(w, err)
+	case err != nil && sum != nil:
+		discard() // a chunk with a checksum is kept whole or not at all
+		return u, body.bodyError(w, err)
+	case err == nil && sum != nil && subtle.ConstantTimeCompare(sum.h.Sum(nil), sum.want) != 1:
+		discard()
+		return u, domain.E("upload video", domain.ChecksumMismatch, "the chunk does not match its Upload-Checksum (%s); it was discarded: send it again", sum.alg)
+	}
+	readErr := err
+	if err := f.Close(); err != nil {
+		return u, storeFailure(w, err)
+	}
+	u.Offset += n
+	u.Expires = s.cfg.Now().Add(s.cfg.TusExpiry).UTC()
+	if !u.Sniffed && (u.Offset >= ffmpeg.SniffLen || u.Offset == u.Length) {
+		if err := s.sniffUpload(u); err != nil {
+			_ = s.tus.remove(u.ID)
+			logger(r, s.cfg.Log).Info("resumable upload refused: not a video", "video_id", u.ID)
+			return u, err
+		}
+		u.Sniffed = true
+	}
+	if err := s.tus.save(u); err != nil {
+		return u, storeFailure(w, err)
+	}
+	if readErr != nil {
+		return u, errInterrupted{body.bodyError(w, readErr)}
+	}
+	if u.Offset < u.Length {
+		return u, nil
+	}
+	return u, s.finishUpload(w, r, u, n)
+}
+
+// finishUpload accepts a complete upload as a video, as a multipart
+// upload is. When that fails and the file is still here, the last chunk
+// is taken back, so the client can send it again once the cause is gone
+// (a HEAD answering the full length would tell it the upload is done);
+// when the file is gone, so is the upload.
+func (s *Server) finishUpload(w http.ResponseWriter, r *http.Request, u tusUpload, last int64) error {
+	err := s.acceptUpload(r, upload{ID: u.ID, Account: u.Account, Collection: u.Collection, Filename: u.Filename,
+		Ext: u.Ext, Size: u.Length, MaxSize: u.MaxSize, Path: s.tus.data(u.ID)})
+	if err == nil {
+		if err := s.tus.remove(u.ID); err != nil {
+			logger(r, s.cfg.Log).Warn("remove the record of a finished upload", "video_id", u.ID, "err", err)
+		}
+		return nil
+	}
+	if _, serr := os.Stat(s.tus.data(u.ID)); serr == nil && domain.KindOf(err) != domain.NotFound {
+		u.Offset -= last
+		if terr := os.Truncate(s.tus.data(u.ID), u.Offset); terr == nil && s.tus.save(u) == nil {
+			return storeFailureOr(w, err)
+		}
+	}
+	_ = s.tus.remove(u.ID)
+	return storeFailureOr(w, err)
+}
+
+// sniffUpload refuses (415) an upload whose first bytes are not a video,
+// as sniffVideo does for a multipart upload.
+func (s *Server) sniffUpload(u tusUpload) error {
+	f, err := os.Open(s.tus.data(u.ID))
+	if err != nil {
+		return domain.Wrap("upload video", domain.Internal, err, "")
+	}
+	defer f.Close()
+	_, err = sniffVideo(io.LimitReader(f, ffmpeg.SniffLen))
+	return err
+}
+
+// checksum is a chunk's Upload-Checksum being verified.
+type checksum struct {
+	alg  string
+	h    hash.Hash
+	want []byte
+}
+
+// parseUploadChecksum reads "Upload-Checksum: <algorithm> <base64>"; nil
+// when there is none.
+func parseUploadChecksum(v string) (*checksum, error) {
+	if v == "" {
+		return nil, nil
+	}
+	alg, enc, ok := strings.Cut(strings.TrimSpace(v), " ")
+	var h hash.Hash
+	switch alg {
+	case "sha1":
+		h = sha1.New()
+	case "md5":
+		h = md5.New()
+	case "sha256":
+		h = sha256.New()
+	case "sha512":
+		h = sha512.New()
+	default:
+		return nil, errBadRequest("Upload-Checksum: unsupported algorithm %q (supported: %s)", alg, tusChecksums)
+	}
+	want, err := base64.StdEncoding.DecodeString(strings.TrimSpace(enc))
+	if !ok || err != nil || len(want) != h.Size() {
+		return nil, errBadRequest("Upload-Checksum must be \"%s <base64 of the %d-byte digest>\"", alg, h.Size())
+	}
+	return &checksum{alg: alg, h: h, want: want}, nil
+}
+
+// parseUploadMetadata reads Upload-Metadata: comma-separated pairs of a
+// key and a base64 value (the value may be left out).
+func parseUploadMetadata(v string) (map[string]string, error) {
+	meta := make(map[string]string)
+	if strings.TrimSpace(v) == "" {
+		return meta, nil
+	}
+	if len(v) > maxUploadMetadata {
+		return nil, errBadRequest("Upload-Metadata must be at most %d bytes", maxUploadMetadata)
+	}
+	for pair := range strings.SplitSeq(v, ",") {
+		key, val, _ := strings.Cut(strings.TrimSpace(pair), " ")
+		if key == "" || strings.ContainsAny(key, " \t") {
+			return nil, errBadRequest("Upload-Metadata is malformed: want comma-separated \"key base64value\" pairs")
+		}
+		if _, dup := meta[key]; dup {
+			return nil, errBadRequest("Upload-Metadata has key %q twice", key)
+		}
+		b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(val))
+		if err != nil {
+			return nil, errBadRequest("Upload-Metadata value of %q is not base64", key)
+		}
+		meta[key] = string(b)
+	}
+	return meta, nil
+}
+
+// SweepUploads removes expired unfinished tus uploads now and every few
+// minutes, until ctx ends. kino serve runs it.
+func (s *Server) SweepUploads(ctx context.Context) {
+	if s.tus == nil {
+		return
+	}
+	t := time.NewTicker(tusSweepEvery)
+	defer t.Stop()
+	for {
+		s.sweepUploads()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// sweepUploads removes the expired uploads no request holds.
+func (s *Server) sweepUploads() (removed int) {
+	for _, id := range s.tus.expired(s.cfg.Now()) {
+		if !s.tus.lock(id) {
+			continue
+		}
+		if u, ok := s.tus.get(id); ok && !s.cfg.Now().Before(u.Expires) {
+			if err := s.tus.remove(id); err != nil {
+				s.cfg.Log.Warn("remove expired upload", "video_id", id, "err", err)
+			} else {
+				removed++
+			}
+		}
+		s.tus.unlock(id)
+	}
+	if removed > 0 {
+		s.cfg.Log.Info("expired resumable uploads removed", "count", removed)
+	}
+	return removed
+}

@@ -1,0 +1,676 @@
+package httpapi
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kino-video/kino/domain"
+)
+
+// tusReq sends a tus request: Tus-Resumable is set unless hdr says
+// otherwise ("" removes it).
+func (a *testAPI) tusReq(method, path, key string, hdr map[string]string, body []byte) response {
+	a.t.Helper()
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	url := path
+	if strings.HasPrefix(path, "/") {
+		url = a.srv.URL + path
+	}
+	req, err := http.NewRequest(method, url, r)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	req.Header.Set("Tus-Resumable", "1.0.0")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/offset+octet-stream")
+	}
+	for k, v := range hdr {
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	return a.request(req, key)
+}
+
+func tusMeta(pairs ...string) string {
+	var out []string
+	for i := 0; i+1 < len(pairs); i += 2 {
+		out = append(out, pairs[i]+" "+base64.StdEncoding.EncodeToString([]byte(pairs[i+1])))
+	}
+	return strings.Join(out, ",")
+}
+
+// tusCreate creates an upload of n bytes of clip.mp4 into main and
+// returns its path (the Location).
+func (a *testAPI) tusCreate(key string, n int) string {
+	a.t.Helper()
+	r := a.tusReq("POST", "/v1/uploads/tus", key, map[string]string{
+		"Upload-Length": strconv.Itoa(n), "Upload-Metadata": tusMeta("filename", "clip.mp4", "collection", "main")}, nil)
+	if r.status != 201 {
+		a.t.Fatalf("create: %d %s", r.status, r.body)
+	}
+	loc := r.header.Get("Location")
+	if !strings.HasPrefix(loc, "/v1/uploads/tus/") || r.header.Get("Upload-Offset") != "" && r.header.Get("Upload-Offset") != "0" {
+		a.t.Fatalf("create: Location %q, Upload-Offset %q", loc, r.header.Get("Upload-Offset"))
+	}
+	if r.header.Get("Tus-Resumable") != "1.0.0" || r.header.Get("Upload-Expires") == "" {
+		a.t.Fatalf("create: headers %v", r.header)
+	}
+	return loc
+}
+
+func (a *testAPI) tusPatch(path, key string, offset int, chunk []byte, hdr ...string) response {
+	a.t.Helper()
+	h := map[string]string{"Upload-Offset": strconv.Itoa(offset)}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		h[hdr[i]] = hdr[i+1]
+	}
+	return a.tusReq("PATCH", path, key, h, chunk)
+}
+
+func (a *testAPI) tusOffset(path, key string) (int, response) {
+	a.t.Helper()
+	r := a.tusReq("HEAD", path, key, nil, nil)
+	n, _ := strconv.Atoi(r.header.Get("Upload-Offset"))
+	return n, r
+}
+
+// tusFiles lists the tus directory.
+func (a *testAPI) tusFiles() []string {
+	a.t.Helper()
+	es, err := os.ReadDir(a.s.cfg.TusDir)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// wantVideo checks that video id is readable by key, in main.
+func (a *testAPI) wantVideo(key, id, filename string) {
+	a.t.Helper()
+	r := a.do("GET", "/v1/videos/"+id, key, "")
+	if r.status != 200 {
+		a.t.Fatalf("GET video %s: %d %s", id, r.status, r.body)
+	}
+	var v struct {
+		ID, Filename, Status string
+		Collection           struct{ Slug string }
+	}
+	if err := json.Unmarshal(r.body, &v); err != nil {
+		a.t.Fatal(err)
+	}
+	if v.ID != id || v.Filename != filename || v.Collection.Slug != "main" {
+		a.t.Fatalf("video: %s", r.body)
+	}
+}
+
+// clip is a file of n bytes that sniffs as MP4.
+func clip(n int) []byte { return video(n - 12) }
+
+func TestTusOptions(t *testing.T) {
+	a := newTestAPI(t)
+	r := a.tusReq("OPTIONS", "/v1/uploads/tus", "", map[string]string{"Tus-Resumable": ""}, nil)
+	if r.status != 204 {
+		t.Fatalf("OPTIONS: %d %s", r.status, r.body)
+	}
+	for h, want := range map[string]string{
+		"Tus-Resumable": "1.0.0", "Tus-Version": "1.0.0",
+		"Tus-Extension":          "creation,creation-with-upload,termination,expiration,checksum",
+		"Tus-Checksum-Algorithm": "sha1,md5,sha256,sha512",
+	} {
+		if got := r.header.Get(h); got != want {
+			t.Errorf("%s = %q, want %q", h, got, want)
+		}
+	}
+	if n, err := strconv.ParseInt(r.header.Get("Tus-Max-Size"), 10, 64); err != nil || n != 1<<20 {
+		t.Errorf("Tus-Max-Size %q", r.header.Get("Tus-Max-Size"))
+	}
+}
+
+// A file sent in three chunks becomes the video the upload's URL names,
+// with the same record as a multipart upload, and leaves nothing behind.
+func TestTusUploadInChunks(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree)
+	file := clip(5000)
+	loc := a.tusCreate(key, len(file))
+	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
+	if !domain.ValidID(id) {
+		t.Fatalf("Location %q does not end in a video id", loc)
+	}
+	for off, end := range map[int]int{0: 2000} {
+		if r := a.tusPatch(loc, key, off, file[off:end]); r.status != 204 || r.header.Get("Upload-Offset") != strconv.Itoa(end) {
+			t.Fatalf("PATCH %d: %d %v %s", off, r.status, r.header, r.body)
+		}
+	}
+	off, r := a.tusOffset(loc, key)
+	if r.status != 200 || off != 2000 || r.header.Get("Upload-Length") != "5000" || r.header.Get("Cache-Control") != "no-store" ||
+		r.header.Get("Upload-Metadata") != tusMeta("filename", "clip.mp4", "collection", "main") {
+		t.Fatalf("HEAD: %d %v", r.status, r.header)
+	}
+	if r := a.do("GET", "/v1/videos/"+id, key, ""); r.status != 404 {
+		t.Fatalf("video before its last byte: %d", r.status)
+	}
+	if r := a.tusPatch(loc, key, 2000, file[2000:4000]); r.status != 204 {
+		t.Fatalf("PATCH 2: %d %s", r.status, r.body)
+	}
+	if r := a.tusPatch(loc, key, 4000, file[4000:]); r.status != 204 || r.header.Get("Upload-Offset") != "5000" {
+		t.Fatalf("last PATCH: %d %v %s", r.status, r.header, r.body)
+	}
+	a.wantVideo(key, id, "clip.mp4")
+	got, err := os.ReadFile(filepath.Join(a.dir, id, "original.mp4"))
+	if err != nil || !bytes.Equal(got, file) {
+		t.Fatalf("stored original differs (%v)", err)
+	}
+	if files := a.tusFiles(); len(files) != 0 {
+		t.Fatalf("finished upload left %v", files)
+	}
+	if r := a.tusReq("HEAD", loc, key, nil, nil); r.status != 404 {
+		t.Fatalf("HEAD of a finished upload: %d", r.status)
+	}
+}
+
+func TestTusCreationWithUpload(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree)
+	file := clip(3000)
+	r := a.tusReq("POST", "/v1/uploads/tus", key, map[string]string{
+		"Upload-Length": "3000", "Upload-Metadata": tusMeta("filename", "whole.mp4", "collection", "main")}, file)
+	if r.status != 201 || r.header.Get("Upload-Offset") != "3000" {
+		t.Fatalf("creation with upload: %d %v %s", r.status, r.header, r.body)
+	}
+	a.wantVideo(key, strings.TrimPrefix(r.header.Get("Location"), "/v1/uploads/tus/"), "whole.mp4")
+
+	// Part of the file in the creation request, the rest by PATCH.
+	r = a.tusReq("POST", "/v1/uploads/tus", key, map[string]string{
+		"Upload-Length": "3000", "Upload-Metadata": tusMeta("filename", "half.mp4", "collection", "main")}, file[:1500])
+	if r.status != 201 || r.header.Get("Upload-Offset") != "1500" {
+		t.Fatalf("creation with part: %d %v %s", r.status, r.header, r.body)
+	}
+	loc := r.header.Get("Location")
+	if r := a.tusPatch(loc, key, 1500, file[1500:]); r.status != 204 {
+		t.Fatalf("rest: %d %s", r.status, r.body)
+	}
+	a.wantVideo(key, strings.TrimPrefix(loc, "/v1/uploads/tus/"), "half.mp4")
+}
+
+// Creation refuses what a multipart upload refuses, with the same
+// statuses, before any byte is sent.
+func TestTusCreationChecks(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree)
+	meta := tusMeta("filename", "a.mp4", "collection", "main")
+	tests := []struct {
+		name   string
+		hdr    map[string]string
+		status int
+		label  string
+	}{
+		{"no Tus-Resumable", map[string]string{"Tus-Resumable": "", "Upload-Length": "10", "Upload-Metadata": meta}, 412, "Precondition failed"},
+		{"another tus version", map[string]string{"Tus-Resumable": "0.2.2", "Upload-Length": "10", "Upload-Metadata": meta}, 412, "Precondition failed"},
+		{"no Upload-Length", map[string]string{"Upload-Metadata": meta}, 400, "Bad request"},
+		{"negative Upload-Length", map[string]string{"Upload-Length": "-1", "Upload-Metadata": meta}, 400, "Bad request"},
+		{"deferred length", map[string]string{"Upload-Defer-Length": "1", "Upload-Metadata": meta}, 400, "Bad request"},
+		{"empty file", map[string]string{"Upload-Length": "0", "Upload-Metadata": meta}, 400, "Bad request"},
+		{"larger than the plan", map[string]string{"Upload-Length": strconv.Itoa(1<<20 + 1), "Upload-Metadata": meta}, 413, "File too large"},
+		{"not a video extension", map[string]string{"Upload-Length": "10", "Upload-Metadata": tusMeta("filename", "a.txt", "collection", "main")}, 415, "Unsupported media type"},
+		{"unknown collection", map[string]string{"Upload-Length": "10", "Upload-Metadata": tusMeta("filename", "a.mp4", "collection", "nope")}, 404, "Not found"},
+		{"no collection", map[string]string{"Upload-Length": "10", "Upload-Metadata": tusMeta("filename", "a.mp4")}, 400, "Bad request"},
+		{"no filename", map[string]string{"Upload-Length": "10", "Upload-Metadata": tusMeta("collection", "main")}, 400, "Bad request"},
+		{"metadata not base64", map[string]string{"Upload-Length": "10", "Upload-Metadata": "filename !!!,collection bWFpbg=="}, 400, "Bad request"},
+		{"metadata key twice", map[string]string{"Upload-Length": "10", "Upload-Metadata": meta + "," + tusMeta("filename", "b.mp4")}, 400, "Bad request"},
+		{"bidi in the filename", map[string]string{"Upload-Length": "10", "Upload-Metadata": tusMeta("filename", "evil\u202Evom.mp4", "collection", "main")}, 400, "Bad request"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := a.tusReq("POST", "/v1/uploads/tus", key, tc.hdr, nil)
+			wantError(t, r, tc.status, tc.label)
+			if tc.status == 412 && r.header.Get("Tus-Version") != "1.0.0" {
+				t.Fatalf("412 without Tus-Version: %v", r.header)
+			}
+		})
+	}
+	// The same collection a multipart upload is refused for: the same answer.
+	wantError(t, a.uploadTo(key, "nope", "a.mp4", video(10)), 404, "Not found")
+	wantError(t, a.tusReq("POST", "/v1/uploads/tus", "", map[string]string{"Upload-Length": "10", "Upload-Metadata": meta}, nil), 401, labelMissingKey)
+	if files := a.tusFiles(); len(files) != 0 {
+		t.Fatalf("refused creations left %v", files)
+	}
+}
+
+// uploadTo is a multipart upload into collection slug.
+func (a *testAPI) uploadTo(key, slug, filename string, file []byte) response {
+	a.t.Helper()
+	body := "--B\r\nContent-Disposition: form-data; name=\"collection\"\r\n\r\n" + slug + "\r\n" +
+		"--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"" + filename + "\"\r\n\r\n" + string(file) + "\r\n--B--\r\n"
+	req, err := http.NewRequest("POST", a.srv.URL+"/v1/videos", strings.NewReader(body))
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "multipart/form-data; boundary=B")
+	return a.request(req, key)
+}
+
+func TestTusPatchChecks(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree)
+	file := clip(4000)
+	loc := a.tusCreate(key, len(file))
+	if r := a.tusPatch(loc, key, 0, file[:1000]); r.status != 204 {
+		t.Fatalf("first chunk: %d %s", r.status, r.body)
+	}
+	sha := func(b []byte) string {
+		s := sha256.Sum256(b)
+		return "sha256 " + base64.StdEncoding.EncodeToString(s[:])
+	}
+	tests := []struct {
+		name   string
+		r      func() response
+		status int
+		label  string
+	}{
+		{"offset behind", func() response { return a.tusPatch(loc, key, 0, file[:1000]) }, 409, "Conflict"},
+		{"offset ahead", func() response { return a.tusPatch(loc, key, 2000, file[2000:3000]) }, 409, "Conflict"},
+		{"no offset", func() response {
+			return a.tusReq("PATCH", loc, key, nil, file[1000:2000])
+		}, 400, "Bad request"},
+		{"wrong content type", func() response {
+			return a.tusPatch(loc, key, 1000, file[1000:2000], "Content-Type", "application/octet-stream")
+		}, 415, "Unsupported media type"},
+		{"checksum mismatch", func() response {
+			return a.tusPatch(loc, key, 1000, file[1000:2000], "Upload-Checksum", sha(file[:1000]))
+		}, 460, "Checksum mismatch"},
+		{"unsupported checksum", func() response {
+			return a.tusPatch(loc, key, 1000, file[1000:2000], "Upload-Checksum", "crc32 AAAAAA==")
+		}, 400, "Bad request"},
+		{"malformed checksum", func() response {
+			return a.tusPatch(loc, key, 1000, file[1000:2000], "Upload-Checksum", "sha256 abc")
+		}, 400, "Bad request"},
+		{"past Upload-Length", func() response {
+			return a.tusPatch(loc, key, 1000, append(append([]byte{}, file[1000:]...), 1, 2, 3))
+		}, 413, "Request too large"},
+		{"no Tus-Resumable", func() response {
+			return a.tusPatch(loc, key, 1000, file[1000:2000], "Tus-Resumable", "")
+		}, 412, "Precondition failed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			wantError(t, tc.r(), tc.status, tc.label)
+			if off, _ := a.tusOffset(loc, key); off != 1000 {
+				t.Fatalf("offset after a refused chunk: %d, want 1000", off)
+			}
+			if fi, err := os.Stat(filepath.Join(a.s.cfg.TusDir, strings.TrimPrefix(loc, "/v1/uploads/tus/")+".bin")); err != nil || fi.Size() != 1000 {
+				t.Fatalf("partial file after a refused chunk: %v %v", fi, err)
+			}
+		})
+	}
+	if r := a.tusPatch(loc, key, 1000, file[1000:], "Upload-Checksum", sha(file[1000:])); r.status != 204 {
+		t.Fatalf("chunk with a right checksum: %d %s", r.status, r.body)
+	}
+	a.wantVideo(key, strings.TrimPrefix(loc, "/v1/uploads/tus/"), "clip.mp4")
+}
+
+// Another account's upload does not exist for it: 404 on every method,
+// and the upload is untouched.
+func TestTusOtherAccountGets404(t *testing.T) {
+	a := newTestAPI(t)
+	keyA := a.account("alpha", domain.PlanFree)
+	keyB := a.account("beta", domain.PlanFree)
+	file := clip(2000)
+	loc := a.tusCreate(keyA, len(file))
+	wantStatus(t, a.tusReq("HEAD", loc, keyB, nil, nil), 404)
+	wantError(t, a.tusPatch(loc, keyB, 0, file), 404, "Not found")
+	wantError(t, a.tusReq("DELETE", loc, keyB, nil, nil), 404, "Not found")
+	wantStatus(t, a.tusReq("HEAD", "/v1/uploads/tus/01JZZZZZZZZZZZZZZZZZZZZZZZ", keyA, nil, nil), 404)
+	if r := a.tusPatch(loc, keyA, 0, file); r.status != 204 {
+		t.Fatalf("owner's PATCH: %d %s", r.status, r.body)
+	}
+}
+
+// A not-a-video is refused as soon as its first bytes are in, and the
+// upload is gone.
+func TestTusNotAVideoAtFirstChunk(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree)
+	text := []byte(strings.Repeat("#EXTM3U not a video\n", 200))
+	loc := a.tusCreate(key, len(text))
+	// A first chunk shorter than what the sniffer reads is kept until
+	// there is enough to look at.
+	if r := a.tusPatch(loc, key, 0, text[:100]); r.status != 204 {
+		t.Fatalf("short first chunk: %d %s", r.status, r.body)
+	}
+	wantError(t, a.tusPatch(loc, key, 100, text[100:2000]), 415, "Unsupported media type")
+	if r := a.tusReq("HEAD", loc, key, nil, nil); r.status != 404 {
+		t.Fatalf("refused upload still answers HEAD: %d", r.status)
+	}
+	if files := a.tusFiles(); len(files) != 0 {
+		t.Fatalf("refused upload left %v", files)
+	}
+	// In the creation request itself.
+	r := a.tusReq("POST", "/v1/uploads/tus", key, map[string]string{
+		"Upload-Length": strconv.Itoa(len(text)), "Upload-Metadata": tusMeta("filename", "a.mp4", "collection", "main")}, text)
+	wantError(t, r, 415, "Unsupported media type")
+	if files := a.tusFiles(); len(files) != 0 {
+		t.Fatalf("refused upload left %v", files)
+	}
+}
+
+func TestTusTermination(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree)
+	file := clip(3000)
+	loc := a.tusCreate(key, len(file))
+	if r := a.tusPatch(loc, key, 0, file[:1500]); r.status != 204 {
+		t.Fatalf("PATCH: %d", r.status)
+	}
+	if r := a.tusReq("DELETE", loc, key, nil, nil); r.status != 204 {
+		t.Fatalf("DELETE: %d %s", r.status, r.body)
+	}
+	if files := a.tusFiles(); len(files) != 0 {
+		t.Fatalf("terminated upload left %v", files)
+	}
+	wantError(t, a.tusPatch(loc, key, 1500, file[1500:]), 404, "Not found")
+	if r := a.do("GET", "/v1/videos/"+strings.TrimPrefix(loc, "/v1/uploads/tus/"), key, ""); r.status != 404 {
+		t.Fatalf("terminated upload became a video: %d", r.status)
+	}
+}
+
+// An upload untouched for TusExpiry answers 410 and is removed; the
+// sweeper removes those nobody asks about.
+func TestTusExpiry(t *testing.T) {
+	a := newTestAPI(t, func(c *Config) { c.TusExpiry = time.Hour })
+	key := a.account("acme", domain.PlanFree)
+	file := clip(3000)
+	asked := a.tusCreate(key, len(file))
+	forgotten := a.tusCreate(key, len(file))
+	if r := a.tusPatch(asked, key, 0, file[:1500]); r.status != 204 {
+		t.Fatalf("PATCH: %d", r.status)
+	}
+	start := a.clock.Now()
+	// A PATCH moves the expiry on.
+	a.clock.Set(start.Add(50 * time.Minute))
+	if r := a.tusPatch(asked, key, 1500, file[1500:2000]); r.status != 204 {
+		t.Fatalf("PATCH: %d", r.status)
+	}
+	a.clock.Set(start.Add(70 * time.Minute))
+	if off, r := a.tusOffset(asked, key); r.status != 200 || off != 2000 {
+		t.Fatalf("HEAD within the expiry of its last PATCH: %d %d", r.status, off)
+	}
+	if n := a.s.sweepUploads(); n != 1 {
+		t.Fatalf("sweep removed %d uploads, want the forgotten one", n)
+	}
+	wantStatus(t, a.tusReq("HEAD", forgotten, key, nil, nil), 404)
+	a.clock.Set(start.Add(111 * time.Minute))
+	wantError(t, a.tusPatch(asked, key, 2000, file[2000:]), 410, "Gone")
+	if files := a.tusFiles(); len(files) != 0 {
+		t.Fatalf("expired uploads left %v", files)
+	}
+}
+
+// Unfinished uploads survive a restart of the API: a new Server on the
+// same directory serves them, from the offset recorded.
+func TestTusSurvivesRestart(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree)
+	file := clip(4000)
+	loc := a.tusCreate(key, len(file))
+	if r := a.tusPatch(loc, key, 0, file[:2500]); r.status != 204 {
+		t.Fatalf("PATCH: %d", r.status)
+	}
+	// A crash in the middle of a PATCH leaves unrecorded bytes: cut off.
+	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
+	f, err := os.OpenFile(filepath.Join(a.s.cfg.TusDir, id+".bin"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.Write([]byte("garbage never acknowledged"))
+	f.Close()
+	// And a half-written record of another upload goes.
+	if err := os.WriteFile(filepath.Join(a.s.cfg.TusDir, "01JZZZZZZZZZZZZZZZZZZZZZZZ.bin"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	s2, err := New(a.s.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv2 := httptest.NewServer(s2.Handler())
+	t.Cleanup(srv2.Close)
+	a.srv.Close()
+	a.srv = srv2
+	if off, r := a.tusOffset(loc, key); r.status != 200 || off != 2500 {
+		t.Fatalf("HEAD after restart: %d offset %d", r.status, off)
+	}
+	if files := a.tusFiles(); len(files) != 2 {
+		t.Fatalf("after restart: %v, want the upload's two files", files)
+	}
+	if r := a.tusPatch(loc, key, 2500, file[2500:]); r.status != 204 {
+		t.Fatalf("PATCH after restart: %d %s", r.status, r.body)
+	}
+	a.wantVideo(key, id, "clip.mp4")
+	got, err := os.ReadFile(filepath.Join(a.dir, id, "original.mp4"))
+	if err != nil || !bytes.Equal(got, file) {
+		t.Fatalf("stored original differs (%v)", err)
+	}
+}
+
+// An account holds at most maxUnfinished unfinished uploads.
+func TestTusUnfinishedUploadsAreCapped(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree)
+	other := a.account("other", domain.PlanFree)
+	most := maxUnfinished(testPlans().Limits(domain.PlanFree))
+	var locs []string
+	for range most {
+		locs = append(locs, a.tusCreate(key, 1000))
+	}
+	r := a.tusReq("POST", "/v1/uploads/tus", key, map[string]string{
+		"Upload-Length": "1000", "Upload-Metadata": tusMeta("filename", "a.mp4", "collection", "main")}, nil)
+	wantError(t, r, 429, labelRateLimited)
+	a.tusCreate(other, 1000) // another account is not held back
+	if r := a.tusReq("DELETE", locs[0], key, nil, nil); r.status != 204 {
+		t.Fatalf("DELETE: %d", r.status)
+	}
+	a.tusCreate(key, 1000)
+}
+
+// One PATCH at a time per upload: a second one while the first streams is
+// refused (409) and the offset stays that of the bytes received.
+func TestTusConcurrentPatch(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree)
+	file := clip(6000)
+	loc := a.tusCreate(key, len(file))
+	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
+
+	conn, err := net.Dial("tcp", strings.TrimPrefix(a.srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "PATCH %s HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nTus-Resumable: 1.0.0\r\n"+
+		"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", loc, key, len(file))
+	_, _ = conn.Write(file[:3000]) // then nothing, for now
+	poll(t, "the first PATCH to hold the upload", func() bool {
+		a.s.tus.mu.Lock()
+		defer a.s.tus.mu.Unlock()
+		return a.s.tus.busy[id]
+	})
+	wantError(t, a.tusPatch(loc, key, 0, file), 409, "Conflict")
+	wantError(t, a.tusReq("DELETE", loc, key, nil, nil), 409, "Conflict")
+	// The first one breaks off: what it sent is kept.
+	conn.(*net.TCPConn).CloseWrite()
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	_, _ = http.ReadResponse(bufio.NewReader(conn), nil)
+	poll(t, "the first PATCH to end", func() bool {
+		a.s.tus.mu.Lock()
+		defer a.s.tus.mu.Unlock()
+		return !a.s.tus.busy[id]
+	})
+	off, _ := a.tusOffset(loc, key)
+	if off != 3000 {
+		t.Fatalf("offset after an interrupted PATCH: %d, want the 3000 bytes received", off)
+	}
+	if r := a.tusPatch(loc, key, off, file[off:]); r.status != 204 {
+		t.Fatalf("resume: %d %s", r.status, r.body)
+	}
+	a.wantVideo(key, id, "clip.mp4")
+}
+
+// The collection is checked again at the last byte, as for a multipart
+// upload: deleted meanwhile, the upload is refused and removed.
+func TestTusCollectionDeletedBeforeLastByte(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree)
+	if r := a.do("POST", "/v1/collections", key, `{"slug":"short","name":"Short"}`); r.status != 201 {
+		t.Fatalf("collection: %d", r.status)
+	}
+	file := clip(3000)
+	r := a.tusReq("POST", "/v1/uploads/tus", key, map[string]string{
+		"Upload-Length": "3000", "Upload-Metadata": tusMeta("filename", "a.mp4", "collection", "short")}, file[:2000])
+	if r.status != 201 {
+		t.Fatalf("create: %d %s", r.status, r.body)
+	}
+	loc := r.header.Get("Location")
+	if r := a.do("DELETE", "/v1/collections/short", key, ""); r.status != 200 && r.status != 204 {
+		t.Fatalf("delete collection: %d %s", r.status, r.body)
+	}
+	wantError(t, a.tusPatch(loc, key, 2000, file[2000:]), 404, "Not found")
+	if files := a.tusFiles(); len(files) != 0 {
+		t.Fatalf("refused upload left %v", files)
+	}
+	if in := a.incoming(); len(in) != 0 {
+		t.Fatalf("refused upload left %v", in)
+	}
+}
+
+func TestDirectUpload(t *testing.T) {
+	logs := &lockedBuffer{}
+	a := newTestAPI(t, func(c *Config) {
+		c.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	key := a.account("acme", domain.PlanFree)
+	a.account("other", domain.PlanFree)
+
+	wantError(t, a.do("POST", "/v1/uploads", key, `{"collection":"nope"}`), 404, "Not found")
+	wantError(t, a.do("POST", "/v1/uploads", key, `{"collection":"main","expiresIn":999999}`), 400, "Bad request")
+	wantError(t, a.do("POST", "/v1/uploads", "", `{"collection":"main"}`), 401, labelMissingKey)
+	r := a.do("POST", "/v1/uploads", key, `{"collection":"main"}`)
+	if r.status != 201 {
+		t.Fatalf("POST /v1/uploads: %d %s", r.status, r.body)
+	}
+	var d struct{ ID, URL, ExpiresAt string }
+	if err := json.Unmarshal(r.body, &d); err != nil {
+		t.Fatal(err)
+	}
+	exp, err := time.Parse(time.RFC3339, d.ExpiresAt)
+	if !domain.ValidID(d.ID) || err != nil || !exp.Equal(a.clock.Now().Add(time.Hour)) {
+		t.Fatalf("direct upload: %s", r.body)
+	}
+	prefix := a.srv.URL + "/v1/uploads/tus/direct/"
+	if !strings.HasPrefix(d.URL, prefix) {
+		t.Fatalf("url %q", d.URL)
+	}
+	token := strings.TrimPrefix(d.URL, prefix)
+
+	// A browser's preflight.
+	pre := a.tusReq("OPTIONS", d.URL, "", map[string]string{"Tus-Resumable": "", "Origin": "https://customer.example",
+		"Access-Control-Request-Method": "POST"}, nil)
+	if pre.status != 204 || pre.header.Get("Access-Control-Allow-Origin") != "*" ||
+		!strings.Contains(pre.header.Get("Access-Control-Allow-Headers"), "Upload-Metadata") ||
+		!strings.Contains(pre.header.Get("Access-Control-Allow-Methods"), "PATCH") {
+		t.Fatalf("preflight: %d %v", pre.status, pre.header)
+	}
+	file := clip(3000)
+	cr := a.tusReq("POST", d.URL, "", map[string]string{"Upload-Length": "3000", "Upload-Metadata": tusMeta("filename", "direct.mp4")}, file[:1000])
+	if cr.status != 201 || cr.header.Get("Upload-Offset") != "1000" || cr.header.Get("Access-Control-Allow-Origin") != "*" ||
+		!strings.Contains(cr.header.Get("Access-Control-Expose-Headers"), "Location") {
+		t.Fatalf("direct creation: %d %v %s", cr.status, cr.header, cr.body)
+	}
+	loc := cr.header.Get("Location")
+	if loc != "/v1/uploads/tus/direct/"+token+"/"+d.ID {
+		t.Fatalf("Location %q", loc)
+	}
+	// Once only.
+	wantError(t, a.tusReq("POST", d.URL, "", map[string]string{"Upload-Length": "3000", "Upload-Metadata": tusMeta("filename", "again.mp4")}, nil), 409, "Conflict")
+	// The upload with the token; not with another token, nor another account's key.
+	if off, r := a.tusOffset(loc, ""); r.status != 200 || off != 1000 {
+		t.Fatalf("HEAD: %d %d", r.status, off)
+	}
+	wrong := base64.RawURLEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
+	wantError(t, a.tusPatch("/v1/uploads/tus/direct/"+wrong+"/"+d.ID, "", 1000, file[1000:]), 404, "Not found")
+	wantError(t, a.tusPatch("/v1/uploads/tus/direct/short/"+d.ID, "", 1000, file[1000:]), 404, "Not found")
+	if r := a.tusPatch(loc, "", 1000, file[1000:]); r.status != 204 || r.header.Get("X-RateLimit-Limit") == "" {
+		t.Fatalf("PATCH: %d %v %s", r.status, r.header, r.body)
+	}
+	a.wantVideo(key, d.ID, "direct.mp4")
+	if strings.Contains(logs.String(), token) {
+		t.Fatal("the direct upload token is in the logs")
+	}
+	if !strings.Contains(logs.String(), "direct/REDACTED") {
+		t.Fatal("requests on direct upload URLs are not logged")
+	}
+
+	// Unknown tokens: 404.
+	wantError(t, a.tusReq("POST", prefix+wrong, "", map[string]string{"Upload-Length": "3000", "Upload-Metadata": tusMeta("filename", "a.mp4")}, nil), 404, "Not found")
+	// An expired URL is refused, and says so.
+	r = a.do("POST", "/v1/uploads", key, `{"collection":"main","expiresIn":60}`)
+	if err := json.Unmarshal(r.body, &d); err != nil || r.status != 201 {
+		t.Fatalf("POST /v1/uploads: %d %s", r.status, r.body)
+	}
+	a.clock.Set(a.clock.Now().Add(61 * time.Second))
+	m := wantError(t, a.tusReq("POST", d.URL, "", map[string]string{"Upload-Length": "3000", "Upload-Metadata": tusMeta("filename", "late.mp4")}, nil), 410, "Gone")
+	if !strings.Contains(m["message"].(string), "expired") {
+		t.Fatalf("expired URL: %v", m)
+	}
+	// A direct URL uploads into its own collection only.
+	r = a.do("POST", "/v1/uploads", key, `{"collection":"main"}`)
+	if err := json.Unmarshal(r.body, &d); err != nil || r.status != 201 {
+		t.Fatalf("POST /v1/uploads: %d %s", r.status, r.body)
+	}
+	wantError(t, a.tusReq("POST", d.URL, "", map[string]string{"Upload-Length": "3000", "Upload-Metadata": tusMeta("filename", "a.mp4", "collection", "other")}, nil), 400, "Bad request")
+}
+
+func wantStatus(t *testing.T, r response, status int) {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
+	}
+}
+
+func TestRedactPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"/v1/videos":                       "/v1/videos",
+		"/v1/uploads/tus/01J":              "/v1/uploads/tus/01J",
+		"/v1/uploads/tus/direct/secret":    "/v1/uploads/tus/direct/REDACTED",
+		"/v1/uploads/tus/direct/secret/01": "/v1/uploads/tus/direct/REDACTED/01",
+	} {
+		if got := redactPath(in); got != want {
+			t.Errorf("redactPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,199 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kino-video/kino/domain"
+)
+
+// tusUpload is what the server knows of an unfinished tus upload. It is
+// kept in <dir>/<id>.json beside the bytes received, <dir>/<id>.bin, so
+// that an upload outlives a restart of kino.
+type tusUpload struct {
+	ID         string    `json:"id"` // the id of the video it becomes
+	Account    string    `json:"account"`
+	Collection string    `json:"collection"`
+	Filename   string    `json:"filename"`
+	Ext        string    `json:"ext"`
+	Length     int64     `json:"length"`           // Upload-Length
+	Offset     int64     `json:"offset"`           // bytes received and recorded
+	MaxSize    int64     `json:"maxSize"`          // the plan's limit at creation
+	Metadata   string    `json:"metadata"`         // Upload-Metadata as sent, for HEAD
+	Direct     string    `json:"direct,omitempty"` // hex SHA-256 of the direct upload token that created it
+	Sniffed    bool      `json:"sniffed"`          // its first bytes were found to be a video
+	Created    time.Time `json:"created"`
+	Expires    time.Time `json:"expires"`
+}
+
+// tusStore keeps this node's unfinished tus uploads in one directory, on
+// the file system of the media store (so the last byte commits with a
+// rename), and an index of them in memory. The index is the directory's
+// content as read at start plus this process's changes: a node serves the
+// uploads it holds on its disk.
+//
+// The .json file is rewritten (atomically) at the end of each PATCH; the
+// .bin may hold more bytes than the .json records after a crash in the
+// middle of one: those are cut off before the next PATCH writes.
+type tusStore struct {
+	dir string
+
+	mu      sync.Mutex
+	uploads map[string]tusUpload
+	busy    map[string]bool // a PATCH or DELETE is at work on it
+}
+
+func openTusStore(dir string) (*tusStore, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("tus store: %w", err)
+	}
+	t := &tusStore{dir: dir, uploads: make(map[string]tusUpload), busy: make(map[string]bool)}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("tus store: %w", err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		id, ok := strings.CutSuffix(name, ".json")
+		if !ok || !domain.ValidID(id) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		var u tusUpload
+		if err == nil {
+			err = json.Unmarshal(b, &u)
+		}
+		if _, serr := os.Stat(t.data(id)); err != nil || serr != nil || u.ID != id {
+			_ = t.removeFiles(id) // unreadable: nothing can resume it
+			continue
+		}
+		t.uploads[id] = u
+	}
+	// Files without a record: a crash between creating the .bin and its
+	// .json, or a .json.tmp never renamed.
+	for _, e := range entries {
+		name := e.Name()
+		id, _, _ := strings.Cut(name, ".")
+		if _, ok := t.uploads[id]; !ok {
+			_ = os.Remove(filepath.Join(dir, name))
+		}
+	}
+	return t, nil
+}
+
+func (t *tusStore) data(id string) string { return filepath.Join(t.dir, id+".bin") }
+func (t *tusStore) info(id string) string { return filepath.Join(t.dir, id+".json") }
+
+// create records a new upload with an empty file.
+func (t *tusStore) create(u tusUpload) error {
+	f, err := os.OpenFile(t.data(u.ID), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("tus store: create %s: %w", u.ID, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("tus store: create %s: %w", u.ID, err)
+	}
+	if err := t.save(u); err != nil {
+		_ = os.Remove(t.data(u.ID))
+		return err
+	}
+	return nil
+}
+
+// save records u (after a PATCH), atomically.
+func (t *tusStore) save(u tusUpload) error {
+	b, err := json.Marshal(u)
+	if err != nil {
+		return fmt.Errorf("tus store: save %s: %w", u.ID, err)
+	}
+	tmp := t.info(u.ID) + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("tus store: save %s: %w", u.ID, err)
+	}
+	if err := os.Rename(tmp, t.info(u.ID)); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("tus store: save %s: %w", u.ID, err)
+	}
+	t.mu.Lock()
+	t.uploads[u.ID] = u
+	t.mu.Unlock()
+	return nil
+}
+
+func (t *tusStore) get(id string) (tusUpload, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	u, ok := t.uploads[id]
+	return u, ok
+}
+
+// remove forgets an upload and removes its files (the .bin may be gone
+// already: committed as a video's original).
+func (t *tusStore) remove(id string) error {
+	t.mu.Lock()
+	delete(t.uploads, id)
+	t.mu.Unlock()
+	return t.removeFiles(id)
+}
+
+func (t *tusStore) removeFiles(id string) error {
+	var errs []error
+	for _, p := range []string{t.info(id), t.data(id), t.info(id) + ".tmp"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// lock marks an upload busy; false when it is already.
+func (t *tusStore) lock(id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.busy[id] {
+		return false
+	}
+	t.busy[id] = true
+	return true
+}
+
+func (t *tusStore) unlock(id string) {
+	t.mu.Lock()
+	delete(t.busy, id)
+	t.mu.Unlock()
+}
+
+// usage is the number of unfinished uploads of account, and the bytes
+// all unfinished uploads (of every account) have still to receive.
+func (t *tusStore) usage(account string) (n int, outstanding int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, u := range t.uploads {
+		if u.Account == account {
+			n++
+		}
+		outstanding += u.Length - u.Offset
+	}
+	return n, outstanding
+}
+
+// expired lists the uploads expired at now that no request holds.
+func (t *tusStore) expired(now time.Time) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var ids []string
+	for id, u := range t.uploads {
+		if !now.Before(u.Expires) && !t.busy[id] {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
