@@ -239,9 +239,10 @@ var registry = map[string]eventSpec{
 
 	TypeWebhookSubscribed: {version: 2, decode: decodeAs[WebhookSubscribed], current: decodeCurrent[WebhookSubscribed],
 		upcasters: map[int]func(json.RawMessage) (json.RawMessage, error){1: upcastWebhookSubscribedV1}},
-	TypeWebhookDeleted:    {version: 1, decode: decodeAs[WebhookDeleted], current: decodeCurrent[WebhookDeleted]},
-	TypeDeliverySucceeded: {version: 1, decode: decodeAs[DeliverySucceeded], current: decodeCurrent[DeliverySucceeded]},
-	TypeDeliveryFailed:    {version: 1, decode: decodeAs[DeliveryFailed], current: decodeCurrent[DeliveryFailed]},
+	TypeWebhookDeleted:      {version: 1, decode: decodeAs[WebhookDeleted], current: decodeCurrent[WebhookDeleted]},
+	TypeDeliverySucceeded:   {version: 1, decode: decodeAs[DeliverySucceeded], current: decodeCurrent[DeliverySucceeded]},
+	TypeDeliveryFailed:      {version: 1, decode: decodeAs[DeliveryFailed], current: decodeCurrent[DeliveryFailed]},
+	TypeDeliveryRedelivered: {version: 1, decode: decodeAs[DeliveryRedelivered], current: decodeCurrent[DeliveryRedelivered]},
 }
 
 // EventTypes lists every registered event type with its current version.

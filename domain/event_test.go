@@ -68,6 +68,12 @@ var samples = map[string]sample{
 			Kind: "video.failed", VideoID: videoID, Attempt: 1, StatusCode: 500, Error: "HTTP 500", DurationMs: 7},
 		v1: `{"id":"01JFIXTURE0000000000000001","type":"DeliveryFailed","version":1,"aggregate":"webhook","aggregateId":"01JWEBHOOK0000000000000001","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme","deliveryId":"dlv_0123456789abcdef","eventId":"01JEVENT00000000000000000A","kind":"video.failed","videoId":"01JVIDEO00000000000000000A","attempt":1,"statusCode":500,"error":"HTTP 500","durationMs":7,"gaveUp":false}}`,
 	},
+	domain.TypeDeliveryRedelivered: {
+		aggregateID: "01JWEBHOOK0000000000000001",
+		payload: domain.DeliveryRedelivered{Account: "acme", DeliveryID: "dlv_fedcba9876543210fedcba98", RedeliveryOf: "dlv_0123456789abcdef01234567",
+			EventID: "01JEVENT00000000000000000A", Kind: "video.failed", VideoID: videoID},
+		v1: `{"id":"01JFIXTURE0000000000000001","type":"DeliveryRedelivered","version":1,"aggregate":"webhook","aggregateId":"01JWEBHOOK0000000000000001","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme","deliveryId":"dlv_fedcba9876543210fedcba98","redeliveryOf":"dlv_0123456789abcdef01234567","eventId":"01JEVENT00000000000000000A","kind":"video.failed","videoId":"01JVIDEO00000000000000000A"}}`,
+	},
 	domain.TypeCollectionCreated: {
 		aggregateID: "acme_holiday",
 		payload:     holiday,

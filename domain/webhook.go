@@ -10,10 +10,11 @@ import (
 
 // Webhook subscription event types.
 const (
-	TypeWebhookSubscribed = "WebhookSubscribed"
-	TypeWebhookDeleted    = "WebhookDeleted"
-	TypeDeliverySucceeded = "DeliverySucceeded"
-	TypeDeliveryFailed    = "DeliveryFailed"
+	TypeWebhookSubscribed   = "WebhookSubscribed"
+	TypeWebhookDeleted      = "WebhookDeleted"
+	TypeDeliverySucceeded   = "DeliverySucceeded"
+	TypeDeliveryFailed      = "DeliveryFailed"
+	TypeDeliveryRedelivered = "DeliveryRedelivered"
 )
 
 // Subscribable event kinds (spec §6), and the kind of test deliveries.
@@ -71,6 +72,22 @@ type DeliveryFailed struct {
 	DurationMs int64  `json:"durationMs"`
 	GaveUp     bool   `json:"gaveUp"`
 }
+
+// DeliveryRedelivered: the account asked to send a delivery that gave up
+// once more (POST /v1/webhooks/{id}/deliveries/{deliveryId}/redeliver).
+// The same body (same event id) is queued again as a new delivery,
+// DeliveryID, whose attempts are recorded like any other's.
+type DeliveryRedelivered struct {
+	Account      string `json:"account"`
+	DeliveryID   string `json:"deliveryId"`   // the new delivery
+	RedeliveryOf string `json:"redeliveryOf"` // the delivery that gave up
+	EventID      string `json:"eventId"`
+	Kind         string `json:"kind"`
+	VideoID      string `json:"videoId,omitempty"`
+}
+
+func (DeliveryRedelivered) EventType() string { return TypeDeliveryRedelivered }
+func (DeliveryRedelivered) Aggregate() string { return AggWebhook }
 
 func (DeliverySucceeded) EventType() string { return TypeDeliverySucceeded }
 func (DeliverySucceeded) Aggregate() string { return AggWebhook }

@@ -211,7 +211,8 @@ func permissions(role string) *server.Permissions {
 				"$KV." + ProgressBucket + ".>",
 				"$KV." + SendLocksBucket + ".>",
 				"$KV." + AttemptsBucket + ".>",
-				jobsSubjects, // the transcode queues (KINO_JOBS): intake and retries
+				"$KV." + WorkersBucket + ".>", // its heartbeat (GET /v1/admin/health)
+				jobsSubjects,                  // the transcode queues (KINO_JOBS): intake and retries
 				// The media bucket (--media nats): objects are written as
 				// chunk and description messages, read by direct get, and
 				// a replaced or deleted object's old chunks are purged. A

@@ -105,6 +105,9 @@ func apply(b *batch, e domain.Event) error {
 		if err := deletePrefix(tx.Bucket(bDeliveries), append(key(e.AggregateID), 0)); err != nil {
 			return err
 		}
+		if err := deletePrefix(tx.Bucket(bRedelivered), append(key(e.AggregateID), 0)); err != nil {
+			return err
+		}
 		return tx.Bucket(bWebhooks).Delete(key(d.Account, e.AggregateID))
 	case domain.DeliverySucceeded:
 		if tx.Bucket(bWebhooks).Get(key(d.Account, e.AggregateID)) == nil {
@@ -121,6 +124,13 @@ func apply(b *batch, e domain.Event) error {
 		return putJSON(tx.Bucket(bDeliveries), seqKey(key(e.AggregateID), e.Seq), Delivery{
 			WebhookID: e.AggregateID, DeliveryID: d.DeliveryID, EventID: d.EventID, Kind: d.Kind, VideoID: d.VideoID,
 			Attempt: d.Attempt, GaveUp: d.GaveUp, StatusCode: d.StatusCode, Error: d.Error, DurationMs: d.DurationMs, At: e.OccurredAt,
+		})
+	case domain.DeliveryRedelivered:
+		if tx.Bucket(bWebhooks).Get(key(d.Account, e.AggregateID)) == nil {
+			return nil
+		}
+		return putJSON(tx.Bucket(bRedelivered), key(e.AggregateID, d.RedeliveryOf), Redelivery{
+			WebhookID: e.AggregateID, RedeliveryOf: d.RedeliveryOf, DeliveryID: d.DeliveryID, At: e.OccurredAt,
 		})
 	}
 	return nil
@@ -284,6 +294,7 @@ type scratch struct {
 	enc         *json.Encoder // writes into the arena
 	videos      map[string]*cachedVideo
 	collections map[string]*cachedCollection
+	usage       map[string]*Usage // per account: what the batch's videos added (negative: removed)
 	w           writes
 	slab        [][]cachedVideo // where the videos of the cache live
 	used        int             // of the slab's entries
@@ -304,7 +315,7 @@ func (s *scratch) newVideo() *cachedVideo {
 }
 
 func newScratch() *scratch {
-	s := &scratch{videos: map[string]*cachedVideo{}, collections: map[string]*cachedCollection{}, w: writes{}}
+	s := &scratch{videos: map[string]*cachedVideo{}, collections: map[string]*cachedCollection{}, usage: map[string]*Usage{}, w: writes{}}
 	s.enc = json.NewEncoder(&s.arena)
 	return s
 }
@@ -316,6 +327,7 @@ func (s *scratch) reset() {
 	s.used = 0
 	clear(s.videos)
 	clear(s.collections)
+	clear(s.usage)
 	s.w.reset() // after a failed batch
 }
 
@@ -381,6 +393,7 @@ type cachedVideo struct {
 	v          Video
 	stored     bool          // in the file when the batch began
 	origStatus domain.Status // its status then (for the status index)
+	origBytes  int64         // and its stored bytes then (for the usage)
 	deleted    bool
 }
 
@@ -399,7 +412,7 @@ func (b *batch) video(id string) (*cachedVideo, bool, error) {
 		return nil, false, err
 	}
 	cv := b.newVideo()
-	cv.v, cv.stored, cv.origStatus = v, true, v.Status
+	cv.v, cv.stored, cv.origStatus, cv.origBytes = v, true, v.Status, storedBytes(&v)
 	b.videos[id] = cv
 	return cv, true, nil
 }
@@ -433,9 +446,62 @@ func (b *batch) changeCollection(account, slug string, change func(*Collection))
 	return nil
 }
 
+// countUsage adds what the batch changed of cv to its account's usage:
+// it takes away what the video counted when the batch began (if it was
+// stored) and adds what it counts now (if it is still live).
+func (b *batch) countUsage(cv *cachedVideo) {
+	u := b.usage[cv.v.Account]
+	if u == nil {
+		u = &Usage{}
+		b.usage[cv.v.Account] = u
+	}
+	if cv.stored {
+		u.add(cv.origStatus, -1, -cv.origBytes)
+	}
+	if !cv.deleted {
+		u.add(cv.v.Status, 1, storedBytes(&cv.v))
+	}
+}
+
+// flushUsage writes the usage of the accounts the batch changed.
+func (b *batch) flushUsage() error {
+	bucket := b.tx.Bucket(bUsage)
+	for account, d := range b.usage {
+		u, _, err := getJSON[Usage](bucket, []byte(account))
+		if err != nil {
+			return err
+		}
+		u.Pending += d.Pending
+		u.Processing += d.Processing
+		u.Completed += d.Completed
+		u.Failed += d.Failed
+		u.StorageBytes += d.StorageBytes
+		if u == (Usage{}) {
+			// No record for an account without videos, however the
+			// events were batched: a rebuild must write the same file.
+			if err := bucket.Delete([]byte(account)); err != nil {
+				return err
+			}
+			continue
+		}
+		raw, err := b.marshal(&u)
+		if err != nil {
+			return err
+		}
+		if err := bucket.Put(b.key(account), raw); err != nil {
+			return err
+		}
+	}
+	clear(b.usage)
+	return nil
+}
+
 // flushVideos writes the cached videos and their index entries.
 func (b *batch) flushVideos() error {
 	for _, cv := range b.videos {
+		if cv.stored || !cv.deleted {
+			b.countUsage(cv)
+		}
 		var err error
 		switch {
 		case cv.deleted && cv.stored:
@@ -459,6 +525,9 @@ func (b *batch) flushVideos() error {
 
 func (b *batch) flush() error {
 	if err := b.flushVideos(); err != nil {
+		return err
+	}
+	if err := b.flushUsage(); err != nil {
 		return err
 	}
 	bucket := b.tx.Bucket(bCollections)

@@ -23,13 +23,16 @@ var (
 	bByAccount   = []byte("videos_by_account") // account 0 seq -> id
 	bByColl      = []byte("videos_by_collection")
 	bByStatus    = []byte("videos_by_status")
-	bCollections = []byte("collections") // account 0 slug -> Collection
-	bAccounts    = []byte("accounts")    // slug -> Account
-	bKeys        = []byte("keys")        // sha256 hex -> Key
-	bWebhooks    = []byte("webhooks")    // account 0 id -> Webhook
-	bDeliveries  = []byte("deliveries")  // webhook id 0 seq -> Delivery
+	bCollections = []byte("collections")  // account 0 slug -> Collection
+	bAccounts    = []byte("accounts")     // slug -> Account
+	bKeys        = []byte("keys")         // sha256 hex -> Key
+	bWebhooks    = []byte("webhooks")     // account 0 id -> Webhook
+	bDeliveries  = []byte("deliveries")   // webhook id 0 seq -> Delivery
+	bUsage       = []byte("usage")        // account -> Usage
+	bRedelivered = []byte("redeliveries") // webhook id 0 delivery id -> Redelivery
 
-	allBuckets = [][]byte{bMeta, bVideos, bByAccount, bByColl, bByStatus, bCollections, bAccounts, bKeys, bWebhooks, bDeliveries}
+	allBuckets = [][]byte{bMeta, bVideos, bByAccount, bByColl, bByStatus, bCollections, bAccounts, bKeys, bWebhooks, bDeliveries,
+		bUsage, bRedelivered}
 
 	kCheckpoint = []byte("checkpoint")
 )
@@ -81,10 +84,17 @@ func openDB(path string, timeout time.Duration) (*DB, error) {
 		return nil, fmt.Errorf("open read models %s: %w", path, err)
 	}
 	err = b.Update(func(tx *bolt.Tx) error {
+		// A file written before per-account usage was kept has videos
+		// but no usage: counted once from the videos, as applying their
+		// events would have counted them.
+		backfill := tx.Bucket(bUsage) == nil && tx.Bucket(bVideos) != nil
 		for _, name := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
+		}
+		if backfill {
+			return backfillUsage(tx)
 		}
 		return nil
 	})
@@ -353,4 +363,95 @@ func (db *DB) Deliveries(webhookID string, limit, offset int) ([]Delivery, error
 		return nil
 	})
 	return out, err
+}
+
+// backfillUsage counts every account's usage from its live videos.
+func backfillUsage(tx *bolt.Tx) error {
+	usage := map[string]*Usage{}
+	err := tx.Bucket(bVideos).ForEach(func(k, raw []byte) error {
+		var v Video
+		if err := unmarshal(raw, &v); err != nil {
+			return fmt.Errorf("decode video %q: %w", k, err)
+		}
+		u := usage[v.Account]
+		if u == nil {
+			u = &Usage{}
+			usage[v.Account] = u
+		}
+		u.add(v.Status, 1, storedBytes(&v))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for account, u := range usage {
+		if err := putJSON(tx.Bucket(bUsage), []byte(account), u); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Usage is an account's videos by status and storage, kept as events
+// apply (zero for an account without videos).
+func (db *DB) Usage(account string) (Usage, error) {
+	var u Usage
+	err := db.view(func(tx *bolt.Tx) (err error) {
+		u, _, err = getJSON[Usage](tx.Bucket(bUsage), []byte(account))
+		return err
+	})
+	return u, err
+}
+
+// Accounts lists every account by slug.
+func (db *DB) Accounts() ([]Account, error) {
+	out := []Account{}
+	err := db.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bAccounts).ForEach(func(k, raw []byte) error {
+			var a Account
+			if err := unmarshal(raw, &a); err != nil {
+				return fmt.Errorf("decode account %q: %w", k, err)
+			}
+			out = append(out, a)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// DeliveryAttempts lists the attempts of one delivery of a webhook,
+// oldest first (none when the webhook has no such delivery).
+func (db *DB) DeliveryAttempts(webhookID, deliveryID string) ([]Delivery, error) {
+	out := []Delivery{}
+	prefix := append(key(webhookID), 0)
+	quoted := []byte(`"` + deliveryID + `"`)
+	err := db.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bDeliveries).Cursor()
+		for k, raw := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, raw = c.Next() {
+			if !bytes.Contains(raw, quoted) { // most rows are other deliveries: not decoded
+				continue
+			}
+			var d Delivery
+			if err := unmarshal(raw, &d); err != nil {
+				return fmt.Errorf("decode delivery %q: %w", k, err)
+			}
+			if d.DeliveryID == deliveryID {
+				out = append(out, d)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Redelivered tells whether a delivery of a webhook was sent again, and
+// as which.
+func (db *DB) Redelivered(webhookID, deliveryID string) (Redelivery, bool, error) {
+	var r Redelivery
+	var ok bool
+	err := db.view(func(tx *bolt.Tx) (err error) {
+		r, ok, err = getJSON[Redelivery](tx.Bucket(bRedelivered), key(webhookID, deliveryID))
+		return err
+	})
+	return r, ok, err
 }

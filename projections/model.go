@@ -91,3 +91,54 @@ type Delivery struct {
 	DurationMs int64     `json:"durationMs"`
 	At         time.Time `json:"at"`
 }
+
+// Usage is what one account holds, kept per account as events apply (so
+// reading it costs one record whatever the account's size): its live
+// videos by status, and the bytes of their originals and outputs.
+type Usage struct {
+	Pending      int   `json:"pending"`
+	Processing   int   `json:"processing"`
+	Completed    int   `json:"completed"`
+	Failed       int   `json:"failed"`
+	StorageBytes int64 `json:"storageBytes"`
+}
+
+// Videos is the number of live videos of each status.
+func (u Usage) Videos() map[domain.Status]int {
+	return map[domain.Status]int{domain.StatusPending: u.Pending, domain.StatusProcessing: u.Processing,
+		domain.StatusCompleted: u.Completed, domain.StatusFailed: u.Failed}
+}
+
+// add counts n videos of status st holding bytes.
+func (u *Usage) add(st domain.Status, n int, bytes int64) {
+	switch st {
+	case domain.StatusPending:
+		u.Pending += n
+	case domain.StatusProcessing:
+		u.Processing += n
+	case domain.StatusCompleted:
+		u.Completed += n
+	case domain.StatusFailed:
+		u.Failed += n
+	}
+	u.StorageBytes += bytes
+}
+
+// storedBytes is what a video holds on the media store: its original and,
+// once transcoded, its outputs.
+func storedBytes(v *Video) int64 {
+	n := v.OriginalSize
+	if v.ProcessedSize != nil {
+		n += *v.ProcessedSize
+	}
+	return n
+}
+
+// Redelivery records that a delivery that gave up was sent again as
+// another delivery.
+type Redelivery struct {
+	WebhookID    string    `json:"webhookId"`
+	RedeliveryOf string    `json:"redeliveryOf"`
+	DeliveryID   string    `json:"deliveryId"`
+	At           time.Time `json:"at"`
+}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -206,13 +207,46 @@ func TestReplayOnlineWhileClientsRead(t *testing.T) {
 	// The same over HTTP, for operators with the token.
 	wantError(t, h.do("POST", "/v1/admin/replay", key, nil), 401, "Invalid API key")
 	wantError(t, h.do("POST", "/v1/admin/replay", "", nil), 401, "Missing API key")
-	r := h.do("POST", "/v1/admin/replay", "operator-secret-0123456789abcdef", `{"verify":true}`)
-	wantStatus(t, r, 200)
-	var res replayResult
-	if err := json.Unmarshal(r.body, &res); err != nil || !res.Verified || len(res.Differences) != 0 || res.Applied == 0 {
-		t.Fatalf("admin verify: %s", r.body)
+	const token = "operator-secret-0123456789abcdef"
+	// POST starts it (202); GET follows it until it is done.
+	adminReplay := func(body any) replayResult {
+		t.Helper()
+		wantStatus(t, h.do("POST", "/v1/admin/replay", token, body), 202)
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			r := h.do("GET", "/v1/admin/replay", token, nil)
+			wantStatus(t, r, 200)
+			var st struct {
+				State  string       `json:"state"`
+				Events uint64       `json:"events"`
+				Total  uint64       `json:"total"`
+				Result replayResult `json:"result"`
+			}
+			if err := json.Unmarshal(r.body, &st); err != nil {
+				t.Fatal(err)
+			}
+			switch st.State {
+			case "done":
+				if st.Events != st.Total || st.Total == 0 {
+					t.Fatalf("done at %d of %d events: %s", st.Events, st.Total, r.body)
+				}
+				return st.Result
+			case "running":
+			default:
+				t.Fatalf("replay: %s", r.body)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("replay still running: %s", r.body)
+			}
+			time.Sleep(20 * time.Millisecond) // polling an HTTP status, not waiting for a fixed time
+		}
 	}
-	wantStatus(t, h.do("POST", "/v1/admin/replay", "operator-secret-0123456789abcdef", nil), 200)
+	if res := adminReplay(`{"verify":true}`); !res.Verified || len(res.Differences) != 0 || res.Applied == 0 {
+		t.Fatalf("admin verify: %+v", res)
+	}
+	if res := adminReplay(nil); res.Verified || res.Applied == 0 {
+		t.Fatalf("admin rebuild: %+v", res)
+	}
 }
 
 func TestAdminReplayIsOffWithoutAToken(t *testing.T) {

@@ -76,8 +76,12 @@ type Config struct {
 // adminReplayer adapts the projector to the API's admin endpoint.
 type adminReplayer struct{ p *projections.Projector }
 
-func (a adminReplayer) Replay(ctx context.Context, verify bool) (any, error) {
-	return replay(ctx, a.p, verify, func(any) {})
+func (a adminReplayer) Replay(ctx context.Context, verify bool, progress func(httpapi.ReplayProgress)) (any, error) {
+	return replay(ctx, a.p, verify, func(v any) {
+		if p, ok := v.(replayProgress); ok {
+			progress(httpapi.ReplayProgress{Events: p.Applied, Total: p.Total, EventsPerSecond: p.EventsPerSecond})
+		}
+	})
 }
 
 // WorkerConfig is the configuration of the background workers shared by
@@ -338,21 +342,22 @@ func parseLevel(s string) (slog.Level, error) {
 type Main struct {
 	Config
 
-	nats      *eventstore.Embedded
-	secrets   *seal.Key
-	store     *eventstore.Store
-	db        *projections.DB
-	projector *projections.Projector
-	progress  *eventstore.Progress
-	media     mediaStore
-	tasks     []*task // background loops, stopped in reverse order of start
-	http      *http.Server
-	httpDone  chan error
-	listener  net.Listener
-	natsURL   string          // the NATS in use: the embedded one, or --nats
-	natsAuth  eventstore.Auth // kino serve's credentials on it
-	limits    *eventstore.RateLimits
-	DevKey    string // the key --dev created, if it created one
+	nats       *eventstore.Embedded
+	secrets    *seal.Key
+	store      *eventstore.Store
+	db         *projections.DB
+	projector  *projections.Projector
+	progress   *eventstore.Progress
+	media      mediaStore
+	tasks      []*task // background loops, stopped in reverse order of start
+	http       *http.Server
+	httpDone   chan error
+	listener   net.Listener
+	natsURL    string          // the NATS in use: the embedded one, or --nats
+	natsAuth   eventstore.Auth // kino serve's credentials on it
+	limits     *eventstore.RateLimits
+	transcoder *transcoder.Transcoder // nil with --workers 0
+	DevKey     string                 // the key --dev created, if it created one
 	// publicBase is --base-url as given ("" when it was not: tus Locations
 	// are then paths, right behind any proxy).
 	publicBase string
@@ -389,6 +394,7 @@ func (m *Main) Run(ctx context.Context) error {
 		{"urls", m.publicURLs},            // default --base-url and --cdn-url from the bound port
 		{"workers", m.startWorkers},       // webhook senders and transcoders
 		{"fan-out", m.startFanout},        // webhook fan-out
+		{"heartbeat", m.heartbeat},        // KINO_WORKERS: this process, for GET /v1/admin/health
 		{"operator", m.serveOperator},     // kino.admin.> (kino replay --nats)
 		{"http", m.serveHTTP},             // the API, last
 	} {
@@ -565,6 +571,24 @@ func (m *Main) startFanout(context.Context) error {
 	return startFanout(m, m.store, m.CDNURL, m.Log)
 }
 
+func (m *Main) heartbeat(context.Context) error {
+	startHeartbeat(m, m.store, "serve")
+	return nil
+}
+
+// startHeartbeat keeps this process's entry in KINO_WORKERS (role serve or
+// worker) as a task of m, with the transcodes it runs.
+func startHeartbeat(m *Main, store *eventstore.Store, role string) {
+	m.start("heartbeat", func(ctx context.Context) error {
+		return store.Heartbeat(ctx, role, func() int {
+			if m.transcoder == nil {
+				return 0
+			}
+			return m.transcoder.Running()
+		})
+	})
+}
+
 // serveOperator answers operator requests over NATS (kino replay --nats).
 func (m *Main) serveOperator(context.Context) error {
 	log, projector := m.Log, m.projector
@@ -594,9 +618,9 @@ func (m *Main) serveHTTP(ctx context.Context) error {
 	}
 	api, err := httpapi.New(httpapi.Config{
 		Store: m.store, DB: m.db, Projector: m.projector, Media: m.media, Progress: m.progress,
-		Webhooks: webhook.Tester{Store: m.store},
-		Secrets:  m.secrets,
-		Admin:    adminReplayer{m.projector}, AdminToken: m.AdminToken,
+		Webhooks: webhook.Tester{Store: m.store}, Redeliver: webhook.Redeliverer{Store: m.store, CDNURL: m.CDNURL},
+		Secrets: m.secrets,
+		Admin:   adminReplayer{m.projector}, AdminToken: m.AdminToken,
 		Plans: m.Plans, Log: log.With("component", "http"), Now: m.Now, CDNURL: m.CDNURL,
 		MaxUploads: m.MaxUploads, UploadIdleTimeout: m.UploadIdleTimeout, AuthFailuresPerMinute: m.AuthFailuresPerMinute,
 		TrustedProxies: m.TrustedProxies, FrameAncestors: m.FrameAncestors, Limits: m.limits,
@@ -755,6 +779,7 @@ func startWorkers(m *Main, store *eventstore.Store, mediaStore mediaStore, progr
 	if err != nil {
 		return err
 	}
+	m.transcoder = tc
 	m.start("transcoder", tc.Run)
 	return nil
 }

@@ -91,6 +91,7 @@ func newWorkerCmd() *cobra.Command {
 			if err := startWorkers(m, m.store, mediaStore, progress, wc, log); err != nil {
 				return err
 			}
+			startHeartbeat(m, m.store, "worker")
 			// The fan-out writes media URLs into webhook bodies: without
 			// the API's --cdn-url this worker leaves it to the others.
 			if cdnURL != "" {

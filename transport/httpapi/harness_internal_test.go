@@ -297,4 +297,4 @@ func poll(t *testing.T, what string, cond func() bool) {
 // replayFunc is a Replayer for tests of the admin route.
 type replayFunc func() (any, error)
 
-func (f replayFunc) Replay(context.Context, bool) (any, error) { return f() }
+func (f replayFunc) Replay(context.Context, bool, func(ReplayProgress)) (any, error) { return f() }

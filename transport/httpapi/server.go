@@ -16,6 +16,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -45,9 +46,16 @@ type WebhookTester interface {
 	SendTest(ctx context.Context, w projections.Webhook) (deliveryID string, err error)
 }
 
-// Replayer rebuilds (or verifies) the read models of a running service.
+// Replayer rebuilds (or verifies) the read models of a running service,
+// reporting its progress now and then.
 type Replayer interface {
-	Replay(ctx context.Context, verify bool) (result any, err error)
+	Replay(ctx context.Context, verify bool, progress func(ReplayProgress)) (result any, err error)
+}
+
+// Redeliverer queues a delivery that gave up once more, as a new delivery
+// (webhook.Redeliverer), and records it; first is its first attempt.
+type Redeliverer interface {
+	Redeliver(ctx context.Context, w projections.Webhook, first projections.Delivery) (deliveryID string, seq uint64, err error)
 }
 
 // Media is what the API needs of the media store (media.Store, a
@@ -69,10 +77,12 @@ type Config struct {
 	Media     Media
 	Progress  ProgressSource // nil: PROCESSING videos report 0
 	Webhooks  WebhookTester  // nil: POST /v1/webhooks/{id}/test answers 503
+	Redeliver Redeliverer    // nil: POST .../deliveries/{deliveryId}/redeliver answers 503
 	Secrets   Sealer         // seals webhook secrets; nil: POST /v1/webhooks fails
 
-	// Admin and AdminToken enable POST /v1/admin/replay for operators
-	// (Authorization: Bearer <token>, not an API key).
+	// AdminToken enables the /v1/admin routes for operators
+	// (Authorization: Bearer <token>, not an API key); Admin runs
+	// POST /v1/admin/replay.
 	Admin      Replayer
 	AdminToken string
 	Plans      domain.Plans
@@ -208,8 +218,10 @@ type Server struct {
 	tus      *tusStore // nil: no TusDir
 	// health and readiness log their probes' outcomes when they change.
 	health, readiness transitions
-	openapi           []byte // docs/openapi.yaml as JSON
-	csp               string // Content-Security-Policy of /play
+	replays           replays    // POST /v1/admin/replay: one at a time
+	redeliveries      sync.Mutex // one redelivery decided at a time on this node
+	openapi           []byte     // docs/openapi.yaml as JSON
+	csp               string     // Content-Security-Policy of /play
 	router            *mux.Router
 }
 
@@ -315,7 +327,7 @@ func (s *Server) routes() {
 	r.Handle("/assets/{name}", s.handle(s.serveAsset)).Methods(http.MethodGet, http.MethodHead)
 	r.PathPrefix("/cdn/").Handler(s.handle(s.serveMedia)).Methods(http.MethodGet, http.MethodHead, http.MethodOptions)
 
-	r.Handle("/v1/admin/replay", s.handle(s.adminReplay)).Methods(http.MethodPost)
+	s.adminRoutes()
 	r.Handle("/v1/openapi.json", s.handle(s.openAPI)).Methods(http.MethodGet)
 	// Every other /v1 route is authenticated with an API key. (A mux subrouter would answer 404
 	// instead of 405 for a known path with the wrong method.)
@@ -340,6 +352,9 @@ func (s *Server) routes() {
 	route("/webhooks/{id}", s.deleteWebhook, http.MethodDelete)
 	route("/webhooks/{id}/deliveries", s.listDeliveries, http.MethodGet)
 	route("/webhooks/{id}/test", s.testWebhook, http.MethodPost)
+	route("/webhooks/{id}/deliveries/{deliveryId}/redeliver", s.redeliver, http.MethodPost)
+
+	route("/account", s.getAccount, http.MethodGet)
 
 	s.uploadRoutes()
 }

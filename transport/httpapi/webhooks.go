@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -233,4 +234,76 @@ func (l *testLimiter) allow(id string, now time.Time) (time.Duration, bool) {
 	}
 	l.full[id] = full.Add(testEvery)
 	return 0, true
+}
+
+// redeliver sends a delivery that gave up once more, as a new delivery:
+// 202 {"deliveryId": <new id>}. A delivery that succeeded, is still being
+// retried, or was redelivered already is a 409; an unknown one (or one of
+// another account's webhook) a 404.
+func (s *Server) redeliver(w http.ResponseWriter, r *http.Request) error {
+	h, err := s.webhookVar(r)
+	if err != nil {
+		return err
+	}
+	dlv := mux.Vars(r)["deliveryId"]
+	if !wellFormedDeliveryID(dlv) {
+		return errNotFound("delivery")
+	}
+	if s.cfg.Redeliver == nil {
+		return domain.E("redeliver", domain.Unavailable, "webhook delivery is not running on this server")
+	}
+	// One decision at a time on this node: two requests for the same
+	// delivery must not both pass the checks below. (Across nodes the
+	// redelivery's fixed id keeps the queue to one message.)
+	s.redeliveries.Lock()
+	defer s.redeliveries.Unlock()
+	attempts, err := s.cfg.DB.DeliveryAttempts(h.ID, dlv)
+	if err != nil {
+		return err
+	}
+	if len(attempts) == 0 {
+		return errNotFound("delivery")
+	}
+	gaveUp := false
+	for _, a := range attempts {
+		if a.Succeeded {
+			return domain.E("redeliver", domain.Conflict, "delivery %s succeeded (attempt %d); there is nothing to send again", dlv, a.Attempt)
+		}
+		gaveUp = gaveUp || a.GaveUp
+	}
+	if !gaveUp {
+		return domain.E("redeliver", domain.Conflict, "delivery %s is still being retried; only a delivery that gave up can be sent again", dlv)
+	}
+	if again, ok, err := s.cfg.DB.Redelivered(h.ID, dlv); err != nil {
+		return err
+	} else if ok {
+		return domain.E("redeliver", domain.Conflict, "delivery %s was sent again already, as %s", dlv, again.DeliveryID)
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), writeTimeout)
+	defer cancel()
+	id, seq, err := s.cfg.Redeliver.Redeliver(ctx, h, attempts[0])
+	if err != nil {
+		return err
+	}
+	s.settle(r, seq)
+	logger(r, s.cfg.Log).Info("webhook delivery sent again", "webhook_id", h.ID, "delivery_id", dlv, "redelivery_id", id)
+	writeJSON(w, http.StatusAccepted, struct {
+		Message    string `json:"message"`
+		DeliveryID string `json:"deliveryId"`
+	}{"Delivery queued again; its attempts appear in GET /v1/webhooks/" + h.ID + "/deliveries as " + id, id})
+	return nil
+}
+
+// wellFormedDeliveryID: "dlv_" and lowercase hex digits.
+func wellFormedDeliveryID(id string) bool {
+	hex, ok := strings.CutPrefix(id, "dlv_")
+	if !ok || len(hex) == 0 || len(hex) > 64 {
+		return false
+	}
+	for _, c := range hex {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }

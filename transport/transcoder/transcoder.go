@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -149,7 +150,12 @@ type Transcoder struct {
 	cfg     Config
 	plans   planCache
 	scratch *scratch
+	running atomic.Int64 // jobs in handle now
 }
+
+// Running is the number of jobs this transcoder is working on now (its
+// heartbeat reports it: eventstore.Heartbeat).
+func (t *Transcoder) Running() int { return int(t.running.Load()) }
 
 // New checks cfg, makes the scratch directory and builds a Transcoder.
 // It also checks that an ffmpeg started as every run starts it dies with
@@ -200,6 +206,8 @@ func videoStream(id string) domain.StreamID {
 // (or no longer exists), Retry after a transient failure, Release on
 // shutdown.
 func (t *Transcoder) handle(ctx context.Context, job *eventstore.Job) {
+	t.running.Add(1)
+	defer t.running.Add(-1)
 	id := job.Event.AggregateID
 	log := t.cfg.Log.With("video_id", id, "delivery", job.Delivered)
 	ack := func() {

@@ -105,15 +105,20 @@ type Opener interface {
 // account. Enqueueing the same (event, subscription) again within the
 // delivery queue's duplicate window (24 h) is a no-op (Nats-Msg-Id).
 func Enqueue(ctx context.Context, store *eventstore.Store, hookID, account string, body Body, videoID string) (string, error) {
+	id := DeliveryID(body.ID, hookID)
+	return id, enqueue(ctx, store, hookID, account, body, videoID, id, body.ID+"."+hookID)
+}
+
+// enqueue queues body to hookID as delivery deliveryID, once per msgID
+// within the queue's duplicate window.
+func enqueue(ctx context.Context, store *eventstore.Store, hookID, account string, body Body, videoID, deliveryID, msgID string) error {
 	raw, err := json.Marshal(body)
 	if err != nil {
-		return "", err
+		return err
 	}
-	id := DeliveryID(body.ID, hookID)
-	err = store.Enqueue(ctx, hookID, body.ID+"."+hookID, raw, map[string]string{
-		hWebhook: hookID, hDelivery: id, hKind: body.Type, hEvent: body.ID, hVideo: videoID, hAccount: account, hCounted: "1",
+	return store.Enqueue(ctx, hookID, msgID, raw, map[string]string{
+		hWebhook: hookID, hDelivery: deliveryID, hKind: body.Type, hEvent: body.ID, hVideo: videoID, hAccount: account, hCounted: "1",
 	})
-	return id, err
 }
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
