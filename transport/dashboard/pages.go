@@ -62,18 +62,44 @@ type User struct {
 
 // Health is GET /v1/admin/health.
 type Health struct {
-	NATS       map[string]any `json:"nats"`
-	JetStream  map[string]any `json:"jetstream"`
+	Status string `json:"status"` // ok or degraded
+	NATS   struct {
+		Connected  bool   `json:"connected"`
+		Status     string `json:"status"`
+		Server     string `json:"server"`
+		URL        string `json:"url"`
+		Reconnects uint64 `json:"reconnects"`
+		RTTMs      int64  `json:"rttMs"`
+	} `json:"nats"`
+	JetStream struct {
+		Writes string `json:"writes"`
+		Stream *struct {
+			Name     string   `json:"name"`
+			Messages uint64   `json:"messages"`
+			Bytes    int64    `json:"bytes"`
+			Replicas int      `json:"replicas"`
+			Leader   string   `json:"leader"`
+			Lagging  []string `json:"lagging"`
+		} `json:"stream"`
+	} `json:"jetstream"`
 	ReadModels struct {
-		Applied uint64 `json:"applied"`
-		LastSeq uint64 `json:"lastSeq"`
-		Lag     uint64 `json:"lag"`
+		Applied uint64  `json:"applied"`
+		LastSeq *uint64 `json:"lastSeq"`
+		Lag     *uint64 `json:"lag"`
+		Error   *string `json:"error"`
 	} `json:"readModels"`
-	Workers []struct {
-		Name     string `json:"name"`
-		LastSeen string `json:"lastSeen"`
-	} `json:"workers"`
-	Queues map[string]int64 `json:"queues"`
+	Workers []Worker          `json:"workers"`
+	Queues  map[string]*int64 `json:"queues"`
+	Checks  map[string]string `json:"checks"`
+	Errors  []string          `json:"errors"`
+}
+
+// Worker is a kino process seen by its heartbeat.
+type Worker struct {
+	Name     string `json:"name"`
+	Role     string `json:"role"`
+	LastSeen string `json:"lastSeen"`
+	Running  int    `json:"jobsRunning"`
 }
 
 // statuses are the video statuses, in their order of life.

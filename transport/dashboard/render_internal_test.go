@@ -36,13 +36,10 @@ func TestPagesRender(t *testing.T) {
 	usage := Usage{Slug: "acme", Plan: "pro", StorageBytes: 1 << 30, Videos: map[string]int{"COMPLETED": 2, "PROCESSING": 1}}
 	usage.RateLimit.Limit, usage.RateLimit.Remaining = 300, 299
 	acct := Account{Slug: "acme", Plan: "pro", CreatedAt: "2026-11-22T12:00:00Z", Videos: map[string]int{"COMPLETED": 2}, StorageBytes: 99}
-	health := &Health{NATS: map[string]any{"connected": true, "url": "nats://127.0.0.1:4222"}, JetStream: map[string]any{"streams": 3},
-		Queues: map[string]int64{"transcode": 2, "deliveries": 0}}
-	health.Workers = append(health.Workers, struct {
-		Name     string `json:"name"`
-		LastSeen string `json:"lastSeen"`
-	}{"host:1", "2026-11-22T12:00:00Z"})
-
+	health := &Health{Status: "degraded", Queues: map[string]*int64{"transcode": ptr(int64(2)), "deliveries": nil},
+		Checks: map[string]string{"media": "ok"}, Errors: []string{evil}, Workers: []Worker{{Name: "host:1", Role: "serve", LastSeen: "2026-11-22T12:00:00Z", Running: 1}}}
+	health.NATS.Connected, health.NATS.URL = true, "nats://127.0.0.1:4222"
+	health.ReadModels.Lag, health.ReadModels.LastSeq, health.ReadModels.Error = ptr(uint64(0)), ptr(uint64(9)), ptr(evil)
 	cases := []struct {
 		page        string
 		empty, full any

@@ -47,6 +47,12 @@ var funcs = template.FuncMap{
 		}
 		return *n
 	},
+	"deref64u": func(n *uint64) uint64 {
+		if n == nil {
+			return 0
+		}
+		return *n
+	},
 	"deref64i": func(n *int) int {
 		if n == nil {
 			return 0
