@@ -55,8 +55,10 @@
   function showError(el, msg) {
     if (!el) el = $("#flash");
     if (!el) return alert(msg);
+    el.classList.remove("ok");
     el.textContent = msg;
     el.hidden = false;
+    el.scrollIntoView({ block: "nearest" });
   }
 
   // localPath accepts a path on this site only.

@@ -114,6 +114,14 @@ try {
   result.video = up.video;
   await shot(ana, "upload");
 
+  step("a collection holding a video is not deleted, and the page says why");
+  await ana.goto(base + "/collections");
+  await ana.click("tr[data-collection=demo-clips] >> text=Delete");
+  await ana.click("#confirm-ok");
+  await ana.locator("#flash:not([hidden])").waitFor();
+  result.refusedDelete = await ana.textContent("#flash");
+  check(await ana.locator("tr[data-collection=demo-clips]").count() === 1, "the collection went away");
+
   step("watch it reach COMPLETED without reloading");
   await ana.goto(base + "/");
   await ana.evaluate(() => { window.kinoNotReloaded = true; });
@@ -204,8 +212,8 @@ try {
   await op.click("text=Create account");
   await op.locator("tr[data-account=gamma]").waitFor();
   await op.selectOption("#plan-gamma", "business");
-  await op.click("tr[data-account=gamma] >> text=Change");
-  await op.waitForFunction(() => document.querySelector("#plan-gamma")?.value === "business" && document.readyState === "complete");
+  await Promise.all([op.waitForEvent("load"), op.click("tr[data-account=gamma] >> text=Change")]);
+  check(await op.inputValue("#plan-gamma") === "business", "the plan did not change");
   await op.fill("#u-email", "gil@gamma.example");
   await op.selectOption("#u-account", "gamma");
   await op.click("text=Create user");
