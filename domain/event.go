@@ -242,6 +242,11 @@ var registry = map[string]eventSpec{
 	TypeWebhookDeleted:    {version: 1, decode: decodeAs[WebhookDeleted], current: decodeCurrent[WebhookDeleted]},
 	TypeDeliverySucceeded: {version: 1, decode: decodeAs[DeliverySucceeded], current: decodeCurrent[DeliverySucceeded]},
 	TypeDeliveryFailed:    {version: 1, decode: decodeAs[DeliveryFailed], current: decodeCurrent[DeliveryFailed]},
+
+	TypeUserCreated:        {version: 1, decode: decodeAs[UserCreated], current: decodeCurrent[UserCreated]},
+	TypePasswordLinkIssued: {version: 1, decode: decodeAs[PasswordLinkIssued], current: decodeCurrent[PasswordLinkIssued]},
+	TypePasswordSet:        {version: 1, decode: decodeAs[PasswordSet], current: decodeCurrent[PasswordSet]},
+	TypeUserRemoved:        {version: 1, decode: decodeAs[UserRemoved], current: decodeCurrent[UserRemoved]},
 }
 
 // EventTypes lists every registered event type with its current version.
