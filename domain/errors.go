@@ -30,6 +30,10 @@ const (
 	NotAllowed          // the method is not allowed on this path
 	RequestTooLarge     // a request body (not an uploaded file) is bigger than allowed
 	Unsatisfiable       // a Range request the server refuses to serve
+
+	// Appended for issue 13 (people and sessions).
+	LoginFailed   // an email and password that do not match a user (401)
+	LoginRequired // no session, or one that ended (401)
 )
 
 func (k Kind) String() string {
@@ -68,6 +72,10 @@ func (k Kind) String() string {
 		return "request too large"
 	case Unsatisfiable:
 		return "unsatisfiable"
+	case LoginFailed:
+		return "login failed"
+	case LoginRequired:
+		return "login required"
 	}
 	return "other"
 }

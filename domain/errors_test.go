@@ -147,6 +147,8 @@ func TestKindString(t *testing.T) {
 		{name: "not allowed", kind: domain.NotAllowed, num: 15, want: "not allowed"},
 		{name: "request too large", kind: domain.RequestTooLarge, num: 16, want: "request too large"},
 		{name: "unsatisfiable", kind: domain.Unsatisfiable, num: 17, want: "unsatisfiable"},
+		{name: "login failed", kind: domain.LoginFailed, num: 18, want: "login failed"},
+		{name: "login required", kind: domain.LoginRequired, num: 19, want: "login required"},
 		{name: "unknown number", kind: domain.Kind(200), num: 200, want: "other"},
 	}
 	for _, tc := range tests {

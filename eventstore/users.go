@@ -274,26 +274,26 @@ type NewUser struct {
 	LinkTTL  time.Duration // 0: DefaultLinkTTL
 }
 
-// CreateUser records a user and returns it with the token of its one-time
-// set-password link, to be shown once (only its hash is stored). The
-// account of an account user must exist.
-func (u *Users) CreateUser(ctx context.Context, nu NewUser) (domain.User, string, error) {
+// CreateUser records a user and returns it (Result.State) with the token
+// of its one-time set-password link, to be shown once (only its hash is
+// stored). The account of an account user must exist.
+func (u *Users) CreateUser(ctx context.Context, nu NewUser) (Result[domain.User], string, error) {
 	const op = "create user"
 	if !nu.Operator {
 		if !domain.ValidSlug(nu.Account) {
-			return domain.User{}, "", domain.E(op, domain.NotFound, "account %q not found", nu.Account)
+			return Result[domain.User]{}, "", domain.E(op, domain.NotFound, "account %q not found", nu.Account)
 		}
 		events, _, err := u.s.Load(ctx, domain.AccountStream(nu.Account))
 		if err != nil {
-			return domain.User{}, "", err
+			return Result[domain.User]{}, "", err
 		}
 		if a := domain.Fold[domain.Account](events); !a.Created {
-			return domain.User{}, "", domain.E(op, domain.NotFound, "account %q not found", nu.Account)
+			return Result[domain.User]{}, "", domain.E(op, domain.NotFound, "account %q not found", nu.Account)
 		}
 	}
 	token, err := NewToken()
 	if err != nil {
-		return domain.User{}, "", err
+		return Result[domain.User]{}, "", err
 	}
 	ttl := nu.LinkTTL
 	if ttl <= 0 {
@@ -301,24 +301,24 @@ func (u *Users) CreateUser(ctx context.Context, nu NewUser) (domain.User, string
 	}
 	email := domain.NormalizeEmail(nu.Email)
 	if err := domain.CheckEmail(op, email); err != nil {
-		return domain.User{}, "", err
+		return Result[domain.User]{}, "", err
 	}
 	res, err := Execute[domain.User](ctx, u.s, domain.UserStream(email), domain.CreateUser{
 		UserID: u.s.NewID(), Email: email, Account: nu.Account, Operator: nu.Operator,
 		LinkHash: HashToken(token), LinkExpiresAt: u.cfg.Now().Add(ttl).UTC().Truncate(time.Millisecond),
 	})
 	if err != nil {
-		return domain.User{}, "", err
+		return Result[domain.User]{}, "", err
 	}
-	return res.State, token, nil
+	return res, token, nil
 }
 
 // IssuePasswordLink gives the user with this email a new one-time
 // set-password link (the old one stops working) and returns its token.
-func (u *Users) IssuePasswordLink(ctx context.Context, email string, ttl time.Duration) (domain.User, string, error) {
+func (u *Users) IssuePasswordLink(ctx context.Context, email string, ttl time.Duration) (Result[domain.User], string, error) {
 	token, err := NewToken()
 	if err != nil {
-		return domain.User{}, "", err
+		return Result[domain.User]{}, "", err
 	}
 	if ttl <= 0 {
 		ttl = DefaultLinkTTL
@@ -327,9 +327,9 @@ func (u *Users) IssuePasswordLink(ctx context.Context, email string, ttl time.Du
 		LinkHash: HashToken(token), LinkExpiresAt: u.cfg.Now().Add(ttl).UTC().Truncate(time.Millisecond),
 	})
 	if err != nil {
-		return domain.User{}, "", err
+		return Result[domain.User]{}, "", err
 	}
-	return res.State, token, nil
+	return res, token, nil
 }
 
 // User loads the user with this email from its stream.
@@ -343,44 +343,44 @@ func (u *Users) User(ctx context.Context, email string) (domain.User, uint64, er
 
 // SetPassword sets the password of the user with this email through its
 // set-password link's token: the link must be the user's current one,
-// unused and unexpired; it is used up.
-func (u *Users) SetPassword(ctx context.Context, email, token, pw string) (domain.User, error) {
+// unused and unexpired; it is used up. Result.State is the user after.
+func (u *Users) SetPassword(ctx context.Context, email, token, pw string) (Result[domain.User], error) {
 	const op = "set password"
 	if err := domain.CheckPassword(op, pw); err != nil {
-		return domain.User{}, err
+		return Result[domain.User]{}, err
 	}
 	if !wellFormedToken(token) {
-		return domain.User{}, domain.ErrBadLink(op)
+		return Result[domain.User]{}, domain.ErrBadLink(op)
 	}
 	// Checked before hashing, so a wrong token costs no argon2 run; Decide
 	// checks again against the state it appends to.
 	cur, _, err := u.User(ctx, email)
 	if err != nil {
-		return domain.User{}, err
+		return Result[domain.User]{}, err
 	}
 	hash := HashToken(token)
 	if _, err := cur.Decide(domain.SetPassword{LinkHash: hash, Hash: "$argon2id$check"}, u.cfg.Now()); err != nil {
-		return domain.User{}, err
+		return Result[domain.User]{}, err
 	}
 	release, err := u.hashSlot(ctx, op)
 	if err != nil {
-		return domain.User{}, err
+		return Result[domain.User]{}, err
 	}
 	phc, err := HashPassword(pw, u.cfg.Argon2, rand.Reader)
 	release()
 	if err != nil {
-		return domain.User{}, err
+		return Result[domain.User]{}, err
 	}
 	res, err := Execute[domain.User](ctx, u.s, domain.UserStream(email), domain.SetPassword{LinkHash: hash, Hash: phc})
 	if err != nil {
-		return domain.User{}, err
+		return Result[domain.User]{}, err
 	}
-	return res.State, nil
+	return res, nil
 }
 
 // ErrBadLogin is the one answer to a wrong email or password.
 func errBadLogin() error {
-	return domain.E("log in", domain.BadCredentials, "The email or password is wrong")
+	return domain.E("log in", domain.LoginFailed, "The email or password is wrong")
 }
 
 // Authenticate checks an email and password. An unknown email, a user

@@ -96,10 +96,11 @@ func TestUserPasswordLinkAndLogin(t *testing.T) {
 	if _, _, err := u.CreateUser(ctx, eventstore.NewUser{Email: "a@example.com", Account: "nope"}); domain.KindOf(err) != domain.NotFound {
 		t.Fatalf("user of a missing account: %v", err)
 	}
-	user, token, err := u.CreateUser(ctx, eventstore.NewUser{Email: " Ada@Example.com", Account: "acme", LinkTTL: time.Hour})
+	res, token, err := u.CreateUser(ctx, eventstore.NewUser{Email: " Ada@Example.com", Account: "acme", LinkTTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
+	user := res.State
 	if user.Email != "ada@example.com" || user.Account != "acme" || len(token) != 43 || user.LinkHash == token {
 		t.Fatalf("created %+v with token %q", user, token)
 	}
@@ -107,7 +108,7 @@ func TestUserPasswordLinkAndLogin(t *testing.T) {
 		t.Fatalf("a second user with the same email: %v; want a conflict", err)
 	}
 	// No password yet: no login.
-	if _, err := u.Authenticate(ctx, "ada@example.com", ""); domain.KindOf(err) != domain.BadCredentials {
+	if _, err := u.Authenticate(ctx, "ada@example.com", ""); domain.KindOf(err) != domain.LoginFailed {
 		t.Fatalf("login before a password is set: %v", err)
 	}
 	const pw = "a long enough password"
@@ -138,7 +139,7 @@ func TestUserPasswordLinkAndLogin(t *testing.T) {
 		{"not an email", "eve", pw},
 		{"huge password", "ada@example.com", strings.Repeat("x", 10000)},
 	} {
-		if _, err := u.Authenticate(ctx, tc.email, tc.pw); domain.KindOf(err) != domain.BadCredentials {
+		if _, err := u.Authenticate(ctx, tc.email, tc.pw); domain.KindOf(err) != domain.LoginFailed {
 			t.Fatalf("%s: %v; want bad credentials", tc.name, err)
 		}
 	}

@@ -9,26 +9,25 @@ import (
 	"github.com/kino-video/kino/domain"
 )
 
-// adminReplay rebuilds the read models online (or verifies them with
-// {"verify": true}). It is for operators: the token is kino's --admin-token,
-// not an account's API key, and without one configured the route does not
-// exist.
-func (s *Server) adminReplay(w http.ResponseWriter, r *http.Request) error {
-	if s.cfg.AdminToken == "" || s.cfg.Admin == nil {
-		return errNotFound("route " + r.URL.Path)
+// checkAdminToken checks the request's Bearer value against kino's
+// --admin-token, in constant time.
+func (s *Server) checkAdminToken(r *http.Request) error {
+	got, want := sha256.Sum256([]byte(bearer(r))), sha256.Sum256([]byte(s.cfg.AdminToken))
+	switch {
+	case bearer(r) == "":
+		return errMissingKey()
+	case s.cfg.AdminToken == "" || subtle.ConstantTimeCompare(got[:], want[:]) != 1:
+		return domain.E("admin", domain.BadCredentials, "The admin token is invalid")
 	}
-	// Wrong tokens count against the client address, as wrong API keys do.
-	if err := s.guardCredentials(w, r, func() error {
-		got, want := sha256.Sum256([]byte(bearer(r))), sha256.Sum256([]byte(s.cfg.AdminToken))
-		switch {
-		case bearer(r) == "":
-			return errMissingKey()
-		case subtle.ConstantTimeCompare(got[:], want[:]) != 1:
-			return domain.E("admin", domain.BadCredentials, "The admin token is invalid")
-		}
-		return nil
-	}); err != nil {
-		return err
+	return nil
+}
+
+// adminReplay rebuilds the read models online (or verifies them with
+// {"verify": true}). It is for operators (operatorOnly): an operator's
+// session, or kino's --admin-token, not an account's API key.
+func (s *Server) adminReplay(w http.ResponseWriter, r *http.Request) error {
+	if s.cfg.Admin == nil {
+		return errNotFound("route " + r.URL.Path)
 	}
 	var body struct {
 		Verify bool `json:"verify"`

@@ -42,6 +42,8 @@ var kindStatus = map[domain.Kind]struct {
 	domain.Other:               {http.StatusInternalServerError, "Internal error"},
 	domain.Unavailable:         {http.StatusServiceUnavailable, "Service unavailable"},
 	domain.InsufficientStorage: {http.StatusInsufficientStorage, "Insufficient storage"},
+	domain.LoginFailed:         {http.StatusUnauthorized, "Invalid credentials"},
+	domain.LoginRequired:       {http.StatusUnauthorized, "Unauthorized"},
 }
 
 func errMissingKey() error {
