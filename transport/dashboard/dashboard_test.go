@@ -1,28 +1,48 @@
 package dashboard_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/transport/dashboard"
 	"github.com/kino-video/kino/transport/httpapi"
 	"github.com/kino-video/kino/transport/httpapi/httpapitest"
 )
 
-// startKino runs kino's API on real dependencies with the dashboard's pages
-// registered after its routes, as kino serve does.
-func startKino(t *testing.T, o httpapitest.Options) *httpapitest.Kino {
+// kino is kino's API on real dependencies, with its user service and
+// the dashboard's pages registered after its routes, as kino serve does.
+type kino struct {
+	*httpapitest.Kino
+	users *eventstore.Users
+}
+
+func startKino(t *testing.T, o httpapitest.Options) kino {
 	t.Helper()
+	var users *eventstore.Users
+	configure := o.Configure
+	o.Configure = func(c *httpapi.Config) {
+		// Cheap hashes: the tests log in often on two shared cores.
+		u, err := c.Store.OpenUsers(context.Background(), eventstore.UsersConfig{Argon2: eventstore.Argon2Params{Time: 1, Memory: 8 << 10, Threads: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Users, users = u, u
+		if configure != nil {
+			configure(c)
+		}
+	}
 	k := httpapitest.Start(t, o)
 	d, err := dashboard.New(dashboard.Config{API: k.Server.Router(), CDNURL: k.URL + "/cdn", HLSJS: httpapi.PlayerAssetsBuilt()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	d.Register(k.Server.Router())
-	return k
+	return kino{k, users}
 }
 
 // noFollow is a client that shows redirects instead of following them.
