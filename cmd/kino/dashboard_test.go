@@ -121,6 +121,8 @@ func TestBrowserDashboard(t *testing.T) {
 		Error       string   `json:"error"`
 		Video       string   `json:"video"`
 		StatusFirst string   `json:"statusSeenFirst"`
+		Uploaded    string   `json:"uploadStatuses"`
+		Refused     string   `json:"refusedDelete"`
 		Shots       []string `json:"shots"`
 		Console     []string `json:"console"`
 	}
@@ -136,5 +138,6 @@ func TestBrowserDashboard(t *testing.T) {
 	if !strings.Contains(string(d.body), "webhook.test") {
 		t.Fatalf("the receiver got %s", d.body)
 	}
-	t.Logf("uploaded %s through the page (first seen %s on the list); %d screenshots in %s", res.Video, res.StatusFirst, len(res.Shots), shots)
+	t.Logf("uploaded %s through the page, which saw it %s; the list first saw it %s; deleting its collection: %q; %d screenshots in %s",
+		res.Video, res.Uploaded, res.StatusFirst, res.Refused, len(res.Shots), shots)
 }

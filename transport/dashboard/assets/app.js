@@ -179,7 +179,7 @@
       const then = btn.dataset.then || "";
       if (then.startsWith("refresh:")) {
         refresh(document.getElementById(then.slice(8)));
-        flash("Done.");
+        if (btn.dataset.done) flash(btn.dataset.done);
       } else if (localPath(then)) {
         location.assign(then);
       } else {
@@ -348,6 +348,23 @@
       return (err && err.message ? err.message.split("\n")[0] : "the upload failed");
     };
 
+    // follow shows an uploaded video's processing until it is over.
+    async function follow(id, li, state) {
+      const seen = [];
+      for (;;) {
+        try {
+          const v = await api("GET", "/v1/videos/" + encodeURIComponent(id));
+          if (seen[seen.length - 1] !== v.status) seen.push(v.status);
+          li.dataset.status = v.status;
+          li.dataset.seen = seen.join(" ");
+          if (v.status === "COMPLETED") { state.textContent = "ready to play"; return; }
+          if (v.status === "FAILED") { state.textContent = "failed: " + (v.errorMessage || "kino could not process it"); return; }
+          state.textContent = v.status === "PENDING" ? "uploaded: waiting for a transcoder" : "processing " + Math.round((v.progress || 0) * 100) + "%";
+        } catch (e) { /* try again */ }
+        await new Promise((r) => setTimeout(r, 2000));
+      }
+    }
+
     function upload(file) {
       const li = document.createElement("li");
       li.className = "upload";
@@ -385,6 +402,7 @@
             a.href = "/videos/" + encodeURIComponent(id);
             a.textContent = "Open video";
             $(".links", li).append(a);
+            follow(id, li, state);
           }
         },
         onError(err) {

@@ -42,8 +42,9 @@ async function violations(page) {
 }
 
 // shot screenshots the page at both sizes.
-async function shot(page, name) {
+async function shot(page, name, { keepScroll = false } = {}) {
   await violations(page);
+  if (!keepScroll) await page.evaluate(() => window.scrollTo(0, 0));
   for (const [w, h, tag] of [[1280, 800, "desktop"], [390, 844, "mobile"]]) {
     await page.setViewportSize({ width: w, height: h });
     const file = join(cfg.shots, `${name}-${tag}.png`);
@@ -113,6 +114,23 @@ try {
   check(up.done === "true" && up.video && up.bar === 100, "the upload did not finish: " + JSON.stringify(up));
   result.video = up.video;
   await shot(ana, "upload");
+  // The videos list, opened in a second tab while kino processes the
+  // video, follows it to COMPLETED without reloading.
+  const list = await ana.context().newPage();
+  list.setDefaultTimeout(T);
+  await list.goto(base + "/");
+  await list.evaluate(() => { window.kinoNotReloaded = true; });
+  const row = `[data-video="${up.video}"]`;
+  result.statusSeenFirst = await list.getAttribute(row, "data-status");
+  // The upload page follows the video it uploaded: first PENDING or
+  // PROCESSING (it has just arrived), then COMPLETED, without reloading.
+  await ana.evaluate(() => { window.kinoNotReloaded = true; });
+  await ana.waitForFunction(() => document.querySelector("#uploads li.upload")?.dataset.status === "COMPLETED", null, { timeout: 240000 });
+  result.uploadStatuses = await ana.evaluate(() => document.querySelector("#uploads li.upload").dataset.seen);
+  check(await ana.evaluate(() => window.kinoNotReloaded === true), "the upload page reloaded");
+  check(/^(PENDING|PROCESSING)\b/.test(result.uploadStatuses) && result.uploadStatuses.endsWith("COMPLETED"),
+    "the upload page did not follow the video from processing to completed: " + result.uploadStatuses);
+  await shot(ana, "upload-done");
 
   step("a collection holding a video is not deleted, and the page says why");
   await ana.goto(base + "/collections");
@@ -122,14 +140,11 @@ try {
   result.refusedDelete = await ana.textContent("#flash");
   check(await ana.locator("tr[data-collection=demo-clips]").count() === 1, "the collection went away");
 
-  step("watch it reach COMPLETED without reloading");
-  await ana.goto(base + "/");
-  await ana.evaluate(() => { window.kinoNotReloaded = true; });
-  const row = `[data-video="${up.video}"]`;
-  result.statusSeenFirst = await ana.getAttribute(row, "data-status");
-  await ana.waitForFunction((sel) => document.querySelector(sel)?.dataset.status === "COMPLETED", row, { timeout: 240000 });
-  check(await ana.evaluate(() => window.kinoNotReloaded === true), "the videos page reloaded");
-  check((await ana.textContent(row + " [data-cell=status]")).trim() === "Completed", "the badge did not say Completed");
+  step("the videos list reaches COMPLETED without reloading");
+  await list.waitForFunction((sel) => document.querySelector(sel)?.dataset.status === "COMPLETED", row, { timeout: 240000 });
+  check(await list.evaluate(() => window.kinoNotReloaded === true), "the videos page reloaded");
+  check((await list.textContent(row + " [data-cell=status]")).trim() === "Completed", "the badge did not say Completed");
+  await list.close();
   await ana.goto(base + "/"); // thumbnails load on a fresh page
   await ana.waitForFunction((sel) => { const i = document.querySelector(sel + " img"); return i && i.complete && i.naturalWidth > 0; }, row);
   await shot(ana, "videos");
@@ -220,6 +235,9 @@ try {
   await op.locator("#user-created:not([hidden])").waitFor();
   const link = await op.inputValue("#new-link");
   check(link.includes("/password?token="), "no set-password link: " + link);
+  await shot(op, "admin-user-link", { keepScroll: true });
+  await op.reload();
+  await op.locator("#health .stat").first().waitFor();
   await shot(op, "admin");
   await op.goto(base + "/admin/accounts/gamma");
   await op.fill("#k-label", "gamma ops");
