@@ -98,6 +98,7 @@ func TestBrowserDashboard(t *testing.T) {
 	}
 
 	rc := newReceiver(t)
+	failing := newReceiver(t, 500, 500, 500) // gives up after three attempts; then 200
 	shots := os.Getenv("KINO_SCREENSHOTS")
 	if shots == "" {
 		shots = t.TempDir()
@@ -108,7 +109,7 @@ func TestBrowserDashboard(t *testing.T) {
 	}
 	cfg, _ := json.Marshal(map[string]any{
 		"url": h.url, "userLink": userLink, "userEmail": "ana@acme.example", "operatorLink": operatorLink,
-		"password": password, "receiver": rc.srv.URL + "/hooks/kino", "clip": clipFile, "shots": shots,
+		"password": password, "receiver": rc.srv.URL + "/hooks/kino", "failingReceiver": failing.srv.URL + "/hooks/flaky", "clip": clipFile, "shots": shots,
 		"other": map[string]string{"video": videoB, "key": keys.Data[0].ID, "webhook": hookB},
 	})
 	cmd := exec.Command(node, "dashboard.mjs", string(cfg))
@@ -123,6 +124,7 @@ func TestBrowserDashboard(t *testing.T) {
 		StatusFirst string   `json:"statusSeenFirst"`
 		Uploaded    string   `json:"uploadStatuses"`
 		Refused     string   `json:"refusedDelete"`
+		Verify      string   `json:"verify"`
 		Shots       []string `json:"shots"`
 		Console     []string `json:"console"`
 	}
@@ -138,6 +140,6 @@ func TestBrowserDashboard(t *testing.T) {
 	if !strings.Contains(string(d.body), "webhook.test") {
 		t.Fatalf("the receiver got %s", d.body)
 	}
-	t.Logf("uploaded %s through the page, which saw it %s; the list first saw it %s; deleting its collection: %q; %d screenshots in %s",
-		res.Video, res.Uploaded, res.StatusFirst, res.Refused, len(res.Shots), shots)
+	t.Logf("uploaded %s through the page, which saw it %s; the list first saw it %s; deleting its collection: %q; verify: %q; %d screenshots in %s",
+		res.Video, res.Uploaded, res.StatusFirst, res.Refused, res.Verify, len(res.Shots), shots)
 }

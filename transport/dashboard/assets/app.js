@@ -465,7 +465,15 @@
             text.textContent = (verify ? "Verifying" : "Rebuilding") + ": " + (p.events || 0) + " of " + (p.total || "?") + " events";
             setTimeout(poll, 1000);
           } else {
-            text.textContent = (p.state === "done" ? "Done" : "Failed") + (p.result ? ": " + (typeof p.result === "string" ? p.result : JSON.stringify(p.result)) : "") + (p.error ? ": " + p.error : "");
+            const r = p.result && typeof p.result === "object" ? p.result : {};
+            let msg = p.state === "done" ? "Done: " + (r.applied ?? p.events ?? 0) + " events replayed" : "Failed";
+            if (p.state === "done") {
+              const diffs = r.differences || [];
+              if (r.verified !== undefined) msg += diffs.length ? "; " + diffs.length + " differences: " + JSON.stringify(diffs).slice(0, 400) : "; the read models match the stream";
+              else msg += "; the rebuilt read models are in use";
+            }
+            if (p.error) msg += ": " + p.error;
+            text.textContent = msg;
           }
         } catch (e) {
           text.textContent = e.message;

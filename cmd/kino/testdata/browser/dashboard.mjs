@@ -200,6 +200,18 @@ try {
     return tr && tr.textContent.includes("webhook.test") && tr.textContent.includes("delivered");
   }, null, { timeout: T });
   await shot(ana, "webhook");
+
+  step("a delivery that gave up is sent again");
+  await ana.goto(base + "/webhooks");
+  await ana.fill("#w-url", cfg.failingReceiver);
+  await ana.click("text=Create webhook");
+  await ana.locator("#hook-created:not([hidden])").waitFor();
+  await Promise.all([ana.waitForURL(/\/webhooks\/[^/]+$/), ana.click("text=Open the webhook")]);
+  await ana.click("text=Send a test");
+  await ana.locator("#deliveries button:has-text('Redeliver')").waitFor();
+  await ana.click("#deliveries button:has-text('Redeliver')");
+  await ana.waitForFunction(() => Array.from(document.querySelectorAll("#deliveries tr[data-delivery]")).some((tr) => tr.textContent.includes("delivered")), null, { timeout: T });
+  await shot(ana, "webhook-redelivered");
   await ana.goto(base + "/webhooks");
   await shot(ana, "webhooks");
 
@@ -244,6 +256,14 @@ try {
   await op.click("text=Create key");
   await op.locator("#key-created:not([hidden])").waitFor();
   await shot(op, "admin-account");
+
+  step("the operator verifies the read models");
+  await op.goto(base + "/admin");
+  await op.click("text=Verify read models");
+  await op.waitForFunction(() => /^(Done|Failed)/.test(document.querySelector("[data-replay-text]")?.textContent || ""), null, { timeout: T });
+  result.verify = await op.textContent("[data-replay-text]");
+  check(result.verify.startsWith("Done"), "verify: " + result.verify);
+  await shot(op, "admin-verified");
   await violations(op);
 
   if (result.violations.length) throw new Error("CSP violations: " + result.violations.join("; "));
