@@ -39,6 +39,23 @@ async function newPage() {
 async function violations(page) {
   const v = await page.evaluate(() => window.kinoViolations || []);
   result.violations.push(...v);
+  // Accessibility basics: every control has a name, every image an alt,
+  // one h1, and the skip link leads to the main content.
+  const a11y = await page.evaluate(() => {
+    const out = [];
+    for (const el of document.querySelectorAll("input:not([type=hidden]), select, textarea")) {
+      if (!el.labels?.length && !el.getAttribute("aria-label") && !el.getAttribute("aria-labelledby")) out.push("unlabelled " + el.outerHTML.slice(0, 80));
+    }
+    for (const b of document.querySelectorAll("button, a[href]")) {
+      if (!b.textContent.trim() && !b.getAttribute("aria-label") && !b.querySelector("img[alt]:not([alt=''])") && b.getAttribute("aria-hidden") !== "true") out.push("nameless " + b.outerHTML.slice(0, 80));
+    }
+    for (const img of document.querySelectorAll("img:not([alt])")) out.push("no alt " + img.outerHTML.slice(0, 80));
+    if (document.querySelectorAll("h1").length !== 1) out.push(document.querySelectorAll("h1").length + " h1 elements");
+    if (!document.querySelector("a.skip[href='#main']") || !document.getElementById("main")) out.push("no skip link to #main");
+    if (document.documentElement.scrollWidth > window.innerWidth + 1) out.push("wider than the viewport: " + document.documentElement.scrollWidth);
+    return out.map((m) => location.pathname + ": " + m);
+  });
+  result.a11y = (result.a11y || []).concat(a11y);
 }
 
 // shot screenshots the page at both sizes.
@@ -47,6 +64,7 @@ async function shot(page, name, { keepScroll = false } = {}) {
   if (!keepScroll) await page.evaluate(() => window.scrollTo(0, 0));
   for (const [w, h, tag] of [[1280, 800, "desktop"], [390, 844, "mobile"]]) {
     await page.setViewportSize({ width: w, height: h });
+    if (tag === "mobile") await violations(page); // no sideways scrolling on a phone
     const file = join(cfg.shots, `${name}-${tag}.png`);
     await page.screenshot({ path: file });
     result.shots.push(file);
@@ -267,6 +285,7 @@ try {
   await violations(op);
 
   if (result.violations.length) throw new Error("CSP violations: " + result.violations.join("; "));
+  if (result.a11y.length) throw new Error("accessibility: " + [...new Set(result.a11y)].join("; "));
   const refused = result.console.filter((m) => m.includes("Content Security Policy"));
   if (refused.length) throw new Error("CSP refusals: " + refused.join("; "));
   result.ok = true;
