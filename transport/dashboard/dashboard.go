@@ -42,12 +42,15 @@ var templateFS embed.FS
 // tusJS is tus-js-client's browser bundle.
 const tusJS = "tus.min.js"
 
-// AssetsBuilt reports whether the npm assets (tus-js-client) were built
-// into this binary (`just assets`).
-func AssetsBuilt() bool {
+// tusBuilt is whether tus-js-client was built into this binary.
+var tusBuilt = func() bool {
 	_, err := fs.Stat(assets, "assets/"+tusJS)
 	return err == nil
-}
+}()
+
+// AssetsBuilt reports whether the npm assets (tus-js-client) were built
+// into this binary (`just assets`).
+func AssetsBuilt() bool { return tusBuilt }
 
 // Config wires the dashboard.
 type Config struct {
@@ -284,7 +287,7 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 	if !ok {
 		panic("dashboard: no page " + name)
 	}
-	v.TusJS, v.HLSJS = AssetsBuilt(), d.cfg.HLSJS
+	v.TusJS, v.HLSJS = tusBuilt, d.cfg.HLSJS
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
 		d.cfg.Log.Error("dashboard template failed", "page", name, "err", err)

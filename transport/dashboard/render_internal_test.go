@@ -109,3 +109,27 @@ func TestLocalNext(t *testing.T) {
 		}
 	}
 }
+
+// TestWithoutAssets: a kino built without `just assets` says so where it
+// matters, and what to run.
+func TestWithoutAssets(t *testing.T) {
+	d, err := New(Config{API: http.NotFoundHandler(), HLSJS: false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	was := tusBuilt
+	tusBuilt = false
+	defer func() { tusBuilt = was }()
+	me := identity{ID: "u", Email: "a@x.test", Account: "acme"}
+	for page, data := range map[string]any{
+		"upload": UploadPage{Collections: []wire.Collection{{Slug: "main", Name: "Main"}}},
+		"video":  VideoPage{Video: wire.Video{ID: "v", Status: domain.StatusCompleted, PlaylistURL: ptr("http://cdn.test/p.m3u8")}},
+	} {
+		w := httptest.NewRecorder()
+		d.render(w, httptest.NewRequest("GET", "/", nil), 200, page, view{Title: "x", Me: me, Data: data})
+		body := w.Body.String()
+		if !strings.Contains(body, "<code>just assets</code>") || strings.Contains(body, "tus.min.js") || strings.Contains(body, "hls.min.js") {
+			t.Errorf("%s without assets:\n%s", page, body)
+		}
+	}
+}
