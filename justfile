@@ -36,7 +36,7 @@ ensure-browser:
             exit 1
         fi
     fi
-    if [ ! -d cmd/kino/testdata/browser/node_modules/playwright-core ] || [ ! -d cmd/kino/testdata/browser/node_modules/hls.js ]; then
+    if [ ! -d cmd/kino/testdata/browser/node_modules/playwright-core ] || [ ! -d cmd/kino/testdata/browser/node_modules/hls.js ] || [ ! -d cmd/kino/testdata/browser/node_modules/tus-js-client ]; then
         npm ci --prefix cmd/kino/testdata/browser --no-audit --no-fund >/dev/null
     fi
 

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"mime/multipart"
 	"net"
@@ -328,7 +330,7 @@ func clip(t testing.TB) []byte {
 }
 
 // mediaEntries lists the video directories under <data>/media, and what
-// lies in its incoming and work directories.
+// lies in its incoming, tus and work directories.
 func (h *harness) mediaEntries() (videos []string, incoming []string) {
 	h.t.Helper()
 	root := filepath.Join(h.data, "media")
@@ -337,12 +339,15 @@ func (h *harness) mediaEntries() (videos []string, incoming []string) {
 		h.t.Fatal(err)
 	}
 	for _, e := range es {
-		if e.Name() != ".incoming" && e.Name() != ".work" {
+		if e.Name() != ".incoming" && e.Name() != ".work" && e.Name() != ".tus" {
 			videos = append(videos, e.Name())
 		}
 	}
-	for _, dir := range []string{".incoming", ".work"} {
+	for _, dir := range []string{".incoming", ".work", ".tus"} {
 		in, err := os.ReadDir(filepath.Join(root, dir))
+		if errors.Is(err, fs.ErrNotExist) && dir == ".tus" {
+			continue
+		}
 		if err != nil {
 			h.t.Fatal(err)
 		}

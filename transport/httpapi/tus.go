@@ -187,6 +187,14 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 		if err := tusContentType(r); err != nil {
 			return err
 		}
+		// The slot first: an upload created and then refused a slot
+		// would be left behind, unknown to the client.
+		release, err := s.uploads.acquire(w, c.Account, c.Limits.ConcurrentUploads)
+		if err != nil {
+			w.Header().Set("Connection", "close")
+			return err
+		}
+		defer release()
 	}
 	if cr.claim != nil {
 		if err := cr.claim(r.Context()); err != nil {
@@ -211,11 +219,6 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 			return domain.E("upload video", domain.Conflict, "the upload is busy")
 		}
 		defer s.tus.unlock(id)
-		release, err := s.uploads.acquire(w, c.Account, c.Limits.ConcurrentUploads)
-		if err != nil {
-			return err
-		}
-		defer release()
 		if u, err = s.writeChunk(w, r, u); err != nil {
 			if !interrupted(err) {
 				// Refused (not a video, a bad checksum...): the client
@@ -448,6 +451,12 @@ func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tusUpload)
 // (a HEAD answering the full length would tell it the upload is done);
 // when the file is gone, so is the upload.
 func (s *Server) finishUpload(w http.ResponseWriter, r *http.Request, u tusUpload, last int64) error {
+	if v, ok, err := s.cfg.DB.Video(u.ID); err == nil && ok && v.Account == u.Account {
+		// Accepted already: a crash came between the event and the
+		// removal of this record.
+		_ = s.tus.remove(u.ID)
+		return nil
+	}
 	err := s.acceptUpload(r, upload{ID: u.ID, Account: u.Account, Collection: u.Collection, Filename: u.Filename,
 		Ext: u.Ext, Size: u.Length, MaxSize: u.MaxSize, Path: s.tus.data(u.ID)})
 	if err == nil {

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/media"
 )
 
 // tusReq sends a tus request: Tus-Resumable is set unless hdr says
@@ -666,4 +668,136 @@ func TestRedactPath(t *testing.T) {
 			t.Errorf("redactPath(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// The bytes unfinished uploads may still send count against the disk's
+// reserve at creation: a second upload that fits alone but not beside
+// the first is refused with 507.
+func TestTusCreationCountsPartialsAgainstTheReserve(t *testing.T) {
+	disk := smallDisk(t, "size=8m")
+	a := newTestAPI(t, mediaOn(t, disk), func(c *Config) {
+		c.DiskDirs = []string{disk}
+		c.DiskReserve = DiskReserve{Bytes: 4 << 20}
+		c.Plans = testPlans()
+		for name, l := range c.Plans {
+			l.MaxUploadBytes = 8 << 20
+			c.Plans[name] = l
+		}
+	})
+	a.dir = filepath.Join(disk, "media")
+	key := a.account("acme", domain.PlanPro)
+	room, err := a.s.disk.room()
+	if err != nil || room < 2<<20 {
+		t.Fatalf("room %d %v", room, err)
+	}
+	meta := tusMeta("filename", "a.mp4", "collection", "main")
+	create := func(n int64) response {
+		return a.tusReq("POST", "/v1/uploads/tus", key, map[string]string{"Upload-Length": strconv.FormatInt(n, 10), "Upload-Metadata": meta}, nil)
+	}
+	wantError(t, create(room+1), 507, "Insufficient storage")
+	if r := create(room * 2 / 3); r.status != 201 {
+		t.Fatalf("an upload that fits: %d %s", r.status, r.body)
+	}
+	wantError(t, create(room*2/3), 507, "Insufficient storage")
+	if files := a.tusFiles(); len(files) != 2 {
+		t.Fatalf("refused creations left files: %v", files)
+	}
+}
+
+// A PATCH in flight holds one of the plan's upload slots, as a multipart
+// upload does: with both of a free account's slots held, its PATCH gets
+// 429 and the offset does not move.
+func TestTusPatchTakesAnUploadSlot(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree) // 2 uploads at once
+	file := clip(3000)
+	loc := a.tusCreate(key, len(file))
+	for range 2 {
+		a.slowUpload(key)
+	}
+	poll(t, "two uploads in flight", func() bool { return a.s.uploads.count("acme") == 2 })
+	r := a.tusPatch(loc, key, 0, file)
+	wantError(t, r, 429, labelRateLimited)
+	if off, _ := a.tusOffset(loc, key); off != 0 {
+		t.Fatalf("offset after a refused PATCH: %d", off)
+	}
+}
+
+// With the media in the object store (--media nats), the last byte
+// streams the upload's file into the bucket, and nothing stays in .tus.
+func TestTusUploadIntoTheObjectStore(t *testing.T) {
+	a := newTestAPI(t, func(c *Config) {
+		obj, err := c.Store.OpenObjects(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		local := filepath.Join(t.TempDir(), "media")
+		m, err := media.OpenObjects(obj, local, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Media, c.TusDir = m, filepath.Join(local, ".tus")
+	})
+	key := a.account("acme", domain.PlanFree)
+	file := clip(5000)
+	loc := a.tusCreate(key, len(file))
+	if r := a.tusPatch(loc, key, 0, file[:2500]); r.status != 204 {
+		t.Fatalf("PATCH: %d %s", r.status, r.body)
+	}
+	if r := a.tusPatch(loc, key, 2500, file[2500:]); r.status != 204 {
+		t.Fatalf("last PATCH: %d %s", r.status, r.body)
+	}
+	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
+	a.wantVideo(key, id, "clip.mp4")
+	f, err := a.s.cfg.Media.Open(context.Background(), id, "original.mp4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, err := io.ReadAll(f)
+	if err != nil || !bytes.Equal(got, file) {
+		t.Fatalf("stored original differs (%v)", err)
+	}
+	if files := a.tusFiles(); len(files) != 0 {
+		t.Fatalf("finished upload left %v", files)
+	}
+}
+
+// An upload found complete at start (its acceptance cut short by a crash)
+// gives its last byte back: the client sends it again and the video is
+// accepted then.
+func TestTusCompleteButUnacceptedAtStart(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree)
+	file := clip(3000)
+	loc := a.tusCreate(key, len(file))
+	if r := a.tusPatch(loc, key, 0, file[:2000]); r.status != 204 {
+		t.Fatalf("PATCH: %d", r.status)
+	}
+	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
+	// What a crash after the last PATCH wrote, before the commit, leaves.
+	if err := os.WriteFile(filepath.Join(a.s.cfg.TusDir, id+".bin"), file, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := a.s.tus.get(id)
+	u.Offset = u.Length
+	if err := a.s.tus.save(u); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := New(a.s.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv2 := httptest.NewServer(s2.Handler())
+	t.Cleanup(srv2.Close)
+	a.srv.Close()
+	a.srv = srv2
+	off, _ := a.tusOffset(loc, key)
+	if off != len(file)-1 {
+		t.Fatalf("offset after restart: %d, want %d", off, len(file)-1)
+	}
+	if r := a.tusPatch(loc, key, off, file[off:]); r.status != 204 {
+		t.Fatalf("last byte: %d %s", r.status, r.body)
+	}
+	a.wantVideo(key, id, "clip.mp4")
 }

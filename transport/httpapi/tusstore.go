@@ -74,6 +74,17 @@ func openTusStore(dir string) (*tusStore, error) {
 			_ = t.removeFiles(id) // unreadable: nothing can resume it
 			continue
 		}
+		if u.Offset >= u.Length && u.Length > 0 {
+			// Complete, but its acceptance was cut short (a crash while
+			// the file was copied into the object store): take the last
+			// byte back, so the client sends it again and the acceptance
+			// runs (finishUpload finds a video accepted meanwhile).
+			u.Offset = u.Length - 1
+			if err := os.Truncate(t.data(id), u.Offset); err != nil || t.save(u) != nil {
+				_ = t.removeFiles(id)
+				continue
+			}
+		}
 		t.uploads[id] = u
 	}
 	// Files without a record: a crash between creating the .bin and its

@@ -45,7 +45,7 @@ type Result struct {
 // Options choose what Run measures and how long.
 type Options struct {
 	Quick    bool          // tiny sizes and short runs, for CI
-	Only     []string      // reads, writes, uploads, processing, replay, cdn; empty: all
+	Only     []string      // reads, writes, uploads, processing, replay, cdn, tus; empty: all
 	Runs     int           // runs of each measure (the median is reported)
 	Duration time.Duration // length of each load run
 	UploadMB int           // size of the upload measured, in MiB
@@ -68,7 +68,7 @@ type Kino interface {
 }
 
 // Measures are the names Options.Only takes.
-var Measures = []string{"reads", "writes", "uploads", "processing", "replay", "cdn"}
+var Measures = []string{"reads", "writes", "uploads", "processing", "replay", "cdn", "tus"}
 
 // Describe is the help text of kino bench.
 const Describe = `bench starts a private kino (embedded NATS, temp data dir) and measures it
@@ -83,6 +83,7 @@ is a median of several runs, with its ratio to the baseline and the goal.
   replay      rebuild of 250k/500k/1M synthetic events vs a raw ordered consumer into bbolt
               (goal >= 0.70), and linear growth of the rebuild time
   cdn         a 1.5 MiB segment from /cdn with --media nats vs --media dir (goal >= 0.70)
+  tus         the same file uploaded with tus in 8 MiB chunks vs one multipart upload (goal >= 0.90)
 
 --quick uses tiny sizes and short runs (seconds), so the bench is part of the test suite.`
 
@@ -137,7 +138,7 @@ func Run(ctx context.Context, o Options, progress io.Writer) ([]Result, error) {
 	}
 	for _, name := range o.Only {
 		if !slices.Contains(Measures, name) {
-			return nil, fmt.Errorf("--only: unknown measure %q (reads, writes, uploads, processing, replay, cdn)", name)
+			return nil, fmt.Errorf("--only: unknown measure %q (reads, writes, uploads, processing, replay, cdn, tus)", name)
 		}
 	}
 	dir, err := os.MkdirTemp("", "kino-bench-")
@@ -196,6 +197,14 @@ func Run(ctx context.Context, o Options, progress io.Writer) ([]Result, error) {
 		rs, err := benchCDN(ctx, o, say)
 		if err != nil {
 			return nil, fmt.Errorf("cdn: %w", err)
+		}
+		results = append(results, rs...)
+	}
+	if wants(o, "tus") {
+		say("tus (%d runs of %d MiB, tus and multipart)", o.Runs, o.UploadMB)
+		rs, err := benchTus(ctx, m, key, o)
+		if err != nil {
+			return nil, fmt.Errorf("tus: %w", err)
 		}
 		results = append(results, rs...)
 	}

@@ -1,0 +1,98 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// TusChunk is the chunk size of the tus measure: tus-js-client users
+// commonly pick 5-10 MiB chunks so that a lost connection costs little.
+const TusChunk = 8 << 20
+
+// benchTus uploads the same file with tus in TusChunk chunks and as one
+// multipart upload, and compares their throughputs (goal >= 0.90).
+func benchTus(ctx context.Context, m Kino, key string, o Options) ([]Result, error) {
+	api := apiOf(m, key)
+	if code, _, err := api.call(ctx, "POST", "/v1/collections", `{"slug":"tus","name":"tus"}`); err != nil || code != 201 {
+		return nil, fmt.Errorf("create collection: %d %v", code, err)
+	}
+	size := int64(o.UploadMB) << 20
+	r := Result{Measure: fmt.Sprintf("tus upload of %d MiB in %d MiB chunks vs one multipart upload", o.UploadMB, TusChunk>>20),
+		Unit: "MB/s", Goal: ">= 0.90", HigherWin: true}
+	for i := 0; i < o.Runs; i++ {
+		t0 := time.Now()
+		id, err := api.upload(ctx, "tus", "big.mp4", zeros{}, size)
+		if err != nil {
+			return nil, err
+		}
+		r.BaseRuns = append(r.BaseRuns, float64(size)/1e6/time.Since(t0).Seconds())
+		if code, _, err := api.call(ctx, "DELETE", "/v1/videos/"+id, ""); err != nil || code != 200 {
+			return nil, fmt.Errorf("delete: %d %v", code, err)
+		}
+		t0 = time.Now()
+		if id, err = api.tusUpload(ctx, "tus", "big.mp4", size, TusChunk); err != nil {
+			return nil, err
+		}
+		r.KinoRuns = append(r.KinoRuns, float64(size)/1e6/time.Since(t0).Seconds())
+		if code, _, err := api.call(ctx, "DELETE", "/v1/videos/"+id, ""); err != nil || code != 200 {
+			return nil, fmt.Errorf("delete: %d %v", code, err)
+		}
+	}
+	r.finish(0.90)
+	r.Notes = "kino: tus creation + one PATCH per chunk on a kept-alive connection; baseline: the same bytes as one multipart POST /v1/videos to the same kino"
+	return []Result{r}, nil
+}
+
+// tusUpload uploads size bytes (an mp4 box, then zeros) with tus in
+// chunks and returns the video's id.
+func (a benchAPI) tusUpload(ctx context.Context, coll, name string, size, chunk int64) (string, error) {
+	meta := "filename " + base64.StdEncoding.EncodeToString([]byte(name)) + ",collection " + base64.StdEncoding.EncodeToString([]byte(coll))
+	req, err := http.NewRequestWithContext(ctx, "POST", a.base+"/v1/uploads/tus", nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+a.key)
+	req.Header.Set("Tus-Resumable", "1.0.0")
+	req.Header.Set("Upload-Length", strconv.FormatInt(size, 10))
+	req.Header.Set("Upload-Metadata", meta)
+	resp, err := a.client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != 201 || loc == "" {
+		return "", fmt.Errorf("tus create: HTTP %d", resp.StatusCode)
+	}
+	src := io.MultiReader(bytes.NewReader(MP4Box), zeros{})
+	for off := int64(0); off < size; {
+		n := min(chunk, size-off)
+		req, err := http.NewRequestWithContext(ctx, "PATCH", a.base+loc, io.LimitReader(src, n))
+		if err != nil {
+			return "", err
+		}
+		req.ContentLength = n
+		req.Header.Set("Authorization", "Bearer "+a.key)
+		req.Header.Set("Tus-Resumable", "1.0.0")
+		req.Header.Set("Content-Type", "application/offset+octet-stream")
+		req.Header.Set("Upload-Offset", strconv.FormatInt(off, 10))
+		resp, err := a.client.Do(req)
+		if err != nil {
+			return "", err
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 204 {
+			return "", fmt.Errorf("tus PATCH at %d: HTTP %d: %s", off, resp.StatusCode, b)
+		}
+		off += n
+	}
+	return loc[len(loc)-26:], nil
+}
