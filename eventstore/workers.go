@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -150,7 +151,7 @@ type StreamStatus struct {
 	LastSeq   uint64   `json:"lastSeq"`
 	Consumers int      `json:"consumers"`
 	Replicas  int      `json:"replicas"`
-	Leader    string   `json:"leader"`  // "" when it runs alone
+	Leader    string   `json:"leader"`  // the server leading it (alone: that server)
 	Peers     []string `json:"peers"`   // servers holding a replica, besides the leader
 	Lagging   []string `json:"lagging"` // replicas that are behind or offline
 	Storage   string   `json:"storage"` // file or memory
@@ -190,15 +191,17 @@ type ConnStatus struct {
 	DownSince  *time.Time `json:"downSince"` // start of the current outage
 }
 
-// Conn reports the NATS connection (RTT measured now when connected).
-func (s *Store) Conn() ConnStatus {
+// Conn reports the NATS connection, with a round trip to the server
+// measured now (bounded by ctx) when connected.
+func (s *Store) Conn(ctx context.Context) ConnStatus {
 	st := s.nc.Status()
-	c := ConnStatus{Connected: st.String() == "CONNECTED", Status: strings.ToLower(st.String()),
+	c := ConnStatus{Connected: st == nats.CONNECTED, Status: strings.ToLower(st.String()),
 		Server: s.nc.ConnectedServerName(), ServerID: s.nc.ConnectedServerId(),
 		URL: RedactURL(s.nc.ConnectedUrlRedacted()), Reconnects: s.nc.Stats().Reconnects}
 	if c.Connected {
-		if rtt, err := s.nc.RTT(); err == nil {
-			c.RTTMs = rtt.Milliseconds()
+		start := time.Now()
+		if err := s.nc.FlushWithContext(ctx); err == nil {
+			c.RTTMs = time.Since(start).Milliseconds()
 		}
 	}
 	if h := s.health.snapshot(); !h.Connected && !h.Since.IsZero() {

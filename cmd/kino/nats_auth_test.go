@@ -161,6 +161,14 @@ func TestKinoWorkerRunsWithItsOwnRole(t *testing.T) {
 	if n := rc.count(); n != 2 {
 		t.Fatalf("the receiver got %d deliveries, want 2", n)
 	}
+	// Its heartbeat, written with the worker role, is among the workers seen.
+	deadline := time.Now().Add(30 * time.Second)
+	for !hasWorker(t, h, "worker") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no heartbeat of kino worker in %s; stderr: %s", eventstore.WorkersBucket, errb.String())
+		}
+		time.Sleep(20 * time.Millisecond) // polling the bucket
+	}
 	if code := stop(); code != 0 {
 		t.Fatalf("kino worker exit %d: %s", code, errb.String())
 	}
@@ -395,4 +403,19 @@ func newPKI(t *testing.T) pki {
 	p.serverCert, p.serverKey = issue(2, "server", x509.ExtKeyUsageServerAuth)
 	p.clientCert, p.clientKey = issue(3, "client", x509.ExtKeyUsageClientAuth)
 	return p
+}
+
+// hasWorker reports whether a heartbeat of role is live.
+func hasWorker(t *testing.T, h *harness, role string) bool {
+	t.Helper()
+	ws, err := h.m.store.Workers(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range ws {
+		if w.Role == role {
+			return true
+		}
+	}
+	return false
 }

@@ -267,7 +267,7 @@ func newServeCmd() *cobra.Command {
 	fs.BoolVar(&cfg.Dev, "dev", envBool("KINO_DEV"), "on an empty store, create account dev (business), collection default and a key, and print the key (env KINO_DEV)")
 	// The token's default is read from KINO_ADMIN_TOKEN in RunE, never
 	// here, so --help cannot show it.
-	fs.StringVar(&cfg.AdminToken, "admin-token", "", fmt.Sprintf("operator token for POST /v1/admin/replay, at least %d characters; unset disables it; prefer --admin-token-file, as ps shows flags (env KINO_ADMIN_TOKEN)", httpapi.MinAdminTokenLen))
+	fs.StringVar(&cfg.AdminToken, "admin-token", "", fmt.Sprintf("operator token for the /v1/admin routes (accounts, keys, health, replay), at least %d characters; unset disables it; prefer --admin-token-file, as ps shows flags (env KINO_ADMIN_TOKEN)", httpapi.MinAdminTokenLen))
 	fs.StringVar(&adminTokenFile, "admin-token-file", env("KINO_ADMIN_TOKEN_FILE", ""), "file holding the operator token (surrounding whitespace ignored) (env KINO_ADMIN_TOKEN_FILE)")
 	fs.IntVar(&cfg.MaxUploads, "max-uploads", envInt("KINO_MAX_UPLOADS", 64), "uploads in flight on this server, all accounts together; more get 503 (env KINO_MAX_UPLOADS)")
 	fs.IntVar(&uploadsFree, "concurrent-uploads-free", envInt("KINO_CONCURRENT_UPLOADS_FREE", 2), "uploads one free-plan account may have in flight; more get 429 (env KINO_CONCURRENT_UPLOADS_FREE)")

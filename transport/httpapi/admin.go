@@ -141,6 +141,10 @@ func (s *Server) adminCreateAccount(w http.ResponseWriter, r *http.Request) erro
 	if body.Slug == nil {
 		return errBadRequest("slug is required")
 	}
+	// Checked before the slug names a stream (and so NATS subjects).
+	if !domain.ValidSlug(*body.Slug) {
+		return errBadRequest("slug must match ^[a-z0-9][a-z0-9-]{0,62}$ (got %q)", truncateRunes(*body.Slug, 80))
+	}
 	if body.Plan == "" {
 		body.Plan = string(domain.PlanFree)
 	}
@@ -303,7 +307,7 @@ func (s *Server) adminHealth(w http.ResponseWriter, r *http.Request) error {
 		Disk       string                  `json:"disk"`
 		Checks     map[string]string       `json:"checks"`
 		Errors     []string                `json:"errors"`
-	}{Status: "ok", NATS: s.cfg.Store.Conn(), Workers: []eventstore.WorkerInfo{}, Checks: map[string]string{}, Errors: []string{}}
+	}{Status: "ok", NATS: s.cfg.Store.Conn(ctx), Workers: []eventstore.WorkerInfo{}, Checks: map[string]string{}, Errors: []string{}}
 	log := logger(r, s.cfg.Log)
 	failed := func(what string, err error) {
 		log.Warn("admin health: "+what, "err", err)
@@ -396,7 +400,6 @@ type replayStatus struct {
 type replays struct {
 	mu   sync.Mutex
 	last *replayStatus
-	done chan struct{} // closed when the running one ends (tests)
 }
 
 func (rs *replays) snapshot() (replayStatus, bool) {
@@ -438,14 +441,13 @@ func (s *Server) adminReplay(w http.ResponseWriter, r *http.Request) error {
 		return domain.E("replay", domain.Conflict, "replay %s is still running; follow it with GET /v1/admin/replay", id)
 	}
 	st := &replayStatus{ID: s.cfg.Store.NewID(), Verify: body.Verify, State: "running", StartedAt: domain.FormatTime(s.cfg.Now())}
-	rs.last, rs.done = st, make(chan struct{})
-	done, started := rs.done, *st
+	rs.last = st
+	started := *st
 	rs.mu.Unlock()
 
 	log := logger(r, s.cfg.Log).With("replay_id", st.ID, "verify", body.Verify)
 	log.Info("replay requested over HTTP")
 	go func() {
-		defer close(done)
 		res, err := s.cfg.Admin.Replay(context.Background(), body.Verify, func(p ReplayProgress) {
 			rs.update(func(st *replayStatus) { st.Events, st.Total, st.EventsPerSecond = p.Events, p.Total, p.EventsPerSecond })
 		})
@@ -479,4 +481,13 @@ func (s *Server) adminReplayStatus(w http.ResponseWriter, r *http.Request) error
 	}
 	writeJSON(w, http.StatusOK, st)
 	return nil
+}
+
+// truncateRunes shortens s to at most n runes for a message.
+func truncateRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
 }

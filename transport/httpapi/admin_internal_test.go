@@ -55,7 +55,7 @@ func (l *lateReplayer) Replay(ctx context.Context, verify bool, progress func(Re
 	return l.r.Replay(ctx, verify, progress)
 }
 
-func decode[T any](t *testing.T, r response) T {
+func decodeBody[T any](t *testing.T, r response) T {
 	t.Helper()
 	var v T
 	if err := json.Unmarshal(r.body, &v); err != nil {
@@ -64,7 +64,7 @@ func decode[T any](t *testing.T, r response) T {
 	return v
 }
 
-func wantStatus(t *testing.T, r response, status int) {
+func wantCode(t *testing.T, r response, status int) {
 	t.Helper()
 	if r.status != status {
 		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
@@ -119,12 +119,14 @@ func TestAdminAccountsCreateListAndChangePlan(t *testing.T) {
 	key := a.account("acme", domain.PlanFree)
 
 	r := a.do("POST", "/v1/admin/accounts", testAdminToken, `{"slug":"globex","plan":"pro"}`)
-	wantStatus(t, r, 201)
-	if got := decode[testAccount](t, r); got.Slug != "globex" || got.Plan != "pro" || got.Videos["PENDING"] != 0 || got.CreatedAt == "" {
+	wantCode(t, r, 201)
+	if got := decodeBody[testAccount](t, r); got.Slug != "globex" || got.Plan != "pro" || got.Videos["PENDING"] != 0 || got.CreatedAt == "" {
 		t.Fatalf("created %s", r.body)
 	}
 	wantError(t, a.do("POST", "/v1/admin/accounts", testAdminToken, `{"slug":"globex","plan":"pro"}`), 409, "Conflict")
-	wantError(t, a.do("POST", "/v1/admin/accounts", testAdminToken, `{"slug":"Bad Slug","plan":"pro"}`), 400, "Bad request")
+	for _, slug := range []string{"Bad Slug", "a.b", ">", "a*", "", strings.Repeat("a", 64)} {
+		wantError(t, a.do("POST", "/v1/admin/accounts", testAdminToken, `{"slug":"`+slug+`","plan":"pro"}`), 400, "Bad request")
+	}
 	wantError(t, a.do("POST", "/v1/admin/accounts", testAdminToken, `{"slug":"initech","plan":"gold"}`), 400, "Bad request")
 	wantError(t, a.do("POST", "/v1/admin/accounts", testAdminToken, `{"plan":"pro"}`), 400, "Bad request")
 
@@ -132,8 +134,8 @@ func TestAdminAccountsCreateListAndChangePlan(t *testing.T) {
 		t.Fatalf("upload: %d %s", r.status, r.body)
 	}
 	r = a.do("GET", "/v1/admin/accounts", testAdminToken, "")
-	wantStatus(t, r, 200)
-	list := decode[struct{ Data []testAccount }](t, r)
+	wantCode(t, r, 200)
+	list := decodeBody[struct{ Data []testAccount }](t, r)
 	if len(list.Data) != 2 || list.Data[0].Slug != "acme" || list.Data[1].Slug != "globex" {
 		t.Fatalf("accounts: %s", r.body)
 	}
@@ -149,15 +151,15 @@ func TestAdminAccountsCreateListAndChangePlan(t *testing.T) {
 	// A plan change shows in the admin view and in the account's own
 	// limits at its next request.
 	r = a.do("PATCH", "/v1/admin/accounts/acme", testAdminToken, `{"plan":"business"}`)
-	wantStatus(t, r, 200)
-	if got := decode[testAccount](t, r); got.Plan != "business" {
+	wantCode(t, r, 200)
+	if got := decodeBody[testAccount](t, r); got.Plan != "business" {
 		t.Fatalf("patched %s", r.body)
 	}
-	if got := decode[testAccount](t, a.do("GET", "/v1/admin/accounts/acme", testAdminToken, "")); got.Plan != "business" {
+	if got := decodeBody[testAccount](t, a.do("GET", "/v1/admin/accounts/acme", testAdminToken, "")); got.Plan != "business" {
 		t.Fatalf("GET after PATCH: %+v", got)
 	}
 	r = a.do("GET", "/v1/account", key, "")
-	wantStatus(t, r, 200)
+	wantCode(t, r, 200)
 	if got := r.header.Get("X-RateLimit-Limit"); got != "1000" {
 		t.Fatalf("limit after the plan change: %s", got)
 	}
@@ -173,24 +175,24 @@ func TestAdminKeysCreatedWorkAndRevokedOnesAreRefused(t *testing.T) {
 	other := a.account("globex", domain.PlanPro)
 
 	r := a.do("POST", "/v1/admin/accounts/acme/keys", testAdminToken, `{"label":"ci"}`)
-	wantStatus(t, r, 201)
-	created := decode[struct{ ID, Key, Prefix, Label, CreatedAt string }](t, r)
+	wantCode(t, r, 201)
+	created := decodeBody[struct{ ID, Key, Prefix, Label, CreatedAt string }](t, r)
 	if !domain.WellFormedKey(created.Key) || !strings.HasPrefix(created.Key, created.Prefix) || created.Label != "ci" || created.CreatedAt == "" {
 		t.Fatalf("created %s", r.body)
 	}
 	// At once usable on the API, as its account.
-	wantStatus(t, a.do("GET", "/v1/videos", created.Key, ""), 200)
-	if got := decode[struct{ Slug string }](t, a.do("GET", "/v1/account", created.Key, "")); got.Slug != "acme" {
+	wantCode(t, a.do("GET", "/v1/videos", created.Key, ""), 200)
+	if got := decodeBody[struct{ Slug string }](t, a.do("GET", "/v1/account", created.Key, "")); got.Slug != "acme" {
 		t.Fatalf("the key belongs to %q", got.Slug)
 	}
 
 	// Listed by prefix, never in full.
 	r = a.do("GET", "/v1/admin/accounts/acme/keys", testAdminToken, "")
-	wantStatus(t, r, 200)
+	wantCode(t, r, 200)
 	if strings.Contains(string(r.body), created.Key) {
 		t.Fatal("the key list shows a full key")
 	}
-	keys := decode[struct {
+	keys := decodeBody[struct {
 		Data []struct{ ID, Prefix, Label, CreatedAt string }
 	}](t, r)
 	if len(keys.Data) != 2 || keys.Data[1].ID != created.ID || keys.Data[1].Prefix != created.Prefix || keys.Data[1].Label != "ci" {
@@ -199,20 +201,20 @@ func TestAdminKeysCreatedWorkAndRevokedOnesAreRefused(t *testing.T) {
 
 	// A key of acme is not globex's: 404, and it keeps working.
 	wantError(t, a.do("DELETE", "/v1/admin/accounts/globex/keys/"+created.ID, testAdminToken, ""), 404, "Not found")
-	wantStatus(t, a.do("GET", "/v1/videos", created.Key, ""), 200)
+	wantCode(t, a.do("GET", "/v1/videos", created.Key, ""), 200)
 	wantError(t, a.do("GET", "/v1/admin/accounts/nobody/keys", testAdminToken, ""), 404, "Not found")
 	wantError(t, a.do("POST", "/v1/admin/accounts/nobody/keys", testAdminToken, `{}`), 404, "Not found")
 
 	r = a.do("DELETE", "/v1/admin/accounts/acme/keys/"+created.ID, testAdminToken, "")
-	wantStatus(t, r, 204)
+	wantCode(t, r, 204)
 	wantError(t, a.do("GET", "/v1/videos", created.Key, ""), 401, "Invalid API key")
-	keys = decode[struct {
+	keys = decodeBody[struct {
 		Data []struct{ ID, Prefix, Label, CreatedAt string }
 	}](t, a.do("GET", "/v1/admin/accounts/acme/keys", testAdminToken, ""))
 	if len(keys.Data) != 1 {
 		t.Fatalf("a revoked key is still listed: %+v", keys)
 	}
-	wantStatus(t, a.do("GET", "/v1/videos", other, ""), 200)
+	wantCode(t, a.do("GET", "/v1/videos", other, ""), 200)
 }
 
 func TestAdminHealthShape(t *testing.T) {
@@ -270,8 +272,8 @@ func TestAdminHealthShape(t *testing.T) {
 	var h health
 	poll(t, "the heartbeat in /v1/admin/health", func() bool {
 		r := a.do("GET", "/v1/admin/health", testAdminToken, "")
-		wantStatus(t, r, 200)
-		h = decode[health](t, r)
+		wantCode(t, r, 200)
+		h = decodeBody[health](t, r)
 		return len(h.Workers) == 1 && h.Queues.Transcode != nil && *h.Queues.Transcode == 1
 	})
 	if h.Status != "ok" || !h.NATS.Connected || h.JetStream.Writes != "ok" || h.JetStream.Stream.Name != "KINO_EVENTS" ||
@@ -294,7 +296,7 @@ func TestAdminHealthShape(t *testing.T) {
 
 	// A stopped heartbeat is gone at once.
 	stop()
-	h = decode[health](t, a.do("GET", "/v1/admin/health", testAdminToken, ""))
+	h = decodeBody[health](t, a.do("GET", "/v1/admin/health", testAdminToken, ""))
 	if len(h.Workers) != 0 {
 		t.Fatalf("workers after the heartbeat stopped: %+v", h.Workers)
 	}
@@ -317,19 +319,19 @@ func TestAdminReplayRunsInTheBackgroundToDone(t *testing.T) {
 			t.Fatalf("upload: %d", r.status)
 		}
 	}
-	if got := decode[testReplay](t, a.do("GET", "/v1/admin/replay", testAdminToken, "")); got.State != "idle" {
+	if got := decodeBody[testReplay](t, a.do("GET", "/v1/admin/replay", testAdminToken, "")); got.State != "idle" {
 		t.Fatalf("before any replay: %+v", got)
 	}
 	for _, verify := range []bool{true, false} {
 		r := a.do("POST", "/v1/admin/replay", testAdminToken, `{"verify":`+strconv.FormatBool(verify)+`}`)
-		wantStatus(t, r, 202)
-		started := decode[testReplay](t, r)
+		wantCode(t, r, 202)
+		started := decodeBody[testReplay](t, r)
 		if started.ID == "" || started.State != "running" || started.Verify != verify {
 			t.Fatalf("started: %s", r.body)
 		}
 		var st testReplay
 		poll(t, "the replay to end", func() bool {
-			st = decode[testReplay](t, a.do("GET", "/v1/admin/replay", testAdminToken, ""))
+			st = decodeBody[testReplay](t, a.do("GET", "/v1/admin/replay", testAdminToken, ""))
 			return st.State != "running"
 		})
 		if st.ID != started.ID || st.State != "done" || st.Total == 0 || st.Events != st.Total || st.FinishedAt == nil || st.Error != nil {
@@ -363,20 +365,20 @@ func TestAdminReplayOneAtATime(t *testing.T) {
 			return "ok", nil
 		})
 	})
-	wantStatus(t, a.do("POST", "/v1/admin/replay", testAdminToken, ""), 202)
+	wantCode(t, a.do("POST", "/v1/admin/replay", testAdminToken, ""), 202)
 	wantError(t, a.do("POST", "/v1/admin/replay", testAdminToken, `{"verify":true}`), 409, "Conflict")
-	if st := decode[testReplay](t, a.do("GET", "/v1/admin/replay", testAdminToken, "")); st.State != "running" {
+	if st := decodeBody[testReplay](t, a.do("GET", "/v1/admin/replay", testAdminToken, "")); st.State != "running" {
 		t.Fatalf("%+v", st)
 	}
 	close(release)
 	poll(t, "the replay to end", func() bool {
-		return decode[testReplay](t, a.do("GET", "/v1/admin/replay", testAdminToken, "")).State == "done"
+		return decodeBody[testReplay](t, a.do("GET", "/v1/admin/replay", testAdminToken, "")).State == "done"
 	})
 	fail = true
-	wantStatus(t, a.do("POST", "/v1/admin/replay", testAdminToken, ""), 202)
+	wantCode(t, a.do("POST", "/v1/admin/replay", testAdminToken, ""), 202)
 	var st testReplay
 	poll(t, "the replay to fail", func() bool {
-		st = decode[testReplay](t, a.do("GET", "/v1/admin/replay", testAdminToken, ""))
+		st = decodeBody[testReplay](t, a.do("GET", "/v1/admin/replay", testAdminToken, ""))
 		return st.State != "running"
 	})
 	if st.State != "failed" || st.Error == nil || strings.Contains(*st.Error, "/secret") {
@@ -394,12 +396,12 @@ func TestAccountUsageAfterUploadsAndDeletes(t *testing.T) {
 		if r.status != 202 {
 			t.Fatalf("upload: %d %s", r.status, r.body)
 		}
-		ids = append(ids, decode[struct{ Video struct{ ID string } }](t, r).Video.ID)
+		ids = append(ids, decodeBody[struct{ Video struct{ ID string } }](t, r).Video.ID)
 	}
 	if r := a.upload(other, "o.mp4", video(5)); r.status != 202 {
 		t.Fatalf("upload: %d", r.status)
 	}
-	wantStatus(t, a.do("DELETE", "/v1/videos/"+ids[1], key, ""), 200)
+	wantCode(t, a.do("DELETE", "/v1/videos/"+ids[1], key, ""), 200)
 
 	type usage struct {
 		Slug, Plan string
@@ -416,8 +418,8 @@ func TestAccountUsageAfterUploadsAndDeletes(t *testing.T) {
 		Videos       map[string]int
 	}
 	r := a.do("GET", "/v1/account", key, "")
-	wantStatus(t, r, 200)
-	u := decode[usage](t, r)
+	wantCode(t, r, 200)
+	u := decodeBody[usage](t, r)
 	plan := testPlans()[domain.PlanPro]
 	if u.Slug != "acme" || u.Plan != "pro" || u.Limits.RequestsPerMinute != plan.RequestsPerMinute ||
 		u.Limits.MaxUploadBytes != plan.MaxUploadBytes || u.Limits.ConcurrentUploads != plan.ConcurrentUploads {
@@ -433,27 +435,27 @@ func TestAccountUsageAfterUploadsAndDeletes(t *testing.T) {
 		strconv.FormatInt(u.RateLimit.Reset, 10) != r.header.Get("X-RateLimit-Reset") {
 		t.Fatalf("rateLimit %+v, headers %v", u.RateLimit, r.header)
 	}
-	next := decode[usage](t, a.do("GET", "/v1/account", key, ""))
+	next := decodeBody[usage](t, a.do("GET", "/v1/account", key, ""))
 	if next.RateLimit.Remaining != u.RateLimit.Remaining-1 {
 		t.Fatalf("remaining went from %d to %d: one request must spend one", u.RateLimit.Remaining, next.RateLimit.Remaining)
 	}
-	if g := decode[usage](t, a.do("GET", "/v1/account", other, "")); g.Slug != "globex" || g.StorageBytes != int64(len(video(5))) || g.Videos["PENDING"] != 1 {
+	if g := decodeBody[usage](t, a.do("GET", "/v1/account", other, "")); g.Slug != "globex" || g.StorageBytes != int64(len(video(5))) || g.Videos["PENDING"] != 1 {
 		t.Fatalf("globex: %+v", g)
 	}
 	wantError(t, a.do("GET", "/v1/account", "", ""), 401, "Missing API key")
 
 	// The admin view agrees, and a rebuild and a verify keep the numbers.
-	wantStatus(t, a.do("POST", "/v1/admin/replay", testAdminToken, `{"verify":true}`), 202)
+	wantCode(t, a.do("POST", "/v1/admin/replay", testAdminToken, `{"verify":true}`), 202)
 	var st testReplay
 	poll(t, "verify", func() bool {
-		st = decode[testReplay](t, a.do("GET", "/v1/admin/replay", testAdminToken, ""))
+		st = decodeBody[testReplay](t, a.do("GET", "/v1/admin/replay", testAdminToken, ""))
 		return st.State != "running"
 	})
 	res, _ := st.Result.(map[string]any)
 	if d, ok := res["differences"].([]any); st.State != "done" || !ok || len(d) != 0 {
 		t.Fatalf("verify: %+v", st)
 	}
-	if got := decode[testAccount](t, a.do("GET", "/v1/admin/accounts/acme", testAdminToken, "")); got.StorageBytes != want || got.Videos["PENDING"] != 2 {
+	if got := decodeBody[testAccount](t, a.do("GET", "/v1/admin/accounts/acme", testAdminToken, "")); got.StorageBytes != want || got.Videos["PENDING"] != 2 {
 		t.Fatalf("admin view: %+v", got)
 	}
 }

@@ -657,6 +657,13 @@ func TestDirectUpload(t *testing.T) {
 	wantError(t, a.tusReq("POST", d.URL, "", map[string]string{"Upload-Length": "3000", "Upload-Metadata": tusMeta("filename", "a.mp4", "collection", "other")}, nil), 400, "Bad request")
 }
 
+func wantStatus(t *testing.T, r response, status int) {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
+	}
+}
+
 func TestRedactPath(t *testing.T) {
 	for in, want := range map[string]string{
 		"/v1/videos":                       "/v1/videos",

@@ -50,12 +50,11 @@ func (r Redeliverer) Redeliver(ctx context.Context, w projections.Webhook, first
 
 // body rebuilds what the first delivery sent: for a video event, the video
 // as it stood at that event (as the fan-out renders it); for a test, the
-// subscription with the test's id and the time of its first attempt.
+// subscription with the test's id and time.
 func (r Redeliverer) body(ctx context.Context, w projections.Webhook, first projections.Delivery) (Body, error) {
 	const op = "redeliver"
 	if first.Kind == domain.EventWebhookTest {
-		return Body{ID: first.EventID, Type: domain.EventWebhookTest, CreatedAt: domain.FormatTime(first.At),
-			Data: wire.WebhookData{Webhook: &wire.TestWebhook{ID: w.ID, URL: w.URL, Events: w.Events}}}, nil
+		return testBody(w, first.EventID, first.At), nil
 	}
 	gone := domain.E(op, domain.Conflict, "the video event of delivery %s is no longer in the event stream; it cannot be sent again", first.DeliveryID)
 	if !domain.ValidID(first.VideoID) {

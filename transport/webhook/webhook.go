@@ -15,6 +15,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/oklog/ulid/v2"
+
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/projections"
@@ -131,9 +133,18 @@ type Tester struct {
 // SendTest queues a signed webhook.test delivery to w, sent like any other
 // (and logged in its deliveries), and returns its delivery id.
 func (t Tester) SendTest(ctx context.Context, w projections.Webhook) (string, error) {
-	body := Body{
-		ID: t.Store.NewID(), Type: domain.EventWebhookTest, CreatedAt: domain.FormatTime(t.Store.Now()),
-		Data: wire.WebhookData{Webhook: &wire.TestWebhook{ID: w.ID, URL: w.URL, Events: w.Events}},
-	}
+	id := t.Store.NewID()
+	body := testBody(w, id, t.Store.Now())
 	return Enqueue(ctx, t.Store, w.ID, w.Account, body, "")
+}
+
+// testBody is the body of the webhook.test delivery id to w. Its createdAt
+// is the instant in the id (a ULID's first 48 bits), so a redelivery can
+// send the same body again; now when id is no ULID.
+func testBody(w projections.Webhook, id string, now time.Time) Body {
+	if u, err := ulid.ParseStrict(id); err == nil {
+		now = ulid.Time(u.Time())
+	}
+	return Body{ID: id, Type: domain.EventWebhookTest, CreatedAt: domain.FormatTime(now),
+		Data: wire.WebhookData{Webhook: &wire.TestWebhook{ID: w.ID, URL: w.URL, Events: w.Events}}}
 }
