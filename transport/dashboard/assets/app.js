@@ -211,6 +211,7 @@
       if (fresh && fresh.innerHTML !== el.innerHTML) {
         el.innerHTML = fresh.innerHTML;
         localTimes(el);
+        labelCells(el);
       }
     } catch (e) { /* the next round tries again */ }
   }
@@ -230,6 +231,18 @@
     }
   }
   localTimes(document);
+
+  // On a phone tables stack into cards; each cell is labelled with its
+  // column's heading (app.css shows it).
+  function labelCells(root) {
+    for (const table of $$("table", root)) {
+      const heads = $$("thead th", table).map((th) => th.textContent.trim());
+      for (const tr of $$("tbody tr", table)) {
+        Array.from(tr.children).forEach((td, i) => { if (heads[i] && !td.classList.contains("right")) td.dataset.label = heads[i]; });
+      }
+    }
+  }
+  labelCells(document);
 
   for (const sel of $$("select[data-autosubmit]")) sel.addEventListener("change", () => sel.form.submit());
 
