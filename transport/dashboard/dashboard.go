@@ -107,7 +107,7 @@ func pageCSP(cdnURL string) (string, error) {
 		"default-src 'self'",
 		"script-src 'self'",
 		"style-src 'self'",
-		"img-src 'self' data:" + cdn,
+		"img-src 'self'" + cdn,
 		"media-src 'self' blob:" + cdn,
 		"connect-src 'self'" + cdn,
 		"worker-src 'self' blob:",
