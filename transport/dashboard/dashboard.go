@@ -142,6 +142,34 @@ func (d *Dashboard) Register(r *mux.Router) {
 	get("/usage", d.usage)
 	admin("/admin", d.admin)
 	admin("/admin/accounts/{slug}", d.adminAccount)
+
+	// A browser asking for a page that does not exist gets a page that
+	// says so (404); the API's paths and other clients keep the API's
+	// JSON 404.
+	api404 := r.NotFoundHandler
+	if api404 == nil {
+		api404 = http.NotFoundHandler()
+	}
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if !pagePath(req.URL.Path) || (req.Method != http.MethodGet && req.Method != http.MethodHead) ||
+			!strings.Contains(req.Header.Get("Accept"), "text/html") {
+			api404.ServeHTTP(w, req)
+			return
+		}
+		d.headers(w.Header())
+		me, _, _ := d.me(req)
+		d.fail(w, req, me, errNotFound)
+	})
+}
+
+// pagePath tells the dashboard's paths from the API's.
+func pagePath(p string) bool {
+	for _, api := range []string{"/v1/", "/cdn/", "/auth/", "/play/", "/assets/"} {
+		if strings.HasPrefix(p, api) {
+			return false
+		}
+	}
+	return p != "/v1" && p != "/healthz" && p != "/readyz"
 }
 
 // identity is the visitor, as GET /auth/me answers.

@@ -190,3 +190,43 @@ func TestStaticAssets(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownPages: a browser gets a 404 page for a path that is no page;
+// the API's paths, and clients that do not ask for HTML, get the API's
+// JSON 404.
+func TestUnknownPages(t *testing.T) {
+	k := startKino(t, httpapitest.Options{})
+	for _, c := range []struct {
+		path, accept string
+		html         bool
+	}{
+		{"/nope", "text/html,application/xhtml+xml", true},
+		{"/videos/x/y", "text/html", true},
+		{"/nope", "", false},
+		{"/nope", "application/json", false},
+		{"/v1/nope", "text/html", false},
+		{"/cdn/nope", "text/html", false},
+		{"/auth/nope", "text/html", false},
+	} {
+		req, _ := http.NewRequest("GET", k.URL+c.path, nil)
+		if c.accept != "" {
+			req.Header.Set("Accept", c.accept)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		ct := resp.Header.Get("Content-Type")
+		if resp.StatusCode != 404 || strings.HasPrefix(ct, "text/html") != c.html {
+			t.Errorf("GET %s (Accept %q): %d %s", c.path, c.accept, resp.StatusCode, ct)
+		}
+		if c.html {
+			wantSecurityHeaders(t, c.path, resp.Header)
+			if !strings.Contains(string(b), "Not found") {
+				t.Errorf("GET %s: not a not-found page", c.path)
+			}
+		}
+	}
+}
