@@ -104,9 +104,15 @@ try {
   await ana.locator("[data-error]:not([hidden])").waitFor();
   await ana.fill("#email", cfg.userEmail);
   await ana.fill("#password", cfg.password);
-  await Promise.all([ana.waitForURL((u) => u.pathname === "/"), ana.click("button[type=submit]")]);
+  await Promise.all([ana.waitForURL((u) => u.pathname === "/"), ana.press("#password", "Enter")]);
   check(new URL(ana.url()).host === new URL(base).host, "login followed an open redirect: " + ana.url());
   await shot(ana, "videos-empty");
+  // The keyboard: the first Tab reaches the skip link, which leads to the main content.
+  await ana.reload();
+  await ana.keyboard.press("Tab");
+  check(await ana.evaluate(() => document.activeElement?.classList.contains("skip")), "the first Tab does not reach the skip link");
+  await ana.keyboard.press("Enter");
+  check(await ana.evaluate(() => document.activeElement?.id === "main"), "the skip link does not lead to the main content");
 
   step("create a collection");
   await ana.goto(base + "/collections");
