@@ -68,19 +68,21 @@ func TestPagesRender(t *testing.T) {
 		t.Fatalf("%d cases for %d pages", len(cases), len(pageNames))
 	}
 	for _, c := range cases {
-		for i, data := range []any{c.empty, c.full} {
-			for _, who := range []identity{{}, me} {
-				w := httptest.NewRecorder()
-				d.render(w, httptest.NewRequest("GET", "/", nil), 200, c.page, view{Title: evil, Me: who, Data: data})
-				body := w.Body.String()
-				if w.Code != 200 || !strings.Contains(body, `<main id="main"`) || !strings.Contains(body, "</html>") {
-					t.Fatalf("%s (data %d): %d\n%s", c.page, i, w.Code, body)
-				}
-				if strings.Contains(body, evil) {
-					t.Fatalf("%s (data %d) shows an unescaped string:\n%s", c.page, i, body)
+		t.Run(c.page, func(t *testing.T) {
+			for i, data := range []any{c.empty, c.full} {
+				for _, who := range []identity{{}, me} {
+					w := httptest.NewRecorder()
+					d.render(w, httptest.NewRequest("GET", "/", nil), 200, c.page, view{Title: evil, Me: who, Data: data})
+					body := w.Body.String()
+					if w.Code != 200 || !strings.Contains(body, `<main id="main"`) || !strings.Contains(body, "</html>") {
+						t.Fatalf("data %d: %d\n%s", i, w.Code, body)
+					}
+					if strings.Contains(body, evil) {
+						t.Fatalf("data %d shows an unescaped string:\n%s", i, body)
+					}
 				}
 			}
-		}
+		})
 	}
 }
 
