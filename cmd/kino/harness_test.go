@@ -352,6 +352,16 @@ func (h *harness) mediaEntries() (videos []string, incoming []string) {
 			h.t.Fatal(err)
 		}
 		for _, e := range in {
+			if dir == ".tus" && e.IsDir() { // one directory per node: what lies in it counts
+				sub, err := os.ReadDir(filepath.Join(root, dir, e.Name()))
+				if err != nil {
+					h.t.Fatal(err)
+				}
+				for _, f := range sub {
+					incoming = append(incoming, filepath.Join(dir, e.Name(), f.Name()))
+				}
+				continue
+			}
 			incoming = append(incoming, filepath.Join(dir, e.Name()))
 		}
 	}

@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -627,6 +630,10 @@ func (m *Main) serveHTTP(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	tus, err := tusDir(m.Data)
+	if err != nil {
+		return err
+	}
 	api, err := httpapi.New(httpapi.Config{
 		Store: m.store, DB: m.db, Projector: m.projector, Media: m.media, Progress: m.progress,
 		Webhooks: webhook.Tester{Store: m.store}, Redeliver: webhook.Redeliverer{Store: m.store, CDNURL: m.CDNURL},
@@ -636,7 +643,7 @@ func (m *Main) serveHTTP(ctx context.Context) error {
 		MaxUploads: m.MaxUploads, UploadIdleTimeout: m.UploadIdleTimeout, AuthFailuresPerMinute: m.AuthFailuresPerMinute,
 		TrustedProxies: m.TrustedProxies, FrameAncestors: m.FrameAncestors, Limits: m.limits,
 		EventServer: m.eventServer(), DiskDirs: []string{m.Data, filepath.Join(m.Data, "media")}, DiskReserve: m.DiskReserve, MaxReadLag: m.MaxReadLag,
-		TusDir: filepath.Join(m.Data, "media", ".tus"), TusExpiry: m.TusExpiry, BaseURL: m.publicBase, DirectUploads: direct,
+		TusDir: tus, TusExpiry: m.TusExpiry, BaseURL: m.publicBase, DirectUploads: direct,
 		Users: m.users, PublicURL: strings.TrimSuffix(m.BaseURL, "/v1"),
 	})
 	if err != nil {
@@ -661,6 +668,30 @@ func (m *Main) serveHTTP(ctx context.Context) error {
 	go func() { m.httpDone <- m.http.Serve(m.listener) }()
 	log.Info("kino serving", "api", m.BaseURL, "cdn", m.CDNURL, "listen", m.listener.Addr().String(), "nats", eventstore.RedactURL(m.natsURL))
 	return nil
+}
+
+// tusDir is this node's directory of unfinished tus uploads: under the
+// media directory, so the last byte commits with a rename, in a
+// subdirectory named by this node's id (<data>/node-id, made on the first
+// start), so nodes that share a media directory never touch each other's
+// partial uploads, nor sweep them at start.
+func tusDir(data string) (string, error) {
+	path := filepath.Join(data, "node-id")
+	b, err := os.ReadFile(path)
+	id := strings.TrimSpace(string(b))
+	if errors.Is(err, fs.ErrNotExist) {
+		raw := make([]byte, 8)
+		_, _ = rand.Read(raw)
+		id = hex.EncodeToString(raw)
+		err = os.WriteFile(path, []byte(id+"\n"), 0o600)
+	}
+	if err != nil {
+		return "", fmt.Errorf("node id: %w", err)
+	}
+	if len(id) != 16 || strings.Trim(id, "0123456789abcdef") != "" {
+		return "", fmt.Errorf("node id: %s holds %q, not 16 hex digits (remove it to make a new one; unfinished tus uploads of the old id are then lost)", path, id)
+	}
+	return filepath.Join(data, "media", ".tus", id), nil
 }
 
 // eventServer is the embedded server's health for the API, nil (not a

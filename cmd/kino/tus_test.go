@@ -372,3 +372,31 @@ func (zeroReader) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
 }
+
+// Each node keeps its unfinished tus uploads in a directory of its own
+// under the media directory, named by an id kept in its data directory:
+// the same across restarts, another for another node sharing the media.
+func TestTusDirIsPerNode(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	dirA, err := tusDir(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := tusDir(a)
+	if err != nil || again != dirA {
+		t.Fatalf("tusDir changed across calls: %q %q %v", dirA, again, err)
+	}
+	dirB, err := tusDir(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Base(dirA) == filepath.Base(dirB) || filepath.Dir(dirA) != filepath.Join(a, "media", ".tus") {
+		t.Fatalf("tus directories %q and %q", dirA, dirB)
+	}
+	if err := os.WriteFile(filepath.Join(a, "node-id"), []byte("../../etc\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tusDir(a); err == nil {
+		t.Fatal("a node id that is not 16 hex digits was accepted")
+	}
+}

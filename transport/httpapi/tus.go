@@ -205,6 +205,12 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 	if id == "" {
 		id = s.cfg.Store.NewID()
 	}
+	if withBody { // held from before the upload exists: no PATCH can slip in
+		if !s.tus.lock(id) {
+			return domain.E("upload video", domain.Conflict, "the upload is busy")
+		}
+		defer s.tus.unlock(id)
+	}
 	now := s.cfg.Now()
 	u := tusUpload{ID: id, Account: c.Account, Collection: slug, Filename: filename, Ext: ext,
 		Length: length, MaxSize: c.Limits.MaxUploadBytes, Metadata: metaRaw, Direct: cr.direct,
@@ -215,10 +221,6 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 	logger(r, s.cfg.Log).Info("resumable upload created", "video_id", id, "bytes", length, "collection", slug, "direct", cr.direct != "")
 	w.Header().Set("Location", s.tusLocation(id, cr.token))
 	if withBody {
-		if !s.tus.lock(id) { // nobody knows the id yet: always free
-			return domain.E("upload video", domain.Conflict, "the upload is busy")
-		}
-		defer s.tus.unlock(id)
 		if u, err = s.writeChunk(w, r, u); err != nil {
 			if !interrupted(err) {
 				// Refused (not a video, a bad checksum...): the client
