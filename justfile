@@ -40,7 +40,7 @@ ensure-browser:
         npm ci --prefix cmd/kino/testdata/browser --no-audit --no-fund >/dev/null
     fi
 
-# Install hls.js from npm (transport/httpapi/web, lock file pinned) and copy it where go:embed builds it into kino's /play.
+# Install hls.js and tus-js-client from npm (transport/httpapi/web and transport/dashboard/web, lock files pinned) and copy them where go:embed builds them into kino (/play and the dashboard).
 assets:
     #!/usr/bin/env bash
     set -euo pipefail
@@ -49,6 +49,11 @@ assets:
         npm ci --prefix $web --no-audit --no-fund >/dev/null
     fi
     cp $web/node_modules/hls.js/dist/hls.min.js transport/httpapi/assets/hls.min.js
+    web=transport/dashboard/web
+    if [ ! -f $web/node_modules/tus-js-client/dist/tus.min.js ] || [ $web/package-lock.json -nt $web/node_modules/.package-lock.json ]; then
+        npm ci --prefix $web --no-audit --no-fund >/dev/null
+    fi
+    cp $web/node_modules/tus-js-client/dist/tus.min.js transport/dashboard/assets/tus.min.js
 
 # Build the kino binary into ./bin (player assets included).
 build: assets

@@ -35,6 +35,9 @@ const (
 	Gone               // the thing existed but has expired (410)
 	PreconditionFailed // a protocol precondition of the request does not hold (412: Tus-Resumable)
 	ChecksumMismatch   // the data does not match the checksum sent with it (tus: 460)
+	// Appended for issue 13 (people and sessions).
+	LoginFailed   // an email and password that do not match a user (401)
+	LoginRequired // no session, or one that ended (401)
 )
 
 func (k Kind) String() string {
@@ -79,6 +82,10 @@ func (k Kind) String() string {
 		return "precondition failed"
 	case ChecksumMismatch:
 		return "checksum mismatch"
+	case LoginFailed:
+		return "login failed"
+	case LoginRequired:
+		return "login required"
 	}
 	return "other"
 }

@@ -150,6 +150,8 @@ func TestKindString(t *testing.T) {
 		{name: "gone", kind: domain.Gone, num: 18, want: "gone"},
 		{name: "precondition failed", kind: domain.PreconditionFailed, num: 19, want: "precondition failed"},
 		{name: "checksum mismatch", kind: domain.ChecksumMismatch, num: 20, want: "checksum mismatch"},
+		{name: "login failed", kind: domain.LoginFailed, num: 21, want: "login failed"},
+		{name: "login required", kind: domain.LoginRequired, num: 22, want: "login required"},
 		{name: "unknown number", kind: domain.Kind(200), num: 200, want: "other"},
 	}
 	for _, tc := range tests {

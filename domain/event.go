@@ -243,6 +243,11 @@ var registry = map[string]eventSpec{
 	TypeDeliverySucceeded:   {version: 1, decode: decodeAs[DeliverySucceeded], current: decodeCurrent[DeliverySucceeded]},
 	TypeDeliveryFailed:      {version: 1, decode: decodeAs[DeliveryFailed], current: decodeCurrent[DeliveryFailed]},
 	TypeDeliveryRedelivered: {version: 1, decode: decodeAs[DeliveryRedelivered], current: decodeCurrent[DeliveryRedelivered]},
+
+	TypeUserCreated:        {version: 1, decode: decodeAs[UserCreated], current: decodeCurrent[UserCreated]},
+	TypePasswordLinkIssued: {version: 1, decode: decodeAs[PasswordLinkIssued], current: decodeCurrent[PasswordLinkIssued]},
+	TypePasswordSet:        {version: 1, decode: decodeAs[PasswordSet], current: decodeCurrent[PasswordSet]},
+	TypeUserRemoved:        {version: 1, decode: decodeAs[UserRemoved], current: decodeCurrent[UserRemoved]},
 }
 
 // EventTypes lists every registered event type with its current version.

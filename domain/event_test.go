@@ -122,6 +122,26 @@ var samples = map[string]sample{
 		payload:     domain.WebhookDeleted{Account: "acme"},
 		v1:          `{"id":"01JFIXTURE0000000000000001","type":"WebhookDeleted","version":1,"aggregate":"webhook","aggregateId":"01JHOOK000000000000000000A","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme"}}`,
 	},
+	domain.TypeUserCreated: {
+		aggregateID: userKey,
+		payload:     userCreated,
+		v1:          `{"id":"01JFIXTURE0000000000000001","type":"UserCreated","version":1,"aggregate":"user","aggregateId":"0123456789abcdef0123456789abcdef","occurredAt":"2026-01-02T03:04:05.006Z","data":{"userId":"01JUSER0000000000000000001","email":"ada@example.com","account":"acme","linkHash":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","linkExpiresAt":"2026-01-03T03:04:05.006Z"}}`,
+	},
+	domain.TypePasswordLinkIssued: {
+		aggregateID: userKey,
+		payload:     domain.PasswordLinkIssued{UserID: userID, LinkHash: hashB, LinkExpiresAt: linkExpiry},
+		v1:          `{"id":"01JFIXTURE0000000000000001","type":"PasswordLinkIssued","version":1,"aggregate":"user","aggregateId":"0123456789abcdef0123456789abcdef","occurredAt":"2026-01-02T03:04:05.006Z","data":{"userId":"01JUSER0000000000000000001","linkHash":"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb","linkExpiresAt":"2026-01-03T03:04:05.006Z"}}`,
+	},
+	domain.TypePasswordSet: {
+		aggregateID: userKey,
+		payload:     domain.PasswordSet{UserID: userID, Hash: pwHash, LinkHash: hashB},
+		v1:          `{"id":"01JFIXTURE0000000000000001","type":"PasswordSet","version":1,"aggregate":"user","aggregateId":"0123456789abcdef0123456789abcdef","occurredAt":"2026-01-02T03:04:05.006Z","data":{"userId":"01JUSER0000000000000000001","hash":"$argon2id$v=19$m=47104,t=1,p=1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g","linkHash":"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"}}`,
+	},
+	domain.TypeUserRemoved: {
+		aggregateID: userKey,
+		payload:     domain.UserRemoved{UserID: userID},
+		v1:          `{"id":"01JFIXTURE0000000000000001","type":"UserRemoved","version":1,"aggregate":"user","aggregateId":"0123456789abcdef0123456789abcdef","occurredAt":"2026-01-02T03:04:05.006Z","data":{"userId":"01JUSER0000000000000000001"}}`,
+	},
 }
 
 const fixtureID = "01JFIXTURE0000000000000001"

@@ -222,9 +222,24 @@ func permissions(role string) *server.Permissions {
 				"$O." + MediaBucket + ".>",
 				"$JS.API.STREAM.PURGE." + mediaStream,
 				"_INBOX.>",
-			}},
+			}, Deny: workerDenied()},
 			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>", jobsReady + ">", "video.*." + domain.TypeVideoDeleted}},
 		}
 	}
 	return nil
+}
+
+// workerDenied: what the allowed direct and message gets above would
+// otherwise let a worker read: the sessions (by the hashes of their ids:
+// who is logged in, from when) and the keys' last use.
+func workerDenied() []string {
+	var deny []string
+	for _, b := range []string{SessionsBucket, KeyUsageBucket} {
+		stream := "KV_" + b
+		deny = append(deny,
+			"$JS.API.DIRECT.GET."+stream, "$JS.API.DIRECT.GET."+stream+".>",
+			"$JS.API.STREAM.MSG.GET."+stream, "$JS.API.STREAM.INFO."+stream,
+			"$KV."+b+".>")
+	}
+	return deny
 }

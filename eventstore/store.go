@@ -19,7 +19,7 @@ import (
 const StreamName = "KINO_EVENTS"
 
 // Subjects of the event stream: <aggregate>.<id>.<EventType>.
-var Subjects = []string{"video.>", "collection.>", "account.>", "webhook.>"}
+var Subjects = []string{"video.>", "collection.>", "account.>", "webhook.>", "user.>"}
 
 // Config tunes a Store. Zero values are filled by validate.
 type Config struct {

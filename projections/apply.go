@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -91,11 +92,72 @@ func apply(b *batch, e domain.Event) error {
 		a.Plan = d.Plan
 		return putJSON(b, []byte(e.AggregateID), a)
 	case domain.KeyIssued:
+		if err := tx.Bucket(bKeysByAcct).Put(key(e.AggregateID, d.KeyID), []byte(d.Hash)); err != nil {
+			return err
+		}
 		return putJSON(tx.Bucket(bKeys), []byte(d.Hash), Key{
-			ID: d.KeyID, Account: e.AggregateID, Hash: d.Hash, Label: d.Label, CreatedAt: e.OccurredAt,
+			ID: d.KeyID, Account: e.AggregateID, Hash: d.Hash, Prefix: d.Prefix, Label: d.Label, CreatedAt: e.OccurredAt,
 		})
 	case domain.KeyRevoked:
+		if err := tx.Bucket(bKeysByAcct).Delete(key(e.AggregateID, d.KeyID)); err != nil {
+			return err
+		}
 		return tx.Bucket(bKeys).Delete([]byte(d.Hash))
+
+	case domain.UserCreated:
+		u := User{ID: d.UserID, Key: e.AggregateID, Email: d.Email, Account: d.Account, Operator: d.Operator,
+			LinkHash: d.LinkHash, LinkExpiresAt: d.LinkExpiresAt, CreatedAt: e.OccurredAt}
+		if err := tx.Bucket(bUserEmails).Put([]byte(d.Email), []byte(d.UserID)); err != nil {
+			return err
+		}
+		if d.Account != "" {
+			if err := tx.Bucket(bUserAccts).Put(key(d.Account, d.UserID), []byte(d.UserID)); err != nil {
+				return err
+			}
+		}
+		if err := tx.Bucket(bUserLinks).Put([]byte(d.LinkHash), []byte(d.UserID)); err != nil {
+			return err
+		}
+		return putJSON(tx.Bucket(bUsers), []byte(d.UserID), u)
+	case domain.PasswordLinkIssued:
+		return changeUser(tx, d.UserID, func(u *User) error {
+			if u.LinkHash != "" {
+				if err := tx.Bucket(bUserLinks).Delete([]byte(u.LinkHash)); err != nil {
+					return err
+				}
+			}
+			u.LinkHash, u.LinkExpiresAt = d.LinkHash, d.LinkExpiresAt
+			return tx.Bucket(bUserLinks).Put([]byte(d.LinkHash), []byte(u.ID))
+		})
+	case domain.PasswordSet:
+		return changeUser(tx, d.UserID, func(u *User) error {
+			u.PasswordSet = true
+			u.PasswordGen++
+			if d.LinkHash != "" && d.LinkHash == u.LinkHash {
+				u.LinkHash, u.LinkExpiresAt = "", time.Time{}
+				return tx.Bucket(bUserLinks).Delete([]byte(d.LinkHash))
+			}
+			return nil
+		})
+	case domain.UserRemoved:
+		u, ok, err := getJSON[User](tx.Bucket(bUsers), []byte(d.UserID))
+		if err != nil || !ok {
+			return err
+		}
+		if u.LinkHash != "" {
+			if err := tx.Bucket(bUserLinks).Delete([]byte(u.LinkHash)); err != nil {
+				return err
+			}
+		}
+		if u.Account != "" {
+			if err := tx.Bucket(bUserAccts).Delete(key(u.Account, u.ID)); err != nil {
+				return err
+			}
+		}
+		if err := tx.Bucket(bUserEmails).Delete([]byte(u.Email)); err != nil {
+			return err
+		}
+		return tx.Bucket(bUsers).Delete([]byte(u.ID))
 
 	case domain.WebhookSubscribed:
 		return putJSON(tx.Bucket(bWebhooks), key(d.Account, e.AggregateID), Webhook{
@@ -134,6 +196,19 @@ func apply(b *batch, e domain.Event) error {
 		})
 	}
 	return nil
+}
+
+// changeUser applies change to a live user.
+func changeUser(tx *bolt.Tx, id string, change func(*User) error) error {
+	b := tx.Bucket(bUsers)
+	u, ok, err := getJSON[User](b, []byte(id))
+	if err != nil || !ok {
+		return err
+	}
+	if err := change(&u); err != nil {
+		return err
+	}
+	return putJSON(b, []byte(id), u)
 }
 
 // writes collects a batch's puts and deletes per bucket, to apply them in

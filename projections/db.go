@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -13,6 +14,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // Bucket names. Index keys end in the 8-byte big-endian stream sequence of
@@ -23,19 +25,32 @@ var (
 	bByAccount   = []byte("videos_by_account") // account 0 seq -> id
 	bByColl      = []byte("videos_by_collection")
 	bByStatus    = []byte("videos_by_status")
-	bCollections = []byte("collections")  // account 0 slug -> Collection
-	bAccounts    = []byte("accounts")     // slug -> Account
-	bKeys        = []byte("keys")         // sha256 hex -> Key
-	bWebhooks    = []byte("webhooks")     // account 0 id -> Webhook
-	bDeliveries  = []byte("deliveries")   // webhook id 0 seq -> Delivery
-	bUsage       = []byte("usage")        // account -> Usage
-	bRedelivered = []byte("redeliveries") // webhook id 0 delivery id -> Redelivery
+	bCollections = []byte("collections")      // account 0 slug -> Collection
+	bAccounts    = []byte("accounts")         // slug -> Account
+	bKeys        = []byte("keys")             // sha256 hex -> Key
+	bWebhooks    = []byte("webhooks")         // account 0 id -> Webhook
+	bDeliveries  = []byte("deliveries")       // webhook id 0 seq -> Delivery
+	bUsage       = []byte("usage")            // account -> Usage
+	bRedelivered = []byte("redeliveries")     // webhook id 0 delivery id -> Redelivery
+	bKeysByAcct  = []byte("keys_by_account")  // account 0 key id -> sha256 hex
+	bUsers       = []byte("users")            // id -> User
+	bUserEmails  = []byte("users_by_email")   // normalised email -> id
+	bUserAccts   = []byte("users_by_account") // account 0 id -> id
+	bUserLinks   = []byte("users_by_link")    // set-password link sha256 hex -> id
 
 	allBuckets = [][]byte{bMeta, bVideos, bByAccount, bByColl, bByStatus, bCollections, bAccounts, bKeys, bWebhooks, bDeliveries,
-		bUsage, bRedelivered}
+		bUsage, bRedelivered, bKeysByAcct, bUsers, bUserEmails, bUserAccts, bUserLinks}
 
 	kCheckpoint = []byte("checkpoint")
+	kSchema     = []byte("schema")
 )
+
+// schema is the version of the read models' layout. A file written by an
+// older layout (none recorded: 1) is emptied when opened, and the
+// projector fills it again from sequence 1: version 2 added the keys'
+// prefixes and the account index of keys, and the users, which the
+// records of an older file lack.
+const schema = 2
 
 // DB is the bbolt file holding every read model. A rebuild replaces the
 // file underneath while the DB keeps answering: every transaction holds mu
@@ -84,6 +99,13 @@ func openDB(path string, timeout time.Duration) (*DB, error) {
 		return nil, fmt.Errorf("open read models %s: %w", path, err)
 	}
 	err = b.Update(func(tx *bolt.Tx) error {
+		if m := tx.Bucket(bMeta); m != nil && readSchema(tx) < schema {
+			for _, name := range allBuckets {
+				if err := tx.DeleteBucket(name); err != nil && !errors.Is(err, bolterrors.ErrBucketNotFound) {
+					return err
+				}
+			}
+		}
 		// A file written before per-account usage was kept has videos
 		// but no usage: counted once from the videos, as applying their
 		// events would have counted them.
@@ -94,9 +116,13 @@ func openDB(path string, timeout time.Duration) (*DB, error) {
 			}
 		}
 		if backfill {
-			return backfillUsage(tx)
+			if err := backfillUsage(tx); err != nil {
+				return err
+			}
 		}
-		return nil
+		var v [8]byte
+		binary.BigEndian.PutUint64(v[:], schema)
+		return tx.Bucket(bMeta).Put(kSchema, v[:])
 	})
 	if err != nil {
 		_ = b.Close()
@@ -140,6 +166,14 @@ func (db *DB) Checkpoint() (uint64, error) {
 		return nil
 	})
 	return seq, err
+}
+
+// readSchema is the layout version of the file (1 when none is recorded).
+func readSchema(tx *bolt.Tx) uint64 {
+	if v := tx.Bucket(bMeta).Get(kSchema); len(v) == 8 {
+		return binary.BigEndian.Uint64(v)
+	}
+	return 1
 }
 
 func readCheckpoint(tx *bolt.Tx) uint64 {
@@ -444,6 +478,27 @@ func (db *DB) DeliveryAttempts(webhookID, deliveryID string) ([]Delivery, error)
 	return out, err
 }
 
+// Keys lists an account's live keys, by id (oldest first: ids are ULIDs).
+func (db *DB) Keys(account string) ([]Key, error) {
+	out := []Key{}
+	prefix := append(key(account), 0)
+	err := db.view(func(tx *bolt.Tx) error {
+		keys := tx.Bucket(bKeys)
+		c := tx.Bucket(bKeysByAcct).Cursor()
+		for k, hash := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, hash = c.Next() {
+			v, ok, err := getJSON[Key](keys, hash)
+			if err != nil {
+				return err
+			}
+			if ok {
+				out = append(out, v)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
 // Redelivered tells whether a delivery of a webhook was sent again, and
 // as which.
 func (db *DB) Redelivered(webhookID, deliveryID string) (Redelivery, bool, error) {
@@ -454,4 +509,72 @@ func (db *DB) Redelivered(webhookID, deliveryID string) (Redelivery, bool, error
 		return err
 	})
 	return r, ok, err
+}
+
+// User returns a user by id.
+func (db *DB) User(id string) (User, bool, error) {
+	var u User
+	var ok bool
+	err := db.view(func(tx *bolt.Tx) (err error) {
+		u, ok, err = getJSON[User](tx.Bucket(bUsers), []byte(id))
+		return err
+	})
+	return u, ok, err
+}
+
+// UserByEmail returns the user with this normalised email.
+func (db *DB) UserByEmail(email string) (User, bool, error) {
+	return db.userBy(bUserEmails, email)
+}
+
+// UserByLink returns the user whose unused set-password link has this
+// SHA-256 (hex).
+func (db *DB) UserByLink(hash string) (User, bool, error) {
+	return db.userBy(bUserLinks, hash)
+}
+
+func (db *DB) userBy(index []byte, k string) (User, bool, error) {
+	var u User
+	var ok bool
+	err := db.view(func(tx *bolt.Tx) (err error) {
+		id := tx.Bucket(index).Get([]byte(k))
+		if id == nil {
+			return nil
+		}
+		u, ok, err = getJSON[User](tx.Bucket(bUsers), id)
+		return err
+	})
+	return u, ok, err
+}
+
+// Users lists the users of account by id, or every user (operators
+// included) when account is "".
+func (db *DB) Users(account string) ([]User, error) {
+	out := []User{}
+	err := db.view(func(tx *bolt.Tx) error {
+		users := tx.Bucket(bUsers)
+		if account == "" {
+			return users.ForEach(func(k, raw []byte) error {
+				var u User
+				if err := unmarshal(raw, &u); err != nil {
+					return fmt.Errorf("decode user %q: %w", k, err)
+				}
+				out = append(out, u)
+				return nil
+			})
+		}
+		prefix := append(key(account), 0)
+		c := tx.Bucket(bUserAccts).Cursor()
+		for k, id := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, id = c.Next() {
+			u, ok, err := getJSON[User](users, id)
+			if err != nil {
+				return err
+			}
+			if ok {
+				out = append(out, u)
+			}
+		}
+		return nil
+	})
+	return out, err
 }

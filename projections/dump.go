@@ -47,7 +47,7 @@ func Diff(a, b *DB, max int) ([]string, error) {
 					continue
 				}
 				show := func(v []byte) string { return string(v) }
-				if string(name) == string(bKeys) || string(name) == string(bWebhooks) {
+				if secretBucket(name) {
 					// Key hashes and signing secrets never leave the process.
 					show = func([]byte) string { return "(value not shown: it holds secrets)" }
 				}
@@ -75,6 +75,16 @@ func Diff(a, b *DB, max int) ([]string, error) {
 		})
 	})
 	return out, err
+}
+
+// secretBucket: the buckets whose values (key hashes, sealed signing
+// secrets, link hashes) Diff never shows.
+func secretBucket(name []byte) bool {
+	switch string(name) {
+	case string(bKeys), string(bWebhooks), string(bUsers), string(bUserLinks), string(bKeysByAcct):
+		return true
+	}
+	return false
 }
 
 // compareKeys orders keys as bbolt does, with nil (exhausted) last.

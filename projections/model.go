@@ -50,8 +50,25 @@ type Key struct {
 	ID        string    `json:"id"`
 	Account   string    `json:"account"`
 	Hash      string    `json:"hash"`
+	Prefix    string    `json:"prefix"` // the key's first characters, for people to recognise it
 	Label     string    `json:"label"`
 	CreatedAt time.Time `json:"createdAt"`
+}
+
+// User is a person who logs in to the dashboard (of Account) or to the
+// admin interface (Operator). The password hash stays in the event stream:
+// logins read the user's stream, never this model.
+type User struct {
+	ID            string    `json:"id"`
+	Key           string    `json:"key"` // the user's stream id (domain.UserKey)
+	Email         string    `json:"email"`
+	Account       string    `json:"account,omitempty"`
+	Operator      bool      `json:"operator,omitempty"`
+	PasswordSet   bool      `json:"passwordSet"`
+	PasswordGen   int       `json:"passwordGen"` // sessions are bound to one
+	LinkHash      string    `json:"linkHash,omitempty"`
+	LinkExpiresAt time.Time `json:"linkExpiresAt"`
+	CreatedAt     time.Time `json:"createdAt"`
 }
 
 // Webhook is a live webhook subscription. It keeps the signing secret only

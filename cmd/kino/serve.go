@@ -27,6 +27,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/dashboard"
 	"github.com/kino-video/kino/transport/httpapi"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/seal"
@@ -66,6 +67,11 @@ type Config struct {
 
 	NATSAuth      eventstore.Auth // credentials for NATSURL (the embedded server's are generated)
 	SecretKeyFile string          // key sealing webhook secrets; "" is <Data>/secret.key (or KINO_SECRET_KEY)
+
+	// Sessions of the dashboard and the admin interface: idle lifetime
+	// (--session-ttl) and absolute lifetime (--session-max-age).
+	SessionTTL    time.Duration
+	SessionMaxAge time.Duration
 
 	// Cluster makes the embedded NATS a node of a cluster (nil: alone);
 	// ReadyWait bounds the wait at start for its JetStream.
@@ -248,7 +254,7 @@ func newServeCmd() *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringVar(&cfg.Addr, "addr", env("KINO_ADDR", ":8080"), "HTTP listen address (env KINO_ADDR)")
 	fs.StringVar(&cfg.Data, "data", env("KINO_DATA", "./data"), "data directory (env KINO_DATA)")
-	fs.StringVar(&cfg.BaseURL, "base-url", env("KINO_BASE_URL", ""), "public API base ending in /v1, written in the start-up log, tus upload Locations and direct upload URLs (unset: Locations are paths and direct upload URLs name the request's Host) (env KINO_BASE_URL; default http://localhost:<port>/v1)")
+	fs.StringVar(&cfg.BaseURL, "base-url", env("KINO_BASE_URL", ""), "public API base ending in /v1: in the start-up log, tus upload Locations, direct upload URLs, the start of set-password links, and when https session cookies are Secure (unset: tus Locations are paths and direct upload URLs name the request's Host) (env KINO_BASE_URL; default http://localhost:<port>/v1)")
 	fs.StringVar(&cfg.CDNURL, "cdn-url", env("KINO_CDN_URL", ""), "public media base written into video records (env KINO_CDN_URL; default http://localhost:<port>/cdn)")
 	fs.StringVar(&cfg.NATSListen, "nats-listen", env("KINO_NATS_LISTEN", "127.0.0.1:4222"), "listen address of the embedded NATS server (env KINO_NATS_LISTEN)")
 	fs.StringVar(&cfg.NATSURL, "nats", env("KINO_NATS_URL", ""), "use this NATS server instead of embedding one, with the credentials of the --nats-* flags (env KINO_NATS_URL)")
@@ -275,6 +281,8 @@ func newServeCmd() *cobra.Command {
 	fs.IntVar(&cfg.AuthFailuresPerMinute, "auth-failures-per-minute", envInt("KINO_AUTH_FAILURES_PER_MINUTE", 60), "requests without a valid API key one client address may send in any minute; more get 429 (env KINO_AUTH_FAILURES_PER_MINUTE)")
 	fs.StringVar(&trustedProxies, "trusted-proxies", env("KINO_TRUSTED_PROXIES", ""), "comma-separated addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For names the client; empty: X-Forwarded-For is ignored (env KINO_TRUSTED_PROXIES)")
 	fs.StringVar(&frameAncestors, "play-frame-ancestors", env("KINO_PLAY_FRAME_ANCESTORS", ""), "origins (https://example.com, comma-separated) that may embed /play in a frame, besides kino itself (env KINO_PLAY_FRAME_ANCESTORS)")
+	fs.DurationVar(&cfg.SessionTTL, "session-ttl", envDuration("KINO_SESSION_TTL", eventstore.DefaultSessionTTL), "a dashboard or admin session unused for this long ends (env KINO_SESSION_TTL)")
+	fs.DurationVar(&cfg.SessionMaxAge, "session-max-age", envDuration("KINO_SESSION_MAX_AGE", eventstore.DefaultSessionMaxAge), "a session ends this long after its login, used or not (env KINO_SESSION_MAX_AGE)")
 	fs.StringVar(&cfg.LogLevel, "log-level", env("KINO_LOG_LEVEL", "info"), "debug, info, warn or error (env KINO_LOG_LEVEL)")
 	fs.StringVar(&maxFree, "max-upload-free", env("KINO_MAX_UPLOAD_FREE", "1GiB"), "largest upload on the free plan (env KINO_MAX_UPLOAD_FREE)")
 	fs.StringVar(&maxPro, "max-upload-pro", env("KINO_MAX_UPLOAD_PRO", "10GiB"), "largest upload on the pro plan (env KINO_MAX_UPLOAD_PRO)")
@@ -359,7 +367,8 @@ type Main struct {
 	natsAuth   eventstore.Auth // kino serve's credentials on it
 	limits     *eventstore.RateLimits
 	transcoder *transcoder.Transcoder // nil with --workers 0
-	DevKey     string                 // the key --dev created, if it created one
+	users      *eventstore.Users
+	DevKey     string // the key --dev created, if it created one
 	// publicBase is --base-url as given ("" when it was not: tus Locations
 	// are then paths, right behind any proxy).
 	publicBase string
@@ -473,7 +482,10 @@ func (m *Main) openStore(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m.limits, err = m.store.OpenRateLimits(ctx)
+	if m.limits, err = m.store.OpenRateLimits(ctx); err != nil {
+		return err
+	}
+	m.users, err = m.store.OpenUsers(ctx, eventstore.UsersConfig{SessionTTL: m.SessionTTL, SessionMaxAge: m.SessionMaxAge})
 	return err
 }
 
@@ -632,10 +644,19 @@ func (m *Main) serveHTTP(ctx context.Context) error {
 		TrustedProxies: m.TrustedProxies, FrameAncestors: m.FrameAncestors, Limits: m.limits,
 		EventServer: m.eventServer(), DiskDirs: []string{m.Data, filepath.Join(m.Data, "media")}, DiskReserve: m.DiskReserve, MaxReadLag: m.MaxReadLag,
 		TusDir: tus, TusExpiry: m.TusExpiry, BaseURL: m.publicBase, DirectUploads: direct,
+		Users: m.users, PublicURL: strings.TrimSuffix(m.BaseURL, "/v1"),
 	})
 	if err != nil {
 		return err
 	}
+	// The dashboard's pages, after the API's routes (exact paths: /v1, /cdn,
+	// /play, /assets, /auth stay the API's).
+	pages, err := dashboard.New(dashboard.Config{API: api.Router(), CDNURL: m.CDNURL, HLSJS: httpapi.PlayerAssetsBuilt(),
+		Log: log.With("component", "dashboard")})
+	if err != nil {
+		return err
+	}
+	pages.Register(api.Router())
 	m.start("tus-sweep", func(ctx context.Context) error { api.SweepUploads(ctx); return nil })
 	m.http = &http.Server{
 		Handler:           api.Handler(),

@@ -38,29 +38,21 @@ func (s *Server) adminRoutes() {
 	admin("/health", s.adminHealth, http.MethodGet)
 }
 
-// adminOnly lets through requests bearing kino's --admin-token (not an
-// account's API key); without a token configured the routes do not exist
-// (404). Wrong tokens count against the client address, as wrong API keys
-// do.
-func (s *Server) adminOnly(h handlerFunc) http.Handler {
-	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
-		if s.cfg.AdminToken == "" {
-			return errNotFound("route " + r.URL.Path)
-		}
-		if err := s.guardCredentials(w, r, func() error {
-			got, want := sha256.Sum256([]byte(bearer(r))), sha256.Sum256([]byte(s.cfg.AdminToken))
-			switch {
-			case bearer(r) == "":
-				return errMissingKey()
-			case subtle.ConstantTimeCompare(got[:], want[:]) != 1:
-				return domain.E("admin", domain.BadCredentials, "The admin token is invalid")
-			}
-			return nil
-		}); err != nil {
-			return err
-		}
-		return h(w, r)
-	})
+// adminOnly is the operator's guard: id's operatorOnly (an operator's
+// session, or kino's --admin-token as a Bearer value).
+func (s *Server) adminOnly(h handlerFunc) http.Handler { return s.operatorOnly(h) }
+
+// checkAdminToken checks the request's Bearer value against kino's
+// --admin-token, in constant time.
+func (s *Server) checkAdminToken(r *http.Request) error {
+	got, want := sha256.Sum256([]byte(bearer(r))), sha256.Sum256([]byte(s.cfg.AdminToken))
+	switch {
+	case bearer(r) == "":
+		return errMissingKey()
+	case s.cfg.AdminToken == "" || subtle.ConstantTimeCompare(got[:], want[:]) != 1:
+		return domain.E("admin", domain.BadCredentials, "The admin token is invalid")
+	}
+	return nil
 }
 
 // --- accounts ---

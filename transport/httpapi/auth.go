@@ -15,9 +15,11 @@ import (
 
 // caller is the authenticated account of a request.
 type caller struct {
-	Account string
-	Plan    domain.Plan
-	Limits  domain.Limits
+	Account  string
+	Plan     domain.Plan
+	Limits   domain.Limits
+	User     string // the logged-in user's id; "" for an API key
+	Operator bool   // an operator (on /v1/admin only)
 }
 
 func callerOf(r *http.Request) caller {
@@ -63,8 +65,26 @@ func (s *Server) guardCredentials(w http.ResponseWriter, r *http.Request, check 
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		var acct projections.Account
-		if err := s.guardCredentials(w, r, func() (err error) {
-			acct, err = s.account(w, r)
+		var user string
+		if r.Header.Get("Authorization") == "" && s.sessionID(r) != "" {
+			// A browser: the session of an account user, the same account's
+			// limits and handlers.
+			id, err := s.accountSession(r)
+			if err != nil {
+				return err
+			}
+			var ok bool
+			if acct, ok, err = s.cfg.DB.Account(id.Account); err != nil {
+				return err
+			} else if !ok {
+				return errLoginRequired("Your session has ended; log in again")
+			}
+			user = id.UserID
+		} else if err := s.guardCredentials(w, r, func() (err error) {
+			var k projections.Key
+			if acct, k, err = s.account(w, r); err == nil && s.cfg.Users != nil {
+				s.cfg.Users.KeyUsed(k.ID, s.cfg.Now())
+			}
 			return err
 		}); err != nil {
 			return err
@@ -83,7 +103,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			return domain.E("authenticate", domain.RateLimited,
 				"Too many requests; your plan allows %d per minute; retry after %d seconds", limits.RequestsPerMinute, wait)
 		}
-		c := caller{Account: acct.Slug, Plan: acct.Plan, Limits: limits}
+		c := caller{Account: acct.Slug, Plan: acct.Plan, Limits: limits, User: user}
 		ctx := context.WithValue(r.Context(), ctxAccount, c)
 		ctx = context.WithValue(ctx, ctxLog, logger(r, s.cfg.Log).With("account", acct.Slug))
 		next.ServeHTTP(w, r.WithContext(ctx))
@@ -91,26 +111,26 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	})
 }
 
-// account is the account of the request's API key.
-func (s *Server) account(w http.ResponseWriter, r *http.Request) (projections.Account, error) {
+// account is the account of the request's API key, and the key.
+func (s *Server) account(w http.ResponseWriter, r *http.Request) (projections.Account, projections.Key, error) {
 	key := bearer(r)
 	if key == "" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="kino"`)
-		return projections.Account{}, errMissingKey()
+		return projections.Account{}, projections.Key{}, errMissingKey()
 	}
 	k, ok, err := s.lookupKey(r.Context(), key)
 	if err != nil {
-		return projections.Account{}, err
+		return projections.Account{}, k, err
 	}
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="kino", error="invalid_token"`)
-		return projections.Account{}, errInvalidKey()
+		return projections.Account{}, k, errInvalidKey()
 	}
 	acct, ok, err := s.cfg.DB.Account(k.Account)
 	if err == nil && !ok { // a key always follows its account in the stream
 		err = errInvalidKey()
 	}
-	return acct, err
+	return acct, k, err
 }
 
 // tooManyFailures refuses a client address that sent too many requests

@@ -45,6 +45,8 @@ var kindStatus = map[domain.Kind]struct {
 	domain.Gone:                {http.StatusGone, "Gone"},
 	domain.PreconditionFailed:  {http.StatusPreconditionFailed, "Precondition failed"},
 	domain.ChecksumMismatch:    {statusChecksumMismatch, "Checksum mismatch"}, // tus 1.0 checksum extension
+	domain.LoginFailed:         {http.StatusUnauthorized, "Invalid credentials"},
+	domain.LoginRequired:       {http.StatusUnauthorized, "Unauthorized"},
 }
 
 func errMissingKey() error {

@@ -74,7 +74,7 @@ const genericMessage = "Something went wrong on our side; the error has been log
 
 // Every kind has an entry: a new kind without one would answer 500.
 func TestEveryKindHasAStatus(t *testing.T) {
-	for k := domain.Other; k <= domain.ChecksumMismatch; k++ {
+	for k := domain.Other; k <= domain.LoginRequired; k++ {
 		if _, ok := kindStatus[k]; !ok {
 			t.Errorf("kind %q (%d) has no status", k, k)
 		}

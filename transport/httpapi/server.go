@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -154,6 +155,18 @@ type Config struct {
 	// DirectUploads keeps direct upload URLs (eventstore.DirectUploads).
 	// Nil: POST /v1/uploads answers 503.
 	DirectUploads DirectUploadStore
+	// Users is the user service: logins, browser sessions, the keys' last
+	// use. Nil: /auth/* answer 503 and only API keys authenticate.
+	Users *eventstore.Users
+	// PublicURL is the site's public base (e.g. https://kino.example.com):
+	// set-password links start with it, and when it is https session
+	// cookies are Secure. Default: the request's own host.
+	PublicURL string
+	// LoginsPerAddress and LoginsPerUser bound login attempts per client
+	// address and per email tried, in any minute, across API nodes; more
+	// get 429. Defaults 20 and 10.
+	LoginsPerAddress int
+	LoginsPerUser    int
 }
 
 func (c *Config) validate() error {
@@ -200,6 +213,19 @@ func (c *Config) validate() error {
 		c.TusExpiry = 24 * time.Hour
 	}
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	if c.PublicURL != "" {
+		u, err := url.Parse(c.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("httpapi: public url %q is not a URL like https://kino.example.com", c.PublicURL)
+		}
+	}
+	if c.LoginsPerAddress <= 0 {
+		c.LoginsPerAddress = 20
+	}
+	if c.LoginsPerUser <= 0 {
+		c.LoginsPerUser = 10
+	}
 	return nil
 }
 
@@ -223,6 +249,10 @@ type Server struct {
 	openapi           []byte     // docs/openapi.yaml as JSON
 	csp               string     // Content-Security-Policy of /play
 	router            *mux.Router
+	// Logins: attempts per client address and per email; cross-origin
+	// checks of cookie-authenticated requests.
+	loginAddrs, loginUsers *limiter
+	cop                    *http.CrossOriginProtection
 }
 
 // New builds the API's routes.
@@ -243,7 +273,16 @@ func New(cfg Config) (*Server, error) {
 		uploads: uploadSlots{global: cfg.MaxUploads, perAccount: make(map[string]int),
 			ledger: cfg.Limits, node: hex.EncodeToString(node), now: cfg.Now, log: limitLog},
 		disk:   diskGuard{dirs: cfg.DiskDirs, reserve: cfg.DiskReserve, every: 8 << 20},
-		health: transitions{what: "healthy"}, readiness: transitions{what: "ready"}}
+		health: transitions{what: "healthy"}, readiness: transitions{what: "ready"},
+		loginAddrs: newSharedLimiter(cfg.Limits, "login-addr:", hex.EncodeToString(node), limitLog),
+		loginUsers: newSharedLimiter(cfg.Limits, "login-user:", hex.EncodeToString(node), limitLog),
+		cop:        http.NewCrossOriginProtection()}
+	if cfg.PublicURL != "" {
+		u, _ := url.Parse(cfg.PublicURL)
+		if err := s.cop.AddTrustedOrigin(u.Scheme + "://" + u.Host); err != nil {
+			return nil, fmt.Errorf("httpapi: public url: %w", err)
+		}
+	}
 	if s.csp, err = playCSP(cfg.CDNURL, cfg.FrameAncestors); err != nil {
 		return nil, err
 	}
@@ -327,7 +366,14 @@ func (s *Server) routes() {
 	r.Handle("/assets/{name}", s.handle(s.serveAsset)).Methods(http.MethodGet, http.MethodHead)
 	r.PathPrefix("/cdn/").Handler(s.handle(s.serveMedia)).Methods(http.MethodGet, http.MethodHead, http.MethodOptions)
 
+	r.Handle("/auth/login", s.handle(s.login)).Methods(http.MethodPost)
+	r.Handle("/auth/logout", s.handle(s.logout)).Methods(http.MethodPost)
+	r.Handle("/auth/me", s.handle(s.me)).Methods(http.MethodGet)
+	r.Handle("/auth/password", s.handle(s.setPassword)).Methods(http.MethodPost)
+
 	s.adminRoutes()
+	r.Handle("/v1/admin/users", s.operatorOnly(s.adminListUsers)).Methods(http.MethodGet)
+	r.Handle("/v1/admin/users", s.operatorOnly(s.adminCreateUser)).Methods(http.MethodPost)
 	r.Handle("/v1/openapi.json", s.handle(s.openAPI)).Methods(http.MethodGet)
 	// Every other /v1 route is authenticated with an API key. (A mux subrouter would answer 404
 	// instead of 405 for a known path with the wrong method.)
@@ -357,6 +403,10 @@ func (s *Server) routes() {
 	route("/account", s.getAccount, http.MethodGet)
 
 	s.uploadRoutes()
+
+	route("/keys", s.listKeys, http.MethodGet)
+	route("/keys", s.createKey, http.MethodPost)
+	route("/keys/{id}", s.revokeKey, http.MethodDelete)
 }
 
 // handle adapts a handler that returns an error.

@@ -1,0 +1,304 @@
+// Drives kino's dashboard in a real Chromium (Debian's) as its people do:
+// an account's user sets a password from the operator's link, logs in,
+// creates a collection, uploads a clip through the page and watches it
+// reach COMPLETED without reloading, plays it, creates a key (shown once),
+// uses it and revokes it, creates a webhook and sees a test delivery; the
+// operator creates an account and a user; the account's user gets 404 for
+// another account's pages. Each page is screenshotted at 1280x800 and
+// 390x844.
+// Usage: node dashboard.mjs '<json config>' (see dashboard_test.go)
+// Prints one JSON line of findings; exits 1 when a check fails.
+import { launch } from "./chromium.mjs";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+
+const cfg = JSON.parse(process.argv[2]);
+const base = cfg.url;
+const T = 120000; // generous: two cores shared with other work
+const result = { ok: false, step: "", shots: [], console: [], violations: [] };
+mkdirSync(cfg.shots, { recursive: true });
+
+const browser = await launch();
+
+async function newPage() {
+  const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  await ctx.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base }).catch(() => {});
+  const page = await ctx.newPage();
+  page.setDefaultTimeout(T);
+  page.on("console", (m) => { if (m.type() === "error") result.console.push(m.text()); });
+  page.on("pageerror", (e) => result.console.push("pageerror: " + e.message));
+  await page.addInitScript(() => {
+    document.addEventListener("securitypolicyviolation", (e) => {
+      window.kinoViolations = window.kinoViolations || [];
+      window.kinoViolations.push(e.violatedDirective + " " + e.blockedURI);
+    });
+  });
+  return page;
+}
+
+async function violations(page) {
+  const v = await page.evaluate(() => window.kinoViolations || []);
+  result.violations.push(...v);
+  // Accessibility basics: every control has a name, every image an alt,
+  // one h1, and the skip link leads to the main content.
+  const a11y = await page.evaluate(() => {
+    const out = [];
+    for (const el of document.querySelectorAll("input:not([type=hidden]), select, textarea")) {
+      if (!el.labels?.length && !el.getAttribute("aria-label") && !el.getAttribute("aria-labelledby")) out.push("unlabelled " + el.outerHTML.slice(0, 80));
+    }
+    for (const b of document.querySelectorAll("button, a[href]")) {
+      if (!b.textContent.trim() && !b.getAttribute("aria-label") && !b.querySelector("img[alt]:not([alt=''])") && b.getAttribute("aria-hidden") !== "true") out.push("nameless " + b.outerHTML.slice(0, 80));
+    }
+    for (const img of document.querySelectorAll("img:not([alt])")) out.push("no alt " + img.outerHTML.slice(0, 80));
+    if (document.querySelectorAll("h1").length !== 1) out.push(document.querySelectorAll("h1").length + " h1 elements");
+    if (!document.querySelector("a.skip[href='#main']") || !document.getElementById("main")) out.push("no skip link to #main");
+    if (document.documentElement.scrollWidth > window.innerWidth + 1) out.push("wider than the viewport: " + document.documentElement.scrollWidth);
+    return out.map((m) => location.pathname + ": " + m);
+  });
+  result.a11y = (result.a11y || []).concat(a11y);
+}
+
+// shot screenshots the page at both sizes.
+async function shot(page, name, { keepScroll = false } = {}) {
+  await violations(page);
+  if (!keepScroll) await page.evaluate(() => window.scrollTo(0, 0));
+  for (const [w, h, tag] of [[1280, 800, "desktop"], [390, 844, "mobile"]]) {
+    await page.setViewportSize({ width: w, height: h });
+    if (tag === "mobile") await violations(page); // no sideways scrolling on a phone
+    const file = join(cfg.shots, `${name}-${tag}.png`);
+    await page.screenshot({ path: file });
+    result.shots.push(file);
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
+}
+
+function step(name) { result.step = name; }
+function check(cond, msg) { if (!cond) throw new Error(msg); }
+
+async function setPassword(page, link, password) {
+  await page.goto(link);
+  await page.fill("#password", password);
+  await Promise.all([page.waitForURL((u) => !u.pathname.startsWith("/password")), page.click("button[type=submit]")]);
+}
+
+try {
+  const ana = await newPage();
+
+  step("logged out: a page redirects to /login with next");
+  let resp = await ana.goto(base + "/keys");
+  check(new URL(ana.url()).pathname === "/login" && new URL(ana.url()).searchParams.get("next") === "/keys", "not redirected to /login?next=/keys: " + ana.url());
+  check((resp.headers()["content-security-policy"] || "").includes("frame-ancestors 'none'"), "no strict CSP on /login");
+  await shot(ana, "login");
+
+  step("set password from the link");
+  await ana.goto(cfg.userLink);
+  await shot(ana, "password");
+  await setPassword(ana, cfg.userLink, cfg.password);
+
+  step("log out and in again");
+  await Promise.all([ana.waitForURL((u) => u.pathname === "/login"), ana.click("text=Log out")]);
+  await ana.goto(base + "/login?next=" + encodeURIComponent("//evil.example/"));
+  await ana.fill("#email", "nobody@example.com");
+  await ana.fill("#password", "wrong password here");
+  await ana.click("button[type=submit]");
+  await ana.locator("[data-error]:not([hidden])").waitFor();
+  await ana.fill("#email", cfg.userEmail);
+  await ana.fill("#password", cfg.password);
+  await Promise.all([ana.waitForURL((u) => u.pathname === "/"), ana.press("#password", "Enter")]);
+  check(new URL(ana.url()).host === new URL(base).host, "login followed an open redirect: " + ana.url());
+  await shot(ana, "videos-empty");
+  // The keyboard: the first Tab reaches the skip link, which leads to the main content.
+  await ana.reload();
+  await ana.keyboard.press("Tab");
+  check(await ana.evaluate(() => document.activeElement?.classList.contains("skip")), "the first Tab does not reach the skip link");
+  await ana.keyboard.press("Enter");
+  check(await ana.evaluate(() => document.activeElement?.id === "main"), "the skip link does not lead to the main content");
+
+  step("create a collection");
+  await ana.goto(base + "/collections");
+  await ana.fill("#c-name", "Demo clips");
+  check(await ana.inputValue("#c-slug") === "demo-clips", "the slug did not follow the name");
+  await ana.click("text=Create collection");
+  await ana.locator("tr[data-collection=demo-clips]").waitFor();
+  await shot(ana, "collections");
+
+  step("upload a clip through the page");
+  await ana.goto(base + "/upload");
+  await ana.selectOption("#collection", "demo-clips");
+  await ana.setInputFiles("#files", cfg.clip);
+  await ana.locator("#uploads li.upload").waitFor();
+  await ana.waitForFunction(() => {
+    const li = document.querySelector("#uploads li.upload");
+    return li && (li.dataset.done === "true" || li.dataset.failed === "true");
+  }, null, { timeout: T });
+  const up = await ana.evaluate(() => {
+    const li = document.querySelector("#uploads li.upload");
+    return { done: li.dataset.done, video: li.dataset.video, bar: li.querySelector("progress").value, text: li.textContent };
+  });
+  check(up.done === "true" && up.video && up.bar === 100, "the upload did not finish: " + JSON.stringify(up));
+  result.video = up.video;
+  await shot(ana, "upload");
+  // The videos list, opened in a second tab while kino processes the
+  // video, follows it to COMPLETED without reloading.
+  const list = await ana.context().newPage();
+  list.setDefaultTimeout(T);
+  await list.goto(base + "/");
+  await list.evaluate(() => { window.kinoNotReloaded = true; });
+  const row = `[data-video="${up.video}"]`;
+  result.statusSeenFirst = await list.getAttribute(row, "data-status");
+  // The upload page follows the video it uploaded: first PENDING or
+  // PROCESSING (it has just arrived), then COMPLETED, without reloading.
+  await ana.evaluate(() => { window.kinoNotReloaded = true; });
+  await ana.waitForFunction(() => document.querySelector("#uploads li.upload")?.dataset.status === "COMPLETED", null, { timeout: 240000 });
+  result.uploadStatuses = await ana.evaluate(() => document.querySelector("#uploads li.upload").dataset.seen);
+  check(await ana.evaluate(() => window.kinoNotReloaded === true), "the upload page reloaded");
+  check(/^(PENDING|PROCESSING)\b/.test(result.uploadStatuses) && result.uploadStatuses.endsWith("COMPLETED"),
+    "the upload page did not follow the video from processing to completed: " + result.uploadStatuses);
+  await shot(ana, "upload-done");
+
+  step("a collection holding a video is not deleted, and the page says why");
+  await ana.goto(base + "/collections");
+  await ana.click("tr[data-collection=demo-clips] >> text=Delete");
+  await ana.click("#confirm-ok");
+  await ana.locator("#flash:not([hidden])").waitFor();
+  result.refusedDelete = await ana.textContent("#flash");
+  check(await ana.locator("tr[data-collection=demo-clips]").count() === 1, "the collection went away");
+
+  step("the videos list reaches COMPLETED without reloading");
+  await list.waitForFunction((sel) => document.querySelector(sel)?.dataset.status === "COMPLETED", row, { timeout: 240000 });
+  check(await list.evaluate(() => window.kinoNotReloaded === true), "the videos page reloaded");
+  check((await list.textContent(row + " [data-cell=status]")).trim() === "Completed", "the badge did not say Completed");
+  await list.close();
+  await ana.goto(base + "/"); // thumbnails load on a fresh page
+  await ana.waitForFunction((sel) => { const i = document.querySelector(sel + " img"); return i && i.complete && i.naturalWidth > 0; }, row);
+  await shot(ana, "videos");
+  await ana.goto(base + "/?status=FAILED");
+  check(await ana.locator(row).count() === 0, "the status filter kept a COMPLETED video");
+  await ana.goto(base + "/?collection=demo-clips");
+  check(await ana.locator(row).count() === 1, "the collection filter lost the video");
+
+  step("play it");
+  await ana.goto(base + "/videos/" + up.video);
+  await ana.evaluate(() => { const v = document.getElementById("player"); v.muted = true; return v.play().catch(() => {}); });
+  await ana.waitForFunction(() => { const v = document.getElementById("player"); return v && v.currentTime > 0.5; }, null, { timeout: T });
+  result.hlsjs = await ana.evaluate(() => !!window.kinoPlayer);
+  check(result.hlsjs, "hls.js did not play it");
+  check(await ana.locator("#u-playlist").inputValue() !== "", "no playlist URL");
+  check(await ana.locator(".timeline li").count() >= 3, "the event timeline is short");
+  await ana.evaluate(() => document.getElementById("player").pause());
+  await shot(ana, "video");
+
+  step("create a key, use it, revoke it");
+  await ana.goto(base + "/keys");
+  await ana.fill("#k-label", "ci server");
+  await ana.click("text=Create key");
+  await ana.locator("#key-created:not([hidden])").waitFor();
+  const key = await ana.inputValue("#new-key-value");
+  check(key.length > 20, "no key shown");
+  await shot(ana, "key-created");
+  await ana.reload();
+  const html = await ana.content();
+  check(!html.includes(key), "the full key is shown again after a reload");
+  const prefix = await ana.textContent("tr[data-key] code");
+  check(key.startsWith(prefix.replace("…", "")), "the list does not show the key's prefix: " + prefix);
+  const use = await fetch(base + "/v1/videos", { headers: { Authorization: "Bearer " + key } });
+  check(use.status === 200, "the new key got " + use.status);
+  await shot(ana, "keys");
+  await ana.click("tr[data-key] >> text=Revoke");
+  await ana.locator("#confirm[open]").waitFor();
+  await shot(ana, "confirm");
+  await Promise.all([ana.waitForEvent("load"), ana.click("#confirm-ok")]);
+  const revoked = await fetch(base + "/v1/videos", { headers: { Authorization: "Bearer " + key } });
+  check(revoked.status === 401, "the revoked key got " + revoked.status);
+
+  step("create a webhook, send a test, see the delivery");
+  await ana.goto(base + "/webhooks");
+  await ana.fill("#w-url", cfg.receiver);
+  await ana.click("text=Create webhook");
+  await ana.locator("#hook-created:not([hidden])").waitFor();
+  check((await ana.inputValue("#new-secret")).length > 10, "no secret shown");
+  await Promise.all([ana.waitForURL(/\/webhooks\/[^/]+$/), ana.click("text=Open the webhook")]);
+  await ana.click("text=Send a test");
+  await ana.waitForFunction(() => {
+    const tr = document.querySelector("#deliveries tr[data-delivery]");
+    return tr && tr.textContent.includes("webhook.test") && tr.textContent.includes("delivered");
+  }, null, { timeout: T });
+  await shot(ana, "webhook");
+
+  step("a delivery that gave up is sent again");
+  await ana.goto(base + "/webhooks");
+  await ana.fill("#w-url", cfg.failingReceiver);
+  await ana.click("text=Create webhook");
+  await ana.locator("#hook-created:not([hidden])").waitFor();
+  await Promise.all([ana.waitForURL(/\/webhooks\/[^/]+$/), ana.click("text=Open the webhook")]);
+  await ana.click("text=Send a test");
+  await ana.locator("#deliveries button:has-text('Redeliver')").waitFor();
+  await ana.click("#deliveries button:has-text('Redeliver')");
+  await ana.waitForFunction(() => Array.from(document.querySelectorAll("#deliveries tr[data-delivery]")).some((tr) => tr.textContent.includes("delivered")), null, { timeout: T });
+  await shot(ana, "webhook-redelivered");
+  await ana.goto(base + "/webhooks");
+  await shot(ana, "webhooks");
+
+  step("usage");
+  resp = await ana.goto(base + "/usage");
+  check(resp.status() === 200, "/usage answered " + resp.status());
+  await shot(ana, "usage");
+
+  step("another account's pages are 404");
+  for (const p of ["/videos/" + cfg.other.video, "/keys/" + cfg.other.key, "/webhooks/" + cfg.other.webhook, "/admin"]) {
+    resp = await ana.goto(base + p);
+    check(resp.status() === 404, p + " answered " + resp.status());
+    check((await ana.textContent("h1")).includes("Not found"), p + " is not a not-found page");
+  }
+  await shot(ana, "not-found");
+  await violations(ana);
+
+  step("the operator creates an account and a user");
+  const op = await newPage();
+  await setPassword(op, cfg.operatorLink, cfg.password);
+  check(new URL(op.url()).pathname === "/admin", "the operator landed on " + op.url());
+  await op.locator("#health .stat").first().waitFor();
+  await op.fill("#a-slug", "gamma");
+  await op.selectOption("#a-plan", "pro");
+  await op.click("text=Create account");
+  await op.locator("tr[data-account=gamma]").waitFor();
+  await op.selectOption("#plan-gamma", "business");
+  await Promise.all([op.waitForEvent("load"), op.click("tr[data-account=gamma] >> text=Change")]);
+  check(await op.inputValue("#plan-gamma") === "business", "the plan did not change");
+  await op.fill("#u-email", "gil@gamma.example");
+  await op.selectOption("#u-account", "gamma");
+  await op.click("text=Create user");
+  await op.locator("#user-created:not([hidden])").waitFor();
+  const link = await op.inputValue("#new-link");
+  check(link.includes("/password?token="), "no set-password link: " + link);
+  await shot(op, "admin-user-link", { keepScroll: true });
+  await op.reload();
+  await op.locator("#health .stat").first().waitFor();
+  await shot(op, "admin");
+  await op.goto(base + "/admin/accounts/gamma");
+  await op.fill("#k-label", "gamma ops");
+  await op.click("text=Create key");
+  await op.locator("#key-created:not([hidden])").waitFor();
+  await shot(op, "admin-account");
+
+  step("the operator verifies the read models");
+  await op.goto(base + "/admin");
+  await op.click("text=Verify read models");
+  await op.waitForFunction(() => /^(Done|Failed)/.test(document.querySelector("[data-replay-text]")?.textContent || ""), null, { timeout: T });
+  result.verify = await op.textContent("[data-replay-text]");
+  check(result.verify.startsWith("Done"), "verify: " + result.verify);
+  await shot(op, "admin-verified");
+  await violations(op);
+
+  if (result.violations.length) throw new Error("CSP violations: " + result.violations.join("; "));
+  if (result.a11y.length) throw new Error("accessibility: " + [...new Set(result.a11y)].join("; "));
+  const refused = result.console.filter((m) => m.includes("Content Security Policy"));
+  if (refused.length) throw new Error("CSP refusals: " + refused.join("; "));
+  result.ok = true;
+} catch (e) {
+  result.error = e.message.split("\n").slice(0, 3).join(" ");
+} finally {
+  await browser.close();
+}
+console.log(JSON.stringify(result));
+process.exit(result.ok ? 0 : 1);

@@ -1,0 +1,498 @@
+// kino's dashboard: a little plain JS over server-rendered pages. It
+// writes only through kino's JSON API (same origin, the session cookie),
+// driven by data- attributes in the templates:
+//   form[data-api]      submits its fields as JSON (data-method, default POST);
+//                       data-result="<id>" shows the answer's fields in that
+//                       element ([data-field], once: keys and secrets),
+//                       data-redirect goes there, otherwise the page reloads.
+//   button[data-api]    the same for one action (data-confirm asks first;
+//                       data-then = a path, or refresh:<id> to refresh a region).
+//   [data-copy="<id>"]  copies that input's value.
+//   [data-refresh="s"]  an element (with an id) re-read from the page every s seconds.
+//   [data-live-videos]  the videos list: polls /v1/videos every 2 s while any
+//                       video is PENDING or PROCESSING, updating it in place.
+//   [data-live-video]   the video page: polls /v1/videos/{id} the same way.
+//   #player[data-src]   plays HLS natively or with hls.js.
+//   [data-uploader]     drag and drop, resumable uploads with tus-js-client.
+//   [data-replay]       starts a rebuild/verify of the read models and shows its progress.
+"use strict";
+
+(() => {
+  const $ = (sel, root = document) => root.querySelector(sel);
+  const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
+  const live = (s) => s === "PENDING" || s === "PROCESSING";
+  const title = (s) => (s ? s.charAt(0) + s.slice(1).toLowerCase() : "");
+
+  // api calls kino's JSON API; it resolves to the answer's body (or null)
+  // and rejects with the API's message.
+  async function api(method, path, body) {
+    const init = { method, headers: { Accept: "application/json" }, credentials: "same-origin" };
+    if (body !== undefined) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    let resp;
+    try {
+      resp = await fetch(path, init);
+    } catch (e) {
+      throw new Error("kino could not be reached: check your connection and try again.");
+    }
+    const text = await resp.text();
+    let data = null;
+    try { data = text ? JSON.parse(text) : null; } catch (e) { data = null; }
+    if (!resp.ok) {
+      if (resp.status === 401 && !path.startsWith("/auth/")) {
+        location.assign("/login?next=" + encodeURIComponent(location.pathname + location.search));
+      }
+      const err = new Error((data && data.message) || resp.status + " " + resp.statusText);
+      err.status = resp.status;
+      throw err;
+    }
+    return data;
+  }
+  window.kinoAPI = api;
+
+  function showError(el, msg) {
+    if (!el) el = $("#flash");
+    if (!el) return alert(msg);
+    el.classList.remove("ok");
+    el.textContent = msg;
+    el.hidden = false;
+    el.scrollIntoView({ block: "nearest" });
+  }
+
+  // localPath accepts a path on this site only.
+  const localPath = (p) => typeof p === "string" && p.startsWith("/") && !p.startsWith("//") && !p.includes("\\");
+
+  function fieldValue(obj, path) {
+    return path.split(".").reduce((o, k) => (o == null ? undefined : o[k]), obj);
+  }
+
+  function formBody(form) {
+    const body = {};
+    for (const el of form.elements) {
+      if (!el.name || el.disabled || el.type === "submit" || el.type === "button") continue;
+      const kind = el.dataset.json;
+      if (el.type === "checkbox") {
+        if (kind === "list") {
+          body[el.name] = body[el.name] || [];
+          if (el.checked) body[el.name].push(el.value);
+        } else if (el.checked || kind === "bool") {
+          body[el.name] = kind === "bool" ? el.checked : el.value;
+        }
+        continue;
+      }
+      if (el.value === "" && "omitEmpty" in el.dataset) continue;
+      body[el.name] = kind === "number" ? Number(el.value) : el.value;
+    }
+    if (body.operator === true) delete body.account;
+    if (body.operator === false) delete body.operator;
+    return body;
+  }
+
+  function showResult(id, data) {
+    const box = document.getElementById(id);
+    if (!box) return;
+    for (const el of $$("[data-field]", box)) {
+      const v = fieldValue(data, el.dataset.field);
+      if ("value" in el && el.tagName !== "BUTTON") el.value = v == null ? "" : v; else el.textContent = v == null ? "" : v;
+    }
+    for (const a of $$("[data-field-href]", box)) {
+      a.href = a.dataset.fieldHref.replace(/\{(\w+)\}/g, (_, k) => encodeURIComponent(data[k] ?? ""));
+    }
+    box.hidden = false;
+    box.focus();
+  }
+
+  document.addEventListener("submit", async (ev) => {
+    const form = ev.target.closest("form[data-api]");
+    if (!form) return;
+    ev.preventDefault();
+    const err = $("[data-error]", form);
+    if (err) err.hidden = true;
+    if (!form.checkValidity()) {
+      form.reportValidity();
+      return;
+    }
+    const button = $("button[type=submit], button:not([type])", form);
+    if (button) button.disabled = true;
+    try {
+      const data = await api(form.dataset.method || "POST", form.dataset.api, formBody(form));
+      if (form.dataset.result) {
+        showResult(form.dataset.result, data || {});
+        form.reset();
+      } else if (localPath(form.dataset.redirect)) {
+        location.assign(form.dataset.redirect);
+      } else if (data && localPath(data.redirect)) {
+        location.assign(data.redirect);
+      } else {
+        location.reload();
+      }
+    } catch (e) {
+      showError(err, e.message);
+    } finally {
+      if (button) button.disabled = false;
+    }
+  });
+
+  const dialog = () => document.getElementById("confirm");
+  function confirmAction(text) {
+    const d = dialog();
+    if (!d || typeof d.showModal !== "function") return Promise.resolve(window.confirm(text));
+    $("#confirm-text", d).textContent = text;
+    d.returnValue = "";
+    return new Promise((resolve) => {
+      d.addEventListener("close", () => resolve(d.returnValue === "ok"), { once: true });
+      d.showModal();
+      $("#confirm-ok", d).focus();
+    });
+  }
+
+  document.addEventListener("click", async (ev) => {
+    const copy = ev.target.closest("[data-copy]");
+    if (copy) {
+      const src = document.getElementById(copy.dataset.copy);
+      const text = src ? ("value" in src ? src.value : src.textContent) : "";
+      try {
+        await navigator.clipboard.writeText(text);
+      } catch (e) {
+        src.select();
+        document.execCommand("copy");
+      }
+      const was = copy.textContent;
+      copy.textContent = "Copied";
+      setTimeout(() => { copy.textContent = was; }, 1500);
+      return;
+    }
+    if (ev.target.closest("[data-reload]")) {
+      location.reload();
+      return;
+    }
+    const btn = ev.target.closest("button[data-api]");
+    if (!btn) return;
+    ev.preventDefault();
+    if (btn.dataset.confirm && !(await confirmAction(btn.dataset.confirm))) return;
+    btn.disabled = true;
+    const errEl = $("[data-error]", btn.closest("section, form, tr") || document) || null;
+    try {
+      await api(btn.dataset.method || "POST", btn.dataset.api, btn.dataset.body ? JSON.parse(btn.dataset.body) : undefined);
+      const then = btn.dataset.then || "";
+      if (then.startsWith("refresh:")) {
+        refresh(document.getElementById(then.slice(8)));
+        if (btn.dataset.done) flash(btn.dataset.done);
+      } else if (localPath(then)) {
+        location.assign(then);
+      } else {
+        location.reload();
+      }
+    } catch (e) {
+      showError(errEl && !errEl.closest("form[data-api]") ? errEl : null, e.message);
+    } finally {
+      btn.disabled = false;
+    }
+  });
+
+  function flash(msg) {
+    const f = $("#flash");
+    if (!f) return;
+    f.textContent = msg;
+    f.classList.add("ok");
+    f.hidden = false;
+  }
+
+  // refresh re-reads the page and swaps in the element's new contents.
+  async function refresh(el) {
+    if (!el || !el.id) return;
+    try {
+      const resp = await fetch(location.href, { credentials: "same-origin", headers: { Accept: "text/html" } });
+      if (!resp.ok) return;
+      const doc = new DOMParser().parseFromString(await resp.text(), "text/html");
+      const fresh = doc.getElementById(el.id);
+      if (fresh && fresh.innerHTML !== el.innerHTML) {
+        el.innerHTML = fresh.innerHTML;
+        localTimes(el);
+        labelCells(el);
+      }
+    } catch (e) { /* the next round tries again */ }
+  }
+  for (const el of $$("[data-refresh]")) {
+    const every = Math.max(2, Number(el.dataset.refresh) || 5) * 1000;
+    setInterval(() => { if (!document.hidden) refresh(el); }, every);
+  }
+
+  // Times in the visitor's zone.
+  function localTimes(root) {
+    for (const t of $$("time[datetime]", root)) {
+      const d = new Date(t.getAttribute("datetime"));
+      if (!isNaN(d)) {
+        t.title = t.getAttribute("datetime");
+        t.textContent = d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+      }
+    }
+  }
+  localTimes(document);
+
+  // On a phone tables stack into cards; each cell is labelled with its
+  // column's heading (app.css shows it).
+  function labelCells(root) {
+    for (const table of $$("table", root)) {
+      const heads = $$("thead th", table).map((th) => th.textContent.trim());
+      for (const tr of $$("tbody tr", table)) {
+        Array.from(tr.children).forEach((td, i) => { if (heads[i] && !td.classList.contains("right")) td.dataset.label = heads[i]; });
+      }
+    }
+  }
+  labelCells(document);
+
+  for (const sel of $$("select[data-autosubmit]")) sel.addEventListener("change", () => sel.form.submit());
+
+  // A new collection's slug follows its name until edited.
+  for (const src of $$("[data-slug-source]")) {
+    const slug = document.getElementById(src.dataset.slugSource);
+    let edited = false;
+    slug.addEventListener("input", () => { edited = true; });
+    src.addEventListener("input", () => {
+      if (!edited) slug.value = src.value.toLowerCase().normalize("NFKD").replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 64);
+    });
+  }
+
+  function fmtDuration(d) {
+    if (d == null) return "";
+    const s = Math.round(d);
+    const mm = String(Math.floor(s / 60) % 60).padStart(2, "0");
+    const ss = String(s % 60).padStart(2, "0");
+    return s >= 3600 ? Math.floor(s / 3600) + ":" + mm + ":" + ss : Math.floor(s / 60) + ":" + ss;
+  }
+
+  function paint(el, v) {
+    el.dataset.status = v.status;
+    const badge = $("[data-cell=status]", el);
+    if (badge) {
+      badge.textContent = title(v.status);
+      badge.className = "badge " + v.status.toLowerCase();
+    }
+    const bar = $("progress[data-cell=progress]", el);
+    if (bar) {
+      const pct = Math.round((v.progress || 0) * 100);
+      bar.value = pct;
+      bar.textContent = pct + "%";
+      bar.hidden = !live(v.status);
+    }
+    const dur = $("[data-cell=duration]", el);
+    if (dur) dur.textContent = fmtDuration(v.duration);
+    const thumb = $("[data-cell=thumb]", el);
+    if (thumb && v.thumbnailUrl && thumb.tagName !== "IMG") {
+      const img = document.createElement("img");
+      img.src = v.thumbnailUrl;
+      img.alt = "";
+      img.dataset.cell = "thumb";
+      thumb.replaceWith(img);
+    }
+  }
+
+  // The videos list follows PENDING and PROCESSING videos without reloading.
+  const list = $("[data-live-videos]");
+  if (list) {
+    const tick = async () => {
+      const rows = $$("[data-video]", list);
+      if (!rows.some((r) => live(r.dataset.status))) return;
+      if (!document.hidden) {
+        try {
+          const data = await api("GET", "/v1/videos?" + list.dataset.query);
+          const byID = new Map(data.videos.map((v) => [v.id, v]));
+          for (const r of rows) {
+            const v = byID.get(r.dataset.video);
+            if (v) paint(r, v);
+          }
+        } catch (e) { /* try again */ }
+      }
+      setTimeout(tick, 2000);
+    };
+    setTimeout(tick, 2000);
+  }
+
+  // The video page follows its video, and reloads once processing is over
+  // (to show the player).
+  const one = $("[data-live-video]");
+  if (one && live(one.dataset.status)) {
+    const tick = async () => {
+      try {
+        const v = await api("GET", "/v1/videos/" + encodeURIComponent(one.dataset.liveVideo));
+        if (!live(v.status)) return location.reload();
+        paint(one, v);
+      } catch (e) { /* try again */ }
+      setTimeout(tick, 2000);
+    };
+    setTimeout(tick, 2000);
+  }
+
+  // The player: native HLS (Safari) or hls.js.
+  const video = document.getElementById("player");
+  if (video && video.dataset.src) {
+    const src = video.dataset.src;
+    if (window.Hls && window.Hls.isSupported()) {
+      const hls = new window.Hls();
+      hls.loadSource(src);
+      hls.attachMedia(video);
+      window.kinoPlayer = hls;
+    } else if (video.canPlayType("application/vnd.apple.mpegurl")) {
+      video.src = src;
+    }
+  }
+
+  // Uploads: several files at once, each resumable with tus.
+  const uploader = $("[data-uploader]");
+  if (uploader && window.tus) {
+    const drop = $("#drop", uploader);
+    const input = $("#files", uploader);
+    const listEl = $("#uploads", uploader);
+    const collection = $("#collection", uploader);
+    const start = (files) => { for (const f of files) upload(f); };
+    input.addEventListener("change", () => { start(input.files); input.value = ""; });
+    for (const t of ["dragenter", "dragover"]) drop.addEventListener(t, (e) => { e.preventDefault(); drop.classList.add("over"); });
+    for (const t of ["dragleave", "drop"]) drop.addEventListener(t, () => drop.classList.remove("over"));
+    drop.addEventListener("drop", (e) => { e.preventDefault(); start(e.dataTransfer.files); });
+
+    const apiMessage = (err) => {
+      const res = err && err.originalResponse;
+      if (res) {
+        try { const b = JSON.parse(res.getBody()); if (b && b.message) return b.message; } catch (e) { /* not JSON */ }
+      }
+      return (err && err.message ? err.message.split("\n")[0] : "the upload failed");
+    };
+
+    // follow shows an uploaded video's processing until it is over.
+    async function follow(id, li, state) {
+      const seen = [];
+      for (;;) {
+        try {
+          const v = await api("GET", "/v1/videos/" + encodeURIComponent(id));
+          if (seen[seen.length - 1] !== v.status) seen.push(v.status);
+          li.dataset.status = v.status;
+          li.dataset.seen = seen.join(" ");
+          if (v.status === "COMPLETED") { state.textContent = "ready to play"; return; }
+          if (v.status === "FAILED") { state.textContent = "failed: " + (v.errorMessage || "kino could not process it"); return; }
+          state.textContent = v.status === "PENDING" ? "uploaded: waiting for a transcoder" : "processing " + Math.round((v.progress || 0) * 100) + "%";
+        } catch (e) { /* try again */ }
+        await new Promise((r) => setTimeout(r, 2000));
+      }
+    }
+
+    function upload(file) {
+      const li = document.createElement("li");
+      li.className = "upload";
+      li.innerHTML = '<div class="row"><span class="name"></span><span class="muted small state">starting…</span></div>' +
+        '<progress max="100" value="0"></progress><div class="row"><span class="small pct">0%</span><span class="links"></span><button type="button" class="small ghost toggle">Pause</button></div>';
+      $(".name", li).textContent = file.name;
+      const bar = $("progress", li);
+      bar.setAttribute("aria-label", "Upload progress of " + file.name);
+      const state = $(".state", li);
+      const pct = $(".pct", li);
+      const toggle = $(".toggle", li);
+      listEl.prepend(li);
+      const up = new window.tus.Upload(file, {
+        endpoint: "/v1/uploads/tus",
+        chunkSize: 8 * 1024 * 1024,
+        retryDelays: [0, 1000, 3000, 5000, 10000],
+        metadata: { filename: file.name, filetype: file.type, collection: collection.value },
+        removeFingerprintOnSuccess: true,
+        onProgress(sent, total) {
+          const p = total ? Math.floor((sent / total) * 100) : 0;
+          bar.value = p;
+          pct.textContent = p + "%";
+          state.textContent = "uploading";
+        },
+        onSuccess() {
+          bar.value = 100;
+          pct.textContent = "100%";
+          state.textContent = "uploaded: kino is processing it";
+          li.dataset.done = "true";
+          toggle.remove();
+          const id = up.url ? up.url.split("/").pop() : "";
+          if (id) {
+            li.dataset.video = id;
+            const a = document.createElement("a");
+            a.href = "/videos/" + encodeURIComponent(id);
+            a.textContent = "Open video";
+            $(".links", li).append(a);
+            follow(id, li, state);
+          }
+        },
+        onError(err) {
+          state.textContent = "failed";
+          li.dataset.failed = "true";
+          const p = document.createElement("p");
+          p.className = "error";
+          p.setAttribute("role", "alert");
+          p.textContent = apiMessage(err);
+          li.append(p);
+          toggle.textContent = "Retry";
+        },
+      });
+      let running = true;
+      toggle.addEventListener("click", () => {
+        if (running) {
+          up.abort();
+          state.textContent = "paused";
+          toggle.textContent = "Resume";
+        } else {
+          const e = $(".error", li);
+          if (e) e.remove();
+          delete li.dataset.failed;
+          up.start();
+          toggle.textContent = "Pause";
+        }
+        running = !running;
+      });
+      up.findPreviousUploads().then((prev) => {
+        if (prev.length) {
+          up.resumeFromPreviousUpload(prev[0]);
+          state.textContent = "resuming";
+        }
+        up.start();
+      });
+    }
+  }
+
+  // Rebuild or verify the read models, with progress.
+  for (const b of $$("[data-replay]")) {
+    b.addEventListener("click", async () => {
+      const verify = b.dataset.replay === "true";
+      if (!verify && !(await confirmAction("Rebuild the read models from the event stream? Reads stay up; the new models swap in when done."))) return;
+      const box = $("#replay");
+      const bar = $("progress", box);
+      const text = $("[data-replay-text]", box);
+      box.hidden = false;
+      text.textContent = "starting…";
+      try {
+        await api("POST", "/v1/admin/replay", { verify });
+      } catch (e) {
+        if (e.status !== 409) { text.textContent = e.message; return; }
+      }
+      const poll = async () => {
+        try {
+          const p = await api("GET", "/v1/admin/replay");
+          const pctDone = p.total ? Math.floor((p.events / p.total) * 100) : 0;
+          bar.value = p.state === "done" ? 100 : pctDone;
+          if (p.state === "running") {
+            text.textContent = (verify ? "Verifying" : "Rebuilding") + ": " + (p.events || 0) + " of " + (p.total || "?") + " events";
+            setTimeout(poll, 1000);
+          } else {
+            const r = p.result && typeof p.result === "object" ? p.result : {};
+            let msg = p.state === "done" ? "Done: " + (r.applied ?? p.events ?? 0) + " events replayed" : "Failed";
+            if (p.state === "done") {
+              const diffs = r.differences || [];
+              if (r.verified !== undefined) msg += diffs.length ? "; " + diffs.length + " differences: " + JSON.stringify(diffs).slice(0, 400) : "; the read models match the stream";
+              else msg += "; the rebuilt read models are in use";
+            }
+            if (p.error) msg += ": " + p.error;
+            text.textContent = msg;
+          }
+        } catch (e) {
+          text.textContent = e.message;
+        }
+      };
+      poll();
+    });
+  }
+})();

@@ -1,0 +1,137 @@
+package dashboard
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/wire"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// TestPagesRender renders every page with empty and with full data: no
+// template error, the layout around it, and hostile strings escaped.
+func TestPagesRender(t *testing.T) {
+	d, err := New(Config{API: http.NotFoundHandler(), CDNURL: "http://cdn.test/cdn", HLSJS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const evil = `<script>alert(1)</script>`
+	me := identity{ID: "u1", Email: evil + "@x.test", Account: "acme", Operator: true}
+	video := wire.Video{ID: "01J", Filename: evil + ".mp4", Status: domain.StatusCompleted, Duration: ptr(61.4),
+		OriginalSize: 12345678, ProcessedSize: ptr(int64(2345678)), PlaylistURL: ptr("http://cdn.test/cdn/a/master.m3u8"),
+		ThumbnailURL: ptr("http://cdn.test/cdn/a/thumb.jpg"), PreviewURL: ptr("http://cdn.test/cdn/a/preview.mp4"),
+		Resolutions: []string{"240p", "720p"}, Collection: wire.CollectionRef{Slug: "main", Name: evil},
+		CreatedAt: "2026-11-22T12:00:00Z", UpdatedAt: "2026-11-22T12:01:00Z", Progress: ptr(1.0)}
+	processing := video
+	processing.ID, processing.Status, processing.PlaylistURL, processing.ThumbnailURL, processing.Progress = "01K", domain.StatusProcessing, nil, nil, ptr(0.42)
+	failed := video
+	failed.ID, failed.Status, failed.PlaylistURL, failed.ErrorMessage = "01L", domain.StatusFailed, nil, ptr(evil)
+	coll := wire.Collection{Slug: "main", Name: evil, VideoCount: 3, CreatedAt: "2026-11-22T12:00:00Z"}
+	key := Key{ID: "k1", Prefix: "kino_live_ab12", Label: evil, CreatedAt: "2026-11-22T12:00:00Z", LastUsedAt: ptr("2026-11-22T12:05:00Z")}
+	hook := wire.Webhook{ID: "w1", URL: "https://example.test/" + evil, Events: []string{"video.completed"}, CreatedAt: "2026-11-22T12:00:00Z"}
+	usage := Usage{Slug: "acme", Plan: "pro", StorageBytes: 1 << 30, Videos: map[string]int{"COMPLETED": 2, "PROCESSING": 1}}
+	usage.RateLimit.Limit, usage.RateLimit.Remaining = 300, 299
+	acct := Account{Slug: "acme", Plan: "pro", CreatedAt: "2026-11-22T12:00:00Z", Videos: map[string]int{"COMPLETED": 2}, StorageBytes: 99}
+	health := &Health{Status: "degraded", Queues: map[string]*int64{"transcode": ptr(int64(2)), "deliveries": nil},
+		Checks: map[string]string{"media": "ok"}, Errors: []string{evil}, Workers: []Worker{{Name: "host:1", Role: "serve", LastSeen: "2026-11-22T12:00:00Z", Running: 1}}}
+	health.NATS.Connected, health.NATS.URL = true, "nats://127.0.0.1:4222"
+	health.ReadModels.Lag, health.ReadModels.LastSeq, health.ReadModels.Error = ptr(uint64(0)), ptr(uint64(9)), ptr(evil)
+	cases := []struct {
+		page        string
+		empty, full any
+	}{
+		{"login", struct{ Next string }{}, struct{ Next string }{"/videos/x?" + evil}},
+		{"password", struct{ Token string }{}, struct{ Token string }{evil}},
+		{"error", errNotFound, &apiError{Status: 503, Label: "Service Unavailable", Message: evil}},
+		{"videos", VideosPage{Statuses: statuses}, VideosPage{Videos: []wire.Video{video, processing, failed}, Collections: []wire.Collection{coll},
+			Collection: "main", Status: "COMPLETED", Statuses: statuses, Next: "/?offset=50", Prev: "/", Query: "limit=50"}},
+		{"video", VideoPage{Video: processing}, VideoPage{Video: video, Events: []wire.Event{{Seq: 1, Type: "UploadAccepted", OccurredAt: "2026-11-22T12:00:00Z"}}}},
+		{"upload", UploadPage{}, UploadPage{Collections: []wire.Collection{coll}, Selected: "main"}},
+		{"collections", []wire.Collection{}, []wire.Collection{coll}},
+		{"keys", []Key{}, []Key{key, {ID: "k2", Prefix: "kino_live_cd34", Label: "x", CreatedAt: "2026-11-22T12:00:00Z"}}},
+		{"key", Key{}, key},
+		{"webhooks", WebhooksPage{}, WebhooksPage{Webhooks: []wire.Webhook{hook}, Events: []string{"video.completed", "video.failed"}}},
+		{"webhook", WebhookPage{Webhook: hook}, WebhookPage{Webhook: hook, Deliveries: []wire.Delivery{
+			{DeliveryID: "d1", Event: "webhook.test", Attempt: 1, Succeeded: true, StatusCode: ptr(200), At: "2026-11-22T12:00:00Z"},
+			{DeliveryID: "d2", Event: "video.completed", VideoID: ptr("01J"), Attempt: 8, GaveUp: true, StatusCode: ptr(500), Error: ptr(evil)}}}},
+		{"usage", UsagePage{Statuses: statuses}, UsagePage{Usage: usage, Statuses: statuses}},
+		{"admin", AdminPage{Plans: plans, Statuses: statuses, HealthError: evil}, AdminPage{Accounts: []Account{acct},
+			Users:  []User{{ID: "u", Email: evil, Account: "acme", CreatedAt: "2026-11-22T12:00:00Z"}, {ID: "o", Email: "op@x.test", Operator: true, PasswordSet: true}},
+			Health: health, Plans: plans, Statuses: statuses}},
+		{"account", AdminAccountPage{Plans: plans}, AdminAccountPage{Account: acct, Keys: []Key{key}, Plans: plans}},
+	}
+	if len(cases) != len(pageNames) {
+		t.Fatalf("%d cases for %d pages", len(cases), len(pageNames))
+	}
+	for _, c := range cases {
+		t.Run(c.page, func(t *testing.T) {
+			for i, data := range []any{c.empty, c.full} {
+				for _, who := range []identity{{}, me} {
+					w := httptest.NewRecorder()
+					d.render(w, httptest.NewRequest("GET", "/", nil), 200, c.page, view{Title: evil, Me: who, Data: data})
+					body := w.Body.String()
+					if w.Code != 200 || !strings.Contains(body, `<main id="main"`) || !strings.Contains(body, "</html>") {
+						t.Fatalf("data %d: %d\n%s", i, w.Code, body)
+					}
+					if strings.Contains(body, evil) {
+						t.Fatalf("data %d shows an unescaped string:\n%s", i, body)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestLocalNext(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                        "",
+		"/":                       "/",
+		"/videos/01J?x=1":         "/videos/01J?x=1",
+		"//evil.test/":            "",
+		"/\\evil.test":            "",
+		"https://evil.test/":      "",
+		"javascript:alert(1)":     "",
+		"evil.test":               "",
+		"/%2F%2Fevil.test":        "/%2F%2Fevil.test", // a path on this site
+		"/ok\r\nSet-Cookie: a=b":  "",
+		"\t//evil.test":           "",
+		"/\t/evil.test":           "",
+		"/admin":                  "/admin",
+		"///evil.test":            "",
+		"/x@evil.test":            "/x@evil.test",
+		"http:/evil.test":         "",
+		"/redirect?u=//evil.test": "/redirect?u=//evil.test",
+	} {
+		if got := localNext(in); got != want {
+			t.Errorf("localNext(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestWithoutAssets: a kino built without `just assets` says so where it
+// matters, and what to run.
+func TestWithoutAssets(t *testing.T) {
+	d, err := New(Config{API: http.NotFoundHandler(), HLSJS: false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	was := tusBuilt
+	tusBuilt = false
+	defer func() { tusBuilt = was }()
+	me := identity{ID: "u", Email: "a@x.test", Account: "acme"}
+	for page, data := range map[string]any{
+		"upload": UploadPage{Collections: []wire.Collection{{Slug: "main", Name: "Main"}}},
+		"video":  VideoPage{Video: wire.Video{ID: "v", Status: domain.StatusCompleted, PlaylistURL: ptr("http://cdn.test/p.m3u8")}},
+	} {
+		w := httptest.NewRecorder()
+		d.render(w, httptest.NewRequest("GET", "/", nil), 200, page, view{Title: "x", Me: me, Data: data})
+		body := w.Body.String()
+		if !strings.Contains(body, "<code>just assets</code>") || strings.Contains(body, "tus.min.js") || strings.Contains(body, "hls.min.js") {
+			t.Errorf("%s without assets:\n%s", page, body)
+		}
+	}
+}
