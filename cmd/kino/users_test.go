@@ -1,0 +1,96 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/kino-video/kino/domain"
+)
+
+// post sends a JSON body to path with a session cookie (nil: none).
+func (h *harness) post(path, body string, cookie *http.Cookie) (int, *http.Cookie, string) {
+	h.t.Helper()
+	req, err := http.NewRequest("POST", h.url+path, strings.NewReader(body))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if cookie != nil {
+		req.AddCookie(cookie)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var got *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == "kino_session" {
+			got = &http.Cookie{Name: c.Name, Value: c.Value}
+		}
+	}
+	return resp.StatusCode, got, string(b)
+}
+
+// The operator creates users with the CLI; the link it prints sets the
+// password once and logs in; the session then works on the API.
+func TestUsersCLIPrintsALinkThatWorksOnce(t *testing.T) {
+	h := start(t, t.TempDir())
+	h.account("acme", domain.PlanFree)
+
+	out := h.mustCLI("users", "create", "acme", "Ada@Example.com", "--url", h.url)
+	link, err := url.Parse(lastLine(out))
+	if err != nil || link.Path != "/password" || !strings.HasPrefix(lastLine(out), h.url+"/password?token=") {
+		t.Fatalf("kino users create printed %q", out)
+	}
+	token := link.Query().Get("token")
+	body := `{"token":"` + token + `","password":"a long enough password"}`
+	status, cookie, answer := h.post("/auth/password", body, nil)
+	if status != 200 || cookie == nil || !strings.Contains(answer, `"email":"ada@example.com"`) {
+		t.Fatalf("the link: %d %s", status, answer)
+	}
+	if status, _, answer := h.post("/auth/password", body, nil); status != 400 {
+		t.Fatalf("the link a second time: %d %s", status, answer)
+	}
+	req, _ := http.NewRequest("GET", h.url+"/v1/videos", nil)
+	req.AddCookie(cookie)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("the session on the API: %d", resp.StatusCode)
+	}
+	if status, _, answer := h.post("/auth/login", `{"email":"ada@example.com","password":"a long enough password"}`, nil); status != 200 {
+		t.Fatalf("login: %d %s", status, answer)
+	}
+
+	op := h.mustCLI("users", "create", "--operator", "op@example.com")
+	if !strings.HasPrefix(lastLine(op), "http://localhost:8080/password?token=") {
+		t.Fatalf("the default --url: %q", op)
+	}
+	all := h.mustCLI("users", "list")
+	if !strings.Contains(all, "ada@example.com") || !strings.Contains(all, "op@example.com") || !strings.Contains(all, "(operator)") || strings.Contains(all, "argon2") {
+		t.Fatalf("kino users list:\n%s", all)
+	}
+	if acme := h.mustCLI("users", "list", "acme"); !strings.Contains(acme, "ada@example.com") || strings.Contains(acme, "op@example.com") {
+		t.Fatalf("kino users list acme:\n%s", acme)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"users", "create", "nobody", "x@example.com"}, "not found"},
+		{[]string{"users", "create", "acme", "ada@example.com"}, "already exists"},
+		{[]string{"users", "create", "acme", "not an email"}, "email"},
+		{[]string{"users", "create", "--operator", "a@example.com", "extra"}, "arg"},
+	} {
+		if _, err := h.cli(tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("kino %s: %v; want an error with %q", strings.Join(tc.args, " "), err, tc.want)
+		}
+	}
+}
