@@ -226,6 +226,12 @@ func (s *Store) OpenUsers(ctx context.Context, cfg UsersConfig) (*Users, error) 
 	return u, nil
 }
 
+// errSessions: the sessions bucket did not answer (NATS unreachable, a
+// cluster without quorum): 503, as the event store's outages are.
+func errSessions(op string, err error) error {
+	return domain.Wrap(op, domain.Unavailable, err, "Sessions are unavailable right now; retry in a moment")
+}
+
 // errNoBuckets: a client that does not manage kino's streams found the
 // sessions or usage bucket missing.
 var errNoBuckets = errors.New("the sessions buckets do not exist yet: start kino serve first")
@@ -467,7 +473,7 @@ func (u *Users) NewSession(ctx context.Context, user domain.User) (string, Sessi
 		Gen: user.PasswordGen, Created: now, Seen: now}
 	body, _ := json.Marshal(sess)
 	if _, err := u.sessions.Create(ctx, HashToken(id), body); err != nil {
-		return "", Session{}, fmt.Errorf("new session: %w", err)
+		return "", Session{}, errSessions("new session", err)
 	}
 	return id, sess, nil
 }
@@ -489,7 +495,7 @@ func (u *Users) Session(ctx context.Context, id string) (Session, bool, error) {
 		return Session{}, false, nil
 	}
 	if err != nil {
-		return Session{}, false, fmt.Errorf("session: %w", err)
+		return Session{}, false, errSessions("session", err)
 	}
 	var sess Session
 	if err := json.Unmarshal(e.Value(), &sess); err != nil {
@@ -519,7 +525,7 @@ func (u *Users) EndSession(ctx context.Context, id string) error {
 		return errNoBuckets
 	}
 	if err := u.sessions.Purge(ctx, HashToken(id)); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
-		return fmt.Errorf("end session: %w", err)
+		return errSessions("end session", err)
 	}
 	return nil
 }

@@ -129,7 +129,25 @@ func newUsersCmd() *cobra.Command {
 		},
 	}
 	natsFlags(list.Flags(), &listConn, eventstore.RoleAdmin)
-	cmd.AddCommand(create, link, list)
+
+	var removeConn natsClient
+	remove := &cobra.Command{
+		Use:   "remove EMAIL",
+		Short: "Remove a user; their sessions end at their next request",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withStore(cmd.Context(), &removeConn, func(s *eventstore.Store) error {
+				res, err := eventstore.Execute[domain.User](cmd.Context(), s, domain.UserStream(args[0]), domain.RemoveUser{})
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "user %s (%s) removed\n", res.State.Email, res.State.ID)
+				return nil
+			})
+		},
+	}
+	natsFlags(remove.Flags(), &removeConn, eventstore.RoleAdmin)
+	cmd.AddCommand(create, link, list, remove)
 	return cmd
 }
 

@@ -80,12 +80,28 @@ func TestUsersCLIPrintsALinkThatWorksOnce(t *testing.T) {
 	if acme := h.mustCLI("users", "list", "acme"); !strings.Contains(acme, "ada@example.com") || strings.Contains(acme, "op@example.com") {
 		t.Fatalf("kino users list acme:\n%s", acme)
 	}
+	// Removed, ada's session ends and the email is free again.
+	if out := h.mustCLI("users", "remove", "ADA@example.com"); !strings.Contains(out, "ada@example.com") {
+		t.Fatalf("kino users remove: %q", out)
+	}
+	resp, err = http.DefaultClient.Do(req.Clone(req.Context()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 {
+		t.Fatalf("a removed user's session: %d", resp.StatusCode)
+	}
+	if strings.Contains(h.mustCLI("users", "list"), "ada@example.com") {
+		t.Fatal("a removed user is listed")
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
+		{[]string{"users", "remove", "ada@example.com"}, "not found"},
 		{[]string{"users", "create", "nobody", "x@example.com"}, "not found"},
-		{[]string{"users", "create", "acme", "ada@example.com"}, "already exists"},
+		{[]string{"users", "create", "acme", "op@example.com"}, "already exists"},
 		{[]string{"users", "create", "acme", "not an email"}, "email"},
 		{[]string{"users", "create", "--operator", "a@example.com", "extra"}, "arg"},
 	} {
