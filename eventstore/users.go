@@ -51,11 +51,12 @@ type Argon2Params struct {
 	Threads uint8
 }
 
-// DefaultArgon2 is RFC 9106's second recommended option in spirit, sized
-// for a small server: 64 MiB and 2 passes over it on 2 lanes take about
-// 0.1 s of one core, which a guesser pays per guess (and a GPU's memory
-// bandwidth bounds), while MaxHashing of them at once stay within 256 MiB.
-var DefaultArgon2 = Argon2Params{Memory: 64 * 1024, Time: 2, Threads: 2}
+// DefaultArgon2 is OWASP's first recommended argon2id configuration:
+// 46 MiB, one pass, one lane. A guesser pays that memory for every guess
+// (memory is what a GPU or ASIC cannot add cheaply); a login costs the
+// server about 0.05 to 0.1 s of one core, and MaxHashing (4) at once
+// stay within 184 MiB.
+var DefaultArgon2 = Argon2Params{Memory: 46 * 1024, Time: 1, Threads: 1}
 
 // Bounds on the parameters a stored hash may claim: a hash is only ever
 // written by kino, but one with absurd costs must not take the server
