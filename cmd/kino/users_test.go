@@ -35,6 +35,70 @@ func (h *harness) post(path, body string, cookie *http.Cookie) (int, *http.Cooki
 	return resp.StatusCode, got, string(b)
 }
 
+// cookieDo sends a request with a session cookie and checks the exchange
+// against docs/openapi.yaml, as h.request does for API keys.
+func (h *harness) cookieDo(method, path string, cookie *http.Cookie, body string) response {
+	h.t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, h.url+path, rd)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	req.AddCookie(cookie)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var sent []byte
+	if body != "" {
+		sent = []byte(body)
+	}
+	h.api.check(h.t, req, sent, resp.StatusCode, resp.Header, b)
+	return response{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// The dashboard's key routes and the operator's user routes answer as
+// docs/openapi.yaml says.
+func TestKeysAndUsersMatchTheContract(t *testing.T) {
+	h := start(t, t.TempDir())
+	key := h.account("acme", domain.PlanFree)
+	login := func(args ...string) *http.Cookie {
+		t.Helper()
+		link, err := url.Parse(lastLine(h.mustCLI(append([]string{"users", "create"}, args...)...)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		status, cookie, answer := h.post("/auth/password", `{"token":"`+link.Query().Get("token")+`","password":"a long enough password"}`, nil)
+		if status != 200 || cookie == nil {
+			t.Fatalf("set password: %d %s", status, answer)
+		}
+		return cookie
+	}
+	ada, op := login("acme", "ada@example.com"), login("--operator", "op@example.com")
+
+	r := h.cookieDo("POST", "/v1/keys", ada, `{"label":"ci"}`)
+	wantStatus(t, r, 201)
+	id, _ := r.json(t)["id"].(string)
+	wantStatus(t, h.do("GET", "/v1/videos", key, nil), 200) // a last use to list
+	wantStatus(t, h.cookieDo("GET", "/v1/keys", ada, ""), 200)
+	wantError(t, h.do("GET", "/v1/keys", key, nil), 403, "Forbidden")
+	wantStatus(t, h.cookieDo("DELETE", "/v1/keys/"+id, ada, ""), 204)
+	wantError(t, h.cookieDo("DELETE", "/v1/keys/"+id, ada, ""), 404, "Not found")
+
+	wantStatus(t, h.cookieDo("POST", "/v1/admin/users", op, `{"email":"bob@example.com","account":"acme"}`), 201)
+	wantStatus(t, h.cookieDo("GET", "/v1/admin/users", op, ""), 200)
+	wantError(t, h.cookieDo("GET", "/v1/admin/users", ada, ""), 403, "Forbidden")
+	wantError(t, h.cookieDo("POST", "/v1/admin/users", op, `{"email":"bob@example.com","operator":true}`), 409, "Conflict")
+}
+
 // The operator creates users with the CLI; the link it prints sets the
 // password once and logs in; the session then works on the API.
 func TestUsersCLIPrintsALinkThatWorksOnce(t *testing.T) {
