@@ -51,11 +51,12 @@ type Argon2Params struct {
 	Threads uint8
 }
 
-// DefaultArgon2 is RFC 9106's second recommended option in spirit, sized
-// for a small server: 64 MiB and 2 passes over it on 2 lanes take about
-// 0.1 s of one core, which a guesser pays per guess (and a GPU's memory
-// bandwidth bounds), while MaxHashing of them at once stay within 256 MiB.
-var DefaultArgon2 = Argon2Params{Memory: 64 * 1024, Time: 2, Threads: 2}
+// DefaultArgon2 is OWASP's first recommended argon2id configuration:
+// 46 MiB, one pass, one lane. A guesser pays that memory for every guess
+// (memory is what a GPU or ASIC cannot add cheaply); a login costs the
+// server about 0.05 to 0.1 s of one core, and MaxHashing (4) at once
+// stay within 184 MiB.
+var DefaultArgon2 = Argon2Params{Memory: 46 * 1024, Time: 1, Threads: 1}
 
 // Bounds on the parameters a stored hash may claim: a hash is only ever
 // written by kino, but one with absurd costs must not take the server
@@ -171,7 +172,10 @@ type Users struct {
 	sessions jetstream.KeyValue
 	usage    jetstream.KeyValue
 	slots    chan struct{} // argon2 computations under way
-	dummy    string        // verified for unknown emails, so timing tells nothing
+
+	dummyOnce sync.Once
+	dummy     string // verified for unknown emails, so timing tells nothing
+	dummyErr  error
 
 	mu        sync.Mutex
 	usedAt    map[string]time.Time // key id -> when this node last recorded its use
@@ -197,7 +201,7 @@ func (s *Store) OpenUsers(ctx context.Context, cfg UsersConfig) (*Users, error) 
 			if err != nil {
 				return fmt.Errorf("bucket %s: %w", SessionsBucket, err)
 			}
-		} else if u.sessions, err = s.bucket(ctx, false, sessions); err != nil {
+		} else if u.sessions, err = s.bucket(ctx, false, sessions); err != nil && !errors.Is(err, jetstream.ErrBucketNotFound) {
 			return err
 		}
 		u.usage, err = s.bucket(ctx, s.cfg.Manage, jetstream.KeyValueConfig{
@@ -207,15 +211,39 @@ func (s *Store) OpenUsers(ctx context.Context, cfg UsersConfig) (*Users, error) 
 			Storage:     jetstream.FileStorage,
 			Replicas:    s.cfg.Replicas,
 		})
+		if !s.cfg.Manage && errors.Is(err, jetstream.ErrBucketNotFound) {
+			err = nil // a CLI before any kino serve made them: users only
+		}
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open users: %w", err)
 	}
-	if u.dummy, err = HashPassword("kino dummy password", cfg.Argon2, rand.Reader); err != nil {
-		return nil, err
+	if s.cfg.Manage { // made now, so the first unknown email is not slower than the next
+		if _, err := u.dummyHash(); err != nil {
+			return nil, err
+		}
 	}
 	return u, nil
+}
+
+// errSessions: the sessions bucket did not answer (NATS unreachable, a
+// cluster without quorum): 503, as the event store's outages are.
+func errSessions(op string, err error) error {
+	return domain.Wrap(op, domain.Unavailable, err, "Sessions are unavailable right now; retry in a moment")
+}
+
+// errNoBuckets: a client that does not manage kino's streams found the
+// sessions or usage bucket missing.
+var errNoBuckets = errors.New("the sessions buckets do not exist yet: start kino serve first")
+
+// dummyHash is the hash verified for unknown emails, made once, with the
+// parameters of real ones.
+func (u *Users) dummyHash() (string, error) {
+	u.dummyOnce.Do(func() {
+		u.dummy, u.dummyErr = HashPassword("kino dummy password", u.cfg.Argon2, rand.Reader)
+	})
+	return u.dummy, u.dummyErr
 }
 
 // SessionTTL is the idle lifetime of a session.
@@ -400,7 +428,9 @@ func (u *Users) Authenticate(ctx context.Context, email, pw string) (domain.User
 	phc := user.PasswordHash
 	known := user.Created && phc != ""
 	if !known {
-		phc = u.dummy
+		if phc, err = u.dummyHash(); err != nil {
+			return domain.User{}, err
+		}
 	}
 	release, err := u.hashSlot(ctx, op)
 	if err != nil {
@@ -432,6 +462,9 @@ type Session struct {
 // NewSession starts a session for user and returns its id, to be set in
 // the cookie; the bucket holds only the id's SHA-256.
 func (u *Users) NewSession(ctx context.Context, user domain.User) (string, Session, error) {
+	if u.sessions == nil {
+		return "", Session{}, errNoBuckets
+	}
 	id, err := NewToken()
 	if err != nil {
 		return "", Session{}, err
@@ -441,7 +474,7 @@ func (u *Users) NewSession(ctx context.Context, user domain.User) (string, Sessi
 		Gen: user.PasswordGen, Created: now, Seen: now}
 	body, _ := json.Marshal(sess)
 	if _, err := u.sessions.Create(ctx, HashToken(id), body); err != nil {
-		return "", Session{}, fmt.Errorf("new session: %w", err)
+		return "", Session{}, errSessions("new session", err)
 	}
 	return id, sess, nil
 }
@@ -454,13 +487,16 @@ func (u *Users) Session(ctx context.Context, id string) (Session, bool, error) {
 	if !wellFormedToken(id) {
 		return Session{}, false, nil
 	}
+	if u.sessions == nil {
+		return Session{}, false, errNoBuckets
+	}
 	k := HashToken(id)
 	e, err := u.sessions.Get(ctx, k)
 	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
 		return Session{}, false, nil
 	}
 	if err != nil {
-		return Session{}, false, fmt.Errorf("session: %w", err)
+		return Session{}, false, errSessions("session", err)
 	}
 	var sess Session
 	if err := json.Unmarshal(e.Value(), &sess); err != nil {
@@ -486,8 +522,11 @@ func (u *Users) EndSession(ctx context.Context, id string) error {
 	if !wellFormedToken(id) {
 		return nil
 	}
+	if u.sessions == nil {
+		return errNoBuckets
+	}
 	if err := u.sessions.Purge(ctx, HashToken(id)); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
-		return fmt.Errorf("end session: %w", err)
+		return errSessions("end session", err)
 	}
 	return nil
 }
@@ -496,6 +535,9 @@ func (u *Users) EndSession(ctx context.Context, id string) error {
 // KeyUsageEvery per key on this node, in the background, so the request
 // never waits for it.
 func (u *Users) KeyUsed(keyID string, now time.Time) {
+	if u.usage == nil {
+		return
+	}
 	u.mu.Lock()
 	if last, ok := u.usedAt[keyID]; ok && now.Sub(last) < KeyUsageEvery {
 		u.mu.Unlock()
@@ -524,6 +566,9 @@ func (u *Users) KeyUsed(keyID string, now time.Time) {
 // usage bucket knows (to about KeyUsageEvery); keys never used are absent.
 func (u *Users) KeyLastUsed(ctx context.Context, keyIDs []string) (map[string]time.Time, error) {
 	out := make(map[string]time.Time, len(keyIDs))
+	if u.usage == nil {
+		return out, nil
+	}
 	for _, id := range keyIDs {
 		e, err := u.usage.Get(ctx, id)
 		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {

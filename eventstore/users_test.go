@@ -298,3 +298,25 @@ func TestWorkerRoleCannotReadSessions(t *testing.T) {
 		})
 	}
 }
+
+// On a cluster, a session begun through one node is served (and ended)
+// through another: nothing about it lives in a node's memory.
+func TestSessionsAcrossClusterNodes(t *testing.T) {
+	ctx := context.Background()
+	c := eventstoretest.StartCluster(t, 3)
+	a, b := c.Open(0, 3), c.Open(1, 3)
+	ua, ub := openUsers(t, a, eventstore.UsersConfig{}), openUsers(t, b, eventstore.UsersConfig{})
+	id, _, err := ua.NewSession(ctx, domain.User{ID: "u1", Email: "a@example.com", Account: "acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess, ok, err := ub.Session(ctx, id); err != nil || !ok || sess.UserID != "u1" {
+		t.Fatalf("the other node: %+v %v %v", sess, ok, err)
+	}
+	if err := ub.EndSession(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := ua.Session(ctx, id); err != nil || ok {
+		t.Fatalf("ended on one node, alive on the other: %v %v", ok, err)
+	}
+}

@@ -50,6 +50,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		newBenchCmd(),
 		newVideosCmd(),
 		newVersionCmd(),
+		newUsersCmd(),
 	)
 	return root
 }

@@ -21,10 +21,11 @@ import (
 // takes an account's API key.
 
 // adminRoutes registers every /v1/admin route of this file, each behind
-// adminOnly: the one place that names the operator's guard.
+// operatorOnly (an operator's session, or kino's --admin-token as a
+// Bearer value): the one place that names the operator's guard.
 func (s *Server) adminRoutes() {
 	admin := func(path string, h handlerFunc, method string) {
-		s.router.Handle("/v1/admin"+path, s.adminOnly(h)).Methods(method)
+		s.router.Handle("/v1/admin"+path, s.operatorOnly(h)).Methods(method)
 	}
 	admin("/replay", s.adminReplay, http.MethodPost)
 	admin("/replay", s.adminReplayStatus, http.MethodGet)
@@ -37,10 +38,6 @@ func (s *Server) adminRoutes() {
 	admin("/accounts/{slug}/keys/{id}", s.adminRevokeKey, http.MethodDelete)
 	admin("/health", s.adminHealth, http.MethodGet)
 }
-
-// adminOnly is the operator's guard: id's operatorOnly (an operator's
-// session, or kino's --admin-token as a Bearer value).
-func (s *Server) adminOnly(h handlerFunc) http.Handler { return s.operatorOnly(h) }
 
 // checkAdminToken checks the request's Bearer value against kino's
 // --admin-token, in constant time.

@@ -48,7 +48,7 @@ func (s *Server) guardCredentials(w http.ResponseWriter, r *http.Request, check 
 		return tooManyFailures(w, wait)
 	}
 	err := check()
-	if k := domain.KindOf(err); k == domain.Unauthenticated || k == domain.BadCredentials {
+	if k := domain.KindOf(err); k == domain.Unauthenticated || k == domain.BadCredentials || k == domain.LoginRequired {
 		if d := s.failures.allow(addr, s.cfg.AuthFailuresPerMinute, s.cfg.Now()); !d.allowed {
 			return tooManyFailures(w, d.retry)
 		}
@@ -68,18 +68,24 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		var user string
 		if r.Header.Get("Authorization") == "" && s.sessionID(r) != "" {
 			// A browser: the session of an account user, the same account's
-			// limits and handlers.
-			id, err := s.accountSession(r)
-			if err != nil {
+			// limits and handlers. Unknown or ended sessions count against
+			// the address like wrong keys (each costs a NATS request).
+			if err := s.guardCredentials(w, r, func() error {
+				id, err := s.accountSession(r)
+				if err != nil {
+					return err
+				}
+				var ok bool
+				if acct, ok, err = s.cfg.DB.Account(id.Account); err != nil {
+					return err
+				} else if !ok {
+					return errLoginRequired("Your session has ended; log in again")
+				}
+				user = id.UserID
+				return nil
+			}); err != nil {
 				return err
 			}
-			var ok bool
-			if acct, ok, err = s.cfg.DB.Account(id.Account); err != nil {
-				return err
-			} else if !ok {
-				return errLoginRequired("Your session has ended; log in again")
-			}
-			user = id.UserID
 		} else if err := s.guardCredentials(w, r, func() (err error) {
 			var k projections.Key
 			if acct, k, err = s.account(w, r); err == nil && s.cfg.Users != nil {
