@@ -30,12 +30,17 @@ type DirectUploads struct {
 
 // OpenDirectUploads creates (kino serve) or opens the bucket.
 func (s *Store) OpenDirectUploads(ctx context.Context) (*DirectUploads, error) {
-	kv, err := s.bucket(ctx, s.cfg.Manage, jetstream.KeyValueConfig{
-		Bucket:      DirectUploadsBucket,
-		Description: "kino: direct upload URLs, by the hash of their token",
-		TTL:         DirectUploadTTL,
-		Storage:     jetstream.FileStorage,
-		Replicas:    s.cfg.Replicas,
+	// Retried while a forming cluster elects the bucket's leader.
+	var kv jetstream.KeyValue
+	err := s.untilReady(ctx, func() (err error) {
+		kv, err = s.bucket(ctx, s.cfg.Manage, jetstream.KeyValueConfig{
+			Bucket:      DirectUploadsBucket,
+			Description: "kino: direct upload URLs, by the hash of their token",
+			TTL:         DirectUploadTTL,
+			Storage:     jetstream.FileStorage,
+			Replicas:    s.cfg.Replicas,
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("direct uploads: %w", err)

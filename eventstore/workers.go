@@ -49,9 +49,14 @@ func workersBucketConfig(replicas int) jetstream.KeyValueConfig {
 	}
 }
 
-// workersKV opens the bucket; kino serve creates it when missing.
-func (s *Store) workersKV(ctx context.Context) (jetstream.KeyValue, error) {
-	return s.bucket(ctx, s.cfg.Manage, workersBucketConfig(s.cfg.Replicas))
+// workersKV opens the bucket for a heartbeat (kino serve creates it when
+// missing), retried while a forming cluster elects its leader.
+func (s *Store) workersKV(ctx context.Context) (kv jetstream.KeyValue, err error) {
+	err = s.untilReady(ctx, func() (err error) {
+		kv, err = s.bucket(ctx, s.cfg.Manage, workersBucketConfig(s.cfg.Replicas))
+		return err
+	})
+	return kv, err
 }
 
 // Heartbeat writes this process's heartbeat (role: serve or worker) now and
@@ -113,7 +118,7 @@ func workerKey(host string, pid int, role string) string {
 // Workers lists the processes whose heartbeat has not lapsed, by name.
 func (s *Store) Workers(ctx context.Context) ([]WorkerInfo, error) {
 	out := []WorkerInfo{}
-	kv, err := s.workersKV(ctx)
+	kv, err := s.bucket(ctx, s.cfg.Manage, workersBucketConfig(s.cfg.Replicas)) // a health request does not wait for a leader
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		return out, nil
 	}
