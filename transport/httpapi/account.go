@@ -30,9 +30,11 @@ type accountUsage struct {
 }
 
 // getAccount answers from the read models' per-account counters (one
-// record, whatever the account holds). Its rateLimit is what this
-// response's X-RateLimit-* headers say (authenticate set them when it
-// counted this request), so reading it spends one request, not two.
+// record, whatever the account holds). Its rateLimit is the API keys'
+// budget: with a key, what this response's X-RateLimit-* headers say
+// (authenticate set them when it counted this request), so reading it
+// spends one request, not two; with a browser's session, which has a
+// budget of its own, the keys' budget read without counting.
 func (s *Server) getAccount(w http.ResponseWriter, r *http.Request) error {
 	c := callerOf(r)
 	acct, ok, err := s.cfg.DB.Account(c.Account)
@@ -53,10 +55,21 @@ func (s *Server) getAccount(w http.ResponseWriter, r *http.Request) error {
 	out.Limits.ConcurrentUploads = c.Limits.ConcurrentUploads
 	out.Limits.MaxDurationSeconds = int64(c.Limits.MaxDuration.Seconds())
 	out.Limits.TranscodeConcurrency = c.Limits.TranscodeConcurrency
-	h := w.Header()
-	out.RateLimit.Limit = headerInt(h, "X-RateLimit-Limit", c.Limits.RequestsPerMinute)
-	out.RateLimit.Remaining = headerInt(h, "X-RateLimit-Remaining", 0)
-	out.RateLimit.Reset = int64(headerInt(h, "X-RateLimit-Reset", 0))
+	if c.User == "" {
+		h := w.Header()
+		out.RateLimit.Limit = headerInt(h, "X-RateLimit-Limit", c.Limits.RequestsPerMinute)
+		out.RateLimit.Remaining = headerInt(h, "X-RateLimit-Remaining", 0)
+		out.RateLimit.Reset = int64(headerInt(h, "X-RateLimit-Reset", 0))
+	} else {
+		// A browser has a budget of its own (rateBudget): it is told the
+		// API keys' budget, as this node counts it, without spending it.
+		d := s.limiter.take(c.Account, c.Limits.RequestsPerMinute, s.cfg.Now(), false)
+		out.RateLimit.Limit, out.RateLimit.Remaining = c.Limits.RequestsPerMinute, d.remaining
+		if d.reset.IsZero() {
+			d.reset = s.cfg.Now()
+		}
+		out.RateLimit.Reset = ceilUnix(d.reset)
+	}
 	out.StorageBytes, out.Videos = u.StorageBytes, u.Videos()
 	writeJSON(w, http.StatusOK, out)
 	return nil

@@ -68,7 +68,8 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		var user string
 		if r.Header.Get("Authorization") == "" && s.sessionID(r) != "" {
 			// A browser: the session of an account user, the same account's
-			// limits and handlers. Unknown or ended sessions count against
+			// limits and handlers, with a rate budget of its own
+			// (rateBudget). Unknown or ended sessions count against
 			// the address like wrong keys (each costs a NATS request).
 			if err := s.guardCredentials(w, r, func() error {
 				id, err := s.accountSession(r)
@@ -96,18 +97,19 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			return err
 		}
 		limits := s.cfg.Plans.Limits(acct.Plan)
-		d := s.limiter.allow(acct.Slug, limits.RequestsPerMinute, s.cfg.Now())
+		rateKey, perMinute := rateBudget(acct.Slug, user, limits)
+		d := s.limiter.allow(rateKey, perMinute, s.cfg.Now())
 		h := w.Header()
 		// Spelled as the spec spells them: Header.Set would canonicalise
 		// "RateLimit" to "Ratelimit". Header lookups stay case-insensitive.
-		h["X-RateLimit-Limit"] = []string{strconv.Itoa(limits.RequestsPerMinute)}
+		h["X-RateLimit-Limit"] = []string{strconv.Itoa(perMinute)}
 		h["X-RateLimit-Remaining"] = []string{strconv.Itoa(d.remaining)}
 		h["X-RateLimit-Reset"] = []string{strconv.FormatInt(ceilUnix(d.reset), 10)}
 		if !d.allowed {
 			wait := retrySeconds(d.retry)
 			h.Set("Retry-After", strconv.Itoa(wait))
 			return domain.E("authenticate", domain.RateLimited,
-				"Too many requests; your plan allows %d per minute; retry after %d seconds", limits.RequestsPerMinute, wait)
+				"Too many requests; your plan allows %d per minute; retry after %d seconds", perMinute, wait)
 		}
 		c := caller{Account: acct.Slug, Plan: acct.Plan, Limits: limits, User: user}
 		ctx := context.WithValue(r.Context(), ctxAccount, c)
@@ -215,4 +217,22 @@ func (s *Server) lookupKey(ctx context.Context, key string) (projections.Key, bo
 	}
 	k, ok, err = s.cfg.DB.KeyByHash(hash)
 	return k, ok && subtle.ConstantTimeCompare([]byte(k.Hash), []byte(hash)) == 1, err
+}
+
+// SessionRequestsPerMinute is the least a dashboard user's browser may send
+// in any minute (the plan's rate when that is higher).
+const SessionRequestsPerMinute = 300
+
+// rateBudget names the budget a request is counted against: an API key's
+// the account's (every key of it shares the plan's rate), a logged-in
+// user's browser its own, so that a dashboard left open (each page view is
+// a few requests, and a list with videos in progress polls every 2 s)
+// never spends what the account's integrations need, and a busy
+// integration never locks its people out of the dashboard. Keys cannot
+// collide: slugs never hold a colon.
+func rateBudget(account, user string, l domain.Limits) (key string, perMinute int) {
+	if user == "" {
+		return account, l.RequestsPerMinute
+	}
+	return "user:" + user, max(l.RequestsPerMinute, SessionRequestsPerMinute)
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -430,4 +431,46 @@ func TestSecureCookieBehindAProxy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A logged-in browser has a budget of its own: an account whose API keys
+// used up the plan's minute still reaches its dashboard, and a dashboard
+// left polling never spends what the keys need. GET /v1/account through
+// the browser reports the keys' budget without spending it.
+func TestBrowserHasItsOwnRateBudget(t *testing.T) {
+	a := newTestAPI(t, withUsers(t), func(c *Config) {
+		p := testPlans()
+		l := p[domain.PlanFree]
+		l.RequestsPerMinute = 3
+		p[domain.PlanFree] = l
+		c.Plans = p
+	})
+	key := a.account("acme", domain.PlanFree)
+	ada := a.user("ada@example.com", "acme")
+	for i := 0; ; i++ { // the keys spend the plan's minute
+		r := a.do("GET", "/v1/videos", key, "")
+		if r.status == 429 {
+			break
+		}
+		if r.status != 200 || i == 3 {
+			t.Fatalf("key request %d: %d %s", i, r.status, r.body)
+		}
+	}
+
+	r := a.send("GET", "/v1/videos", "", ada)
+	if r.status != 200 || r.header.Get("X-RateLimit-Limit") != strconv.Itoa(SessionRequestsPerMinute) {
+		t.Fatalf("the browser after the keys' minute ran out: %d limit %q %s", r.status, r.header.Get("X-RateLimit-Limit"), r.body)
+	}
+	r = a.send("GET", "/v1/account", "", ada)
+	var acct struct {
+		RateLimit struct{ Limit, Remaining int }
+	}
+	if err := json.Unmarshal(r.body, &acct); err != nil || r.status != 200 {
+		t.Fatalf("account: %d %s", r.status, r.body)
+	}
+	if acct.RateLimit.Limit != 3 || acct.RateLimit.Remaining != 0 {
+		t.Fatalf("the browser is told the keys' budget: %+v", acct.RateLimit)
+	}
+	// The browser's requests spent none of the keys' budget: still refused.
+	wantError(t, a.do("GET", "/v1/videos", key, ""), 429, "Rate limit exceeded")
 }
