@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -577,9 +578,22 @@ func TestDevBootstrapOnlyOnEmptyStore(t *testing.T) {
 	data := t.TempDir()
 	var out bytes.Buffer
 	h := start(t, data, func(c *Config) { c.Dev, c.Stdout = true, &out })
-	key := lastLine(out.String())
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("--dev printed %q", out.String())
+	}
+	key := lines[1]
 	if !domain.WellFormedKey(key) || h.m.DevKey != key {
 		t.Fatalf("--dev printed %q", out.String())
+	}
+	// The dashboard user's one-time link sets its password and logs in.
+	link, err := url.Parse(lines[3])
+	if err != nil || link.Path != "/password" || link.Query().Get("token") == "" {
+		t.Fatalf("--dev printed no password link: %q", out.String())
+	}
+	pw := h.do("POST", "/auth/password", "", map[string]string{"token": link.Query().Get("token"), "password": "a long enough password"})
+	if pw.status != 200 || !strings.Contains(string(pw.body), DevUserEmail) {
+		t.Fatalf("the dev user's link: %d %s", pw.status, pw.body)
 	}
 	r := h.do("GET", "/v1/collections/default", key, nil)
 	wantStatus(t, r, 200)

@@ -369,6 +369,7 @@ type Main struct {
 	transcoder *transcoder.Transcoder // nil with --workers 0
 	users      *eventstore.Users
 	DevKey     string // the key --dev created, if it created one
+	devAccount string // the account --dev created, if it created one
 	// publicBase is --base-url as given ("" when it was not: tus Locations
 	// are then paths, right behind any proxy).
 	publicBase string
@@ -403,6 +404,7 @@ func (m *Main) Run(ctx context.Context) error {
 		{"dev", m.devBootstrap},           // --dev on an empty store
 		{"progress", m.openProgress},      // KINO_PROGRESS and its watcher
 		{"urls", m.publicURLs},            // default --base-url and --cdn-url from the bound port
+		{"dev user", m.devUser},           // --dev on an empty store: a dashboard user's one-time link
 		{"workers", m.startWorkers},       // webhook senders and transcoders
 		{"fan-out", m.startFanout},        // webhook fan-out
 		{"heartbeat", m.heartbeat},        // KINO_WORKERS: this process, for GET /v1/admin/health
@@ -774,9 +776,35 @@ func (m *Main) devBootstrap(ctx context.Context) error {
 		return err
 	}
 	m.DevKey = dev.Key
+	m.devAccount = dev.Account
 	m.Log.Info("dev bootstrap: account dev (business), collection default, one key", "key_id", dev.KeyID)
 	if m.Stdout != nil {
 		fmt.Fprintf(m.Stdout, "kino --dev: created account %q (plan business), collection %q and this API key (shown once):\n%s\n", dev.Account, dev.Collection, dev.Key)
+	}
+	return nil
+}
+
+// DevUserEmail is the dashboard user kino serve --dev creates in its
+// account on an empty store.
+const DevUserEmail = "dev@kino.localhost"
+
+// devUser gives --dev's account a dashboard user and prints the one-time
+// link that sets its password, so a first run reaches the dashboard
+// without the CLI. It runs once the public URL is known.
+func (m *Main) devUser(ctx context.Context) error {
+	if m.devAccount == "" || m.users == nil {
+		return nil
+	}
+	res, token, err := m.users.CreateUser(ctx, eventstore.NewUser{Email: DevUserEmail, Account: m.devAccount})
+	if err != nil {
+		return err
+	}
+	if err := m.projector.WaitFor(ctx, res.LastSeq()); err != nil {
+		return err
+	}
+	if m.Stdout != nil {
+		fmt.Fprintf(m.Stdout, "dashboard: open this one-time link (24 h) to set the password of %s, a user of account %q:\n%s\n",
+			DevUserEmail, m.devAccount, passwordLink(strings.TrimSuffix(m.BaseURL, "/v1"), token))
 	}
 	return nil
 }
