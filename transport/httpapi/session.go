@@ -110,16 +110,20 @@ func (s *Server) session(r *http.Request) (Identity, error) {
 	if err != nil {
 		return Identity{}, err
 	}
-	if (!ok || u.PasswordGen < sess.Gen) && s.catchUp(ctx) {
+	caughtUp := true
+	if !ok || u.PasswordGen < sess.Gen {
 		// A session begun a moment ago (a password just set) may be ahead
 		// of the read models.
-		if u, ok, err = s.cfg.DB.User(sess.UserID); err != nil {
-			return Identity{}, err
+		if caughtUp = s.catchUp(ctx); caughtUp {
+			if u, ok, err = s.cfg.DB.User(sess.UserID); err != nil {
+				return Identity{}, err
+			}
 		}
 	}
 	switch {
-	case ok && u.PasswordGen < sess.Gen:
-		// The read models still lag: no reason to end the session.
+	case ok && u.PasswordGen < sess.Gen, !ok && !caughtUp:
+		// The read models still lag (a node catching up, or rebuilding):
+		// no reason to end the session, which every node shares.
 		return Identity{}, domain.E("session", domain.Unavailable, "The server is catching up; retry in a moment")
 	case !ok || u.PasswordGen != sess.Gen:
 		_ = s.cfg.Users.EndSession(context.WithoutCancel(ctx), id)

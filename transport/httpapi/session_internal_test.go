@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/projections"
 )
 
 // withUsers enables logins, with cheap argon2 parameters: these tests
@@ -473,4 +476,40 @@ func TestBrowserHasItsOwnRateBudget(t *testing.T) {
 	}
 	// The browser's requests spent none of the keys' budget: still refused.
 	wantError(t, a.do("GET", "/v1/videos", key, ""), 429, "Rate limit exceeded")
+}
+
+// A node whose read models do not know the user yet (a node catching up,
+// or rebuilding) answers 503 and leaves the session alone: sessions are
+// shared by every node, and one lagging node must not log everyone out.
+func TestLaggingReadModelsDoNotEndSessions(t *testing.T) {
+	a := newTestAPI(t, withUsers(t))
+	a.account("acme", domain.PlanFree)
+	ada := a.user("ada@example.com", "acme")
+
+	// A second node on the same NATS whose read models are empty and whose
+	// projector never runs: it cannot catch up.
+	db, err := projections.OpenDB(filepath.Join(t.TempDir(), "projections.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	proj, err := projections.NewProjector(db, a.store, a.s.cfg.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := a.s.cfg
+	cfg.DB, cfg.Projector = db, proj
+	lagging, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(lagging.Handler())
+	t.Cleanup(srv.Close)
+	req, _ := http.NewRequest("GET", srv.URL+"/auth/me", nil)
+	req.AddCookie(&http.Cookie{Name: ada.Name, Value: ada.Value})
+	wantError(t, a.request(req, ""), 503, "Service unavailable")
+
+	if r := a.send("GET", "/auth/me", "", ada); r.status != 200 {
+		t.Fatalf("the session after a lagging node saw it: %d %s", r.status, r.body)
+	}
 }
