@@ -287,7 +287,20 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request) error {
 	if err := s.usersEnabled(); err != nil {
 		return err
 	}
-	id, err := s.session(r)
+	var id Identity
+	check := func() (err error) {
+		id, err = s.session(r)
+		return err
+	}
+	// A cookie that names no live session counts against the address, as
+	// on /v1: each costs a NATS lookup. No cookie at all costs nothing
+	// (every logged-out page view asks).
+	var err error
+	if s.sessionID(r) == "" {
+		err = check()
+	} else {
+		err = s.guardCredentials(w, r, check)
+	}
 	if err != nil {
 		return err
 	}

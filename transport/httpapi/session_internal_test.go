@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -512,4 +513,15 @@ func TestLaggingReadModelsDoNotEndSessions(t *testing.T) {
 	if r := a.send("GET", "/auth/me", "", ada); r.status != 200 {
 		t.Fatalf("the session after a lagging node saw it: %d %s", r.status, r.body)
 	}
+}
+
+// Made-up session cookies on /auth/me (which every dashboard page asks)
+// count against the client address like wrong keys: past the limit, 429.
+func TestMadeUpSessionCookiesAreLimited(t *testing.T) {
+	a := newTestAPI(t, withUsers(t), func(c *Config) { c.AuthFailuresPerMinute = 5 })
+	for i := range 5 {
+		r := a.send("GET", "/auth/me", "", &http.Cookie{Name: sessionCookie, Value: fmt.Sprintf("made-up-%d", i)})
+		wantError(t, r, 401, "Unauthorized")
+	}
+	wantError(t, a.send("GET", "/auth/me", "", &http.Cookie{Name: sessionCookie, Value: "made-up-6"}), 429, "Rate limit exceeded")
 }
