@@ -146,6 +146,11 @@ type IssueKey struct {
 
 type RevokeKey struct{ KeyID string }
 
+// MaxLiveKeys bounds an account's live API keys: every account command
+// folds the account's stream, so keys without bound would make each one
+// (a plan change, a revocation) slower without bound.
+const MaxLiveKeys = 100
+
 func (a Account) Decide(cmd any, _ time.Time) ([]Payload, error) {
 	switch c := cmd.(type) {
 	case CreateAccount:
@@ -184,6 +189,15 @@ func (a Account) Decide(cmd any, _ time.Time) ([]Payload, error) {
 			if err := checkName(op, "label", c.Label); err != nil {
 				return nil, err
 			}
+		}
+		live := 0
+		for _, k := range a.Keys {
+			if !k.Revoked {
+				live++
+			}
+		}
+		if live >= MaxLiveKeys {
+			return nil, E(op, Conflict, "an account holds at most %d live API keys; revoke one first", MaxLiveKeys)
 		}
 		return []Payload{KeyIssued{KeyID: c.KeyID, Hash: c.Hash, Prefix: c.Prefix, Label: c.Label}}, nil
 	case RevokeKey:

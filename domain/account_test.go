@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
@@ -25,7 +26,21 @@ var (
 )
 
 func TestAccountDecide(t *testing.T) {
+	full, oneRevoked := []domain.Payload{acmeFree}, []domain.Payload{acmeFree}
+	for i := range domain.MaxLiveKeys {
+		k := domain.KeyIssued{KeyID: fmt.Sprintf("key-%d", i), Hash: strings.Repeat("a", 64), Prefix: "svc_live_AAAA"}
+		full, oneRevoked = append(full, k), append(oneRevoked, k)
+	}
+	oneRevoked = append(oneRevoked, domain.KeyRevoked{KeyID: "key-7"})
+	next := domain.IssueKey{KeyID: "key-next", Hash: strings.Repeat("b", 64), Prefix: "svc_live_BBBB"}
 	runDecide[domain.Account](t, "acme", []decideCase{
+		{name: "issue a key past the live keys' cap", given: full, when: next, err: domain.Conflict},
+		{
+			name:  "issue a key once one of the cap is revoked",
+			given: oneRevoked,
+			when:  next,
+			then:  []domain.Payload{domain.KeyIssued{KeyID: "key-next", Hash: strings.Repeat("b", 64), Prefix: "svc_live_BBBB"}},
+		},
 		{
 			name: "create",
 			when: domain.CreateAccount{Slug: "acme", Plan: domain.PlanPro},
