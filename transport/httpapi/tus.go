@@ -171,15 +171,20 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 	if err := s.writable(); err != nil {
 		return err
 	}
-	n, outstanding := s.tus.usage(c.Account)
+	n := s.tus.usage(c.Account)
 	if most := maxUnfinished(c.Limits); n >= most {
 		w.Header().Set("Retry-After", strconv.Itoa(uploadRetry))
 		return domain.E("upload video", domain.RateLimited,
-			"your account has %d unfinished resumable uploads, the most it may hold: finish or DELETE one first (unfinished uploads expire %s after their last PATCH)", n, s.cfg.TusExpiry)
+			"your account has %d unfinished resumable uploads, the most it may hold: finish or DELETE one first (unfinished uploads expire %s after their last bytes)", n, s.cfg.TusExpiry)
 	}
-	// The bytes every unfinished upload may still send count against the
-	// disk's reserve, not only those already written.
-	if err := s.checkRoom(length + outstanding); err != nil {
+	// Its own length only: what other uploads (of other accounts) may
+	// still send is not held against it, or one account's announced but
+	// unsent bytes would refuse everyone else. The disk is still guarded
+	// where it is filled: every chunk is written above the reserve
+	// (roomWriter), as a multipart upload is, and an account's unsent
+	// bytes are bounded by its own plan (maxUnfinished uploads of at most
+	// MaxUploadBytes each).
+	if err := s.checkRoom(length); err != nil {
 		return err
 	}
 	withBody := r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody
@@ -214,7 +219,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 	now := s.cfg.Now()
 	u := tusUpload{ID: id, Account: c.Account, Collection: slug, Filename: filename, Ext: ext,
 		Length: length, MaxSize: c.Limits.MaxUploadBytes, Metadata: metaRaw, Direct: cr.direct,
-		Created: now.UTC(), Expires: now.Add(s.cfg.TusExpiry).UTC()}
+		Created: now.UTC(), Expires: s.tusExpires(now, now)}
 	if err := s.tus.create(u); err != nil {
 		return storeFailure(w, err)
 	}
@@ -269,7 +274,7 @@ func (s *Server) findUpload(t tusTarget) (tusUpload, error) {
 			s.tus.unlock(u.ID)
 		}
 		return tusUpload{}, domain.E("upload video", domain.Gone,
-			"this upload expired at %s (%s after its last PATCH) and was removed; start a new one", u.Expires.Format(time.RFC3339), s.cfg.TusExpiry)
+			"this upload expired at %s (%s after its last bytes arrived, or %s after it was created) and was removed; start a new one", u.Expires.Format(time.RFC3339), s.cfg.TusExpiry, tusMaxAge(s.cfg.TusExpiry))
 	}
 	return u, nil
 }
@@ -426,7 +431,9 @@ func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tusUpload)
 		return u, storeFailure(w, err)
 	}
 	u.Offset += n
-	u.Expires = s.cfg.Now().Add(s.cfg.TusExpiry).UTC()
+	if n > 0 { // only bytes move the expiry: an empty PATCH keeps nothing alive
+		u.Expires = s.tusExpires(u.Created, s.cfg.Now())
+	}
 	if !u.Sniffed && (u.Offset >= ffmpeg.SniffLen || u.Offset == u.Length) {
 		if err := s.sniffUpload(u); err != nil {
 			_ = s.tus.remove(u.ID)
@@ -587,4 +594,19 @@ func (s *Server) sweepUploads() (removed int) {
 		s.cfg.Log.Info("expired resumable uploads removed", "count", removed)
 	}
 	return removed
+}
+
+// tusMaxAge is the longest an unfinished upload lives, however its bytes
+// trickle in: 7 times its expiry after the last bytes (7 days by default).
+func tusMaxAge(expiry time.Duration) time.Duration { return 7 * expiry }
+
+// tusExpires is when an upload created at created, whose last bytes
+// arrived at now, expires: TusExpiry later, and never later than
+// tusMaxAge after its creation.
+func (s *Server) tusExpires(created, now time.Time) time.Time {
+	e := now.Add(s.cfg.TusExpiry)
+	if most := created.Add(tusMaxAge(s.cfg.TusExpiry)); e.After(most) {
+		e = most
+	}
+	return e.UTC()
 }

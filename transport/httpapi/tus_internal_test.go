@@ -677,10 +677,10 @@ func TestRedactPath(t *testing.T) {
 	}
 }
 
-// The bytes unfinished uploads may still send count against the disk's
-// reserve at creation: a second upload that fits alone but not beside
-// the first is refused with 507.
-func TestTusCreationCountsPartialsAgainstTheReserve(t *testing.T) {
+// One account's unfinished uploads do not hold another's back: a
+// creation is checked against the disk with its own length (the bytes
+// are checked as they arrive), and a 507 names only the caller's size.
+func TestTusCreationIsCheckedWithItsOwnLength(t *testing.T) {
 	disk := smallDisk(t, "size=8m")
 	a := newTestAPI(t, mediaOn(t, disk), func(c *Config) {
 		c.DiskDirs = []string{disk}
@@ -692,23 +692,66 @@ func TestTusCreationCountsPartialsAgainstTheReserve(t *testing.T) {
 		}
 	})
 	a.dir = filepath.Join(disk, "media")
-	key := a.account("acme", domain.PlanPro)
+	carol := a.account("carol", domain.PlanPro)
+	bob := a.account("bob", domain.PlanPro)
 	room, err := a.s.disk.room()
 	if err != nil || room < 2<<20 {
 		t.Fatalf("room %d %v", room, err)
 	}
 	meta := tusMeta("filename", "a.mp4", "collection", "main")
-	create := func(n int64) response {
+	create := func(key string, n int64) response {
 		return a.tusReq("POST", "/v1/uploads/tus", key, map[string]string{"Upload-Length": strconv.FormatInt(n, 10), "Upload-Metadata": meta}, nil)
 	}
-	wantError(t, create(room+1), 507, "Insufficient storage")
-	if r := create(room * 2 / 3); r.status != 201 {
-		t.Fatalf("an upload that fits: %d %s", r.status, r.body)
+	if r := create(carol, room*2/3); r.status != 201 {
+		t.Fatalf("carol's upload: %d %s", r.status, r.body)
 	}
-	wantError(t, create(room*2/3), 507, "Insufficient storage")
-	if files := a.tusFiles(); len(files) != 2 {
+	if r := create(bob, room*2/3); r.status != 201 {
+		t.Fatalf("bob's upload beside carol's: %d %s", r.status, r.body)
+	}
+	m := wantError(t, create(bob, room+1), 507, "Insufficient storage")
+	if msg := m["message"].(string); !strings.Contains(msg, strconv.FormatInt(room+1, 10)) {
+		t.Fatalf("507 message %q does not name the caller's own size", msg)
+	}
+	if files := a.tusFiles(); len(files) != 4 {
 		t.Fatalf("refused creations left files: %v", files)
 	}
+}
+
+// An empty PATCH does not move the expiry (only bytes do), and an
+// unfinished upload lives at most tusMaxAge whatever arrives.
+func TestTusExpiryMovesOnlyWithBytes(t *testing.T) {
+	a := newTestAPI(t, func(c *Config) { c.TusExpiry = time.Hour })
+	key := a.account("acme", domain.PlanFree)
+	file := clip(3000)
+	loc := a.tusCreate(key, len(file))
+	start := a.clock.Now()
+	if r := a.tusPatch(loc, key, 0, file[:1000]); r.status != 204 {
+		t.Fatalf("PATCH: %d", r.status)
+	}
+	a.clock.Set(start.Add(50 * time.Minute))
+	r := a.tusReq("PATCH", loc, key, map[string]string{"Upload-Offset": "1000", "Content-Type": tusOctets}, nil)
+	if r.status != 204 {
+		t.Fatalf("empty PATCH: %d %s", r.status, r.body)
+	}
+	if got := r.header.Get("Upload-Expires"); got != start.Add(time.Hour).UTC().Format(http.TimeFormat) {
+		t.Fatalf("empty PATCH moved Upload-Expires to %s", got)
+	}
+	a.clock.Set(start.Add(61 * time.Minute))
+	wantStatus(t, a.tusReq("HEAD", loc, key, nil, nil), 410)
+
+	// A drip of bytes keeps an upload no longer than tusMaxAge.
+	loc = a.tusCreate(key, len(file))
+	start = a.clock.Now()
+	off := 0
+	for a.clock.Now().Before(start.Add(tusMaxAge(time.Hour) - 50*time.Minute)) {
+		a.clock.Set(a.clock.Now().Add(50 * time.Minute))
+		if r := a.tusPatch(loc, key, off, file[off:off+1]); r.status != 204 {
+			t.Fatalf("PATCH at %d: %d %s", off, r.status, r.body)
+		}
+		off++
+	}
+	a.clock.Set(start.Add(tusMaxAge(time.Hour)))
+	wantStatus(t, a.tusReq("HEAD", loc, key, nil, nil), 410)
 }
 
 // A PATCH in flight holds one of the plan's upload slots, as a multipart

@@ -182,18 +182,16 @@ func (t *tusStore) unlock(id string) {
 	t.mu.Unlock()
 }
 
-// usage is the number of unfinished uploads of account, and the bytes
-// all unfinished uploads (of every account) have still to receive.
-func (t *tusStore) usage(account string) (n int, outstanding int64) {
+// usage is the number of unfinished uploads of account.
+func (t *tusStore) usage(account string) (n int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, u := range t.uploads {
 		if u.Account == account {
 			n++
 		}
-		outstanding += u.Length - u.Offset
 	}
-	return n, outstanding
+	return n
 }
 
 // expired lists the uploads expired at now that no request holds.
