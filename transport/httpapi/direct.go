@@ -42,6 +42,12 @@ const (
 	directMax     = 24 * time.Hour
 )
 
+// directRequestsPerMinute is the budget of the requests on one direct
+// upload URL and its upload: its own, never the account's (a URL is in
+// the hands of an untrusted end user), generous enough for any tus
+// client's chunks and retries.
+const directRequestsPerMinute = 600
+
 // directRecord is a direct upload URL as stored.
 type directRecord struct {
 	Account    string    `json:"account"`
@@ -206,7 +212,7 @@ func (s *Server) directCreate(w http.ResponseWriter, r *http.Request) error {
 	if rec.Used {
 		return domain.E("direct upload", domain.Conflict, "this direct upload URL has already been used: it is good for one upload; resume that one at its Location, or ask for a new URL")
 	}
-	c, r, err := s.admitAccount(w, r, rec.Account)
+	c, r, err := s.admitAccount(w, r, rec.Account, rec.ID)
 	if err != nil {
 		return err
 	}
@@ -247,7 +253,7 @@ func (s *Server) directUpload(h func(http.ResponseWriter, *http.Request, tusTarg
 			}
 			return err
 		}
-		c, r, err := s.admitAccount(w, r, u.Account)
+		c, r, err := s.admitAccount(w, r, u.Account, id)
 		if err != nil {
 			return err
 		}
@@ -255,10 +261,12 @@ func (s *Server) directUpload(h func(http.ResponseWriter, *http.Request, tusTarg
 	}
 }
 
-// admitAccount makes a request on a direct upload URL the account's: its
-// plan's limits, and its rate limit (the X-RateLimit-* headers as on
-// every authenticated request).
-func (s *Server) admitAccount(w http.ResponseWriter, r *http.Request, slug string) (caller, *http.Request, error) {
+// admitAccount makes a request on a direct upload URL (of video id) the
+// account's: its plan's limits, and the URL's own rate budget (the
+// X-RateLimit-* headers as on every authenticated request). The budget is
+// the URL's, never the account's: its holder is an end user, who must not
+// be able to lock the account out of its API.
+func (s *Server) admitAccount(w http.ResponseWriter, r *http.Request, slug, id string) (caller, *http.Request, error) {
 	acct, ok, err := s.cfg.DB.Account(slug)
 	if err == nil && !ok {
 		err = errNotFound("upload")
@@ -267,16 +275,18 @@ func (s *Server) admitAccount(w http.ResponseWriter, r *http.Request, slug strin
 		return caller{}, r, err
 	}
 	limits := s.cfg.Plans.Limits(acct.Plan)
-	d := s.limiter.allow(acct.Slug, limits.RequestsPerMinute, s.cfg.Now())
+	// Slugs never hold a colon: "direct:" keys collide with no account's
+	// budget, nor a user's.
+	d := s.limiter.allow("direct:"+id, directRequestsPerMinute, s.cfg.Now())
 	h := w.Header()
-	h["X-RateLimit-Limit"] = []string{strconv.Itoa(limits.RequestsPerMinute)}
+	h["X-RateLimit-Limit"] = []string{strconv.Itoa(directRequestsPerMinute)}
 	h["X-RateLimit-Remaining"] = []string{strconv.Itoa(d.remaining)}
 	h["X-RateLimit-Reset"] = []string{strconv.FormatInt(ceilUnix(d.reset), 10)}
 	if !d.allowed {
 		wait := retrySeconds(d.retry)
 		h.Set("Retry-After", strconv.Itoa(wait))
 		return caller{}, r, domain.E("authenticate", domain.RateLimited,
-			"Too many requests; the plan allows %d per minute; retry after %d seconds", limits.RequestsPerMinute, wait)
+			"Too many requests on this direct upload URL; it allows %d per minute; retry after %d seconds", directRequestsPerMinute, wait)
 	}
 	c := caller{Account: acct.Slug, Plan: acct.Plan, Limits: limits}
 	ctx := context.WithValue(r.Context(), ctxAccount, c)

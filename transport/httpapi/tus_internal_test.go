@@ -851,3 +851,46 @@ func TestTusCompleteButUnacceptedAtStart(t *testing.T) {
 	}
 	a.wantVideo(key, id, "clip.mp4")
 }
+
+// directURL issues a direct upload URL into main and returns it and the
+// video id.
+func (a *testAPI) directURL(key string) (url, id string) {
+	a.t.Helper()
+	r := a.do("POST", "/v1/uploads", key, `{"collection":"main"}`)
+	var d struct{ ID, URL string }
+	if err := json.Unmarshal(r.body, &d); err != nil || r.status != 201 {
+		a.t.Fatalf("POST /v1/uploads: %d %s", r.status, r.body)
+	}
+	return d.URL, d.ID
+}
+
+// Requests on a direct upload URL (anyone's who holds it) have a budget
+// of their own: they never spend the account's, so a URL holder cannot
+// lock the account out of its API.
+func TestDirectUploadHasItsOwnRateBudget(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree)
+	url, _ := a.directURL(key)
+	cr := a.tusReq("POST", url, "", map[string]string{"Upload-Length": "3000", "Upload-Metadata": tusMeta("filename", "d.mp4")}, nil)
+	wantStatus(t, cr, 201)
+	loc := cr.header.Get("Location")
+	perMinute := testPlans().Limits(domain.PlanFree).RequestsPerMinute
+	for i := range perMinute + 10 {
+		if r := a.tusReq("HEAD", loc, "", nil, nil); r.status != 200 {
+			t.Fatalf("HEAD %d: %d", i, r.status)
+		}
+	}
+	if r := a.do("GET", "/v1/videos", key, ""); r.status != 200 {
+		t.Fatalf("the account's own key after %d requests on its direct URL: %d %s", perMinute+10, r.status, r.body)
+	}
+	for range directRequestsPerMinute - perMinute - 10 {
+		a.tusReq("HEAD", loc, "", nil, nil)
+	}
+	r := a.tusReq("HEAD", loc, "", nil, nil)
+	if r.status != 429 || r.header.Get("Retry-After") == "" {
+		t.Fatalf("past the direct URL's budget: %d %v", r.status, r.header)
+	}
+	if r := a.do("GET", "/v1/videos", key, ""); r.status != 200 {
+		t.Fatalf("the account's own key: %d", r.status)
+	}
+}
