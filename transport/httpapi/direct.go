@@ -242,7 +242,11 @@ func (s *Server) directUpload(h func(http.ResponseWriter, *http.Request, tusTarg
 		var u tusUpload
 		if err := s.guardCredentials(w, r, func() error {
 			var ok bool
-			u, ok = s.tus.get(id)
+			if u, ok = s.tus.get(id); !ok {
+				var d tusDone // finished: its completion record answers
+				d, ok = s.tus.completed(id)
+				u = tusUpload{Account: d.Account, Direct: d.Direct}
+			}
 			if key == "" || !ok || !domain.ValidID(id) || u.Direct != key {
 				return domain.E("direct upload", domain.BadCredentials, "upload not found")
 			}

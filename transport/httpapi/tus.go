@@ -264,6 +264,9 @@ func (s *Server) tusLocation(id, token string) string {
 // removed).
 func (s *Server) findUpload(t tusTarget) (tusUpload, error) {
 	u, ok := s.tus.get(t.id)
+	if !ok {
+		return s.findCompleted(t)
+	}
 	if !ok || !domain.ValidID(t.id) || u.Account != t.c.Account ||
 		t.direct != "" && subtle.ConstantTimeCompare([]byte(u.Direct), []byte(t.direct)) != 1 {
 		return tusUpload{}, errNotFound("upload")
@@ -277,6 +280,18 @@ func (s *Server) findUpload(t tusTarget) (tusUpload, error) {
 			"this upload expired at %s (%s after its last bytes arrived, or %s after it was created) and was removed; start a new one", u.Expires.Format(time.RFC3339), s.cfg.TusExpiry, tusMaxAge(s.cfg.TusExpiry))
 	}
 	return u, nil
+}
+
+// findCompleted is the target's finished upload, from its completion
+// record: complete (Offset == Length), for its owner only.
+func (s *Server) findCompleted(t tusTarget) (tusUpload, error) {
+	d, ok := s.tus.completed(t.id)
+	if !ok || !domain.ValidID(t.id) || d.Account != t.c.Account ||
+		subtle.ConstantTimeCompare([]byte(d.Direct), []byte(t.direct)) != 1 || !s.cfg.Now().Before(d.Expires) {
+		return tusUpload{}, errNotFound("upload")
+	}
+	return tusUpload{ID: d.ID, Account: d.Account, Direct: d.Direct, Length: d.Length, Offset: d.Length,
+		Metadata: d.Metadata, Expires: d.Expires, done: true}, nil
 }
 
 func (s *Server) headUpload(w http.ResponseWriter, _ *http.Request, t tusTarget) error {
@@ -297,7 +312,8 @@ func (s *Server) headUpload(w http.ResponseWriter, _ *http.Request, t tusTarget)
 }
 
 func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget) error {
-	if _, err := s.findUpload(t); err != nil {
+	found, err := s.findUpload(t)
+	if err != nil {
 		return err
 	}
 	if err := tusContentType(r); err != nil {
@@ -307,6 +323,19 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 	offset, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil || offset < 0 {
 		return errBadRequest("Upload-Offset must be the offset in bytes this chunk starts at (got %q)", raw)
+	}
+	if found.done { // finished: at its length, a no-op (as tusd answers)
+		switch {
+		case offset != found.Length:
+			w.Header().Set("Connection", "close")
+			return domain.E("upload video", domain.Conflict, "Upload-Offset is %d but the upload is complete, with %d bytes: it is video %s", offset, found.Length, found.ID)
+		case r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody:
+			w.Header().Set("Connection", "close")
+			return domain.E("upload video", domain.RequestTooLarge, "the upload is complete (%d bytes): a chunk would go past Upload-Length", found.Length)
+		}
+		w.Header().Set("Upload-Offset", strconv.FormatInt(found.Length, 10))
+		w.WriteHeader(http.StatusNoContent)
+		return nil
 	}
 	if !s.tus.lock(t.id) {
 		w.Header().Set("Connection", "close") // the body is not read
@@ -342,8 +371,10 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 }
 
 func (s *Server) deleteUpload(w http.ResponseWriter, r *http.Request, t tusTarget) error {
-	if _, err := s.findUpload(t); err != nil {
+	if u, err := s.findUpload(t); err != nil {
 		return err
+	} else if u.done {
+		return domain.E("upload video", domain.Conflict, "the upload is complete: it is video %s (DELETE /v1/videos/%s removes it)", u.ID, u.ID)
 	}
 	if !s.tus.lock(t.id) {
 		return domain.E("upload video", domain.Conflict, "a PATCH of this upload is in progress; retry once it has ended")
@@ -463,14 +494,18 @@ func (s *Server) finishUpload(w http.ResponseWriter, r *http.Request, u tusUploa
 	if v, ok, err := s.cfg.DB.Video(u.ID); err == nil && ok && v.Account == u.Account {
 		// Accepted already: a crash came between the event and the
 		// removal of this record.
-		_ = s.tus.remove(u.ID)
+		_ = s.tus.complete(u, s.cfg.Now().Add(s.cfg.TusExpiry).UTC())
 		return nil
 	}
 	err := s.acceptUpload(r, upload{ID: u.ID, Account: u.Account, Collection: u.Collection, Filename: u.Filename,
 		Ext: u.Ext, Size: u.Length, MaxSize: u.MaxSize, Path: s.tus.data(u.ID)})
 	if err == nil {
-		if err := s.tus.remove(u.ID); err != nil {
-			logger(r, s.cfg.Log).Warn("remove the record of a finished upload", "video_id", u.ID, "err", err)
+		// Its completion record answers for it from now on, for as long
+		// as an unfinished upload would (tusd keeps a finished upload's
+		// info likewise): a client that lost this answer learns from HEAD
+		// that it is complete, instead of uploading the file again.
+		if err := s.tus.complete(u, s.cfg.Now().Add(s.cfg.TusExpiry).UTC()); err != nil {
+			logger(r, s.cfg.Log).Warn("record a finished upload", "video_id", u.ID, "err", err)
 		}
 		return nil
 	}
@@ -589,6 +624,11 @@ func (s *Server) sweepUploads() (removed int) {
 			}
 		}
 		s.tus.unlock(id)
+	}
+	for _, id := range s.tus.expiredDone(s.cfg.Now()) {
+		if err := s.tus.forget(id); err != nil {
+			s.cfg.Log.Warn("remove the completion record of a finished upload", "video_id", id, "err", err)
+		}
 	}
 	if removed > 0 {
 		s.cfg.Log.Info("expired resumable uploads removed", "count", removed)

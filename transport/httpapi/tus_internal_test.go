@@ -188,11 +188,8 @@ func TestTusUploadInChunks(t *testing.T) {
 	if err != nil || !bytes.Equal(got, file) {
 		t.Fatalf("stored original differs (%v)", err)
 	}
-	if files := a.tusFiles(); len(files) != 0 {
-		t.Fatalf("finished upload left %v", files)
-	}
-	if r := a.tusReq("HEAD", loc, key, nil, nil); r.status != 404 {
-		t.Fatalf("HEAD of a finished upload: %d", r.status)
+	if files := a.tusFiles(); len(files) != 1 || files[0] != id+".done" {
+		t.Fatalf("finished upload left %v, want its completion record only", files)
 	}
 }
 
@@ -808,8 +805,8 @@ func TestTusUploadIntoTheObjectStore(t *testing.T) {
 	if err != nil || !bytes.Equal(got, file) {
 		t.Fatalf("stored original differs (%v)", err)
 	}
-	if files := a.tusFiles(); len(files) != 0 {
-		t.Fatalf("finished upload left %v", files)
+	if files := a.tusFiles(); len(files) != 1 || files[0] != id+".done" {
+		t.Fatalf("finished upload left %v, want its completion record only", files)
 	}
 }
 
@@ -892,5 +889,62 @@ func TestDirectUploadHasItsOwnRateBudget(t *testing.T) {
 	}
 	if r := a.do("GET", "/v1/videos", key, ""); r.status != 200 {
 		t.Fatalf("the account's own key: %d", r.status)
+	}
+}
+
+// A finished upload still answers, to its owner only, for --tus-expiry:
+// HEAD says it is complete and a PATCH at its length is a 204 no-op, so a
+// client that lost the last answer does not upload the file again.
+func TestTusCompletedUploadAnswersComplete(t *testing.T) {
+	a := newTestAPI(t, func(c *Config) { c.TusExpiry = time.Hour })
+	key := a.account("acme", domain.PlanFree)
+	other := a.account("other", domain.PlanFree)
+	file := clip(3000)
+	loc := a.tusCreate(key, len(file))
+	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
+	wantStatus(t, a.tusPatch(loc, key, 0, file), 204)
+	a.wantVideo(key, id, "clip.mp4")
+
+	if off, r := a.tusOffset(loc, key); r.status != 200 || off != len(file) || r.header.Get("Upload-Length") != "3000" {
+		t.Fatalf("HEAD of a finished upload: %d %v", r.status, r.header)
+	}
+	r := a.tusReq("PATCH", loc, key, map[string]string{"Upload-Offset": "3000", "Content-Type": tusOctets}, nil)
+	if r.status != 204 || r.header.Get("Upload-Offset") != "3000" {
+		t.Fatalf("PATCH at the final offset: %d %v %s", r.status, r.header, r.body)
+	}
+	wantError(t, a.tusPatch(loc, key, 0, file), 409, "Conflict")
+	wantStatus(t, a.tusReq("HEAD", loc, other, nil, nil), 404)
+	wantError(t, a.tusPatch(loc, other, 3000, nil), 404, "Not found")
+
+	// A direct upload's, with its token only.
+	url, did := a.directURL(key)
+	cr := a.tusReq("POST", url, "", map[string]string{"Upload-Length": "3000", "Upload-Metadata": tusMeta("filename", "d.mp4")}, file)
+	wantStatus(t, cr, 201)
+	dloc := cr.header.Get("Location")
+	a.wantVideo(key, did, "d.mp4")
+	if off, r := a.tusOffset(dloc, ""); r.status != 200 || off != 3000 {
+		t.Fatalf("HEAD of a finished direct upload: %d %d", r.status, off)
+	}
+	wrong := base64.RawURLEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
+	wantStatus(t, a.tusReq("HEAD", "/v1/uploads/tus/direct/"+wrong+"/"+did, "", nil, nil), 404)
+	wantStatus(t, a.tusReq("HEAD", "/v1/uploads/tus/"+did, other, nil, nil), 404)
+
+	// Kept through a restart, forgotten after the expiry.
+	s2, err := New(a.s.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv2 := httptest.NewServer(s2.Handler())
+	t.Cleanup(srv2.Close)
+	a.srv.Close()
+	a.srv, a.s = srv2, s2
+	if off, r := a.tusOffset(loc, key); r.status != 200 || off != 3000 {
+		t.Fatalf("HEAD of a finished upload after a restart: %d %d", r.status, off)
+	}
+	a.clock.Set(a.clock.Now().Add(time.Hour + time.Second))
+	a.s.sweepUploads()
+	wantStatus(t, a.tusReq("HEAD", loc, key, nil, nil), 404)
+	if files := a.tusFiles(); len(files) != 0 {
+		t.Fatalf("expired completion records left %v", files)
 	}
 }

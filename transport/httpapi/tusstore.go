@@ -31,6 +31,21 @@ type tusUpload struct {
 	Sniffed    bool      `json:"sniffed"`          // its first bytes were found to be a video
 	Created    time.Time `json:"created"`
 	Expires    time.Time `json:"expires"`
+
+	done bool // finished: a completion record (tusDone), not an upload
+}
+
+// tusDone is what is kept of a finished upload, in <dir>/<id>.done, until
+// Expires: enough for its owner's HEAD to learn that it is complete, and
+// for a PATCH at its last offset to be a no-op, so a client that lost the
+// last answer does not upload the file again (a second video).
+type tusDone struct {
+	ID       string    `json:"id"`
+	Account  string    `json:"account"`
+	Direct   string    `json:"direct,omitempty"`
+	Length   int64     `json:"length"`
+	Metadata string    `json:"metadata"`
+	Expires  time.Time `json:"expires"`
 }
 
 // tusStore keeps this node's unfinished tus uploads in one directory, on
@@ -47,6 +62,7 @@ type tusStore struct {
 
 	mu      sync.Mutex
 	uploads map[string]tusUpload
+	done    map[string]tusDone
 	busy    map[string]bool // a PATCH or DELETE is at work on it
 }
 
@@ -54,10 +70,22 @@ func openTusStore(dir string) (*tusStore, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("tus store: %w", err)
 	}
-	t := &tusStore{dir: dir, uploads: make(map[string]tusUpload), busy: make(map[string]bool)}
+	t := &tusStore{dir: dir, uploads: make(map[string]tusUpload), done: make(map[string]tusDone), busy: make(map[string]bool)}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("tus store: %w", err)
+	}
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".done")
+		if !ok || !domain.ValidID(id) {
+			continue
+		}
+		var d tusDone
+		if b, err := os.ReadFile(t.finished(id)); err == nil && json.Unmarshal(b, &d) == nil && d.ID == id {
+			t.done[id] = d
+		} else {
+			_ = os.Remove(t.finished(id))
+		}
 	}
 	for _, e := range entries {
 		name := e.Name()
@@ -91,7 +119,10 @@ func openTusStore(dir string) (*tusStore, error) {
 	// .json, or a .json.tmp never renamed.
 	for _, e := range entries {
 		name := e.Name()
-		id, _, _ := strings.Cut(name, ".")
+		id, ext, _ := strings.Cut(name, ".")
+		if _, ok := t.done[id]; ok && ext == "done" {
+			continue
+		}
 		if _, ok := t.uploads[id]; !ok {
 			_ = os.Remove(filepath.Join(dir, name))
 		}
@@ -99,8 +130,63 @@ func openTusStore(dir string) (*tusStore, error) {
 	return t, nil
 }
 
-func (t *tusStore) data(id string) string { return filepath.Join(t.dir, id+".bin") }
-func (t *tusStore) info(id string) string { return filepath.Join(t.dir, id+".json") }
+func (t *tusStore) data(id string) string     { return filepath.Join(t.dir, id+".bin") }
+func (t *tusStore) info(id string) string     { return filepath.Join(t.dir, id+".json") }
+func (t *tusStore) finished(id string) string { return filepath.Join(t.dir, id+".done") }
+
+// complete replaces the upload u, accepted as a video, by its completion
+// record, kept until expires.
+func (t *tusStore) complete(u tusUpload, expires time.Time) error {
+	d := tusDone{ID: u.ID, Account: u.Account, Direct: u.Direct, Length: u.Length, Metadata: u.Metadata, Expires: expires}
+	b, err := json.Marshal(d)
+	if err == nil {
+		tmp := t.finished(u.ID) + ".tmp"
+		if err = os.WriteFile(tmp, b, 0o600); err == nil {
+			err = os.Rename(tmp, t.finished(u.ID))
+		}
+		if err != nil {
+			_ = os.Remove(tmp)
+		}
+	}
+	if err == nil {
+		t.mu.Lock()
+		t.done[u.ID] = d
+		t.mu.Unlock()
+	}
+	return errors.Join(err, t.remove(u.ID))
+}
+
+// completed is the completion record of a finished upload.
+func (t *tusStore) completed(id string) (tusDone, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	d, ok := t.done[id]
+	return d, ok
+}
+
+// forget removes a completion record.
+func (t *tusStore) forget(id string) error {
+	t.mu.Lock()
+	delete(t.done, id)
+	t.mu.Unlock()
+	if err := os.Remove(t.finished(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// expiredDone lists the completion records expired at now.
+func (t *tusStore) expiredDone(now time.Time) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var ids []string
+	for id, d := range t.done {
+		if !now.Before(d.Expires) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
 
 // create records a new upload with an empty file.
 func (t *tusStore) create(u tusUpload) error {
