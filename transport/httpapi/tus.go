@@ -497,7 +497,22 @@ func (s *Server) finishUpload(w http.ResponseWriter, r *http.Request, u tusUploa
 		_ = s.tus.complete(u, s.cfg.Now().Add(s.cfg.TusExpiry).UTC())
 		return nil
 	}
-	err := s.acceptUpload(r, upload{ID: u.ID, Account: u.Account, Collection: u.Collection, Filename: u.Filename,
+	// The plan's size limit is the account's plan now, not at creation:
+	// an upload begun before a downgrade does not keep the old limit.
+	acct, ok, err := s.cfg.DB.Account(u.Account)
+	if err == nil && !ok {
+		err = errNotFound("upload")
+	}
+	if err != nil {
+		return err
+	}
+	if most := s.cfg.Plans.Limits(acct.Plan).MaxUploadBytes; u.Length > most {
+		_ = s.tus.remove(u.ID)
+		logger(r, s.cfg.Log).Info("resumable upload refused: larger than the plan allows now", "video_id", u.ID, "bytes", u.Length)
+		return domain.E("upload video", domain.TooLarge, "upload is %d bytes; your plan allows files of at most %d bytes (the plan changed since the upload began); the upload was removed", u.Length, most)
+	}
+	u.MaxSize = s.cfg.Plans.Limits(acct.Plan).MaxUploadBytes
+	err = s.acceptUpload(r, upload{ID: u.ID, Account: u.Account, Collection: u.Collection, Filename: u.Filename,
 		Ext: u.Ext, Size: u.Length, MaxSize: u.MaxSize, Path: s.tus.data(u.ID)})
 	if err == nil {
 		// Its completion record answers for it from now on, for as long

@@ -948,3 +948,28 @@ func TestTusCompletedUploadAnswersComplete(t *testing.T) {
 		t.Fatalf("expired completion records left %v", files)
 	}
 }
+
+// The plan's size limit is the account's plan at the last byte, not the
+// one it had at creation: an upload begun before a downgrade and larger
+// than the new plan allows is refused (413) and removed.
+func TestTusPlanDowngradeBeforeLastByte(t *testing.T) {
+	a := newAdminAPI(t, func(c *Config) {
+		c.Plans = testPlans()
+		l := c.Plans[domain.PlanFree]
+		l.MaxUploadBytes = 4000
+		c.Plans[domain.PlanFree] = l
+	})
+	key := a.account("acme", domain.PlanPro)
+	file := clip(6000)
+	loc := a.tusCreate(key, len(file))
+	wantStatus(t, a.tusPatch(loc, key, 0, file[:3000]), 204)
+	wantCode(t, a.do("PATCH", "/v1/admin/accounts/acme", testAdminToken, `{"plan":"free"}`), 200)
+	wantError(t, a.tusPatch(loc, key, 3000, file[3000:]), 413, "File too large")
+	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
+	if r := a.do("GET", "/v1/videos/"+id, key, ""); r.status != 404 {
+		t.Fatalf("an upload above the new plan's limit became a video: %d", r.status)
+	}
+	if files := a.tusFiles(); len(files) != 0 {
+		t.Fatalf("refused upload left %v", files)
+	}
+}

@@ -25,7 +25,7 @@ type tusUpload struct {
 	Ext        string    `json:"ext"`
 	Length     int64     `json:"length"`           // Upload-Length
 	Offset     int64     `json:"offset"`           // bytes received and recorded
-	MaxSize    int64     `json:"maxSize"`          // the plan's limit at creation
+	MaxSize    int64     `json:"maxSize"`          // the plan's limit at creation (checked again, with the plan of the moment, at the last byte)
 	Metadata   string    `json:"metadata"`         // Upload-Metadata as sent, for HEAD
 	Direct     string    `json:"direct,omitempty"` // hex SHA-256 of the direct upload token that created it
 	Sniffed    bool      `json:"sniffed"`          // its first bytes were found to be a video
