@@ -50,6 +50,11 @@ const (
 
 	// tusSweepEvery is how often expired partial uploads are removed.
 	tusSweepEvery = 5 * time.Minute
+
+	// tusTakeoverWait bounds how long a PATCH or DELETE waits for the
+	// request it interrupts to let the upload go (it may be accepting
+	// the video, past its body).
+	tusTakeoverWait = 10 * time.Second
 )
 
 // tusTarget is who asks about which upload: an account (with its API
@@ -337,7 +342,9 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
-	if !s.tus.lock(t.id) {
+	// A PATCH still in flight is one the client has given up on (a dead
+	// connection not yet noticed): this one takes over, as tusd's does.
+	if !s.tus.takeover(r.Context(), t.id, tusTakeoverWait) {
 		w.Header().Set("Connection", "close") // the body is not read
 		return domain.E("upload video", domain.Conflict, "another request is writing to this upload; retry once it has ended")
 	}
@@ -376,7 +383,7 @@ func (s *Server) deleteUpload(w http.ResponseWriter, r *http.Request, t tusTarge
 	} else if u.done {
 		return domain.E("upload video", domain.Conflict, "the upload is complete: it is video %s (DELETE /v1/videos/%s removes it)", u.ID, u.ID)
 	}
-	if !s.tus.lock(t.id) {
+	if !s.tus.takeover(r.Context(), t.id, tusTakeoverWait) {
 		return domain.E("upload video", domain.Conflict, "a PATCH of this upload is in progress; retry once it has ended")
 	}
 	defer s.tus.unlock(t.id)
@@ -435,11 +442,13 @@ func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tusUpload)
 	}
 	body := newIdleBody(w, r, s.cfg.UploadIdleTimeout)
 	defer body.done()
+	s.tus.interruptible(u.ID, body.interrupt)
 	var dst io.Writer = &roomWriter{w: f, guard: s.disk}
 	if sum != nil {
 		dst = io.MultiWriter(dst, sum.h)
 	}
 	n, err := io.CopyBuffer(dst, io.LimitReader(body, remaining+1), make([]byte, uploadBuffer))
+	body.done() // past the body: a takeover waits for the rest, never cuts it
 	discard := func() { _ = f.Truncate(u.Offset) }
 	var serr *storeError
 	switch {

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -63,14 +64,14 @@ type tusStore struct {
 	mu      sync.Mutex
 	uploads map[string]tusUpload
 	done    map[string]tusDone
-	busy    map[string]bool // a PATCH or DELETE is at work on it
+	busy    map[string]*tusHold // a PATCH or DELETE is at work on it
 }
 
 func openTusStore(dir string) (*tusStore, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("tus store: %w", err)
 	}
-	t := &tusStore{dir: dir, uploads: make(map[string]tusUpload), done: make(map[string]tusDone), busy: make(map[string]bool)}
+	t := &tusStore{dir: dir, uploads: make(map[string]tusUpload), done: make(map[string]tusDone), busy: make(map[string]*tusHold)}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("tus store: %w", err)
@@ -251,21 +252,84 @@ func (t *tusStore) removeFiles(id string) error {
 	return errors.Join(errs...)
 }
 
+// tusHold is a request's hold on an upload: while it reads a body, a
+// later request of the same owner may interrupt it (takeover).
+type tusHold struct {
+	mu          sync.Mutex
+	interrupt   func() // ends the body read in progress; nil when none is
+	interrupted bool
+	done        chan struct{} // closed when the hold is released
+}
+
 // lock marks an upload busy; false when it is already.
 func (t *tusStore) lock(id string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.busy[id] {
+	if t.busy[id] != nil {
 		return false
 	}
-	t.busy[id] = true
+	t.busy[id] = &tusHold{done: make(chan struct{})}
 	return true
 }
 
 func (t *tusStore) unlock(id string) {
 	t.mu.Lock()
+	if h := t.busy[id]; h != nil {
+		close(h.done)
+	}
 	delete(t.busy, id)
 	t.mu.Unlock()
+}
+
+// interruptible registers f as the way to end the body read of the hold
+// on id (called at once if a takeover came first).
+func (t *tusStore) interruptible(id string, f func()) {
+	t.mu.Lock()
+	h := t.busy[id]
+	t.mu.Unlock()
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	h.interrupt = f
+	now := h.interrupted
+	h.mu.Unlock()
+	if now {
+		f()
+	}
+}
+
+// takeover locks id, interrupting the request that holds it if any (its
+// body read ends; it records what it wrote and lets go), and waiting at
+// most wait for it to let go; false when it did not.
+func (t *tusStore) takeover(ctx context.Context, id string, wait time.Duration) bool {
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		if t.lock(id) {
+			return true
+		}
+		t.mu.Lock()
+		h := t.busy[id]
+		t.mu.Unlock()
+		if h == nil {
+			continue
+		}
+		h.mu.Lock()
+		h.interrupted = true
+		f := h.interrupt
+		h.mu.Unlock()
+		if f != nil {
+			f()
+		}
+		select {
+		case <-h.done:
+		case <-timer.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 // usage is the number of unfinished uploads of account.
@@ -286,7 +350,7 @@ func (t *tusStore) expired(now time.Time) []string {
 	defer t.mu.Unlock()
 	var ids []string
 	for id, u := range t.uploads {
-		if !now.Before(u.Expires) && !t.busy[id] {
+		if !now.Before(u.Expires) && t.busy[id] == nil {
 			ids = append(ids, id)
 		}
 	}

@@ -181,6 +181,10 @@ type idleBody struct {
 	rc       *http.ResponseController
 	idle     time.Duration
 	timedOut bool
+
+	mu    sync.Mutex // orders the deadline of Read, interrupt and done
+	taken bool       // interrupted: another request took over (tus)
+	ended bool       // done: the body is no longer read
 }
 
 func newIdleBody(w http.ResponseWriter, r *http.Request, idle time.Duration) *idleBody {
@@ -188,8 +192,22 @@ func newIdleBody(w http.ResponseWriter, r *http.Request, idle time.Duration) *id
 }
 
 func (b *idleBody) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	if b.taken {
+		b.mu.Unlock()
+		return 0, errTakenOver
+	}
 	_ = b.rc.SetReadDeadline(time.Now().Add(b.idle)) // unsupported (HTTP/2 over some transports): no idle limit
+	b.mu.Unlock()
 	n, err := b.r.Read(p)
+	if err != nil {
+		b.mu.Lock()
+		taken := b.taken
+		b.mu.Unlock()
+		if taken {
+			return n, errTakenOver
+		}
+	}
 	var ne net.Error
 	if err != nil && (errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()) {
 		b.timedOut = true
@@ -198,8 +216,32 @@ func (b *idleBody) Read(p []byte) (int, error) {
 }
 
 // done clears the read deadline, so a kept-alive connection is not cut
-// while it waits for its next request.
-func (b *idleBody) done() { _ = b.rc.SetReadDeadline(time.Time{}) }
+// while it waits for its next request. Later interrupts do nothing.
+func (b *idleBody) done() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.ended {
+		b.ended = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+}
+
+// errTakenOver ends the body read of a tus request another one took over.
+var errTakenOver = errors.New("another request took over the upload")
+
+// interrupt ends the body read in progress (from another goroutine): a
+// tus takeover. Its deadline in the past wakes the read at once. Under
+// HTTP/2, where deadlines are not supported, it takes effect at the next
+// read.
+func (b *idleBody) interrupt() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ended {
+		return
+	}
+	b.taken = true
+	_ = b.rc.SetReadDeadline(time.Unix(1, 0))
+}
 
 // bodyError turns an error met while reading an upload into what the
 // client is told: 408 when the body stopped arriving, 507 when the disk is
@@ -207,6 +249,10 @@ func (b *idleBody) done() { _ = b.rc.SetReadDeadline(time.Time{}) }
 // may name server files or addresses.
 func (b *idleBody) bodyError(w http.ResponseWriter, err error) error {
 	switch {
+	case errors.Is(err, errTakenOver):
+		w.Header().Set("Connection", "close")
+		return domain.Wrap("upload video", domain.Conflict, err,
+			"another request for this upload took over from this one; the bytes received before are kept")
 	case b.timedOut:
 		w.Header().Set("Connection", "close")
 		return domain.Wrap("upload video", domain.Timeout, err,
