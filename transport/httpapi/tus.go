@@ -674,3 +674,19 @@ func (s *Server) tusExpires(created, now time.Time) time.Time {
 	}
 	return e.UTC()
 }
+
+// tusMethodOverride honours X-HTTP-Method-Override on a POST to a tus
+// upload URL, for PATCH, DELETE and HEAD, as tusd does: some clients
+// (tus-js-client's overridePatchMethod) and proxies cannot send PATCH.
+// Elsewhere it means nothing.
+func tusMethodOverride(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1/uploads/tus/") {
+			switch m := r.Header.Get("X-HTTP-Method-Override"); m {
+			case http.MethodPatch, http.MethodDelete, http.MethodHead:
+				r.Method = m
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}

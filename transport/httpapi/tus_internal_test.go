@@ -974,3 +974,34 @@ func TestTusPlanDowngradeBeforeLastByte(t *testing.T) {
 		t.Fatalf("refused upload left %v", files)
 	}
 }
+
+// X-HTTP-Method-Override on a POST is honoured on tus upload URLs (as
+// tusd does; tus-js-client's overridePatchMethod sends it), since the
+// direct routes' preflight lists it.
+func TestTusMethodOverride(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree)
+	file := clip(3000)
+	loc := a.tusCreate(key, len(file))
+	r := a.tusReq("POST", loc, key, map[string]string{"X-HTTP-Method-Override": "PATCH", "Upload-Offset": "0"}, file[:1000])
+	if r.status != 204 || r.header.Get("Upload-Offset") != "1000" {
+		t.Fatalf("POST overridden to PATCH: %d %v %s", r.status, r.header, r.body)
+	}
+	if r := a.tusReq("POST", loc, key, map[string]string{"X-HTTP-Method-Override": "HEAD"}, nil); r.status != 200 || r.header.Get("Upload-Offset") != "1000" {
+		t.Fatalf("POST overridden to HEAD: %d %v", r.status, r.header)
+	}
+	url, id := a.directURL(key)
+	cr := a.tusReq("POST", url, "", map[string]string{"Upload-Length": "3000", "Upload-Metadata": tusMeta("filename", "d.mp4")}, file[:1000])
+	wantStatus(t, cr, 201)
+	dloc := cr.header.Get("Location")
+	r = a.tusReq("POST", dloc, "", map[string]string{"X-HTTP-Method-Override": "PATCH", "Upload-Offset": "1000"}, file[1000:])
+	if r.status != 204 {
+		t.Fatalf("direct POST overridden to PATCH: %d %s", r.status, r.body)
+	}
+	a.wantVideo(key, id, "d.mp4")
+	// Elsewhere, and to other methods, it means nothing.
+	wantStatus(t, a.tusReq("POST", loc, key, map[string]string{"X-HTTP-Method-Override": "GET"}, nil), 405)
+	if r := a.do("GET", "/v1/videos", key, ""); r.status != 200 {
+		t.Fatalf("GET: %d", r.status)
+	}
+}
