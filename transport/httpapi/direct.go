@@ -48,6 +48,11 @@ const (
 // client's chunks and retries.
 const directRequestsPerMinute = 600
 
+// directOutstandingMax is how many unused, unexpired direct upload URLs
+// an account may hold: enough for a busy site's open upload pages, not
+// an unbounded pile of records in the bucket.
+const directOutstandingMax = 100
+
 // directRecord is a direct upload URL as stored.
 type directRecord struct {
 	Account    string    `json:"account"`
@@ -135,13 +140,84 @@ func (s *Server) createDirectUpload(w http.ResponseWriter, r *http.Request) erro
 	b, _ := json.Marshal(rec)
 	ctx, cancel := context.WithTimeout(r.Context(), writeTimeout)
 	defer cancel()
+	if err := s.directOutstanding(ctx, c.Account, func(idx map[string]time.Time) error {
+		if len(idx) >= directOutstandingMax {
+			w.Header().Set("Retry-After", "60")
+			return domain.E("direct upload", domain.RateLimited,
+				"your account holds %d unused direct upload URLs, the most it may: one is freed when it is used or expires", len(idx))
+		}
+		idx[rec.ID] = rec.ExpiresAt
+		return nil
+	}); err != nil {
+		if k := domain.KindOf(err); k == domain.RateLimited || k == domain.Unavailable { // over the cap, or a busy index
+			return err
+		}
+		return storeFailure(w, err)
+	}
 	if err := s.cfg.DirectUploads.Create(ctx, directKey(token), b); err != nil {
+		s.directUsed(rec.Account, rec.ID)
 		return storeFailure(w, err)
 	}
 	logger(r, s.cfg.Log).Info("direct upload URL issued", "video_id", rec.ID, "collection", rec.Collection, "expires_at", rec.ExpiresAt)
 	writeJSON(w, http.StatusCreated, wire.DirectUpload{ID: rec.ID, URL: s.publicBase(r) + "/uploads/tus/direct/" + token,
 		ExpiresAt: domain.FormatTime(rec.ExpiresAt)})
 	return nil
+}
+
+// directIndexKey is the record, in the direct uploads' bucket, of an
+// account's unused direct upload URLs: video id -> expiry. Token records
+// are hex hashes, so the keys cannot collide.
+func directIndexKey(account string) string { return "account." + account }
+
+// directOutstanding changes (with change) the account's index of unused
+// direct upload URLs, expired ones left out, by compare-and-set: one
+// read and one write of a small record, whatever the number of URLs.
+func (s *Server) directOutstanding(ctx context.Context, account string, change func(map[string]time.Time) error) error {
+	key := directIndexKey(account)
+	for range 10 {
+		idx := make(map[string]time.Time)
+		b, rev, err := s.cfg.DirectUploads.Get(ctx, key)
+		switch {
+		case domain.IsKind(err, domain.NotFound):
+			rev = 0
+		case err != nil:
+			return err
+		default:
+			_ = json.Unmarshal(b, &idx) // unreadable: started afresh
+		}
+		now := s.cfg.Now()
+		for id, exp := range idx {
+			if !now.Before(exp) {
+				delete(idx, id)
+			}
+		}
+		if err := change(idx); err != nil {
+			return err
+		}
+		b, _ = json.Marshal(idx)
+		if rev == 0 {
+			err = s.cfg.DirectUploads.Create(ctx, key, b)
+		} else {
+			err = s.cfg.DirectUploads.Update(ctx, key, b, rev)
+		}
+		if !domain.IsKind(err, domain.Conflict) {
+			return err
+		}
+	}
+	return domain.E("direct upload", domain.Unavailable, "too many direct upload URLs issued at once; retry")
+}
+
+// directUsed frees the place of a used direct upload URL in its account's
+// index (best effort: an entry left behind goes when the URL expires).
+func (s *Server) directUsed(account, id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	if err := s.directOutstanding(ctx, account, func(idx map[string]time.Time) error {
+		delete(idx, id)
+		return nil
+	}); err != nil {
+		s.cfg.Log.Warn("free a used direct upload URL's place", "video_id", id, "err", err)
+	}
 }
 
 // publicBase is the API's public base (ending in /v1): the configured
@@ -216,7 +292,7 @@ func (s *Server) directCreate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.createUpload(w, r, c, creation{id: rec.ID, collection: rec.Collection, direct: key, token: token,
+	err = s.createUpload(w, r, c, creation{id: rec.ID, collection: rec.Collection, direct: key, token: token,
 		claim: func(ctx context.Context) error {
 			rec.Used = true
 			b, _ := json.Marshal(rec)
@@ -231,6 +307,10 @@ func (s *Server) directCreate(w http.ResponseWriter, r *http.Request) error {
 			}
 			return nil
 		}})
+	if _, ok := s.tus.get(rec.ID); ok || err == nil {
+		s.directUsed(rec.Account, rec.ID) // the upload exists: the URL is used
+	}
+	return err
 }
 
 // directUpload adapts a tus handler to the upload of a direct upload URL:

@@ -1005,3 +1005,40 @@ func TestTusMethodOverride(t *testing.T) {
 		t.Fatalf("GET: %d", r.status)
 	}
 }
+
+// An account holds at most directOutstandingMax unused direct upload URLs:
+// more are 429 until one is used or expires.
+func TestDirectUploadURLsAreCapped(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanBusiness)
+	other := a.account("other", domain.PlanFree)
+	var first string
+	for i := range directOutstandingMax {
+		r := a.do("POST", "/v1/uploads", key, `{"collection":"main","expiresIn":120}`)
+		if r.status != 201 {
+			t.Fatalf("URL %d: %d %s", i, r.status, r.body)
+		}
+		if i == 0 {
+			var d struct{ URL string }
+			_ = json.Unmarshal(r.body, &d)
+			first = d.URL
+		}
+		if i == directOutstandingMax/2 {
+			a.clock.Set(a.clock.Now().Add(time.Minute))
+		}
+	}
+	m := wantError(t, a.do("POST", "/v1/uploads", key, `{"collection":"main"}`), 429, labelRateLimited)
+	if !strings.Contains(m["message"].(string), strconv.Itoa(directOutstandingMax)) {
+		t.Fatalf("message %q", m["message"])
+	}
+	if r := a.do("POST", "/v1/uploads", other, `{"collection":"main"}`); r.status != 201 {
+		t.Fatalf("another account: %d", r.status)
+	}
+	// Using one frees its place.
+	wantStatus(t, a.tusReq("POST", first, "", map[string]string{"Upload-Length": "3000", "Upload-Metadata": tusMeta("filename", "d.mp4")}, nil), 201)
+	wantStatus(t, a.do("POST", "/v1/uploads", key, `{"collection":"main"}`), 201)
+	wantError(t, a.do("POST", "/v1/uploads", key, `{"collection":"main"}`), 429, labelRateLimited)
+	// Expiring frees the places of the first half.
+	a.clock.Set(a.clock.Now().Add(61 * time.Second))
+	wantStatus(t, a.do("POST", "/v1/uploads", key, `{"collection":"main"}`), 201)
+}
