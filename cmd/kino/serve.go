@@ -254,7 +254,7 @@ func newServeCmd() *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringVar(&cfg.Addr, "addr", env("KINO_ADDR", ":8080"), "HTTP listen address (env KINO_ADDR)")
 	fs.StringVar(&cfg.Data, "data", env("KINO_DATA", "./data"), "data directory (env KINO_DATA)")
-	fs.StringVar(&cfg.BaseURL, "base-url", env("KINO_BASE_URL", ""), "public API base ending in /v1: in the start-up log, tus upload Locations, direct upload URLs, the start of set-password links, and when https session cookies are Secure (unset: tus Locations are paths and direct upload URLs name the request's Host) (env KINO_BASE_URL; default http://localhost:<port>/v1)")
+	fs.StringVar(&cfg.BaseURL, "base-url", env("KINO_BASE_URL", ""), "public API base ending in /v1, for tus upload Locations, direct upload URLs, set-password links and the start-up log; https makes session cookies Secure. Unset: tus Locations are paths, direct upload URLs name the request's Host, and the start-up log and set-password links use http://localhost:<port>/v1 (env KINO_BASE_URL)")
 	fs.StringVar(&cfg.CDNURL, "cdn-url", env("KINO_CDN_URL", ""), "public media base written into video records (env KINO_CDN_URL; default http://localhost:<port>/cdn)")
 	fs.StringVar(&cfg.NATSListen, "nats-listen", env("KINO_NATS_LISTEN", "127.0.0.1:4222"), "listen address of the embedded NATS server (env KINO_NATS_LISTEN)")
 	fs.StringVar(&cfg.NATSURL, "nats", env("KINO_NATS_URL", ""), "use this NATS server instead of embedding one, with the credentials of the --nats-* flags (env KINO_NATS_URL)")

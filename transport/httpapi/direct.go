@@ -306,6 +306,20 @@ func (s *Server) directCreate(w http.ResponseWriter, r *http.Request) error {
 				return storeFailure(w, err)
 			}
 			return nil
+		},
+		unclaim: func() {
+			ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+			defer cancel()
+			b, rv, err := s.cfg.DirectUploads.Get(ctx, key)
+			var cur directRecord
+			if err == nil && json.Unmarshal(b, &cur) == nil && cur.Used {
+				cur.Used = false
+				b, _ = json.Marshal(cur)
+				err = s.cfg.DirectUploads.Update(ctx, key, b, rv)
+			}
+			if err != nil {
+				s.cfg.Log.Warn("give a refused direct upload's URL back", "video_id", rec.ID, "err", err)
+			}
 		}})
 	if _, ok := s.tus.get(rec.ID); ok || err == nil {
 		s.directUsed(rec.Account, rec.ID) // the upload exists: the URL is used

@@ -119,6 +119,7 @@ func (s *Server) tusDelete(w http.ResponseWriter, r *http.Request) error {
 type creation struct {
 	id, collection, direct, token string
 	claim                         func(ctx context.Context) error // marks the URL used, just before the upload is created
+	unclaim                       func()                          // marks it unused again: the creation was refused
 }
 
 // maxUnfinished is how many unfinished tus uploads an account may hold
@@ -239,6 +240,13 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 					_ = s.tus.remove(id)
 				}
 				w.Header().Del("Location")
+				if cr.unclaim != nil { // no upload came of it: the URL is not spent
+					cr.unclaim()
+				}
+				if domain.KindOf(err) == domain.ChecksumMismatch {
+					return domain.E("upload video", domain.ChecksumMismatch,
+						"the body does not match its Upload-Checksum; the upload was not created: create it again")
+				}
 				return err
 			}
 			// The body broke off: the client resumes from Upload-Offset.

@@ -1042,3 +1042,26 @@ func TestDirectUploadURLsAreCapped(t *testing.T) {
 	a.clock.Set(a.clock.Now().Add(61 * time.Second))
 	wantStatus(t, a.do("POST", "/v1/uploads", key, `{"collection":"main"}`), 201)
 }
+
+// A creation-with-upload refused for its body (not a video, a checksum
+// that does not match) leaves the direct upload URL unused, and says the
+// upload was not created.
+func TestDirectUploadRefusedCreationKeepsTheURL(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree)
+	url, id := a.directURL(key)
+	meta := map[string]string{"Upload-Length": "3000", "Upload-Metadata": tusMeta("filename", "d.mp4")}
+	wantError(t, a.tusReq("POST", url, "", meta, bytes.Repeat([]byte("not a video "), 250)), 415, "Unsupported media type")
+	file := clip(3000)
+	sum := sha256.Sum256([]byte("something else"))
+	meta["Upload-Checksum"] = "sha256 " + base64.StdEncoding.EncodeToString(sum[:])
+	m := wantError(t, a.tusReq("POST", url, "", meta, file), 460, "Checksum mismatch")
+	if msg := m["message"].(string); strings.Contains(msg, "send it again") || !strings.Contains(msg, "not created") {
+		t.Fatalf("checksum mismatch at creation: %q", msg)
+	}
+	delete(meta, "Upload-Checksum")
+	if r := a.tusReq("POST", url, "", meta, file); r.status != 201 {
+		t.Fatalf("the URL after refused creations: %d %s", r.status, r.body)
+	}
+	a.wantVideo(key, id, "d.mp4")
+}
