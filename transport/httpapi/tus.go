@@ -448,7 +448,7 @@ func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tusUpload)
 	if _, err := f.Seek(u.Offset, io.SeekStart); err != nil {
 		return u, storeFailure(w, err)
 	}
-	body := newIdleBody(w, r, s.cfg.UploadIdleTimeout)
+	body := newIdleBody(w, r, s.cfg.UploadIdleTimeout, s.cfg.Now)
 	defer body.done()
 	s.tus.interruptible(u.ID, body.interrupt)
 	var dst io.Writer = &roomWriter{w: f, guard: s.disk}

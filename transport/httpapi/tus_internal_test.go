@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -1064,4 +1065,45 @@ func TestDirectUploadRefusedCreationKeepsTheURL(t *testing.T) {
 		t.Fatalf("the URL after refused creations: %d %s", r.status, r.body)
 	}
 	a.wantVideo(key, id, "d.mp4")
+}
+
+// A body that trickles in (below uploadMinRate over a whole
+// uploadRateWindow) ends with 408, for tus and multipart alike, so a drip
+// cannot hold an account's upload slots forever. A tus PATCH keeps what
+// arrived.
+func TestSlowDripUploadsEnd(t *testing.T) {
+	a := newTestAPI(t, func(c *Config) { c.UploadIdleTimeout = time.Hour }) // only the rate ends them
+	key := a.account("acme", domain.PlanFree)
+	file := clip(6000)
+	loc := a.tusCreate(key, len(file))
+	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
+	conn, err := net.Dial("tcp", strings.TrimPrefix(a.srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "PATCH %s HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nTus-Resumable: 1.0.0\r\n"+
+		"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", loc, key, len(file))
+	_, _ = conn.Write(file[:3000])
+	poll(t, "the PATCH to write its first bytes", func() bool {
+		fi, err := os.Stat(a.s.tus.data(id))
+		return err == nil && fi.Size() == 3000
+	})
+	a.clock.Set(a.clock.Now().Add(uploadRateWindow + time.Second))
+	_, _ = conn.Write(file[3000:3001])
+	slow := &slowUpload{conn: conn, br: bufio.NewReader(conn)}
+	if r := slow.response(t); r.status != 408 {
+		t.Fatalf("a drip of a PATCH: %d %s", r.status, r.body)
+	}
+	if off, _ := a.tusOffset(loc, key); off != 3001 {
+		t.Fatalf("offset after a drip was ended: %d, want the 3001 bytes received", off)
+	}
+
+	up := a.slowUpload(key)
+	poll(t, "the multipart upload in flight", func() bool { return a.s.uploads.count("acme") == 1 })
+	a.clock.Set(a.clock.Now().Add(uploadRateWindow + time.Second))
+	_, _ = up.conn.Write([]byte("x"))
+	if r := up.response(t); r.status != 408 {
+		t.Fatalf("a drip of a multipart upload: %d %s", r.status, r.body)
+	}
 }
