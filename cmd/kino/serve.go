@@ -78,7 +78,7 @@ type Config struct {
 	Cluster   *eventstore.Cluster
 	ReadyWait time.Duration
 
-	TusExpiry time.Duration // an unfinished tus upload lives this long after its last PATCH
+	TusExpiry time.Duration // an unfinished tus upload lives this long after its last bytes (at most 7× after creation)
 }
 
 // adminReplayer adapts the projector to the API's admin endpoint.
@@ -254,7 +254,7 @@ func newServeCmd() *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringVar(&cfg.Addr, "addr", env("KINO_ADDR", ":8080"), "HTTP listen address (env KINO_ADDR)")
 	fs.StringVar(&cfg.Data, "data", env("KINO_DATA", "./data"), "data directory (env KINO_DATA)")
-	fs.StringVar(&cfg.BaseURL, "base-url", env("KINO_BASE_URL", ""), "public API base ending in /v1: in the start-up log, tus upload Locations, direct upload URLs, the start of set-password links, and when https session cookies are Secure (unset: tus Locations are paths and direct upload URLs name the request's Host) (env KINO_BASE_URL; default http://localhost:<port>/v1)")
+	fs.StringVar(&cfg.BaseURL, "base-url", env("KINO_BASE_URL", ""), "public API base ending in /v1, for tus upload Locations, direct upload URLs, set-password links and the start-up log; https makes session cookies Secure. Unset: tus Locations are paths, direct upload URLs name the request's Host, and the start-up log and set-password links use http://localhost:<port>/v1 (env KINO_BASE_URL)")
 	fs.StringVar(&cfg.CDNURL, "cdn-url", env("KINO_CDN_URL", ""), "public media base written into video records (env KINO_CDN_URL; default http://localhost:<port>/cdn)")
 	fs.StringVar(&cfg.NATSListen, "nats-listen", env("KINO_NATS_LISTEN", "127.0.0.1:4222"), "listen address of the embedded NATS server (env KINO_NATS_LISTEN)")
 	fs.StringVar(&cfg.NATSURL, "nats", env("KINO_NATS_URL", ""), "use this NATS server instead of embedding one, with the credentials of the --nats-* flags (env KINO_NATS_URL)")
@@ -276,7 +276,7 @@ func newServeCmd() *cobra.Command {
 	fs.IntVar(&uploadsFree, "concurrent-uploads-free", envInt("KINO_CONCURRENT_UPLOADS_FREE", 2), "uploads one free-plan account may have in flight; more get 429 (env KINO_CONCURRENT_UPLOADS_FREE)")
 	fs.IntVar(&uploadsPro, "concurrent-uploads-pro", envInt("KINO_CONCURRENT_UPLOADS_PRO", 8), "uploads one pro-plan account may have in flight (env KINO_CONCURRENT_UPLOADS_PRO)")
 	fs.IntVar(&uploadsBusiness, "concurrent-uploads-business", envInt("KINO_CONCURRENT_UPLOADS_BUSINESS", 16), "uploads one business-plan account may have in flight (env KINO_CONCURRENT_UPLOADS_BUSINESS)")
-	fs.DurationVar(&cfg.TusExpiry, "tus-expiry", envDuration("KINO_TUS_EXPIRY", 24*time.Hour), "an unfinished resumable (tus) upload is removed this long after its last PATCH (env KINO_TUS_EXPIRY)")
+	fs.DurationVar(&cfg.TusExpiry, "tus-expiry", envDuration("KINO_TUS_EXPIRY", 24*time.Hour), "an unfinished resumable (tus) upload is removed this long after its last bytes arrived, and at the latest 7 times this after its creation (env KINO_TUS_EXPIRY)")
 	fs.DurationVar(&cfg.UploadIdleTimeout, "upload-idle-timeout", envDuration("KINO_UPLOAD_IDLE_TIMEOUT", 30*time.Second), "end an upload whose body makes no progress for this long (408; the partial file is removed) (env KINO_UPLOAD_IDLE_TIMEOUT)")
 	fs.IntVar(&cfg.AuthFailuresPerMinute, "auth-failures-per-minute", envInt("KINO_AUTH_FAILURES_PER_MINUTE", 60), "requests without a valid API key one client address may send in any minute; more get 429 (env KINO_AUTH_FAILURES_PER_MINUTE)")
 	fs.StringVar(&trustedProxies, "trusted-proxies", env("KINO_TRUSTED_PROXIES", ""), "comma-separated addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For names the client; empty: X-Forwarded-For is ignored (env KINO_TRUSTED_PROXIES)")

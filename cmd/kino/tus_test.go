@@ -207,6 +207,16 @@ func TestDirectUploadWithTusJSClient(t *testing.T) {
 	}
 	wantStatus(t, h.do("GET", "/v1/videos/"+d["id"].(string), key, nil), 200)
 
+	// A client that lost the last answer resumes the upload's URL: it
+	// learns the upload is complete, and no second video is made.
+	again := runTus(t, node, dir, map[string]any{"file": file, "endpoint": d["url"], "uploadUrl": ev.URL, "chunkSize": 64 << 10})
+	if again.Event != "success" || again.URL != ev.URL {
+		t.Fatalf("resuming a finished upload: %+v", again)
+	}
+	if list := h.do("GET", "/v1/videos", key, nil).json(t)["videos"].([]any); len(list) != 1 {
+		t.Fatalf("resuming a finished upload made %d videos", len(list))
+	}
+
 	ev = runTus(t, node, dir, map[string]any{"file": file, "endpoint": d["url"], "chunkSize": 64 << 10, "retries": []int{}})
 	if ev.Event != "error" || ev.Status != 409 {
 		t.Fatalf("second upload on a used URL: %+v", ev)

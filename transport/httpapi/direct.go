@@ -42,6 +42,17 @@ const (
 	directMax     = 24 * time.Hour
 )
 
+// directRequestsPerMinute is the budget of the requests on one direct
+// upload URL and its upload: its own, never the account's (a URL is in
+// the hands of an untrusted end user), generous enough for any tus
+// client's chunks and retries.
+const directRequestsPerMinute = 600
+
+// directOutstandingMax is how many unused, unexpired direct upload URLs
+// an account may hold: enough for a busy site's open upload pages, not
+// an unbounded pile of records in the bucket.
+const directOutstandingMax = 100
+
 // directRecord is a direct upload URL as stored.
 type directRecord struct {
 	Account    string    `json:"account"`
@@ -129,13 +140,84 @@ func (s *Server) createDirectUpload(w http.ResponseWriter, r *http.Request) erro
 	b, _ := json.Marshal(rec)
 	ctx, cancel := context.WithTimeout(r.Context(), writeTimeout)
 	defer cancel()
+	if err := s.directOutstanding(ctx, c.Account, func(idx map[string]time.Time) error {
+		if len(idx) >= directOutstandingMax {
+			w.Header().Set("Retry-After", "60")
+			return domain.E("direct upload", domain.RateLimited,
+				"your account holds %d unused direct upload URLs, the most it may: one is freed when it is used or expires", len(idx))
+		}
+		idx[rec.ID] = rec.ExpiresAt
+		return nil
+	}); err != nil {
+		if k := domain.KindOf(err); k == domain.RateLimited || k == domain.Unavailable { // over the cap, or a busy index
+			return err
+		}
+		return storeFailure(w, err)
+	}
 	if err := s.cfg.DirectUploads.Create(ctx, directKey(token), b); err != nil {
+		s.directUsed(rec.Account, rec.ID)
 		return storeFailure(w, err)
 	}
 	logger(r, s.cfg.Log).Info("direct upload URL issued", "video_id", rec.ID, "collection", rec.Collection, "expires_at", rec.ExpiresAt)
 	writeJSON(w, http.StatusCreated, wire.DirectUpload{ID: rec.ID, URL: s.publicBase(r) + "/uploads/tus/direct/" + token,
 		ExpiresAt: domain.FormatTime(rec.ExpiresAt)})
 	return nil
+}
+
+// directIndexKey is the record, in the direct uploads' bucket, of an
+// account's unused direct upload URLs: video id -> expiry. Token records
+// are hex hashes, so the keys cannot collide.
+func directIndexKey(account string) string { return "account." + account }
+
+// directOutstanding changes (with change) the account's index of unused
+// direct upload URLs, expired ones left out, by compare-and-set: one
+// read and one write of a small record, whatever the number of URLs.
+func (s *Server) directOutstanding(ctx context.Context, account string, change func(map[string]time.Time) error) error {
+	key := directIndexKey(account)
+	for range 10 {
+		idx := make(map[string]time.Time)
+		b, rev, err := s.cfg.DirectUploads.Get(ctx, key)
+		switch {
+		case domain.IsKind(err, domain.NotFound):
+			rev = 0
+		case err != nil:
+			return err
+		default:
+			_ = json.Unmarshal(b, &idx) // unreadable: started afresh
+		}
+		now := s.cfg.Now()
+		for id, exp := range idx {
+			if !now.Before(exp) {
+				delete(idx, id)
+			}
+		}
+		if err := change(idx); err != nil {
+			return err
+		}
+		b, _ = json.Marshal(idx)
+		if rev == 0 {
+			err = s.cfg.DirectUploads.Create(ctx, key, b)
+		} else {
+			err = s.cfg.DirectUploads.Update(ctx, key, b, rev)
+		}
+		if !domain.IsKind(err, domain.Conflict) {
+			return err
+		}
+	}
+	return domain.E("direct upload", domain.Unavailable, "too many direct upload URLs issued at once; retry")
+}
+
+// directUsed frees the place of a used direct upload URL in its account's
+// index (best effort: an entry left behind goes when the URL expires).
+func (s *Server) directUsed(account, id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	if err := s.directOutstanding(ctx, account, func(idx map[string]time.Time) error {
+		delete(idx, id)
+		return nil
+	}); err != nil {
+		s.cfg.Log.Warn("free a used direct upload URL's place", "video_id", id, "err", err)
+	}
 }
 
 // publicBase is the API's public base (ending in /v1): the configured
@@ -206,11 +288,11 @@ func (s *Server) directCreate(w http.ResponseWriter, r *http.Request) error {
 	if rec.Used {
 		return domain.E("direct upload", domain.Conflict, "this direct upload URL has already been used: it is good for one upload; resume that one at its Location, or ask for a new URL")
 	}
-	c, r, err := s.admitAccount(w, r, rec.Account)
+	c, r, err := s.admitAccount(w, r, rec.Account, rec.ID)
 	if err != nil {
 		return err
 	}
-	return s.createUpload(w, r, c, creation{id: rec.ID, collection: rec.Collection, direct: key, token: token,
+	err = s.createUpload(w, r, c, creation{id: rec.ID, collection: rec.Collection, direct: key, token: token,
 		claim: func(ctx context.Context) error {
 			rec.Used = true
 			b, _ := json.Marshal(rec)
@@ -224,7 +306,25 @@ func (s *Server) directCreate(w http.ResponseWriter, r *http.Request) error {
 				return storeFailure(w, err)
 			}
 			return nil
+		},
+		unclaim: func() {
+			ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+			defer cancel()
+			b, rv, err := s.cfg.DirectUploads.Get(ctx, key)
+			var cur directRecord
+			if err == nil && json.Unmarshal(b, &cur) == nil && cur.Used {
+				cur.Used = false
+				b, _ = json.Marshal(cur)
+				err = s.cfg.DirectUploads.Update(ctx, key, b, rv)
+			}
+			if err != nil {
+				s.cfg.Log.Warn("give a refused direct upload's URL back", "video_id", rec.ID, "err", err)
+			}
 		}})
+	if _, ok := s.tus.get(rec.ID); ok || err == nil {
+		s.directUsed(rec.Account, rec.ID) // the upload exists: the URL is used
+	}
+	return err
 }
 
 // directUpload adapts a tus handler to the upload of a direct upload URL:
@@ -236,7 +336,11 @@ func (s *Server) directUpload(h func(http.ResponseWriter, *http.Request, tusTarg
 		var u tusUpload
 		if err := s.guardCredentials(w, r, func() error {
 			var ok bool
-			u, ok = s.tus.get(id)
+			if u, ok = s.tus.get(id); !ok {
+				var d tusDone // finished: its completion record answers
+				d, ok = s.tus.completed(id)
+				u = tusUpload{Account: d.Account, Direct: d.Direct}
+			}
 			if key == "" || !ok || !domain.ValidID(id) || u.Direct != key {
 				return domain.E("direct upload", domain.BadCredentials, "upload not found")
 			}
@@ -247,7 +351,7 @@ func (s *Server) directUpload(h func(http.ResponseWriter, *http.Request, tusTarg
 			}
 			return err
 		}
-		c, r, err := s.admitAccount(w, r, u.Account)
+		c, r, err := s.admitAccount(w, r, u.Account, id)
 		if err != nil {
 			return err
 		}
@@ -255,10 +359,12 @@ func (s *Server) directUpload(h func(http.ResponseWriter, *http.Request, tusTarg
 	}
 }
 
-// admitAccount makes a request on a direct upload URL the account's: its
-// plan's limits, and its rate limit (the X-RateLimit-* headers as on
-// every authenticated request).
-func (s *Server) admitAccount(w http.ResponseWriter, r *http.Request, slug string) (caller, *http.Request, error) {
+// admitAccount makes a request on a direct upload URL (of video id) the
+// account's: its plan's limits, and the URL's own rate budget (the
+// X-RateLimit-* headers as on every authenticated request). The budget is
+// the URL's, never the account's: its holder is an end user, who must not
+// be able to lock the account out of its API.
+func (s *Server) admitAccount(w http.ResponseWriter, r *http.Request, slug, id string) (caller, *http.Request, error) {
 	acct, ok, err := s.cfg.DB.Account(slug)
 	if err == nil && !ok {
 		err = errNotFound("upload")
@@ -267,16 +373,18 @@ func (s *Server) admitAccount(w http.ResponseWriter, r *http.Request, slug strin
 		return caller{}, r, err
 	}
 	limits := s.cfg.Plans.Limits(acct.Plan)
-	d := s.limiter.allow(acct.Slug, limits.RequestsPerMinute, s.cfg.Now())
+	// Slugs never hold a colon: "direct:" keys collide with no account's
+	// budget, nor a user's.
+	d := s.limiter.allow("direct:"+id, directRequestsPerMinute, s.cfg.Now())
 	h := w.Header()
-	h["X-RateLimit-Limit"] = []string{strconv.Itoa(limits.RequestsPerMinute)}
+	h["X-RateLimit-Limit"] = []string{strconv.Itoa(directRequestsPerMinute)}
 	h["X-RateLimit-Remaining"] = []string{strconv.Itoa(d.remaining)}
 	h["X-RateLimit-Reset"] = []string{strconv.FormatInt(ceilUnix(d.reset), 10)}
 	if !d.allowed {
 		wait := retrySeconds(d.retry)
 		h.Set("Retry-After", strconv.Itoa(wait))
 		return caller{}, r, domain.E("authenticate", domain.RateLimited,
-			"Too many requests; the plan allows %d per minute; retry after %d seconds", limits.RequestsPerMinute, wait)
+			"Too many requests on this direct upload URL; it allows %d per minute; retry after %d seconds", directRequestsPerMinute, wait)
 	}
 	c := caller{Account: acct.Slug, Plan: acct.Plan, Limits: limits}
 	ctx := context.WithValue(r.Context(), ctxAccount, c)

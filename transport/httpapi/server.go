@@ -298,7 +298,9 @@ func New(cfg Config) (*Server, error) {
 // Handler is the API's http.Handler. requestLog wraps the whole router (not
 // mux middleware, which skips unmatched routes), so 404s and 405s get a
 // request id and a log line too.
-func (s *Server) Handler() http.Handler { return s.requestLog(s.bodyDeadline(s.router)) }
+func (s *Server) Handler() http.Handler {
+	return s.requestLog(s.bodyDeadline(tusMethodOverride(s.router)))
+}
 
 // bodyDeadline bounds how long a request body may take, for every route,
 // and lets an answer given before the body is read go out at once.

@@ -50,6 +50,11 @@ const (
 
 	// tusSweepEvery is how often expired partial uploads are removed.
 	tusSweepEvery = 5 * time.Minute
+
+	// tusTakeoverWait bounds how long a PATCH or DELETE waits for the
+	// request it interrupts to let the upload go (it may be accepting
+	// the video, past its body).
+	tusTakeoverWait = 10 * time.Second
 )
 
 // tusTarget is who asks about which upload: an account (with its API
@@ -114,6 +119,7 @@ func (s *Server) tusDelete(w http.ResponseWriter, r *http.Request) error {
 type creation struct {
 	id, collection, direct, token string
 	claim                         func(ctx context.Context) error // marks the URL used, just before the upload is created
+	unclaim                       func()                          // marks it unused again: the creation was refused
 }
 
 // maxUnfinished is how many unfinished tus uploads an account may hold
@@ -171,15 +177,20 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 	if err := s.writable(); err != nil {
 		return err
 	}
-	n, outstanding := s.tus.usage(c.Account)
+	n := s.tus.usage(c.Account)
 	if most := maxUnfinished(c.Limits); n >= most {
 		w.Header().Set("Retry-After", strconv.Itoa(uploadRetry))
 		return domain.E("upload video", domain.RateLimited,
-			"your account has %d unfinished resumable uploads, the most it may hold: finish or DELETE one first (unfinished uploads expire %s after their last PATCH)", n, s.cfg.TusExpiry)
+			"your account has %d unfinished resumable uploads, the most it may hold: finish or DELETE one first (unfinished uploads expire %s after their last bytes)", n, s.cfg.TusExpiry)
 	}
-	// The bytes every unfinished upload may still send count against the
-	// disk's reserve, not only those already written.
-	if err := s.checkRoom(length + outstanding); err != nil {
+	// Its own length only: what other uploads (of other accounts) may
+	// still send is not held against it, or one account's announced but
+	// unsent bytes would refuse everyone else. The disk is still guarded
+	// where it is filled: every chunk is written above the reserve
+	// (roomWriter), as a multipart upload is, and an account's unsent
+	// bytes are bounded by its own plan (maxUnfinished uploads of at most
+	// MaxUploadBytes each).
+	if err := s.checkRoom(length); err != nil {
 		return err
 	}
 	withBody := r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody
@@ -214,7 +225,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 	now := s.cfg.Now()
 	u := tusUpload{ID: id, Account: c.Account, Collection: slug, Filename: filename, Ext: ext,
 		Length: length, MaxSize: c.Limits.MaxUploadBytes, Metadata: metaRaw, Direct: cr.direct,
-		Created: now.UTC(), Expires: now.Add(s.cfg.TusExpiry).UTC()}
+		Created: now.UTC(), Expires: s.tusExpires(now, now)}
 	if err := s.tus.create(u); err != nil {
 		return storeFailure(w, err)
 	}
@@ -229,6 +240,13 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 					_ = s.tus.remove(id)
 				}
 				w.Header().Del("Location")
+				if cr.unclaim != nil { // no upload came of it: the URL is not spent
+					cr.unclaim()
+				}
+				if domain.KindOf(err) == domain.ChecksumMismatch {
+					return domain.E("upload video", domain.ChecksumMismatch,
+						"the body does not match its Upload-Checksum; the upload was not created: create it again")
+				}
 				return err
 			}
 			// The body broke off: the client resumes from Upload-Offset.
@@ -259,6 +277,9 @@ func (s *Server) tusLocation(id, token string) string {
 // removed).
 func (s *Server) findUpload(t tusTarget) (tusUpload, error) {
 	u, ok := s.tus.get(t.id)
+	if !ok {
+		return s.findCompleted(t)
+	}
 	if !ok || !domain.ValidID(t.id) || u.Account != t.c.Account ||
 		t.direct != "" && subtle.ConstantTimeCompare([]byte(u.Direct), []byte(t.direct)) != 1 {
 		return tusUpload{}, errNotFound("upload")
@@ -269,9 +290,21 @@ func (s *Server) findUpload(t tusTarget) (tusUpload, error) {
 			s.tus.unlock(u.ID)
 		}
 		return tusUpload{}, domain.E("upload video", domain.Gone,
-			"this upload expired at %s (%s after its last PATCH) and was removed; start a new one", u.Expires.Format(time.RFC3339), s.cfg.TusExpiry)
+			"this upload expired at %s (%s after its last bytes arrived, or %s after it was created) and was removed; start a new one", u.Expires.Format(time.RFC3339), s.cfg.TusExpiry, tusMaxAge(s.cfg.TusExpiry))
 	}
 	return u, nil
+}
+
+// findCompleted is the target's finished upload, from its completion
+// record: complete (Offset == Length), for its owner only.
+func (s *Server) findCompleted(t tusTarget) (tusUpload, error) {
+	d, ok := s.tus.completed(t.id)
+	if !ok || !domain.ValidID(t.id) || d.Account != t.c.Account ||
+		subtle.ConstantTimeCompare([]byte(d.Direct), []byte(t.direct)) != 1 || !s.cfg.Now().Before(d.Expires) {
+		return tusUpload{}, errNotFound("upload")
+	}
+	return tusUpload{ID: d.ID, Account: d.Account, Direct: d.Direct, Length: d.Length, Offset: d.Length,
+		Metadata: d.Metadata, Expires: d.Expires, done: true}, nil
 }
 
 func (s *Server) headUpload(w http.ResponseWriter, _ *http.Request, t tusTarget) error {
@@ -292,7 +325,8 @@ func (s *Server) headUpload(w http.ResponseWriter, _ *http.Request, t tusTarget)
 }
 
 func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget) error {
-	if _, err := s.findUpload(t); err != nil {
+	found, err := s.findUpload(t)
+	if err != nil {
 		return err
 	}
 	if err := tusContentType(r); err != nil {
@@ -303,7 +337,22 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 	if err != nil || offset < 0 {
 		return errBadRequest("Upload-Offset must be the offset in bytes this chunk starts at (got %q)", raw)
 	}
-	if !s.tus.lock(t.id) {
+	if found.done { // finished: at its length, a no-op (as tusd answers)
+		switch {
+		case offset != found.Length:
+			w.Header().Set("Connection", "close")
+			return domain.E("upload video", domain.Conflict, "Upload-Offset is %d but the upload is complete, with %d bytes: it is video %s", offset, found.Length, found.ID)
+		case r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody:
+			w.Header().Set("Connection", "close")
+			return domain.E("upload video", domain.RequestTooLarge, "the upload is complete (%d bytes): a chunk would go past Upload-Length", found.Length)
+		}
+		w.Header().Set("Upload-Offset", strconv.FormatInt(found.Length, 10))
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	// A PATCH still in flight is one the client has given up on (a dead
+	// connection not yet noticed): this one takes over, as tusd's does.
+	if !s.tus.takeover(r.Context(), t.id, tusTakeoverWait) {
 		w.Header().Set("Connection", "close") // the body is not read
 		return domain.E("upload video", domain.Conflict, "another request is writing to this upload; retry once it has ended")
 	}
@@ -337,10 +386,12 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 }
 
 func (s *Server) deleteUpload(w http.ResponseWriter, r *http.Request, t tusTarget) error {
-	if _, err := s.findUpload(t); err != nil {
+	if u, err := s.findUpload(t); err != nil {
 		return err
+	} else if u.done {
+		return domain.E("upload video", domain.Conflict, "the upload is complete: it is video %s (DELETE /v1/videos/%s removes it)", u.ID, u.ID)
 	}
-	if !s.tus.lock(t.id) {
+	if !s.tus.takeover(r.Context(), t.id, tusTakeoverWait) {
 		return domain.E("upload video", domain.Conflict, "a PATCH of this upload is in progress; retry once it has ended")
 	}
 	defer s.tus.unlock(t.id)
@@ -397,13 +448,15 @@ func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tusUpload)
 	if _, err := f.Seek(u.Offset, io.SeekStart); err != nil {
 		return u, storeFailure(w, err)
 	}
-	body := newIdleBody(w, r, s.cfg.UploadIdleTimeout)
+	body := newIdleBody(w, r, s.cfg.UploadIdleTimeout, s.cfg.Now)
 	defer body.done()
+	s.tus.interruptible(u.ID, body.interrupt)
 	var dst io.Writer = &roomWriter{w: f, guard: s.disk}
 	if sum != nil {
 		dst = io.MultiWriter(dst, sum.h)
 	}
 	n, err := io.CopyBuffer(dst, io.LimitReader(body, remaining+1), make([]byte, uploadBuffer))
+	body.done() // past the body: a takeover waits for the rest, never cuts it
 	discard := func() { _ = f.Truncate(u.Offset) }
 	var serr *storeError
 	switch {
@@ -426,7 +479,9 @@ func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tusUpload)
 		return u, storeFailure(w, err)
 	}
 	u.Offset += n
-	u.Expires = s.cfg.Now().Add(s.cfg.TusExpiry).UTC()
+	if n > 0 { // only bytes move the expiry: an empty PATCH keeps nothing alive
+		u.Expires = s.tusExpires(u.Created, s.cfg.Now())
+	}
 	if !u.Sniffed && (u.Offset >= ffmpeg.SniffLen || u.Offset == u.Length) {
 		if err := s.sniffUpload(u); err != nil {
 			_ = s.tus.remove(u.ID)
@@ -456,14 +511,33 @@ func (s *Server) finishUpload(w http.ResponseWriter, r *http.Request, u tusUploa
 	if v, ok, err := s.cfg.DB.Video(u.ID); err == nil && ok && v.Account == u.Account {
 		// Accepted already: a crash came between the event and the
 		// removal of this record.
-		_ = s.tus.remove(u.ID)
+		_ = s.tus.complete(u, s.cfg.Now().Add(s.cfg.TusExpiry).UTC())
 		return nil
 	}
-	err := s.acceptUpload(r, upload{ID: u.ID, Account: u.Account, Collection: u.Collection, Filename: u.Filename,
+	// The plan's size limit is the account's plan now, not at creation:
+	// an upload begun before a downgrade does not keep the old limit.
+	acct, ok, err := s.cfg.DB.Account(u.Account)
+	if err == nil && !ok {
+		err = errNotFound("upload")
+	}
+	if err != nil {
+		return err
+	}
+	if most := s.cfg.Plans.Limits(acct.Plan).MaxUploadBytes; u.Length > most {
+		_ = s.tus.remove(u.ID)
+		logger(r, s.cfg.Log).Info("resumable upload refused: larger than the plan allows now", "video_id", u.ID, "bytes", u.Length)
+		return domain.E("upload video", domain.TooLarge, "upload is %d bytes; your plan allows files of at most %d bytes (the plan changed since the upload began); the upload was removed", u.Length, most)
+	}
+	u.MaxSize = s.cfg.Plans.Limits(acct.Plan).MaxUploadBytes
+	err = s.acceptUpload(r, upload{ID: u.ID, Account: u.Account, Collection: u.Collection, Filename: u.Filename,
 		Ext: u.Ext, Size: u.Length, MaxSize: u.MaxSize, Path: s.tus.data(u.ID)})
 	if err == nil {
-		if err := s.tus.remove(u.ID); err != nil {
-			logger(r, s.cfg.Log).Warn("remove the record of a finished upload", "video_id", u.ID, "err", err)
+		// Its completion record answers for it from now on, for as long
+		// as an unfinished upload would (tusd keeps a finished upload's
+		// info likewise): a client that lost this answer learns from HEAD
+		// that it is complete, instead of uploading the file again.
+		if err := s.tus.complete(u, s.cfg.Now().Add(s.cfg.TusExpiry).UTC()); err != nil {
+			logger(r, s.cfg.Log).Warn("record a finished upload", "video_id", u.ID, "err", err)
 		}
 		return nil
 	}
@@ -583,8 +657,44 @@ func (s *Server) sweepUploads() (removed int) {
 		}
 		s.tus.unlock(id)
 	}
+	for _, id := range s.tus.expiredDone(s.cfg.Now()) {
+		if err := s.tus.forget(id); err != nil {
+			s.cfg.Log.Warn("remove the completion record of a finished upload", "video_id", id, "err", err)
+		}
+	}
 	if removed > 0 {
 		s.cfg.Log.Info("expired resumable uploads removed", "count", removed)
 	}
 	return removed
+}
+
+// tusMaxAge is the longest an unfinished upload lives, however its bytes
+// trickle in: 7 times its expiry after the last bytes (7 days by default).
+func tusMaxAge(expiry time.Duration) time.Duration { return 7 * expiry }
+
+// tusExpires is when an upload created at created, whose last bytes
+// arrived at now, expires: TusExpiry later, and never later than
+// tusMaxAge after its creation.
+func (s *Server) tusExpires(created, now time.Time) time.Time {
+	e := now.Add(s.cfg.TusExpiry)
+	if most := created.Add(tusMaxAge(s.cfg.TusExpiry)); e.After(most) {
+		e = most
+	}
+	return e.UTC()
+}
+
+// tusMethodOverride honours X-HTTP-Method-Override on a POST to a tus
+// upload URL, for PATCH, DELETE and HEAD, as tusd does: some clients
+// (tus-js-client's overridePatchMethod) and proxies cannot send PATCH.
+// Elsewhere it means nothing.
+func tusMethodOverride(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1/uploads/tus/") {
+			switch m := r.Header.Get("X-HTTP-Method-Override"); m {
+			case http.MethodPatch, http.MethodDelete, http.MethodHead:
+				r.Method = m
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }

@@ -188,11 +188,8 @@ func TestTusUploadInChunks(t *testing.T) {
 	if err != nil || !bytes.Equal(got, file) {
 		t.Fatalf("stored original differs (%v)", err)
 	}
-	if files := a.tusFiles(); len(files) != 0 {
-		t.Fatalf("finished upload left %v", files)
-	}
-	if r := a.tusReq("HEAD", loc, key, nil, nil); r.status != 404 {
-		t.Fatalf("HEAD of a finished upload: %d", r.status)
+	if files := a.tusFiles(); len(files) != 1 || files[0] != id+".done" {
+		t.Fatalf("finished upload left %v, want its completion record only", files)
 	}
 }
 
@@ -500,11 +497,14 @@ func TestTusUnfinishedUploadsAreCapped(t *testing.T) {
 	a.tusCreate(key, 1000)
 }
 
-// One PATCH at a time per upload: a second one while the first streams is
-// refused (409) and the offset stays that of the bytes received.
+// A new PATCH of an upload takes over from one still in flight (a dead
+// connection the server has not noticed), as tusd does: the older one is
+// interrupted, what it wrote is kept and recorded, and the new one then
+// goes on from there. The offset stays exact.
 func TestTusConcurrentPatch(t *testing.T) {
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanFree)
+	other := a.account("other", domain.PlanFree)
 	file := clip(6000)
 	loc := a.tusCreate(key, len(file))
 	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
@@ -516,31 +516,30 @@ func TestTusConcurrentPatch(t *testing.T) {
 	defer conn.Close()
 	fmt.Fprintf(conn, "PATCH %s HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nTus-Resumable: 1.0.0\r\n"+
 		"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", loc, key, len(file))
-	_, _ = conn.Write(file[:3000]) // then nothing, for now
-	poll(t, "the first PATCH to hold the upload", func() bool {
+	_, _ = conn.Write(file[:3000]) // then nothing: a connection gone dead
+	poll(t, "the first PATCH to hold the upload and write its bytes", func() bool {
 		a.s.tus.mu.Lock()
 		defer a.s.tus.mu.Unlock()
-		return a.s.tus.busy[id]
+		fi, err := os.Stat(a.s.tus.data(id))
+		return a.s.tus.busy[id] != nil && err == nil && fi.Size() == 3000
 	})
+	// Another account cannot interrupt it.
+	wantError(t, a.tusPatch(loc, other, 0, file), 404, "Not found")
+	// The owner's new PATCH, from the offset it last knew: the first is
+	// interrupted, its 3000 bytes recorded, and the new one told so.
 	wantError(t, a.tusPatch(loc, key, 0, file), 409, "Conflict")
-	wantError(t, a.tusReq("DELETE", loc, key, nil, nil), 409, "Conflict")
-	// The first one breaks off: what it sent is kept.
-	conn.(*net.TCPConn).CloseWrite()
-	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
-	_, _ = http.ReadResponse(bufio.NewReader(conn), nil)
-	poll(t, "the first PATCH to end", func() bool {
-		a.s.tus.mu.Lock()
-		defer a.s.tus.mu.Unlock()
-		return !a.s.tus.busy[id]
-	})
 	off, _ := a.tusOffset(loc, key)
 	if off != 3000 {
-		t.Fatalf("offset after an interrupted PATCH: %d, want the 3000 bytes received", off)
+		t.Fatalf("offset after a PATCH was taken over: %d, want the 3000 bytes received", off)
 	}
 	if r := a.tusPatch(loc, key, off, file[off:]); r.status != 204 {
 		t.Fatalf("resume: %d %s", r.status, r.body)
 	}
 	a.wantVideo(key, id, "clip.mp4")
+	got, err := os.ReadFile(filepath.Join(a.dir, id, "original.mp4"))
+	if err != nil || !bytes.Equal(got, file) {
+		t.Fatalf("stored original differs (%v)", err)
+	}
 }
 
 // The collection is checked again at the last byte, as for a multipart
@@ -677,10 +676,10 @@ func TestRedactPath(t *testing.T) {
 	}
 }
 
-// The bytes unfinished uploads may still send count against the disk's
-// reserve at creation: a second upload that fits alone but not beside
-// the first is refused with 507.
-func TestTusCreationCountsPartialsAgainstTheReserve(t *testing.T) {
+// One account's unfinished uploads do not hold another's back: a
+// creation is checked against the disk with its own length (the bytes
+// are checked as they arrive), and a 507 names only the caller's size.
+func TestTusCreationIsCheckedWithItsOwnLength(t *testing.T) {
 	disk := smallDisk(t, "size=8m")
 	a := newTestAPI(t, mediaOn(t, disk), func(c *Config) {
 		c.DiskDirs = []string{disk}
@@ -692,23 +691,66 @@ func TestTusCreationCountsPartialsAgainstTheReserve(t *testing.T) {
 		}
 	})
 	a.dir = filepath.Join(disk, "media")
-	key := a.account("acme", domain.PlanPro)
+	carol := a.account("carol", domain.PlanPro)
+	bob := a.account("bob", domain.PlanPro)
 	room, err := a.s.disk.room()
 	if err != nil || room < 2<<20 {
 		t.Fatalf("room %d %v", room, err)
 	}
 	meta := tusMeta("filename", "a.mp4", "collection", "main")
-	create := func(n int64) response {
+	create := func(key string, n int64) response {
 		return a.tusReq("POST", "/v1/uploads/tus", key, map[string]string{"Upload-Length": strconv.FormatInt(n, 10), "Upload-Metadata": meta}, nil)
 	}
-	wantError(t, create(room+1), 507, "Insufficient storage")
-	if r := create(room * 2 / 3); r.status != 201 {
-		t.Fatalf("an upload that fits: %d %s", r.status, r.body)
+	if r := create(carol, room*2/3); r.status != 201 {
+		t.Fatalf("carol's upload: %d %s", r.status, r.body)
 	}
-	wantError(t, create(room*2/3), 507, "Insufficient storage")
-	if files := a.tusFiles(); len(files) != 2 {
+	if r := create(bob, room*2/3); r.status != 201 {
+		t.Fatalf("bob's upload beside carol's: %d %s", r.status, r.body)
+	}
+	m := wantError(t, create(bob, room+1), 507, "Insufficient storage")
+	if msg := m["message"].(string); !strings.Contains(msg, strconv.FormatInt(room+1, 10)) {
+		t.Fatalf("507 message %q does not name the caller's own size", msg)
+	}
+	if files := a.tusFiles(); len(files) != 4 {
 		t.Fatalf("refused creations left files: %v", files)
 	}
+}
+
+// An empty PATCH does not move the expiry (only bytes do), and an
+// unfinished upload lives at most tusMaxAge whatever arrives.
+func TestTusExpiryMovesOnlyWithBytes(t *testing.T) {
+	a := newTestAPI(t, func(c *Config) { c.TusExpiry = time.Hour })
+	key := a.account("acme", domain.PlanFree)
+	file := clip(3000)
+	loc := a.tusCreate(key, len(file))
+	start := a.clock.Now()
+	if r := a.tusPatch(loc, key, 0, file[:1000]); r.status != 204 {
+		t.Fatalf("PATCH: %d", r.status)
+	}
+	a.clock.Set(start.Add(50 * time.Minute))
+	r := a.tusReq("PATCH", loc, key, map[string]string{"Upload-Offset": "1000", "Content-Type": tusOctets}, nil)
+	if r.status != 204 {
+		t.Fatalf("empty PATCH: %d %s", r.status, r.body)
+	}
+	if got := r.header.Get("Upload-Expires"); got != start.Add(time.Hour).UTC().Format(http.TimeFormat) {
+		t.Fatalf("empty PATCH moved Upload-Expires to %s", got)
+	}
+	a.clock.Set(start.Add(61 * time.Minute))
+	wantStatus(t, a.tusReq("HEAD", loc, key, nil, nil), 410)
+
+	// A drip of bytes keeps an upload no longer than tusMaxAge.
+	loc = a.tusCreate(key, len(file))
+	start = a.clock.Now()
+	off := 0
+	for a.clock.Now().Before(start.Add(tusMaxAge(time.Hour) - 50*time.Minute)) {
+		a.clock.Set(a.clock.Now().Add(50 * time.Minute))
+		if r := a.tusPatch(loc, key, off, file[off:off+1]); r.status != 204 {
+			t.Fatalf("PATCH at %d: %d %s", off, r.status, r.body)
+		}
+		off++
+	}
+	a.clock.Set(start.Add(tusMaxAge(time.Hour)))
+	wantStatus(t, a.tusReq("HEAD", loc, key, nil, nil), 410)
 }
 
 // A PATCH in flight holds one of the plan's upload slots, as a multipart
@@ -765,8 +807,8 @@ func TestTusUploadIntoTheObjectStore(t *testing.T) {
 	if err != nil || !bytes.Equal(got, file) {
 		t.Fatalf("stored original differs (%v)", err)
 	}
-	if files := a.tusFiles(); len(files) != 0 {
-		t.Fatalf("finished upload left %v", files)
+	if files := a.tusFiles(); len(files) != 1 || files[0] != id+".done" {
+		t.Fatalf("finished upload left %v, want its completion record only", files)
 	}
 }
 
@@ -807,4 +849,261 @@ func TestTusCompleteButUnacceptedAtStart(t *testing.T) {
 		t.Fatalf("last byte: %d %s", r.status, r.body)
 	}
 	a.wantVideo(key, id, "clip.mp4")
+}
+
+// directURL issues a direct upload URL into main and returns it and the
+// video id.
+func (a *testAPI) directURL(key string) (url, id string) {
+	a.t.Helper()
+	r := a.do("POST", "/v1/uploads", key, `{"collection":"main"}`)
+	var d struct{ ID, URL string }
+	if err := json.Unmarshal(r.body, &d); err != nil || r.status != 201 {
+		a.t.Fatalf("POST /v1/uploads: %d %s", r.status, r.body)
+	}
+	return d.URL, d.ID
+}
+
+// Requests on a direct upload URL (anyone's who holds it) have a budget
+// of their own: they never spend the account's, so a URL holder cannot
+// lock the account out of its API.
+func TestDirectUploadHasItsOwnRateBudget(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree)
+	url, _ := a.directURL(key)
+	cr := a.tusReq("POST", url, "", map[string]string{"Upload-Length": "3000", "Upload-Metadata": tusMeta("filename", "d.mp4")}, nil)
+	wantStatus(t, cr, 201)
+	loc := cr.header.Get("Location")
+	perMinute := testPlans().Limits(domain.PlanFree).RequestsPerMinute
+	for i := range perMinute + 10 {
+		if r := a.tusReq("HEAD", loc, "", nil, nil); r.status != 200 {
+			t.Fatalf("HEAD %d: %d", i, r.status)
+		}
+	}
+	if r := a.do("GET", "/v1/videos", key, ""); r.status != 200 {
+		t.Fatalf("the account's own key after %d requests on its direct URL: %d %s", perMinute+10, r.status, r.body)
+	}
+	for range directRequestsPerMinute - perMinute - 10 {
+		a.tusReq("HEAD", loc, "", nil, nil)
+	}
+	r := a.tusReq("HEAD", loc, "", nil, nil)
+	if r.status != 429 || r.header.Get("Retry-After") == "" {
+		t.Fatalf("past the direct URL's budget: %d %v", r.status, r.header)
+	}
+	if r := a.do("GET", "/v1/videos", key, ""); r.status != 200 {
+		t.Fatalf("the account's own key: %d", r.status)
+	}
+}
+
+// A finished upload still answers, to its owner only, for --tus-expiry:
+// HEAD says it is complete and a PATCH at its length is a 204 no-op, so a
+// client that lost the last answer does not upload the file again.
+func TestTusCompletedUploadAnswersComplete(t *testing.T) {
+	a := newTestAPI(t, func(c *Config) { c.TusExpiry = time.Hour })
+	key := a.account("acme", domain.PlanFree)
+	other := a.account("other", domain.PlanFree)
+	file := clip(3000)
+	loc := a.tusCreate(key, len(file))
+	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
+	wantStatus(t, a.tusPatch(loc, key, 0, file), 204)
+	a.wantVideo(key, id, "clip.mp4")
+
+	if off, r := a.tusOffset(loc, key); r.status != 200 || off != len(file) || r.header.Get("Upload-Length") != "3000" {
+		t.Fatalf("HEAD of a finished upload: %d %v", r.status, r.header)
+	}
+	r := a.tusReq("PATCH", loc, key, map[string]string{"Upload-Offset": "3000", "Content-Type": tusOctets}, nil)
+	if r.status != 204 || r.header.Get("Upload-Offset") != "3000" {
+		t.Fatalf("PATCH at the final offset: %d %v %s", r.status, r.header, r.body)
+	}
+	wantError(t, a.tusPatch(loc, key, 0, file), 409, "Conflict")
+	wantStatus(t, a.tusReq("HEAD", loc, other, nil, nil), 404)
+	wantError(t, a.tusPatch(loc, other, 3000, nil), 404, "Not found")
+
+	// A direct upload's, with its token only.
+	url, did := a.directURL(key)
+	cr := a.tusReq("POST", url, "", map[string]string{"Upload-Length": "3000", "Upload-Metadata": tusMeta("filename", "d.mp4")}, file)
+	wantStatus(t, cr, 201)
+	dloc := cr.header.Get("Location")
+	a.wantVideo(key, did, "d.mp4")
+	if off, r := a.tusOffset(dloc, ""); r.status != 200 || off != 3000 {
+		t.Fatalf("HEAD of a finished direct upload: %d %d", r.status, off)
+	}
+	wrong := base64.RawURLEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
+	wantStatus(t, a.tusReq("HEAD", "/v1/uploads/tus/direct/"+wrong+"/"+did, "", nil, nil), 404)
+	wantStatus(t, a.tusReq("HEAD", "/v1/uploads/tus/"+did, other, nil, nil), 404)
+
+	// Kept through a restart, forgotten after the expiry.
+	s2, err := New(a.s.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv2 := httptest.NewServer(s2.Handler())
+	t.Cleanup(srv2.Close)
+	a.srv.Close()
+	a.srv, a.s = srv2, s2
+	if off, r := a.tusOffset(loc, key); r.status != 200 || off != 3000 {
+		t.Fatalf("HEAD of a finished upload after a restart: %d %d", r.status, off)
+	}
+	a.clock.Set(a.clock.Now().Add(time.Hour + time.Second))
+	a.s.sweepUploads()
+	wantStatus(t, a.tusReq("HEAD", loc, key, nil, nil), 404)
+	if files := a.tusFiles(); len(files) != 0 {
+		t.Fatalf("expired completion records left %v", files)
+	}
+}
+
+// The plan's size limit is the account's plan at the last byte, not the
+// one it had at creation: an upload begun before a downgrade and larger
+// than the new plan allows is refused (413) and removed.
+func TestTusPlanDowngradeBeforeLastByte(t *testing.T) {
+	a := newAdminAPI(t, func(c *Config) {
+		c.Plans = testPlans()
+		l := c.Plans[domain.PlanFree]
+		l.MaxUploadBytes = 4000
+		c.Plans[domain.PlanFree] = l
+	})
+	key := a.account("acme", domain.PlanPro)
+	file := clip(6000)
+	loc := a.tusCreate(key, len(file))
+	wantStatus(t, a.tusPatch(loc, key, 0, file[:3000]), 204)
+	wantCode(t, a.do("PATCH", "/v1/admin/accounts/acme", testAdminToken, `{"plan":"free"}`), 200)
+	wantError(t, a.tusPatch(loc, key, 3000, file[3000:]), 413, "File too large")
+	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
+	if r := a.do("GET", "/v1/videos/"+id, key, ""); r.status != 404 {
+		t.Fatalf("an upload above the new plan's limit became a video: %d", r.status)
+	}
+	if files := a.tusFiles(); len(files) != 0 {
+		t.Fatalf("refused upload left %v", files)
+	}
+}
+
+// X-HTTP-Method-Override on a POST is honoured on tus upload URLs (as
+// tusd does; tus-js-client's overridePatchMethod sends it), since the
+// direct routes' preflight lists it.
+func TestTusMethodOverride(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree)
+	file := clip(3000)
+	loc := a.tusCreate(key, len(file))
+	r := a.tusReq("POST", loc, key, map[string]string{"X-HTTP-Method-Override": "PATCH", "Upload-Offset": "0"}, file[:1000])
+	if r.status != 204 || r.header.Get("Upload-Offset") != "1000" {
+		t.Fatalf("POST overridden to PATCH: %d %v %s", r.status, r.header, r.body)
+	}
+	if r := a.tusReq("POST", loc, key, map[string]string{"X-HTTP-Method-Override": "HEAD"}, nil); r.status != 200 || r.header.Get("Upload-Offset") != "1000" {
+		t.Fatalf("POST overridden to HEAD: %d %v", r.status, r.header)
+	}
+	url, id := a.directURL(key)
+	cr := a.tusReq("POST", url, "", map[string]string{"Upload-Length": "3000", "Upload-Metadata": tusMeta("filename", "d.mp4")}, file[:1000])
+	wantStatus(t, cr, 201)
+	dloc := cr.header.Get("Location")
+	r = a.tusReq("POST", dloc, "", map[string]string{"X-HTTP-Method-Override": "PATCH", "Upload-Offset": "1000"}, file[1000:])
+	if r.status != 204 {
+		t.Fatalf("direct POST overridden to PATCH: %d %s", r.status, r.body)
+	}
+	a.wantVideo(key, id, "d.mp4")
+	// Elsewhere, and to other methods, it means nothing.
+	wantStatus(t, a.tusReq("POST", loc, key, map[string]string{"X-HTTP-Method-Override": "GET"}, nil), 405)
+	if r := a.do("GET", "/v1/videos", key, ""); r.status != 200 {
+		t.Fatalf("GET: %d", r.status)
+	}
+}
+
+// An account holds at most directOutstandingMax unused direct upload URLs:
+// more are 429 until one is used or expires.
+func TestDirectUploadURLsAreCapped(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanBusiness)
+	other := a.account("other", domain.PlanFree)
+	var first string
+	for i := range directOutstandingMax {
+		r := a.do("POST", "/v1/uploads", key, `{"collection":"main","expiresIn":120}`)
+		if r.status != 201 {
+			t.Fatalf("URL %d: %d %s", i, r.status, r.body)
+		}
+		if i == 0 {
+			var d struct{ URL string }
+			_ = json.Unmarshal(r.body, &d)
+			first = d.URL
+		}
+		if i == directOutstandingMax/2 {
+			a.clock.Set(a.clock.Now().Add(time.Minute))
+		}
+	}
+	m := wantError(t, a.do("POST", "/v1/uploads", key, `{"collection":"main"}`), 429, labelRateLimited)
+	if !strings.Contains(m["message"].(string), strconv.Itoa(directOutstandingMax)) {
+		t.Fatalf("message %q", m["message"])
+	}
+	if r := a.do("POST", "/v1/uploads", other, `{"collection":"main"}`); r.status != 201 {
+		t.Fatalf("another account: %d", r.status)
+	}
+	// Using one frees its place.
+	wantStatus(t, a.tusReq("POST", first, "", map[string]string{"Upload-Length": "3000", "Upload-Metadata": tusMeta("filename", "d.mp4")}, nil), 201)
+	wantStatus(t, a.do("POST", "/v1/uploads", key, `{"collection":"main"}`), 201)
+	wantError(t, a.do("POST", "/v1/uploads", key, `{"collection":"main"}`), 429, labelRateLimited)
+	// Expiring frees the places of the first half.
+	a.clock.Set(a.clock.Now().Add(61 * time.Second))
+	wantStatus(t, a.do("POST", "/v1/uploads", key, `{"collection":"main"}`), 201)
+}
+
+// A creation-with-upload refused for its body (not a video, a checksum
+// that does not match) leaves the direct upload URL unused, and says the
+// upload was not created.
+func TestDirectUploadRefusedCreationKeepsTheURL(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree)
+	url, id := a.directURL(key)
+	meta := map[string]string{"Upload-Length": "3000", "Upload-Metadata": tusMeta("filename", "d.mp4")}
+	wantError(t, a.tusReq("POST", url, "", meta, bytes.Repeat([]byte("not a video "), 250)), 415, "Unsupported media type")
+	file := clip(3000)
+	sum := sha256.Sum256([]byte("something else"))
+	meta["Upload-Checksum"] = "sha256 " + base64.StdEncoding.EncodeToString(sum[:])
+	m := wantError(t, a.tusReq("POST", url, "", meta, file), 460, "Checksum mismatch")
+	if msg := m["message"].(string); strings.Contains(msg, "send it again") || !strings.Contains(msg, "not created") {
+		t.Fatalf("checksum mismatch at creation: %q", msg)
+	}
+	delete(meta, "Upload-Checksum")
+	if r := a.tusReq("POST", url, "", meta, file); r.status != 201 {
+		t.Fatalf("the URL after refused creations: %d %s", r.status, r.body)
+	}
+	a.wantVideo(key, id, "d.mp4")
+}
+
+// A body that trickles in (below uploadMinRate over a whole
+// uploadRateWindow) ends with 408, for tus and multipart alike, so a drip
+// cannot hold an account's upload slots forever. A tus PATCH keeps what
+// arrived.
+func TestSlowDripUploadsEnd(t *testing.T) {
+	a := newTestAPI(t, func(c *Config) { c.UploadIdleTimeout = time.Hour }) // only the rate ends them
+	key := a.account("acme", domain.PlanFree)
+	file := clip(6000)
+	loc := a.tusCreate(key, len(file))
+	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
+	conn, err := net.Dial("tcp", strings.TrimPrefix(a.srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "PATCH %s HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nTus-Resumable: 1.0.0\r\n"+
+		"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", loc, key, len(file))
+	_, _ = conn.Write(file[:3000])
+	poll(t, "the PATCH to write its first bytes", func() bool {
+		fi, err := os.Stat(a.s.tus.data(id))
+		return err == nil && fi.Size() == 3000
+	})
+	a.clock.Set(a.clock.Now().Add(uploadRateWindow + time.Second))
+	_, _ = conn.Write(file[3000:3001])
+	slow := &slowUpload{conn: conn, br: bufio.NewReader(conn)}
+	if r := slow.response(t); r.status != 408 {
+		t.Fatalf("a drip of a PATCH: %d %s", r.status, r.body)
+	}
+	if off, _ := a.tusOffset(loc, key); off != 3001 {
+		t.Fatalf("offset after a drip was ended: %d, want the 3001 bytes received", off)
+	}
+
+	up := a.slowUpload(key)
+	poll(t, "the multipart upload in flight", func() bool { return a.s.uploads.count("acme") == 1 })
+	a.clock.Set(a.clock.Now().Add(uploadRateWindow + time.Second))
+	_, _ = up.conn.Write([]byte("x"))
+	if r := up.response(t); r.status != 408 {
+		t.Fatalf("a drip of a multipart upload: %d %s", r.status, r.body)
+	}
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,12 +26,27 @@ type tusUpload struct {
 	Ext        string    `json:"ext"`
 	Length     int64     `json:"length"`           // Upload-Length
 	Offset     int64     `json:"offset"`           // bytes received and recorded
-	MaxSize    int64     `json:"maxSize"`          // the plan's limit at creation
+	MaxSize    int64     `json:"maxSize"`          // the plan's limit at creation (checked again, with the plan of the moment, at the last byte)
 	Metadata   string    `json:"metadata"`         // Upload-Metadata as sent, for HEAD
 	Direct     string    `json:"direct,omitempty"` // hex SHA-256 of the direct upload token that created it
 	Sniffed    bool      `json:"sniffed"`          // its first bytes were found to be a video
 	Created    time.Time `json:"created"`
 	Expires    time.Time `json:"expires"`
+
+	done bool // finished: a completion record (tusDone), not an upload
+}
+
+// tusDone is what is kept of a finished upload, in <dir>/<id>.done, until
+// Expires: enough for its owner's HEAD to learn that it is complete, and
+// for a PATCH at its last offset to be a no-op, so a client that lost the
+// last answer does not upload the file again (a second video).
+type tusDone struct {
+	ID       string    `json:"id"`
+	Account  string    `json:"account"`
+	Direct   string    `json:"direct,omitempty"`
+	Length   int64     `json:"length"`
+	Metadata string    `json:"metadata"`
+	Expires  time.Time `json:"expires"`
 }
 
 // tusStore keeps this node's unfinished tus uploads in one directory, on
@@ -47,17 +63,30 @@ type tusStore struct {
 
 	mu      sync.Mutex
 	uploads map[string]tusUpload
-	busy    map[string]bool // a PATCH or DELETE is at work on it
+	done    map[string]tusDone
+	busy    map[string]*tusHold // a PATCH or DELETE is at work on it
 }
 
 func openTusStore(dir string) (*tusStore, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("tus store: %w", err)
 	}
-	t := &tusStore{dir: dir, uploads: make(map[string]tusUpload), busy: make(map[string]bool)}
+	t := &tusStore{dir: dir, uploads: make(map[string]tusUpload), done: make(map[string]tusDone), busy: make(map[string]*tusHold)}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("tus store: %w", err)
+	}
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".done")
+		if !ok || !domain.ValidID(id) {
+			continue
+		}
+		var d tusDone
+		if b, err := os.ReadFile(t.finished(id)); err == nil && json.Unmarshal(b, &d) == nil && d.ID == id {
+			t.done[id] = d
+		} else {
+			_ = os.Remove(t.finished(id))
+		}
 	}
 	for _, e := range entries {
 		name := e.Name()
@@ -91,7 +120,10 @@ func openTusStore(dir string) (*tusStore, error) {
 	// .json, or a .json.tmp never renamed.
 	for _, e := range entries {
 		name := e.Name()
-		id, _, _ := strings.Cut(name, ".")
+		id, ext, _ := strings.Cut(name, ".")
+		if _, ok := t.done[id]; ok && ext == "done" {
+			continue
+		}
 		if _, ok := t.uploads[id]; !ok {
 			_ = os.Remove(filepath.Join(dir, name))
 		}
@@ -99,8 +131,63 @@ func openTusStore(dir string) (*tusStore, error) {
 	return t, nil
 }
 
-func (t *tusStore) data(id string) string { return filepath.Join(t.dir, id+".bin") }
-func (t *tusStore) info(id string) string { return filepath.Join(t.dir, id+".json") }
+func (t *tusStore) data(id string) string     { return filepath.Join(t.dir, id+".bin") }
+func (t *tusStore) info(id string) string     { return filepath.Join(t.dir, id+".json") }
+func (t *tusStore) finished(id string) string { return filepath.Join(t.dir, id+".done") }
+
+// complete replaces the upload u, accepted as a video, by its completion
+// record, kept until expires.
+func (t *tusStore) complete(u tusUpload, expires time.Time) error {
+	d := tusDone{ID: u.ID, Account: u.Account, Direct: u.Direct, Length: u.Length, Metadata: u.Metadata, Expires: expires}
+	b, err := json.Marshal(d)
+	if err == nil {
+		tmp := t.finished(u.ID) + ".tmp"
+		if err = os.WriteFile(tmp, b, 0o600); err == nil {
+			err = os.Rename(tmp, t.finished(u.ID))
+		}
+		if err != nil {
+			_ = os.Remove(tmp)
+		}
+	}
+	if err == nil {
+		t.mu.Lock()
+		t.done[u.ID] = d
+		t.mu.Unlock()
+	}
+	return errors.Join(err, t.remove(u.ID))
+}
+
+// completed is the completion record of a finished upload.
+func (t *tusStore) completed(id string) (tusDone, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	d, ok := t.done[id]
+	return d, ok
+}
+
+// forget removes a completion record.
+func (t *tusStore) forget(id string) error {
+	t.mu.Lock()
+	delete(t.done, id)
+	t.mu.Unlock()
+	if err := os.Remove(t.finished(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// expiredDone lists the completion records expired at now.
+func (t *tusStore) expiredDone(now time.Time) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var ids []string
+	for id, d := range t.done {
+		if !now.Before(d.Expires) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
 
 // create records a new upload with an empty file.
 func (t *tusStore) create(u tusUpload) error {
@@ -165,35 +252,96 @@ func (t *tusStore) removeFiles(id string) error {
 	return errors.Join(errs...)
 }
 
+// tusHold is a request's hold on an upload: while it reads a body, a
+// later request of the same owner may interrupt it (takeover).
+type tusHold struct {
+	mu          sync.Mutex
+	interrupt   func() // ends the body read in progress; nil when none is
+	interrupted bool
+	done        chan struct{} // closed when the hold is released
+}
+
 // lock marks an upload busy; false when it is already.
 func (t *tusStore) lock(id string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.busy[id] {
+	if t.busy[id] != nil {
 		return false
 	}
-	t.busy[id] = true
+	t.busy[id] = &tusHold{done: make(chan struct{})}
 	return true
 }
 
 func (t *tusStore) unlock(id string) {
 	t.mu.Lock()
+	if h := t.busy[id]; h != nil {
+		close(h.done)
+	}
 	delete(t.busy, id)
 	t.mu.Unlock()
 }
 
-// usage is the number of unfinished uploads of account, and the bytes
-// all unfinished uploads (of every account) have still to receive.
-func (t *tusStore) usage(account string) (n int, outstanding int64) {
+// interruptible registers f as the way to end the body read of the hold
+// on id (called at once if a takeover came first).
+func (t *tusStore) interruptible(id string, f func()) {
+	t.mu.Lock()
+	h := t.busy[id]
+	t.mu.Unlock()
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	h.interrupt = f
+	now := h.interrupted
+	h.mu.Unlock()
+	if now {
+		f()
+	}
+}
+
+// takeover locks id, interrupting the request that holds it if any (its
+// body read ends; it records what it wrote and lets go), and waiting at
+// most wait for it to let go; false when it did not.
+func (t *tusStore) takeover(ctx context.Context, id string, wait time.Duration) bool {
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		if t.lock(id) {
+			return true
+		}
+		t.mu.Lock()
+		h := t.busy[id]
+		t.mu.Unlock()
+		if h == nil {
+			continue
+		}
+		h.mu.Lock()
+		h.interrupted = true
+		f := h.interrupt
+		h.mu.Unlock()
+		if f != nil {
+			f()
+		}
+		select {
+		case <-h.done:
+		case <-timer.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// usage is the number of unfinished uploads of account.
+func (t *tusStore) usage(account string) (n int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, u := range t.uploads {
 		if u.Account == account {
 			n++
 		}
-		outstanding += u.Length - u.Offset
 	}
-	return n, outstanding
+	return n
 }
 
 // expired lists the uploads expired at now that no request holds.
@@ -202,7 +350,7 @@ func (t *tusStore) expired(now time.Time) []string {
 	defer t.mu.Unlock()
 	var ids []string
 	for id, u := range t.uploads {
-		if !now.Before(u.Expires) && !t.busy[id] {
+		if !now.Before(u.Expires) && t.busy[id] == nil {
 			ids = append(ids, id)
 		}
 	}

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"maps"
@@ -172,6 +173,15 @@ func (u *uploadSlots) count(account string) int {
 	return u.perAccount[account]
 }
 
+// Bodies that trickle in end too: below uploadMinRate bytes a second
+// over a whole uploadRateWindow, an upload ends with 408 (a tus PATCH
+// keeps what arrived), so a drip of a byte every few seconds cannot hold
+// an account's upload slots forever.
+const (
+	uploadMinRate    = 1 << 10 // bytes a second
+	uploadRateWindow = time.Minute
+)
+
 // idleBody reads a request body and ends it when no byte arrives for
 // idle: before each read it moves the connection's read deadline. Time
 // spent by the handler itself (writing to disk) never counts, only the
@@ -180,16 +190,59 @@ type idleBody struct {
 	r        io.Reader
 	rc       *http.ResponseController
 	idle     time.Duration
-	timedOut bool
+	timedOut bool // no byte for idle, or too slow (slow)
+	slow     bool
+
+	now         func() time.Time
+	windowStart time.Time // the current uploadRateWindow began
+	windowBytes int64     // bytes read in it
+
+	mu    sync.Mutex // orders the deadline of Read, interrupt and done
+	taken bool       // interrupted: another request took over (tus)
+	ended bool       // done: the body is no longer read
 }
 
-func newIdleBody(w http.ResponseWriter, r *http.Request, idle time.Duration) *idleBody {
-	return &idleBody{r: r.Body, rc: http.NewResponseController(w), idle: idle}
+func newIdleBody(w http.ResponseWriter, r *http.Request, idle time.Duration, now func() time.Time) *idleBody {
+	return &idleBody{r: r.Body, rc: http.NewResponseController(w), idle: idle, now: now, windowStart: now()}
+}
+
+// errTooSlow ends a body that arrives below uploadMinRate.
+var errTooSlow = errors.New("upload body too slow")
+
+// pace counts n bytes just read, and reports a body below uploadMinRate
+// over the whole window that just ended.
+func (b *idleBody) pace(n int) error {
+	b.windowBytes += int64(n)
+	if now := b.now(); now.Sub(b.windowStart) >= uploadRateWindow {
+		if b.windowBytes < int64(uploadMinRate*uploadRateWindow/time.Second) {
+			b.timedOut, b.slow = true, true
+			return errTooSlow
+		}
+		b.windowStart, b.windowBytes = now, 0
+	}
+	return nil
 }
 
 func (b *idleBody) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	if b.taken {
+		b.mu.Unlock()
+		return 0, errTakenOver
+	}
 	_ = b.rc.SetReadDeadline(time.Now().Add(b.idle)) // unsupported (HTTP/2 over some transports): no idle limit
+	b.mu.Unlock()
 	n, err := b.r.Read(p)
+	if err != nil {
+		b.mu.Lock()
+		taken := b.taken
+		b.mu.Unlock()
+		if taken {
+			return n, errTakenOver
+		}
+	}
+	if err == nil {
+		err = b.pace(n)
+	}
 	var ne net.Error
 	if err != nil && (errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()) {
 		b.timedOut = true
@@ -198,8 +251,32 @@ func (b *idleBody) Read(p []byte) (int, error) {
 }
 
 // done clears the read deadline, so a kept-alive connection is not cut
-// while it waits for its next request.
-func (b *idleBody) done() { _ = b.rc.SetReadDeadline(time.Time{}) }
+// while it waits for its next request. Later interrupts do nothing.
+func (b *idleBody) done() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.ended {
+		b.ended = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+}
+
+// errTakenOver ends the body read of a tus request another one took over.
+var errTakenOver = errors.New("another request took over the upload")
+
+// interrupt ends the body read in progress (from another goroutine): a
+// tus takeover. Its deadline in the past wakes the read at once. Under
+// HTTP/2, where deadlines are not supported, it takes effect at the next
+// read.
+func (b *idleBody) interrupt() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ended {
+		return
+	}
+	b.taken = true
+	_ = b.rc.SetReadDeadline(time.Unix(1, 0))
+}
 
 // bodyError turns an error met while reading an upload into what the
 // client is told: 408 when the body stopped arriving, 507 when the disk is
@@ -207,6 +284,14 @@ func (b *idleBody) done() { _ = b.rc.SetReadDeadline(time.Time{}) }
 // may name server files or addresses.
 func (b *idleBody) bodyError(w http.ResponseWriter, err error) error {
 	switch {
+	case errors.Is(err, errTakenOver):
+		w.Header().Set("Connection", "close")
+		return domain.Wrap("upload video", domain.Conflict, err,
+			"another request for this upload took over from this one; the bytes received before are kept")
+	case b.slow:
+		w.Header().Set("Connection", "close")
+		return domain.Wrap("upload video", domain.Timeout, err,
+			fmt.Sprintf("the upload arrived slower than %d bytes a second over %s and was ended (a resumable upload keeps what arrived)", uploadMinRate, uploadRateWindow))
 	case b.timedOut:
 		w.Header().Set("Connection", "close")
 		return domain.Wrap("upload video", domain.Timeout, err,

@@ -62,7 +62,7 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 	// A large read buffer: multipart would otherwise read the socket and
 	// hand out the file 4 KiB at a time (one syscall each way per 4 KiB).
 	// The body ends when it makes no progress for UploadIdleTimeout.
-	body := newIdleBody(w, r, s.cfg.UploadIdleTimeout)
+	body := newIdleBody(w, r, s.cfg.UploadIdleTimeout, s.cfg.Now)
 	defer body.done()
 	mr := multipart.NewReader(bufio.NewReaderSize(body, uploadBuffer), params["boundary"])
 
