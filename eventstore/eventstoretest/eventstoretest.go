@@ -3,6 +3,7 @@ package eventstoretest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -65,13 +66,6 @@ func StartCluster(t testing.TB, n int) *Cluster {
 	c := &Cluster{t: t}
 	for i := range n {
 		c.Dirs = append(c.Dirs, t.TempDir())
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Addrs = append(c.Addrs, l.Addr().String())
-		c.Routes = append(c.Routes, "nats://"+l.Addr().String())
-		l.Close()
 		if i == 0 {
 			if err := eventstore.InitCluster(c.Dirs[0]); err != nil {
 				t.Fatal(err)
@@ -80,24 +74,59 @@ func StartCluster(t testing.TB, n int) *Cluster {
 			t.Fatal(err)
 		}
 	}
-	c.Nodes = make([]*eventstore.Embedded, n)
-	for i := range n {
-		c.Start(i)
+	// The cluster ports are picked free, then bound by the nodes: another
+	// process may take one in between (a CI run met it). Then every node
+	// starts again on new ports, since each names all routes.
+	for attempt := 1; ; attempt++ {
+		c.Addrs, c.Routes = nil, nil
+		for range n {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Addrs = append(c.Addrs, l.Addr().String())
+			c.Routes = append(c.Routes, "nats://"+l.Addr().String())
+			l.Close()
+		}
+		c.Nodes = make([]*eventstore.Embedded, n)
+		var err error
+		for i := range n {
+			if c.Nodes[i], err = c.start(i); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			for _, e := range c.Nodes {
+				t.Cleanup(e.Shutdown)
+			}
+			return c
+		}
+		for _, e := range c.Nodes {
+			if e != nil {
+				e.Shutdown()
+			}
+		}
+		if !errors.Is(err, eventstore.ErrAddressInUse) || attempt == 5 {
+			t.Fatal(err)
+		}
 	}
-	return c
 }
 
 // Start starts node i (again, after a Shutdown) on its directory and
 // cluster address.
 func (c *Cluster) Start(i int) *eventstore.Embedded {
 	c.t.Helper()
-	e, err := eventstore.StartNode(c.Dirs[i], "127.0.0.1:0", &eventstore.Cluster{Listen: c.Addrs[i], Routes: c.Routes, Name: fmt.Sprintf("n%d", i)})
+	e, err := c.start(i)
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	c.t.Cleanup(e.Shutdown)
 	c.Nodes[i] = e
 	return e
+}
+
+func (c *Cluster) start(i int) (*eventstore.Embedded, error) {
+	return eventstore.StartNode(c.Dirs[i], "127.0.0.1:0", &eventstore.Cluster{Listen: c.Addrs[i], Routes: c.Routes, Name: fmt.Sprintf("n%d", i)})
 }
 
 // Open opens a store managing kino's streams at replicas on node i, with
