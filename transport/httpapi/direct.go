@@ -74,6 +74,7 @@ func (s *Server) uploadRoutes() {
 	r := s.router
 	auth := func(h handlerFunc) http.Handler { return s.tusProtocol(s.authenticate(s.handle(h))) }
 	r.Handle("/v1/uploads", s.authenticate(s.handle(s.createDirectUpload))).Methods(http.MethodPost)
+	r.Handle("/v1/uploads", s.authenticate(s.handle(s.listUploads))).Methods(http.MethodGet)
 	r.Handle("/v1/uploads/tus", s.handle(s.tusOptions)).Methods(http.MethodOptions)
 	r.Handle("/v1/uploads/tus", auth(s.tusCreate)).Methods(http.MethodPost)
 	r.Handle("/v1/uploads/tus/{id}", s.handle(s.tusOptions)).Methods(http.MethodOptions)

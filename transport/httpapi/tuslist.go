@@ -1,0 +1,62 @@
+package httpapi
+
+import (
+	"cmp"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/kino-video/kino/domain"
+)
+
+// unfinishedView is one unfinished tus upload as GET /v1/uploads lists it.
+type unfinishedView struct {
+	ID         string `json:"id"`
+	Filename   string `json:"filename"`
+	Collection string `json:"collection"`
+	Length     int64  `json:"length"`
+	Offset     int64  `json:"offset"`
+	CreatedAt  string `json:"createdAt"`
+	ExpiresAt  string `json:"expiresAt"`
+	Direct     bool   `json:"direct"`
+}
+
+// unfinished lists account's unfinished uploads on this node that have
+// not expired at now, newest first. Completion records are not uploads
+// (they live in t.done): a finished upload is a video, listed there.
+// Read-only: an expired upload is left for findUpload or the sweeper.
+func (t *tusStore) unfinished(account string, now time.Time) []tusUpload {
+	t.mu.Lock()
+	var out []tusUpload
+	for _, u := range t.uploads {
+		if u.Account == account && now.Before(u.Expires) {
+			out = append(out, u)
+		}
+	}
+	t.mu.Unlock()
+	slices.SortFunc(out, func(a, b tusUpload) int {
+		if c := b.Created.Compare(a.Created); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.ID, a.ID)
+	})
+	return out
+}
+
+// listUploads answers GET /v1/uploads: the caller's unfinished tus
+// uploads held by this node, so that an account at its cap of unfinished
+// uploads (maxUnfinished) can find them, and resume or DELETE them at
+// /v1/uploads/tus/{id} (direct ones too: the account owns them).
+func (s *Server) listUploads(w http.ResponseWriter, r *http.Request) error {
+	out := []unfinishedView{}
+	if s.tus != nil {
+		for _, u := range s.tus.unfinished(callerOf(r).Account, s.cfg.Now()) {
+			out = append(out, unfinishedView{ID: u.ID, Filename: u.Filename, Collection: u.Collection,
+				Length: u.Length, Offset: u.Offset, CreatedAt: domain.FormatTime(u.Created),
+				ExpiresAt: domain.FormatTime(u.Expires), Direct: u.Direct != ""})
+		}
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, map[string]any{"data": out})
+	return nil
+}
