@@ -208,6 +208,7 @@ func (d *Dashboard) video(w http.ResponseWriter, r *http.Request, me identity) e
 type UploadPage struct {
 	Collections []wire.Collection
 	Selected    string
+	Unfinished  []Unfinished // the account's unfinished tus uploads on this node, newest first
 }
 
 func (d *Dashboard) upload(w http.ResponseWriter, r *http.Request, me identity) error {
@@ -215,7 +216,11 @@ func (d *Dashboard) upload(w http.ResponseWriter, r *http.Request, me identity) 
 	if err := d.get(r, "/v1/collections", &colls); err != nil {
 		return err
 	}
-	p := UploadPage{Collections: colls.Collections, Selected: r.URL.Query().Get("collection")}
+	var unfinished unfinishedList
+	if err := d.get(r, "/v1/uploads", &unfinished); err != nil {
+		return err
+	}
+	p := UploadPage{Collections: colls.Collections, Selected: r.URL.Query().Get("collection"), Unfinished: unfinished.Data}
 	d.render(w, r, http.StatusOK, "upload", view{Title: "Upload", Nav: "upload", Me: me, Data: p})
 	return nil
 }

@@ -14,6 +14,7 @@
 //   [data-live-video]   the video page: polls /v1/videos/{id} the same way.
 //   #player[data-src]   plays HLS natively or with hls.js.
 //   [data-uploader]     drag and drop, resumable uploads with tus-js-client.
+//   button[data-discard] discards an unfinished upload (tus DELETE) and its row.
 //   [data-replay]       starts a rebuild/verify of the read models and shows its progress.
 "use strict";
 
@@ -448,11 +449,75 @@
         if (prev.length) {
           up.resumeFromPreviousUpload(prev[0]);
           state.textContent = "resuming";
+          // It is followed here now, not in the unfinished list.
+          const id = String(prev[0].uploadUrl || "").split("/").pop();
+          if (id) removeUnfinished(id);
         }
         up.start();
       });
     }
   }
+
+  // Unfinished uploads (the upload page lists them): Discard terminates
+  // one with tus (DELETE /v1/uploads/tus/{id}), after a confirmation.
+  function removeUnfinished(id) {
+    const box = $("[data-unfinished-list]");
+    if (!box) return;
+    const row = $$("tr[data-unfinished]", box).find((r) => r.dataset.unfinished === id);
+    if (!row) return;
+    row.remove();
+    if (!$("tr[data-unfinished]", box)) {
+      const wrap = $(".table-wrap", box);
+      const p = document.createElement("p");
+      p.className = "muted";
+      p.textContent = "No unfinished uploads.";
+      if (wrap) wrap.replaceWith(p);
+    }
+  }
+  // forgetResume drops tus-js-client's record of an upload (localStorage
+  // "tus::<fingerprint>::<n>"), so the same file starts afresh.
+  function forgetResume(id) {
+    try {
+      for (let i = localStorage.length - 1; i >= 0; i--) {
+        const k = localStorage.key(i);
+        if (!k || !k.startsWith("tus::")) continue;
+        let v = null;
+        try { v = JSON.parse(localStorage.getItem(k)); } catch (e) { v = null; }
+        if (v && typeof v.uploadUrl === "string" && v.uploadUrl.split("/").pop() === id) localStorage.removeItem(k);
+      }
+    } catch (e) { /* no storage: nothing to forget */ }
+  }
+  document.addEventListener("click", async (ev) => {
+    const btn = ev.target.closest("button[data-discard]");
+    if (!btn) return;
+    ev.preventDefault();
+    const box = btn.closest("[data-unfinished-list]");
+    const err = box ? $("[data-error]", box) : null;
+    if (btn.dataset.confirm && !(await confirmAction(btn.dataset.confirm))) return;
+    const id = btn.dataset.discard;
+    btn.disabled = true;
+    try {
+      const resp = await fetch("/v1/uploads/tus/" + encodeURIComponent(id), {
+        method: "DELETE", credentials: "same-origin", headers: { "Tus-Resumable": "1.0.0", Accept: "application/json" },
+      });
+      // 404 or 410: it is gone already (expired, or finished elsewhere).
+      if (!resp.ok && resp.status !== 404 && resp.status !== 410) {
+        if (resp.status === 401) location.assign("/login?next=" + encodeURIComponent(location.pathname + location.search));
+        let msg = resp.status + " " + resp.statusText;
+        try { const b = await resp.json(); if (b && b.message) msg = b.message; } catch (e) { /* not JSON */ }
+        throw new Error(msg);
+      }
+      if (err) err.hidden = true;
+      forgetResume(id);
+      removeUnfinished(id);
+      flash("Upload discarded.");
+      const title = $("#unfinished-title");
+      if (title) { title.tabIndex = -1; title.focus(); }
+    } catch (e) {
+      showError(err, e.message === "Failed to fetch" ? "kino could not be reached: check your connection and try again." : e.message);
+      btn.disabled = false;
+    }
+  });
 
   // Rebuild or verify the read models, with progress.
   for (const b of $$("[data-replay]")) {
