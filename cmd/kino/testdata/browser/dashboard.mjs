@@ -156,6 +156,36 @@ try {
     "the upload page did not follow the video from processing to completed: " + result.uploadStatuses);
   await shot(ana, "upload-done");
 
+  step("an unfinished upload is listed on the upload page, and Discard removes it");
+  // A tab closed mid-upload leaves this behind: created (with the session),
+  // a quarter of its bytes in.
+  const created = await ana.evaluate(async () => {
+    const b64 = (s) => btoa(unescape(encodeURIComponent(s)));
+    const r = await fetch("/v1/uploads/tus", { method: "POST", credentials: "same-origin", body: new Uint8Array(1000), headers: {
+      "Tus-Resumable": "1.0.0", "Upload-Length": "4000", "Content-Type": "application/offset+octet-stream",
+      "Upload-Metadata": "filename " + b64("half <img src=x onerror=alert(1)>.mp4") + ",collection " + b64("demo-clips") } });
+    return { status: r.status, location: r.headers.get("Location") || "" };
+  });
+  check(created.status === 201, "tus creation with the session: " + JSON.stringify(created));
+  const partial = created.location.split("/").pop();
+  await ana.goto(base + "/upload");
+  const prow = `tr[data-unfinished="${partial}"]`;
+  await ana.locator(prow).waitFor();
+  const seen = await ana.evaluate((sel) => {
+    const tr = document.querySelector(sel);
+    return { name: tr.querySelector(".name").textContent, bar: tr.querySelector("progress").value, html: tr.innerHTML };
+  }, prow);
+  check(seen.name === "half <img src=x onerror=alert(1)>.mp4" && !seen.html.includes("<img") && seen.bar === 25, "the unfinished upload's row: " + JSON.stringify(seen));
+  await shot(ana, "upload-unfinished");
+  await ana.click(prow + " >> text=Discard");
+  await ana.locator("#confirm[open]").waitFor();
+  await ana.click("#confirm-ok");
+  await ana.locator(prow).waitFor({ state: "detached" });
+  await ana.locator("#flash:not([hidden])").waitFor();
+  const left = await ana.evaluate(async () => (await (await fetch("/v1/uploads", { credentials: "same-origin" })).json()).data.length);
+  check(left === 0, left + " unfinished uploads left after Discard");
+  check(await ana.locator("#unfinished >> text=No unfinished uploads.").count() === 1, "the emptied list says nothing");
+
   step("a collection holding a video is not deleted, and the page says why");
   await ana.goto(base + "/collections");
   await ana.click("tr[data-collection=demo-clips] >> text=Delete");
