@@ -337,18 +337,8 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 	if err != nil || offset < 0 {
 		return errBadRequest("Upload-Offset must be the offset in bytes this chunk starts at (got %q)", raw)
 	}
-	if found.done { // finished: at its length, a no-op (as tusd answers)
-		switch {
-		case offset != found.Length:
-			w.Header().Set("Connection", "close")
-			return domain.E("upload video", domain.Conflict, "Upload-Offset is %d but the upload is complete, with %d bytes: it is video %s", offset, found.Length, found.ID)
-		case r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody:
-			w.Header().Set("Connection", "close")
-			return domain.E("upload video", domain.RequestTooLarge, "the upload is complete (%d bytes): a chunk would go past Upload-Length", found.Length)
-		}
-		w.Header().Set("Upload-Offset", strconv.FormatInt(found.Length, 10))
-		w.WriteHeader(http.StatusNoContent)
-		return nil
+	if found.done {
+		return patchDone(w, r, found, offset)
 	}
 	// A PATCH still in flight is one the client has given up on (a dead
 	// connection not yet noticed): this one takes over, as tusd's does.
@@ -360,6 +350,9 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 	u, err := s.findUpload(t) // again, now that it is ours
 	if err != nil {
 		return err
+	}
+	if u.done { // the request we waited for was its last chunk
+		return patchDone(w, r, u, offset)
 	}
 	if offset != u.Offset {
 		w.Header().Set("Connection", "close")
@@ -385,16 +378,43 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 	return nil
 }
 
+// patchDone answers a PATCH of a finished upload u: at its length, a
+// no-op (as tusd answers); elsewhere 409.
+func patchDone(w http.ResponseWriter, r *http.Request, u tusUpload, offset int64) error {
+	switch {
+	case offset != u.Length:
+		w.Header().Set("Connection", "close")
+		return domain.E("upload video", domain.Conflict, "Upload-Offset is %d but the upload is complete, with %d bytes: it is video %s", offset, u.Length, u.ID)
+	case r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody:
+		w.Header().Set("Connection", "close")
+		return domain.E("upload video", domain.RequestTooLarge, "the upload is complete (%d bytes): a chunk would go past Upload-Length", u.Length)
+	}
+	w.Header().Set("Upload-Offset", strconv.FormatInt(u.Length, 10))
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func errUploadComplete(u tusUpload) error {
+	return domain.E("upload video", domain.Conflict, "the upload is complete: it is video %s (DELETE /v1/videos/%s removes it)", u.ID, u.ID)
+}
+
 func (s *Server) deleteUpload(w http.ResponseWriter, r *http.Request, t tusTarget) error {
 	if u, err := s.findUpload(t); err != nil {
 		return err
 	} else if u.done {
-		return domain.E("upload video", domain.Conflict, "the upload is complete: it is video %s (DELETE /v1/videos/%s removes it)", u.ID, u.ID)
+		return errUploadComplete(u)
 	}
 	if !s.tus.takeover(r.Context(), t.id, tusTakeoverWait) {
 		return domain.E("upload video", domain.Conflict, "a PATCH of this upload is in progress; retry once it has ended")
 	}
 	defer s.tus.unlock(t.id)
+	// Again, now that it is ours: the PATCH we waited for may have been
+	// its last chunk, and then there is a video, not an upload, here.
+	if u, err := s.findUpload(t); err != nil {
+		return err
+	} else if u.done {
+		return errUploadComplete(u)
+	}
 	if err := s.tus.remove(t.id); err != nil {
 		return domain.Wrap("delete upload", domain.Internal, err, "")
 	}
@@ -529,6 +549,9 @@ func (s *Server) finishUpload(w http.ResponseWriter, r *http.Request, u tusUploa
 		return domain.E("upload video", domain.TooLarge, "upload is %d bytes; your plan allows files of at most %d bytes (the plan changed since the upload began); the upload was removed", u.Length, most)
 	}
 	u.MaxSize = s.cfg.Plans.Limits(acct.Plan).MaxUploadBytes
+	if s.tus.accepting != nil {
+		s.tus.accepting(u.ID)
+	}
 	err = s.acceptUpload(r, upload{ID: u.ID, Account: u.Account, Collection: u.Collection, Filename: u.Filename,
 		Ext: u.Ext, Size: u.Length, MaxSize: u.MaxSize, Path: s.tus.data(u.ID)})
 	if err == nil {

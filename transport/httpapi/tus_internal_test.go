@@ -1107,3 +1107,85 @@ func TestSlowDripUploadsEnd(t *testing.T) {
 		t.Fatalf("a drip of a multipart upload: %d %s", r.status, r.body)
 	}
 }
+
+// A PATCH or DELETE that waits (takeover) for the last chunk's request
+// to let go finds the upload finished when it gets it: it answers as for
+// a finished upload (PATCH at the length a 204 no-op, elsewhere 409;
+// DELETE 409), never writes to the file that is gone (500) nor says it
+// terminated a video that was created.
+func TestTusRequestWaitingOnTheLastChunkSeesItFinished(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		method string
+		offset func(n int) int
+		status int
+	}{
+		{"PATCH at the length", "PATCH", func(n int) int { return n }, 204},
+		{"PATCH at the last chunk's offset", "PATCH", func(n int) int { return n / 2 }, 409},
+		{"DELETE", "DELETE", nil, 409},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newTestAPI(t)
+			key := a.account("acme", domain.PlanFree)
+			file := clip(6000)
+			loc := a.tusCreate(key, len(file))
+			id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
+			wantStatus(t, a.tusPatch(loc, key, 0, file[:3000]), 204)
+			accepting, release := make(chan struct{}), make(chan struct{})
+			a.s.tus.accepting = func(string) { close(accepting); <-release }
+			last := make(chan int, 1)
+			go func() {
+				req, _ := http.NewRequest("PATCH", a.srv.URL+loc, bytes.NewReader(file[3000:]))
+				req.Header.Set("Tus-Resumable", "1.0.0")
+				req.Header.Set("Content-Type", "application/offset+octet-stream")
+				req.Header.Set("Upload-Offset", "3000")
+				req.Header.Set("Authorization", "Bearer "+key)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					last <- 0
+					return
+				}
+				resp.Body.Close()
+				last <- resp.StatusCode
+			}()
+			<-accepting
+			second := make(chan response, 1)
+			go func() {
+				h := map[string]string{}
+				var body []byte
+				if tc.method == "PATCH" {
+					h["Upload-Offset"] = strconv.Itoa(tc.offset(len(file)))
+					if tc.status == 409 {
+						body = file[3000:]
+					} else {
+						h["Content-Type"] = "application/offset+octet-stream"
+					}
+				}
+				second <- a.tusReq(tc.method, loc, key, h, body)
+			}()
+			poll(t, "the second request to wait for the last chunk's", func() bool {
+				a.s.tus.mu.Lock()
+				h := a.s.tus.busy[id]
+				a.s.tus.mu.Unlock()
+				if h == nil {
+					return false
+				}
+				h.mu.Lock()
+				defer h.mu.Unlock()
+				return h.interrupted
+			})
+			close(release)
+			if st := <-last; st != 204 {
+				t.Fatalf("the last chunk: %d", st)
+			}
+			r := <-second
+			if r.status != tc.status {
+				t.Fatalf("%s while the last chunk was accepted: %d %s, want %d", tc.method, r.status, r.body, tc.status)
+			}
+			if tc.status == 204 && r.header.Get("Upload-Offset") != strconv.Itoa(len(file)) {
+				t.Fatalf("Upload-Offset %q", r.header.Get("Upload-Offset"))
+			}
+			a.wantVideo(key, id, "clip.mp4")
+		})
+	}
+}

@@ -65,6 +65,8 @@ type tusStore struct {
 	uploads map[string]tusUpload
 	done    map[string]tusDone
 	busy    map[string]*tusHold // a PATCH or DELETE is at work on it
+
+	accepting func(id string) // tests only: called as a complete upload is accepted
 }
 
 func openTusStore(dir string) (*tusStore, error) {
