@@ -177,11 +177,19 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 	if err := s.writable(); err != nil {
 		return err
 	}
-	n := s.tus.usage(c.Account)
-	if most := maxUnfinished(c.Limits); n >= most {
+	// Uploads through direct upload URLs are counted apart, under a cap
+	// of their own (as many as the unused URLs an account may hold): the
+	// URLs' holders must not lock the account out of its own uploads.
+	n := s.tus.usage(c.Account, cr.direct != "")
+	if most := maxUnfinished(c.Limits); cr.direct == "" && n >= most {
 		w.Header().Set("Retry-After", strconv.Itoa(uploadRetry))
 		return domain.E("upload video", domain.RateLimited,
 			"your account has %d unfinished resumable uploads, the most it may hold: finish or DELETE one first (unfinished uploads expire %s after their last bytes)", n, s.cfg.TusExpiry)
+	}
+	if cr.direct != "" && n >= directOutstandingMax {
+		w.Header().Set("Retry-After", strconv.Itoa(uploadRetry))
+		return domain.E("upload video", domain.RateLimited,
+			"the account has %d unfinished direct uploads, the most it may hold: retry once one has finished or expired", n)
 	}
 	// Its own length only: what other uploads (of other accounts) may
 	// still send is not held against it, or one account's announced but
@@ -200,7 +208,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 		}
 		// The slot first: an upload created and then refused a slot
 		// would be left behind, unknown to the client.
-		release, err := s.uploads.acquire(w, c.Account, c.Limits.ConcurrentUploads)
+		release, err := s.uploads.acquire(w, uploadPool(tusUpload{Account: c.Account, Direct: cr.direct}), c.Limits.ConcurrentUploads)
 		if err != nil {
 			w.Header().Set("Connection", "close")
 			return err
@@ -362,7 +370,7 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 		w.Header().Set("Connection", "close")
 		return err
 	}
-	release, err := s.uploads.acquire(w, t.c.Account, t.c.Limits.ConcurrentUploads)
+	release, err := s.uploads.acquire(w, uploadPool(u), t.c.Limits.ConcurrentUploads)
 	if err != nil {
 		w.Header().Set("Connection", "close")
 		return err
@@ -720,4 +728,18 @@ func tusMethodOverride(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// directPool is the upload slots' key of account's direct uploads (made
+// through direct upload URLs, by end users): a pool of their own, as
+// large as the plan's, so that they never take the account's own slots.
+// Slugs hold no colon: it collides with no account.
+func directPool(account string) string { return "direct:" + account }
+
+// uploadPool is the upload slots' key of upload u's PATCHes.
+func uploadPool(u tusUpload) string {
+	if u.Direct != "" {
+		return directPool(u.Account)
+	}
+	return u.Account
 }

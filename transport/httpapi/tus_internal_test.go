@@ -1189,3 +1189,45 @@ func TestTusRequestWaitingOnTheLastChunkSeesItFinished(t *testing.T) {
 		})
 	}
 }
+
+// Uploads made through direct upload URLs (by end users) have caps of
+// their own: unfinished ones do not count against the account's cap on
+// unfinished uploads, and their PATCHes take slots of their own, so URL
+// holders cannot lock the account out of its own uploads.
+func TestDirectUploadsDoNotTakeTheAccountsOwn(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree)
+	limits := testPlans().Limits(domain.PlanFree)
+	file := clip(6000)
+	var locs []string
+	for range maxUnfinished(limits) + 1 {
+		url, _ := a.directURL(key)
+		cr := a.tusReq("POST", url, "", map[string]string{"Upload-Length": strconv.Itoa(len(file)), "Upload-Metadata": tusMeta("filename", "d.mp4")}, nil)
+		wantStatus(t, cr, 201)
+		locs = append(locs, cr.header.Get("Location"))
+	}
+	for i := range limits.ConcurrentUploads { // direct PATCHes in flight, as many as the plan runs at once
+		conn, err := net.Dial("tcp", strings.TrimPrefix(a.srv.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "PATCH %s HTTP/1.1\r\nHost: kino\r\nTus-Resumable: 1.0.0\r\n"+
+			"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", locs[i], len(file))
+		_, _ = conn.Write(file[:3000])
+	}
+	poll(t, "the direct PATCHes in flight", func() bool {
+		return a.s.uploads.count(directPool("acme")) == limits.ConcurrentUploads
+	})
+	own := a.tusCreate(key, len(file))
+	if r := a.tusPatch(own, key, 0, file); r.status != 204 {
+		t.Fatalf("the account's own PATCH while direct uploads run: %d %s", r.status, r.body)
+	}
+	if r := a.uploadTo(key, "main", "m.mp4", file); r.status == 429 {
+		t.Fatalf("the account's own multipart upload while direct uploads run: %d %s", r.status, r.body)
+	}
+	// A direct upload past the direct pool waits its turn, as the
+	// account's own would.
+	r := a.tusPatch(locs[len(locs)-1], "", 0, file)
+	wantError(t, r, 429, labelRateLimited)
+}
