@@ -9,6 +9,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"hash"
 	"io"
 	"mime"
@@ -497,7 +498,7 @@ func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tusUpload)
 		return u, storeFailure(w, err)
 	case err != nil && sum != nil:
 		discard() // a chunk with a checksum is kept whole or not at all
-		return u, body.bodyError(w, err)
+		return u, errInterrupted{tusBodyError(w, body, err, false)}
 	case err == nil && sum != nil && subtle.ConstantTimeCompare(sum.h.Sum(nil), sum.want) != 1:
 		discard()
 		return u, domain.E("upload video", domain.ChecksumMismatch, "the chunk does not match its Upload-Checksum (%s); it was discarded: send it again", sum.alg)
@@ -522,12 +523,36 @@ func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tusUpload)
 		return u, storeFailure(w, err)
 	}
 	if readErr != nil {
-		return u, errInterrupted{body.bodyError(w, readErr)}
+		return u, errInterrupted{tusBodyError(w, body, readErr, true)}
 	}
 	if u.Offset < u.Length {
 		return u, nil
 	}
 	return u, s.finishUpload(w, r, u, n)
+}
+
+// tusBodyError is bodyError for a tus chunk. A body ended for being idle
+// or too slow answers 503 with Retry-After: 1, not the 408 of a multipart
+// upload: tus clients retry 5xx but no 4xx except 409 and 423 (tus-js-
+// client's default), and a tus upload has something to resume (tusd
+// answers its read timeout with a 5xx too, 500). kept says whether the
+// chunk's bytes were kept.
+func tusBodyError(w http.ResponseWriter, body *idleBody, err error, kept bool) error {
+	if errors.Is(err, errTakenOver) || !body.slow && !body.timedOut {
+		return body.bodyError(w, err)
+	}
+	why := "no data arrived for " + body.idle.String()
+	if body.slow {
+		why = fmt.Sprintf("the chunk arrived slower than %d bytes a second over %s", uploadMinRate, uploadRateWindow)
+	}
+	what := "the bytes that arrived are kept"
+	if !kept {
+		what = "nothing of this chunk was kept (it carries Upload-Checksum)"
+	}
+	w.Header().Set("Connection", "close")
+	w.Header().Set("Retry-After", "1")
+	return domain.Wrap("upload video", domain.Unavailable, err,
+		why+" and the request was ended; "+what+": send HEAD and resume from its Upload-Offset")
 }
 
 // finishUpload accepts a complete upload as a video, as a multipart

@@ -1068,9 +1068,9 @@ func TestDirectUploadRefusedCreationKeepsTheURL(t *testing.T) {
 }
 
 // A body that trickles in (below uploadMinRate over a whole
-// uploadRateWindow) ends with 408, for tus and multipart alike, so a drip
-// cannot hold an account's upload slots forever. A tus PATCH keeps what
-// arrived.
+// uploadRateWindow) ends, for tus and multipart alike, so a drip cannot
+// hold an account's upload slots forever: 408 for multipart, 503 (which
+// tus clients retry) for a tus PATCH, which keeps what arrived.
 func TestSlowDripUploadsEnd(t *testing.T) {
 	a := newTestAPI(t, func(c *Config) { c.UploadIdleTimeout = time.Hour }) // only the rate ends them
 	key := a.account("acme", domain.PlanFree)
@@ -1092,7 +1092,7 @@ func TestSlowDripUploadsEnd(t *testing.T) {
 	a.clock.Set(a.clock.Now().Add(uploadRateWindow + time.Second))
 	_, _ = conn.Write(file[3000:3001])
 	slow := &slowUpload{conn: conn, br: bufio.NewReader(conn)}
-	if r := slow.response(t); r.status != 408 {
+	if r := slow.response(t); r.status != 503 {
 		t.Fatalf("a drip of a PATCH: %d %s", r.status, r.body)
 	}
 	if off, _ := a.tusOffset(loc, key); off != 3001 {
@@ -1230,4 +1230,57 @@ func TestDirectUploadsDoNotTakeTheAccountsOwn(t *testing.T) {
 	// account's own would.
 	r := a.tusPatch(locs[len(locs)-1], "", 0, file)
 	wantError(t, r, 429, labelRateLimited)
+}
+
+// A tus PATCH ended for a stalled or too slow body answers 503 with
+// Retry-After, which tus clients retry (tus-js-client retries no 4xx but
+// 409 and 423), not 408: what arrived is kept, and the client resumes
+// from Upload-Offset.
+func TestTusStalledPatchAsksForARetry(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		idle time.Duration
+		slow bool
+	}{
+		{"idle", 200 * time.Millisecond, false},
+		{"too slow", time.Hour, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newTestAPI(t, func(c *Config) { c.UploadIdleTimeout = tc.idle })
+			key := a.account("acme", domain.PlanFree)
+			file := clip(6000)
+			loc := a.tusCreate(key, len(file))
+			id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
+			conn, err := net.Dial("tcp", strings.TrimPrefix(a.srv.URL, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			fmt.Fprintf(conn, "PATCH %s HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nTus-Resumable: 1.0.0\r\n"+
+				"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", loc, key, len(file))
+			_, _ = conn.Write(file[:3000])
+			want := 3000
+			if tc.slow {
+				poll(t, "the PATCH to write its first bytes", func() bool {
+					fi, err := os.Stat(a.s.tus.data(id))
+					return err == nil && fi.Size() == 3000
+				})
+				a.clock.Set(a.clock.Now().Add(uploadRateWindow + time.Second))
+				_, _ = conn.Write(file[3000:3001])
+				want = 3001
+			}
+			r := (&slowUpload{conn: conn, br: bufio.NewReader(conn)}).response(t)
+			m := wantError(t, r, 503, "Service unavailable")
+			if r.header.Get("Retry-After") != "1" || !strings.Contains(m["message"].(string), "Upload-Offset") {
+				t.Fatalf("503 of a stalled PATCH: %v %s", r.header, r.body)
+			}
+			if off, _ := a.tusOffset(loc, key); off != want {
+				t.Fatalf("offset after a stalled PATCH: %d, want the %d bytes received", off, want)
+			}
+			if r := a.tusPatch(loc, key, want, file[want:]); r.status != 204 {
+				t.Fatalf("resume: %d %s", r.status, r.body)
+			}
+			a.wantVideo(key, id, "clip.mp4")
+		})
+	}
 }
