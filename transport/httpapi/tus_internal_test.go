@@ -1284,3 +1284,58 @@ func TestTusStalledPatchAsksForARetry(t *testing.T) {
 		})
 	}
 }
+
+// Direct upload URLs issued at once for one account all succeed: the
+// account's index of unused URLs is updated by compare-and-set, and a
+// request that loses the race retries (with a little random backoff)
+// rather than answer 503.
+func TestDirectUploadURLsIssuedConcurrently(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanBusiness)
+	const n = 40
+	statuses := make(chan string, n)
+	start := make(chan struct{})
+	for range n {
+		go func() {
+			<-start
+			req, _ := http.NewRequest("POST", a.srv.URL+"/v1/uploads", strings.NewReader(`{"collection":"main"}`))
+			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				statuses <- err.Error()
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			statuses <- fmt.Sprintf("%d %s", resp.StatusCode, b)
+		}()
+	}
+	close(start)
+	failed := 0
+	for range n {
+		if st := <-statuses; !strings.HasPrefix(st, "201 ") {
+			failed++
+			t.Log(st)
+		}
+	}
+	if failed > 0 {
+		t.Fatalf("%d of %d concurrent issues failed", failed, n)
+	}
+	if got := a.directIndexLen("acme"); got != n {
+		t.Fatalf("index of unused URLs holds %d, want %d", got, n)
+	}
+}
+
+func (a *testAPI) directIndexLen(account string) int {
+	a.t.Helper()
+	b, _, err := a.s.cfg.DirectUploads.Get(context.Background(), directIndexKey(account))
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	var idx map[string]time.Time
+	if err := json.Unmarshal(b, &idx); err != nil {
+		a.t.Fatal(err)
+	}
+	return len(idx)
+}
