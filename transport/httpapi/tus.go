@@ -350,7 +350,14 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 		return patchDone(w, r, found, offset)
 	}
 	// A PATCH still in flight is one the client has given up on (a dead
-	// connection not yet noticed): this one takes over, as tusd's does.
+	// connection not yet noticed): this one takes over, as tusd's does,
+	// if it resumes from where that one started (the stored offset, what
+	// HEAD answers). At another offset it is a stray, not a resumption: it
+	// is refused without interrupting anything.
+	if offset != found.Offset {
+		w.Header().Set("Connection", "close")
+		return domain.E("upload video", domain.Conflict, "Upload-Offset is %d but the upload has %d bytes: send HEAD to learn the offset, and resume from it", offset, found.Offset)
+	}
 	if !s.tus.takeover(r.Context(), t.id, tusTakeoverWait) {
 		w.Header().Set("Connection", "close") // the body is not read
 		return domain.E("upload video", domain.Conflict, "another request is writing to this upload; retry once it has ended")

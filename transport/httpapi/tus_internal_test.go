@@ -1133,6 +1133,12 @@ func TestTusRequestWaitingOnTheLastChunkSeesItFinished(t *testing.T) {
 			wantStatus(t, a.tusPatch(loc, key, 0, file[:3000]), 204)
 			accepting, release := make(chan struct{}), make(chan struct{})
 			a.s.tus.accepting = func(string) { close(accepting); <-release }
+			released := false
+			defer func() {
+				if !released {
+					close(release)
+				}
+			}()
 			last := make(chan int, 1)
 			go func() {
 				req, _ := http.NewRequest("PATCH", a.srv.URL+loc, bytes.NewReader(file[3000:]))
@@ -1163,17 +1169,28 @@ func TestTusRequestWaitingOnTheLastChunkSeesItFinished(t *testing.T) {
 				}
 				second <- a.tusReq(tc.method, loc, key, h, body)
 			}()
-			poll(t, "the second request to wait for the last chunk's", func() bool {
-				a.s.tus.mu.Lock()
-				h := a.s.tus.busy[id]
-				a.s.tus.mu.Unlock()
-				if h == nil {
-					return false
+			if tc.status == 409 && tc.method == "PATCH" {
+				// At an offset not the stored one (the last chunk's
+				// request has recorded the full length), it is refused
+				// without waiting: nothing to take over.
+				if r := <-second; r.status != 409 {
+					t.Fatalf("PATCH at another offset while the last chunk was accepted: %d %s", r.status, r.body)
 				}
-				h.mu.Lock()
-				defer h.mu.Unlock()
-				return h.interrupted
-			})
+				second <- response{status: 409}
+			} else {
+				poll(t, "the second request to wait for the last chunk's", func() bool {
+					a.s.tus.mu.Lock()
+					h := a.s.tus.busy[id]
+					a.s.tus.mu.Unlock()
+					if h == nil {
+						return false
+					}
+					h.mu.Lock()
+					defer h.mu.Unlock()
+					return h.interrupted
+				})
+			}
+			released = true
 			close(release)
 			if st := <-last; st != 204 {
 				t.Fatalf("the last chunk: %d", st)
@@ -1338,4 +1355,37 @@ func (a *testAPI) directIndexLen(account string) int {
 		a.t.Fatal(err)
 	}
 	return len(idx)
+}
+
+// A PATCH at an offset other than the one the in-flight PATCH started
+// from (the stored offset, what HEAD answers) is a stray: 409, and the
+// in-flight PATCH goes on uninterrupted.
+func TestTusStrayPatchDoesNotTakeOver(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree)
+	file := clip(6000)
+	loc := a.tusCreate(key, len(file))
+	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
+	conn, err := net.Dial("tcp", strings.TrimPrefix(a.srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "PATCH %s HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nTus-Resumable: 1.0.0\r\n"+
+		"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", loc, key, len(file))
+	_, _ = conn.Write(file[:3000])
+	poll(t, "the PATCH to hold the upload and write its bytes", func() bool {
+		a.s.tus.mu.Lock()
+		defer a.s.tus.mu.Unlock()
+		fi, err := os.Stat(a.s.tus.data(id))
+		return a.s.tus.busy[id] != nil && err == nil && fi.Size() == 3000
+	})
+	for _, off := range []int{100, 3000, 6000} {
+		wantError(t, a.tusPatch(loc, key, off, file[:10]), 409, "Conflict")
+	}
+	_, _ = conn.Write(file[3000:])
+	if r := (&slowUpload{conn: conn, br: bufio.NewReader(conn)}).response(t); r.status != 204 {
+		t.Fatalf("the PATCH in flight, after stray PATCHes: %d %s", r.status, r.body)
+	}
+	a.wantVideo(key, id, "clip.mp4")
 }
