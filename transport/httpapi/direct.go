@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	mrand "math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -170,12 +171,34 @@ func (s *Server) createDirectUpload(w http.ResponseWriter, r *http.Request) erro
 // are hex hashes, so the keys cannot collide.
 func directIndexKey(account string) string { return "account." + account }
 
+// directIndexPatience bounds how long a change of an account's index of
+// unused direct upload URLs retries when other changes keep winning the
+// compare-and-set (URLs issued or used at once on a busy account).
+const directIndexPatience = 2 * time.Second
+
 // directOutstanding changes (with change) the account's index of unused
 // direct upload URLs, expired ones left out, by compare-and-set: one
-// read and one write of a small record, whatever the number of URLs.
+// read and one write of a small record, whatever the number of URLs. A
+// change that loses the race reads and tries again after a short random
+// wait (growing up to 100 ms), for at most directIndexPatience: without
+// the wait, dozens issued at once kept colliding, and gave up with 503.
 func (s *Server) directOutstanding(ctx context.Context, account string, change func(map[string]time.Time) error) error {
 	key := directIndexKey(account)
-	for range 10 {
+	start := time.Now()
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			if time.Since(start) >= directIndexPatience {
+				break
+			}
+			backoff := min(5*time.Millisecond<<min(attempt, 5), 100*time.Millisecond)
+			t := time.NewTimer(mrand.N(backoff) + time.Millisecond)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return domain.E("direct upload", domain.Unavailable, "too many direct upload URLs issued at once; retry")
+			}
+		}
 		idx := make(map[string]time.Time)
 		b, rev, err := s.cfg.DirectUploads.Get(ctx, key)
 		switch {

@@ -9,6 +9,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"hash"
 	"io"
 	"mime"
@@ -177,11 +178,19 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 	if err := s.writable(); err != nil {
 		return err
 	}
-	n := s.tus.usage(c.Account)
-	if most := maxUnfinished(c.Limits); n >= most {
+	// Uploads through direct upload URLs are counted apart, under a cap
+	// of their own (as many as the unused URLs an account may hold): the
+	// URLs' holders must not lock the account out of its own uploads.
+	n := s.tus.usage(c.Account, cr.direct != "")
+	if most := maxUnfinished(c.Limits); cr.direct == "" && n >= most {
 		w.Header().Set("Retry-After", strconv.Itoa(uploadRetry))
 		return domain.E("upload video", domain.RateLimited,
 			"your account has %d unfinished resumable uploads, the most it may hold: finish or DELETE one first (unfinished uploads expire %s after their last bytes)", n, s.cfg.TusExpiry)
+	}
+	if cr.direct != "" && n >= directOutstandingMax {
+		w.Header().Set("Retry-After", strconv.Itoa(uploadRetry))
+		return domain.E("upload video", domain.RateLimited,
+			"the account has %d unfinished direct uploads, the most it may hold: retry once one has finished or expired", n)
 	}
 	// Its own length only: what other uploads (of other accounts) may
 	// still send is not held against it, or one account's announced but
@@ -200,7 +209,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 		}
 		// The slot first: an upload created and then refused a slot
 		// would be left behind, unknown to the client.
-		release, err := s.uploads.acquire(w, c.Account, c.Limits.ConcurrentUploads)
+		release, err := s.uploads.acquire(w, uploadPool(tusUpload{Account: c.Account, Direct: cr.direct}), c.Limits.ConcurrentUploads)
 		if err != nil {
 			w.Header().Set("Connection", "close")
 			return err
@@ -337,21 +346,18 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 	if err != nil || offset < 0 {
 		return errBadRequest("Upload-Offset must be the offset in bytes this chunk starts at (got %q)", raw)
 	}
-	if found.done { // finished: at its length, a no-op (as tusd answers)
-		switch {
-		case offset != found.Length:
-			w.Header().Set("Connection", "close")
-			return domain.E("upload video", domain.Conflict, "Upload-Offset is %d but the upload is complete, with %d bytes: it is video %s", offset, found.Length, found.ID)
-		case r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody:
-			w.Header().Set("Connection", "close")
-			return domain.E("upload video", domain.RequestTooLarge, "the upload is complete (%d bytes): a chunk would go past Upload-Length", found.Length)
-		}
-		w.Header().Set("Upload-Offset", strconv.FormatInt(found.Length, 10))
-		w.WriteHeader(http.StatusNoContent)
-		return nil
+	if found.done {
+		return patchDone(w, r, found, offset)
 	}
 	// A PATCH still in flight is one the client has given up on (a dead
-	// connection not yet noticed): this one takes over, as tusd's does.
+	// connection not yet noticed): this one takes over, as tusd's does,
+	// if it resumes from where that one started (the stored offset, what
+	// HEAD answers). At another offset it is a stray, not a resumption: it
+	// is refused without interrupting anything.
+	if offset != found.Offset {
+		w.Header().Set("Connection", "close")
+		return domain.E("upload video", domain.Conflict, "Upload-Offset is %d but the upload has %d bytes: send HEAD to learn the offset, and resume from it", offset, found.Offset)
+	}
 	if !s.tus.takeover(r.Context(), t.id, tusTakeoverWait) {
 		w.Header().Set("Connection", "close") // the body is not read
 		return domain.E("upload video", domain.Conflict, "another request is writing to this upload; retry once it has ended")
@@ -361,6 +367,9 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 	if err != nil {
 		return err
 	}
+	if u.done { // the request we waited for was its last chunk
+		return patchDone(w, r, u, offset)
+	}
 	if offset != u.Offset {
 		w.Header().Set("Connection", "close")
 		return domain.E("upload video", domain.Conflict, "Upload-Offset is %d but the upload has %d bytes: send HEAD to learn the offset, and resume from it", offset, u.Offset)
@@ -369,7 +378,7 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 		w.Header().Set("Connection", "close")
 		return err
 	}
-	release, err := s.uploads.acquire(w, t.c.Account, t.c.Limits.ConcurrentUploads)
+	release, err := s.uploads.acquire(w, uploadPool(u), t.c.Limits.ConcurrentUploads)
 	if err != nil {
 		w.Header().Set("Connection", "close")
 		return err
@@ -385,16 +394,43 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 	return nil
 }
 
+// patchDone answers a PATCH of a finished upload u: at its length, a
+// no-op (as tusd answers); elsewhere 409.
+func patchDone(w http.ResponseWriter, r *http.Request, u tusUpload, offset int64) error {
+	switch {
+	case offset != u.Length:
+		w.Header().Set("Connection", "close")
+		return domain.E("upload video", domain.Conflict, "Upload-Offset is %d but the upload is complete, with %d bytes: it is video %s", offset, u.Length, u.ID)
+	case r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody:
+		w.Header().Set("Connection", "close")
+		return domain.E("upload video", domain.RequestTooLarge, "the upload is complete (%d bytes): a chunk would go past Upload-Length", u.Length)
+	}
+	w.Header().Set("Upload-Offset", strconv.FormatInt(u.Length, 10))
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func errUploadComplete(u tusUpload) error {
+	return domain.E("upload video", domain.Conflict, "the upload is complete: it is video %s (DELETE /v1/videos/%s removes it)", u.ID, u.ID)
+}
+
 func (s *Server) deleteUpload(w http.ResponseWriter, r *http.Request, t tusTarget) error {
 	if u, err := s.findUpload(t); err != nil {
 		return err
 	} else if u.done {
-		return domain.E("upload video", domain.Conflict, "the upload is complete: it is video %s (DELETE /v1/videos/%s removes it)", u.ID, u.ID)
+		return errUploadComplete(u)
 	}
 	if !s.tus.takeover(r.Context(), t.id, tusTakeoverWait) {
 		return domain.E("upload video", domain.Conflict, "a PATCH of this upload is in progress; retry once it has ended")
 	}
 	defer s.tus.unlock(t.id)
+	// Again, now that it is ours: the PATCH we waited for may have been
+	// its last chunk, and then there is a video, not an upload, here.
+	if u, err := s.findUpload(t); err != nil {
+		return err
+	} else if u.done {
+		return errUploadComplete(u)
+	}
 	if err := s.tus.remove(t.id); err != nil {
 		return domain.Wrap("delete upload", domain.Internal, err, "")
 	}
@@ -469,7 +505,7 @@ func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tusUpload)
 		return u, storeFailure(w, err)
 	case err != nil && sum != nil:
 		discard() // a chunk with a checksum is kept whole or not at all
-		return u, body.bodyError(w, err)
+		return u, errInterrupted{tusBodyError(w, body, err, false)}
 	case err == nil && sum != nil && subtle.ConstantTimeCompare(sum.h.Sum(nil), sum.want) != 1:
 		discard()
 		return u, domain.E("upload video", domain.ChecksumMismatch, "the chunk does not match its Upload-Checksum (%s); it was discarded: send it again", sum.alg)
@@ -494,12 +530,36 @@ func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tusUpload)
 		return u, storeFailure(w, err)
 	}
 	if readErr != nil {
-		return u, errInterrupted{body.bodyError(w, readErr)}
+		return u, errInterrupted{tusBodyError(w, body, readErr, true)}
 	}
 	if u.Offset < u.Length {
 		return u, nil
 	}
 	return u, s.finishUpload(w, r, u, n)
+}
+
+// tusBodyError is bodyError for a tus chunk. A body ended for being idle
+// or too slow answers 503 with Retry-After: 1, not the 408 of a multipart
+// upload: tus clients retry 5xx but no 4xx except 409 and 423 (tus-js-
+// client's default), and a tus upload has something to resume (tusd
+// answers its read timeout with a 5xx too, 500). kept says whether the
+// chunk's bytes were kept.
+func tusBodyError(w http.ResponseWriter, body *idleBody, err error, kept bool) error {
+	if errors.Is(err, errTakenOver) || !body.slow && !body.timedOut {
+		return body.bodyError(w, err)
+	}
+	why := "no data arrived for " + body.idle.String()
+	if body.slow {
+		why = fmt.Sprintf("the chunk arrived slower than %d bytes a second over %s", uploadMinRate, uploadRateWindow)
+	}
+	what := "the bytes that arrived are kept"
+	if !kept {
+		what = "nothing of this chunk was kept (it carries Upload-Checksum)"
+	}
+	w.Header().Set("Connection", "close")
+	w.Header().Set("Retry-After", "1")
+	return domain.Wrap("upload video", domain.Unavailable, err,
+		why+" and the request was ended; "+what+": send HEAD and resume from its Upload-Offset")
 }
 
 // finishUpload accepts a complete upload as a video, as a multipart
@@ -529,6 +589,9 @@ func (s *Server) finishUpload(w http.ResponseWriter, r *http.Request, u tusUploa
 		return domain.E("upload video", domain.TooLarge, "upload is %d bytes; your plan allows files of at most %d bytes (the plan changed since the upload began); the upload was removed", u.Length, most)
 	}
 	u.MaxSize = s.cfg.Plans.Limits(acct.Plan).MaxUploadBytes
+	if s.tus.accepting != nil {
+		s.tus.accepting(u.ID)
+	}
 	err = s.acceptUpload(r, upload{ID: u.ID, Account: u.Account, Collection: u.Collection, Filename: u.Filename,
 		Ext: u.Ext, Size: u.Length, MaxSize: u.MaxSize, Path: s.tus.data(u.ID)})
 	if err == nil {
@@ -697,4 +760,18 @@ func tusMethodOverride(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// directPool is the upload slots' key of account's direct uploads (made
+// through direct upload URLs, by end users): a pool of their own, as
+// large as the plan's, so that they never take the account's own slots.
+// Slugs hold no colon: it collides with no account.
+func directPool(account string) string { return "direct:" + account }
+
+// uploadPool is the upload slots' key of upload u's PATCHes.
+func uploadPool(u tusUpload) string {
+	if u.Direct != "" {
+		return directPool(u.Account)
+	}
+	return u.Account
 }

@@ -1068,9 +1068,9 @@ func TestDirectUploadRefusedCreationKeepsTheURL(t *testing.T) {
 }
 
 // A body that trickles in (below uploadMinRate over a whole
-// uploadRateWindow) ends with 408, for tus and multipart alike, so a drip
-// cannot hold an account's upload slots forever. A tus PATCH keeps what
-// arrived.
+// uploadRateWindow) ends, for tus and multipart alike, so a drip cannot
+// hold an account's upload slots forever: 408 for multipart, 503 (which
+// tus clients retry) for a tus PATCH, which keeps what arrived.
 func TestSlowDripUploadsEnd(t *testing.T) {
 	a := newTestAPI(t, func(c *Config) { c.UploadIdleTimeout = time.Hour }) // only the rate ends them
 	key := a.account("acme", domain.PlanFree)
@@ -1092,7 +1092,7 @@ func TestSlowDripUploadsEnd(t *testing.T) {
 	a.clock.Set(a.clock.Now().Add(uploadRateWindow + time.Second))
 	_, _ = conn.Write(file[3000:3001])
 	slow := &slowUpload{conn: conn, br: bufio.NewReader(conn)}
-	if r := slow.response(t); r.status != 408 {
+	if r := slow.response(t); r.status != 503 {
 		t.Fatalf("a drip of a PATCH: %d %s", r.status, r.body)
 	}
 	if off, _ := a.tusOffset(loc, key); off != 3001 {
@@ -1106,4 +1106,286 @@ func TestSlowDripUploadsEnd(t *testing.T) {
 	if r := up.response(t); r.status != 408 {
 		t.Fatalf("a drip of a multipart upload: %d %s", r.status, r.body)
 	}
+}
+
+// A PATCH or DELETE that waits (takeover) for the last chunk's request
+// to let go finds the upload finished when it gets it: it answers as for
+// a finished upload (PATCH at the length a 204 no-op, elsewhere 409;
+// DELETE 409), never writes to the file that is gone (500) nor says it
+// terminated a video that was created.
+func TestTusRequestWaitingOnTheLastChunkSeesItFinished(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		method string
+		offset func(n int) int
+		status int
+	}{
+		{"PATCH at the length", "PATCH", func(n int) int { return n }, 204},
+		{"PATCH at the last chunk's offset", "PATCH", func(n int) int { return n / 2 }, 409},
+		{"DELETE", "DELETE", nil, 409},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newTestAPI(t)
+			key := a.account("acme", domain.PlanFree)
+			file := clip(6000)
+			loc := a.tusCreate(key, len(file))
+			id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
+			wantStatus(t, a.tusPatch(loc, key, 0, file[:3000]), 204)
+			accepting, release := make(chan struct{}), make(chan struct{})
+			a.s.tus.accepting = func(string) { close(accepting); <-release }
+			released := false
+			defer func() {
+				if !released {
+					close(release)
+				}
+			}()
+			last := make(chan int, 1)
+			go func() {
+				req, _ := http.NewRequest("PATCH", a.srv.URL+loc, bytes.NewReader(file[3000:]))
+				req.Header.Set("Tus-Resumable", "1.0.0")
+				req.Header.Set("Content-Type", "application/offset+octet-stream")
+				req.Header.Set("Upload-Offset", "3000")
+				req.Header.Set("Authorization", "Bearer "+key)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					last <- 0
+					return
+				}
+				resp.Body.Close()
+				last <- resp.StatusCode
+			}()
+			<-accepting
+			second := make(chan response, 1)
+			go func() {
+				h := map[string]string{}
+				var body []byte
+				if tc.method == "PATCH" {
+					h["Upload-Offset"] = strconv.Itoa(tc.offset(len(file)))
+					if tc.status == 409 {
+						body = file[3000:]
+					} else {
+						h["Content-Type"] = "application/offset+octet-stream"
+					}
+				}
+				second <- a.tusReq(tc.method, loc, key, h, body)
+			}()
+			if tc.status == 409 && tc.method == "PATCH" {
+				// At an offset not the stored one (the last chunk's
+				// request has recorded the full length), it is refused
+				// without waiting: nothing to take over.
+				if r := <-second; r.status != 409 {
+					t.Fatalf("PATCH at another offset while the last chunk was accepted: %d %s", r.status, r.body)
+				}
+				second <- response{status: 409}
+			} else {
+				poll(t, "the second request to wait for the last chunk's", func() bool {
+					a.s.tus.mu.Lock()
+					h := a.s.tus.busy[id]
+					a.s.tus.mu.Unlock()
+					if h == nil {
+						return false
+					}
+					h.mu.Lock()
+					defer h.mu.Unlock()
+					return h.interrupted
+				})
+			}
+			released = true
+			close(release)
+			if st := <-last; st != 204 {
+				t.Fatalf("the last chunk: %d", st)
+			}
+			r := <-second
+			if r.status != tc.status {
+				t.Fatalf("%s while the last chunk was accepted: %d %s, want %d", tc.method, r.status, r.body, tc.status)
+			}
+			if tc.status == 204 && r.header.Get("Upload-Offset") != strconv.Itoa(len(file)) {
+				t.Fatalf("Upload-Offset %q", r.header.Get("Upload-Offset"))
+			}
+			a.wantVideo(key, id, "clip.mp4")
+		})
+	}
+}
+
+// Uploads made through direct upload URLs (by end users) have caps of
+// their own: unfinished ones do not count against the account's cap on
+// unfinished uploads, and their PATCHes take slots of their own, so URL
+// holders cannot lock the account out of its own uploads.
+func TestDirectUploadsDoNotTakeTheAccountsOwn(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree)
+	limits := testPlans().Limits(domain.PlanFree)
+	file := clip(6000)
+	var locs []string
+	for range maxUnfinished(limits) + 1 {
+		url, _ := a.directURL(key)
+		cr := a.tusReq("POST", url, "", map[string]string{"Upload-Length": strconv.Itoa(len(file)), "Upload-Metadata": tusMeta("filename", "d.mp4")}, nil)
+		wantStatus(t, cr, 201)
+		locs = append(locs, cr.header.Get("Location"))
+	}
+	for i := range limits.ConcurrentUploads { // direct PATCHes in flight, as many as the plan runs at once
+		conn, err := net.Dial("tcp", strings.TrimPrefix(a.srv.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "PATCH %s HTTP/1.1\r\nHost: kino\r\nTus-Resumable: 1.0.0\r\n"+
+			"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", locs[i], len(file))
+		_, _ = conn.Write(file[:3000])
+	}
+	poll(t, "the direct PATCHes in flight", func() bool {
+		return a.s.uploads.count(directPool("acme")) == limits.ConcurrentUploads
+	})
+	own := a.tusCreate(key, len(file))
+	if r := a.tusPatch(own, key, 0, file); r.status != 204 {
+		t.Fatalf("the account's own PATCH while direct uploads run: %d %s", r.status, r.body)
+	}
+	if r := a.uploadTo(key, "main", "m.mp4", file); r.status == 429 {
+		t.Fatalf("the account's own multipart upload while direct uploads run: %d %s", r.status, r.body)
+	}
+	// A direct upload past the direct pool waits its turn, as the
+	// account's own would.
+	r := a.tusPatch(locs[len(locs)-1], "", 0, file)
+	wantError(t, r, 429, labelRateLimited)
+}
+
+// A tus PATCH ended for a stalled or too slow body answers 503 with
+// Retry-After, which tus clients retry (tus-js-client retries no 4xx but
+// 409 and 423), not 408: what arrived is kept, and the client resumes
+// from Upload-Offset.
+func TestTusStalledPatchAsksForARetry(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		idle time.Duration
+		slow bool
+	}{
+		{"idle", 200 * time.Millisecond, false},
+		{"too slow", time.Hour, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newTestAPI(t, func(c *Config) { c.UploadIdleTimeout = tc.idle })
+			key := a.account("acme", domain.PlanFree)
+			file := clip(6000)
+			loc := a.tusCreate(key, len(file))
+			id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
+			conn, err := net.Dial("tcp", strings.TrimPrefix(a.srv.URL, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			fmt.Fprintf(conn, "PATCH %s HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nTus-Resumable: 1.0.0\r\n"+
+				"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", loc, key, len(file))
+			_, _ = conn.Write(file[:3000])
+			want := 3000
+			if tc.slow {
+				poll(t, "the PATCH to write its first bytes", func() bool {
+					fi, err := os.Stat(a.s.tus.data(id))
+					return err == nil && fi.Size() == 3000
+				})
+				a.clock.Set(a.clock.Now().Add(uploadRateWindow + time.Second))
+				_, _ = conn.Write(file[3000:3001])
+				want = 3001
+			}
+			r := (&slowUpload{conn: conn, br: bufio.NewReader(conn)}).response(t)
+			m := wantError(t, r, 503, "Service unavailable")
+			if r.header.Get("Retry-After") != "1" || !strings.Contains(m["message"].(string), "Upload-Offset") {
+				t.Fatalf("503 of a stalled PATCH: %v %s", r.header, r.body)
+			}
+			if off, _ := a.tusOffset(loc, key); off != want {
+				t.Fatalf("offset after a stalled PATCH: %d, want the %d bytes received", off, want)
+			}
+			if r := a.tusPatch(loc, key, want, file[want:]); r.status != 204 {
+				t.Fatalf("resume: %d %s", r.status, r.body)
+			}
+			a.wantVideo(key, id, "clip.mp4")
+		})
+	}
+}
+
+// Direct upload URLs issued at once for one account all succeed: the
+// account's index of unused URLs is updated by compare-and-set, and a
+// request that loses the race retries (with a little random backoff)
+// rather than answer 503.
+func TestDirectUploadURLsIssuedConcurrently(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanBusiness)
+	const n = 40
+	statuses := make(chan string, n)
+	start := make(chan struct{})
+	for range n {
+		go func() {
+			<-start
+			req, _ := http.NewRequest("POST", a.srv.URL+"/v1/uploads", strings.NewReader(`{"collection":"main"}`))
+			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				statuses <- err.Error()
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			statuses <- fmt.Sprintf("%d %s", resp.StatusCode, b)
+		}()
+	}
+	close(start)
+	failed := 0
+	for range n {
+		if st := <-statuses; !strings.HasPrefix(st, "201 ") {
+			failed++
+			t.Log(st)
+		}
+	}
+	if failed > 0 {
+		t.Fatalf("%d of %d concurrent issues failed", failed, n)
+	}
+	if got := a.directIndexLen("acme"); got != n {
+		t.Fatalf("index of unused URLs holds %d, want %d", got, n)
+	}
+}
+
+func (a *testAPI) directIndexLen(account string) int {
+	a.t.Helper()
+	b, _, err := a.s.cfg.DirectUploads.Get(context.Background(), directIndexKey(account))
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	var idx map[string]time.Time
+	if err := json.Unmarshal(b, &idx); err != nil {
+		a.t.Fatal(err)
+	}
+	return len(idx)
+}
+
+// A PATCH at an offset other than the one the in-flight PATCH started
+// from (the stored offset, what HEAD answers) is a stray: 409, and the
+// in-flight PATCH goes on uninterrupted.
+func TestTusStrayPatchDoesNotTakeOver(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree)
+	file := clip(6000)
+	loc := a.tusCreate(key, len(file))
+	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
+	conn, err := net.Dial("tcp", strings.TrimPrefix(a.srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "PATCH %s HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nTus-Resumable: 1.0.0\r\n"+
+		"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", loc, key, len(file))
+	_, _ = conn.Write(file[:3000])
+	poll(t, "the PATCH to hold the upload and write its bytes", func() bool {
+		a.s.tus.mu.Lock()
+		defer a.s.tus.mu.Unlock()
+		fi, err := os.Stat(a.s.tus.data(id))
+		return a.s.tus.busy[id] != nil && err == nil && fi.Size() == 3000
+	})
+	for _, off := range []int{100, 3000, 6000} {
+		wantError(t, a.tusPatch(loc, key, off, file[:10]), 409, "Conflict")
+	}
+	_, _ = conn.Write(file[3000:])
+	if r := (&slowUpload{conn: conn, br: bufio.NewReader(conn)}).response(t); r.status != 204 {
+		t.Fatalf("the PATCH in flight, after stray PATCHes: %d %s", r.status, r.body)
+	}
+	a.wantVideo(key, id, "clip.mp4")
 }

@@ -65,6 +65,8 @@ type tusStore struct {
 	uploads map[string]tusUpload
 	done    map[string]tusDone
 	busy    map[string]*tusHold // a PATCH or DELETE is at work on it
+
+	accepting func(id string) // tests only: called as a complete upload is accepted
 }
 
 func openTusStore(dir string) (*tusStore, error) {
@@ -332,12 +334,13 @@ func (t *tusStore) takeover(ctx context.Context, id string, wait time.Duration) 
 	}
 }
 
-// usage is the number of unfinished uploads of account.
-func (t *tusStore) usage(account string) (n int) {
+// usage is the number of unfinished uploads of account: its direct
+// uploads (made through direct upload URLs) or its own.
+func (t *tusStore) usage(account string, direct bool) (n int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, u := range t.uploads {
-		if u.Account == account {
+		if u.Account == account && (u.Direct != "") == direct {
 			n++
 		}
 	}
