@@ -185,7 +185,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 	if most := maxUnfinished(c.Limits); cr.direct == "" && n >= most {
 		w.Header().Set("Retry-After", strconv.Itoa(uploadRetry))
 		return domain.E("upload video", domain.RateLimited,
-			"your account has %d unfinished resumable uploads, the most it may hold: finish or DELETE one first (unfinished uploads expire %s after their last bytes)", n, s.cfg.TusExpiry)
+			"your account has %d unfinished resumable uploads, the most it may hold: finish or DELETE one first (GET /v1/uploads lists them; unfinished uploads expire %s after their last bytes)", n, s.cfg.TusExpiry)
 	}
 	if cr.direct != "" && n >= directOutstandingMax {
 		w.Header().Set("Retry-After", strconv.Itoa(uploadRetry))
