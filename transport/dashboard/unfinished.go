@@ -1,16 +1,9 @@
 package dashboard
 
+import "github.com/kino-video/kino/transport/wire"
+
 // Unfinished is an unfinished tus upload as GET /v1/uploads lists it.
-type Unfinished struct {
-	ID         string `json:"id"`
-	Filename   string `json:"filename"`
-	Collection string `json:"collection"`
-	Length     int64  `json:"length"`
-	Offset     int64  `json:"offset"`
-	CreatedAt  string `json:"createdAt"`
-	ExpiresAt  string `json:"expiresAt"`
-	Direct     bool   `json:"direct"`
-}
+type Unfinished struct{ wire.UnfinishedUpload }
 
 // Percent is how much of the file has arrived, rounded down (100 only
 // when all of it has).

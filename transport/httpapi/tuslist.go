@@ -7,19 +7,8 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/wire"
 )
-
-// unfinishedView is one unfinished tus upload as GET /v1/uploads lists it.
-type unfinishedView struct {
-	ID         string `json:"id"`
-	Filename   string `json:"filename"`
-	Collection string `json:"collection"`
-	Length     int64  `json:"length"`
-	Offset     int64  `json:"offset"`
-	CreatedAt  string `json:"createdAt"`
-	ExpiresAt  string `json:"expiresAt"`
-	Direct     bool   `json:"direct"`
-}
 
 // unfinished lists account's unfinished uploads on this node that have
 // not expired at now, newest first. Completion records are not uploads
@@ -48,10 +37,10 @@ func (t *tusStore) unfinished(account string, now time.Time) []tusUpload {
 // uploads (maxUnfinished) can find them, and resume or DELETE them at
 // /v1/uploads/tus/{id} (direct ones too: the account owns them).
 func (s *Server) listUploads(w http.ResponseWriter, r *http.Request) error {
-	out := []unfinishedView{}
+	out := []wire.UnfinishedUpload{}
 	if s.tus != nil {
 		for _, u := range s.tus.unfinished(callerOf(r).Account, s.cfg.Now()) {
-			out = append(out, unfinishedView{ID: u.ID, Filename: u.Filename, Collection: u.Collection,
+			out = append(out, wire.UnfinishedUpload{ID: u.ID, Filename: u.Filename, Collection: u.Collection,
 				Length: u.Length, Offset: u.Offset, CreatedAt: domain.FormatTime(u.Created),
 				ExpiresAt: domain.FormatTime(u.Expires), Direct: u.Direct != ""})
 		}

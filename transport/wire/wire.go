@@ -236,3 +236,16 @@ type DirectUpload struct {
 	URL       string `json:"url"`
 	ExpiresAt string `json:"expiresAt"`
 }
+
+// UnfinishedUpload is one unfinished tus upload, as GET /v1/uploads lists
+// it (the caller account's, held by the answering node).
+type UnfinishedUpload struct {
+	ID         string `json:"id"`
+	Filename   string `json:"filename"`
+	Collection string `json:"collection"`
+	Length     int64  `json:"length"`
+	Offset     int64  `json:"offset"`
+	CreatedAt  string `json:"createdAt"`
+	ExpiresAt  string `json:"expiresAt"`
+	Direct     bool   `json:"direct"` // created through a direct upload URL
+}
