@@ -73,9 +73,20 @@ func (o *Objects) Incoming() (*os.File, error) { return o.local.Incoming() }
 func name(id, rel string) string { return id + "/" + rel }
 
 func (o *Objects) readIndex(ctx context.Context, id string) (index, bool, error) {
-	// An index replaced while it is read loses its chunks under the
-	// reader: read the new one.
-	for range 5 {
+	// An index replaced (or removed) while it is read loses its chunks
+	// under the reader: read the new one, or find it gone. The writer
+	// needs a moment to finish: back off a little between reads (a CI run
+	// under load met five back-to-back reads all inside one removal).
+	wait := 5 * time.Millisecond
+	for i := range 8 {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return index{}, false, ctx.Err()
+			case <-time.After(wait):
+			}
+			wait *= 2
+		}
 		var ix index
 		r, err := o.obj.Open(ctx, name(id, indexName))
 		if domain.IsKind(err, domain.NotFound) {
