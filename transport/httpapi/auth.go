@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"crypto/subtle"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -98,23 +99,11 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		limits := s.cfg.Plans.Limits(acct.Plan)
 		rateKey, perMinute := rateBudget(acct.Slug, user, limits)
-		d := s.limiter.allow(rateKey, perMinute, s.cfg.Now())
-		h := w.Header()
-		// Spelled as the spec spells them: Header.Set would canonicalise
-		// "RateLimit" to "Ratelimit". Header lookups stay case-insensitive.
-		h["X-RateLimit-Limit"] = []string{strconv.Itoa(perMinute)}
-		h["X-RateLimit-Remaining"] = []string{strconv.Itoa(d.remaining)}
-		h["X-RateLimit-Reset"] = []string{strconv.FormatInt(ceilUnix(d.reset), 10)}
-		if !d.allowed {
-			wait := retrySeconds(d.retry)
-			h.Set("Retry-After", strconv.Itoa(wait))
-			return domain.E("authenticate", domain.RateLimited,
-				"Too many requests; your plan allows %d per minute; retry after %d seconds", perMinute, wait)
+		if err := s.charge(w, rateKey, perMinute, "your plan"); err != nil {
+			return err
 		}
-		c := caller{Account: acct.Slug, Plan: acct.Plan, Limits: limits, User: user}
-		ctx := context.WithValue(r.Context(), ctxAccount, c)
-		ctx = context.WithValue(ctx, ctxLog, logger(r, s.cfg.Log).With("account", acct.Slug))
-		next.ServeHTTP(w, r.WithContext(ctx))
+		r = withCaller(r, s.cfg.Log, caller{Account: acct.Slug, Plan: acct.Plan, Limits: limits, User: user})
+		next.ServeHTTP(w, r)
 		return nil
 	})
 }
@@ -235,4 +224,32 @@ func rateBudget(account, user string, l domain.Limits) (key string, perMinute in
 		return account, l.RequestsPerMinute
 	}
 	return "user:" + user, max(l.RequestsPerMinute, SessionRequestsPerMinute)
+}
+
+// charge counts one request against the rate budget key (perMinute in any
+// minute) and writes the X-RateLimit-* headers every answer of a counted
+// request carries; past the budget it refuses with 429 and Retry-After.
+// whose names the budget in the message ("your plan").
+func (s *Server) charge(w http.ResponseWriter, key string, perMinute int, whose string) error {
+	d := s.limiter.allow(key, perMinute, s.cfg.Now())
+	h := w.Header()
+	// Spelled as the spec spells them: Header.Set would canonicalise
+	// "RateLimit" to "Ratelimit". Header lookups stay case-insensitive.
+	h["X-RateLimit-Limit"] = []string{strconv.Itoa(perMinute)}
+	h["X-RateLimit-Remaining"] = []string{strconv.Itoa(d.remaining)}
+	h["X-RateLimit-Reset"] = []string{strconv.FormatInt(ceilUnix(d.reset), 10)}
+	if !d.allowed {
+		wait := retrySeconds(d.retry)
+		h.Set("Retry-After", strconv.Itoa(wait))
+		return domain.E("authenticate", domain.RateLimited,
+			"Too many requests; %s allows %d per minute; retry after %d seconds", whose, perMinute, wait)
+	}
+	return nil
+}
+
+// withCaller is r carrying its caller, and a logger naming the account.
+func withCaller(r *http.Request, fallback *slog.Logger, c caller) *http.Request {
+	ctx := context.WithValue(r.Context(), ctxAccount, c)
+	ctx = context.WithValue(ctx, ctxLog, logger(r, fallback).With("account", c.Account))
+	return r.WithContext(ctx)
 }

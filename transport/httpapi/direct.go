@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	mrand "math/rand/v2"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -399,21 +398,11 @@ func (s *Server) admitAccount(w http.ResponseWriter, r *http.Request, slug, id s
 	limits := s.cfg.Plans.Limits(acct.Plan)
 	// Slugs never hold a colon: "direct:" keys collide with no account's
 	// budget, nor a user's.
-	d := s.limiter.allow("direct:"+id, directRequestsPerMinute, s.cfg.Now())
-	h := w.Header()
-	h["X-RateLimit-Limit"] = []string{strconv.Itoa(directRequestsPerMinute)}
-	h["X-RateLimit-Remaining"] = []string{strconv.Itoa(d.remaining)}
-	h["X-RateLimit-Reset"] = []string{strconv.FormatInt(ceilUnix(d.reset), 10)}
-	if !d.allowed {
-		wait := retrySeconds(d.retry)
-		h.Set("Retry-After", strconv.Itoa(wait))
-		return caller{}, r, domain.E("authenticate", domain.RateLimited,
-			"Too many requests on this direct upload URL; it allows %d per minute; retry after %d seconds", directRequestsPerMinute, wait)
+	if err := s.charge(w, "direct:"+id, directRequestsPerMinute, "this direct upload URL"); err != nil {
+		return caller{}, r, err
 	}
 	c := caller{Account: acct.Slug, Plan: acct.Plan, Limits: limits}
-	ctx := context.WithValue(r.Context(), ctxAccount, c)
-	ctx = context.WithValue(ctx, ctxLog, logger(r, s.cfg.Log).With("account", acct.Slug))
-	return c, r.WithContext(ctx), nil
+	return c, withCaller(r, s.cfg.Log, c), nil
 }
 
 // redactPath is a request path fit for logs: a direct upload URL's token
