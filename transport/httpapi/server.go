@@ -299,7 +299,7 @@ func New(cfg Config) (*Server, error) {
 // mux middleware, which skips unmatched routes), so 404s and 405s get a
 // request id and a log line too.
 func (s *Server) Handler() http.Handler {
-	return s.requestLog(s.bodyDeadline(tusMethodOverride(s.router)))
+	return s.requestLog(s.bodyDeadline(s.tusMethodOverride(s.router)))
 }
 
 // bodyDeadline bounds how long a request body may take, for every route,

@@ -253,6 +253,10 @@ func TestCrossOriginProtection(t *testing.T) {
 	if r := a.request(req, key); r.status != 201 {
 		t.Fatalf("an API key from anywhere: %d %s", r.status, r.body)
 	}
+	// A POST is checked as a POST, even when X-HTTP-Method-Override makes
+	// it a HEAD of a tus upload.
+	wantError(t, a.post("/v1/uploads/tus/01ARZ3NDEKTSV4RRFFQ69G5FAV", "", ada, "Sec-Fetch-Site", "cross-site",
+		"X-HTTP-Method-Override", "HEAD", "Tus-Resumable", "1.0.0"), 403, "Forbidden")
 	wantError(t, a.login("ada@example.com", testPassword, "Sec-Fetch-Site", "cross-site"), 403, "Forbidden")
 	wantError(t, a.post("/auth/logout", "", ada, "Origin", "https://evil.example"), 403, "Forbidden")
 	if r := a.send("GET", "/auth/me", "", ada); r.status != 200 {

@@ -749,12 +749,20 @@ func (s *Server) tusExpires(created, now time.Time) time.Time {
 // tusMethodOverride honours X-HTTP-Method-Override on a POST to a tus
 // upload URL, for PATCH, DELETE and HEAD, as tusd does: some clients
 // (tus-js-client's overridePatchMethod) and proxies cannot send PATCH.
-// Elsewhere it means nothing.
-func tusMethodOverride(next http.Handler) http.Handler {
+// Elsewhere it means nothing. A browser's cookie-authenticated POST is
+// checked for cross-origin as the POST it was sent as: overridden to HEAD
+// it would otherwise pass as a safe method.
+func (s *Server) tusMethodOverride(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1/uploads/tus/") {
 			switch m := r.Header.Get("X-HTTP-Method-Override"); m {
 			case http.MethodPatch, http.MethodDelete, http.MethodHead:
+				if r.Header.Get("Authorization") == "" && s.sessionID(r) != "" && !strings.HasPrefix(r.URL.Path, "/v1/uploads/tus/direct/") {
+					if err := s.crossOrigin(r); err != nil {
+						writeError(w, logger(r, s.cfg.Log), err)
+						return
+					}
+				}
 				r.Method = m
 			}
 		}
