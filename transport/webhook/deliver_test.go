@@ -181,10 +181,21 @@ func TestStalledReceiverDelaysOnlyItsOwnSubscription(t *testing.T) {
 		defer mu.Unlock()
 		t.Fatalf("B's delivery did not arrive; A's receiver holds %d POSTs", stalled)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if stalled != 1 {
-		t.Fatalf("A's receiver got %d POSTs at once, want 1 (one in flight per subscription)", stalled)
+	// B may arrive before A's first POST does (the senders run at once):
+	// wait for that one, then A's receiver must hold exactly it.
+	held := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return stalled
+	}
+	for deadline := time.Now().Add(time.Minute); held() == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("A's first delivery never reached its receiver")
+		}
+		time.Sleep(5 * time.Millisecond) // polling the receiver's count
+	}
+	if n := held(); n != 1 {
+		t.Fatalf("A's receiver got %d POSTs at once, want 1 (one in flight per subscription)", n)
 	}
 	if got := waitRecorded(t, store, hookB.ID, 1); !got[0].ok || got[0].attempt != 1 {
 		t.Fatalf("B's delivery: %+v", got)
