@@ -107,6 +107,7 @@ type Account struct {
 	Plan    Plan
 	Created bool
 	Keys    []Key
+	Signing []SigningKey
 }
 
 func (a Account) Evolve(e Event) Account {
@@ -128,6 +129,19 @@ func (a Account) Evolve(e Event) Account {
 			}
 		}
 		a.Keys = keys
+	case SigningKeyCreated:
+		keys := make([]SigningKey, len(a.Signing), len(a.Signing)+1)
+		copy(keys, a.Signing)
+		a.Signing = append(keys, SigningKey{ID: d.KeyID, PublicKey: d.PublicKey, Label: d.Label, CreatedAt: e.OccurredAt})
+	case SigningKeyDeleted:
+		keys := make([]SigningKey, len(a.Signing))
+		copy(keys, a.Signing)
+		for i := range keys {
+			if keys[i].ID == d.KeyID {
+				keys[i].Deleted = true
+			}
+		}
+		a.Signing = keys
 	}
 	return a
 }
@@ -211,6 +225,35 @@ func (a Account) Decide(cmd any, _ time.Time) ([]Payload, error) {
 			}
 		}
 		return nil, E(op, NotFound, "key %q not found", c.KeyID)
+	case CreateSigningKey:
+		const op = "create signing key"
+		if !a.Created {
+			return nil, E(op, NotFound, "account not found")
+		}
+		if c.KeyID == "" || c.PublicKey == "" {
+			return nil, E(op, Invalid, "key id and public key are required")
+		}
+		if err := checkLabel(op, c.Label); err != nil {
+			return nil, err
+		}
+		live := 0
+		for _, k := range a.Signing {
+			if !k.Deleted {
+				live++
+			}
+		}
+		if live >= MaxLiveSigningKeys {
+			return nil, E(op, Conflict, "an account holds at most %d signing keys; delete one first", MaxLiveSigningKeys)
+		}
+		return []Payload{SigningKeyCreated{KeyID: c.KeyID, Algorithm: SigningAlgorithm, PublicKey: c.PublicKey, Label: strings.TrimSpace(c.Label)}}, nil
+	case DeleteSigningKey:
+		const op = "delete signing key"
+		for _, k := range a.Signing {
+			if k.ID == c.KeyID && !k.Deleted {
+				return []Payload{SigningKeyDeleted{KeyID: k.ID}}, nil
+			}
+		}
+		return nil, E(op, NotFound, "signing key %q not found", c.KeyID)
 	}
 	return nil, E("decide account", Internal, "unknown command %T", cmd)
 }

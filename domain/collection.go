@@ -16,6 +16,12 @@ type CollectionCreated struct {
 	Account string `json:"account"`
 	Slug    string `json:"slug"`
 	Name    string `json:"name"`
+	// PlaybackPolicy is the default of the collection's new videos; absent
+	// in older events: public.
+	PlaybackPolicy PlaybackPolicy `json:"playbackPolicy,omitempty"`
+	// NoDownloads turns the MP4 download rendition off for the
+	// collection's new videos (it is on by default; absent: on).
+	NoDownloads bool `json:"noDownloads,omitempty"`
 }
 
 type CollectionRenamed struct {
@@ -47,12 +53,17 @@ func CollectionStream(account, slug string) StreamID {
 type Collection struct {
 	Account, Slug, Name string
 	Live                bool // created and not deleted
+	Policy              PlaybackPolicy
+	Downloads           bool
 }
 
 func (c Collection) Evolve(e Event) Collection {
 	switch d := e.Data.(type) {
 	case CollectionCreated:
-		c = Collection{Account: d.Account, Slug: d.Slug, Name: d.Name, Live: true}
+		c = Collection{Account: d.Account, Slug: d.Slug, Name: d.Name, Live: true,
+			Policy: d.PlaybackPolicy.OrPublic(), Downloads: !d.NoDownloads}
+	case CollectionSettingsChanged:
+		c.Policy, c.Downloads = d.PlaybackPolicy.OrPublic(), d.Downloads
 	case CollectionRenamed:
 		c.Name = d.Name
 	case CollectionDeleted:
@@ -61,7 +72,13 @@ func (c Collection) Evolve(e Event) Collection {
 	return c
 }
 
-type CreateCollection struct{ Account, Slug, Name string }
+// CreateCollection creates a collection; PlaybackPolicy "" is public,
+// Downloads nil is on.
+type CreateCollection struct {
+	Account, Slug, Name string
+	PlaybackPolicy      PlaybackPolicy
+	Downloads           *bool
+}
 type RenameCollection struct{ Account, Name string }
 
 // DeleteCollection carries the number of videos the collection holds, read
@@ -85,7 +102,36 @@ func (c Collection) Decide(cmd any, _ time.Time) ([]Payload, error) {
 		if c.Live {
 			return nil, E(op, Conflict, "collection %q already exists", x.Slug)
 		}
-		return []Payload{CollectionCreated{Account: x.Account, Slug: x.Slug, Name: name}}, nil
+		if x.PlaybackPolicy != "" {
+			if _, err := ParsePlaybackPolicy(string(x.PlaybackPolicy)); err != nil {
+				return nil, err
+			}
+		}
+		created := CollectionCreated{Account: x.Account, Slug: x.Slug, Name: name, NoDownloads: x.Downloads != nil && !*x.Downloads}
+		if x.PlaybackPolicy != PlaybackPublic {
+			created.PlaybackPolicy = x.PlaybackPolicy
+		}
+		return []Payload{created}, nil
+	case ChangeCollectionSettings:
+		const op = "change collection settings"
+		if !c.Live || c.Account != x.Account {
+			return nil, E(op, NotFound, "collection not found")
+		}
+		next := CollectionSettingsChanged{Account: x.Account, Slug: c.Slug, PlaybackPolicy: c.Policy, Downloads: c.Downloads}
+		if x.PlaybackPolicy != nil {
+			p, err := ParsePlaybackPolicy(string(*x.PlaybackPolicy))
+			if err != nil {
+				return nil, err
+			}
+			next.PlaybackPolicy = p
+		}
+		if x.Downloads != nil {
+			next.Downloads = *x.Downloads
+		}
+		if next.PlaybackPolicy == c.Policy && next.Downloads == c.Downloads {
+			return nil, nil
+		}
+		return []Payload{next}, nil
 	case RenameCollection:
 		const op = "rename collection"
 		if !c.Live || c.Account != x.Account {

@@ -159,17 +159,17 @@ func TestCollectionEvolve(t *testing.T) {
 		{
 			name:  "created",
 			given: []domain.Payload{holiday},
-			want:  domain.Collection{Account: "acme", Slug: "holiday", Name: "Holiday", Live: true},
+			want:  domain.Collection{Account: "acme", Slug: "holiday", Name: "Holiday", Live: true, Policy: domain.PlaybackPublic, Downloads: true},
 		},
 		{
 			name:  "renamed",
 			given: []domain.Payload{holiday, domain.CollectionRenamed{Account: "acme", Slug: "holiday", Name: "Summer"}},
-			want:  domain.Collection{Account: "acme", Slug: "holiday", Name: "Summer", Live: true},
+			want:  domain.Collection{Account: "acme", Slug: "holiday", Name: "Summer", Live: true, Policy: domain.PlaybackPublic, Downloads: true},
 		},
 		{
 			name:  "deleted",
 			given: []domain.Payload{holiday, domain.CollectionDeleted{Account: "acme", Slug: "holiday"}},
-			want:  domain.Collection{Account: "acme", Slug: "holiday", Name: "Holiday", Live: false},
+			want:  domain.Collection{Account: "acme", Slug: "holiday", Name: "Holiday", Live: false, Policy: domain.PlaybackPublic, Downloads: true},
 		},
 		{
 			name: "re-created after a rename and delete starts afresh",
@@ -179,7 +179,17 @@ func TestCollectionEvolve(t *testing.T) {
 				domain.CollectionDeleted{Account: "acme", Slug: "holiday"},
 				domain.CollectionCreated{Account: "acme", Slug: "holiday", Name: "Winter"},
 			},
-			want: domain.Collection{Account: "acme", Slug: "holiday", Name: "Winter", Live: true},
+			want: domain.Collection{Account: "acme", Slug: "holiday", Name: "Winter", Live: true, Policy: domain.PlaybackPublic, Downloads: true},
+		},
+		{
+			name:  "settings changed",
+			given: []domain.Payload{holiday, domain.CollectionSettingsChanged{Account: "acme", Slug: "holiday", PlaybackPolicy: domain.PlaybackSigned}},
+			want:  domain.Collection{Account: "acme", Slug: "holiday", Name: "Holiday", Live: true, Policy: domain.PlaybackSigned},
+		},
+		{
+			name:  "created signed without downloads",
+			given: []domain.Payload{domain.CollectionCreated{Account: "acme", Slug: "holiday", Name: "Holiday", PlaybackPolicy: domain.PlaybackSigned, NoDownloads: true}},
+			want:  domain.Collection{Account: "acme", Slug: "holiday", Name: "Holiday", Live: true, Policy: domain.PlaybackSigned},
 		},
 	}
 	for _, tc := range tests {

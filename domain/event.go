@@ -248,6 +248,13 @@ var registry = map[string]eventSpec{
 	TypePasswordLinkIssued: {version: 1, decode: decodeAs[PasswordLinkIssued], current: decodeCurrent[PasswordLinkIssued]},
 	TypePasswordSet:        {version: 1, decode: decodeAs[PasswordSet], current: decodeCurrent[PasswordSet]},
 	TypeUserRemoved:        {version: 1, decode: decodeAs[UserRemoved], current: decodeCurrent[UserRemoved]},
+
+	TypePlaybackPolicyChanged:     {version: 1, decode: decodeAs[PlaybackPolicyChanged], current: decodeCurrent[PlaybackPolicyChanged]},
+	TypeTranscodePlayable:         {version: 1, decode: decodeAs[TranscodePlayable], current: decodeCurrent[TranscodePlayable]},
+	TypeTranscodeRetried:          {version: 1, decode: decodeAs[TranscodeRetried], current: decodeCurrent[TranscodeRetried]},
+	TypeCollectionSettingsChanged: {version: 1, decode: decodeAs[CollectionSettingsChanged], current: decodeCurrent[CollectionSettingsChanged]},
+	TypeSigningKeyCreated:         {version: 1, decode: decodeAs[SigningKeyCreated], current: decodeCurrent[SigningKeyCreated]},
+	TypeSigningKeyDeleted:         {version: 1, decode: decodeAs[SigningKeyDeleted], current: decodeCurrent[SigningKeyDeleted]},
 }
 
 // EventTypes lists every registered event type with its current version.

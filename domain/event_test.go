@@ -142,6 +142,36 @@ var samples = map[string]sample{
 		payload:     domain.UserRemoved{UserID: userID},
 		v1:          `{"id":"01JFIXTURE0000000000000001","type":"UserRemoved","version":1,"aggregate":"user","aggregateId":"0123456789abcdef0123456789abcdef","occurredAt":"2026-01-02T03:04:05.006Z","data":{"userId":"01JUSER0000000000000000001"}}`,
 	},
+	domain.TypePlaybackPolicyChanged: {
+		aggregateID: videoID,
+		payload:     domain.PlaybackPolicyChanged{Account: "acme", Policy: domain.PlaybackSigned},
+		v1:          `{"id":"01JFIXTURE0000000000000001","type":"PlaybackPolicyChanged","version":1,"aggregate":"video","aggregateId":"01JVIDEO00000000000000000A","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme","playbackPolicy":"signed"}}`,
+	},
+	domain.TypeTranscodePlayable: {
+		aggregateID: videoID,
+		payload:     domain.TranscodePlayable{Account: "acme", Attempt: 1, Resolutions: []string{"720p", "480p"}},
+		v1:          `{"id":"01JFIXTURE0000000000000001","type":"TranscodePlayable","version":1,"aggregate":"video","aggregateId":"01JVIDEO00000000000000000A","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme","attempt":1,"resolutions":["720p","480p"]}}`,
+	},
+	domain.TypeTranscodeRetried: {
+		aggregateID: videoID,
+		payload:     domain.TranscodeRetried{Account: "acme"},
+		v1:          `{"id":"01JFIXTURE0000000000000001","type":"TranscodeRetried","version":1,"aggregate":"video","aggregateId":"01JVIDEO00000000000000000A","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme"}}`,
+	},
+	domain.TypeCollectionSettingsChanged: {
+		aggregateID: "acme_holiday",
+		payload:     domain.CollectionSettingsChanged{Account: "acme", Slug: "holiday", PlaybackPolicy: domain.PlaybackSigned},
+		v1:          `{"id":"01JFIXTURE0000000000000001","type":"CollectionSettingsChanged","version":1,"aggregate":"collection","aggregateId":"acme_holiday","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme","slug":"holiday","playbackPolicy":"signed","downloads":false}}`,
+	},
+	domain.TypeSigningKeyCreated: {
+		aggregateID: "acme",
+		payload:     domain.SigningKeyCreated{KeyID: "01JSIGN000000000000000000A", Algorithm: "EdDSA", PublicKey: "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo", Label: "backend"},
+		v1:          `{"id":"01JFIXTURE0000000000000001","type":"SigningKeyCreated","version":1,"aggregate":"account","aggregateId":"acme","occurredAt":"2026-01-02T03:04:05.006Z","data":{"keyId":"01JSIGN000000000000000000A","algorithm":"EdDSA","publicKey":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo","label":"backend"}}`,
+	},
+	domain.TypeSigningKeyDeleted: {
+		aggregateID: "acme",
+		payload:     domain.SigningKeyDeleted{KeyID: "01JSIGN000000000000000000A"},
+		v1:          `{"id":"01JFIXTURE0000000000000001","type":"SigningKeyDeleted","version":1,"aggregate":"account","aggregateId":"acme","occurredAt":"2026-01-02T03:04:05.006Z","data":{"keyId":"01JSIGN000000000000000000A"}}`,
+	},
 }
 
 const fixtureID = "01JFIXTURE0000000000000001"

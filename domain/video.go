@@ -43,6 +43,12 @@ type UploadAccepted struct {
 	Filename       string `json:"filename"`
 	OriginalSize   int64  `json:"originalSize"`
 	Ext            string `json:"ext"` // lower-case, with the dot; the original is stored as original<ext>
+	// PlaybackPolicy is the video's policy from the start (its collection's
+	// default, or the upload's own); absent in older events: public.
+	PlaybackPolicy PlaybackPolicy `json:"playbackPolicy,omitempty"`
+	// Download asks for the MP4 download rendition (the collection's
+	// setting, or the upload's own).
+	Download bool `json:"download,omitempty"`
 }
 
 // TranscodeStarted: a worker began attempt Attempt (1, 2, ...).
@@ -62,6 +68,8 @@ type TranscodeSucceeded struct {
 	HasAudio      bool     `json:"hasAudio"`
 	Resolutions   []string `json:"resolutions"` // "<height>p", highest first
 	ProcessedSize int64    `json:"processedSize"`
+	Storyboard    bool     `json:"storyboard,omitempty"` // storyboard.jpg and storyboard.vtt are published
+	Download      bool     `json:"download,omitempty"`   // download.mp4 is published
 }
 
 // TranscodeFailed: an attempt failed. Reason is a sentence for the user.
@@ -131,6 +139,9 @@ type Video struct {
 	Running    bool // an attempt started and has no end yet (success, failure or interruption)
 	Created    bool
 	Deleted    bool
+	Policy     PlaybackPolicy // never empty once created
+	Download   bool           // the upload asked for the MP4 download rendition
+	Playable   bool           // the running (or last) attempt recorded TranscodePlayable
 }
 
 func (v Video) Evolve(e Event) Video {
@@ -138,8 +149,15 @@ func (v Video) Evolve(e Event) Video {
 	case UploadAccepted:
 		v.ID, v.Account, v.Collection, v.Ext = e.AggregateID, d.Account, d.Collection, d.Ext
 		v.Status, v.Created = StatusPending, true
+		v.Policy, v.Download = d.PlaybackPolicy.OrPublic(), d.Download
 	case TranscodeStarted:
-		v.Status, v.Attempts, v.Running = StatusProcessing, d.Attempt, true
+		v.Status, v.Attempts, v.Running, v.Playable = StatusProcessing, d.Attempt, true, false
+	case TranscodePlayable:
+		v.Playable = true
+	case TranscodeRetried:
+		v.Status, v.Failures, v.Crashes, v.Running, v.Playable = StatusPending, 0, 0, false, false
+	case PlaybackPolicyChanged:
+		v.Policy = d.Policy
 	case TranscodeSucceeded:
 		v.Status, v.Running = StatusCompleted, false
 	case TranscodeFailed:
@@ -171,7 +189,9 @@ type AcceptUpload struct {
 	CollectionName string
 	Filename       string
 	Size           int64
-	MaxSize        int64 // the account plan's limit
+	MaxSize        int64          // the account plan's limit
+	PlaybackPolicy PlaybackPolicy // "" is public
+	Download       bool
 }
 
 // DeleteVideo removes a video for its account.
@@ -205,6 +225,8 @@ type CompleteTranscode struct {
 	HasAudio      bool
 	Resolutions   []string
 	ProcessedSize int64
+	Storyboard    bool // storyboard.jpg and storyboard.vtt were published
+	Download      bool // download.mp4 was published
 }
 
 // FailTranscode records a failed attempt; Final makes the video FAILED.
@@ -237,9 +259,15 @@ func (v Video) Decide(cmd any, _ time.Time) ([]Payload, error) {
 		if c.MaxSize > 0 && c.Size > c.MaxSize {
 			return nil, E(op, TooLarge, "file is %d bytes; your plan allows at most %d", c.Size, c.MaxSize)
 		}
+		if c.PlaybackPolicy != "" {
+			if _, err := ParsePlaybackPolicy(string(c.PlaybackPolicy)); err != nil {
+				return nil, err
+			}
+		}
 		return []Payload{UploadAccepted{
 			Account: c.Account, Collection: c.Collection, CollectionName: c.CollectionName,
 			Filename: c.Filename, OriginalSize: c.Size, Ext: ext,
+			PlaybackPolicy: c.PlaybackPolicy, Download: c.Download,
 		}}, nil
 	case StartTranscode:
 		const op = "start transcode"
@@ -287,8 +315,49 @@ func (v Video) Decide(cmd any, _ time.Time) ([]Payload, error) {
 		if c.Duration <= 0 || len(c.Resolutions) == 0 || c.ProcessedSize <= 0 {
 			return nil, E(op, Invalid, "duration, resolutions and processed size are required")
 		}
-		return []Payload{TranscodeSucceeded{Account: v.Account, Attempt: v.Attempts, Duration: c.Duration,
-			Width: c.Width, Height: c.Height, HasAudio: c.HasAudio, Resolutions: c.Resolutions, ProcessedSize: c.ProcessedSize}}, nil
+		var out []Payload
+		if !v.Playable { // video.playable always comes before video.completed
+			out = append(out, TranscodePlayable{Account: v.Account, Attempt: v.Attempts, Resolutions: c.Resolutions})
+		}
+		return append(out, TranscodeSucceeded{Account: v.Account, Attempt: v.Attempts, Duration: c.Duration,
+			Width: c.Width, Height: c.Height, HasAudio: c.HasAudio, Resolutions: c.Resolutions, ProcessedSize: c.ProcessedSize,
+			Storyboard: c.Storyboard, Download: c.Download}), nil
+	case MarkPlayable:
+		const op = "mark playable"
+		if !v.Created || v.Deleted {
+			return nil, E(op, NotFound, "video not found")
+		}
+		if v.Status != StatusProcessing || !v.Running {
+			return nil, E(op, Conflict, "video is %s with no attempt running", v.Status)
+		}
+		if len(c.Resolutions) == 0 {
+			return nil, E(op, Invalid, "resolutions are required")
+		}
+		if v.Playable {
+			return nil, nil
+		}
+		return []Payload{TranscodePlayable{Account: v.Account, Attempt: v.Attempts, Resolutions: c.Resolutions}}, nil
+	case RetryTranscode:
+		const op = "retry video"
+		if !v.Exists(c.Account) {
+			return nil, E(op, NotFound, "video not found")
+		}
+		if v.Status != StatusFailed {
+			return nil, E(op, Conflict, "only a FAILED video can be retried; this one is %s", v.Status)
+		}
+		return []Payload{TranscodeRetried{Account: v.Account}}, nil
+	case SetPlaybackPolicy:
+		const op = "set playback policy"
+		if !v.Exists(c.Account) {
+			return nil, E(op, NotFound, "video not found")
+		}
+		if _, err := ParsePlaybackPolicy(string(c.Policy)); err != nil {
+			return nil, err
+		}
+		if c.Policy == v.Policy {
+			return nil, nil
+		}
+		return []Payload{PlaybackPolicyChanged{Account: v.Account, Policy: c.Policy}}, nil
 	case FailTranscode:
 		const op = "fail transcode"
 		if !v.Created || v.Deleted {

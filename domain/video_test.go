@@ -191,7 +191,7 @@ func TestVideoEvolve(t *testing.T) {
 			given: []domain.Payload{accepted},
 			want: domain.Video{
 				ID: videoID, Account: "acme", Collection: "holiday", Ext: ".mp4",
-				Status: domain.StatusPending, Created: true,
+				Status: domain.StatusPending, Created: true, Policy: domain.PlaybackPublic,
 			},
 		},
 		{
@@ -199,7 +199,7 @@ func TestVideoEvolve(t *testing.T) {
 			given: []domain.Payload{accepted, domain.VideoDeleted{Account: "acme"}},
 			want: domain.Video{
 				ID: videoID, Account: "acme", Collection: "holiday", Ext: ".mp4",
-				Status: domain.StatusPending, Created: true, Deleted: true,
+				Status: domain.StatusPending, Created: true, Deleted: true, Policy: domain.PlaybackPublic,
 			},
 		},
 	}
@@ -263,6 +263,9 @@ func TestParseStatus(t *testing.T) {
 
 func TestVideoTranscodeDecide(t *testing.T) {
 	started := func(n int) domain.Payload { return domain.TranscodeStarted{Account: "acme", Attempt: n, Worker: "w"} }
+	playable := func(n int) domain.Payload {
+		return domain.TranscodePlayable{Account: "acme", Attempt: n, Resolutions: []string{"360p", "240p"}}
+	}
 	failed := func(n int, final bool) domain.Payload {
 		return domain.TranscodeFailed{Account: "acme", Attempt: n, Final: final, Reason: "ffmpeg was killed."}
 	}
@@ -313,7 +316,25 @@ func TestVideoTranscodeDecide(t *testing.T) {
 		{name: "start on a completed video", given: []domain.Payload{accepted, started(1), succeeded}, when: domain.StartTranscode{MaxAttempts: 3}, err: domain.Conflict},
 		{name: "start on a failed video", given: []domain.Payload{accepted, started(1), failed(1, true)}, when: domain.StartTranscode{MaxAttempts: 3}, err: domain.Conflict},
 		{name: "start on nothing", when: domain.StartTranscode{MaxAttempts: 3}, err: domain.NotFound},
-		{name: "complete", given: []domain.Payload{accepted, started(1)}, when: done, then: []domain.Payload{succeeded}},
+		{name: "complete", given: []domain.Payload{accepted, started(1)}, when: done, then: []domain.Payload{playable(1), succeeded}},
+		{name: "complete when playable", given: []domain.Payload{accepted, started(1), playable(1)}, when: done, then: []domain.Payload{succeeded}},
+		{name: "playable", given: []domain.Payload{accepted, started(1)}, when: domain.MarkPlayable{Resolutions: []string{"360p", "240p"}}, then: []domain.Payload{playable(1)}},
+		{name: "playable twice", given: []domain.Payload{accepted, started(1), playable(1)}, when: domain.MarkPlayable{Resolutions: []string{"360p", "240p"}}},
+		{name: "playable again after a crash", given: []domain.Payload{accepted, started(1), playable(1), domain.TranscodeInterrupted{Account: "acme", Attempt: 1, Reason: domain.InterruptCrash}, started(2)},
+			when: domain.MarkPlayable{Resolutions: []string{"360p", "240p"}}, then: []domain.Payload{playable(2)}},
+		{name: "playable while pending", given: []domain.Payload{accepted}, when: domain.MarkPlayable{Resolutions: []string{"360p"}}, err: domain.Conflict},
+		{name: "playable without renditions", given: []domain.Payload{accepted, started(1)}, when: domain.MarkPlayable{}, err: domain.Invalid},
+		{name: "retry a failed video", given: []domain.Payload{accepted, started(1), failed(1, true)}, when: domain.RetryTranscode{Account: "acme"},
+			then: []domain.Payload{domain.TranscodeRetried{Account: "acme"}}},
+		{name: "retry a completed video", given: []domain.Payload{accepted, started(1), succeeded}, when: domain.RetryTranscode{Account: "acme"}, err: domain.Conflict},
+		{name: "retry another account's video", given: []domain.Payload{accepted, started(1), failed(1, true)}, when: domain.RetryTranscode{Account: "other"}, err: domain.NotFound},
+		{name: "a retried video starts again with a fresh budget", given: []domain.Payload{accepted, started(1), failed(1, false), started(2), failed(2, true), domain.TranscodeRetried{Account: "acme"}},
+			when: domain.StartTranscode{Worker: "w", MaxAttempts: 2}, then: []domain.Payload{started(3)}},
+		{name: "sign a video", given: []domain.Payload{accepted}, when: domain.SetPlaybackPolicy{Account: "acme", Policy: domain.PlaybackSigned},
+			then: []domain.Payload{domain.PlaybackPolicyChanged{Account: "acme", Policy: domain.PlaybackSigned}}},
+		{name: "sign a signed video", given: []domain.Payload{accepted, domain.PlaybackPolicyChanged{Account: "acme", Policy: domain.PlaybackSigned}},
+			when: domain.SetPlaybackPolicy{Account: "acme", Policy: domain.PlaybackSigned}},
+		{name: "an unknown policy", given: []domain.Payload{accepted}, when: domain.SetPlaybackPolicy{Account: "acme", Policy: "secret"}, err: domain.Invalid},
 		{name: "complete twice", given: []domain.Payload{accepted, started(1), succeeded}, when: done, err: domain.Conflict},
 		{name: "complete while pending", given: []domain.Payload{accepted}, when: done, err: domain.Conflict},
 		{name: "complete after delete", given: []domain.Payload{accepted, started(1), deleted}, when: done, err: domain.NotFound},

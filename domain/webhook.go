@@ -22,6 +22,10 @@ const (
 	EventVideoCompleted = "video.completed"
 	EventVideoFailed    = "video.failed"
 	EventWebhookTest    = "webhook.test"
+	// EventVideoPlayable is kino's addition to the contract's two kinds:
+	// the video plays (from a growing playlist) while still PROCESSING.
+	// Sent once per processing run, always before video.completed.
+	EventVideoPlayable = "video.playable"
 )
 
 // WebhookSubscribed holds the signing secret sealed with the server's
@@ -169,12 +173,12 @@ func CheckWebhookURL(op, raw string) error {
 // the subscribable kinds; duplicates are dropped and the order made stable.
 func NormalizeEvents(op string, events []string) ([]string, error) {
 	if len(events) == 0 {
-		return nil, E(op, Invalid, "events must list at least one of %s, %s", EventVideoCompleted, EventVideoFailed)
+		return nil, E(op, Invalid, "events must list at least one of %s, %s, %s", EventVideoCompleted, EventVideoFailed, EventVideoPlayable)
 	}
 	var out []string
 	for _, e := range events {
-		if e != EventVideoCompleted && e != EventVideoFailed {
-			return nil, E(op, Invalid, "unknown event %q; events must be among %s, %s", truncate(e, 40), EventVideoCompleted, EventVideoFailed)
+		if e != EventVideoCompleted && e != EventVideoFailed && e != EventVideoPlayable {
+			return nil, E(op, Invalid, "unknown event %q; events must be among %s, %s, %s", truncate(e, 40), EventVideoCompleted, EventVideoFailed, EventVideoPlayable)
 		}
 		if !slices.Contains(out, e) {
 			out = append(out, e)

@@ -29,15 +29,25 @@ func apply(b *batch, e domain.Event) error {
 			Status: domain.StatusPending, OriginalSize: d.OriginalSize, Resolutions: []string{},
 			Collection: d.Collection, CollectionName: d.CollectionName,
 			CreatedAt: e.OccurredAt, UpdatedAt: e.OccurredAt, CreatedSeq: e.Seq,
+			PlaybackPolicy: d.PlaybackPolicy.OrPublic(), WantsDownload: d.Download,
 		}
 		b.videos[e.AggregateID] = cv
 		return b.changeCollection(d.Account, d.Collection, func(c *Collection) { c.VideoCount++ })
 	case domain.TranscodeStarted:
-		return b.changeVideo(e, func(v *Video) { v.Status = domain.StatusProcessing })
+		return b.changeVideo(e, func(v *Video) { v.Status, v.Playable = domain.StatusProcessing, false })
+	case domain.TranscodePlayable:
+		return b.changeVideo(e, func(v *Video) { v.Playable = v.Status == domain.StatusProcessing })
+	case domain.TranscodeRetried:
+		return b.changeVideo(e, func(v *Video) {
+			v.Status, v.ErrorMessage, v.Playable = domain.StatusPending, nil, false
+		})
+	case domain.PlaybackPolicyChanged:
+		return b.changeVideo(e, func(v *Video) { v.PlaybackPolicy = d.Policy.OrPublic() })
 	case domain.TranscodeSucceeded:
 		return b.changeVideo(e, func(v *Video) {
 			dur, size := d.Duration, d.ProcessedSize
 			v.Status, v.Duration, v.ProcessedSize, v.ErrorMessage = domain.StatusCompleted, &dur, &size, nil
+			v.Playable, v.Storyboard, v.Download = false, d.Storyboard, d.Download
 			v.Resolutions = d.Resolutions // events are never changed
 			if v.Resolutions == nil {
 				v.Resolutions = []string{}
@@ -66,8 +76,13 @@ func apply(b *batch, e domain.Event) error {
 	case domain.CollectionCreated:
 		b.collections[string(key(d.Account, d.Slug))] = &cachedCollection{c: Collection{
 			Account: d.Account, Slug: d.Slug, Name: d.Name, CreatedAt: e.OccurredAt, UpdatedAt: e.OccurredAt,
+			PlaybackPolicy: d.PlaybackPolicy.OrPublic(), Downloads: !d.NoDownloads,
 		}, live: true}
 		return nil
+	case domain.CollectionSettingsChanged:
+		return b.changeCollection(d.Account, d.Slug, func(c *Collection) {
+			c.PlaybackPolicy, c.Downloads, c.UpdatedAt = d.PlaybackPolicy.OrPublic(), d.Downloads, e.OccurredAt
+		})
 	case domain.CollectionRenamed:
 		if err := b.changeCollection(d.Account, d.Slug, func(c *Collection) { c.Name, c.UpdatedAt = d.Name, e.OccurredAt }); err != nil {
 			return err
@@ -103,6 +118,12 @@ func apply(b *batch, e domain.Event) error {
 			return err
 		}
 		return tx.Bucket(bKeys).Delete([]byte(d.Hash))
+	case domain.SigningKeyCreated:
+		return putJSON(tx.Bucket(bSigningKeys), key(e.AggregateID, d.KeyID), SigningKey{
+			ID: d.KeyID, Account: e.AggregateID, Algorithm: d.Algorithm, PublicKey: d.PublicKey, Label: d.Label, CreatedAt: e.OccurredAt,
+		})
+	case domain.SigningKeyDeleted:
+		return tx.Bucket(bSigningKeys).Delete(key(e.AggregateID, d.KeyID))
 
 	case domain.UserCreated:
 		u := User{ID: d.UserID, Key: e.AggregateID, Email: d.Email, Account: d.Account, Operator: d.Operator,

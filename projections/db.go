@@ -37,9 +37,10 @@ var (
 	bUserEmails  = []byte("users_by_email")   // normalised email -> id
 	bUserAccts   = []byte("users_by_account") // account 0 id -> id
 	bUserLinks   = []byte("users_by_link")    // set-password link sha256 hex -> id
+	bSigningKeys = []byte("signing_keys")     // account 0 key id -> SigningKey
 
 	allBuckets = [][]byte{bMeta, bVideos, bByAccount, bByColl, bByStatus, bCollections, bAccounts, bKeys, bWebhooks, bDeliveries,
-		bUsage, bRedelivered, bKeysByAcct, bUsers, bUserEmails, bUserAccts, bUserLinks}
+		bUsage, bRedelivered, bKeysByAcct, bUsers, bUserEmails, bUserAccts, bUserLinks, bSigningKeys}
 
 	kCheckpoint = []byte("checkpoint")
 	kSchema     = []byte("schema")
@@ -49,8 +50,9 @@ var (
 // older layout (none recorded: 1) is emptied when opened, and the
 // projector fills it again from sequence 1: version 2 added the keys'
 // prefixes and the account index of keys, and the users, which the
-// records of an older file lack.
-const schema = 2
+// records of an older file lack; version 3 the playback policies, the
+// playable and extra-output flags, collection settings and signing keys.
+const schema = 3
 
 // DB is the bbolt file holding every read model. A rebuild replaces the
 // file underneath while the DB keeps answering: every transaction holds mu
@@ -308,6 +310,23 @@ func (db *DB) Collection(account, slug string) (Collection, bool, error) {
 // Collections lists an account's collections by slug.
 func (db *DB) Collections(account string) ([]Collection, error) {
 	return scanPrefix[Collection](db, bCollections, account)
+}
+
+// SigningKey returns one live signing key of an account.
+func (db *DB) SigningKey(account, id string) (SigningKey, bool, error) {
+	var k SigningKey
+	var ok bool
+	err := db.view(func(tx *bolt.Tx) (err error) {
+		k, ok, err = getJSON[SigningKey](tx.Bucket(bSigningKeys), key(account, id))
+		return err
+	})
+	return k, ok, err
+}
+
+// SigningKeys lists an account's live signing keys by id (oldest first:
+// ids are ULIDs).
+func (db *DB) SigningKeys(account string) ([]SigningKey, error) {
+	return scanPrefix[SigningKey](db, bSigningKeys, account)
 }
 
 // Webhook returns one subscription of an account.

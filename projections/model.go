@@ -25,6 +25,16 @@ type Video struct {
 	CreatedAt      time.Time     `json:"createdAt"`
 	UpdatedAt      time.Time     `json:"updatedAt"`
 	CreatedSeq     uint64        `json:"createdSeq"` // orders the indexes: newest first
+	// PlaybackPolicy is "public" or "signed" (never empty in a record).
+	PlaybackPolicy domain.PlaybackPolicy `json:"playbackPolicy"`
+	// Playable: the running attempt recorded TranscodePlayable (PROCESSING
+	// videos only; a new attempt or a retry clears it).
+	Playable bool `json:"playable,omitempty"`
+	// Storyboard and Download: the COMPLETED video has those outputs.
+	Storyboard bool `json:"storyboard,omitempty"`
+	Download   bool `json:"download,omitempty"`
+	// WantsDownload: the upload asked for the download rendition.
+	WantsDownload bool `json:"wantsDownload,omitempty"`
 }
 
 // Collection is the read model of one collection.
@@ -35,6 +45,20 @@ type Collection struct {
 	VideoCount int       `json:"videoCount"`
 	CreatedAt  time.Time `json:"createdAt"`
 	UpdatedAt  time.Time `json:"updatedAt"`
+	// The defaults of the collection's new videos.
+	PlaybackPolicy domain.PlaybackPolicy `json:"playbackPolicy"`
+	Downloads      bool                  `json:"downloads"`
+}
+
+// SigningKey is a live signing key of an account: only its public half
+// (Ed25519, base64url). Deleted keys are removed.
+type SigningKey struct {
+	ID        string    `json:"id"`
+	Account   string    `json:"account"`
+	Algorithm string    `json:"algorithm"`
+	PublicKey string    `json:"publicKey"`
+	Label     string    `json:"label"`
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // Account is the read model of one account.

@@ -15,7 +15,7 @@ func (s *Server) renderVideo(v projections.Video) wire.Video {
 	if v.Status == domain.StatusProcessing && s.cfg.Progress != nil {
 		frac, _ = s.cfg.Progress.Get(v.ID)
 	}
-	return wire.NewVideo(videoRecord(v), s.cfg.CDNURL, frac)
+	return wire.NewVideo(videoRecord(v), s.cfg.CDNURL, wire.Live{Progress: frac})
 }
 
 // videoRecord is what the Video resource is rendered from.

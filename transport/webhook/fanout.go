@@ -183,7 +183,7 @@ func videoAt(ctx context.Context, store *eventstore.Store, e domain.Event, cdnUR
 	if err != nil {
 		return wire.Video{}, "", false, err
 	}
-	return wire.NewVideo(r, cdnURL, 0), account, true, nil
+	return wire.NewVideo(r, cdnURL, wire.Live{}), account, true, nil
 }
 
 // subscriptions indexes every webhook subscription of the stream by

@@ -34,6 +34,25 @@ type Video struct {
 	// Progress is kino's addition: 0 while PENDING, 0..1 while
 	// PROCESSING, 1 when COMPLETED, null when FAILED.
 	Progress *float64 `json:"progress"`
+	// The rest are kino's additions too (issue 14), after the contract's
+	// fields so that its clients read what they always read.
+	//
+	// PlaybackPolicy is "public" or "signed": a signed video's media need
+	// ?token=<playback token>; its URLs here never carry one.
+	PlaybackPolicy domain.PlaybackPolicy `json:"playbackPolicy"`
+	// StoryboardURL is the WebVTT thumbnails track (its cues point into one
+	// sprite sheet JPEG); null until COMPLETED, and for videos without one.
+	StoryboardURL *string `json:"storyboardUrl"`
+	// DownloadURL is the MP4 download (at most 1080p, moov first); null
+	// until COMPLETED, and when downloads were off for the video.
+	DownloadURL *string `json:"downloadUrl"`
+	// Speed is the encode's speed in multiples of real time and ETA the
+	// seconds it should still take: PROCESSING only, once known; else null.
+	Speed *float64 `json:"speed"`
+	ETA   *float64 `json:"eta"`
+	// QueuePosition is 1 for the next of the account's PENDING videos to
+	// start, 2 for the one after it...: PENDING only, null when unknown.
+	QueuePosition *int `json:"queuePosition"`
 }
 
 // Done reports whether processing is over.
@@ -62,6 +81,20 @@ type VideoRecord struct {
 	CollectionName string
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+	PlaybackPolicy domain.PlaybackPolicy // "" is public
+	Playable       bool                  // PROCESSING and TranscodePlayable recorded: playlistUrl is set
+	Storyboard     bool                  // COMPLETED with storyboard outputs
+	Download       bool                  // COMPLETED with download.mp4
+}
+
+// Live is what changes while a video waits or is processed, kept beside
+// its record (the progress bucket, the job queue): used only in the status
+// it belongs to; nil pointers render as null.
+type Live struct {
+	Progress      float64  // PROCESSING: 0..1
+	Speed         *float64 // PROCESSING: × real time
+	ETA           *float64 // PROCESSING: seconds left
+	QueuePosition *int     // PENDING
 }
 
 // Where a completed video's media are, under {cdn_url}/{videoId}/.
@@ -69,12 +102,18 @@ const (
 	PlaylistPath  = "hls/master.m3u8"
 	ThumbnailPath = "thumbnail.jpg"
 	PreviewPath   = "preview.mp4"
+	// StoryboardPath is the WebVTT track; its cues point into
+	// StoryboardImagePath (#xywh= regions of one sprite sheet).
+	StoryboardPath      = "storyboard.vtt"
+	StoryboardImagePath = "storyboard.jpg"
+	DownloadPath        = "download.mp4"
 )
 
 // NewVideo renders r. Media URLs are derived from cdnURL ({cdn_url}, no
-// trailing slash) when the video is COMPLETED, so changing --cdn-url
-// changes every record. progress is used only while PROCESSING.
-func NewVideo(r VideoRecord, cdnURL string, progress float64) Video {
+// trailing slash) when the video is COMPLETED (the playlist's also while
+// it is PROCESSING and playable), so changing --cdn-url changes every
+// record. live is used only in the status each field belongs to.
+func NewVideo(r VideoRecord, cdnURL string, live Live) Video {
 	res := r.Resolutions
 	if res == nil {
 		res = []string{}
@@ -85,17 +124,32 @@ func NewVideo(r VideoRecord, cdnURL string, progress float64) Video {
 		Resolutions: res, ErrorMessage: r.ErrorMessage,
 		Collection: CollectionRef{Slug: r.Collection, Name: r.CollectionName},
 		CreatedAt:  domain.FormatTime(r.CreatedAt), UpdatedAt: domain.FormatTime(r.UpdatedAt),
+		PlaybackPolicy: r.PlaybackPolicy.OrPublic(),
 	}
+	base := cdnURL + "/" + r.ID + "/"
 	var frac float64
 	switch r.Status {
 	case domain.StatusCompleted:
-		base := cdnURL + "/" + r.ID + "/"
 		playlist, thumb, preview := base+PlaylistPath, base+ThumbnailPath, base+PreviewPath
 		out.PlaylistURL, out.ThumbnailURL, out.PreviewURL = &playlist, &thumb, &preview
+		if r.Storyboard {
+			sb := base + StoryboardPath
+			out.StoryboardURL = &sb
+		}
+		if r.Download {
+			dl := base + DownloadPath
+			out.DownloadURL = &dl
+		}
 		frac = 1
 	case domain.StatusProcessing:
-		frac = progress
+		frac = live.Progress
+		if r.Playable {
+			playlist := base + PlaylistPath
+			out.PlaylistURL = &playlist
+		}
+		out.Speed, out.ETA = live.Speed, live.ETA
 	case domain.StatusPending:
+		out.QueuePosition = live.QueuePosition
 	default: // FAILED: null
 		return out
 	}
@@ -110,6 +164,39 @@ type Collection struct {
 	VideoCount int    `json:"videoCount"`
 	CreatedAt  string `json:"createdAt"`
 	UpdatedAt  string `json:"updatedAt"`
+	// kino's additions: the defaults of the collection's new videos.
+	PlaybackPolicy domain.PlaybackPolicy `json:"playbackPolicy"`
+	Downloads      bool                  `json:"downloads"`
+}
+
+// PlaybackToken is the 201 answer to POST /v1/videos/{id}/playback-tokens.
+type PlaybackToken struct {
+	Token     string `json:"token"`
+	ExpiresAt string `json:"expiresAt"`
+}
+
+// SigningKey is a signing key as listed: never with its private key.
+type SigningKey struct {
+	ID        string `json:"id"`
+	Algorithm string `json:"algorithm"` // "EdDSA"
+	Label     string `json:"label"`
+	CreatedAt string `json:"createdAt"`
+}
+
+// CreatedSigningKey is the 201 answer to POST /v1/signing-keys: the only
+// time the private key is shown (PKCS#8 PEM, Ed25519). kino keeps only the
+// public half.
+type CreatedSigningKey struct {
+	ID         string `json:"id"`
+	Algorithm  string `json:"algorithm"`
+	Label      string `json:"label"`
+	PrivateKey string `json:"privateKey"`
+	CreatedAt  string `json:"createdAt"`
+}
+
+// SigningKeys is the list answer of GET /v1/signing-keys.
+type SigningKeys struct {
+	SigningKeys []SigningKey `json:"signingKeys"`
 }
 
 // Webhook is a subscription as listed and read: never with its secret.

@@ -39,19 +39,32 @@ const cdn = "https://cdn.example.test/media"
 func TestGolden(t *testing.T) {
 	completed := wire.NewVideo(with(record, func(r *wire.VideoRecord) {
 		r.Status, r.Duration, r.ProcessedSize, r.Resolutions = domain.StatusCompleted, ptr(2.5), ptr(int64(4321)), []string{"720p", "480p"}
-	}), cdn, 0.3)
+	}), cdn, wire.Live{Progress: 0.3})
 	tests := []struct {
 		name string
 		v    any
 	}{
-		{"video_pending", wire.NewVideo(with(record, func(r *wire.VideoRecord) { r.Status = domain.StatusPending }), cdn, 0.5)},
-		{"video_processing", wire.NewVideo(with(record, func(r *wire.VideoRecord) { r.Status = domain.StatusProcessing }), cdn, 0.425)},
+		{"video_pending", wire.NewVideo(with(record, func(r *wire.VideoRecord) { r.Status = domain.StatusPending }), cdn, wire.Live{Progress: 0.5})},
+		{"video_processing", wire.NewVideo(with(record, func(r *wire.VideoRecord) { r.Status = domain.StatusProcessing }), cdn, wire.Live{Progress: 0.425})},
 		{"video_completed", completed},
 		{"video_failed", wire.NewVideo(with(record, func(r *wire.VideoRecord) {
 			r.Status, r.ErrorMessage = domain.StatusFailed, ptr("No video stream found.")
-		}), cdn, 0.7)},
+		}), cdn, wire.Live{Progress: 0.7})},
 		{"videos", wire.Videos{Videos: []wire.Video{completed}}},
-		{"collection", wire.Collection{Slug: "main", Name: "Main", VideoCount: 3, CreatedAt: "2026-11-22T12:00:10.123Z", UpdatedAt: "2026-11-22T12:01:02.005Z"}},
+		{"video_pending_queued", wire.NewVideo(with(record, func(r *wire.VideoRecord) { r.Status = domain.StatusPending }), cdn, wire.Live{QueuePosition: ptr(3)})},
+		{"video_processing_playable", wire.NewVideo(with(record, func(r *wire.VideoRecord) {
+			r.Status, r.Playable, r.PlaybackPolicy = domain.StatusProcessing, true, domain.PlaybackSigned
+		}), cdn, wire.Live{Progress: 0.5, Speed: ptr(2.25), ETA: ptr(12.0)})},
+		{"video_completed_extras", wire.NewVideo(with(record, func(r *wire.VideoRecord) {
+			r.Status, r.Duration, r.ProcessedSize, r.Resolutions = domain.StatusCompleted, ptr(2.5), ptr(int64(4321)), []string{"720p", "480p"}
+			r.Storyboard, r.Download = true, true
+		}), cdn, wire.Live{Speed: ptr(9.0), QueuePosition: ptr(1)})},
+		{"playback_token", wire.PlaybackToken{Token: "eyJhbGciOiJIUzI1NiJ9.e30.sig", ExpiresAt: "2026-11-22T13:00:10.123Z"}},
+		{"signing_keys", wire.SigningKeys{SigningKeys: []wire.SigningKey{{ID: "01JSIGN000000000000000000A", Algorithm: "EdDSA", Label: "backend", CreatedAt: "2026-11-22T12:00:10.123Z"}}}},
+		{"signing_key_created", wire.CreatedSigningKey{ID: "01JSIGN000000000000000000A", Algorithm: "EdDSA", Label: "",
+			PrivateKey: "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIA==\n-----END PRIVATE KEY-----\n", CreatedAt: "2026-11-22T12:00:10.123Z"}},
+		{"collection", wire.Collection{Slug: "main", Name: "Main", VideoCount: 3, CreatedAt: "2026-11-22T12:00:10.123Z", UpdatedAt: "2026-11-22T12:01:02.005Z",
+			PlaybackPolicy: domain.PlaybackSigned, Downloads: true}},
 		{"collections", wire.Collections{Collections: []wire.Collection{}}},
 		{"webhook", wire.Webhook{ID: "01JHOOK000000000000000000A", URL: "https://example.test/hook", Events: []string{"video.completed", "video.failed"}, CreatedAt: "2026-11-22T12:00:10.123Z"}},
 		{"webhook_created", wire.CreatedWebhook{ID: "01JHOOK000000000000000000A", URL: "https://example.test/hook", Events: []string{"video.completed"}, Secret: "whsec_0123", CreatedAt: "2026-11-22T12:00:10.123Z"}},
@@ -115,7 +128,7 @@ func TestNewVideoByStatus(t *testing.T) {
 		{domain.StatusFailed, nil, false},
 	} {
 		t.Run(string(tc.status), func(t *testing.T) {
-			v := wire.NewVideo(with(record, func(r *wire.VideoRecord) { r.Status = tc.status }), cdn, 0.25)
+			v := wire.NewVideo(with(record, func(r *wire.VideoRecord) { r.Status = tc.status }), cdn, wire.Live{Progress: 0.25})
 			if (v.Progress == nil) != (tc.progress == nil) || (v.Progress != nil && *v.Progress != *tc.progress) {
 				t.Fatalf("progress %v, want %v", v.Progress, tc.progress)
 			}
@@ -132,7 +145,7 @@ func TestNewVideoByStatus(t *testing.T) {
 // The bodies are byte-for-byte what the fan-out and test deliveries sent
 // before the wire types existed (maps, whose keys encoding/json sorts).
 func TestWebhookDataEncodesAsBefore(t *testing.T) {
-	v := wire.NewVideo(record, cdn, 0)
+	v := wire.NewVideo(record, cdn, wire.Live{})
 	hook := wire.TestWebhook{ID: "01JHOOK000000000000000000A", URL: "https://example.test/hook", Events: []string{"video.failed"}}
 	for _, tc := range []struct {
 		name string
