@@ -25,12 +25,14 @@ func videoRecord(v projections.Video) wire.VideoRecord {
 		OriginalSize: v.OriginalSize, ProcessedSize: v.ProcessedSize, Resolutions: v.Resolutions,
 		ErrorMessage: v.ErrorMessage, Collection: v.Collection, CollectionName: v.CollectionName,
 		CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
+		PlaybackPolicy: v.PlaybackPolicy, Playable: v.Playable, Storyboard: v.Storyboard, Download: v.Download,
 	}
 }
 
 func renderCollection(c projections.Collection) wire.Collection {
 	return wire.Collection{Slug: c.Slug, Name: c.Name, VideoCount: c.VideoCount,
-		CreatedAt: domain.FormatTime(c.CreatedAt), UpdatedAt: domain.FormatTime(c.UpdatedAt)}
+		CreatedAt: domain.FormatTime(c.CreatedAt), UpdatedAt: domain.FormatTime(c.UpdatedAt),
+		PlaybackPolicy: c.PlaybackPolicy.OrPublic(), Downloads: c.Downloads}
 }
 
 // renderWebhook never carries the secret; only the create response does.
