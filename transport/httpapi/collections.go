@@ -45,7 +45,8 @@ func (s *Server) createCollection(w http.ResponseWriter, r *http.Request) error 
 	s.settle(r, res.LastSeq())
 	e := res.Events[0]
 	writeJSON(w, http.StatusCreated, wire.Collection{Slug: res.State.Slug, Name: res.State.Name,
-		CreatedAt: domain.FormatTime(e.OccurredAt), UpdatedAt: domain.FormatTime(e.OccurredAt)})
+		CreatedAt: domain.FormatTime(e.OccurredAt), UpdatedAt: domain.FormatTime(e.OccurredAt),
+		PlaybackPolicy: res.State.Policy.OrPublic(), Downloads: res.State.Downloads})
 	return nil
 }
 
