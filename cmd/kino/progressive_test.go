@@ -65,7 +65,7 @@ func (h *harness) waitPlayable(id string) {
 // VOD.
 func TestBrowserProgressivePlayback(t *testing.T) {
 	chromium, node, dir := browserTools(t)
-	clip := makeClip(t, "clip.mp4", 640, 360, 20, true)
+	clip := makeClip(t, "clip.mp4", 640, 360, 40, true)
 	slowFFmpeg(t)
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanBusiness)
@@ -143,8 +143,8 @@ func TestBrowserProgressivePlayback(t *testing.T) {
 	if res.Live == nil || !*res.Live {
 		t.Fatalf("hls.js did not see a growing (EVENT) playlist when the frame played: %+v", res)
 	}
-	if res.EndedAt < 19 || res.Duration < 19 {
-		t.Fatalf("ended at %.1f s of %.1f s, want the whole 20 s clip", res.EndedAt, res.Duration)
+	if res.EndedAt < 39 || res.Duration < 39 {
+		t.Fatalf("ended at %.1f s of %.1f s, want the whole 40 s clip", res.EndedAt, res.Duration)
 	}
 	final := h.do("GET", "/v1/videos/"+id, key, nil).json(t)
 	if final["status"] != string(domain.StatusCompleted) {
