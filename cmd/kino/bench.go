@@ -21,12 +21,12 @@ func newBenchCmd() *cobra.Command {
 	o := bench.Options{Start: startBenchKino, CDN: startCDNKino}
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "bench [--quick] [--only reads,writes,uploads,processing,replay,cdn,tus] [--json]",
+		Use:   "bench [--quick] [--only reads,writes,uploads,processing,replay,cdn,tus,playable] [--json]",
 		Short: "Measure kino against baselines on this machine, side by side, in one run",
-		Long:  bench.Describe,
+		Long:  bench.Describe + playableDescribe,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			results, err := bench.Run(cmd.Context(), o, cmd.ErrOrStderr())
+			results, err := runBench(cmd.Context(), o, cmd.ErrOrStderr()) // bench_playable.go
 			if err != nil {
 				return err
 			}
@@ -40,7 +40,7 @@ func newBenchCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&o.Quick, "quick", false, "tiny sizes and short runs, for CI")
-	cmd.Flags().StringSliceVar(&o.Only, "only", nil, "measure only these: reads, writes, uploads, processing, replay, cdn, tus")
+	cmd.Flags().StringSliceVar(&o.Only, "only", nil, "measure only these: reads, writes, uploads, processing, replay, cdn, tus, playable (only when named)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
 	cmd.Flags().IntVar(&o.Runs, "runs", 5, "runs of each measure (the median is reported)")
 	cmd.Flags().DurationVar(&o.Duration, "duration", 10*time.Second, "length of each load run")

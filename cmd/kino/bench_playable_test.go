@@ -1,0 +1,21 @@
+package main
+
+import (
+	"context"
+	"io"
+	"testing"
+
+	"github.com/kino-video/kino/cmd/kino/bench"
+)
+
+// kino bench --quick --only playable runs only the playable measure, and
+// finds the video playable no later than COMPLETED.
+func TestBenchPlayableQuick(t *testing.T) {
+	rs, err := runBench(context.Background(), bench.Options{Quick: true, Only: []string{playableMeasure}}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 1 || rs[0].Kino <= 0 || rs[0].Kino > rs[0].Baseline || rs[0].Notes == "" {
+		t.Fatalf("results: %+v", rs)
+	}
+}
