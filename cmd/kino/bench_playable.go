@@ -95,6 +95,8 @@ func benchPlayable(ctx context.Context, o bench.Options, say func(string, ...any
 			if err != nil {
 				return nil, err
 			}
+			say("playable: %d s clip: first segments on /cdn %.2f s, playlistUrl %.2f s, first segment fetched %.2f s, COMPLETED %.2f s",
+				c.secs, p.published, p.listed, p.fetched, p.completed)
 			r.KinoRuns, r.BaseRuns, listed = append(r.KinoRuns, p.fetched), append(r.BaseRuns, p.completed), append(listed, p.listed)
 			published = append(published, p.published)
 		}

@@ -290,7 +290,7 @@ func TestVideoEventsAudit(t *testing.T) {
 		}
 		checkTimestamp(t, "occurredAt", e.OccurredAt)
 	}
-	if strings.Join(types, ",") != "UploadAccepted,TranscodeStarted,TranscodeSucceeded,Deleted" {
+	if strings.Join(types, ",") != "UploadAccepted,TranscodeStarted,TranscodePlayable,TranscodeSucceeded,Deleted" {
 		t.Fatalf("history %v", types)
 	}
 	if body.Events[0].Data["filename"] != "c.mp4" {
