@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/kino-video/kino/domain"
@@ -280,12 +282,9 @@ var segmentName = regexp.MustCompile(`^seg_[0-9]{5,}\.ts$`)
 // segments, and its header tags (those before the first segment, but
 // the playlist type, ENDLIST and START, which the rewrite sets).
 func (e *early) listed(r string) ([]segment, []string, error) {
-	data, err := e.root.ReadFile(path.Join(media.HLSDir, r, "index.m3u8"))
+	data, err := readPlaylist(e.root, path.Join(media.HLSDir, r, "index.m3u8"))
 	if err != nil {
 		return nil, nil, err
-	}
-	if len(data) > 4<<20 {
-		return nil, nil, fmt.Errorf("%s: playlist of %d bytes", r, len(data))
 	}
 	var (
 		segs   []segment
@@ -344,12 +343,9 @@ func (e *early) stage(r string, header []string, segs []segment) error {
 
 // checkMaster checks the master ffmpeg wrote lists exactly the renditions.
 func (e *early) checkMaster() error {
-	data, err := e.root.ReadFile(path.Join(media.HLSDir, media.MasterName))
+	data, err := readPlaylist(e.root, path.Join(media.HLSDir, media.MasterName))
 	if err != nil {
 		return err
-	}
-	if len(data) > 1<<20 {
-		return fmt.Errorf("master playlist of %d bytes", len(data))
 	}
 	var listed []string
 	for l := range strings.Lines(string(data)) {
@@ -378,7 +374,7 @@ func (e *early) checkMaster() error {
 // toVOD rewrites the EVENT playlist rel of root (ffmpeg ended it with
 // ENDLIST) as a VOD playlist, through a new file renamed over it.
 func toVOD(root *os.Root, rel string) error {
-	data, err := root.ReadFile(rel)
+	data, err := readPlaylist(root, rel)
 	if err != nil {
 		return err
 	}
@@ -400,4 +396,34 @@ func toVOD(root *os.Root, rel string) error {
 		_ = root.Remove(tmp)
 	}
 	return err
+}
+
+// maxPlaylist bounds a playlist read from a work directory (a 10-hour
+// video's has about 9000 segments of 40 bytes).
+const maxPlaylist = 4 << 20
+
+// readPlaylist reads the playlist rel of root: a plain file (what ffmpeg's
+// user put there may be a FIFO, opened without blocking and refused) of at
+// most maxPlaylist bytes.
+func readPlaylist(root *os.Root, rel string) ([]byte, error) {
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a plain file (%s)", rel, fi.Mode().Type())
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxPlaylist+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxPlaylist {
+		return nil, fmt.Errorf("%s: playlist over %d bytes", rel, maxPlaylist)
+	}
+	return data, nil
 }
