@@ -15,11 +15,49 @@ import (
 // renderVideo renders v for the answer to r (whose origin the media URLs
 // name when --cdn-url is unset).
 func (s *Server) renderVideo(r *http.Request, v projections.Video) wire.Video {
-	var frac float64
-	if v.Status == domain.StatusProcessing && s.cfg.Progress != nil {
-		frac, _ = s.cfg.Progress.Get(v.ID)
+	return s.renderVideos(r, []projections.Video{v})[0]
+}
+
+// maxQueuePosition is how far into an account's PENDING videos a queue
+// position is counted; those further back show null.
+const maxQueuePosition = 1000
+
+// renderVideos renders vs for the answer to r, with what is live beside
+// the records: progress, speed and time left of PROCESSING videos (the
+// workers' reports), queue positions of PENDING ones (one walk of each
+// account's PENDING index, at most maxQueuePosition keys, per answer).
+func (s *Server) renderVideos(r *http.Request, vs []projections.Video) []wire.Video {
+	cdn := s.cdnURL(r)
+	var queues map[string]map[string]int
+	out := make([]wire.Video, len(vs))
+	for i, v := range vs {
+		var live wire.Live
+		switch v.Status {
+		case domain.StatusProcessing:
+			if s.cfg.Progress != nil {
+				if rep, ok := s.cfg.Progress.Live(v.ID); ok {
+					live.Progress, live.Speed, live.ETA = rep.Progress, rep.Speed, rep.ETA
+				}
+			}
+		case domain.StatusPending:
+			q, ok := queues[v.Account]
+			if !ok {
+				var err error
+				if q, err = s.cfg.DB.QueuePositions(v.Account, maxQueuePosition); err != nil {
+					logger(r, s.cfg.Log).Warn("queue positions", "err", err)
+				}
+				if queues == nil {
+					queues = map[string]map[string]int{}
+				}
+				queues[v.Account] = q
+			}
+			if n, ok := q[v.ID]; ok {
+				live.QueuePosition = &n
+			}
+		}
+		out[i] = wire.NewVideo(videoRecord(v), cdn, live)
 	}
-	return wire.NewVideo(videoRecord(v), s.cdnURL(r), wire.Live{Progress: frac})
+	return out
 }
 
 // videoRecord is what the Video resource is rendered from.
