@@ -31,7 +31,7 @@ const (
 	// EventVideoPlayable is kino's addition: the video plays already, while
 	// PROCESSING (sent once per processing run, before video.completed).
 	EventVideoPlayable EventType = "video.playable"
-	EventWebhookTest    EventType = "webhook.test" // POST /v1/webhooks/{id}/test; never subscribed to
+	EventWebhookTest   EventType = "webhook.test" // POST /v1/webhooks/{id}/test; never subscribed to
 )
 
 // Video is the Video resource (spec §2). The nullable fields are nil until
