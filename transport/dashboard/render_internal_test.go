@@ -175,7 +175,9 @@ func TestVideoPageStates(t *testing.T) {
 			v.StoryboardURL, v.DownloadURL = ptr("http://cdn.test/cdn/01J/storyboard.vtt"), ptr("http://cdn.test/cdn/01J/download.mp4")
 		}), []string{`id="player"`, `poster="http://cdn.test/cdn/01J/thumbnail.jpg"`, `id="u-storyboard"`, `id="u-download"`, ">Download MP4<",
 			`data-storyboard="http://cdn.test/cdn/01J/storyboard.vtt"`, `href="/play/01J"`}, []string{"<progress", `data-signed`, ">Retry<"}},
-		{"failed", with(func(v *wire.Video) { v.Status, v.Progress, v.ErrorMessage = domain.StatusFailed, nil, ptr("No video stream found.") }),
+		{"failed", with(func(v *wire.Video) {
+			v.Status, v.Progress, v.ErrorMessage = domain.StatusFailed, nil, ptr("No video stream found.")
+		}),
 			[]string{">Retry<", `data-api="/v1/videos/01J/retry"`, "No video stream found."}, []string{`id="player"`, "<progress"}},
 	}
 	for _, tt := range tests {
