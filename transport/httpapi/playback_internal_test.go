@@ -295,7 +295,7 @@ func (a *testAPI) signedVideo(key string) string {
 		"hls/master.m3u8": "#EXTM3U\n#EXT-X-VERSION:6\n" +
 			`#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aud",NAME="audio",DEFAULT=YES,URI="audio/index.m3u8"` + "\n" +
 			"#EXT-X-STREAM-INF:BANDWIDTH=400000,RESOLUTION=320x180,AUDIO=\"aud\"\n180p/index.m3u8\n",
-		"hls/180p/index.m3u8": "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXTINF:2.0,\nseg_00000.ts\n#EXT-X-ENDLIST\n",
+		"hls/180p/index.m3u8":   "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXTINF:2.0,\nseg_00000.ts\n#EXT-X-ENDLIST\n",
 		"hls/180p/seg_00000.ts": strings.Repeat("G", 376),
 		"storyboard.vtt":        "WEBVTT\n\n00:00:00.000 --> 00:00:02.000\nstoryboard.jpg#xywh=0,0,160,90\n\n00:00:02.000 --> 00:00:04.000\nstoryboard.jpg#xywh=160,0,160,90\n",
 		"storyboard.jpg":        "jpg",
