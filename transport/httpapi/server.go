@@ -395,6 +395,7 @@ func (s *Server) routes() {
 	route("/videos/{id}", s.getVideo, http.MethodGet)
 	route("/videos/{id}", s.deleteVideo, http.MethodDelete)
 	route("/videos/{id}/events", s.videoEvents, http.MethodGet)
+	route("/videos/{id}/retry", s.retryVideo, http.MethodPost)
 
 	route("/collections", s.createCollection, http.MethodPost)
 	route("/collections", s.listCollections, http.MethodGet)
