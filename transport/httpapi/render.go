@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"net/http"
+
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/wire"
@@ -10,12 +12,14 @@ import (
 // webhook bodies and the Go client; this file turns read-model records
 // into them.
 
-func (s *Server) renderVideo(v projections.Video) wire.Video {
+// renderVideo renders v for the answer to r (whose origin the media URLs
+// name when --cdn-url is unset).
+func (s *Server) renderVideo(r *http.Request, v projections.Video) wire.Video {
 	var frac float64
 	if v.Status == domain.StatusProcessing && s.cfg.Progress != nil {
 		frac, _ = s.cfg.Progress.Get(v.ID)
 	}
-	return wire.NewVideo(videoRecord(v), s.cfg.CDNURL, wire.Live{Progress: frac})
+	return wire.NewVideo(videoRecord(v), s.cdnURL(r), wire.Live{Progress: frac})
 }
 
 // videoRecord is what the Video resource is rendered from.
