@@ -12,15 +12,17 @@ import (
 )
 
 // cdnPath matches the only files served under /cdn: a video's master
-// playlist, its renditions' playlists and segments, its thumbnail and its
-// preview. Originals, work files and directories never match.
-var cdnPath = regexp.MustCompile(`^/cdn/([0-9A-HJKMNP-TV-Z]{26})/(hls/master\.m3u8|hls/(?:[0-9]{1,4}p|audio)/(?:index\.m3u8|seg_[0-9]{5,}\.ts)|thumbnail\.jpg|preview\.mp4)$`)
+// playlist, its renditions' playlists and segments, its thumbnail, its
+// preview, its storyboard (sprite and track) and its download rendition.
+// Originals, work files and directories never match.
+var cdnPath = regexp.MustCompile(`^/cdn/([0-9A-HJKMNP-TV-Z]{26})/(hls/master\.m3u8|hls/(?:[0-9]{1,4}p|audio)/(?:index\.m3u8|seg_[0-9]{5,}\.ts)|thumbnail\.jpg|preview\.mp4|storyboard\.(?:jpg|vtt)|download\.mp4)$`)
 
 var contentTypes = map[string]string{
 	".m3u8": "application/vnd.apple.mpegurl",
 	".ts":   "video/mp2t",
 	".jpg":  "image/jpeg",
 	".mp4":  "video/mp4",
+	".vtt":  "text/vtt",
 }
 
 // serveMedia serves {cdn_url} files with Range support and open CORS, so a
