@@ -58,11 +58,11 @@ func TestLadderArgsExtrasGolden(t *testing.T) {
 
 func TestPlanStoryboard(t *testing.T) {
 	tests := []struct {
-		name                   string
-		length                 float64
-		w, h                   int
+		name                    string
+		length                  float64
+		w, h                    int
 		step, count, cols, rows int
-		tileW, tileH           int
+		tileW, tileH            int
 	}{
 		{"half a second", 0.5, 426, 240, 1000, 1, 1, 1, 160, 90},
 		{"21 s: one a second", 21, 426, 240, 1000, 21, 10, 3, 160, 90},
