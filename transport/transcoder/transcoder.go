@@ -189,7 +189,7 @@ func (t *Transcoder) Run(ctx context.Context) error {
 	go func() { defer wg.Done(); t.scratch.sweepLoop(ctx, t.cfg.Log) }()
 	return t.cfg.Store.FairWork(ctx, eventstore.FairConfig{
 		Intake:         Durable,
-		FilterSubjects: []string{domain.TypeFilter(domain.AggVideo, domain.TypeUploadAccepted)},
+		FilterSubjects: intakeFilters,
 		Account:        jobAccount,
 		Limit:          t.limit,
 		Concurrency:    t.cfg.Workers,
