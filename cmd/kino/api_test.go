@@ -22,7 +22,8 @@ import (
 
 var videoFields = []string{"id", "filename", "status", "duration", "originalSize", "processedSize", "playlistUrl",
 	"thumbnailUrl", "previewUrl", "resolutions", "errorMessage", "collection", "createdAt", "updatedAt",
-	"progress"} // progress is kino's addition to spec §2
+	"progress", // progress and the rest are kino's additions to spec §2
+	"playbackPolicy", "storyboardUrl", "downloadUrl", "speed", "eta", "queuePosition"}
 
 func keys(m map[string]any) []string {
 	out := make([]string, 0, len(m))

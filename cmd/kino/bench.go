@@ -18,10 +18,10 @@ import (
 var mp4Box = bench.MP4Box
 
 func newBenchCmd() *cobra.Command {
-	o := bench.Options{Start: startBenchKino, CDN: startCDNKino}
+	o := bench.Options{Start: startBenchKino, CDN: startCDNKino, More: benchMore}
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "bench [--quick] [--only reads,writes,uploads,processing,replay,cdn,tus] [--json]",
+		Use:   "bench [--quick] [--only reads,writes,uploads,processing,replay,cdn,tus,outputs,fastpath] [--json]",
 		Short: "Measure kino against baselines on this machine, side by side, in one run",
 		Long:  bench.Describe,
 		Args:  cobra.NoArgs,
@@ -40,7 +40,7 @@ func newBenchCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&o.Quick, "quick", false, "tiny sizes and short runs, for CI")
-	cmd.Flags().StringSliceVar(&o.Only, "only", nil, "measure only these: reads, writes, uploads, processing, replay, cdn, tus")
+	cmd.Flags().StringSliceVar(&o.Only, "only", nil, "measure only these: reads, writes, uploads, processing, replay, cdn, tus, outputs, fastpath")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
 	cmd.Flags().IntVar(&o.Runs, "runs", 5, "runs of each measure (the median is reported)")
 	cmd.Flags().DurationVar(&o.Duration, "duration", 10*time.Second, "length of each load run")

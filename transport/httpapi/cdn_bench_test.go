@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"fmt"
@@ -10,9 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/oklog/ulid/v2"
 
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/media"
@@ -26,7 +31,7 @@ import (
 //	go test -run '^$' -bench CDNSegment -benchtime 3s ./transport/httpapi/
 func BenchmarkCDNSegment(b *testing.B) {
 	for _, size := range []int{256 << 10, 1536 << 10} {
-		for _, backend := range []string{"dir", "nats", "nats+cache"} {
+		for _, backend := range []string{"dir", "dir+signed", "nats", "nats+cache"} {
 			b.Run(fmt.Sprintf("%s/%dKiB", backend, size>>10), func(b *testing.B) {
 				url := cdnBench(b, backend, size)
 				for _, rng := range []string{"", fmt.Sprintf("bytes=%d-", size/2)} {
@@ -131,11 +136,40 @@ func cdnBench(b *testing.B, backend string, size int) string {
 	if err := ms.Publish(ctx, id, work); err != nil {
 		b.Fatal(err)
 	}
-	s, err := New(Config{Store: store, DB: db, Projector: proj, Media: ms, Log: quiet, CDNURL: "http://cdn.example.test/cdn"})
+	// The video's record: /cdn serves only the files of a known video,
+	// and checks a signed one's token.
+	run, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- proj.Run(run) }()
+	b.Cleanup(func() { stop(); <-done })
+	policy := domain.PlaybackPublic
+	if backend == "dir+signed" {
+		policy = domain.PlaybackSigned
+	}
+	res, err := eventstore.Execute[domain.Video](ctx, store, videoStream(id), domain.AcceptUpload{Account: "bench",
+		Collection: "main", CollectionName: "Main", Filename: "b.mp4", Size: 1, MaxSize: 1 << 30, PlaybackPolicy: policy})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := proj.WaitFor(ctx, res.LastSeq()); err != nil {
+		b.Fatal(err)
+	}
+	key := bytes.Repeat([]byte{1}, 32)
+	s, err := New(Config{Store: store, DB: db, Projector: proj, Media: ms, Log: quiet, CDNURL: "http://cdn.example.test/cdn", PlaybackKey: key})
 	if err != nil {
 		b.Fatal(err)
 	}
 	srv := httptest.NewServer(s.Handler())
 	b.Cleanup(srv.Close)
-	return srv.URL + "/cdn/" + id + "/hls/720p/seg_00000.ts"
+	u := srv.URL + "/cdn/" + id + "/hls/720p/seg_00000.ts"
+	if policy == domain.PlaybackSigned {
+		t := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.RegisteredClaims{Subject: id, ExpiresAt: jwt.NewNumericDate(time.Now().Add(time.Hour))})
+		t.Header["kid"] = kinoKID
+		tok, err := t.SignedString(key)
+		if err != nil {
+			b.Fatal(err)
+		}
+		u += "?token=" + tok
+	}
+	return u
 }

@@ -66,6 +66,7 @@ func (s *Server) play(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	res := s.renderVideo(r, v)
+	playTokenURLs(r, &res)
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	s.pageHeaders(h)

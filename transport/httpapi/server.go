@@ -82,6 +82,11 @@ type Config struct {
 	Redeliver Redeliverer    // nil: POST .../deliveries/{deliveryId}/redeliver answers 503
 	Secrets   Sealer         // seals webhook secrets; nil: POST /v1/webhooks fails
 
+	// PlaybackKey signs and checks kino's playback tokens (HS256). Nil:
+	// derived from Secrets when it derives keys (seal.Key), else kino
+	// issues and accepts none (customer-signed tokens still work).
+	PlaybackKey []byte
+
 	// AdminToken enables the /v1/admin routes for operators
 	// (Authorization: Bearer <token>, not an API key); Admin runs
 	// POST /v1/admin/replay.
@@ -188,6 +193,9 @@ func (c *Config) validate() error {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if d, ok := c.Secrets.(deriver); ok && c.PlaybackKey == nil {
+		c.PlaybackKey = d.Derive(PlaybackKeyPurpose)
 	}
 	c.CDNURL = strings.TrimRight(c.CDNURL, "/")
 	if c.LocalOrigin == "" {
@@ -420,6 +428,12 @@ func (s *Server) routes() {
 	route("/keys", s.listKeys, http.MethodGet)
 	route("/keys", s.createKey, http.MethodPost)
 	route("/keys/{id}", s.revokeKey, http.MethodDelete)
+
+	route("/videos/{id}", s.setVideoPolicy, http.MethodPatch)
+	route("/videos/{id}/playback-tokens", s.issuePlaybackToken, http.MethodPost)
+	route("/signing-keys", s.createSigningKey, http.MethodPost)
+	route("/signing-keys", s.listSigningKeys, http.MethodGet)
+	route("/signing-keys/{id}", s.deleteSigningKey, http.MethodDelete)
 }
 
 // handle adapts a handler that returns an error.

@@ -263,7 +263,7 @@ func (t *Transcoder) handle(ctx context.Context, job *eventstore.Job) {
 		}
 	}()
 	stopBeat := t.heartbeat(jobCtx, job, id, cancelJob)
-	done, err := t.transcode(jobCtx, log, id, start.State.Ext, start.State.Account)
+	done, err := t.transcode(jobCtx, log, id, start.State.Ext, start.State.Account, start.State.Download)
 	stopBeat()
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(jobCtx), errDeleted) {
 		err = domain.E("transcode", domain.NotFound, "video deleted")
@@ -401,7 +401,7 @@ func (t *Transcoder) heartbeat(ctx context.Context, job *eventstore.Job, id stri
 
 // transcode makes every output in a work directory, then publishes it under
 // the video's directory, and returns the command that records it.
-func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, account string) (domain.CompleteTranscode, error) {
+func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, account string, download bool) (domain.CompleteTranscode, error) {
 	var done domain.CompleteTranscode
 	bounds, err := t.bounds(ctx, account)
 	if err != nil {
@@ -435,6 +435,7 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 	// file claims, never more than the video it holds, within the plan.
 	length := info.Length()
 	rungs := ffmpeg.Ladder(info)
+	x := extras(log, info, rungs) // storyboard, fast path: outputs.go
 	report := t.progressReporter(ctx, id, length)
 	opts := func(lo, hi float64) ffmpeg.RunOptions {
 		return ffmpeg.RunOptions{Duration: length, StallTimeout: t.cfg.Stall, Jail: jail,
@@ -453,7 +454,7 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 		o.OnOutTime = func(sec float64) { encoded = max(encoded, sec) }
 		// Only this run's own output keeps it alive, not its neighbours'.
 		o.OutputDir = filepath.Join(work, media.HLSDir)
-		if err := ffmpeg.Run(gctx, ffmpeg.HLSArgs(in, media.HLSDir, info, rungs), o); err != nil {
+		if err := ffmpeg.Run(gctx, ffmpeg.LadderArgs(in, media.HLSDir, info, rungs, x), o); err != nil {
 			return fmt.Errorf("hls: %w", err)
 		}
 		// A file cut short after an index that promises more (an mp4 with
@@ -483,6 +484,10 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 	if err := verifyOutputs(ctx, work, res, info.HasAudio, jail); err != nil {
 		return done, err
 	}
+	extra, err := finishOutputs(ctx, log, work, info, rungs, x, download, opts(1, 1))
+	if err != nil {
+		return done, err
+	}
 	if err := os.Remove(filepath.Join(work, in.Path)); err != nil {
 		return done, err
 	}
@@ -501,7 +506,8 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 	}
 	log.Debug("outputs published", "rungs", len(rungs))
 	return domain.CompleteTranscode{Duration: info.Duration, Width: info.Width, Height: info.Height,
-		HasAudio: info.HasAudio, Resolutions: res, ProcessedSize: size}, nil
+		HasAudio: info.HasAudio, Resolutions: res, ProcessedSize: size,
+		Storyboard: extra.storyboard, Download: extra.download}, nil
 }
 
 // bounds are the probe-time limits for a video of account: the configured
