@@ -115,8 +115,15 @@ func TestVideoLiveFields(t *testing.T) {
 	}
 
 	// The walk is bounded: past the bound, no position.
-	q, err := a.s.cfg.DB.QueuePositions("acme", 1)
-	if err != nil || len(q) != 1 || q[ids[1]] != 1 {
+	var seqs []uint64
+	for _, id := range ids[1:] {
+		v, _, err := a.s.cfg.DB.Video(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, v.CreatedSeq)
+	}
+	if q, err := a.s.cfg.DB.QueuePositions("acme", seqs, 1); err != nil || q[0] != 1 || q[1] != 0 {
 		t.Fatalf("bounded positions: %v %v", q, err)
 	}
 }

@@ -25,37 +25,42 @@ const maxQueuePosition = 1000
 // renderVideos renders vs for the answer to r, with what is live beside
 // the records: progress, speed and time left of PROCESSING videos (the
 // workers' reports), queue positions of PENDING ones (one walk of each
-// account's PENDING index, at most maxQueuePosition keys, per answer).
+// account's PENDING index per answer, at most maxQueuePosition keys).
 func (s *Server) renderVideos(r *http.Request, vs []projections.Video) []wire.Video {
 	cdn := s.cdnURL(r)
-	var queues map[string]map[string]int
-	out := make([]wire.Video, len(vs))
+	lives := make([]wire.Live, len(vs))
+	pending := map[string][]int{} // account -> indexes into vs
 	for i, v := range vs {
-		var live wire.Live
 		switch v.Status {
 		case domain.StatusProcessing:
 			if s.cfg.Progress != nil {
 				if rep, ok := s.cfg.Progress.Live(v.ID); ok {
-					live.Progress, live.Speed, live.ETA = rep.Progress, rep.Speed, rep.ETA
+					lives[i].Progress, lives[i].Speed, lives[i].ETA = rep.Progress, rep.Speed, rep.ETA
 				}
 			}
 		case domain.StatusPending:
-			q, ok := queues[v.Account]
-			if !ok {
-				var err error
-				if q, err = s.cfg.DB.QueuePositions(v.Account, maxQueuePosition); err != nil {
-					logger(r, s.cfg.Log).Warn("queue positions", "err", err)
-				}
-				if queues == nil {
-					queues = map[string]map[string]int{}
-				}
-				queues[v.Account] = q
-			}
-			if n, ok := q[v.ID]; ok {
-				live.QueuePosition = &n
+			pending[v.Account] = append(pending[v.Account], i)
+		}
+	}
+	for account, idx := range pending {
+		seqs := make([]uint64, len(idx))
+		for j, i := range idx {
+			seqs[j] = vs[i].CreatedSeq
+		}
+		pos, err := s.cfg.DB.QueuePositions(account, seqs, maxQueuePosition)
+		if err != nil {
+			logger(r, s.cfg.Log).Warn("queue positions", "err", err)
+			continue
+		}
+		for j, i := range idx {
+			if pos[j] > 0 {
+				lives[i].QueuePosition = &pos[j]
 			}
 		}
-		out[i] = wire.NewVideo(videoRecord(v), cdn, live)
+	}
+	out := make([]wire.Video, len(vs))
+	for i, v := range vs {
+		out[i] = wire.NewVideo(videoRecord(v), cdn, lives[i])
 	}
 	return out
 }
