@@ -16,7 +16,7 @@ func TestLocalOrigin(t *testing.T) {
 		{&net.TCPAddr{IP: net.IPv4zero, Port: 8080}, "http://localhost:8080"},
 		{&net.TCPAddr{IP: net.IPv6unspecified, Port: 8080}, "http://localhost:8080"},
 		{&net.TCPAddr{Port: 9000}, "http://localhost:9000"},
-		{&net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 8080}, "http://localhost:8080"},
+		{&net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 8080}, "http://127.0.0.1:8080"},
 		{&net.TCPAddr{IP: net.ParseIP("fd00::5"), Port: 8080}, "http://[fd00::5]:8080"},
 	} {
 		if got := localOrigin(tc.addr); got != tc.want {
