@@ -3,6 +3,7 @@ package main
 import (
 	"net"
 	"strconv"
+	"strings"
 )
 
 // localOrigin is the origin of the listen address, for URLs made without a
@@ -20,4 +21,19 @@ func localOrigin(addr net.Addr) string {
 		host = tcp.IP.String()
 	}
 	return "http://" + net.JoinHostPort(host, strconv.Itoa(tcp.Port))
+}
+
+// siteOf is the site of an API base URL: without its trailing /v1.
+func siteOf(base string) string {
+	return strings.TrimSuffix(strings.TrimRight(base, "/"), "/v1")
+}
+
+// pageCDN is the media origin the dashboard's CSP must allow besides its
+// own: --cdn-url's, else --base-url's site (media URLs then name it),
+// else none (media come from the page's own origin).
+func pageCDN(cdnURL, baseURL string) string {
+	if cdnURL != "" || baseURL == "" {
+		return cdnURL
+	}
+	return siteOf(baseURL) + "/cdn"
 }

@@ -24,3 +24,16 @@ func TestLocalOrigin(t *testing.T) {
 		}
 	}
 }
+
+func TestPageCDN(t *testing.T) {
+	for _, tc := range []struct{ cdn, base, want string }{
+		{"", "", ""},
+		{"https://media.example.com/cdn", "https://kino.example.com/v1", "https://media.example.com/cdn"},
+		{"", "https://kino.example.com/v1/", "https://kino.example.com/cdn"},
+		{"", "https://example.com/kino/v1", "https://example.com/kino/cdn"},
+	} {
+		if got := pageCDN(tc.cdn, tc.base); got != tc.want {
+			t.Errorf("pageCDN(%q, %q) = %q, want %q", tc.cdn, tc.base, got, tc.want)
+		}
+	}
+}

@@ -577,7 +577,9 @@ func (m *Main) publicURLs(context.Context) error {
 	}
 	m.publicCDN = strings.TrimRight(m.CDNURL, "/")
 	if m.CDNURL == "" {
-		m.CDNURL = local + "/cdn"
+		// The API then answers with /cdn under --base-url's site, or at
+		// the request's origin; webhook bodies have no request.
+		m.CDNURL = siteOf(m.BaseURL) + "/cdn"
 	}
 	m.CDNURL = strings.TrimRight(m.CDNURL, "/")
 	return nil
@@ -650,14 +652,14 @@ func (m *Main) serveHTTP(ctx context.Context) error {
 		TrustedProxies: m.TrustedProxies, FrameAncestors: m.FrameAncestors, Limits: m.limits,
 		EventServer: m.eventServer(), DiskDirs: []string{m.Data, filepath.Join(m.Data, "media")}, DiskReserve: m.DiskReserve, MaxReadLag: m.MaxReadLag,
 		TusDir: tus, TusExpiry: m.TusExpiry, BaseURL: m.publicBase, DirectUploads: direct,
-		Users: m.users, PublicURL: strings.TrimSuffix(m.publicBase, "/v1"),
+		Users: m.users, PublicURL: siteOf(m.publicBase),
 	})
 	if err != nil {
 		return err
 	}
 	// The dashboard's pages, after the API's routes (exact paths: /v1, /cdn,
 	// /play, /assets, /auth stay the API's).
-	pages, err := dashboard.New(dashboard.Config{API: api.Router(), CDNURL: m.publicCDN, HLSJS: httpapi.PlayerAssetsBuilt(),
+	pages, err := dashboard.New(dashboard.Config{API: api.Router(), CDNURL: pageCDN(m.publicCDN, m.publicBase), HLSJS: httpapi.PlayerAssetsBuilt(),
 		Log: log.With("component", "dashboard")})
 	if err != nil {
 		return err
