@@ -125,6 +125,7 @@ func TestBrowserDashboard(t *testing.T) {
 		Uploaded    string   `json:"uploadStatuses"`
 		Refused     string   `json:"refusedDelete"`
 		Verify      string   `json:"verify"`
+		SignedLinks int      `json:"signedLinks"`
 		Shots       []string `json:"shots"`
 		Console     []string `json:"console"`
 	}
@@ -140,6 +141,6 @@ func TestBrowserDashboard(t *testing.T) {
 	if !strings.Contains(string(d.body), "webhook.test") {
 		t.Fatalf("the receiver got %s", d.body)
 	}
-	t.Logf("uploaded %s through the page, which saw it %s; the list first saw it %s; deleting its collection: %q; verify: %q; %d screenshots in %s",
-		res.Video, res.Uploaded, res.StatusFirst, res.Refused, res.Verify, len(res.Shots), shots)
+	t.Logf("uploaded %s through the page, which saw it %s; the list first saw it %s; deleting its collection: %q; verify: %q; %d media links got the playback token; %d screenshots in %s",
+		res.Video, res.Uploaded, res.StatusFirst, res.Refused, res.Verify, res.SignedLinks, len(res.Shots), shots)
 }

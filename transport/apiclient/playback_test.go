@@ -394,3 +394,51 @@ func TestSignPlaybackTokenRefuses(t *testing.T) {
 		t.Fatalf("%+v %v", tok, err)
 	}
 }
+
+// The client's Video reads every issue 14 field of the wire goldens and
+// writes the same bytes back (kino upload --json passes videos on).
+func TestVideoGoldensRoundTrip(t *testing.T) {
+	tests := []struct {
+		file  string
+		check func(apiclient.Video) bool
+	}{
+		{"video_processing_playable", func(v apiclient.Video) bool {
+			return v.PlaybackPolicy == apiclient.PlaybackSigned && v.PlaylistURL != nil && v.Speed != nil && *v.Speed == 2.25 &&
+				v.ETA != nil && *v.ETA == 12 && v.QueuePosition == nil && v.StoryboardURL == nil
+		}},
+		{"video_pending_queued", func(v apiclient.Video) bool {
+			return v.Status == apiclient.StatusPending && v.QueuePosition != nil && *v.QueuePosition == 3 && v.Speed == nil && v.PlaybackPolicy == apiclient.PlaybackPublic
+		}},
+		{"video_completed_extras", func(v apiclient.Video) bool {
+			return v.StoryboardURL != nil && strings.HasSuffix(*v.StoryboardURL, "/storyboard.vtt") && v.DownloadURL != nil &&
+				strings.HasSuffix(*v.DownloadURL, "/download.mp4") && v.Speed == nil && v.QueuePosition == nil
+		}},
+	}
+	for _, tt := range tests {
+		raw, err := os.ReadFile("../wire/testdata/" + tt.file + ".golden")
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw = bytes.TrimSpace(raw)
+		var v apiclient.Video
+		if err := json.Unmarshal(raw, &v); err != nil {
+			t.Fatal(err)
+		}
+		if !tt.check(v) {
+			t.Errorf("%s read as %+v", tt.file, v)
+		}
+		again, err := json.Marshal(v)
+		if err != nil || !bytes.Equal(again, raw) {
+			t.Errorf("%s written as\n%s\nwant\n%s", tt.file, again, raw)
+		}
+	}
+}
+
+// A subscription may list video.playable, kino's third kind.
+func TestSubscribeToVideoPlayable(t *testing.T) {
+	_, c := setup(t, httpapitest.Options{}, domain.PlanPro)
+	w, err := c.CreateWebhook(ctx(t), "https://example.com/hooks/kino", apiclient.EventVideoPlayable, apiclient.EventVideoCompleted)
+	if err != nil || len(w.Events) != 2 || w.Events[0] != apiclient.EventVideoCompleted || w.Events[1] != apiclient.EventVideoPlayable {
+		t.Fatalf("%+v %v", w, err)
+	}
+}

@@ -256,6 +256,15 @@ try {
   check(signedPage.poster.includes("token=") && !signedPage.playlist.includes("token="), "the poster has no token, or the URL field has one: " + JSON.stringify(signedPage));
   check(signedPage.links.every((h) => h.includes("token=")) && !signedPage.play, "media links without a token: " + JSON.stringify(signedPage));
   result.signedLinks = signedPage.links.length;
+  // With the download and storyboard outputs, their links carry the token
+  // and work; the bare URLs do not.
+  const signedVideo = await ana.evaluate(async (id) => (await fetch("/v1/videos/" + id, { credentials: "same-origin" })).json(), up.video);
+  for (const bareURL of [signedVideo.downloadUrl, signedVideo.storyboardUrl].filter(Boolean)) {
+    const link = signedPage.links.find((h) => h.startsWith(bareURL + "?"));
+    check(link, "no link to " + bareURL + ": " + JSON.stringify(signedPage.links));
+    const [withTok, without] = [(await fetch(link)).status, (await fetch(bareURL)).status];
+    check(withTok === 200 && without === 403, bareURL + ": " + withTok + " with the page's token, " + without + " without");
+  }
   await ana.evaluate(() => document.getElementById("player").pause());
   await shot(ana, "video-signed");
   await ana.click("text=Make public");
