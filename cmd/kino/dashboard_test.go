@@ -126,6 +126,7 @@ func TestBrowserDashboard(t *testing.T) {
 		Refused     string   `json:"refusedDelete"`
 		Verify      string   `json:"verify"`
 		SignedLinks int      `json:"signedLinks"`
+		Scenes      int      `json:"scenes"`
 		Shots       []string `json:"shots"`
 		Console     []string `json:"console"`
 	}
@@ -141,6 +142,6 @@ func TestBrowserDashboard(t *testing.T) {
 	if !strings.Contains(string(d.body), "webhook.test") {
 		t.Fatalf("the receiver got %s", d.body)
 	}
-	t.Logf("uploaded %s through the page, which saw it %s; the list first saw it %s; deleting its collection: %q; verify: %q; %d media links got the playback token; %d screenshots in %s",
-		res.Video, res.Uploaded, res.StatusFirst, res.Refused, res.Verify, res.SignedLinks, len(res.Shots), shots)
+	t.Logf("uploaded %s through the page, which saw it %s; the list first saw it %s; deleting its collection: %q; verify: %q; %d media links got the playback token; %d storyboard scenes; %d screenshots in %s",
+		res.Video, res.Uploaded, res.StatusFirst, res.Refused, res.Verify, res.SignedLinks, res.Scenes, len(res.Shots), shots)
 }

@@ -239,6 +239,17 @@ try {
   check(result.hlsjs, "hls.js did not play it");
   check(await ana.locator("#u-playlist").inputValue() !== "", "no playlist URL");
   check(await ana.locator(".timeline li").count() >= 3, "the event timeline is short");
+  // The storyboard's scenes (when the video has one) seek the player.
+  if (await ana.evaluate(() => !!document.getElementById("player").dataset.storyboard)) {
+    await ana.locator("#storyboard .scene").first().waitFor();
+    const scenes = await ana.locator("#storyboard .scene").count();
+    const last = ana.locator("#storyboard .scene").last();
+    const at = Number(await last.getAttribute("data-seek"));
+    await last.click();
+    await ana.waitForFunction((t) => document.getElementById("player").currentTime >= t - 0.5, at, { timeout: T });
+    result.scenes = scenes;
+    check(scenes > 1 && at > 0, "storyboard scenes: " + scenes + ", last at " + at);
+  }
   await ana.evaluate(() => document.getElementById("player").pause());
   await shot(ana, "video");
 
