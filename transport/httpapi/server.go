@@ -37,9 +37,10 @@ type Projector interface {
 	Applied() uint64 // the last stream sequence in the read models
 }
 
-// ProgressSource tells how far a PROCESSING video has come (0..1).
+// ProgressSource tells how far a PROCESSING video has come (0..1), and
+// how fast, as its worker reports it.
 type ProgressSource interface {
-	Get(videoID string) (float64, bool)
+	Live(videoID string) (eventstore.ProgressReport, bool)
 }
 
 // WebhookTester sends test deliveries.

@@ -347,11 +347,7 @@ func (s *Server) listVideos(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]wire.Video, len(videos))
-	for i, v := range videos {
-		out[i] = s.renderVideo(r, v)
-	}
-	writeJSON(w, http.StatusOK, wire.Videos{Videos: out})
+	writeJSON(w, http.StatusOK, wire.Videos{Videos: s.renderVideos(r, videos)})
 	return nil
 }
 

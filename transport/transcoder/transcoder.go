@@ -436,7 +436,7 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 	length := info.Length()
 	rungs := ffmpeg.Ladder(info)
 	x := extras(log, info, rungs) // storyboard, fast path: outputs.go
-	report := t.progressReporter(ctx, id)
+	report := t.progressReporter(ctx, id, length)
 	opts := func(lo, hi float64) ffmpeg.RunOptions {
 		return ffmpeg.RunOptions{Duration: length, StallTimeout: t.cfg.Stall, Jail: jail,
 			OnProgress: func(f float64) { report(lo + (hi-lo)*f) }}
@@ -561,24 +561,6 @@ func (t *Transcoder) checkDeleted(ctx context.Context, id string, err error) err
 		return domain.E("transcode", domain.NotFound, "video deleted")
 	}
 	return err
-}
-
-// progressReporter publishes progress at most once a second (and always
-// the first value).
-func (t *Transcoder) progressReporter(ctx context.Context, id string) func(float64) {
-	var mu sync.Mutex
-	var last time.Time
-	return func(f float64) {
-		mu.Lock()
-		defer mu.Unlock()
-		if !last.IsZero() && time.Since(last) < time.Second {
-			return
-		}
-		last = time.Now()
-		if err := t.cfg.Progress.Set(ctx, id, min(max(f, 0), 1)); err != nil && ctx.Err() == nil {
-			t.cfg.Log.Debug("progress", "video_id", id, "err", err)
-		}
-	}
 }
 
 func (t *Transcoder) clearProgress(id string) {
