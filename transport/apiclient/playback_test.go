@@ -442,3 +442,23 @@ func TestSubscribeToVideoPlayable(t *testing.T) {
 		t.Fatalf("%+v %v", w, err)
 	}
 }
+
+// While no transcoder runs, the account's PENDING videos wait in upload
+// order: the client reads each one's place.
+func TestQueuePosition(t *testing.T) {
+	_, c := setup(t, httpapitest.Options{}, domain.PlanPro)
+	var ids []string
+	for _, name := range []string{"a.mp4", "b.mp4", "c.mp4"} {
+		ids = append(ids, upload(t, c, name, notAVideo(2000)))
+	}
+	for i, id := range ids {
+		v, err := c.Video(ctx(t), id)
+		if err != nil || v.QueuePosition == nil || *v.QueuePosition != i+1 || v.Speed != nil || v.ETA != nil {
+			t.Fatalf("video %d: %+v %v", i, v, err)
+		}
+	}
+	page, err := c.Videos(ctx(t), apiclient.ListOptions{})
+	if err != nil || len(page) != 3 || page[0].QueuePosition == nil || *page[0].QueuePosition != 3 {
+		t.Fatalf("list: %+v %v", page, err)
+	}
+}
