@@ -349,7 +349,7 @@
 
   // The video page follows its video. It reloads to show the player once
   // the video is playable (a playlistUrl while PROCESSING), and once
-  // processing is over, unless the player is playing: then it only says so.
+  // processing is over, unless the player was started: then it only says so.
   const one = $("[data-live-video]");
   if (one && live(one.dataset.status)) {
     const tick = async () => {
@@ -358,7 +358,8 @@
         const player = document.getElementById("player");
         if (!one.dataset.playable && v.playlistUrl) return location.reload();
         if (!live(v.status)) {
-          if (!player || player.paused) return location.reload();
+          // Reload for the outputs unless someone started the player.
+          if (!player || (player.paused && player.currentTime === 0)) return location.reload();
           paint(one, v);
           const eta = $("[data-cell=eta]", one);
           if (eta) eta.textContent = v.status === "COMPLETED" ? "Processing finished: reload the page for every output." : "";
