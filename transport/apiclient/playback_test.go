@@ -462,3 +462,32 @@ func TestQueuePosition(t *testing.T) {
 		t.Fatalf("list: %+v %v", page, err)
 	}
 }
+
+// A subscription to video.playable gets it once, before video.completed,
+// with the video PROCESSING and its playlist set; ReadWebhook reads it
+// like the others.
+func TestVideoPlayableDelivery(t *testing.T) {
+	_, c := setup(t, httpapitest.Options{Transcode: true, Webhooks: true}, domain.PlanPro)
+	rcv := newReceiver(t)
+	hook, err := c.CreateWebhook(ctx(t), rcv.srv.URL, apiclient.EventVideoPlayable, apiclient.EventVideoCompleted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcv.setSecret(hook.Secret)
+	clip, err := os.ReadFile(ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 320, 180, 1, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := upload(t, c, "clip.mp4", clip)
+	if _, err := c.Wait(ctx(t), id, apiclient.WaitOptions{Interval: poll}); err != nil {
+		t.Fatal(err)
+	}
+	first, second := rcv.next(t), rcv.next(t)
+	if first.Type != apiclient.EventVideoPlayable || first.Video == nil || first.Video.ID != id || first.Video.Status != apiclient.StatusProcessing ||
+		first.Video.PlaylistURL == nil || first.Video.ThumbnailURL != nil {
+		t.Fatalf("first delivery: %+v %+v", first, first.Video)
+	}
+	if second.Type != apiclient.EventVideoCompleted || second.Video == nil || second.Video.ID != id || second.Video.Status != apiclient.StatusCompleted {
+		t.Fatalf("second delivery: %+v", second)
+	}
+}
