@@ -47,6 +47,7 @@ type Media interface {
 	WorkRoot() string
 	Fetch(ctx context.Context, id, ext, dst string) error
 	Publish(ctx context.Context, id, workDir string) error
+	PublishFiles(ctx context.Context, id, dir string, rels []string) error // progressive.go
 	RemoveOutputs(ctx context.Context, id string) error
 	Remove(ctx context.Context, id string) error
 }
@@ -447,6 +448,8 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 	}
 	// The ladder and the small outputs run side by side: the thumbnail and
 	// preview fill the gaps the ladder's encoders leave on the cores.
+	early := t.publishEarly(ctx, log, id, work, info, rungs) // progressive.go
+	defer early.stop()
 	g, gctx := errgroup.WithContext(ctx)
 	var encoded float64 // seconds of output the ladder reported
 	g.Go(func() error {
@@ -472,6 +475,9 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 			// Probe read: its big frames were refused, not decoded.
 			return done, bounds.FrameTooLarge("transcode", err)
 		}
+		return done, err
+	}
+	if err := early.finish(ctx); err != nil {
 		return done, err
 	}
 	if afterEncode != nil {

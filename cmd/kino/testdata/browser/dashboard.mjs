@@ -239,6 +239,17 @@ try {
   check(result.hlsjs, "hls.js did not play it");
   check(await ana.locator("#u-playlist").inputValue() !== "", "no playlist URL");
   check(await ana.locator(".timeline li").count() >= 3, "the event timeline is short");
+  // The storyboard's scenes (when the video has one) seek the player.
+  if (await ana.evaluate(() => !!document.getElementById("player").dataset.storyboard)) {
+    await ana.locator("#storyboard .scene").first().waitFor();
+    const scenes = await ana.locator("#storyboard .scene").count();
+    const last = ana.locator("#storyboard .scene").last();
+    const at = Number(await last.getAttribute("data-seek"));
+    await last.click();
+    await ana.waitForFunction((t) => document.getElementById("player").currentTime >= t - 0.5, at, { timeout: T });
+    result.scenes = scenes;
+    check(scenes > 1 && at > 0, "storyboard scenes: " + scenes + ", last at " + at);
+  }
   await ana.evaluate(() => document.getElementById("player").pause());
   await shot(ana, "video");
 
@@ -256,6 +267,15 @@ try {
   check(signedPage.poster.includes("token=") && !signedPage.playlist.includes("token="), "the poster has no token, or the URL field has one: " + JSON.stringify(signedPage));
   check(signedPage.links.every((h) => h.includes("token=")) && !signedPage.play, "media links without a token: " + JSON.stringify(signedPage));
   result.signedLinks = signedPage.links.length;
+  // With the download and storyboard outputs, their links carry the token
+  // and work; the bare URLs do not.
+  const signedVideo = await ana.evaluate(async (id) => (await fetch("/v1/videos/" + id, { credentials: "same-origin" })).json(), up.video);
+  for (const bareURL of [signedVideo.downloadUrl, signedVideo.storyboardUrl].filter(Boolean)) {
+    const link = signedPage.links.find((h) => h.startsWith(bareURL + "?"));
+    check(link, "no link to " + bareURL + ": " + JSON.stringify(signedPage.links));
+    const [withTok, without] = [(await fetch(link)).status, (await fetch(bareURL)).status];
+    check(withTok === 200 && without === 403, bareURL + ": " + withTok + " with the page's token, " + without + " without");
+  }
   await ana.evaluate(() => document.getElementById("player").pause());
   await shot(ana, "video-signed");
   await ana.click("text=Make public");
