@@ -27,7 +27,7 @@ const JobsStream = "KINO_JOBS"
 // Durable consumers that workers run, named here so that the worker role's
 // permissions (auth.go) and the workers agree on them.
 const (
-	TranscodeIntake = "transcoder"       // on KINO_EVENTS: UploadAccepted into KINO_JOBS
+	TranscodeIntake = "transcoder"       // on KINO_EVENTS: UploadAccepted and TranscodeRetried into KINO_JOBS
 	DeliveryDurable = "webhook-delivery" // on KINO_DELIVERIES: the webhook sender
 	FanoutDurable   = "webhook-fanout"   // on KINO_EVENTS: finished videos into KINO_DELIVERIES
 )
@@ -86,8 +86,9 @@ func openJobs(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstrea
 // among accounts under their limit.
 type FairConfig struct {
 	Intake         string   // durable on the event stream that feeds the queue, shared by every process
-	FilterSubjects []string // e.g. video.*.UploadAccepted
-	// Account names the account an event's job belongs to.
+	FilterSubjects []string // e.g. video.*.UploadAccepted; an existing intake takes a changed list where it stands
+	// Account names the account an event's job belongs to; "" refuses the
+	// event (the intake drops it, a worker refuses such a job).
 	Account func(domain.Event) string
 	// Limit is how many jobs of account may run at once across all
 	// processes (at least 1). It is called for every pick: cache it.
@@ -266,17 +267,34 @@ func (s *Store) intakeOne(ctx context.Context, cfg FairConfig, msg jetstream.Msg
 		_ = msg.Term()
 		return
 	}
-	account := queueToken(cfg.Account(e))
+	owner := cfg.Account(e)
+	if owner == "" { // not a kind of event the queue takes
+		cfg.Log.Error("job refused: no account", "type", e.Type, "seq", meta.Sequence.Stream)
+		_ = msg.Term()
+		return
+	}
+	account := queueToken(owner)
 	out := &nats.Msg{Subject: jobsReady + account, Data: msg.Data(), Header: nats.Header{}}
 	out.Header.Set(HeaderEventType, msg.Headers().Get(HeaderEventType))
 	out.Header.Set(headerEventSeq, strconv.FormatUint(meta.Sequence.Stream, 10))
 	out.Header.Set(headerAccount, account)
-	if _, err := s.js.PublishMsg(ctx, out, jetstream.WithMsgID(e.AggregateID), jetstream.WithExpectStream(JobsStream)); err != nil {
+	if _, err := s.js.PublishMsg(ctx, out, jetstream.WithMsgID(jobMsgID(e)), jetstream.WithExpectStream(JobsStream)); err != nil {
 		cfg.Log.Warn("queue job", "video_id", e.AggregateID, "err", err)
 		_ = msg.NakWithDelay(time.Second)
 		return
 	}
 	_ = msg.DoubleAck(ctx)
+}
+
+// jobMsgID is the message id of an event's job: a redelivered event is
+// then a duplicate, dropped within the stream's window. An upload's is the
+// video id, as it always was; any later job of the same video (a retry)
+// is named by its own event, so it is never taken for the upload's.
+func jobMsgID(e domain.Event) string {
+	if _, ok := e.Data.(domain.UploadAccepted); ok {
+		return e.AggregateID
+	}
+	return e.Type + "-" + e.ID
 }
 
 // backoffOne puts a job whose backoff is over back at the end of its
@@ -436,9 +454,11 @@ func (p *picker) fetch(ctx context.Context, c candidate) *Job {
 		return nil
 	}
 	// Only the intake writes here (and workers, which may publish jobs.>):
-	// a job is an UploadAccepted of the queue's own account, or nothing.
-	if _, ok := e.Data.(domain.UploadAccepted); !ok || queueToken(p.cfg.Account(e)) != c.account {
-		p.cfg.Log.Error("job refused: not an upload of its queue's account", "account", c.account, "type", e.Type)
+	// a job is an event the queue takes (Account names its account: an
+	// UploadAccepted, a TranscodeRetried) of the queue's own account, or
+	// nothing.
+	if owner := p.cfg.Account(e); owner == "" || queueToken(owner) != c.account {
+		p.cfg.Log.Error("job refused: not a job of its queue's account", "account", c.account, "type", e.Type)
 		_ = msg.Term()
 		return nil
 	}

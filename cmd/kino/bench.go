@@ -18,15 +18,15 @@ import (
 var mp4Box = bench.MP4Box
 
 func newBenchCmd() *cobra.Command {
-	o := bench.Options{Start: startBenchKino, CDN: startCDNKino}
+	o := bench.Options{Start: startBenchKino, CDN: startCDNKino, More: benchMore}
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "bench [--quick] [--only reads,writes,uploads,processing,replay,cdn,tus,playable] [--json]",
+		Use:   "bench [--quick] [--only reads,writes,uploads,processing,replay,cdn,tus,outputs,fastpath,playable] [--json]",
 		Short: "Measure kino against baselines on this machine, side by side, in one run",
 		Long:  bench.Describe + playableDescribe,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			results, err := runBench(cmd.Context(), o, cmd.ErrOrStderr()) // bench_playable.go
+			results, err := bench.Run(cmd.Context(), o, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -40,7 +40,7 @@ func newBenchCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&o.Quick, "quick", false, "tiny sizes and short runs, for CI")
-	cmd.Flags().StringSliceVar(&o.Only, "only", nil, "measure only these: reads, writes, uploads, processing, replay, cdn, tus, playable (only when named)")
+	cmd.Flags().StringSliceVar(&o.Only, "only", nil, "measure only these: reads, writes, uploads, processing, replay, cdn, tus, outputs, fastpath, playable (only when named)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
 	cmd.Flags().IntVar(&o.Runs, "runs", 5, "runs of each measure (the median is reported)")
 	cmd.Flags().DurationVar(&o.Duration, "duration", 10*time.Second, "length of each load run")

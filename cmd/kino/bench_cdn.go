@@ -10,6 +10,7 @@ import (
 
 	"github.com/kino-video/kino/cmd/kino/bench"
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/transport/media"
 )
 
@@ -32,6 +33,16 @@ func startCDNKino(ctx context.Context, s bench.CDNStore) (string, func(), error)
 		return "", nil, err
 	}
 	id, err := benchSegment(ctx, m.media, m.store.NewID(), bench.SegmentSize)
+	if err != nil {
+		stop()
+		return "", nil, err
+	}
+	// /cdn serves the files of a video the read models know.
+	res, err := eventstore.Execute[domain.Video](ctx, m.store, domain.VideoStream(id), domain.AcceptUpload{Account: "bench",
+		Collection: "bench", CollectionName: "bench", Filename: "bench.mp4", Size: 1, MaxSize: 1 << 30})
+	if err == nil {
+		err = m.projector.WaitFor(ctx, res.LastSeq())
+	}
 	if err != nil {
 		stop()
 		return "", nil, err

@@ -21,18 +21,12 @@ import (
 	"github.com/kino-video/kino/transport/apiclient"
 )
 
-// playableMeasure is kino bench's --only name of benchPlayable. It runs
-// only when asked for: its clips take minutes to encode.
+// playableMeasure is kino bench's --only name of benchPlayable, one of
+// bench.Options.More. It runs only when named: its clips take minutes to
+// encode on two cores.
 const playableMeasure = "playable"
 
-// withoutPlayable reports whether only lists playable, and the list
-// without it (what bench.Run measures).
-func withoutPlayable(only []string) (bool, []string) {
-	if !slices.Contains(only, playableMeasure) {
-		return false, only
-	}
-	return true, slices.DeleteFunc(slices.Clone(only), func(s string) bool { return s == playableMeasure })
-}
+func init() { benchMore[playableMeasure] = benchPlayable }
 
 // benchPlayable measures progressive publishing: upload -> playable (the
 // video's playlistUrl set while PROCESSING and the first segment of its
@@ -41,6 +35,9 @@ func withoutPlayable(only []string) (bool, []string) {
 // 1080p clip. It does not start a browser: the first frame in hls.js comes
 // one segment download after the figure.
 func benchPlayable(ctx context.Context, o bench.Options, say func(string, ...any)) ([]bench.Result, error) {
+	if !slices.Contains(o.Only, playableMeasure) {
+		return nil, nil
+	}
 	dir, err := os.MkdirTemp("", "kino-bench-playable-")
 	if err != nil {
 		return nil, err
@@ -249,25 +246,3 @@ const playableDescribe = `
 
   playable    (only with --only playable) a 60 s and a 5-minute 1080p clip: upload -> playlistUrl
               set and the first segment fetched from /cdn, vs upload -> COMPLETED (goal < 6 s)`
-
-// runBench runs bench.Run's measures and, when named, benchPlayable.
-func runBench(ctx context.Context, o bench.Options, progress io.Writer) ([]bench.Result, error) {
-	playable, rest := withoutPlayable(o.Only)
-	var results []bench.Result
-	if !playable || len(rest) > 0 {
-		o.Only = rest
-		rs, err := bench.Run(ctx, o, progress)
-		if err != nil {
-			return nil, err
-		}
-		results = rs
-	}
-	if playable {
-		rs, err := benchPlayable(ctx, o, func(f string, a ...any) { fmt.Fprintf(progress, "bench: "+f+"\n", a...) })
-		if err != nil {
-			return nil, fmt.Errorf("playable: %w", err)
-		}
-		results = append(results, rs...)
-	}
-	return results, nil
-}

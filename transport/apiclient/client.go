@@ -4,8 +4,9 @@
 // deliveries log, tests and redelivery, and the signature check a receiver
 // needs), direct upload URLs and the account's usage.
 //
-// It imports only the standard library and kino's wire types. A Client is
-// safe for concurrent use once its fields are set.
+// It imports only the standard library, kino's wire types and
+// golang-jwt (SignPlaybackToken). A Client is safe for concurrent use once
+// its fields are set.
 //
 //	c := &apiclient.Client{BaseURL: "https://video.example.com/v1", Key: os.Getenv("KINO_API_KEY")}
 //	v, err := c.Video(ctx, id)

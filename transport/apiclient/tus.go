@@ -72,11 +72,17 @@ type DirectUpload struct {
 // expiresIn (whole seconds, 1 min to 24 h; 0: the server's default, 1 h):
 // hand URL to whoever uploads (tus-js-client's endpoint, or
 // CreateResumableAt). The URL is a credential until it is used or expires.
-func (c *Client) CreateDirectUpload(ctx context.Context, collection string, expiresIn time.Duration) (DirectUpload, error) {
+//
+// opts override the collection's defaults for the video (WithPlaybackPolicy,
+// WithDownload); the uploader cannot change them.
+func (c *Client) CreateDirectUpload(ctx context.Context, collection string, expiresIn time.Duration, opts ...UploadOption) (DirectUpload, error) {
+	set := uploadSettingsOf(opts)
 	body := struct {
-		Collection string `json:"collection"`
-		ExpiresIn  int64  `json:"expiresIn,omitempty"`
-	}{collection, int64(expiresIn / time.Second)}
+		Collection     string         `json:"collection"`
+		ExpiresIn      int64          `json:"expiresIn,omitempty"`
+		PlaybackPolicy PlaybackPolicy `json:"playbackPolicy,omitempty"`
+		Download       *bool          `json:"download,omitempty"`
+	}{collection, int64(expiresIn / time.Second), set.policy, set.download}
 	cl := c.api(http.MethodPost, "/uploads", nil)
 	cl.body, cl.contentType = jsonBody(body), "application/json"
 	var out struct {
@@ -95,8 +101,8 @@ func (c *Client) CreateDirectUpload(ctx context.Context, collection string, expi
 // connections and restarts of kino. It returns the upload (its VideoID is
 // the video's) also with an error, so that a caller can persist its URL
 // and Resume it later.
-func (c *Client) UploadResumable(ctx context.Context, r io.ReaderAt, size int64, filename, collection string, o TusOptions) (*Resumable, error) {
-	u, err := c.CreateResumable(ctx, size, filename, collection)
+func (c *Client) UploadResumable(ctx context.Context, r io.ReaderAt, size int64, filename, collection string, o TusOptions, opts ...UploadOption) (*Resumable, error) {
+	u, err := c.CreateResumable(ctx, size, filename, collection, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -106,9 +112,13 @@ func (c *Client) UploadResumable(ctx context.Context, r io.ReaderAt, size int64,
 // CreateResumable creates a tus upload of size bytes at POST
 // /v1/uploads/tus. The plan's size limit, the file type (by filename) and
 // the collection are checked here; the video exists once the last byte
-// is sent.
-func (c *Client) CreateResumable(ctx context.Context, size int64, filename, collection string) (*Resumable, error) {
-	return c.create(ctx, c.base()+"/uploads/tus", size, map[string]string{"filename": filename, "collection": collection}, false)
+// is sent. opts override the collection's defaults for the video.
+func (c *Client) CreateResumable(ctx context.Context, size int64, filename, collection string, opts ...UploadOption) (*Resumable, error) {
+	meta := map[string]string{"filename": filename, "collection": collection}
+	for _, f := range uploadSettingsOf(opts).fields() {
+		meta[f[0]] = f[1]
+	}
+	return c.create(ctx, c.base()+"/uploads/tus", size, meta, false)
 }
 
 // CreateResumableAt creates a tus upload at a direct upload URL
@@ -134,7 +144,7 @@ func (c *Client) create(ctx context.Context, creationURL string, size int64, met
 		return nil, errors.New("kino: a resumable upload needs its size (Upload-Length), more than 0")
 	}
 	var pairs []string
-	for _, k := range []string{"filename", "collection"} {
+	for _, k := range []string{"filename", "collection", "playbackPolicy", "download"} {
 		if v, ok := meta[k]; ok {
 			pairs = append(pairs, k+" "+base64.StdEncoding.EncodeToString([]byte(v)))
 		}

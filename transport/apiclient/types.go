@@ -28,7 +28,10 @@ type EventType string
 const (
 	EventVideoCompleted EventType = "video.completed"
 	EventVideoFailed    EventType = "video.failed"
-	EventWebhookTest    EventType = "webhook.test" // POST /v1/webhooks/{id}/test; never subscribed to
+	// EventVideoPlayable is kino's addition: the video plays already, while
+	// PROCESSING (sent once per processing run, before video.completed).
+	EventVideoPlayable EventType = "video.playable"
+	EventWebhookTest   EventType = "webhook.test" // POST /v1/webhooks/{id}/test; never subscribed to
 )
 
 // Video is the Video resource (spec §2). The nullable fields are nil until
@@ -51,6 +54,17 @@ type Video struct {
 	// Progress is kino's addition: 0 while PENDING, 0..1 while
 	// PROCESSING, 1 when COMPLETED, nil when FAILED.
 	Progress *float64
+	// The rest are kino's additions too.
+	//
+	// PlaybackPolicy is PlaybackPublic or PlaybackSigned: a signed video's
+	// media need a playback token (WithToken); its URLs here never carry
+	// one.
+	PlaybackPolicy PlaybackPolicy
+	StoryboardURL  *string  // WebVTT thumbnails track; COMPLETED only, when made
+	DownloadURL    *string  // MP4 download; COMPLETED only, when downloads are on
+	Speed          *float64 // × real time; PROCESSING only, once known
+	ETA            *float64 // seconds left; PROCESSING only, once known
+	QueuePosition  *int     // 1 = next to start; PENDING only, when known
 }
 
 // Done reports whether processing is over.
@@ -64,7 +78,9 @@ func videoFrom(w wire.Video) Video {
 		OriginalSize: w.OriginalSize, ProcessedSize: w.ProcessedSize, PlaylistURL: w.PlaylistURL,
 		ThumbnailURL: w.ThumbnailURL, PreviewURL: w.PreviewURL, Resolutions: w.Resolutions,
 		ErrorMessage: w.ErrorMessage, Collection: w.Collection,
-		CreatedAt: parseTime(w.CreatedAt), UpdatedAt: parseTime(w.UpdatedAt), Progress: w.Progress}
+		CreatedAt: parseTime(w.CreatedAt), UpdatedAt: parseTime(w.UpdatedAt), Progress: w.Progress,
+		PlaybackPolicy: PlaybackPolicy(w.PlaybackPolicy), StoryboardURL: w.StoryboardURL, DownloadURL: w.DownloadURL,
+		Speed: w.Speed, ETA: w.ETA, QueuePosition: w.QueuePosition}
 }
 
 func (v Video) wire() wire.Video {
@@ -76,8 +92,10 @@ func (v Video) wire() wire.Video {
 		OriginalSize: v.OriginalSize, ProcessedSize: v.ProcessedSize, PlaylistURL: v.PlaylistURL,
 		ThumbnailURL: v.ThumbnailURL, PreviewURL: v.PreviewURL, Resolutions: res,
 		ErrorMessage: v.ErrorMessage, Collection: v.Collection,
-		CreatedAt: formatTime(v.CreatedAt), UpdatedAt: formatTime(v.UpdatedAt), Progress: v.Progress}
+		CreatedAt: formatTime(v.CreatedAt), UpdatedAt: formatTime(v.UpdatedAt), Progress: v.Progress,
+		StoryboardURL: v.StoryboardURL, DownloadURL: v.DownloadURL, Speed: v.Speed, ETA: v.ETA, QueuePosition: v.QueuePosition}
 	setString(&w.Status, string(v.Status))
+	setString(&w.PlaybackPolicy, string(v.PlaybackPolicy))
 	return w
 }
 
@@ -118,12 +136,17 @@ type Collection struct {
 	Name       string
 	VideoCount int
 	CreatedAt  time.Time
-	UpdatedAt  time.Time // changes on rename only
+	UpdatedAt  time.Time // changes on rename and settings changes
+	// PlaybackPolicy and Downloads are kino's additions: the defaults of
+	// the videos uploaded into the collection from now on.
+	PlaybackPolicy PlaybackPolicy
+	Downloads      bool
 }
 
 func collectionFrom(w wire.Collection) Collection {
 	return Collection{Slug: w.Slug, Name: w.Name, VideoCount: w.VideoCount,
-		CreatedAt: parseTime(w.CreatedAt), UpdatedAt: parseTime(w.UpdatedAt)}
+		CreatedAt: parseTime(w.CreatedAt), UpdatedAt: parseTime(w.UpdatedAt),
+		PlaybackPolicy: PlaybackPolicy(w.PlaybackPolicy), Downloads: w.Downloads}
 }
 
 // Webhook is a subscription, without its secret.
@@ -157,7 +180,7 @@ type CreatedWebhook struct {
 type Delivery struct {
 	DeliveryID string    // the x-svc-delivery header; shared by the attempts of one delivery
 	EventID    string    // the body's id
-	Event      EventType // video.completed, video.failed or webhook.test
+	Event      EventType // video.completed, video.failed, video.playable or webhook.test
 	VideoID    string    // "" for webhook.test
 	Attempt    int       // 1, 2, ...
 	Succeeded  bool      // a 2xx within the timeout
@@ -187,7 +210,7 @@ func deliveryFrom(w wire.Delivery) Delivery {
 type Event struct {
 	Seq        uint64          // its sequence in kino's event stream
 	ID         string          // the event's id
-	Type       string          // UploadAccepted, TranscodeStarted, ... (docs/events.md)
+	Type       string          // UploadAccepted, TranscodeStarted, TranscodePlayable, ... (docs/events.md)
 	Version    int             // schema version
 	OccurredAt time.Time       //
 	Data       json.RawMessage // the payload, per Type

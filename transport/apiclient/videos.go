@@ -27,11 +27,19 @@ import (
 // the Retry-After (progress starts again from 0); otherwise the *Error is
 // returned. For large files, or unreliable networks, UploadResumable sends
 // the file in chunks and resumes after a failure.
-func (c *Client) Upload(ctx context.Context, r io.Reader, size int64, filename, collection string, progress func(sent, total int64)) (Uploaded, error) {
+//
+// opts override the collection's defaults for this video
+// (WithPlaybackPolicy, WithDownload).
+func (c *Client) Upload(ctx context.Context, r io.Reader, size int64, filename, collection string, progress func(sent, total int64), opts ...UploadOption) (Uploaded, error) {
 	var head bytes.Buffer
 	mw := multipart.NewWriter(&head)
 	if err := mw.WriteField("collection", collection); err != nil {
 		return Uploaded{}, err
+	}
+	for _, f := range uploadSettingsOf(opts).fields() {
+		if err := mw.WriteField(f[0], f[1]); err != nil {
+			return Uploaded{}, err
+		}
 	}
 	h := textproto.MIMEHeader{}
 	h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="file"; filename=%q`, filename))

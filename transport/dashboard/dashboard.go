@@ -136,6 +136,7 @@ func (d *Dashboard) Register(r *mux.Router) {
 	get("/collections", d.collections)
 	get("/keys", d.keys)
 	get("/keys/{id}", d.key)
+	get("/signing-keys", d.signingKeys)
 	get("/webhooks", d.webhooks)
 	get("/webhooks/{id}", d.webhook)
 	get("/usage", d.usage)

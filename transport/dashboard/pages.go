@@ -262,6 +262,15 @@ func (d *Dashboard) key(w http.ResponseWriter, r *http.Request, me identity) err
 	return errNotFound // another account's key, or none
 }
 
+func (d *Dashboard) signingKeys(w http.ResponseWriter, r *http.Request, me identity) error {
+	var keys wire.SigningKeys
+	if err := d.get(r, "/v1/signing-keys", &keys); err != nil {
+		return err
+	}
+	d.render(w, r, http.StatusOK, "signingkeys", view{Title: "Signing keys", Nav: "signing-keys", Me: me, Data: keys.SigningKeys})
+	return nil
+}
+
 // WebhooksPage is the data of /webhooks.
 type WebhooksPage struct {
 	Webhooks []wire.Webhook
@@ -273,7 +282,7 @@ func (d *Dashboard) webhooks(w http.ResponseWriter, r *http.Request, me identity
 	if err := d.get(r, "/v1/webhooks", &list); err != nil {
 		return err
 	}
-	p := WebhooksPage{Webhooks: list.Webhooks, Events: []string{domain.EventVideoCompleted, domain.EventVideoFailed}}
+	p := WebhooksPage{Webhooks: list.Webhooks, Events: []string{domain.EventVideoCompleted, domain.EventVideoFailed, domain.EventVideoPlayable}}
 	d.render(w, r, http.StatusOK, "webhooks", view{Title: "Webhooks", Nav: "webhooks", Me: me, Data: p})
 	return nil
 }

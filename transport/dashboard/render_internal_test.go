@@ -63,6 +63,7 @@ func TestPagesRender(t *testing.T) {
 			Users:  []User{{ID: "u", Email: evil, Account: "acme", CreatedAt: "2026-11-22T12:00:00Z"}, {ID: "o", Email: "op@x.test", Operator: true, PasswordSet: true}},
 			Health: health, Plans: plans, Statuses: statuses}},
 		{"account", AdminAccountPage{Plans: plans}, AdminAccountPage{Account: acct, Keys: []Key{key}, Plans: plans}},
+		{"signingkeys", []wire.SigningKey{}, []wire.SigningKey{{ID: "01SK", Algorithm: "EdDSA", Label: evil, CreatedAt: "2026-11-22T12:00:00Z"}}},
 	}
 	if len(cases) != len(pageNames) {
 		t.Fatalf("%d cases for %d pages", len(cases), len(pageNames))
@@ -132,6 +133,89 @@ func TestWithoutAssets(t *testing.T) {
 		body := w.Body.String()
 		if !strings.Contains(body, "<code>just assets</code>") || strings.Contains(body, "tus.min.js") || strings.Contains(body, "hls.min.js") {
 			t.Errorf("%s without assets:\n%s", page, body)
+		}
+	}
+}
+
+// The video page in each state issue 14 added: the player while
+// PROCESSING once playable, the token request of a signed video, the
+// queue position and ETA, Retry on FAILED only, the storyboard and
+// download links, and the policy toggle.
+func TestVideoPageStates(t *testing.T) {
+	d, err := New(Config{API: http.NotFoundHandler(), CDNURL: "http://cdn.test/cdn", HLSJS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := wire.Video{ID: "01J", Filename: "a.mp4", Status: domain.StatusPending, OriginalSize: 10,
+		Collection: wire.CollectionRef{Slug: "main", Name: "Main"}, CreatedAt: "2026-11-22T12:00:00Z",
+		UpdatedAt: "2026-11-22T12:00:00Z", Progress: ptr(0.0), PlaybackPolicy: domain.PlaybackPublic}
+	with := func(change func(*wire.Video)) wire.Video {
+		v := base
+		change(&v)
+		return v
+	}
+	tests := []struct {
+		name      string
+		v         wire.Video
+		want, not []string
+	}{
+		{"pending in line", with(func(v *wire.Video) { v.QueuePosition = ptr(3) }),
+			[]string{"Waiting: 2 in line before it", `data-cell="eta"`, "Make signed"}, []string{`id="player"`, ">Retry<"}},
+		{"processing, not playable yet", with(func(v *wire.Video) {
+			v.Status, v.Progress, v.Speed, v.ETA = domain.StatusProcessing, ptr(0.25), ptr(2.0), ptr(75.0)
+		}), []string{"25% · about 2 min left · 2.0× real time", "<progress"}, []string{`id="player"`}},
+		{"processing and playable, signed", with(func(v *wire.Video) {
+			v.Status, v.Progress, v.PlaybackPolicy = domain.StatusProcessing, ptr(0.5), domain.PlaybackSigned
+			v.PlaylistURL = ptr("http://cdn.test/cdn/01J/hls/master.m3u8")
+		}), []string{`id="player"`, `data-signed="true"`, `data-playable="true"`, "<progress", "It plays already", "Make public", "answer 403 without"},
+			[]string{" poster=", `href="/play/01J"`}},
+		{"completed with outputs", with(func(v *wire.Video) {
+			v.Status, v.Progress = domain.StatusCompleted, ptr(1.0)
+			v.PlaylistURL, v.ThumbnailURL = ptr("http://cdn.test/cdn/01J/hls/master.m3u8"), ptr("http://cdn.test/cdn/01J/thumbnail.jpg")
+			v.StoryboardURL, v.DownloadURL = ptr("http://cdn.test/cdn/01J/storyboard.vtt"), ptr("http://cdn.test/cdn/01J/download.mp4")
+		}), []string{`id="player"`, `poster="http://cdn.test/cdn/01J/thumbnail.jpg"`, `id="u-storyboard"`, `id="u-download"`, ">Download MP4<",
+			`data-storyboard="http://cdn.test/cdn/01J/storyboard.vtt"`, `href="/play/01J"`}, []string{"<progress", `data-signed`, ">Retry<"}},
+		{"failed", with(func(v *wire.Video) {
+			v.Status, v.Progress, v.ErrorMessage = domain.StatusFailed, nil, ptr("No video stream found.")
+		}),
+			[]string{">Retry<", `data-api="/v1/videos/01J/retry"`, "No video stream found."}, []string{`id="player"`, "<progress"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := httptest.NewRecorder()
+			d.render(w, httptest.NewRequest("GET", "/videos/01J", nil), 200, "video",
+				view{Title: "a", Me: identity{ID: "u", Account: "acme"}, Data: VideoPage{Video: tt.v}})
+			body := w.Body.String()
+			for _, s := range tt.want {
+				if !strings.Contains(body, s) {
+					t.Errorf("no %q in\n%s", s, body)
+				}
+			}
+			for _, s := range tt.not {
+				if strings.Contains(body, s) {
+					t.Errorf("%q in\n%s", s, body)
+				}
+			}
+		})
+	}
+}
+
+func TestLiveText(t *testing.T) {
+	tests := []struct {
+		v    wire.Video
+		want string
+	}{
+		{wire.Video{Status: domain.StatusPending}, "Waiting for a transcoder"},
+		{wire.Video{Status: domain.StatusPending, QueuePosition: ptr(1)}, "Waiting: next in line"},
+		{wire.Video{Status: domain.StatusPending, QueuePosition: ptr(2)}, "Waiting: 1 in line before it"},
+		{wire.Video{Status: domain.StatusProcessing}, "0%"},
+		{wire.Video{Status: domain.StatusProcessing, Progress: ptr(0.424), ETA: ptr(9.2)}, "42% · about 10 s left"},
+		{wire.Video{Status: domain.StatusProcessing, Progress: ptr(1.5), ETA: ptr(3725.0), Speed: ptr(0.55)}, "100% · about 1 h 3 min left · 0.6× real time"},
+		{wire.Video{Status: domain.StatusCompleted, Progress: ptr(1.0), ETA: ptr(3.0)}, ""},
+	}
+	for _, tt := range tests {
+		if got := liveText(tt.v); got != tt.want {
+			t.Errorf("liveText(%+v) = %q, want %q", tt.v, got, tt.want)
 		}
 	}
 }

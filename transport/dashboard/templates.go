@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/wire"
 )
 
 // pageNames are the pages; each is parsed with the layout into its own set.
 var pageNames = []string{"login", "password", "error", "videos", "video", "upload", "collections",
-	"keys", "key", "webhooks", "webhook", "usage", "admin", "account"}
+	"keys", "key", "webhooks", "webhook", "usage", "admin", "account", "signingkeys"}
 
 func parsePages() (map[string]*template.Template, error) {
 	layout, err := template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")
@@ -69,6 +70,7 @@ var funcs = template.FuncMap{
 		return int(math.Round(math.Max(0, math.Min(1, *f)) * 100))
 	},
 	"live": func(s domain.Status) bool { return s == domain.StatusPending || s == domain.StatusProcessing },
+	"eta":  liveText,
 	"lower": func(s any) string {
 		return strings.ToLower(fmt.Sprint(s))
 	},
@@ -122,4 +124,46 @@ func formatWhen(s string) string {
 		return s
 	}
 	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// liveText says where a waiting or processing video is: its place in the
+// queue while PENDING; percent, time left and speed while PROCESSING.
+// app.js's liveText writes the same as it polls.
+func liveText(v wire.Video) string {
+	switch v.Status {
+	case domain.StatusPending:
+		if v.QueuePosition != nil && *v.QueuePosition > 0 {
+			if *v.QueuePosition == 1 {
+				return "Waiting: next in line"
+			}
+			return fmt.Sprintf("Waiting: %d in line before it", *v.QueuePosition-1)
+		}
+		return "Waiting for a transcoder"
+	case domain.StatusProcessing:
+		pct := 0
+		if v.Progress != nil {
+			pct = int(math.Round(math.Max(0, math.Min(1, *v.Progress)) * 100))
+		}
+		parts := []string{fmt.Sprintf("%d%%", pct)}
+		if v.ETA != nil {
+			parts = append(parts, "about "+formatLeft(*v.ETA)+" left")
+		}
+		if v.Speed != nil && *v.Speed > 0 {
+			parts = append(parts, fmt.Sprintf("%.1f× real time", *v.Speed))
+		}
+		return strings.Join(parts, " · ")
+	}
+	return ""
+}
+
+// formatLeft rounds seconds for people: "40 s", "3 min", "1 h 5 min".
+func formatLeft(s float64) string {
+	n := int(math.Ceil(math.Max(0, s)))
+	switch {
+	case n < 60:
+		return fmt.Sprintf("%d s", n)
+	case n < 3600:
+		return fmt.Sprintf("%d min", (n+59)/60)
+	}
+	return fmt.Sprintf("%d h %d min", n/3600, (n%3600+59)/60)
 }

@@ -61,6 +61,12 @@ const AudioRendition = "audio"
 // The output stops one second past info.Length(): a file whose audio or
 // claim runs on past its video costs no more than its video.
 func HLSArgs(in Input, outDir string, info Info, rungs []Rung) []string {
+	return LadderArgs(in, outDir, info, rungs, Extras{})
+}
+
+// LadderArgs is HLSArgs with the extras x (extras.go): the storyboard
+// sprite as a second output of the same pass, and the fast path.
+func LadderArgs(in Input, outDir string, info Info, rungs []Rung, x Extras) []string {
 	if len(rungs) == 0 {
 		rungs = Ladder(info)
 	}
@@ -74,9 +80,11 @@ func HLSArgs(in Input, outDir string, info Info, rungs []Rung) []string {
 	// rung is scaled to its own size whatever size the decoder delivers.
 	var graph []string
 	prev := videoIn(info)
-	for k, r := range rungs {
+	first, last, sb := x.firstEncoded(), len(rungs)-1, x.Storyboard.Count > 0
+	for k := first; k < len(rungs); k++ {
+		r := rungs[k]
 		scaled := fmt.Sprintf("[v%d]", k)
-		if k < len(rungs)-1 {
+		if k < last || sb {
 			scaled = fmt.Sprintf("[t%d]", k)
 		}
 		filter := scaleFilter(r.Width, r.Height)
@@ -91,18 +99,26 @@ func HLSArgs(in Input, outDir string, info Info, rungs []Rung) []string {
 			prev = fmt.Sprintf("[c%d]", k)
 		}
 	}
+	graph = x.storyboardBranch(graph, prev, first, last)
 
 	args := append(start(), in.capped(info.MaxPixels)...)
 	if l := info.Length(); l > 0 {
 		args = append(args, "-t", seconds(l+1))
 	}
-	args = append(args, "-filter_complex", strings.Join(graph, ";"))
+	if len(graph) > 0 {
+		args = append(args, "-filter_complex", strings.Join(graph, ";"))
+	}
 	for k := range rungs {
-		args = append(args, "-map", fmt.Sprintf("[v%d]", k))
+		if k < first {
+			args = append(args, "-map", videoMap(info))
+		} else {
+			args = append(args, "-map", fmt.Sprintf("[v%d]", k))
+		}
 	}
 	args = append(args, audioMap(info)...)
-	args = append(args, x264()...)
-	for k, r := range rungs {
+	args = append(args, x.videoCodecs(len(rungs))...)
+	for k, r := range rungs[first:] {
+		k += first
 		args = append(args,
 			fmt.Sprintf("-b:v:%d", k), kbps(r.Bitrate),
 			fmt.Sprintf("-maxrate:v:%d", k), kbps(r.MaxRate),
@@ -111,7 +127,7 @@ func HLSArgs(in Input, outDir string, info Info, rungs []Rung) []string {
 	}
 	var streams []string
 	if info.HasAudio {
-		args = append(args, aac()...)
+		args = append(args, x.audioCodec()...)
 		streams = append(streams, "a:0,agroup:audio,default:yes,name:"+AudioRendition)
 	}
 	for k, r := range rungs {
@@ -121,8 +137,8 @@ func HLSArgs(in Input, outDir string, info Info, rungs []Rung) []string {
 			streams = append(streams, fmt.Sprintf("v:%d,name:%s", k, r.Name))
 		}
 	}
-	return append(args,
-		"-force_key_frames", fmt.Sprintf("expr:gte(t,n_forced*%d)", segmentSeconds), "-sc_threshold", "0",
+	args = append(args,
+		"-force_key_frames", x.keyFrames(), "-sc_threshold", "0",
 		"-f", "hls",
 		"-hls_time", strconv.Itoa(segmentSeconds),
 		// EVENT playlists, segments and playlists written under a
@@ -137,6 +153,7 @@ func HLSArgs(in Input, outDir string, info Info, rungs []Rung) []string {
 		"-hls_segment_filename", filepath.Join(outDir, "%v", segmentPattern),
 		filepath.Join(outDir, "%v", variantPlaylist),
 	)
+	return append(args, x.storyboardOutput(info)...)
 }
 
 // ThumbnailArgs builds the arguments of a JPEG thumbnail written to out:

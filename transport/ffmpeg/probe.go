@@ -52,6 +52,9 @@ type Info struct {
 	// MaxPixels is the decoders' picture cap (Bounds.MaxWidth×MaxHeight)
 	// Probe ran under and every ffmpeg run decodes under; 0 is none.
 	MaxPixels int
+
+	// Source is what decides the fast path (fastpath.go).
+	Source Source
 }
 
 // Length is the duration kino trusts for its own limits: what the file
@@ -160,6 +163,11 @@ func probe(ctx context.Context, in Input, opt ProbeOptions) (Info, durationSourc
 		return Info{}, 0, err
 	}
 	info.MaxPixels, info.EncodeRate = b.maxPixels(), meta.guessedRate
+	audio := -1
+	if info.HasAudio {
+		audio = info.AudioStream
+	}
+	info.Source = parseSource(stdout.Bytes(), meta.index, audio)
 	if err := b.checkPicture(info, meta.guessedRate); err != nil {
 		return Info{}, 0, err
 	}
@@ -169,13 +177,14 @@ func probe(ctx context.Context, in Input, opt ProbeOptions) (Info, durationSourc
 
 	var sc packetScan
 	args = append([]string{"-v", "error", "-select_streams", strconv.Itoa(meta.index),
-		"-show_entries", "packet=pts_time,dts_time,duration_time", "-print_format", "csv=p=0"}, in.capped(b.maxPixels())...)
+		"-show_entries", "packet=pts_time,dts_time,duration_time,size,flags", "-print_format", "csv=p=0"}, in.capped(b.maxPixels())...)
 	// (The scan decodes nothing; the cap is there all the same.)
 	_, err = runProbe(ctx, opt.Jail, args, func(r io.Reader) error { return sc.read(r, b) })
 	if err != nil {
 		return Info{}, 0, err
 	}
 	info.Frames, info.Span, info.MaxGap = sc.frames, sc.span(), sc.maxGap
+	sc.keys.fill(&info.Source, sc.end)
 	if src == fromNowhere && info.Span > 0 {
 		info.Duration, src = info.Span, fromScan
 	}
@@ -270,6 +279,7 @@ type packetScan struct {
 	haveDTS, havePTS bool
 	maxGap           float64
 	err              error // a limit exceeded, found mid-scan
+	keys             keyScan
 }
 
 func (s *packetScan) span() float64 {
@@ -293,6 +303,10 @@ func (s *packetScan) read(r io.Reader, b Bounds) error {
 		dts, okD := scanTime(f[1])
 		dur, _ := scanTime(f[2])
 		s.frames++
+		if len(f) >= 5 {
+			size, _ := strconv.ParseInt(f[3], 10, 64)
+			s.keys.add(pts, okP, size, len(f[4]) > 0 && f[4][0] == 'K')
+		}
 		if !okD {
 			dts, okD = pts, okP
 		}

@@ -14,13 +14,14 @@ import (
 // cdnPath matches the only files served under /cdn: a video's master
 // playlist, its renditions' playlists and segments, its thumbnail and its
 // preview. Originals, work files and directories never match.
-var cdnPath = regexp.MustCompile(`^/cdn/([0-9A-HJKMNP-TV-Z]{26})/(hls/master\.m3u8|hls/(?:[0-9]{1,4}p|audio)/(?:index\.m3u8|seg_[0-9]{5,}\.ts)|thumbnail\.jpg|preview\.mp4)$`)
+var cdnPath = regexp.MustCompile(`^/cdn/([0-9A-HJKMNP-TV-Z]{26})/(hls/master\.m3u8|hls/(?:[0-9]{1,4}p|audio)/(?:index\.m3u8|seg_[0-9]{5,}\.ts)|thumbnail\.jpg|preview\.mp4|storyboard\.vtt|storyboard\.jpg|download\.mp4)$`)
 
 var contentTypes = map[string]string{
 	".m3u8": "application/vnd.apple.mpegurl",
 	".ts":   "video/mp2t",
 	".jpg":  "image/jpeg",
 	".mp4":  "video/mp4",
+	".vtt":  "text/vtt; charset=utf-8",
 }
 
 // serveMedia serves {cdn_url} files with Range support and open CORS, so a
@@ -42,6 +43,10 @@ func (s *Server) serveMedia(w http.ResponseWriter, r *http.Request) error {
 	if m == nil {
 		return errNotFound("file")
 	}
+	acc, err := s.mediaAccess(r, m[1])
+	if err != nil {
+		return err
+	}
 	f, err := s.cfg.Media.Open(r.Context(), m[1], m[2])
 	if domain.IsKind(err, domain.NotFound) || domain.IsKind(err, domain.Invalid) {
 		return errNotFound("file")
@@ -58,6 +63,9 @@ func (s *Server) serveMedia(w http.ResponseWriter, r *http.Request) error {
 		h.Set("Cache-Control", "public, max-age=60")
 	} else {
 		h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	}
+	if acc.cacheControl(h, m[2]) {
+		return s.serveRewritten(w, r, f, m[2], acc.token)
 	}
 	if f.ETag != "" {
 		h.Set("ETag", f.ETag)

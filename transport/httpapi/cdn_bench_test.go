@@ -1,18 +1,26 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/oklog/ulid/v2"
 
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/media"
@@ -26,7 +34,7 @@ import (
 //	go test -run '^$' -bench CDNSegment -benchtime 3s ./transport/httpapi/
 func BenchmarkCDNSegment(b *testing.B) {
 	for _, size := range []int{256 << 10, 1536 << 10} {
-		for _, backend := range []string{"dir", "nats", "nats+cache"} {
+		for _, backend := range []string{"dir", "dir+signed", "nats", "nats+cache"} {
 			b.Run(fmt.Sprintf("%s/%dKiB", backend, size>>10), func(b *testing.B) {
 				url := cdnBench(b, backend, size)
 				for _, rng := range []string{"", fmt.Sprintf("bytes=%d-", size/2)} {
@@ -91,7 +99,7 @@ func cdnBench(b *testing.B, backend string, size int) string {
 		Publish(ctx context.Context, id, workDir string) error
 	}
 	var ms benchMedia
-	if backend == "dir" {
+	if strings.HasPrefix(backend, "dir") {
 		ms, err = media.Open(b.TempDir())
 	} else {
 		obj, oerr := store.OpenObjects(ctx)
@@ -131,11 +139,96 @@ func cdnBench(b *testing.B, backend string, size int) string {
 	if err := ms.Publish(ctx, id, work); err != nil {
 		b.Fatal(err)
 	}
-	s, err := New(Config{Store: store, DB: db, Projector: proj, Media: ms, Log: quiet, CDNURL: "http://cdn.example.test/cdn"})
+	// The video's record: /cdn serves only the files of a known video,
+	// and checks a signed one's token.
+	run, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- proj.Run(run) }()
+	b.Cleanup(func() { stop(); <-done })
+	policy := domain.PlaybackPublic
+	if backend == "dir+signed" {
+		policy = domain.PlaybackSigned
+	}
+	res, err := eventstore.Execute[domain.Video](ctx, store, videoStream(id), domain.AcceptUpload{Account: "bench",
+		Collection: "main", CollectionName: "Main", Filename: "b.mp4", Size: 1, MaxSize: 1 << 30, PlaybackPolicy: policy})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := proj.WaitFor(ctx, res.LastSeq()); err != nil {
+		b.Fatal(err)
+	}
+	key := bytes.Repeat([]byte{1}, 32)
+	s, err := New(Config{Store: store, DB: db, Projector: proj, Media: ms, Log: quiet, CDNURL: "http://cdn.example.test/cdn", PlaybackKey: key})
 	if err != nil {
 		b.Fatal(err)
 	}
 	srv := httptest.NewServer(s.Handler())
+	benchServers[srv.URL] = s
 	b.Cleanup(srv.Close)
-	return srv.URL + "/cdn/" + id + "/hls/720p/seg_00000.ts"
+	u := srv.URL + "/cdn/" + id + "/hls/720p/seg_00000.ts"
+	if policy == domain.PlaybackSigned {
+		t := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.RegisteredClaims{Subject: id, ExpiresAt: jwt.NewNumericDate(time.Now().Add(time.Hour))})
+		t.Header["kid"] = kinoKID
+		tok, err := t.SignedString(key)
+		if err != nil {
+			b.Fatal(err)
+		}
+		u += "?token=" + tok
+	}
+	return u
+}
+
+// benchServers are the servers cdnBench started, by their URL.
+var benchServers = map[string]*Server{}
+
+// BenchmarkCDNAccess measures what signed playback adds to every /cdn
+// request, without the network or the file: the video's record read from
+// the read models (every video), and a token checked (signed videos:
+// kino's HS256, a customer's EdDSA with its key read from the read
+// models). docs/performance.md records the numbers.
+//
+//	go test -run '^$' -bench CDNAccess ./transport/httpapi/
+func BenchmarkCDNAccess(b *testing.B) {
+	for _, kind := range []string{"public", "signed/kino", "signed/customer"} {
+		b.Run(kind, func(b *testing.B) {
+			backend := "dir"
+			if kind != "public" {
+				backend = "dir+signed"
+			}
+			u := cdnBench(b, backend, 1024)
+			s := benchServers[u[:strings.Index(u, "/cdn/")]]
+			id := u[strings.Index(u, "/cdn/")+5:][:26]
+			if kind == "signed/customer" {
+				ctx := context.Background()
+				pub, priv, _ := ed25519.GenerateKey(nil)
+				kid := s.cfg.Store.NewID()
+				if _, err := eventstore.Execute[domain.Account](ctx, s.cfg.Store, domain.AccountStream("bench"), domain.CreateAccount{Slug: "bench", Plan: domain.PlanPro}); err != nil {
+					b.Fatal(err)
+				}
+				res, err := eventstore.Execute[domain.Account](ctx, s.cfg.Store, domain.AccountStream("bench"),
+					domain.CreateSigningKey{KeyID: kid, PublicKey: base64.RawURLEncoding.EncodeToString(pub)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := s.cfg.Projector.WaitFor(ctx, res.LastSeq()); err != nil {
+					b.Fatal(err)
+				}
+				t := jwt.NewWithClaims(jwt.SigningMethodEdDSA, jwt.RegisteredClaims{Subject: id, ExpiresAt: jwt.NewNumericDate(time.Now().Add(time.Hour))})
+				t.Header["kid"] = kid
+				tok, err := t.SignedString(priv)
+				if err != nil {
+					b.Fatal(err)
+				}
+				u = u[:strings.Index(u, "?")] + "?token=" + tok
+			}
+			req := httptest.NewRequest(http.MethodGet, u, nil)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := s.mediaAccess(req, id); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -21,8 +21,10 @@ func slugVar(r *http.Request) (string, error) {
 
 func (s *Server) createCollection(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
-		Slug *string `json:"slug"`
-		Name *string `json:"name"`
+		Slug           *string `json:"slug"`
+		Name           *string `json:"name"`
+		PlaybackPolicy *string `json:"playbackPolicy"`
+		Downloads      *bool   `json:"downloads"`
 	}
 	if err := decodeJSON(w, r, &body); err != nil {
 		return err
@@ -36,9 +38,13 @@ func (s *Server) createCollection(w http.ResponseWriter, r *http.Request) error 
 	if !domain.ValidSlug(*body.Slug) {
 		return errBadRequest("slug must match ^[a-z0-9][a-z0-9-]{0,62}$ (got %q)", *body.Slug)
 	}
+	policy, err := optionalPolicy(body.PlaybackPolicy)
+	if err != nil {
+		return err
+	}
 	acct := callerOf(r).Account
 	res, err := execute[domain.Collection](r, s.cfg.Store, domain.CollectionStream(acct, *body.Slug),
-		domain.CreateCollection{Account: acct, Slug: *body.Slug, Name: *body.Name})
+		domain.CreateCollection{Account: acct, Slug: *body.Slug, Name: *body.Name, PlaybackPolicy: policy, Downloads: body.Downloads})
 	if err != nil {
 		return err
 	}
@@ -89,21 +95,40 @@ func (s *Server) renameCollection(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	var body struct {
-		Name *string `json:"name"`
+		Name           *string `json:"name"`
+		PlaybackPolicy *string `json:"playbackPolicy"`
+		Downloads      *bool   `json:"downloads"`
 	}
 	if err := decodeJSON(w, r, &body); err != nil {
 		return err
 	}
-	if body.Name == nil {
-		return errBadRequest("name is required")
+	if body.Name == nil && body.PlaybackPolicy == nil && body.Downloads == nil {
+		return errBadRequest("send at least one of name, playbackPolicy, downloads")
 	}
-	acct := callerOf(r).Account
-	res, err := execute[domain.Collection](r, s.cfg.Store, domain.CollectionStream(acct, slug),
-		domain.RenameCollection{Account: acct, Name: *body.Name})
+	policy, err := optionalPolicy(body.PlaybackPolicy) // checked before anything is written
 	if err != nil {
 		return err
 	}
-	s.settle(r, res.LastSeq())
+	acct := callerOf(r).Account
+	if body.Name != nil {
+		res, err := execute[domain.Collection](r, s.cfg.Store, domain.CollectionStream(acct, slug),
+			domain.RenameCollection{Account: acct, Name: *body.Name})
+		if err != nil {
+			return err
+		}
+		s.settle(r, res.LastSeq())
+	}
+	if body.PlaybackPolicy != nil || body.Downloads != nil {
+		cmd := domain.ChangeCollectionSettings{Account: acct, Downloads: body.Downloads}
+		if body.PlaybackPolicy != nil {
+			cmd.PlaybackPolicy = &policy
+		}
+		res, err := execute[domain.Collection](r, s.cfg.Store, domain.CollectionStream(acct, slug), cmd)
+		if err != nil {
+			return err
+		}
+		s.settle(r, res.LastSeq())
+	}
 	return s.writeCollection(w, acct, slug, http.StatusOK)
 }
 
@@ -130,4 +155,12 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request) error 
 	s.settle(r, res.LastSeq())
 	writeJSON(w, http.StatusOK, wire.Message{Message: "Collection deleted"})
 	return nil
+}
+
+// optionalPolicy checks a playbackPolicy given in a body ("": not given).
+func optionalPolicy(p *string) (domain.PlaybackPolicy, error) {
+	if p == nil {
+		return "", nil
+	}
+	return domain.ParsePlaybackPolicy(*p)
 }

@@ -60,6 +60,8 @@ type directRecord struct {
 	ID         string    `json:"id"`
 	ExpiresAt  time.Time `json:"expiresAt"`
 	Used       bool      `json:"used"`
+	// Settings are the request's playbackPolicy and download.
+	Settings uploadSettings `json:"settings"`
 }
 
 // directCORS is answered on the direct upload routes only: they are meant
@@ -112,10 +114,16 @@ func (s *Server) createDirectUpload(w http.ResponseWriter, r *http.Request) erro
 		return domain.E("direct upload", domain.Unavailable, "direct uploads are not enabled on this server")
 	}
 	var req struct {
-		Collection string `json:"collection"`
-		ExpiresIn  *int64 `json:"expiresIn"`
+		Collection     string  `json:"collection"`
+		ExpiresIn      *int64  `json:"expiresIn"`
+		PlaybackPolicy *string `json:"playbackPolicy"`
+		Download       *bool   `json:"download"`
 	}
 	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	settings := uploadSettings{Download: req.Download}
+	if err := settings.parse(req.PlaybackPolicy, nil); err != nil {
 		return err
 	}
 	life := directDefault
@@ -137,7 +145,7 @@ func (s *Server) createDirectUpload(w http.ResponseWriter, r *http.Request) erro
 	_, _ = rand.Read(raw)
 	token := base64.RawURLEncoding.EncodeToString(raw)
 	rec := directRecord{Account: c.Account, Collection: coll.Slug, ID: s.cfg.Store.NewID(),
-		ExpiresAt: s.cfg.Now().Add(life).UTC().Truncate(time.Second)}
+		ExpiresAt: s.cfg.Now().Add(life).UTC().Truncate(time.Second), Settings: settings}
 	b, _ := json.Marshal(rec)
 	ctx, cancel := context.WithTimeout(r.Context(), writeTimeout)
 	defer cancel()
@@ -249,11 +257,7 @@ func (s *Server) publicBase(r *http.Request) string {
 	if s.cfg.BaseURL != "" {
 		return s.cfg.BaseURL
 	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host + "/v1"
+	return s.origin(r) + "/v1"
 }
 
 // directKey is the record key of a token: its SHA-256 in hex. A token
@@ -315,7 +319,7 @@ func (s *Server) directCreate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	err = s.createUpload(w, r, c, creation{id: rec.ID, collection: rec.Collection, direct: key, token: token,
+	err = s.createUpload(w, r, c, creation{id: rec.ID, collection: rec.Collection, direct: key, token: token, settings: &rec.Settings,
 		claim: func(ctx context.Context) error {
 			rec.Used = true
 			b, _ := json.Marshal(rec)

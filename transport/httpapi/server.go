@@ -37,9 +37,10 @@ type Projector interface {
 	Applied() uint64 // the last stream sequence in the read models
 }
 
-// ProgressSource tells how far a PROCESSING video has come (0..1).
+// ProgressSource tells how far a PROCESSING video has come (0..1), and
+// how fast, as its worker reports it.
 type ProgressSource interface {
-	Get(videoID string) (float64, bool)
+	Live(videoID string) (eventstore.ProgressReport, bool)
 }
 
 // WebhookTester sends test deliveries.
@@ -81,6 +82,11 @@ type Config struct {
 	Redeliver Redeliverer    // nil: POST .../deliveries/{deliveryId}/redeliver answers 503
 	Secrets   Sealer         // seals webhook secrets; nil: POST /v1/webhooks fails
 
+	// PlaybackKey signs and checks kino's playback tokens (HS256). Nil:
+	// derived from Secrets when it derives keys (seal.Key), else kino
+	// issues and accepts none (customer-signed tokens still work).
+	PlaybackKey []byte
+
 	// AdminToken enables the /v1/admin routes for operators
 	// (Authorization: Bearer <token>, not an API key); Admin runs
 	// POST /v1/admin/replay.
@@ -92,7 +98,13 @@ type Config struct {
 
 	// CDNURL is the public base of media ({cdn_url}) written into video
 	// records; files are served under /cdn by this server either way.
+	// Empty: each answer uses this server's /cdn at the origin the request
+	// reached (origin.go).
 	CDNURL string
+	// LocalOrigin (scheme://host[:port]) stands in for the request's origin
+	// when its Host header is not a plain host[:port] (origin.go). Default
+	// http://localhost.
+	LocalOrigin string
 
 	// MaxUploads bounds uploads in flight (each holds a 1 MiB buffer);
 	// more get 503 with Retry-After. Default 64. Each account is also
@@ -182,10 +194,16 @@ func (c *Config) validate() error {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if c.CDNURL == "" {
-		return errors.New("httpapi: cdn url is required")
+	if d, ok := c.Secrets.(deriver); ok && c.PlaybackKey == nil {
+		c.PlaybackKey = d.Derive(PlaybackKeyPurpose)
 	}
 	c.CDNURL = strings.TrimRight(c.CDNURL, "/")
+	if c.LocalOrigin == "" {
+		c.LocalOrigin = "http://localhost"
+	}
+	if u, err := url.Parse(c.LocalOrigin); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.User != nil {
+		return fmt.Errorf("httpapi: local origin %q is not an origin like http://localhost:8080", c.LocalOrigin)
+	}
 	if c.MaxUploads <= 0 {
 		c.MaxUploads = 64
 	}
@@ -283,7 +301,11 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("httpapi: public url: %w", err)
 		}
 	}
-	if s.csp, err = playCSP(cfg.CDNURL, cfg.FrameAncestors); err != nil {
+	mediaBase := cfg.CDNURL // what cdnURL names, when it is not the page's own origin
+	if mediaBase == "" {
+		mediaBase = cfg.PublicURL
+	}
+	if s.csp, err = playCSP(mediaBase, cfg.FrameAncestors); err != nil {
 		return nil, err
 	}
 	if cfg.TusDir != "" {
@@ -387,6 +409,7 @@ func (s *Server) routes() {
 	route("/videos/{id}", s.getVideo, http.MethodGet)
 	route("/videos/{id}", s.deleteVideo, http.MethodDelete)
 	route("/videos/{id}/events", s.videoEvents, http.MethodGet)
+	route("/videos/{id}/retry", s.retryVideo, http.MethodPost)
 
 	route("/collections", s.createCollection, http.MethodPost)
 	route("/collections", s.listCollections, http.MethodGet)
@@ -409,6 +432,12 @@ func (s *Server) routes() {
 	route("/keys", s.listKeys, http.MethodGet)
 	route("/keys", s.createKey, http.MethodPost)
 	route("/keys/{id}", s.revokeKey, http.MethodDelete)
+
+	route("/videos/{id}", s.setVideoPolicy, http.MethodPatch)
+	route("/videos/{id}/playback-tokens", s.issuePlaybackToken, http.MethodPost)
+	route("/signing-keys", s.createSigningKey, http.MethodPost)
+	route("/signing-keys", s.listSigningKeys, http.MethodGet)
+	route("/signing-keys/{id}", s.deleteSigningKey, http.MethodDelete)
 }
 
 // handle adapts a handler that returns an error.

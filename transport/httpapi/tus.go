@@ -119,6 +119,7 @@ func (s *Server) tusDelete(w http.ResponseWriter, r *http.Request) error {
 // creation is what a direct upload URL fixes of the upload it creates.
 type creation struct {
 	id, collection, direct, token string
+	settings                      *uploadSettings                 // a direct upload's playbackPolicy and download, fixed by its issuer
 	claim                         func(ctx context.Context) error // marks the URL used, just before the upload is created
 	unclaim                       func()                          // marks it unused again: the creation was refused
 }
@@ -171,6 +172,17 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 	}
 	if slug == "" {
 		return errBadRequest("collection is required: send the collection slug (base64) in Upload-Metadata")
+	}
+	settings, err := metaSettings(meta)
+	if err != nil {
+		return err
+	}
+	if cr.settings != nil {
+		// The URL's holder (a browser) must not make a signed video public.
+		if settings != (uploadSettings{}) {
+			return errBadRequest("this direct upload URL's playbackPolicy and download are set by whoever asked for it (POST /v1/uploads); leave them out of Upload-Metadata")
+		}
+		settings = *cr.settings
 	}
 	if _, err := s.uploadCollection(r.Context(), c.Account, slug); err != nil {
 		return err
@@ -233,7 +245,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 	}
 	now := s.cfg.Now()
 	u := tusUpload{ID: id, Account: c.Account, Collection: slug, Filename: filename, Ext: ext,
-		Length: length, MaxSize: c.Limits.MaxUploadBytes, Metadata: metaRaw, Direct: cr.direct,
+		Length: length, MaxSize: c.Limits.MaxUploadBytes, Metadata: metaRaw, Direct: cr.direct, Settings: settings,
 		Created: now.UTC(), Expires: s.tusExpires(now, now)}
 	if err := s.tus.create(u); err != nil {
 		return storeFailure(w, err)
@@ -593,7 +605,7 @@ func (s *Server) finishUpload(w http.ResponseWriter, r *http.Request, u tusUploa
 		s.tus.accepting(u.ID)
 	}
 	err = s.acceptUpload(r, upload{ID: u.ID, Account: u.Account, Collection: u.Collection, Filename: u.Filename,
-		Ext: u.Ext, Size: u.Length, MaxSize: u.MaxSize, Path: s.tus.data(u.ID)})
+		Ext: u.Ext, Size: u.Length, MaxSize: u.MaxSize, Path: s.tus.data(u.ID), Settings: u.Settings})
 	if err == nil {
 		// Its completion record answers for it from now on, for as long
 		// as an unfinished upload would (tusd keeps a finished upload's

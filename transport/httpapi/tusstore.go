@@ -33,6 +33,8 @@ type tusUpload struct {
 	Created    time.Time `json:"created"`
 	Expires    time.Time `json:"expires"`
 
+	Settings uploadSettings `json:"settings"` // playbackPolicy and download asked for
+
 	done bool // finished: a completion record (tusDone), not an upload
 }
 

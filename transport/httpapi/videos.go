@@ -69,6 +69,7 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 	var (
 		slug, filename, ext string
 		haveSlug            bool
+		settings            uploadSettings
 		size                int64
 		tmp                 *os.File
 	)
@@ -103,6 +104,20 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 				if _, err = s.uploadCollection(r.Context(), c.Account, slug); err != nil {
 					return err
 				}
+			}
+		case "playbackPolicy", "download":
+			b, err := io.ReadAll(io.LimitReader(part, 65))
+			if err != nil {
+				return body.bodyError(w, err)
+			}
+			v := string(b)
+			if part.FormName() == "download" {
+				err = settings.parse(nil, &v)
+			} else {
+				err = settings.parse(&v, nil)
+			}
+			if err != nil {
+				return err
 			}
 		case "file":
 			if tmp != nil {
@@ -157,7 +172,7 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 	}
 	id := s.cfg.Store.NewID()
 	if err := s.acceptUpload(r, upload{ID: id, Account: c.Account, Collection: slug, Filename: filename,
-		Ext: ext, Size: size, MaxSize: maxSize, Path: tmp.Name()}); err != nil {
+		Ext: ext, Size: size, MaxSize: maxSize, Path: tmp.Name(), Settings: settings}); err != nil {
 		return storeFailureOr(w, err)
 	}
 	tmp = nil // now owned by the video's directory
@@ -174,6 +189,7 @@ type upload struct {
 	ID, Account, Collection, Filename, Ext string
 	Size, MaxSize                          int64
 	Path                                   string // the file on the local disk
+	Settings                               uploadSettings
 }
 
 // errStore marks a failure of acceptUpload to store the file, which the
@@ -216,9 +232,10 @@ func (s *Server) acceptUpload(r *http.Request, u upload) error {
 	if err := s.cfg.Media.Commit(r.Context(), u.Path, u.ID, u.Ext); err != nil {
 		return errStore{err}
 	}
+	policy, download := u.Settings.apply(coll)
 	res, err := execute[domain.Video](r, s.cfg.Store, videoStream(u.ID), domain.AcceptUpload{
 		Account: u.Account, Collection: coll.Slug, CollectionName: coll.Name,
-		Filename: u.Filename, Size: u.Size, MaxSize: u.MaxSize,
+		Filename: u.Filename, Size: u.Size, MaxSize: u.MaxSize, PlaybackPolicy: policy, Download: download,
 	})
 	if err != nil {
 		s.undoUpload(r, u.ID, err)
@@ -330,11 +347,7 @@ func (s *Server) listVideos(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]wire.Video, len(videos))
-	for i, v := range videos {
-		out[i] = s.renderVideo(v)
-	}
-	writeJSON(w, http.StatusOK, wire.Videos{Videos: out})
+	writeJSON(w, http.StatusOK, wire.Videos{Videos: s.renderVideos(r, videos)})
 	return nil
 }
 
@@ -360,7 +373,7 @@ func (s *Server) getVideo(w http.ResponseWriter, r *http.Request) error {
 	if v.Account != callerOf(r).Account {
 		return errNotFound("video")
 	}
-	writeJSON(w, http.StatusOK, s.renderVideo(v))
+	writeJSON(w, http.StatusOK, s.renderVideo(r, v))
 	return nil
 }
 

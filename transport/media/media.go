@@ -45,6 +45,10 @@ const (
 	MasterName    = "master.m3u8"
 	ThumbnailName = "thumbnail.jpg"
 	PreviewName   = "preview.mp4"
+	// Optional outputs: a video may have none of them.
+	StoryboardImageName = "storyboard.jpg"
+	StoryboardVTTName   = "storyboard.vtt"
+	DownloadName        = "download.mp4"
 )
 
 // Store is a media directory.
@@ -335,8 +339,10 @@ func Size(dir string) (int64, error) {
 	return total, err
 }
 
-// Outputs are the names Publish takes from a work directory.
-var Outputs = []string{HLSDir, ThumbnailName, PreviewName}
+// Outputs are the names Publish takes from a work directory; a name the
+// work directory lacks is not published (and an earlier attempt's is
+// removed): the transcoder checks what must be there.
+var Outputs = []string{HLSDir, ThumbnailName, PreviewName, StoryboardImageName, StoryboardVTTName, DownloadName}
 
 // Publish moves a finished work directory's outputs (hls/, thumbnail.jpg,
 // preview.mp4) into <root>/<id>/, replacing any left by an earlier attempt
@@ -358,7 +364,14 @@ func (s *Store) Publish(_ context.Context, id, workDir string) error {
 		return fmt.Errorf("media: publish %s: %w", id, err)
 	}
 	for _, name := range Outputs {
-		if err := replace(filepath.Join(workDir, name), filepath.Join(dir, name)); err != nil {
+		src, dst := filepath.Join(workDir, name), filepath.Join(dir, name)
+		if absent(src) {
+			if err := os.RemoveAll(dst); err != nil {
+				return fmt.Errorf("media: publish %s: %w", id, err)
+			}
+			continue
+		}
+		if err := replace(src, dst); err != nil {
 			if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
 				return domain.Wrap("media", domain.NotFound, err, "video's media deleted")
 			}
@@ -424,6 +437,9 @@ func reclaim(workDir string, outputs ...string) error {
 	}
 	for _, walk := range []fs.WalkDirFunc{take, check} {
 		for _, name := range outputs {
+			if absent(filepath.Join(workDir, name)) {
+				continue // nothing can appear: the work directory is kino's now
+			}
 			if err := filepath.WalkDir(filepath.Join(workDir, name), walk); err != nil {
 				return fmt.Errorf("check outputs: %w", err)
 			}
@@ -527,4 +543,10 @@ func (s *Store) sweepScratch() (removed []string, err error) {
 	// Work directories (.work) are the transcoder's: it removes those of
 	// dead attempts itself, by their locks (transport/transcoder/scratch.go).
 	return removed, nil
+}
+
+// absent reports whether nothing, not even a dangling link, is at p.
+func absent(p string) bool {
+	_, err := os.Lstat(p)
+	return errors.Is(err, fs.ErrNotExist)
 }

@@ -215,6 +215,9 @@ func (o *Objects) Publish(ctx context.Context, id, workDir string) error {
 	}
 	var outputs []string
 	for _, top := range Outputs {
+		if absent(filepath.Join(workDir, top)) {
+			continue
+		}
 		err := filepath.WalkDir(filepath.Join(workDir, top), func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return err

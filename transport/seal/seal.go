@@ -8,7 +8,9 @@ package seal
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hkdf"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -28,8 +30,11 @@ const (
 // prefix marks a sealed value and its format.
 const prefix = "sealed.v1."
 
-// Key seals and opens secrets.
-type Key struct{ aead cipher.AEAD }
+// Key seals and opens secrets, and derives keys for other purposes.
+type Key struct {
+	aead cipher.AEAD
+	raw  []byte // for Derive only
+}
 
 // New makes a key of 32 random-looking bytes.
 func New(raw []byte) (*Key, error) {
@@ -44,7 +49,19 @@ func New(raw []byte) (*Key, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Key{aead: aead}, nil
+	return &Key{aead: aead, raw: append([]byte(nil), raw...)}, nil
+}
+
+// Derive is a 32-byte key for purpose (HKDF-SHA256 of the secret key, the
+// purpose as its info): the same on every node sharing the secret key,
+// and telling nothing of the key itself or of another purpose's key. The
+// sealing key is used for sealing only; everything else derives its own.
+func (k *Key) Derive(purpose string) []byte {
+	b, err := hkdf.Key(sha256.New, k.raw, nil, "kino "+purpose, 32)
+	if err != nil { // only for lengths HKDF cannot give
+		panic(err)
+	}
+	return b
 }
 
 // Parse reads a key written as base64 (standard or URL, padded or not) or

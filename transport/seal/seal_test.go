@@ -1,6 +1,7 @@
 package seal_test
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -88,5 +89,37 @@ func TestKeyFileIsGeneratedOnceAndPrivate(t *testing.T) {
 		if _, err := seal.Parse(bad); err == nil {
 			t.Fatalf("parsed %q", bad)
 		}
+	}
+}
+
+func TestDeriveIsStablePerKeyAndPurpose(t *testing.T) {
+	raw := bytes.Repeat([]byte{7}, 32)
+	a, err := seal.New(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := seal.New(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := seal.New(bytes.Repeat([]byte{8}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := a.Derive("playback-token")
+	if len(tok) != 32 {
+		t.Fatalf("derived %d bytes, want 32", len(tok))
+	}
+	if !bytes.Equal(tok, b.Derive("playback-token")) {
+		t.Error("the same key derives another key for the same purpose (nodes sharing KINO_SECRET_KEY would disagree)")
+	}
+	if bytes.Equal(tok, a.Derive("other")) {
+		t.Error("two purposes derive the same key")
+	}
+	if bytes.Equal(tok, other.Derive("playback-token")) {
+		t.Error("two secret keys derive the same key")
+	}
+	if bytes.Equal(tok, raw) {
+		t.Error("Derive returned the secret key itself")
 	}
 }

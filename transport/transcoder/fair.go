@@ -14,12 +14,23 @@ import (
 // again: a plan change reaches the scheduler within it.
 const planTTL = 30 * time.Second
 
-// jobAccount is the account whose queue an UploadAccepted joins.
+// jobAccount is the account whose queue an UploadAccepted or a
+// TranscodeRetried joins; "" for any other event (refused).
 func jobAccount(e domain.Event) string {
-	if d, ok := e.Data.(domain.UploadAccepted); ok {
+	switch d := e.Data.(type) {
+	case domain.UploadAccepted:
+		return d.Account
+	case domain.TranscodeRetried:
 		return d.Account
 	}
 	return ""
+}
+
+// intakeFilters are the events that make transcode jobs: an upload, and a
+// FAILED video queued again.
+var intakeFilters = []string{
+	domain.TypeFilter(domain.AggVideo, domain.TypeUploadAccepted),
+	domain.TypeFilter(domain.AggVideo, domain.TypeTranscodeRetried),
 }
 
 type planEntry struct {

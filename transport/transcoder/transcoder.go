@@ -190,7 +190,7 @@ func (t *Transcoder) Run(ctx context.Context) error {
 	go func() { defer wg.Done(); t.scratch.sweepLoop(ctx, t.cfg.Log) }()
 	return t.cfg.Store.FairWork(ctx, eventstore.FairConfig{
 		Intake:         Durable,
-		FilterSubjects: []string{domain.TypeFilter(domain.AggVideo, domain.TypeUploadAccepted)},
+		FilterSubjects: intakeFilters,
 		Account:        jobAccount,
 		Limit:          t.limit,
 		Concurrency:    t.cfg.Workers,
@@ -242,7 +242,7 @@ func (t *Transcoder) handle(ctx context.Context, job *eventstore.Job) {
 	}
 	if start.State.Status == domain.StatusFailed { // failures or crashes exhausted
 		log.Warn("transcode given up", "attempts", start.State.Attempts, "failed", start.State.Failures, "crashed", start.State.Crashes)
-		t.clearProgress(id)
+		t.removeOutputs(ctx, log, id) // a FAILED video serves none, and a retry starts clean
 		ack()
 		return
 	}
@@ -264,7 +264,7 @@ func (t *Transcoder) handle(ctx context.Context, job *eventstore.Job) {
 		}
 	}()
 	stopBeat := t.heartbeat(jobCtx, job, id, cancelJob)
-	done, err := t.transcode(jobCtx, log, id, start.State.Ext, start.State.Account)
+	done, err := t.transcode(jobCtx, log, id, start.State.Ext, start.State.Account, start.State.Download)
 	stopBeat()
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(jobCtx), errDeleted) {
 		err = domain.E("transcode", domain.NotFound, "video deleted")
@@ -402,7 +402,7 @@ func (t *Transcoder) heartbeat(ctx context.Context, job *eventstore.Job, id stri
 
 // transcode makes every output in a work directory, then publishes it under
 // the video's directory, and returns the command that records it.
-func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, account string) (domain.CompleteTranscode, error) {
+func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, account string, download bool) (domain.CompleteTranscode, error) {
 	var done domain.CompleteTranscode
 	bounds, err := t.bounds(ctx, account)
 	if err != nil {
@@ -436,7 +436,8 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 	// file claims, never more than the video it holds, within the plan.
 	length := info.Length()
 	rungs := ffmpeg.Ladder(info)
-	report := t.progressReporter(ctx, id)
+	x := extras(log, info, rungs) // storyboard, fast path: outputs.go
+	report := t.progressReporter(ctx, id, length)
 	opts := func(lo, hi float64) ffmpeg.RunOptions {
 		return ffmpeg.RunOptions{Duration: length, StallTimeout: t.cfg.Stall, Jail: jail,
 			OnProgress: func(f float64) { report(lo + (hi-lo)*f) }}
@@ -456,7 +457,7 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 		o.OnOutTime = func(sec float64) { encoded = max(encoded, sec) }
 		// Only this run's own output keeps it alive, not its neighbours'.
 		o.OutputDir = filepath.Join(work, media.HLSDir)
-		if err := ffmpeg.Run(gctx, ffmpeg.HLSArgs(in, media.HLSDir, info, rungs), o); err != nil {
+		if err := ffmpeg.Run(gctx, ffmpeg.LadderArgs(in, media.HLSDir, info, rungs, x), o); err != nil {
 			return fmt.Errorf("hls: %w", err)
 		}
 		// A file cut short after an index that promises more (an mp4 with
@@ -489,6 +490,10 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 	if err := verifyOutputs(ctx, work, res, info.HasAudio, jail); err != nil {
 		return done, err
 	}
+	extra, err := finishOutputs(ctx, log, work, info, rungs, x, download, opts(1, 1))
+	if err != nil {
+		return done, err
+	}
 	if err := os.Remove(filepath.Join(work, in.Path)); err != nil {
 		return done, err
 	}
@@ -507,7 +512,8 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 	}
 	log.Debug("outputs published", "rungs", len(rungs))
 	return domain.CompleteTranscode{Duration: info.Duration, Width: info.Width, Height: info.Height,
-		HasAudio: info.HasAudio, Resolutions: res, ProcessedSize: size}, nil
+		HasAudio: info.HasAudio, Resolutions: res, ProcessedSize: size,
+		Storyboard: extra.storyboard, Download: extra.download}, nil
 }
 
 // bounds are the probe-time limits for a video of account: the configured
@@ -561,24 +567,6 @@ func (t *Transcoder) checkDeleted(ctx context.Context, id string, err error) err
 		return domain.E("transcode", domain.NotFound, "video deleted")
 	}
 	return err
-}
-
-// progressReporter publishes progress at most once a second (and always
-// the first value).
-func (t *Transcoder) progressReporter(ctx context.Context, id string) func(float64) {
-	var mu sync.Mutex
-	var last time.Time
-	return func(f float64) {
-		mu.Lock()
-		defer mu.Unlock()
-		if !last.IsZero() && time.Since(last) < time.Second {
-			return
-		}
-		last = time.Now()
-		if err := t.cfg.Progress.Set(ctx, id, min(max(f, 0), 1)); err != nil && ctx.Err() == nil {
-			t.cfg.Log.Debug("progress", "video_id", id, "err", err)
-		}
-	}
 }
 
 func (t *Transcoder) clearProgress(id string) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"mime/multipart"
 	"net"
@@ -56,7 +57,14 @@ type Options struct {
 	// segment of SegmentSize bytes and returns the segment's /cdn URL and
 	// a function stopping that kino.
 	CDN func(ctx context.Context, s CDNStore) (url string, stop func(), err error)
+	// More are measures the caller adds, by name (kino bench's outputs and
+	// fastpath); Run runs them after its own, in name order.
+	More map[string]Measure
 }
+
+// Measure is one measure of Options.More: o as Run uses it for heavy
+// measures (at most 3 runs), say to report progress.
+type Measure func(ctx context.Context, o Options, say func(string, ...any)) ([]Result, error)
 
 // Kino is a running kino service, as the caller started it.
 type Kino interface {
@@ -84,6 +92,10 @@ is a median of several runs, with its ratio to the baseline and the goal.
               (goal >= 0.70), and linear growth of the rebuild time
   cdn         a 1.5 MiB segment from /cdn with --media nats vs --media dir (goal >= 0.70)
   tus         the same file uploaded with tus in 8 MiB chunks vs one multipart upload (goal >= 0.90)
+  outputs     the ladder with the storyboard (same pass, and as a second pass) and the download remux,
+              vs the ladder alone, on a 20 s 1080p clip (goal <= 1.10 together)
+  fastpath    the ladder of a 20 s 1080p H.264/AAC source within the top rung's cap, its top rung
+              copied, vs the same ladder fully encoded (ratio: lower is faster)
 
 --quick uses tiny sizes and short runs (seconds), so the bench is part of the test suite.`
 
@@ -137,8 +149,8 @@ func Run(ctx context.Context, o Options, progress io.Writer) ([]Result, error) {
 		o.Runs, o.Duration, o.UploadMB = 1, 300*time.Millisecond, 8
 	}
 	for _, name := range o.Only {
-		if !slices.Contains(Measures, name) {
-			return nil, fmt.Errorf("--only: unknown measure %q (reads, writes, uploads, processing, replay, cdn, tus)", name)
+		if !slices.Contains(Measures, name) && o.More[name] == nil {
+			return nil, fmt.Errorf("--only: unknown measure %q (reads, writes, uploads, processing, replay, cdn, tus, outputs, fastpath)", name)
 		}
 	}
 	dir, err := os.MkdirTemp("", "kino-bench-")
@@ -207,6 +219,15 @@ func Run(ctx context.Context, o Options, progress io.Writer) ([]Result, error) {
 			return nil, fmt.Errorf("tus: %w", err)
 		}
 		results = append(results, rs...)
+	}
+	for _, name := range slices.Sorted(maps.Keys(o.More)) {
+		if wants(o, name) {
+			rs, err := o.More[name](ctx, heavy, say)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			results = append(results, rs...)
+		}
 	}
 	return results, nil
 }

@@ -11,8 +11,13 @@
 //   [data-refresh="s"]  an element (with an id) re-read from the page every s seconds.
 //   [data-live-videos]  the videos list: polls /v1/videos every 2 s while any
 //                       video is PENDING or PROCESSING, updating it in place.
-//   [data-live-video]   the video page: polls /v1/videos/{id} the same way.
-//   #player[data-src]   plays HLS natively or with hls.js.
+//   [data-live-video]   the video page: polls /v1/videos/{id} the same way
+//                       (and shows the player once the video is playable).
+//   #player[data-src]   plays HLS natively or with hls.js; data-signed asks
+//                       for a playback token first (POST playback-tokens).
+//   [data-cell=eta]     percent, time left and speed, or the queue position.
+//   #storyboard         scene buttons from the player's storyboard track
+//                       (WebVTT cues into one sprite sheet); a click seeks.
 //   [data-uploader]     drag and drop, resumable uploads with tus-js-client.
 //   button[data-discard] discards an unfinished upload (tus DELETE) and its row.
 //   [data-replay]       starts a rebuild/verify of the read models and shows its progress.
@@ -22,6 +27,34 @@
   const $ = (sel, root = document) => root.querySelector(sel);
   const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
   const live = (s) => s === "PENDING" || s === "PROCESSING";
+
+  // liveText is templates.go's liveText: the queue position while
+  // PENDING; percent, time left and speed while PROCESSING.
+  function formatLeft(s) {
+    const n = Math.ceil(Math.max(0, s));
+    if (n < 60) return n + " s";
+    if (n < 3600) return Math.floor((n + 59) / 60) + " min";
+    return Math.floor(n / 3600) + " h " + Math.floor(((n % 3600) + 59) / 60) + " min";
+  }
+  function liveText(v) {
+    if (v.status === "PENDING") {
+      const q = v.queuePosition;
+      if (q > 0) return q === 1 ? "Waiting: next in line" : "Waiting: " + (q - 1) + " in line before it";
+      return "Waiting for a transcoder";
+    }
+    if (v.status !== "PROCESSING") return "";
+    const parts = [Math.round(Math.max(0, Math.min(1, v.progress || 0)) * 100) + "%"];
+    if (v.eta != null) parts.push("about " + formatLeft(v.eta) + " left");
+    if (v.speed != null && v.speed > 0) parts.push(v.speed.toFixed(1) + "× real time");
+    return parts.join(" · ");
+  }
+
+  // withToken is url with ?token=token (a playback token).
+  function withToken(u, token) {
+    const url = new URL(u, location.href);
+    url.searchParams.set("token", token);
+    return url.toString();
+  }
   const title = (s) => (s ? s.charAt(0) + s.slice(1).toLowerCase() : "");
 
   // api calls kino's JSON API; it resolves to the answer's body (or null)
@@ -279,10 +312,12 @@
       bar.textContent = pct + "%";
       bar.hidden = !live(v.status);
     }
+    const eta = $("[data-cell=eta]", el);
+    if (eta) eta.textContent = liveText(v);
     const dur = $("[data-cell=duration]", el);
     if (dur) dur.textContent = fmtDuration(v.duration);
     const thumb = $("[data-cell=thumb]", el);
-    if (thumb && v.thumbnailUrl && thumb.tagName !== "IMG") {
+    if (thumb && v.thumbnailUrl && v.playbackPolicy !== "signed" && thumb.tagName !== "IMG") {
       const img = document.createElement("img");
       img.src = v.thumbnailUrl;
       img.alt = "";
@@ -312,14 +347,24 @@
     setTimeout(tick, 2000);
   }
 
-  // The video page follows its video, and reloads once processing is over
-  // (to show the player).
+  // The video page follows its video. It reloads to show the player once
+  // the video is playable (a playlistUrl while PROCESSING), and once
+  // processing is over, unless the player was started: then it only says so.
   const one = $("[data-live-video]");
   if (one && live(one.dataset.status)) {
     const tick = async () => {
       try {
         const v = await api("GET", "/v1/videos/" + encodeURIComponent(one.dataset.liveVideo));
-        if (!live(v.status)) return location.reload();
+        const player = document.getElementById("player");
+        if (!one.dataset.playable && v.playlistUrl) return location.reload();
+        if (!live(v.status)) {
+          // Reload for the outputs unless someone started the player.
+          if (!player || (player.paused && player.currentTime === 0)) return location.reload();
+          paint(one, v);
+          const eta = $("[data-cell=eta]", one);
+          if (eta) eta.textContent = v.status === "COMPLETED" ? "Processing finished: reload the page for every output." : "";
+          return;
+        }
         paint(one, v);
       } catch (e) { /* try again */ }
       setTimeout(tick, 2000);
@@ -327,12 +372,30 @@
     setTimeout(tick, 2000);
   }
 
-  // The player: native HLS (Safari) or hls.js.
-  const video = document.getElementById("player");
-  if (video && video.dataset.src) {
-    const src = video.dataset.src;
+  // The player: native HLS (Safari) or hls.js. A signed video's media need
+  // a playback token: the page asks kino for one (the session's account
+  // owns the video) and plays the master playlist with it; kino lists every
+  // URI of the playlists it serves with the same token.
+  async function startPlayer(video) {
+    let src = video.dataset.src;
+    if (video.dataset.signed) {
+      let t;
+      try {
+        t = await api("POST", "/v1/videos/" + encodeURIComponent(video.dataset.videoId) + "/playback-tokens", { ttl: 3600 });
+      } catch (e) {
+        showError(null, "This signed video cannot play: no playback token (" + e.message + ").");
+        return;
+      }
+      src = withToken(src, t.token);
+      video.dataset.token = t.token;
+      if (video.dataset.poster) video.poster = withToken(video.dataset.poster, t.token);
+      for (const a of $$("a[data-media-link]")) a.href = withToken(a.href, t.token);
+      video.dataset.tokened = "true";
+    }
     if (window.Hls && window.Hls.isSupported()) {
-      const hls = new window.Hls();
+      // From the start, also when the playlist still grows (an EVENT
+      // playlist of a video that plays while processing).
+      const hls = new window.Hls({ startPosition: 0 });
       hls.loadSource(src);
       hls.attachMedia(video);
       window.kinoPlayer = hls;
@@ -340,6 +403,62 @@
       video.src = src;
     }
   }
+  // The storyboard: a WebVTT track whose cues each name a region of a
+  // sprite sheet (url#xywh=x,y,w,h); shown as up to 12 scene buttons that
+  // seek the player. Sizes and positions are set through the CSSOM, which
+  // the page's CSP allows (no inline style attributes).
+  function vttTime(s) {
+    const p = s.trim().split(":").map(Number);
+    return p.reduce((acc, n) => acc * 60 + n, 0);
+  }
+  async function storyboard(video) {
+    const box = document.getElementById("storyboard");
+    if (!box || !video.dataset.storyboard) return;
+    let url = video.dataset.storyboard;
+    if (video.dataset.token) url = withToken(url, video.dataset.token);
+    let text;
+    try {
+      const resp = await fetch(url, { credentials: "omit" });
+      if (!resp.ok) return;
+      text = await resp.text();
+    } catch (e) { return; }
+    const cues = [];
+    for (const block of text.replace(/\r/g, "").split("\n\n")) {
+      const lines = block.split("\n").filter((l) => l.trim() !== "");
+      const i = lines.findIndex((l) => l.includes("-->"));
+      if (i < 0 || !lines[i + 1]) continue;
+      const m = /^(.*)#xywh=(\d+),(\d+),(\d+),(\d+)$/.exec(lines[i + 1].trim());
+      if (!m) continue;
+      cues.push({ start: vttTime(lines[i].split("-->")[0]), img: new URL(m[1], url).toString(), x: +m[2], y: +m[3], w: +m[4], h: +m[5] });
+    }
+    if (!cues.length) return;
+    const step = Math.max(1, Math.ceil(cues.length / 12));
+    for (let i = 0; i < cues.length; i += step) {
+      const c = cues[i];
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "scene";
+      b.dataset.seek = String(c.start);
+      b.setAttribute("aria-label", "Play from " + fmtDuration(c.start));
+      const tile = document.createElement("span");
+      tile.className = "tile";
+      tile.setAttribute("aria-hidden", "true");
+      tile.style.width = c.w + "px";
+      tile.style.height = c.h + "px";
+      tile.style.backgroundImage = 'url("' + c.img.replace(/["\\]/g, "") + '")';
+      tile.style.backgroundPosition = -c.x + "px " + -c.y + "px";
+      const t = document.createElement("span");
+      t.className = "small";
+      t.textContent = fmtDuration(c.start);
+      b.append(tile, t);
+      b.addEventListener("click", () => { video.currentTime = c.start; video.play().catch(() => {}); });
+      box.append(b);
+    }
+    box.hidden = false;
+  }
+
+  const video = document.getElementById("player");
+  if (video && video.dataset.src) startPlayer(video).then(() => storyboard(video));
 
   // Uploads: several files at once, each resumable with tus.
   const uploader = $("[data-uploader]");
@@ -348,6 +467,8 @@
     const input = $("#files", uploader);
     const listEl = $("#uploads", uploader);
     const collection = $("#collection", uploader);
+    const policy = $("#up-policy", uploader);
+    const download = $("#up-download", uploader);
     const start = (files) => { for (const f of files) upload(f); };
     input.addEventListener("change", () => { start(input.files); input.value = ""; });
     for (const t of ["dragenter", "dragover"]) drop.addEventListener(t, (e) => { e.preventDefault(); drop.classList.add("over"); });
@@ -373,7 +494,7 @@
           li.dataset.seen = seen.join(" ");
           if (v.status === "COMPLETED") { state.textContent = "ready to play"; return; }
           if (v.status === "FAILED") { state.textContent = "failed: " + (v.errorMessage || "kino could not process it"); return; }
-          state.textContent = v.status === "PENDING" ? "uploaded: waiting for a transcoder" : "processing " + Math.round((v.progress || 0) * 100) + "%";
+          state.textContent = v.status === "PENDING" ? "uploaded: " + liveText(v).toLowerCase() : "processing " + liveText(v) + (v.playlistUrl ? " (plays already)" : "");
         } catch (e) { /* try again */ }
         await new Promise((r) => setTimeout(r, 2000));
       }
@@ -395,7 +516,9 @@
         endpoint: "/v1/uploads/tus",
         chunkSize: 8 * 1024 * 1024,
         retryDelays: [0, 1000, 3000, 5000, 10000],
-        metadata: { filename: file.name, filetype: file.type, collection: collection.value },
+        metadata: Object.assign({ filename: file.name, filetype: file.type, collection: collection.value },
+          policy && policy.value ? { playbackPolicy: policy.value } : {},
+          download && download.value ? { download: download.value } : {}),
         removeFingerprintOnSuccess: true,
         onProgress(sent, total) {
           const p = total ? Math.floor((sent / total) * 100) : 0;

@@ -144,6 +144,28 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		}
 	})
 
+	t.Run("optional outputs are published when made, and removed when a later attempt makes none", func(t *testing.T) {
+		s := open(t)
+		id := commit(t, s, []byte("orig"))
+		publish(t, s, id, map[string][]byte{"hls/master.m3u8": []byte("one"), media.StoryboardImageName: []byte("sprite"),
+			media.StoryboardVTTName: []byte("WEBVTT\n"), media.DownloadName: []byte("mp4")})
+		for rel, want := range map[string]string{media.StoryboardImageName: "sprite", media.StoryboardVTTName: "WEBVTT\n", media.DownloadName: "mp4"} {
+			if got := read(t, s, id, rel); got != want {
+				t.Fatalf("%s is %q, want %q", rel, got, want)
+			}
+		}
+		publish(t, s, id, map[string][]byte{"hls/master.m3u8": []byte("two"), media.StoryboardImageName: []byte("sprite2"),
+			media.StoryboardVTTName: []byte("WEBVTT\n\n")})
+		if got := read(t, s, id, media.StoryboardImageName); got != "sprite2" {
+			t.Fatalf("sprite is %q after the second attempt", got)
+		}
+		missing(t, s, id, media.DownloadName)
+		if err := s.RemoveOutputs(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		missing(t, s, id, media.StoryboardImageName, media.StoryboardVTTName)
+	})
+
 	t.Run("publish after a delete fails and leaves nothing", func(t *testing.T) {
 		s := open(t)
 		id := commit(t, s, []byte("orig"))

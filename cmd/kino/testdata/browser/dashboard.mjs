@@ -4,8 +4,11 @@
 // reach COMPLETED without reloading, plays it, creates a key (shown once),
 // uses it and revokes it, creates a webhook and sees a test delivery; the
 // operator creates an account and a user; the account's user gets 404 for
-// another account's pages. Each page is screenshotted at 1280x800 and
-// 390x844.
+// another account's pages. Issue 14: a collection's playback policy and
+// downloads (create, edit), a video made signed plays with a playback
+// token the page asks for (its bare URLs answer 403), Retry on a FAILED
+// video, and the Signing keys page (private key shown once, delete).
+// Each page is screenshotted at 1280x800 and 390x844.
 // Usage: node dashboard.mjs '<json config>' (see dashboard_test.go)
 // Prints one JSON line of findings; exits 1 when a check fails.
 import { launch } from "./chromium.mjs";
@@ -120,7 +123,28 @@ try {
   check(await ana.inputValue("#c-slug") === "demo-clips", "the slug did not follow the name");
   await ana.click("text=Create collection");
   await ana.locator("tr[data-collection=demo-clips]").waitFor();
+
+  step("a collection's playback policy and downloads: create and edit");
+  await ana.fill("#c-name", "Members only");
+  await ana.selectOption("#c-policy", "signed");
+  await ana.uncheck("#c-downloads");
+  await ana.click("text=Create collection");
+  await ana.locator("tr[data-collection=members-only]").waitFor();
+  const collJSON = (slug) => ana.evaluate(async (s) => (await fetch("/v1/collections/" + s, { credentials: "same-origin" })).json(), slug);
+  let coll = await collJSON("members-only");
+  check(coll.playbackPolicy === "signed" && coll.downloads === false, "the new collection's settings: " + JSON.stringify(coll));
+  check(await ana.inputValue("#pp-members-only") === "signed" && !(await ana.isChecked("#dl-members-only")), "the list does not show the settings");
+  coll = await collJSON("demo-clips");
+  check(coll.playbackPolicy === "public" && coll.downloads === true, "the defaults: " + JSON.stringify(coll));
+  await ana.check("#dl-members-only");
+  await ana.selectOption("#pp-members-only", "public");
+  await Promise.all([ana.waitForEvent("load"), ana.click("tr[data-collection=members-only] >> text=Save")]);
+  coll = await collJSON("members-only");
+  check(coll.playbackPolicy === "public" && coll.downloads === true && coll.name === "Members only", "the edited settings: " + JSON.stringify(coll));
+  check(await ana.inputValue("#pp-members-only") === "public" && await ana.isChecked("#dl-members-only"), "the list does not show the edited settings");
   await shot(ana, "collections");
+  await ana.click("tr[data-collection=members-only] >> text=Delete");
+  await Promise.all([ana.waitForEvent("load"), ana.click("#confirm-ok")]);
 
   step("upload a clip through the page");
   await ana.goto(base + "/upload");
@@ -215,8 +239,101 @@ try {
   check(result.hlsjs, "hls.js did not play it");
   check(await ana.locator("#u-playlist").inputValue() !== "", "no playlist URL");
   check(await ana.locator(".timeline li").count() >= 3, "the event timeline is short");
+  // The storyboard's scenes (when the video has one) seek the player.
+  if (await ana.evaluate(() => !!document.getElementById("player").dataset.storyboard)) {
+    await ana.locator("#storyboard .scene").first().waitFor();
+    const scenes = await ana.locator("#storyboard .scene").count();
+    const last = ana.locator("#storyboard .scene").last();
+    const at = Number(await last.getAttribute("data-seek"));
+    await last.click();
+    await ana.waitForFunction((t) => document.getElementById("player").currentTime >= t - 0.5, at, { timeout: T });
+    result.scenes = scenes;
+    check(scenes > 1 && at > 0, "storyboard scenes: " + scenes + ", last at " + at);
+  }
   await ana.evaluate(() => document.getElementById("player").pause());
   await shot(ana, "video");
+
+  step("make the video signed: its URLs answer 403, and the page plays it with a playback token");
+  const bare = await ana.locator("#u-playlist").inputValue();
+  await Promise.all([ana.waitForEvent("load"), ana.click("text=Make signed")]);
+  check(await ana.getAttribute("[data-policy]", "data-policy") === "signed", "the video is not signed");
+  const bareStatus = (await fetch(bare)).status;
+  check(bareStatus === 403, "the signed video's bare playlist answered " + bareStatus);
+  await ana.waitForFunction(() => document.getElementById("player")?.dataset.tokened === "true", null, { timeout: T });
+  await ana.evaluate(() => { const v = document.getElementById("player"); v.muted = true; return v.play().catch(() => {}); });
+  await ana.waitForFunction(() => { const v = document.getElementById("player"); return v && v.currentTime > 0.5; }, null, { timeout: T });
+  const signedPage = await ana.evaluate(() => ({ poster: document.getElementById("player").poster, playlist: document.getElementById("u-playlist").value,
+    links: Array.from(document.querySelectorAll("a[data-media-link]")).map((a) => a.href), play: !!document.querySelector('a[href^="/play/"]') }));
+  check(signedPage.poster.includes("token=") && !signedPage.playlist.includes("token="), "the poster has no token, or the URL field has one: " + JSON.stringify(signedPage));
+  check(signedPage.links.every((h) => h.includes("token=")) && !signedPage.play, "media links without a token: " + JSON.stringify(signedPage));
+  result.signedLinks = signedPage.links.length;
+  // With the download and storyboard outputs, their links carry the token
+  // and work; the bare URLs do not.
+  const signedVideo = await ana.evaluate(async (id) => (await fetch("/v1/videos/" + id, { credentials: "same-origin" })).json(), up.video);
+  for (const bareURL of [signedVideo.downloadUrl, signedVideo.storyboardUrl].filter(Boolean)) {
+    const link = signedPage.links.find((h) => h.startsWith(bareURL + "?"));
+    check(link, "no link to " + bareURL + ": " + JSON.stringify(signedPage.links));
+    const [withTok, without] = [(await fetch(link)).status, (await fetch(bareURL)).status];
+    check(withTok === 200 && without === 403, bareURL + ": " + withTok + " with the page's token, " + without + " without");
+  }
+  await ana.evaluate(() => document.getElementById("player").pause());
+  await shot(ana, "video-signed");
+  await ana.click("text=Make public");
+  await Promise.all([ana.waitForEvent("load"), ana.click("#confirm-ok")]);
+  check(await ana.getAttribute("[data-policy]", "data-policy") === "public", "the video is not public again");
+  check((await fetch(bare)).status === 200, "the public video's playlist is refused");
+
+  step("Retry a FAILED video");
+  const broken = await ana.evaluate(async () => {
+    const fd = new FormData();
+    fd.append("collection", "demo-clips");
+    const bytes = new Uint8Array(4000);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 31) & 255;
+    bytes.set([0, 0, 0, 0x18, 0x66, 0x74, 0x79, 0x70, 0x69, 0x73, 0x6f, 0x6d, 0, 0, 2, 0, 0x69, 0x73, 0x6f, 0x6d, 0x69, 0x73, 0x6f, 0x32]);
+    fd.append("file", new Blob([bytes]), "broken.mp4");
+    const r = await fetch("/v1/videos", { method: "POST", body: fd, credentials: "same-origin" });
+    return (await r.json()).video.id;
+  });
+  const videoJSON = (id) => ana.evaluate(async (i) => (await fetch("/v1/videos/" + i, { credentials: "same-origin" })).json(), id);
+  const failed = async () => {
+    for (let i = 0; i < 600; i++) {
+      const v = await videoJSON(broken);
+      if (v.status === "FAILED") return v;
+      await ana.waitForTimeout(250);
+    }
+    throw new Error("the broken video never FAILED");
+  };
+  await failed();
+  await ana.goto(base + "/videos/" + broken);
+  check(await ana.locator("button:has-text('Retry')").count() === 1, "no Retry button on a FAILED video");
+  await shot(ana, "video-failed");
+  await Promise.all([ana.waitForEvent("load"), ana.click("button:has-text('Retry')")]);
+  await failed();
+  await ana.goto(base + "/videos/" + broken);
+  check(await ana.locator(".timeline .evt:text-is('TranscodeRetried')").count() === 1, "the timeline has no TranscodeRetried");
+  await ana.click("button:has-text('Delete video')");
+  await Promise.all([ana.waitForURL((u) => u.pathname === "/"), ana.click("#confirm-ok")]);
+
+  step("signing keys: create (the private key shown once), list, delete");
+  await ana.goto(base + "/signing-keys");
+  await shot(ana, "signing-keys-empty");
+  await ana.fill("#s-label", "web backend");
+  await ana.click("text=Create signing key");
+  await ana.locator("#signing-key-created:not([hidden])").waitFor();
+  const privateKey = await ana.inputValue("#new-private-key");
+  const signingKeyID = await ana.inputValue("#new-signing-key-id");
+  check(privateKey.startsWith("-----BEGIN PRIVATE KEY-----") && signingKeyID.length === 26, "no private key or id shown: " + signingKeyID);
+  await ana.click("[data-copy=new-private-key]");
+  const copied = await ana.evaluate(() => navigator.clipboard.readText().catch(() => ""));
+  check(copied === "" || copied === privateKey, "the copy button copied something else");
+  await shot(ana, "signing-key-created");
+  await ana.reload();
+  check(!(await ana.content()).includes(privateKey.split("\n")[1]), "the private key is shown again after a reload");
+  await ana.locator(`tr[data-signing-key="${signingKeyID}"]`).waitFor();
+  await shot(ana, "signing-keys");
+  await ana.click(`tr[data-signing-key="${signingKeyID}"] >> text=Delete`);
+  await Promise.all([ana.waitForEvent("load"), ana.click("#confirm-ok")]);
+  check(await ana.locator(`tr[data-signing-key="${signingKeyID}"]`).count() === 0, "the deleted signing key is still listed");
 
   step("create a key, use it, revoke it");
   await ana.goto(base + "/keys");

@@ -1,0 +1,182 @@
+package ffmpeg
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// Fast-path limits: a source whose video the top rung may copy has its
+// keyframes at most fastMaxKeyInterval apart (the copied rung's segments
+// are cut at them, and the encoded rungs key on the very same frames) and
+// a rate a browser plays without surprise.
+const (
+	fastMaxKeyInterval = 2 * segmentSeconds // seconds
+	fastMaxFrameRate   = 60
+	fastMaxGap         = 0.5 // seconds between frames: none of the sparse files rateCap is for
+	// fastGOP is x264's own keyframe interval in frames on the fast path,
+	// beyond any source key interval accepted (60 fps × 8 s): only the
+	// source's keyframes, forced, cut segments.
+	fastGOP = 600
+)
+
+// Source is what Probe learns of the streams it checked beyond Info's
+// picture and time: what decides whether the ladder may copy them.
+type Source struct {
+	PixFmt     string // e.g. "yuv420p"
+	Profile    string // e.g. "High"
+	FieldOrder string // "progressive", "tt", "unknown"...
+	SAR        string // sample aspect ratio, e.g. "1:1" ("" or "0:1" when unset)
+
+	AudioCodec    string // e.g. "aac"
+	AudioProfile  string // e.g. "LC"
+	AudioChannels int
+	AudioRate     int // Hz
+
+	// From the packet scan.
+	VideoBytes     int64   // total size of the video packets
+	PeakBytes      int64   // most video bytes in any segmentSeconds of whole seconds
+	KeyFirst       bool    // the first video packet is a keyframe
+	MaxKeyInterval float64 // seconds: largest step between keyframes, or from the last one to the end
+}
+
+// parseSource reads the fields of Source that ffprobe's header JSON gives
+// for the video stream of index video and the audio stream of index audio
+// (-1: none).
+func parseSource(data []byte, video, audio int) Source {
+	var out struct {
+		Streams []struct {
+			Index         int    `json:"index"`
+			Profile       string `json:"profile"`
+			PixFmt        string `json:"pix_fmt"`
+			FieldOrder    string `json:"field_order"`
+			SAR           string `json:"sample_aspect_ratio"`
+			CodecName     string `json:"codec_name"`
+			Channels      int    `json:"channels"`
+			SampleRate    string `json:"sample_rate"`
+			BitsPerSample string `json:"bits_per_raw_sample"`
+		} `json:"streams"`
+	}
+	var s Source
+	if json.Unmarshal(data, &out) != nil {
+		return s
+	}
+	for _, st := range out.Streams {
+		switch st.Index {
+		case video:
+			s.PixFmt, s.Profile, s.FieldOrder, s.SAR = st.PixFmt, st.Profile, st.FieldOrder, st.SAR
+		case audio:
+			s.AudioCodec, s.AudioProfile, s.AudioChannels = st.CodecName, st.Profile, st.Channels
+			s.AudioRate, _ = strconv.Atoi(st.SampleRate)
+		}
+	}
+	return s
+}
+
+// keyScan follows the sizes and keyframes of the video packets for Source.
+type keyScan struct {
+	bytes   int64
+	buckets map[int64]int64 // bytes by whole second of pts
+	keys    []float64       // keyframe pts
+	first   bool            // the first packet seen is a keyframe
+	seen    bool
+}
+
+func (k *keyScan) add(pts float64, okPTS bool, size int64, key bool) {
+	if !k.seen {
+		k.first, k.seen = key, true
+	}
+	k.bytes += max(size, 0)
+	if !okPTS {
+		return
+	}
+	if k.buckets == nil {
+		k.buckets = map[int64]int64{}
+	}
+	k.buckets[int64(math.Floor(pts))] += max(size, 0)
+	if key {
+		k.keys = append(k.keys, pts)
+	}
+}
+
+// fill writes the scan's findings into s; end is the end of the last frame.
+func (k *keyScan) fill(s *Source, end float64) {
+	s.VideoBytes, s.KeyFirst = k.bytes, k.first
+	secs := make([]int64, 0, len(k.buckets))
+	for sec := range k.buckets {
+		secs = append(secs, sec)
+	}
+	slices.Sort(secs)
+	for _, from := range secs {
+		var sum int64
+		for sec := from; sec < from+segmentSeconds; sec++ {
+			sum += k.buckets[sec]
+		}
+		s.PeakBytes = max(s.PeakBytes, sum)
+	}
+	keys := slices.Clone(k.keys)
+	slices.Sort(keys)
+	if len(keys) == 0 {
+		s.MaxKeyInterval = math.Inf(1)
+		return
+	}
+	for i := 1; i < len(keys); i++ {
+		s.MaxKeyInterval = max(s.MaxKeyInterval, keys[i]-keys[i-1])
+	}
+	s.MaxKeyInterval = max(s.MaxKeyInterval, end-keys[len(keys)-1])
+}
+
+// FastPath says which of the source's streams the ladder copies instead
+// of encoding: the top rung's video, and then the audio rendition.
+type FastPath struct {
+	Video, Audio bool
+	Why          string // when !Video: the first condition not met
+}
+
+// ChooseFastPath decides the fast path for a source of info whose ladder
+// tops at top: its video is copied when it is H.264 that every browser
+// plays as it is (8-bit yuv420p, progressive, square pixels, a
+// Baseline/Main/High profile) of exactly top's size, not rotated, at a
+// steady rate of at most 60 fps without sparse frames, its keyframes at
+// most 8 s apart from the very first packet, and its bitrate within top's
+// cap (on average, and over any 4 s within MaxRate×4 s + BufSize, the
+// budget of the encoder's own VBV). Its audio is copied too when it is AAC
+// LC, mono or stereo, at 44.1 or 48 kHz.
+func ChooseFastPath(info Info, top Rung) FastPath {
+	s := info.Source
+	no := func(format string, a ...any) FastPath { return FastPath{Why: fmt.Sprintf(format, a...)} }
+	switch {
+	case info.VideoCodec != "h264":
+		return no("codec %q is not h264", info.VideoCodec)
+	case s.PixFmt != "yuv420p":
+		return no("pixel format %q is not yuv420p", s.PixFmt)
+	case !slices.Contains([]string{"Constrained Baseline", "Baseline", "Main", "High"}, s.Profile):
+		return no("profile %q", s.Profile)
+	case s.FieldOrder != "progressive":
+		return no("field order %q is not progressive", s.FieldOrder)
+	case s.SAR != "" && s.SAR != "1:1" && s.SAR != "0:1":
+		return no("sample aspect ratio %s", s.SAR)
+	case info.Rotation != 0:
+		return no("rotated %d°", info.Rotation)
+	case info.Width != top.Width || info.Height != top.Height:
+		return no("%d×%d is not the top rung's %d×%d", info.Width, info.Height, top.Width, top.Height)
+	case info.FrameRate <= 0 || info.FrameRate > fastMaxFrameRate || rateCap(info) != "" || info.MaxGap > fastMaxGap:
+		return no("frame rate %g (gap %gs)", info.FrameRate, info.MaxGap)
+	case info.Span <= 0 || info.Frames < 1:
+		return no("no frames scanned")
+	case !s.KeyFirst || s.MaxKeyInterval > fastMaxKeyInterval:
+		return no("keyframes up to %gs apart (first packet key: %t)", s.MaxKeyInterval, s.KeyFirst)
+	}
+	if kbit := float64(s.VideoBytes) * 8 / 1000 / info.Span; kbit > float64(top.MaxRate) {
+		return no("%.0f kbit/s is over the top rung's %d", kbit, top.MaxRate)
+	}
+	if peak := float64(s.PeakBytes) * 8 / 1000; peak > float64(top.MaxRate*segmentSeconds+top.BufSize) {
+		return no("%.0f kbit in %d s is over the top rung's budget", peak, segmentSeconds)
+	}
+	f := FastPath{Video: true}
+	f.Audio = info.HasAudio && s.AudioCodec == "aac" && s.AudioProfile == "LC" &&
+		s.AudioChannels >= 1 && s.AudioChannels <= 2 && (s.AudioRate == 44100 || s.AudioRate == 48000)
+	return f
+}

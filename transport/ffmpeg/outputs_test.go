@@ -1,0 +1,181 @@
+package ffmpeg_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kino-video/kino/transport/ffmpeg"
+	"github.com/kino-video/kino/transport/ffmpeg/ffmpegtest"
+)
+
+func probeFile(t *testing.T, path string) ffmpeg.Info {
+	t.Helper()
+	in, err := ffmpeg.OpenInput(path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := ffmpeg.Probe(context.Background(), in, ffmpeg.ProbeOptions{Bounds: ffmpeg.DefaultBounds()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
+}
+
+// TestChooseFastPath probes real clips: only 8-bit yuv420p progressive
+// unrotated H.264 of the top rung's size within its cap, keyed often
+// enough, is copied; AAC LC stereo audio is copied with it.
+func TestChooseFastPath(t *testing.T) {
+	dir := t.TempDir()
+	h264 := ffmpegtest.H264Options()
+	with := func(opts ...string) []string {
+		out := append([]string(nil), h264...)
+		for i := 0; i+1 < len(opts); i += 2 { // replace an option's value, or add it
+			found := false
+			for j := 0; j+1 < len(out); j++ {
+				if out[j] == opts[i] {
+					out[j+1], found = opts[i+1], true
+				}
+			}
+			if !found {
+				out = append(out, opts[i], opts[i+1])
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		name       string
+		w, h       int
+		audio      bool
+		opts       []string
+		video, aud bool
+		why        string
+	}{
+		{"h264_aac_within_cap.mp4", 640, 360, true, h264, true, true, ""},
+		{"h264_no_audio.mp4", 640, 360, false, h264, true, false, ""},
+		{"h264_mp3.mkv", 640, 360, true, with("-c:a", "libmp3lame"), true, false, ""},
+		{"h264_aac_mono_32k.mp4", 640, 360, true, with("-ac", "1", "-ar", "32000"), true, false, ""},
+		{"ten_bit.mp4", 640, 360, true, with("-pix_fmt", "yuv420p10le"), false, false, "pixel format"},
+		// 360×640 displayed: the size of its top rung, but turned.
+		{"rotated.mp4", 640, 360, true, h264, false, false, "rotated"},
+		{"over_cap.mp4", 640, 360, true, with("-b:v", "3000k", "-maxrate", "3000k", "-bufsize", "3000k", "-preset", "medium", "-qp", "5"), false, false, "over the top rung"},
+		{"hevc.mp4", 640, 360, true, with("-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "log-level=error"), false, false, "not h264"},
+		{"not_a_rung_size.mp4", 640, 400, true, h264, false, false, "not the top rung"},
+		{"sparse_keys.mp4", 640, 360, true, with("-g", "300"), false, false, "keyframes"},
+		{"interlaced.mp4", 640, 360, true, with("-flags", "+ildct+ilme", "-x264opts", "interlaced=1"), false, false, "field order"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			seconds := 3.0
+			if tt.name == "sparse_keys.mp4" {
+				seconds = 12
+			}
+			src := ffmpegtest.Encode(t, dir, tt.name, tt.w, tt.h, seconds, tt.audio, tt.opts...)
+			if tt.name == "rotated.mp4" { // ffmpeg 5.1 writes the tag on a remux only
+				turned := filepath.Join(dir, "turned.mp4")
+				ffmpegtest.Run(t, "-i", src, "-c", "copy", "-metadata:s:v:0", "rotate=90", turned)
+				src = turned
+			}
+			info := probeFile(t, src)
+			got := ffmpeg.ChooseFastPath(info, ffmpeg.Ladder(info)[0])
+			if got.Video != tt.video || got.Audio != tt.aud || !strings.Contains(got.Why, tt.why) {
+				t.Errorf("fast path %+v, want video %t audio %t why %q (source %+v)", got, tt.video, tt.aud, tt.why, info.Source)
+			}
+		})
+	}
+}
+
+// TestLadderExtrasEndToEnd runs the ladder's pass with the storyboard and
+// the fast path on a real clip, then the download remux: the top rung is
+// the source's own stream (its Constrained Baseline profile, not kino's
+// High), the other rung's segments cut where the copied rung's do, the
+// sprite has the planned size, and the download MP4 is the 360p rung
+// with its moov first.
+func TestLadderExtrasEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	src := ffmpegtest.Encode(t, dir, "src.mp4", 640, 360, 7, true, ffmpegtest.H264Options()...)
+	info := probeFile(t, src)
+	rungs := ffmpeg.Ladder(info)
+	sb := ffmpeg.PlanStoryboard(info, rungs[len(rungs)-1].Width, rungs[len(rungs)-1].Height)
+	x := ffmpeg.Extras{Storyboard: sb, StoryboardFile: filepath.Join(dir, "sprite.jpg"), Fast: ffmpeg.ChooseFastPath(info, rungs[0])}
+	if !x.Fast.Video || !x.Fast.Audio || len(rungs) != 2 {
+		t.Fatalf("fast path %+v over %d rungs, want video and audio over 2", x.Fast, len(rungs))
+	}
+	out := filepath.Join(dir, "hls")
+	if err := ffmpeg.Run(context.Background(), ffmpeg.LadderArgs(ffmpeg.Input{Path: src, Demuxer: ffmpeg.DemuxMOV}, out, info, rungs, x),
+		ffmpeg.RunOptions{Duration: info.Length()}); err != nil {
+		t.Fatal(err)
+	}
+	if got := streamField(t, filepath.Join(out, "360p", "seg_00000.ts"), "v:0", "profile"); got != "Constrained Baseline" {
+		t.Errorf("360p profile %q: not the source's stream", got)
+	}
+	if got := streamField(t, filepath.Join(out, "240p", "seg_00000.ts"), "v:0", "profile"); got != "High" {
+		t.Errorf("240p profile %q: not kino's encode", got)
+	}
+	if a, b := extinfs(t, filepath.Join(out, "360p", "index.m3u8")), extinfs(t, filepath.Join(out, "240p", "index.m3u8")); a != b {
+		t.Errorf("segments differ between the copied and the encoded rung:\n%s\n%s", a, b)
+	}
+	if w, h := streamField(t, x.StoryboardFile, "v:0", "width"), streamField(t, x.StoryboardFile, "v:0", "height"); w != strconv.Itoa(sb.Width()) || h != strconv.Itoa(sb.Height()) {
+		t.Errorf("sprite %sx%s, planned %dx%d", w, h, sb.Width(), sb.Height())
+	}
+
+	dl := filepath.Join(dir, "download.mp4")
+	rung, ok := ffmpeg.DownloadRung(rungs)
+	if !ok || rung.Name != "360p" {
+		t.Fatalf("download rung %+v", rung)
+	}
+	if err := ffmpeg.Run(context.Background(), ffmpeg.DownloadArgs(out, rung, true, dl), ffmpeg.RunOptions{Duration: info.Length()}); err != nil {
+		t.Fatal(err)
+	}
+	if got := streamField(t, dl, "v:0", "profile"); got != "Constrained Baseline" {
+		t.Errorf("download profile %q: not a copy", got)
+	}
+	if got := streamField(t, dl, "a:0", "codec_name"); got != "aac" {
+		t.Errorf("download audio %q", got)
+	}
+}
+
+// TestStoryboardSecondPass: the sprite made alone, from the source, has
+// the planned size too.
+func TestStoryboardSecondPass(t *testing.T) {
+	dir := t.TempDir()
+	src := ffmpegtest.Clip(t, dir, "src.mkv", 320, 240, 2.5, false)
+	info := probeFile(t, src)
+	sb := ffmpeg.PlanStoryboard(info, 320, 240)
+	out := filepath.Join(dir, "sb.jpg")
+	if err := ffmpeg.Run(context.Background(), ffmpeg.StoryboardArgs(ffmpeg.Input{Path: src, Demuxer: ffmpeg.DemuxMatroska}, out, info, sb), ffmpeg.RunOptions{Duration: info.Length()}); err != nil {
+		t.Fatal(err)
+	}
+	if w, h := streamField(t, out, "v:0", "width"), streamField(t, out, "v:0", "height"); w != "480" || h != "120" {
+		t.Errorf("sprite %sx%s, want 3 tiles of 160x120 in a row (%+v)", w, h, sb)
+	}
+}
+
+func streamField(t *testing.T, file, stream, field string) string {
+	t.Helper()
+	out, err := exec.Command("ffprobe", "-v", "error", "-select_streams", stream, "-show_entries", "stream="+field, "-of", "csv=p=0", file).Output()
+	if err != nil {
+		t.Fatalf("ffprobe %s: %v", file, err)
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n") // mpegts lists its program's streams too
+	return strings.TrimSpace(first)
+}
+
+func extinfs(t *testing.T, playlist string) string {
+	t.Helper()
+	data, err := os.ReadFile(playlist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for l := range strings.Lines(string(data)) {
+		if strings.HasPrefix(l, "#EXTINF") {
+			lines = append(lines, strings.TrimSpace(l))
+		}
+	}
+	return strings.Join(lines, " ")
+}

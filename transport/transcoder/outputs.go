@@ -1,0 +1,217 @@
+package transcoder
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"image/jpeg"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kino-video/kino/transport/ffmpeg"
+	"github.com/kino-video/kino/transport/media"
+)
+
+// extras plans what the ladder's pass makes besides the ladder: the
+// storyboard sprite, from the lowest rung, and the fast path.
+func extras(log *slog.Logger, info ffmpeg.Info, rungs []ffmpeg.Rung) ffmpeg.Extras {
+	if len(rungs) == 0 {
+		return ffmpeg.Extras{}
+	}
+	low := rungs[len(rungs)-1]
+	x := ffmpeg.Extras{
+		Storyboard:     ffmpeg.PlanStoryboard(info, low.Width, low.Height),
+		StoryboardFile: media.StoryboardImageName,
+		Fast:           ffmpeg.ChooseFastPath(info, rungs[0]),
+	}
+	if x.Fast.Video {
+		log.Info("fast path: the top rung copies the source's video", "rung", rungs[0].Name, "audio_copied", x.Fast.Audio)
+	} else {
+		log.Debug("no fast path", "why", x.Fast.Why)
+	}
+	return x
+}
+
+// made says which optional outputs an attempt published.
+type made struct{ storyboard, download bool }
+
+// finishOutputs makes the outputs that follow the ladder's pass in the
+// work directory: the storyboard's WebVTT track (written here, from the
+// plan, not from anything ffmpeg printed) and, when asked, the download
+// rendition (a remux of the highest rung up to 1080p and the audio, no
+// encode). Each is checked; one that fails is left out (logged), not the
+// video's failure: the ladder is what makes a video playable. Only a
+// cancelled ctx is returned.
+func finishOutputs(ctx context.Context, log *slog.Logger, work string, info ffmpeg.Info, rungs []ffmpeg.Rung,
+	x ffmpeg.Extras, download bool, opts ffmpeg.RunOptions) (made, error) {
+	var m made
+	if x.Storyboard.Count > 0 {
+		vtt := filepath.Join(work, media.StoryboardVTTName)
+		err := os.WriteFile(vtt, x.Storyboard.VTT(media.StoryboardImageName), 0o644)
+		if err == nil {
+			err = verifyStoryboard(work)
+		}
+		if err != nil {
+			log.Warn("storyboard left out", "err", err)
+			drop(work, media.StoryboardVTTName, media.StoryboardImageName)
+		} else {
+			m.storyboard = true
+		}
+	}
+	if !download {
+		return m, nil
+	}
+	rung, ok := ffmpeg.DownloadRung(rungs)
+	if !ok {
+		return m, nil
+	}
+	opts.OnProgress, opts.OnOutTime = nil, nil
+	opts.OutputDir = filepath.Join(work, media.DownloadName)
+	err := ffmpeg.Run(ctx, ffmpeg.DownloadArgs(media.HLSDir, rung, info.HasAudio, media.DownloadName), opts)
+	if err == nil {
+		err = verifyDownload(ctx, work, opts.Jail)
+	}
+	if ctx.Err() != nil {
+		return m, ctx.Err()
+	}
+	if err != nil {
+		log.Warn("download rendition left out", "err", err)
+		drop(work, media.DownloadName)
+		return m, nil
+	}
+	m.download = true
+	return m, nil
+}
+
+func drop(work string, names ...string) {
+	for _, n := range names {
+		_ = os.RemoveAll(filepath.Join(work, n))
+	}
+}
+
+// cueRegion is the media fragment of a storyboard cue's image.
+var cueRegion = regexp.MustCompile(`^` + regexp.QuoteMeta(media.StoryboardImageName) + `#xywh=(\d+),(\d+),(\d+),(\d+)$`)
+
+// verifyStoryboard checks the sprite and its track: the sprite is a JPEG,
+// the track is WebVTT whose every cue points at a non-empty region inside
+// the sprite's real size.
+func verifyStoryboard(work string) error {
+	f, err := os.Open(filepath.Join(work, media.StoryboardImageName))
+	if err != nil {
+		return err
+	}
+	cfg, err := jpeg.DecodeConfig(bufio.NewReader(f))
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", media.StoryboardImageName, err)
+	}
+	data, err := os.ReadFile(filepath.Join(work, media.StoryboardVTTName))
+	if err != nil {
+		return err
+	}
+	regions, err := StoryboardRegions(data)
+	if err != nil {
+		return err
+	}
+	for _, r := range regions {
+		if r[2] <= 0 || r[3] <= 0 || r[0]+r[2] > cfg.Width || r[1]+r[3] > cfg.Height {
+			return fmt.Errorf("cue region %v outside the %d×%d sprite", r, cfg.Width, cfg.Height)
+		}
+	}
+	return nil
+}
+
+// StoryboardRegions parses a storyboard track as kino writes it: "WEBVTT",
+// then cues of a timing line and one payload line naming a region of the
+// sprite. It returns every region as x, y, w, h.
+func StoryboardRegions(vtt []byte) ([][4]int, error) {
+	blocks := strings.Split(strings.TrimSpace(string(vtt)), "\n\n")
+	if len(blocks) < 2 || blocks[0] != "WEBVTT" {
+		return nil, errors.New("not a WebVTT track with cues")
+	}
+	var out [][4]int
+	for _, b := range blocks[1:] {
+		lines := strings.Split(b, "\n")
+		if len(lines) != 2 || !strings.Contains(lines[0], " --> ") {
+			return nil, fmt.Errorf("cue %q", b)
+		}
+		m := cueRegion.FindStringSubmatch(lines[1])
+		if m == nil {
+			return nil, fmt.Errorf("cue payload %q", lines[1])
+		}
+		var r [4]int
+		for i := range r {
+			r[i], _ = strconv.Atoi(m[i+1])
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// verifyDownload checks the download rendition: an MP4 whose moov comes
+// before its mdat, with a video stream of at most 1080 on its short side.
+func verifyDownload(ctx context.Context, work string, jail ffmpeg.Jail) error {
+	boxes, err := TopLevelBoxes(filepath.Join(work, media.DownloadName))
+	if err != nil {
+		return err
+	}
+	if moov, mdat := slices.Index(boxes, "moov"), slices.Index(boxes, "mdat"); moov < 0 || mdat < 0 || moov > mdat {
+		return fmt.Errorf("boxes %v: moov is not before mdat", boxes)
+	}
+	in := ffmpeg.Input{Path: media.DownloadName, Demuxer: ffmpeg.DemuxMOV}
+	info, err := ffmpeg.Probe(ctx, in, ffmpeg.ProbeOptions{Jail: jail, Bounds: ffmpeg.DefaultBounds()})
+	if err != nil {
+		return err
+	}
+	if min(info.Width, info.Height) > 1080 {
+		return fmt.Errorf("%d×%d is over 1080p", info.Width, info.Height)
+	}
+	return nil
+}
+
+// TopLevelBoxes lists the types of an MP4 file's top-level boxes in order.
+func TopLevelBoxes(file string) ([]string, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	var types []string
+	var off int64
+	hdr := make([]byte, 16)
+	for off < fi.Size() {
+		if _, err := f.ReadAt(hdr[:8], off); err != nil {
+			return nil, fmt.Errorf("box at %d: %w", off, err)
+		}
+		size := int64(binary.BigEndian.Uint32(hdr[:4]))
+		typ := string(bytes.ToValidUTF8(hdr[4:8], []byte("?")))
+		switch size {
+		case 0: // to the end of the file
+			size = fi.Size() - off
+		case 1: // 64-bit size follows
+			if _, err := f.ReadAt(hdr[8:16], off+8); err != nil && !errors.Is(err, io.EOF) {
+				return nil, err
+			}
+			size = int64(binary.BigEndian.Uint64(hdr[8:16]))
+		}
+		if size < 8 || off+size > fi.Size() {
+			return nil, fmt.Errorf("box %q at %d has size %d", typ, off, size)
+		}
+		types = append(types, typ)
+		off += size
+	}
+	return types, nil
+}

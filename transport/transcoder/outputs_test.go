@@ -1,0 +1,272 @@
+package transcoder_test
+
+import (
+	"context"
+	"encoding/binary"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/transport/ffmpeg/ffmpegtest"
+	"github.com/kino-video/kino/transport/media"
+)
+
+// uploadAsking is e.uploadFile with the upload's download wish.
+func (e *env) uploadAsking(account, filename, path string, download bool) string {
+	e.t.Helper()
+	ext, err := domain.Extension(filename)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	f, err := e.media.Incoming()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		e.t.Fatal(err)
+	}
+	f.Close()
+	id := e.store.NewID()
+	if err := e.media.Commit(context.Background(), f.Name(), id, ext); err != nil {
+		e.t.Fatal(err)
+	}
+	_, err = eventstore.Execute[domain.Video](context.Background(), e.store, stream(id), domain.AcceptUpload{
+		Account: account, Collection: "c", CollectionName: "C", Filename: filename, Size: int64(len(data)), Download: download})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return id
+}
+
+// succeeded is the video's TranscodeSucceeded event.
+func (e *env) succeeded(id string) domain.TranscodeSucceeded {
+	e.t.Helper()
+	if got := e.wait(id, 2*time.Minute); got.status != domain.StatusCompleted {
+		e.t.Fatalf("video %s: %+v, want COMPLETED", id, got)
+	}
+	events, _, err := e.store.Load(context.Background(), stream(id))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, ev := range events {
+		if d, ok := ev.Data.(domain.TranscodeSucceeded); ok {
+			return d
+		}
+	}
+	e.t.Fatalf("video %s: no TranscodeSucceeded", id)
+	return domain.TranscodeSucceeded{}
+}
+
+func (e *env) file(id, rel string) string {
+	e.t.Helper()
+	dir, err := e.media.Dir(id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return filepath.Join(dir, filepath.FromSlash(rel))
+}
+
+// TestStoryboardAndDownload: a completed video asking for a download has
+// a storyboard whose every cue names a region inside the sprite's real
+// size (by ffprobe), and a download MP4 whose moov precedes its mdat, of
+// the highest rung (≤ 1080p) with its audio; one not asking has the
+// storyboard and no download.
+func TestStoryboardAndDownload(t *testing.T) {
+	e := newEnv(t)
+	acct := e.account("alice", domain.PlanFree)
+	dir := t.TempDir()
+	// 21 s: tiles of 1 s, three rows of a ten-tile sprite, the last one
+	// part-filled.
+	src := ffmpegtest.Clip(t, dir, "talk.mkv", 480, 270, 21, true)
+	asked := e.uploadAsking(acct, "talk.mkv", src, true)
+	plain := e.uploadAsking(acct, "talk.mkv", src, false)
+
+	done := e.succeeded(asked)
+	if !done.Storyboard || !done.Download {
+		t.Fatalf("TranscodeSucceeded storyboard %t download %t, want both", done.Storyboard, done.Download)
+	}
+	w, h := probeSize(t, e.file(asked, media.StoryboardImageName))
+	vtt, err := os.ReadFile(e.file(asked, media.StoryboardVTTName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cues := parseCues(t, string(vtt))
+	if len(cues) != 21 {
+		t.Errorf("%d cues, want one a second over 21 s", len(cues))
+	}
+	var end float64
+	for i, c := range cues {
+		if c.image != "storyboard.jpg" {
+			t.Errorf("cue %d points at %q, not the sprite beside the track", i, c.image)
+		}
+		if c.w <= 0 || c.h <= 0 || c.x < 0 || c.y < 0 || c.x+c.w > w || c.y+c.h > h {
+			t.Errorf("cue %d region %d,%d %dx%d is outside the %dx%d sprite", i, c.x, c.y, c.w, c.h, w, h)
+		}
+		if c.from != end || c.to <= c.from {
+			t.Errorf("cue %d runs %g..%g after one ending at %g", i, c.from, c.to, end)
+		}
+		end = c.to
+	}
+	if end < 20.9 || end > 21.1 {
+		t.Errorf("cues end at %g, not at the video's end", end)
+	}
+
+	dl := e.file(asked, media.DownloadName)
+	boxes := topBoxes(t, dl)
+	moov, mdat := slices.Index(boxes, "moov"), slices.Index(boxes, "mdat")
+	if moov < 0 || mdat < 0 || moov > mdat {
+		t.Errorf("download boxes %v: want moov before mdat", boxes)
+	}
+	if dw, dh := probeSize(t, dl); dw != 426 || dh != 240 {
+		t.Errorf("download is %dx%d, want the (only) 240p rung's 426x240", dw, dh)
+	}
+	if got := ffprobeField(t, dl, "a:0", "codec_name"); got != "aac" {
+		t.Errorf("download audio %q, want aac", got)
+	}
+
+	done = e.succeeded(plain)
+	if !done.Storyboard || done.Download {
+		t.Errorf("not asked: storyboard %t download %t, want storyboard only", done.Storyboard, done.Download)
+	}
+	if _, err := os.Stat(e.file(plain, media.DownloadName)); !os.IsNotExist(err) {
+		t.Errorf("download.mp4 of a video that did not ask for one: %v", err)
+	}
+}
+
+// TestFastPath: an H.264 yuv420p AAC source of exactly its top rung's
+// size, within its cap, has that rung copied (its Constrained Baseline
+// profile, not kino's High) and still plays as the ladder (verified as
+// every output is); one over the cap is encoded.
+func TestFastPath(t *testing.T) {
+	e := newEnv(t)
+	acct := e.account("bob", domain.PlanFree)
+	dir := t.TempDir()
+	within := ffmpegtest.Encode(t, dir, "within.mp4", 640, 360, 6, true, ffmpegtest.H264Options()...)
+	over := ffmpegtest.Encode(t, dir, "over.mp4", 640, 360, 6, true, append(ffmpegtest.H264Options(), "-qp", "4", "-b:v", "5000k", "-maxrate", "6000k")...)
+	fast := e.uploadAsking(acct, "within.mp4", within, true)
+	slow := e.uploadAsking(acct, "over.mp4", over, false)
+
+	for _, tt := range []struct {
+		id, profile string
+	}{{fast, "Constrained Baseline"}, {slow, "High"}} {
+		done := e.succeeded(tt.id)
+		if strings.Join(done.Resolutions, ",") != "360p,240p" {
+			t.Fatalf("resolutions %v", done.Resolutions)
+		}
+		if got := ffprobeField(t, e.file(tt.id, "hls/360p/seg_00000.ts"), "v:0", "profile"); got != tt.profile {
+			t.Errorf("%s: 360p profile %q, want %q", tt.id, got, tt.profile)
+		}
+		if got := ffprobeField(t, e.file(tt.id, "hls/240p/seg_00000.ts"), "v:0", "profile"); got != "High" {
+			t.Errorf("%s: 240p profile %q, want kino's High", tt.id, got)
+		}
+	}
+	// The download of the fast path is the copied stream too.
+	if got := ffprobeField(t, e.file(fast, media.DownloadName), "v:0", "profile"); got != "Constrained Baseline" {
+		t.Errorf("download profile %q, want the source's", got)
+	}
+}
+
+type cue struct {
+	from, to   float64
+	image      string
+	x, y, w, h int
+}
+
+var cueLine = regexp.MustCompile(`^(\d\d):(\d\d):(\d\d)\.(\d\d\d) --> (\d\d):(\d\d):(\d\d)\.(\d\d\d)$`)
+var cuePayload = regexp.MustCompile(`^([^#]+)#xywh=(\d+),(\d+),(\d+),(\d+)$`)
+
+// parseCues reads a WebVTT thumbnails track: a header, then cues of a
+// timing line and a payload naming an image region.
+func parseCues(t *testing.T, vtt string) []cue {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(vtt), "\n")
+	if lines[0] != "WEBVTT" {
+		t.Fatalf("track starts with %q", lines[0])
+	}
+	var cues []cue
+	for i := 1; i < len(lines); i++ {
+		m := cueLine.FindStringSubmatch(lines[i])
+		if m == nil {
+			if lines[i] != "" {
+				t.Fatalf("line %d: %q", i, lines[i])
+			}
+			continue
+		}
+		at := func(g []string) float64 {
+			n := make([]float64, 4)
+			for k := range n {
+				n[k], _ = strconv.ParseFloat(g[k], 64)
+			}
+			return n[0]*3600 + n[1]*60 + n[2] + n[3]/1000
+		}
+		if i+1 >= len(lines) {
+			t.Fatalf("cue at line %d without payload", i)
+		}
+		p := cuePayload.FindStringSubmatch(lines[i+1])
+		if p == nil {
+			t.Fatalf("payload %q", lines[i+1])
+		}
+		c := cue{from: at(m[1:5]), to: at(m[5:9]), image: p[1]}
+		c.x, _ = strconv.Atoi(p[2])
+		c.y, _ = strconv.Atoi(p[3])
+		c.w, _ = strconv.Atoi(p[4])
+		c.h, _ = strconv.Atoi(p[5])
+		cues = append(cues, c)
+		i++
+	}
+	return cues
+}
+
+func ffprobeField(t *testing.T, file, stream, field string) string {
+	t.Helper()
+	out, err := exec.Command("ffprobe", "-v", "error", "-select_streams", stream, "-show_entries", "stream="+field, "-of", "csv=p=0", file).Output()
+	if err != nil {
+		t.Fatalf("ffprobe %s: %v", file, err)
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	return strings.TrimSpace(first)
+}
+
+func probeSize(t *testing.T, file string) (int, int) {
+	t.Helper()
+	w, _ := strconv.Atoi(ffprobeField(t, file, "v:0", "width"))
+	h, _ := strconv.Atoi(ffprobeField(t, file, "v:0", "height"))
+	if w <= 0 || h <= 0 {
+		t.Fatalf("%s: no picture size", file)
+	}
+	return w, h
+}
+
+// topBoxes reads an MP4's top-level box types in order.
+func topBoxes(t *testing.T, file string) []string {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for off := uint64(0); off+8 <= uint64(len(data)); {
+		size := uint64(binary.BigEndian.Uint32(data[off:]))
+		if size == 1 && off+16 <= uint64(len(data)) {
+			size = binary.BigEndian.Uint64(data[off+8:])
+		}
+		if size < 8 {
+			t.Fatalf("box at %d has size %d", off, size)
+		}
+		out = append(out, string(data[off+4:off+8]))
+		off += size
+	}
+	return out
+}
