@@ -263,9 +263,15 @@ try {
   await ana.evaluate(() => { const v = document.getElementById("player"); v.muted = true; return v.play().catch(() => {}); });
   await ana.waitForFunction(() => { const v = document.getElementById("player"); return v && v.currentTime > 0.5; }, null, { timeout: T });
   const signedPage = await ana.evaluate(() => ({ poster: document.getElementById("player").poster, playlist: document.getElementById("u-playlist").value,
-    links: Array.from(document.querySelectorAll("a[data-media-link]")).map((a) => a.href), play: !!document.querySelector('a[href^="/play/"]') }));
+    links: Array.from(document.querySelectorAll("a[data-media-link]")).map((a) => a.href), play: document.querySelector("a[data-play-link]")?.href || "" }));
   check(signedPage.poster.includes("token=") && !signedPage.playlist.includes("token="), "the poster has no token, or the URL field has one: " + JSON.stringify(signedPage));
-  check(signedPage.links.every((h) => h.includes("token=")) && !signedPage.play, "media links without a token: " + JSON.stringify(signedPage));
+  check(signedPage.links.every((h) => h.includes("token=")) && signedPage.play.includes("/play/" + up.video + "?token="), "media links without a token: " + JSON.stringify(signedPage));
+  // The player page plays the signed video with the token it was given.
+  const play = await ana.context().newPage();
+  await play.goto(signedPage.play);
+  await play.evaluate(() => { const v = document.querySelector("video"); v.muted = true; return v.play().catch(() => {}); });
+  await play.waitForFunction(() => { const v = document.querySelector("video"); return v && v.currentTime > 0.5; }, null, { timeout: T });
+  await play.close();
   result.signedLinks = signedPage.links.length;
   // With the download and storyboard outputs, their links carry the token
   // and work; the bare URLs do not.
