@@ -180,6 +180,22 @@ try {
     "the upload page did not follow the video from processing to completed: " + result.uploadStatuses);
   await shot(ana, "upload-done");
 
+  step("the upload page's playback and download choices override the collection's");
+  await ana.selectOption("#up-policy", "signed");
+  await ana.selectOption("#up-download", "false");
+  const tiny = Buffer.alloc(3000, 7);
+  Buffer.from([0, 0, 0, 0x18, 0x66, 0x74, 0x79, 0x70, 0x69, 0x73, 0x6f, 0x6d, 0, 0, 2, 0, 0x69, 0x73, 0x6f, 0x6d, 0x69, 0x73, 0x6f, 0x32]).copy(tiny);
+  await ana.setInputFiles("#files", { name: "private.mp4", mimeType: "video/mp4", buffer: tiny });
+  await ana.waitForFunction(() => document.querySelector("#uploads li.upload")?.dataset.video, null, { timeout: T });
+  const chosen = await ana.evaluate(async () => {
+    const id = document.querySelector("#uploads li.upload").dataset.video;
+    const v = await (await fetch("/v1/videos/" + id, { credentials: "same-origin" })).json();
+    const ev = await (await fetch("/v1/videos/" + id + "/events", { credentials: "same-origin" })).json();
+    await fetch("/v1/videos/" + id, { method: "DELETE", credentials: "same-origin" });
+    return { policy: v.playbackPolicy, download: ev.events[0].data.download ?? null };
+  });
+  check(chosen.policy === "signed" && chosen.download !== true, "the upload's choices: " + JSON.stringify(chosen));
+
   step("an unfinished upload is listed on the upload page, and Discard removes it");
   // A tab closed mid-upload leaves this behind: created (with the session),
   // a quarter of its bytes in.
