@@ -15,8 +15,7 @@ import (
 // kino serve without --cdn-url: a client that reached kino at its LAN
 // address gets media URLs on that address (and they play there); a Host
 // header that is not a plain host[:port] is not reflected; webhook bodies,
-// which have no request, name the listen address (localhost for
-// loopback).
+// which have no request, name the listen address (127.0.0.1:<port>).
 func TestServeMediaURLsFollowTheRequestsHost(t *testing.T) {
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanPro)
@@ -24,7 +23,7 @@ func TestServeMediaURLsFollowTheRequestsHost(t *testing.T) {
 	id := h.uploadID(key, "main", "clip.mp4", clip(t))
 	h.waitStatus(key, id, domain.StatusCompleted)
 	port := strconv.Itoa(h.m.listener.Addr().(*net.TCPAddr).Port)
-	if want := "http://localhost:" + port + "/cdn"; h.m.CDNURL != want || h.m.publicCDN != "" {
+	if want := "http://127.0.0.1:" + port + "/cdn"; h.m.CDNURL != want || h.m.publicCDN != "" {
 		t.Fatalf("webhook cdn %q (explicit %q), want %q", h.m.CDNURL, h.m.publicCDN, want)
 	}
 	playlist := func(host string) string {
@@ -61,7 +60,7 @@ func TestServeMediaURLsFollowTheRequestsHost(t *testing.T) {
 	}
 	// net/http refuses the worst Host values itself; these pass it.
 	for _, host := range []string{"evil'host.example", "user@evil.example", "evil.example:" + strconv.Itoa(99999)} {
-		if got := playlist(host); got != "http://localhost:"+port+tail {
+		if got := playlist(host); got != "http://127.0.0.1:"+port+tail {
 			t.Fatalf("Host %q reflected: %s", host, got)
 		}
 	}

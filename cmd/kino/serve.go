@@ -255,7 +255,7 @@ func newServeCmd() *cobra.Command {
 	fs.StringVar(&cfg.Addr, "addr", env("KINO_ADDR", ":8080"), "HTTP listen address (env KINO_ADDR)")
 	fs.StringVar(&cfg.Data, "data", env("KINO_DATA", "./data"), "data directory (env KINO_DATA)")
 	fs.StringVar(&cfg.BaseURL, "base-url", env("KINO_BASE_URL", ""), "public API base ending in /v1, for tus upload Locations, direct upload URLs, set-password links and the start-up log; https makes session cookies Secure. Unset: tus Locations are paths, direct upload URLs and set-password links name the scheme and host the request reached, and the start-up log names the --addr address when it is not a wildcard, else http://localhost:<port>/v1 (env KINO_BASE_URL)")
-	fs.StringVar(&cfg.CDNURL, "cdn-url", env("KINO_CDN_URL", ""), "public media base written into video records and webhook bodies (env KINO_CDN_URL). Unset: API answers name this server's /cdn at the scheme and host the request reached (https over TLS, or from a --trusted-proxies peer sending X-Forwarded-Proto: https), so the LAN address works; webhook bodies name the --addr address when it is not a wildcard, else http://localhost:<port>/cdn")
+	fs.StringVar(&cfg.CDNURL, "cdn-url", env("KINO_CDN_URL", ""), "public media base written into video records and webhook bodies (env KINO_CDN_URL). Unset: /cdn under --base-url's site when that is set; else API answers name this server's /cdn at the scheme and host the request reached (https over TLS, or from a --trusted-proxies peer sending X-Forwarded-Proto: https), so the LAN address works, and webhook bodies name the --addr address when it is not a wildcard, else http://localhost:<port>/cdn")
 	fs.StringVar(&cfg.NATSListen, "nats-listen", env("KINO_NATS_LISTEN", "127.0.0.1:4222"), "listen address of the embedded NATS server (env KINO_NATS_LISTEN)")
 	fs.StringVar(&cfg.NATSURL, "nats", env("KINO_NATS_URL", ""), "use this NATS server instead of embedding one, with the credentials of the --nats-* flags (env KINO_NATS_URL)")
 	hideURLSecret(fs, "nats")
@@ -577,7 +577,9 @@ func (m *Main) publicURLs(context.Context) error {
 	}
 	m.publicCDN = strings.TrimRight(m.CDNURL, "/")
 	if m.CDNURL == "" {
-		m.CDNURL = local + "/cdn"
+		// The API then answers with /cdn under --base-url's site, or at
+		// the request's origin; webhook bodies have no request.
+		m.CDNURL = siteOf(m.BaseURL) + "/cdn"
 	}
 	m.CDNURL = strings.TrimRight(m.CDNURL, "/")
 	return nil
@@ -650,14 +652,14 @@ func (m *Main) serveHTTP(ctx context.Context) error {
 		TrustedProxies: m.TrustedProxies, FrameAncestors: m.FrameAncestors, Limits: m.limits,
 		EventServer: m.eventServer(), DiskDirs: []string{m.Data, filepath.Join(m.Data, "media")}, DiskReserve: m.DiskReserve, MaxReadLag: m.MaxReadLag,
 		TusDir: tus, TusExpiry: m.TusExpiry, BaseURL: m.publicBase, DirectUploads: direct,
-		Users: m.users, PublicURL: strings.TrimSuffix(m.publicBase, "/v1"),
+		Users: m.users, PublicURL: siteOf(m.publicBase),
 	})
 	if err != nil {
 		return err
 	}
 	// The dashboard's pages, after the API's routes (exact paths: /v1, /cdn,
 	// /play, /assets, /auth stay the API's).
-	pages, err := dashboard.New(dashboard.Config{API: api.Router(), CDNURL: m.publicCDN, HLSJS: httpapi.PlayerAssetsBuilt(),
+	pages, err := dashboard.New(dashboard.Config{API: api.Router(), CDNURL: pageCDN(m.publicCDN, m.publicBase), HLSJS: httpapi.PlayerAssetsBuilt(),
 		Log: log.With("component", "dashboard")})
 	if err != nil {
 		return err

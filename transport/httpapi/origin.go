@@ -36,10 +36,14 @@ func (s *Server) origin(r *http.Request) string {
 }
 
 // cdnURL is {cdn_url} for the answers to r: --cdn-url when it was set,
-// else this server's /cdn at the request's origin.
+// else this server's /cdn under the site's public URL (--base-url) when
+// that was set, else at the request's origin.
 func (s *Server) cdnURL(r *http.Request) string {
 	if s.cfg.CDNURL != "" {
 		return s.cfg.CDNURL
+	}
+	if s.cfg.PublicURL != "" {
+		return s.cfg.PublicURL + "/cdn"
 	}
 	return s.origin(r) + "/cdn"
 }

@@ -131,6 +131,22 @@ func TestMediaURLsFollowTheRequestsHost(t *testing.T) {
 		}
 	})
 
+	t.Run("--base-url's site, without --cdn-url", func(t *testing.T) {
+		c := newTestAPI(t, func(c *Config) { c.CDNURL, c.PublicURL = "", "https://kino.example.com/" })
+		key3 := c.account("acme", domain.PlanPro)
+		id3 := c.completedVideo(key3)
+		key, id = key3, id3
+		for _, host := range []string{"192.168.1.5:8080", "evil host"} {
+			if got := playlist(c.s, host, "192.168.1.20:5555", nil); got != "https://kino.example.com/cdn/"+id3+"/hls/master.m3u8" {
+				t.Fatalf("Host %q: playlistUrl %q", host, got)
+			}
+		}
+		rec := get(c.s, "/play/"+id3, "192.168.1.5:8080", "192.168.1.20:5555", nil)
+		if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "media-src 'self' https://kino.example.com blob:") {
+			t.Fatalf("play CSP with --base-url: %q", csp)
+		}
+	})
+
 	t.Run("an explicit --cdn-url wins", func(t *testing.T) {
 		b := newTestAPI(t) // CDNURL http://cdn.example.test:8443/cdn
 		key2 := b.account("acme", domain.PlanPro)

@@ -301,7 +301,11 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("httpapi: public url: %w", err)
 		}
 	}
-	if s.csp, err = playCSP(cfg.CDNURL, cfg.FrameAncestors); err != nil {
+	mediaBase := cfg.CDNURL // what cdnURL names, when it is not the page's own origin
+	if mediaBase == "" {
+		mediaBase = cfg.PublicURL
+	}
+	if s.csp, err = playCSP(mediaBase, cfg.FrameAncestors); err != nil {
 		return nil, err
 	}
 	if cfg.TusDir != "" {

@@ -2,6 +2,7 @@ package transcoder
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -57,6 +58,16 @@ func (e *estimator) observe(now time.Time, frac float64) (speed, eta *float64) {
 		return &s, nil
 	}
 	return &s, &left
+}
+
+// removeOutputs removes what earlier attempts of a video that is now
+// FAILED published (a progressive attempt publishes as it goes), and its
+// progress.
+func (t *Transcoder) removeOutputs(ctx context.Context, log *slog.Logger, id string) {
+	if err := t.cfg.Media.RemoveOutputs(context.WithoutCancel(ctx), id); err != nil {
+		log.Warn("remove outputs of a failed video", "err", err)
+	}
+	t.clearProgress(id)
 }
 
 // progressReporter publishes progress at most once a second (and always

@@ -242,7 +242,7 @@ func (t *Transcoder) handle(ctx context.Context, job *eventstore.Job) {
 	}
 	if start.State.Status == domain.StatusFailed { // failures or crashes exhausted
 		log.Warn("transcode given up", "attempts", start.State.Attempts, "failed", start.State.Failures, "crashed", start.State.Crashes)
-		t.clearProgress(id)
+		t.removeOutputs(ctx, log, id) // a FAILED video serves none, and a retry starts clean
 		ack()
 		return
 	}
