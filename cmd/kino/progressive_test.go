@@ -82,7 +82,9 @@ func TestBrowserProgressivePlayback(t *testing.T) {
 	var mu sync.Mutex
 	var statusAtPlay string
 	mux := http.NewServeMux()
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, filepath.Join(dir, "progressive.html")) })
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFile(w, r, filepath.Join(dir, "progressive.html"))
+	})
 	mux.HandleFunc("/hls.min.js", func(w http.ResponseWriter, r *http.Request) {
 		http.ServeFile(w, r, filepath.Join(dir, "node_modules", "hls.js", "dist", "hls.min.js"))
 	})
