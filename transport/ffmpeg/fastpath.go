@@ -75,13 +75,22 @@ func parseSource(data []byte, video, audio int) Source {
 	return s
 }
 
-// keyScan follows the sizes and keyframes of the video packets for Source.
+// maxBuckets bounds the seconds keyScan keeps sizes of (36 h): a file
+// whose packets spread wider is not taken by the fast path.
+const maxBuckets = 1 << 17
+
+// keyScan follows the sizes and keyframes of the video packets for Source,
+// in memory bounded whatever the file: sizes by whole second (at most
+// maxBuckets of them), and the keyframes' largest step as they come.
 type keyScan struct {
-	bytes   int64
-	buckets map[int64]int64 // bytes by whole second of pts
-	keys    []float64       // keyframe pts
-	first   bool            // the first packet seen is a keyframe
-	seen    bool
+	bytes    int64
+	buckets  map[int64]int64 // bytes by whole second of pts
+	lastKey  float64
+	maxStep  float64
+	haveKey  bool
+	first    bool // the first packet seen is a keyframe
+	seen     bool
+	unsorted bool // a keyframe before the one seen last, or too many seconds: no fast path
 }
 
 func (k *keyScan) add(pts float64, okPTS bool, size int64, key bool) {
@@ -95,9 +104,20 @@ func (k *keyScan) add(pts float64, okPTS bool, size int64, key bool) {
 	if k.buckets == nil {
 		k.buckets = map[int64]int64{}
 	}
-	k.buckets[int64(math.Floor(pts))] += max(size, 0)
+	sec := int64(math.Floor(pts))
+	if _, ok := k.buckets[sec]; ok || len(k.buckets) < maxBuckets {
+		k.buckets[sec] += max(size, 0)
+	} else {
+		k.unsorted = true
+	}
 	if key {
-		k.keys = append(k.keys, pts)
+		if k.haveKey && pts < k.lastKey {
+			k.unsorted = true
+		}
+		if k.haveKey {
+			k.maxStep = max(k.maxStep, pts-k.lastKey)
+		}
+		k.lastKey, k.haveKey = pts, true
 	}
 }
 
@@ -116,16 +136,11 @@ func (k *keyScan) fill(s *Source, end float64) {
 		}
 		s.PeakBytes = max(s.PeakBytes, sum)
 	}
-	keys := slices.Clone(k.keys)
-	slices.Sort(keys)
-	if len(keys) == 0 {
+	if !k.haveKey || k.unsorted {
 		s.MaxKeyInterval = math.Inf(1)
 		return
 	}
-	for i := 1; i < len(keys); i++ {
-		s.MaxKeyInterval = max(s.MaxKeyInterval, keys[i]-keys[i-1])
-	}
-	s.MaxKeyInterval = max(s.MaxKeyInterval, end-keys[len(keys)-1])
+	s.MaxKeyInterval = max(k.maxStep, end-k.lastKey)
 }
 
 // FastPath says which of the source's streams the ladder copies instead
