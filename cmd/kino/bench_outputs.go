@@ -143,7 +143,7 @@ func benchOutputs(ctx context.Context, o bench.Options, say func(string, ...any)
 
 // benchFastPath times the ladder of an H.264/AAC source the fast path
 // takes (the top rung's size, within its cap) with its top rung copied,
-// against the same ladder fully encoded.
+// its keyframes checked first, against the same ladder fully encoded.
 func benchFastPath(ctx context.Context, o bench.Options, say func(string, ...any)) ([]bench.Result, error) {
 	dir, err := os.MkdirTemp("", "kino-bench-fastpath-")
 	if err != nil {
@@ -173,6 +173,11 @@ func benchFastPath(ctx context.Context, o bench.Options, say func(string, ...any
 			runs *[]float64
 		}{{ffmpeg.Extras{Fast: fast}, &r.KinoRuns}, {ffmpeg.Extras{}, &r.BaseRuns}} {
 			took, err := timed(dir, func(out string) error {
+				if c.x.Fast.Video { // as the transcoder does before it copies
+					if err := ffmpeg.CheckKeyframes(ctx, in, info, ffmpeg.Jail{}); err != nil {
+						return err
+					}
+				}
 				return ffmpeg.Run(ctx, ffmpeg.LadderArgs(in, out, info, rungs, c.x), ffmpeg.RunOptions{Duration: info.Length()})
 			})
 			if err != nil {

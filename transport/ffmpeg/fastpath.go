@@ -1,11 +1,16 @@
 package ffmpeg
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Fast-path limits: a source whose video the top rung may copy has its
@@ -194,4 +199,42 @@ func ChooseFastPath(info Info, top Rung) FastPath {
 	f.Audio = info.HasAudio && s.AudioCodec == "aac" && s.AudioProfile == "LC" &&
 		s.AudioChannels >= 1 && s.AudioChannels <= 2 && (s.AudioRate == 44100 || s.AudioRate == 48000)
 	return f
+}
+
+// CheckKeyframes decodes only the keyframes of the video stream info
+// describes (ffprobe -skip_frame nokey) and fails unless every one is
+// info's size, yuv420p and progressive. A copied stream is served as it
+// is, so what holds for its first frame must hold for all: H.264 can
+// change its size, depth or scan only with a new sequence parameter set,
+// which takes effect at a keyframe. An error here means no fast path
+// (the ladder then encodes, and checks every frame as it decodes).
+func CheckKeyframes(ctx context.Context, in Input, info Info, j Jail) error {
+	args := append([]string{"-v", "error", "-select_streams", strconv.Itoa(info.VideoStream), "-skip_frame", "nokey",
+		"-show_entries", "frame=width,height,pix_fmt,interlaced_frame", "-print_format", "csv=p=0"}, in.capped(info.MaxPixels)...)
+	want := fmt.Sprintf("%d,%d,yuv420p,0", info.Width, info.Height)
+	var bad string
+	keys := 0
+	_, err := runProbe(ctx, j, args, func(r io.Reader) error {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			line := strings.TrimRight(strings.TrimSpace(sc.Text()), ",") // side data adds an empty column
+			if line == "" {
+				continue
+			}
+			keys++
+			if line != want && bad == "" {
+				bad = line
+			}
+		}
+		return sc.Err()
+	})
+	switch {
+	case err != nil:
+		return err
+	case bad != "":
+		return fmt.Errorf("a keyframe is %q, not %q", bad, want)
+	case keys == 0:
+		return errors.New("no keyframe decoded")
+	}
+	return nil
 }

@@ -239,6 +239,9 @@ func ladderAsKino(ctx context.Context, in ffmpeg.Input, info ffmpeg.Info, rungs 
 	low := rungs[len(rungs)-1]
 	x := ffmpeg.Extras{Storyboard: ffmpeg.PlanStoryboard(info, low.Width, low.Height),
 		StoryboardFile: filepath.Join(out, "storyboard.jpg"), Fast: ffmpeg.ChooseFastPath(info, rungs[0])}
+	if x.Fast.Video && ffmpeg.CheckKeyframes(ctx, in, info, ffmpeg.Jail{}) != nil {
+		x.Fast = ffmpeg.FastPath{}
+	}
 	opts := ffmpeg.RunOptions{Duration: info.Duration}
 	if err := ffmpeg.Run(ctx, ffmpeg.LadderArgs(in, filepath.Join(out, "hls"), info, rungs, x), opts); err != nil {
 		return err
