@@ -178,7 +178,7 @@ func permissions(role string) *server.Permissions {
 		return &server.Permissions{
 			Publish: &server.SubjectPermission{Allow: []string{
 				"video.*." + domain.TypeTranscodeStarted, "video.*." + domain.TypeTranscodeSucceeded, "video.*." + domain.TypeTranscodeFailed,
-				"video.*." + domain.TypeTranscodeInterrupted,
+				"video.*." + domain.TypeTranscodeInterrupted, "video.*." + domain.TypeTranscodePlayable,
 				"webhook.*." + domain.TypeDeliverySucceeded, "webhook.*." + domain.TypeDeliveryFailed,
 				"delivery.*", // the fan-out's deliveries (KINO_DELIVERIES), one subject per subscription
 				"$JS.API.INFO",

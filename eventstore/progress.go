@@ -2,8 +2,10 @@ package eventstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -16,12 +18,71 @@ import (
 // once the job ends, so it lives beside the stream, with a TTL.
 const ProgressBucket = "KINO_PROGRESS"
 
-// Progress publishes and follows per-video processing progress (0..1).
+// Progress publishes and follows per-video processing progress (0..1),
+// with the encoder's speed and the time left when the worker knows them.
 type Progress struct {
 	kv jetstream.KeyValue
 
 	mu     sync.RWMutex
-	values map[string]float64
+	values map[string]ProgressReport
+}
+
+// ProgressReport is what a worker publishes about a running job. Speed
+// (× real time) and ETA (seconds left) are nil until the worker can tell.
+// Stored as JSON ({"p":0.425,"s":1.9,"e":31}); kino before 0.14 stored
+// the progress alone as a plain number, which is still read.
+type ProgressReport struct {
+	Progress float64  `json:"p"`
+	Speed    *float64 `json:"s,omitempty"`
+	ETA      *float64 `json:"e,omitempty"`
+}
+
+// maxProgressValue bounds a progress value read from the bucket: a
+// report is some 40 bytes, and whoever may write the bucket (a worker's
+// credentials) must not make every API node hold megabytes per key.
+const maxProgressValue = 256
+
+// parseProgress reads a stored value: a report, or an older worker's
+// plain number. Values out of range are clamped; NaN and infinities,
+// oversized and unreadable values are refused.
+func parseProgress(raw []byte) (ProgressReport, bool) {
+	if len(raw) == 0 || len(raw) > maxProgressValue {
+		return ProgressReport{}, false
+	}
+	var r ProgressReport
+	if raw[0] == '{' {
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return ProgressReport{}, false
+		}
+	} else {
+		f, err := strconv.ParseFloat(string(raw), 64)
+		if err != nil {
+			return ProgressReport{}, false
+		}
+		r.Progress = f
+	}
+	if math.IsNaN(r.Progress) || math.IsInf(r.Progress, 0) {
+		return ProgressReport{}, false
+	}
+	r.Progress = min(max(r.Progress, 0), 1)
+	r.Speed = bounded(r.Speed, 0, maxSpeed)
+	r.ETA = bounded(r.ETA, 0, MaxETA)
+	return r, true
+}
+
+// MaxETA is the longest time left reported (a week, in seconds); longer
+// estimates are not estimates.
+const MaxETA = 7 * 24 * 3600
+
+// maxSpeed bounds a reported speed (× real time).
+const maxSpeed = 10000
+
+// bounded is *f when it is a number within [lo, hi], else nil.
+func bounded(f *float64, lo, hi float64) *float64 {
+	if f == nil || math.IsNaN(*f) || *f < lo || *f > hi {
+		return nil
+	}
+	return f
 }
 
 // OpenProgress creates or opens the progress bucket. A store that does not
@@ -35,7 +96,7 @@ func (s *Store) OpenProgress(ctx context.Context) (*Progress, error) {
 			return nil, err
 		}
 	}
-	return &Progress{kv: kv, values: make(map[string]float64)}, nil
+	return &Progress{kv: kv, values: make(map[string]ProgressReport)}, nil
 }
 
 func (s *Store) progressBucket(ctx context.Context) (jetstream.KeyValue, error) {
@@ -50,8 +111,11 @@ func (s *Store) progressBucket(ctx context.Context) (jetstream.KeyValue, error) 
 		Bucket:      ProgressBucket,
 		Description: "kino: progress of running transcodes",
 		TTL:         time.Hour,
-		Storage:     volatileStorage(s.cfg.Replicas),
-		Replicas:    s.cfg.Replicas,
+		// Only buckets made by this version refuse bigger values; readers
+		// ignore them either way (parseProgress).
+		MaxValueSize: maxProgressValue,
+		Storage:      volatileStorage(s.cfg.Replicas),
+		Replicas:     s.cfg.Replicas,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("progress bucket: %w", err)
@@ -59,9 +123,31 @@ func (s *Store) progressBucket(ctx context.Context) (jetstream.KeyValue, error) 
 	return kv, nil
 }
 
-// Set records the progress of a video.
+// Set records the progress of a video (without speed or time left).
 func (p *Progress) Set(ctx context.Context, videoID string, frac float64) error {
-	_, err := p.kv.Put(ctx, videoID, []byte(strconv.FormatFloat(frac, 'f', 3, 64)))
+	return p.Report(ctx, videoID, ProgressReport{Progress: frac})
+}
+
+// Report records the progress of a video, with its speed and time left
+// when known (out-of-range ones are left out).
+func (p *Progress) Report(ctx context.Context, videoID string, r ProgressReport) error {
+	if math.IsNaN(r.Progress) || math.IsInf(r.Progress, 0) {
+		r.Progress = 0
+	}
+	r.Progress = math.Round(min(max(r.Progress, 0), 1)*1000) / 1000
+	if r.Speed = bounded(r.Speed, 0, maxSpeed); r.Speed != nil {
+		s := math.Round(*r.Speed*100) / 100
+		r.Speed = &s
+	}
+	if r.ETA = bounded(r.ETA, 0, MaxETA); r.ETA != nil {
+		e := math.Round(*r.ETA)
+		r.ETA = &e
+	}
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	_, err = p.kv.Put(ctx, videoID, raw)
 	return err
 }
 
@@ -76,10 +162,16 @@ func (p *Progress) Clear(ctx context.Context, videoID string) error {
 
 // Get is the last progress seen by Follow.
 func (p *Progress) Get(videoID string) (float64, bool) {
+	r, ok := p.Live(videoID)
+	return r.Progress, ok
+}
+
+// Live is the last report seen by Follow.
+func (p *Progress) Live(videoID string) (ProgressReport, bool) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	v, ok := p.values[videoID]
-	return v, ok
+	r, ok := p.values[videoID]
+	return r, ok
 }
 
 // Follow keeps Get up to date with every worker's progress until ctx ends.
@@ -102,8 +194,10 @@ func (p *Progress) Follow(ctx context.Context) error {
 			}
 			p.mu.Lock()
 			if e.Operation() == jetstream.KeyValuePut {
-				if f, err := strconv.ParseFloat(string(e.Value()), 64); err == nil {
-					p.values[e.Key()] = f
+				if r, ok := parseProgress(e.Value()); ok {
+					p.values[e.Key()] = r
+				} else {
+					delete(p.values, e.Key())
 				}
 			} else {
 				delete(p.values, e.Key())

@@ -125,6 +125,8 @@ func TestBrowserDashboard(t *testing.T) {
 		Uploaded    string   `json:"uploadStatuses"`
 		Refused     string   `json:"refusedDelete"`
 		Verify      string   `json:"verify"`
+		SignedLinks int      `json:"signedLinks"`
+		Scenes      int      `json:"scenes"`
 		Shots       []string `json:"shots"`
 		Console     []string `json:"console"`
 	}
@@ -140,6 +142,52 @@ func TestBrowserDashboard(t *testing.T) {
 	if !strings.Contains(string(d.body), "webhook.test") {
 		t.Fatalf("the receiver got %s", d.body)
 	}
-	t.Logf("uploaded %s through the page, which saw it %s; the list first saw it %s; deleting its collection: %q; verify: %q; %d screenshots in %s",
-		res.Video, res.Uploaded, res.StatusFirst, res.Refused, res.Verify, len(res.Shots), shots)
+	t.Logf("uploaded %s through the page, which saw it %s; the list first saw it %s; deleting its collection: %q; verify: %q; %d media links got the playback token; %d storyboard scenes; %d screenshots in %s",
+		res.Video, res.Uploaded, res.StatusFirst, res.Refused, res.Verify, res.SignedLinks, res.Scenes, len(res.Shots), shots)
+}
+
+// TestBrowserDashboardWhileProcessing runs dashboard_processing.mjs: a
+// signed video plays on its dashboard page while it is still PROCESSING
+// (with the page's playback token), and the page does not reload under
+// it when processing ends. ffmpeg reads at the input's rate (slowFFmpeg),
+// so the encode of the 20 s clip takes about 20 s.
+func TestBrowserDashboardWhileProcessing(t *testing.T) {
+	chromium, node, dir := browserTools(t)
+	if !dashboard.AssetsBuilt() {
+		t.Skip("the dashboard test needs the dashboard's assets: run `just assets`")
+	}
+	clip := makeClip(t, "clip.mp4", 640, 360, 20, true)
+	slowFFmpeg(t)
+	h := start(t, t.TempDir(), withTranscoder)
+	key := h.account("acme", domain.PlanBusiness)
+	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]any{"slug": "main", "name": "Main", "playbackPolicy": "signed"}), 201)
+	link := h.userLink("acme", "ana@acme.example")
+	id := h.uploadID(key, "main", "clip.mp4", clip)
+	h.waitPlayable(id)
+	shots := os.Getenv("KINO_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	}
+	cfg, _ := json.Marshal(map[string]any{"url": h.url, "userLink": link, "password": "correct horse battery staple", "video": id, "shots": shots})
+	cmd := exec.Command(node, "dashboard_processing.mjs", string(cfg))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "KINO_CHROMIUM="+chromium)
+	out, err := cmd.Output()
+	var res struct {
+		OK           bool     `json:"ok"`
+		Step         string   `json:"step"`
+		Error        string   `json:"error"`
+		StatusAtPlay string   `json:"statusAtPlay"`
+		FirstTime    float64  `json:"firstTime"`
+		EndNote      string   `json:"endNote"`
+		Console      []string `json:"console"`
+	}
+	if jerr := json.Unmarshal(out, &res); jerr != nil || err != nil || !res.OK {
+		stderr := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("dashboard while processing, at step %q: %s\n%v %v\n%s\n%s", res.Step, res.Error, err, jerr, out, stderr)
+	}
+	t.Logf("played (at %.1fs) while %s; at the end: %q", res.FirstTime, res.StatusAtPlay, res.EndNote)
 }

@@ -254,8 +254,8 @@ func newServeCmd() *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringVar(&cfg.Addr, "addr", env("KINO_ADDR", ":8080"), "HTTP listen address (env KINO_ADDR)")
 	fs.StringVar(&cfg.Data, "data", env("KINO_DATA", "./data"), "data directory (env KINO_DATA)")
-	fs.StringVar(&cfg.BaseURL, "base-url", env("KINO_BASE_URL", ""), "public API base ending in /v1, for tus upload Locations, direct upload URLs, set-password links and the start-up log; https makes session cookies Secure. Unset: tus Locations are paths, direct upload URLs name the request's Host, and the start-up log and set-password links use http://localhost:<port>/v1 (env KINO_BASE_URL)")
-	fs.StringVar(&cfg.CDNURL, "cdn-url", env("KINO_CDN_URL", ""), "public media base written into video records (env KINO_CDN_URL; default http://localhost:<port>/cdn)")
+	fs.StringVar(&cfg.BaseURL, "base-url", env("KINO_BASE_URL", ""), "public API base ending in /v1, for tus upload Locations, direct upload URLs, set-password links and the start-up log; https makes session cookies Secure. Unset: tus Locations are paths, direct upload URLs and set-password links name the scheme and host the request reached, and the start-up log names the --addr address when it is not a wildcard, else http://localhost:<port>/v1 (env KINO_BASE_URL)")
+	fs.StringVar(&cfg.CDNURL, "cdn-url", env("KINO_CDN_URL", ""), "public media base written into video records and webhook bodies (env KINO_CDN_URL). Unset: /cdn under --base-url's site when that is set; else API answers name this server's /cdn at the scheme and host the request reached (https over TLS, or from a --trusted-proxies peer sending X-Forwarded-Proto: https), so the LAN address works, and webhook bodies name the --addr address when it is not a wildcard, else http://localhost:<port>/cdn")
 	fs.StringVar(&cfg.NATSListen, "nats-listen", env("KINO_NATS_LISTEN", "127.0.0.1:4222"), "listen address of the embedded NATS server (env KINO_NATS_LISTEN)")
 	fs.StringVar(&cfg.NATSURL, "nats", env("KINO_NATS_URL", ""), "use this NATS server instead of embedding one, with the credentials of the --nats-* flags (env KINO_NATS_URL)")
 	hideURLSecret(fs, "nats")
@@ -373,6 +373,9 @@ type Main struct {
 	// publicBase is --base-url as given ("" when it was not: tus Locations
 	// are then paths, right behind any proxy).
 	publicBase string
+	// publicCDN is --cdn-url as given ("" when it was not: API answers then
+	// name the request's own origin, origin.go).
+	publicCDN string
 }
 
 // URL is the HTTP address the service listens on.
@@ -567,13 +570,16 @@ func (m *Main) openProgress(ctx context.Context) error {
 }
 
 func (m *Main) publicURLs(context.Context) error {
-	port := m.listener.Addr().(*net.TCPAddr).Port
+	local := localOrigin(m.listener.Addr())
 	m.publicBase = m.BaseURL
 	if m.BaseURL == "" {
-		m.BaseURL = fmt.Sprintf("http://localhost:%d/v1", port)
+		m.BaseURL = local + "/v1"
 	}
+	m.publicCDN = strings.TrimRight(m.CDNURL, "/")
 	if m.CDNURL == "" {
-		m.CDNURL = fmt.Sprintf("http://localhost:%d/cdn", port)
+		// The API then answers with /cdn under --base-url's site, or at
+		// the request's origin; webhook bodies have no request.
+		m.CDNURL = siteOf(m.BaseURL) + "/cdn"
 	}
 	m.CDNURL = strings.TrimRight(m.CDNURL, "/")
 	return nil
@@ -641,19 +647,19 @@ func (m *Main) serveHTTP(ctx context.Context) error {
 		Webhooks: webhook.Tester{Store: m.store}, Redeliver: webhook.Redeliverer{Store: m.store, CDNURL: m.CDNURL},
 		Secrets: m.secrets,
 		Admin:   adminReplayer{m.projector}, AdminToken: m.AdminToken,
-		Plans: m.Plans, Log: log.With("component", "http"), Now: m.Now, CDNURL: m.CDNURL,
+		Plans: m.Plans, Log: log.With("component", "http"), Now: m.Now, CDNURL: m.publicCDN, LocalOrigin: localOrigin(m.listener.Addr()),
 		MaxUploads: m.MaxUploads, UploadIdleTimeout: m.UploadIdleTimeout, AuthFailuresPerMinute: m.AuthFailuresPerMinute,
 		TrustedProxies: m.TrustedProxies, FrameAncestors: m.FrameAncestors, Limits: m.limits,
 		EventServer: m.eventServer(), DiskDirs: []string{m.Data, filepath.Join(m.Data, "media")}, DiskReserve: m.DiskReserve, MaxReadLag: m.MaxReadLag,
 		TusDir: tus, TusExpiry: m.TusExpiry, BaseURL: m.publicBase, DirectUploads: direct,
-		Users: m.users, PublicURL: strings.TrimSuffix(m.BaseURL, "/v1"),
+		Users: m.users, PublicURL: siteOf(m.publicBase),
 	})
 	if err != nil {
 		return err
 	}
 	// The dashboard's pages, after the API's routes (exact paths: /v1, /cdn,
 	// /play, /assets, /auth stay the API's).
-	pages, err := dashboard.New(dashboard.Config{API: api.Router(), CDNURL: m.CDNURL, HLSJS: httpapi.PlayerAssetsBuilt(),
+	pages, err := dashboard.New(dashboard.Config{API: api.Router(), CDNURL: pageCDN(m.publicCDN, m.publicBase), HLSJS: httpapi.PlayerAssetsBuilt(),
 		Log: log.With("component", "dashboard")})
 	if err != nil {
 		return err

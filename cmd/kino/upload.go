@@ -47,7 +47,7 @@ func isTerminal(w io.Writer) bool {
 func newUploadCmd() *cobra.Command {
 	var c apiclient.Client
 	var collection string
-	var wait, asJSON bool
+	var wait, asJSON, showStatus bool
 	var poll time.Duration
 	cmd := &cobra.Command{
 		Use:   "upload FILE --collection SLUG [--key K] [--url BASE] [--wait] [--json]",
@@ -91,18 +91,17 @@ func newUploadCmd() *cobra.Command {
 				fmt.Fprintf(out, "uploaded %s as video %s (%s)\n", up.Video.Filename, up.Video.ID, up.Video.Status)
 				return nil
 			}
-			var pbar *progressbar.ProgressBar
-			if interactive {
-				pbar = progressbar.NewOptions(1000, progressbar.OptionSetDescription("processing"), progressbar.OptionShowCount(),
-					progressbar.OptionSetWriter(os.Stderr), progressbar.OptionClearOnFinish())
+			var status *statusLine // percent, time left and speed, or place in the queue
+			if interactive || showStatus {
+				status = &statusLine{w: cmd.ErrOrStderr(), terminal: interactive}
 			}
 			v, err := c.Wait(cmd.Context(), up.Video.ID, apiclient.WaitOptions{Interval: poll, OnPoll: func(v apiclient.Video) {
-				if pbar != nil && v.Progress != nil {
-					_ = pbar.Set(int(*v.Progress * 1000))
+				if status != nil {
+					status.update(v)
 				}
 			}})
-			if pbar != nil {
-				_ = pbar.Finish()
+			if status != nil {
+				status.finish()
 			}
 			var failed *apiclient.FailedError
 			if err != nil && !errors.As(err, &failed) {
@@ -129,6 +128,8 @@ func newUploadCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the video as JSON")
 	cmd.Flags().DurationVar(&poll, "poll", apiclient.PollInterval, "how often --wait asks (spec §3: every 2 s)")
 	_ = cmd.Flags().MarkHidden("poll")
+	cmd.Flags().BoolVar(&showStatus, "status", false, "print each processing state on a line of its own even when the output is not a terminal")
+	_ = cmd.Flags().MarkHidden("status")
 	return cmd
 }
 

@@ -394,3 +394,100 @@ func TestSignPlaybackTokenRefuses(t *testing.T) {
 		t.Fatalf("%+v %v", tok, err)
 	}
 }
+
+// The client's Video reads every issue 14 field of the wire goldens and
+// writes the same bytes back (kino upload --json passes videos on).
+func TestVideoGoldensRoundTrip(t *testing.T) {
+	tests := []struct {
+		file  string
+		check func(apiclient.Video) bool
+	}{
+		{"video_processing_playable", func(v apiclient.Video) bool {
+			return v.PlaybackPolicy == apiclient.PlaybackSigned && v.PlaylistURL != nil && v.Speed != nil && *v.Speed == 2.25 &&
+				v.ETA != nil && *v.ETA == 12 && v.QueuePosition == nil && v.StoryboardURL == nil
+		}},
+		{"video_pending_queued", func(v apiclient.Video) bool {
+			return v.Status == apiclient.StatusPending && v.QueuePosition != nil && *v.QueuePosition == 3 && v.Speed == nil && v.PlaybackPolicy == apiclient.PlaybackPublic
+		}},
+		{"video_completed_extras", func(v apiclient.Video) bool {
+			return v.StoryboardURL != nil && strings.HasSuffix(*v.StoryboardURL, "/storyboard.vtt") && v.DownloadURL != nil &&
+				strings.HasSuffix(*v.DownloadURL, "/download.mp4") && v.Speed == nil && v.QueuePosition == nil
+		}},
+	}
+	for _, tt := range tests {
+		raw, err := os.ReadFile("../wire/testdata/" + tt.file + ".golden")
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw = bytes.TrimSpace(raw)
+		var v apiclient.Video
+		if err := json.Unmarshal(raw, &v); err != nil {
+			t.Fatal(err)
+		}
+		if !tt.check(v) {
+			t.Errorf("%s read as %+v", tt.file, v)
+		}
+		again, err := json.Marshal(v)
+		if err != nil || !bytes.Equal(again, raw) {
+			t.Errorf("%s written as\n%s\nwant\n%s", tt.file, again, raw)
+		}
+	}
+}
+
+// A subscription may list video.playable, kino's third kind.
+func TestSubscribeToVideoPlayable(t *testing.T) {
+	_, c := setup(t, httpapitest.Options{}, domain.PlanPro)
+	w, err := c.CreateWebhook(ctx(t), "https://example.com/hooks/kino", apiclient.EventVideoPlayable, apiclient.EventVideoCompleted)
+	if err != nil || len(w.Events) != 2 || w.Events[0] != apiclient.EventVideoCompleted || w.Events[1] != apiclient.EventVideoPlayable {
+		t.Fatalf("%+v %v", w, err)
+	}
+}
+
+// While no transcoder runs, the account's PENDING videos wait in upload
+// order: the client reads each one's place.
+func TestQueuePosition(t *testing.T) {
+	_, c := setup(t, httpapitest.Options{}, domain.PlanPro)
+	var ids []string
+	for _, name := range []string{"a.mp4", "b.mp4", "c.mp4"} {
+		ids = append(ids, upload(t, c, name, notAVideo(2000)))
+	}
+	for i, id := range ids {
+		v, err := c.Video(ctx(t), id)
+		if err != nil || v.QueuePosition == nil || *v.QueuePosition != i+1 || v.Speed != nil || v.ETA != nil {
+			t.Fatalf("video %d: %+v %v", i, v, err)
+		}
+	}
+	page, err := c.Videos(ctx(t), apiclient.ListOptions{})
+	if err != nil || len(page) != 3 || page[0].QueuePosition == nil || *page[0].QueuePosition != 3 {
+		t.Fatalf("list: %+v %v", page, err)
+	}
+}
+
+// A subscription to video.playable gets it once, before video.completed,
+// with the video PROCESSING and its playlist set; ReadWebhook reads it
+// like the others.
+func TestVideoPlayableDelivery(t *testing.T) {
+	_, c := setup(t, httpapitest.Options{Transcode: true, Webhooks: true}, domain.PlanPro)
+	rcv := newReceiver(t)
+	hook, err := c.CreateWebhook(ctx(t), rcv.srv.URL, apiclient.EventVideoPlayable, apiclient.EventVideoCompleted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcv.setSecret(hook.Secret)
+	clip, err := os.ReadFile(ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 320, 180, 1, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := upload(t, c, "clip.mp4", clip)
+	if _, err := c.Wait(ctx(t), id, apiclient.WaitOptions{Interval: poll}); err != nil {
+		t.Fatal(err)
+	}
+	first, second := rcv.next(t), rcv.next(t)
+	if first.Type != apiclient.EventVideoPlayable || first.Video == nil || first.Video.ID != id || first.Video.Status != apiclient.StatusProcessing ||
+		first.Video.PlaylistURL == nil || first.Video.ThumbnailURL != nil {
+		t.Fatalf("first delivery: %+v %+v", first, first.Video)
+	}
+	if second.Type != apiclient.EventVideoCompleted || second.Video == nil || second.Video.ID != id || second.Video.Status != apiclient.StatusCompleted {
+		t.Fatalf("second delivery: %+v", second)
+	}
+}

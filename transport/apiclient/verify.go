@@ -31,7 +31,7 @@ var ErrSignature = errors.New("kino: webhook signature does not match")
 // WebhookEvent is a verified delivery.
 type WebhookEvent struct {
 	ID         string    // the event's id; the same for every subscription
-	Type       EventType // video.completed, video.failed or webhook.test
+	Type       EventType // video.completed, video.failed, video.playable or webhook.test
 	CreatedAt  time.Time // when the event happened; unchanged on retries
 	DeliveryID string    // x-svc-delivery (ReadWebhook only): dedupe on it
 	// Video is the video, as GET /v1/videos/{id} answered at the event,

@@ -141,8 +141,12 @@ func LadderArgs(in Input, outDir string, info Info, rungs []Rung, x Extras) []st
 		"-force_key_frames", x.keyFrames(), "-sc_threshold", "0",
 		"-f", "hls",
 		"-hls_time", strconv.Itoa(segmentSeconds),
-		"-hls_playlist_type", "vod",
-		"-hls_flags", "independent_segments",
+		// EVENT playlists, segments and playlists written under a
+		// temporary name and renamed when complete: the transcoder
+		// publishes them while ffmpeg runs (progressive playback) and
+		// turns them into VOD playlists at the end.
+		"-hls_playlist_type", "event",
+		"-hls_flags", "independent_segments+temp_file",
 		"-hls_segment_type", "mpegts",
 		"-master_pl_name", masterPlaylist,
 		"-var_stream_map", strings.Join(streams, " "),

@@ -3,13 +3,16 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,7 +99,7 @@ func cdnBench(b *testing.B, backend string, size int) string {
 		Publish(ctx context.Context, id, workDir string) error
 	}
 	var ms benchMedia
-	if backend == "dir" {
+	if strings.HasPrefix(backend, "dir") {
 		ms, err = media.Open(b.TempDir())
 	} else {
 		obj, oerr := store.OpenObjects(ctx)
@@ -160,6 +163,7 @@ func cdnBench(b *testing.B, backend string, size int) string {
 		b.Fatal(err)
 	}
 	srv := httptest.NewServer(s.Handler())
+	benchServers[srv.URL] = s
 	b.Cleanup(srv.Close)
 	u := srv.URL + "/cdn/" + id + "/hls/720p/seg_00000.ts"
 	if policy == domain.PlaybackSigned {
@@ -172,4 +176,59 @@ func cdnBench(b *testing.B, backend string, size int) string {
 		u += "?token=" + tok
 	}
 	return u
+}
+
+// benchServers are the servers cdnBench started, by their URL.
+var benchServers = map[string]*Server{}
+
+// BenchmarkCDNAccess measures what signed playback adds to every /cdn
+// request, without the network or the file: the video's record read from
+// the read models (every video), and a token checked (signed videos:
+// kino's HS256, a customer's EdDSA with its key read from the read
+// models). docs/performance.md records the numbers.
+//
+//	go test -run '^$' -bench CDNAccess ./transport/httpapi/
+func BenchmarkCDNAccess(b *testing.B) {
+	for _, kind := range []string{"public", "signed/kino", "signed/customer"} {
+		b.Run(kind, func(b *testing.B) {
+			backend := "dir"
+			if kind != "public" {
+				backend = "dir+signed"
+			}
+			u := cdnBench(b, backend, 1024)
+			s := benchServers[u[:strings.Index(u, "/cdn/")]]
+			id := u[strings.Index(u, "/cdn/")+5:][:26]
+			if kind == "signed/customer" {
+				ctx := context.Background()
+				pub, priv, _ := ed25519.GenerateKey(nil)
+				kid := s.cfg.Store.NewID()
+				if _, err := eventstore.Execute[domain.Account](ctx, s.cfg.Store, domain.AccountStream("bench"), domain.CreateAccount{Slug: "bench", Plan: domain.PlanPro}); err != nil {
+					b.Fatal(err)
+				}
+				res, err := eventstore.Execute[domain.Account](ctx, s.cfg.Store, domain.AccountStream("bench"),
+					domain.CreateSigningKey{KeyID: kid, PublicKey: base64.RawURLEncoding.EncodeToString(pub)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := s.cfg.Projector.WaitFor(ctx, res.LastSeq()); err != nil {
+					b.Fatal(err)
+				}
+				t := jwt.NewWithClaims(jwt.SigningMethodEdDSA, jwt.RegisteredClaims{Subject: id, ExpiresAt: jwt.NewNumericDate(time.Now().Add(time.Hour))})
+				t.Header["kid"] = kid
+				tok, err := t.SignedString(priv)
+				if err != nil {
+					b.Fatal(err)
+				}
+				u = u[:strings.Index(u, "?")] + "?token=" + tok
+			}
+			req := httptest.NewRequest(http.MethodGet, u, nil)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := s.mediaAccess(req, id); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

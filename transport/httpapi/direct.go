@@ -257,11 +257,7 @@ func (s *Server) publicBase(r *http.Request) string {
 	if s.cfg.BaseURL != "" {
 		return s.cfg.BaseURL
 	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host + "/v1"
+	return s.origin(r) + "/v1"
 }
 
 // directKey is the record key of a token: its SHA-256 in hex. A token

@@ -128,7 +128,7 @@ func TestVideoEventsHideTheWorker(t *testing.T) {
 			t.Fatalf("TranscodeStarted data: %v", e.Data)
 		}
 	}
-	if strings.Join(types, ",") != "UploadAccepted,TranscodeStarted,TranscodeSucceeded" {
+	if strings.Join(types, ",") != "UploadAccepted,TranscodeStarted,TranscodePlayable,TranscodeSucceeded" {
 		t.Fatalf("event types %v", types)
 	}
 }

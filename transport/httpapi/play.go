@@ -65,7 +65,7 @@ func (s *Server) play(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res := s.renderVideo(v)
+	res := s.renderVideo(r, v)
 	playTokenURLs(r, &res)
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
@@ -93,21 +93,26 @@ func (s *Server) pageHeaders(h http.Header) {
 // itself, media (and hls.js's fetches) from the {cdn_url} origin as well,
 // MSE and hls.js's worker from blob: URLs, no inline script or style, no
 // plugins, forms or <base>; framed only by kino itself and the operator's
-// --play-frame-ancestors.
+// --play-frame-ancestors. Without a --cdn-url ("") media come from the
+// page's own origin, which 'self' already names: nothing of the request
+// goes into the header.
 func playCSP(cdnURL string, frameAncestors []string) (string, error) {
-	u, err := url.Parse(cdnURL)
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return "", fmt.Errorf("httpapi: cdn url %q is not an absolute URL", cdnURL)
+	cdn := ""
+	if cdnURL != "" {
+		u, err := url.Parse(cdnURL)
+		if err != nil || u.Scheme == "" || u.Host == "" {
+			return "", fmt.Errorf("httpapi: cdn url %q is not an absolute URL", cdnURL)
+		}
+		cdn = " " + u.Scheme + "://" + u.Host
 	}
-	cdn := u.Scheme + "://" + u.Host
 	ancestors := append([]string{"'self'"}, frameAncestors...)
 	return strings.Join([]string{
 		"default-src 'self'",
 		"script-src 'self'",
 		"style-src 'self'",
-		"img-src 'self' " + cdn,
-		"media-src 'self' " + cdn + " blob:",
-		"connect-src 'self' " + cdn,
+		"img-src 'self'" + cdn,
+		"media-src 'self'" + cdn + " blob:",
+		"connect-src 'self'" + cdn,
 		"worker-src 'self' blob:",
 		"object-src 'none'",
 		"base-uri 'none'",

@@ -254,7 +254,7 @@ func (s *Server) setVideoPolicy(w http.ResponseWriter, r *http.Request) error {
 	if !ok || v.Account != acct {
 		return errNotFound("video")
 	}
-	writeJSON(w, http.StatusOK, s.renderVideo(v))
+	writeJSON(w, http.StatusOK, s.renderVideo(r, v))
 	return nil
 }
 

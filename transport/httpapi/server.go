@@ -37,9 +37,10 @@ type Projector interface {
 	Applied() uint64 // the last stream sequence in the read models
 }
 
-// ProgressSource tells how far a PROCESSING video has come (0..1).
+// ProgressSource tells how far a PROCESSING video has come (0..1), and
+// how fast, as its worker reports it.
 type ProgressSource interface {
-	Get(videoID string) (float64, bool)
+	Live(videoID string) (eventstore.ProgressReport, bool)
 }
 
 // WebhookTester sends test deliveries.
@@ -97,7 +98,13 @@ type Config struct {
 
 	// CDNURL is the public base of media ({cdn_url}) written into video
 	// records; files are served under /cdn by this server either way.
+	// Empty: each answer uses this server's /cdn at the origin the request
+	// reached (origin.go).
 	CDNURL string
+	// LocalOrigin (scheme://host[:port]) stands in for the request's origin
+	// when its Host header is not a plain host[:port] (origin.go). Default
+	// http://localhost.
+	LocalOrigin string
 
 	// MaxUploads bounds uploads in flight (each holds a 1 MiB buffer);
 	// more get 503 with Retry-After. Default 64. Each account is also
@@ -190,10 +197,13 @@ func (c *Config) validate() error {
 	if d, ok := c.Secrets.(deriver); ok && c.PlaybackKey == nil {
 		c.PlaybackKey = d.Derive(PlaybackKeyPurpose)
 	}
-	if c.CDNURL == "" {
-		return errors.New("httpapi: cdn url is required")
-	}
 	c.CDNURL = strings.TrimRight(c.CDNURL, "/")
+	if c.LocalOrigin == "" {
+		c.LocalOrigin = "http://localhost"
+	}
+	if u, err := url.Parse(c.LocalOrigin); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.User != nil {
+		return fmt.Errorf("httpapi: local origin %q is not an origin like http://localhost:8080", c.LocalOrigin)
+	}
 	if c.MaxUploads <= 0 {
 		c.MaxUploads = 64
 	}
@@ -291,7 +301,11 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("httpapi: public url: %w", err)
 		}
 	}
-	if s.csp, err = playCSP(cfg.CDNURL, cfg.FrameAncestors); err != nil {
+	mediaBase := cfg.CDNURL // what cdnURL names, when it is not the page's own origin
+	if mediaBase == "" {
+		mediaBase = cfg.PublicURL
+	}
+	if s.csp, err = playCSP(mediaBase, cfg.FrameAncestors); err != nil {
 		return nil, err
 	}
 	if cfg.TusDir != "" {

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
@@ -79,9 +78,5 @@ func (s *Server) publicSite(r *http.Request) string {
 	if s.cfg.PublicURL != "" {
 		return s.cfg.PublicURL
 	}
-	scheme := "http"
-	if s.secure(r) {
-		scheme = "https"
-	}
-	return scheme + "://" + strings.TrimRight(r.Host, "/")
+	return s.origin(r)
 }

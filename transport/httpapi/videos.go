@@ -347,11 +347,7 @@ func (s *Server) listVideos(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]wire.Video, len(videos))
-	for i, v := range videos {
-		out[i] = s.renderVideo(v)
-	}
-	writeJSON(w, http.StatusOK, wire.Videos{Videos: out})
+	writeJSON(w, http.StatusOK, wire.Videos{Videos: s.renderVideos(r, videos)})
 	return nil
 }
 
@@ -377,7 +373,7 @@ func (s *Server) getVideo(w http.ResponseWriter, r *http.Request) error {
 	if v.Account != callerOf(r).Account {
 		return errNotFound("video")
 	}
-	writeJSON(w, http.StatusOK, s.renderVideo(v))
+	writeJSON(w, http.StatusOK, s.renderVideo(r, v))
 	return nil
 }
 

@@ -50,7 +50,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 		return errBadRequest("url is required")
 	}
 	if body.Events == nil {
-		return errBadRequest("events is required: a non-empty list of %s, %s", domain.EventVideoCompleted, domain.EventVideoFailed)
+		return errBadRequest("events is required: a non-empty list of %s, %s, %s", domain.EventVideoCompleted, domain.EventVideoFailed, domain.EventVideoPlayable)
 	}
 	secret, err := newWebhookSecret()
 	if err != nil {

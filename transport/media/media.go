@@ -173,6 +173,9 @@ func (s *Store) Open(_ context.Context, id, rel string) (*File, error) {
 		return nil, err
 	}
 	f, fi, err := openPlain(dir, rel)
+	for try := 0; errors.Is(err, errSwapped) && try < 3; try++ { // replaced as it was opened (PublishFiles, Publish)
+		f, fi, err = openPlain(dir, rel)
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, domain.Wrap("media", domain.NotFound, err, "file not found")
@@ -182,6 +185,9 @@ func (s *Store) Open(_ context.Context, id, rel string) (*File, error) {
 	etag := `W/"` + strconv.FormatInt(fi.Size(), 36) + "-" + strconv.FormatInt(fi.ModTime().UnixNano(), 36) + `"`
 	return &File{ReadSeekCloser: f, Size: fi.Size(), ModTime: fi.ModTime(), ETag: etag}, nil
 }
+
+// errSwapped is a file replaced between its check and its opening.
+var errSwapped = fmt.Errorf("replaced while opened: %w", fs.ErrNotExist)
 
 func openPlain(dir, rel string) (*os.File, fs.FileInfo, error) {
 	if rel == "" || strings.HasPrefix(rel, "/") || strings.Contains(rel, "..") {
@@ -211,7 +217,7 @@ func openPlain(dir, rel string) (*os.File, fs.FileInfo, error) {
 	if err != nil || !os.SameFile(fi, last) { // swapped since the check
 		f.Close()
 		if err == nil {
-			err = fs.ErrNotExist
+			err = errSwapped
 		}
 		return nil, nil, err
 	}
@@ -339,8 +345,9 @@ func Size(dir string) (int64, error) {
 var Outputs = []string{HLSDir, ThumbnailName, PreviewName, StoryboardImageName, StoryboardVTTName, DownloadName}
 
 // Publish moves a finished work directory's outputs (hls/, thumbnail.jpg,
-// preview.mp4) into <root>/<id>/, replacing any left by an earlier attempt,
-// and removes the work directory. It fails if the video's directory is gone
+// preview.mp4) into <root>/<id>/, replacing any left by an earlier attempt
+// or published early (PublishFiles; see replace), and removes the work
+// directory. It fails if the video's directory is gone
 // (the video was deleted).
 func (s *Store) Publish(_ context.Context, id, workDir string) error {
 	dir, err := s.Dir(id)
@@ -357,14 +364,14 @@ func (s *Store) Publish(_ context.Context, id, workDir string) error {
 		return fmt.Errorf("media: publish %s: %w", id, err)
 	}
 	for _, name := range Outputs {
-		dst := filepath.Join(dir, name)
-		if err := os.RemoveAll(dst); err != nil {
-			return fmt.Errorf("media: publish %s: %w", id, err)
-		}
-		if absent(filepath.Join(workDir, name)) {
+		src, dst := filepath.Join(workDir, name), filepath.Join(dir, name)
+		if absent(src) {
+			if err := os.RemoveAll(dst); err != nil {
+				return fmt.Errorf("media: publish %s: %w", id, err)
+			}
 			continue
 		}
-		if err := os.Rename(filepath.Join(workDir, name), dst); err != nil {
+		if err := replace(src, dst); err != nil {
 			if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
 				return domain.Wrap("media", domain.NotFound, err, "video's media deleted")
 			}

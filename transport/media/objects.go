@@ -233,8 +233,7 @@ func (o *Objects) Publish(ctx context.Context, id, workDir string) error {
 			}
 			defer f.Close()
 			outputs = append(outputs, rel)
-			_, err = o.obj.Put(ctx, name(id, rel), f)
-			return err
+			return o.put(ctx, id, rel, f, slices.Contains(ix.Outputs, rel))
 		})
 		if err != nil {
 			o.drop(ctx, id, outputs, ix.Outputs)

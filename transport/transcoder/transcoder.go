@@ -47,6 +47,7 @@ type Media interface {
 	WorkRoot() string
 	Fetch(ctx context.Context, id, ext, dst string) error
 	Publish(ctx context.Context, id, workDir string) error
+	PublishFiles(ctx context.Context, id, dir string, rels []string) error // progressive.go
 	RemoveOutputs(ctx context.Context, id string) error
 	Remove(ctx context.Context, id string) error
 }
@@ -241,7 +242,7 @@ func (t *Transcoder) handle(ctx context.Context, job *eventstore.Job) {
 	}
 	if start.State.Status == domain.StatusFailed { // failures or crashes exhausted
 		log.Warn("transcode given up", "attempts", start.State.Attempts, "failed", start.State.Failures, "crashed", start.State.Crashes)
-		t.clearProgress(id)
+		t.removeOutputs(ctx, log, id) // a FAILED video serves none, and a retry starts clean
 		ack()
 		return
 	}
@@ -436,7 +437,7 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 	length := info.Length()
 	rungs := ffmpeg.Ladder(info)
 	x := extras(ctx, log, in, info, rungs, jail) // storyboard, fast path: outputs.go
-	report := t.progressReporter(ctx, id)
+	report := t.progressReporter(ctx, id, length)
 	opts := func(lo, hi float64) ffmpeg.RunOptions {
 		return ffmpeg.RunOptions{Duration: length, StallTimeout: t.cfg.Stall, Jail: jail,
 			OnProgress: func(f float64) { report(lo + (hi-lo)*f) }}
@@ -447,6 +448,8 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 	}
 	// The ladder and the small outputs run side by side: the thumbnail and
 	// preview fill the gaps the ladder's encoders leave on the cores.
+	early := t.publishEarly(ctx, log, id, work, info, rungs) // progressive.go
+	defer early.stop()
 	g, gctx := errgroup.WithContext(ctx)
 	var encoded float64 // seconds of output the ladder reported
 	g.Go(func() error {
@@ -472,6 +475,9 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 			// Probe read: its big frames were refused, not decoded.
 			return done, bounds.FrameTooLarge("transcode", err)
 		}
+		return done, err
+	}
+	if err := early.finish(ctx); err != nil {
 		return done, err
 	}
 	if afterEncode != nil {
@@ -561,24 +567,6 @@ func (t *Transcoder) checkDeleted(ctx context.Context, id string, err error) err
 		return domain.E("transcode", domain.NotFound, "video deleted")
 	}
 	return err
-}
-
-// progressReporter publishes progress at most once a second (and always
-// the first value).
-func (t *Transcoder) progressReporter(ctx context.Context, id string) func(float64) {
-	var mu sync.Mutex
-	var last time.Time
-	return func(f float64) {
-		mu.Lock()
-		defer mu.Unlock()
-		if !last.IsZero() && time.Since(last) < time.Second {
-			return
-		}
-		last = time.Now()
-		if err := t.cfg.Progress.Set(ctx, id, min(max(f, 0), 1)); err != nil && ctx.Err() == nil {
-			t.cfg.Log.Debug("progress", "video_id", id, "err", err)
-		}
-	}
 }
 
 func (t *Transcoder) clearProgress(id string) {

@@ -41,11 +41,13 @@ func NewFanout(cfg Config) (*Fanout, error) {
 	return &Fanout{cfg: cfg, subs: subs}, nil
 }
 
-// Run consumes TranscodeSucceeded and TranscodeFailed until ctx ends.
+// Run consumes TranscodePlayable, TranscodeSucceeded and TranscodeFailed
+// until ctx ends.
 func (f *Fanout) Run(ctx context.Context) error {
 	return f.cfg.Store.Work(ctx, eventstore.WorkConfig{
 		Durable: FanoutDurable,
 		FilterSubjects: []string{
+			domain.AggVideo + ".*." + domain.TypeTranscodePlayable,
 			domain.AggVideo + ".*." + domain.TypeTranscodeSucceeded,
 			domain.AggVideo + ".*." + domain.TypeTranscodeFailed,
 		},
@@ -63,6 +65,8 @@ func (f *Fanout) handle(ctx context.Context, job *eventstore.Job) {
 	log := f.cfg.Log.With("video_id", e.AggregateID, "event_id", e.ID, "seq", e.Seq)
 	var kind string
 	switch d := e.Data.(type) {
+	case domain.TranscodePlayable:
+		kind = domain.EventVideoPlayable
 	case domain.TranscodeSucceeded:
 		kind = domain.EventVideoCompleted
 	case domain.TranscodeFailed:
@@ -92,9 +96,15 @@ func (f *Fanout) handle(ctx context.Context, job *eventstore.Job) {
 // fanout queues e's deliveries; alive tells the consumer the job is still
 // running.
 func (f *Fanout) fanout(ctx context.Context, e domain.Event, kind string, alive func()) error {
-	v, account, ok, err := videoAt(ctx, f.cfg.Store, e, f.cfg.CDNURL)
+	at, err := foldAt(ctx, f.cfg.Store, e, f.cfg.CDNURL)
 	if err != nil {
 		return err
+	}
+	v, account, ok := at.video, at.account, at.ok
+	if ok && kind == domain.EventVideoPlayable && at.toldPlayable {
+		// Once per processing run: a later attempt (after a crash or a
+		// failed try) is playable again, its subscribers know already.
+		return nil
 	}
 	if !ok {
 		// No upload accepted before it, or deleted before it: not an
@@ -127,11 +137,27 @@ func (f *Fanout) fanout(ctx context.Context, e domain.Event, kind string, alive 
 // and whether it existed (accepted and not deleted) there. It folds the
 // video's events as the read model does (projections), up to e.
 func videoAt(ctx context.Context, store *eventstore.Store, e domain.Event, cdnURL string) (wire.Video, string, bool, error) {
+	at, err := foldAt(ctx, store, e, cdnURL)
+	return at.video, at.account, at.ok, err
+}
+
+// at is a video as it stood at an event's position (videoAt).
+type at struct {
+	video   wire.Video
+	account string
+	ok      bool // accepted before the event, not deleted before it
+	// toldPlayable: a TranscodePlayable before the event, in the same
+	// processing run (since the upload, or the last TranscodeRetried).
+	toldPlayable bool
+}
+
+func foldAt(ctx context.Context, store *eventstore.Store, e domain.Event, cdnURL string) (at, error) {
 	var (
-		r        wire.VideoRecord
-		account  string
-		accepted uint64
-		deleted  bool
+		r            wire.VideoRecord
+		account      string
+		accepted     uint64
+		deleted      bool
+		toldPlayable bool
 	)
 	err := store.Between(ctx, domain.StreamID{Aggregate: domain.AggVideo, ID: e.AggregateID}.Filter(), 1, e.Seq, func(ev domain.Event) error {
 		if accepted == 0 && ev.Type != domain.TypeUploadAccepted {
@@ -145,13 +171,24 @@ func videoAt(ctx context.Context, store *eventstore.Store, e domain.Event, cdnUR
 			accepted, account = ev.Seq, d.Account
 			r = wire.VideoRecord{ID: ev.AggregateID, Filename: d.Filename, Status: domain.StatusPending,
 				OriginalSize: d.OriginalSize, Resolutions: []string{}, Collection: d.Collection, CollectionName: d.CollectionName,
-				CreatedAt: ev.OccurredAt, UpdatedAt: ev.OccurredAt}
+				CreatedAt: ev.OccurredAt, UpdatedAt: ev.OccurredAt, PlaybackPolicy: d.PlaybackPolicy.OrPublic()}
 			return nil
 		case domain.TranscodeStarted:
-			r.Status = domain.StatusProcessing
+			r.Status, r.Playable = domain.StatusProcessing, false
+		case domain.TranscodePlayable:
+			r.Playable = r.Status == domain.StatusProcessing
+			if ev.Seq < e.Seq {
+				toldPlayable = true
+			}
+		case domain.TranscodeRetried:
+			r.Status, r.ErrorMessage, r.Playable = domain.StatusPending, nil, false
+			toldPlayable = false
+		case domain.PlaybackPolicyChanged:
+			r.PlaybackPolicy = d.Policy.OrPublic()
 		case domain.TranscodeSucceeded:
 			dur, size := d.Duration, d.ProcessedSize
 			r.Status, r.Duration, r.ProcessedSize, r.ErrorMessage = domain.StatusCompleted, &dur, &size, nil
+			r.Playable, r.Storyboard, r.Download = false, d.Storyboard, d.Download
 			r.Resolutions = d.Resolutions
 		case domain.TranscodeFailed:
 			if d.Final {
@@ -168,7 +205,7 @@ func videoAt(ctx context.Context, store *eventstore.Store, e domain.Event, cdnUR
 		return nil
 	})
 	if err != nil || accepted == 0 || deleted {
-		return wire.Video{}, "", false, err
+		return at{}, err
 	}
 	// The collection's name as the read models show it: the one the
 	// upload recorded, or the last rename of the slug between the upload
@@ -181,9 +218,9 @@ func videoAt(ctx context.Context, store *eventstore.Store, e domain.Event, cdnUR
 		return nil
 	})
 	if err != nil {
-		return wire.Video{}, "", false, err
+		return at{}, err
 	}
-	return wire.NewVideo(r, cdnURL, wire.Live{}), account, true, nil
+	return at{video: wire.NewVideo(r, cdnURL, wire.Live{}), account: account, ok: true, toldPlayable: toldPlayable}, nil
 }
 
 // subscriptions indexes every webhook subscription of the stream by

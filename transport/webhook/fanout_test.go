@@ -113,10 +113,13 @@ func (env *fanoutEnv) upload(t *testing.T, account, name string) domain.StreamID
 	return v
 }
 
+// complete completes v's transcode and returns its TranscodeSucceeded (a
+// TranscodePlayable comes first when v was not playable yet).
 func (env *fanoutEnv) complete(t *testing.T, v domain.StreamID) domain.Event {
 	t.Helper()
-	return do[domain.Video](t, env.worker, v, domain.CompleteTranscode{Duration: 2.5, Width: 320, Height: 180,
-		Resolutions: []string{"180p"}, ProcessedSize: 4321})[0]
+	events := do[domain.Video](t, env.worker, v, domain.CompleteTranscode{Duration: 2.5, Width: 320, Height: 180,
+		Resolutions: []string{"180p"}, ProcessedSize: 4321})
+	return events[len(events)-1]
 }
 
 // createFanoutConsumer makes the durable fan-out consumer (at the stream's
@@ -231,7 +234,7 @@ func TestFanoutRendersTheVideoAsOfItsEvent(t *testing.T) {
 	want := wire.Video{ID: v.ID, Filename: "clip.mp4", Status: domain.StatusCompleted, Duration: &dur, OriginalSize: 1234,
 		ProcessedSize: &size, PlaylistURL: &playlist, ThumbnailURL: &thumb, PreviewURL: &preview, Resolutions: []string{"180p"},
 		Collection: wire.CollectionRef{Slug: "main", Name: "Renamed"}, CreatedAt: completed.Data.Video.CreatedAt,
-		UpdatedAt: domain.FormatTime(done.OccurredAt), Progress: &one}
+		UpdatedAt: domain.FormatTime(done.OccurredAt), Progress: &one, PlaybackPolicy: domain.PlaybackPublic}
 	if completed.ID != done.ID || completed.CreatedAt != domain.FormatTime(done.OccurredAt) || !sameJSON(t, completed.Data.Video, want) {
 		t.Fatalf("video.completed: %+v\nvideo %s\nwant  %s", completed, mustJSON(t, completed.Data.Video), mustJSON(t, want))
 	}
@@ -239,7 +242,7 @@ func TestFanoutRendersTheVideoAsOfItsEvent(t *testing.T) {
 	reason := "No video stream found."
 	wantFailed := wire.Video{ID: failed.ID, Filename: "bad.mp4", Status: domain.StatusFailed, OriginalSize: 1234, Resolutions: []string{},
 		ErrorMessage: &reason, Collection: wire.CollectionRef{Slug: "main", Name: "Later"}, CreatedAt: f.Data.Video.CreatedAt,
-		UpdatedAt: domain.FormatTime(gaveUp.OccurredAt)}
+		UpdatedAt: domain.FormatTime(gaveUp.OccurredAt), PlaybackPolicy: domain.PlaybackPublic}
 	if f.ID != gaveUp.ID || !sameJSON(t, f.Data.Video, wantFailed) {
 		t.Fatalf("video.failed: %s\nwant %s", mustJSON(t, f.Data.Video), mustJSON(t, wantFailed))
 	}

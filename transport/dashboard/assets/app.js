@@ -16,6 +16,8 @@
 //   #player[data-src]   plays HLS natively or with hls.js; data-signed asks
 //                       for a playback token first (POST playback-tokens).
 //   [data-cell=eta]     percent, time left and speed, or the queue position.
+//   #storyboard         scene buttons from the player's storyboard track
+//                       (WebVTT cues into one sprite sheet); a click seeks.
 //   [data-uploader]     drag and drop, resumable uploads with tus-js-client.
 //   button[data-discard] discards an unfinished upload (tus DELETE) and its row.
 //   [data-replay]       starts a rebuild/verify of the read models and shows its progress.
@@ -347,7 +349,7 @@
 
   // The video page follows its video. It reloads to show the player once
   // the video is playable (a playlistUrl while PROCESSING), and once
-  // processing is over, unless the player is playing: then it only says so.
+  // processing is over, unless the player was started: then it only says so.
   const one = $("[data-live-video]");
   if (one && live(one.dataset.status)) {
     const tick = async () => {
@@ -356,7 +358,8 @@
         const player = document.getElementById("player");
         if (!one.dataset.playable && v.playlistUrl) return location.reload();
         if (!live(v.status)) {
-          if (!player || player.paused) return location.reload();
+          // Reload for the outputs unless someone started the player.
+          if (!player || (player.paused && player.currentTime === 0)) return location.reload();
           paint(one, v);
           const eta = $("[data-cell=eta]", one);
           if (eta) eta.textContent = v.status === "COMPLETED" ? "Processing finished: reload the page for every output." : "";
@@ -384,6 +387,7 @@
         return;
       }
       src = withToken(src, t.token);
+      video.dataset.token = t.token;
       if (video.dataset.poster) video.poster = withToken(video.dataset.poster, t.token);
       for (const a of $$("a[data-media-link]")) a.href = withToken(a.href, t.token);
       video.dataset.tokened = "true";
@@ -399,8 +403,62 @@
       video.src = src;
     }
   }
+  // The storyboard: a WebVTT track whose cues each name a region of a
+  // sprite sheet (url#xywh=x,y,w,h); shown as up to 12 scene buttons that
+  // seek the player. Sizes and positions are set through the CSSOM, which
+  // the page's CSP allows (no inline style attributes).
+  function vttTime(s) {
+    const p = s.trim().split(":").map(Number);
+    return p.reduce((acc, n) => acc * 60 + n, 0);
+  }
+  async function storyboard(video) {
+    const box = document.getElementById("storyboard");
+    if (!box || !video.dataset.storyboard) return;
+    let url = video.dataset.storyboard;
+    if (video.dataset.token) url = withToken(url, video.dataset.token);
+    let text;
+    try {
+      const resp = await fetch(url, { credentials: "omit" });
+      if (!resp.ok) return;
+      text = await resp.text();
+    } catch (e) { return; }
+    const cues = [];
+    for (const block of text.replace(/\r/g, "").split("\n\n")) {
+      const lines = block.split("\n").filter((l) => l.trim() !== "");
+      const i = lines.findIndex((l) => l.includes("-->"));
+      if (i < 0 || !lines[i + 1]) continue;
+      const m = /^(.*)#xywh=(\d+),(\d+),(\d+),(\d+)$/.exec(lines[i + 1].trim());
+      if (!m) continue;
+      cues.push({ start: vttTime(lines[i].split("-->")[0]), img: new URL(m[1], url).toString(), x: +m[2], y: +m[3], w: +m[4], h: +m[5] });
+    }
+    if (!cues.length) return;
+    const step = Math.max(1, Math.ceil(cues.length / 12));
+    for (let i = 0; i < cues.length; i += step) {
+      const c = cues[i];
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "scene";
+      b.dataset.seek = String(c.start);
+      b.setAttribute("aria-label", "Play from " + fmtDuration(c.start));
+      const tile = document.createElement("span");
+      tile.className = "tile";
+      tile.setAttribute("aria-hidden", "true");
+      tile.style.width = c.w + "px";
+      tile.style.height = c.h + "px";
+      tile.style.backgroundImage = 'url("' + c.img.replace(/["\\]/g, "") + '")';
+      tile.style.backgroundPosition = -c.x + "px " + -c.y + "px";
+      const t = document.createElement("span");
+      t.className = "small";
+      t.textContent = fmtDuration(c.start);
+      b.append(tile, t);
+      b.addEventListener("click", () => { video.currentTime = c.start; video.play().catch(() => {}); });
+      box.append(b);
+    }
+    box.hidden = false;
+  }
+
   const video = document.getElementById("player");
-  if (video && video.dataset.src) startPlayer(video);
+  if (video && video.dataset.src) startPlayer(video).then(() => storyboard(video));
 
   // Uploads: several files at once, each resumable with tus.
   const uploader = $("[data-uploader]");

@@ -37,6 +37,7 @@ type Store interface {
 	Fetch(ctx context.Context, id, ext, dst string) error
 	WorkDir(ctx context.Context, id, ext string, owner *media.Owner) (string, error)
 	Publish(ctx context.Context, id, workDir string) error
+	PublishFiles(ctx context.Context, id, dir string, rels []string) error
 	RemoveOutputs(ctx context.Context, id string) error
 	Remove(ctx context.Context, id string) error
 	Sweep(ctx context.Context, live func(id string) (bool, error)) ([]string, error)
@@ -279,6 +280,8 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 			}
 		}
 	})
+
+	runEarly(t, open)
 
 	t.Run("publish racing remove leaves nothing", func(t *testing.T) {
 		s := open(t)

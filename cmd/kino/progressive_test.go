@@ -1,0 +1,161 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kino-video/kino/domain"
+)
+
+// slowFFmpeg puts an ffmpeg first on PATH that reads its input at the
+// input's own rate (-re): the encode of a clip takes about the clip's
+// length, whatever the machine, so a test can play it while it is still
+// being encoded. Make the test's clips before calling it.
+func slowFFmpeg(t *testing.T) {
+	t.Helper()
+	real, err := exec.LookPath("ffmpeg")
+	if err != nil {
+		t.Skip("no ffmpeg")
+	}
+	dir := t.TempDir()
+	passable(t, dir)
+	script := "#!/bin/sh\nexec " + real + " -re \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "ffmpeg"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// waitPlayable polls the read models (what the API answers) until the
+// video is playable while PROCESSING; it fails should it complete first.
+func (h *harness) waitPlayable(id string) {
+	h.t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		v, ok, err := h.m.db.Video(id)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if ok && v.Status == domain.StatusProcessing && v.Playable {
+			return
+		}
+		if ok && (v.Status == domain.StatusCompleted || v.Status == domain.StatusFailed) {
+			h.t.Fatalf("video %s %s before it was playable while processing", id, v.Status)
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("video %s not playable after the deadline (%+v)", id, v)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestBrowserProgressivePlayback: a video plays in Chromium with hls.js
+// while it is still PROCESSING (its status read from the API at the moment
+// a frame played), from its start, not from the live edge, and keeps
+// playing to its end ("ended") once it completed and its playlists became
+// VOD.
+func TestBrowserProgressivePlayback(t *testing.T) {
+	chromium, node, dir := browserTools(t)
+	clip := makeClip(t, "clip.mp4", 640, 360, 20, true)
+	slowFFmpeg(t)
+	h := start(t, t.TempDir(), withTranscoder)
+	key := h.account("acme", domain.PlanBusiness)
+	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
+	id := h.uploadID(key, "main", "clip.mp4", clip)
+	h.waitPlayable(id)
+	r := h.do("GET", "/v1/videos/"+id, key, nil)
+	v := r.json(t)
+	playlist, _ := v["playlistUrl"].(string)
+	if v["status"] != string(domain.StatusProcessing) || playlist == "" {
+		t.Fatalf("playable video: %s", r.body)
+	}
+
+	var mu sync.Mutex
+	var statusAtPlay string
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFile(w, r, filepath.Join(dir, "progressive.html"))
+	})
+	mux.HandleFunc("/hls.min.js", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFile(w, r, filepath.Join(dir, "node_modules", "hls.js", "dist", "hls.min.js"))
+	})
+	// The page calls this the moment a frame played: the video's status,
+	// as the API answers it then.
+	mux.HandleFunc("/played", func(w http.ResponseWriter, r *http.Request) {
+		req, _ := http.NewRequest("GET", h.url+"/v1/videos/"+id, nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		defer resp.Body.Close()
+		var got struct {
+			Status string `json:"status"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&got)
+		mu.Lock()
+		statusAtPlay = got.Status
+		mu.Unlock()
+		_, _ = w.Write([]byte(got.Status))
+	})
+	site := httptest.NewServer(mux)
+	defer site.Close()
+
+	cmd := exec.Command(node, "progressive.mjs", site.URL+"/?"+url.Values{"playlist": {playlist}}.Encode())
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "KINO_CHROMIUM="+chromium)
+	out, err := cmd.Output()
+	var res struct {
+		OK        bool     `json:"ok"`
+		Error     string   `json:"error"`
+		PlayedAt  float64  `json:"playedAt"`
+		FirstTime *float64 `json:"firstTime"`
+		Live      *bool    `json:"live"`
+		Status    string   `json:"status"`
+		EndedAt   float64  `json:"endedAt"`
+		Duration  float64  `json:"duration"`
+		Stalls    int      `json:"stalls"`
+		Console   []string `json:"console"`
+	}
+	if jerr := json.Unmarshal(out, &res); jerr != nil || err != nil || !res.OK {
+		stderr := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("progressive playback: %v %v\n%s\n%s", err, jerr, out, stderr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if statusAtPlay != string(domain.StatusProcessing) {
+		t.Fatalf("a frame played when the video was %q, want PROCESSING (%+v)", statusAtPlay, res)
+	}
+	if res.FirstTime == nil || *res.FirstTime > 1 {
+		t.Fatalf("playback started at %v, want the start (EXT-X-START:TIME-OFFSET=0), not the live edge", res.FirstTime)
+	}
+	if res.Live == nil || !*res.Live {
+		t.Fatalf("hls.js did not see a growing (EVENT) playlist when the frame played: %+v", res)
+	}
+	if res.EndedAt < 19 || res.Duration < 19 {
+		t.Fatalf("ended at %.1f s of %.1f s, want the whole 20 s clip", res.EndedAt, res.Duration)
+	}
+	final := h.do("GET", "/v1/videos/"+id, key, nil).json(t)
+	if final["status"] != string(domain.StatusCompleted) {
+		t.Fatalf("after the end: %v", final["status"])
+	}
+	pl := h.get(strings.Replace(playlist, "master.m3u8", "360p/index.m3u8", 1))
+	body := string(pl.body)
+	if !strings.Contains(body, "#EXT-X-PLAYLIST-TYPE:VOD") || !strings.Contains(body, "#EXT-X-ENDLIST") {
+		t.Fatalf("completed playlist:\n%s", body)
+	}
+	t.Logf("played at %.1fs while PROCESSING (started at %.2fs), ended at %.1fs of %.1fs, %d stalls", res.PlayedAt, *res.FirstTime, res.EndedAt, res.Duration, res.Stalls)
+}

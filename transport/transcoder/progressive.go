@@ -1,0 +1,403 @@
+package transcoder
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/transport/ffmpeg"
+	"github.com/kino-video/kino/transport/media"
+)
+
+// Progressive publishing (docs/architecture.md): while the ladder's ffmpeg
+// runs, an early publisher looks at its work directory about once a second
+// and publishes what it finished: the segments each rendition's playlist
+// lists, then that rendition's playlist listing exactly the segments
+// published (an EVENT playlist starting at 0, without ENDLIST), and the
+// master once every rendition has a segment. When every rendition plays
+// and a viewer starting now would not catch up with the encoder, it
+// records MarkPlayable: the video gets its playlistUrl while PROCESSING.
+// When ffmpeg is done, finish publishes the last of it and turns the
+// playlists into VOD ones for Publish, which replaces everything.
+
+// earlyEvery is how often the early publisher looks at the work directory.
+const earlyEvery = time.Second
+
+// earlySegment is the segment length ffmpeg is asked for (ffmpeg's
+// segmentSeconds), the margin of the playable rule.
+const earlySegment = 4.0
+
+// earlyTick, when set (by tests only), replaces the ticker: every receive
+// is one pass.
+var earlyTick <-chan time.Time
+
+// playable is the rule that lets a video play before it is complete:
+// encoded seconds (published in every rendition) of total at speed (×
+// real time, measured so far). A viewer starting now plays 1 s of video a
+// second; the encoder adds speed seconds a second. Playback never stalls
+// when the encoder, slower than real time, still stays a segment ahead at
+// the moment it finishes: encoded >= total*(1-speed) + speed*segment.
+// The measured speed is discounted by 10% and a whole segment kept as the
+// margin, for encoders that slow down (harder scenes, a busier machine).
+func playable(encoded, total, speed float64) bool {
+	if encoded <= 0 {
+		return false
+	}
+	if encoded >= total {
+		return true
+	}
+	s := 0.9 * speed
+	if s >= 1 {
+		return true
+	}
+	return encoded >= total*(1-s)+earlySegment
+}
+
+// early is the early publisher of one attempt.
+type early struct {
+	t          *Transcoder
+	log        *slog.Logger
+	id, work   string
+	staged     string   // kino's own directory of the rewritten playlists
+	renditions []string // directory names under hls/: the rungs, then the audio
+	res        []string // the rungs, for MarkPlayable
+	total      float64  // seconds the ladder encodes
+	began      time.Time
+	root       *os.Root // the work directory, read without leaving it
+
+	mu        sync.Mutex // one pass at a time
+	published map[string][]segment
+	master    bool
+	playable  bool
+	dead      bool // the video is gone: publish nothing more
+
+	quit     chan struct{}
+	done     chan struct{}
+	stopOnce sync.Once
+}
+
+type segment struct {
+	name string
+	dur  float64
+}
+
+// publishEarly starts the early publisher of the ladder ffmpeg is about to
+// write under work/hls. Stop it (stop, or finish then stop) before the
+// work directory goes.
+func (t *Transcoder) publishEarly(ctx context.Context, log *slog.Logger, id, work string, info ffmpeg.Info, rungs []ffmpeg.Rung) *early {
+	e := &early{t: t, log: log, id: id, work: work, staged: work + ".playlists", total: info.Length(),
+		began: time.Now(), published: map[string][]segment{}, quit: make(chan struct{}), done: make(chan struct{})}
+	for _, r := range rungs {
+		e.renditions = append(e.renditions, r.Name)
+		e.res = append(e.res, r.Name)
+	}
+	if info.HasAudio {
+		e.renditions = append(e.renditions, ffmpeg.AudioRendition)
+	}
+	var err error
+	if err = os.Mkdir(e.staged, 0o700); err == nil {
+		e.root, err = os.OpenRoot(work)
+	}
+	if err != nil {
+		log.Warn("no progressive publishing", "err", err)
+		close(e.done)
+		return e
+	}
+	go e.run(ctx)
+	return e
+}
+
+func (e *early) run(ctx context.Context) {
+	defer close(e.done)
+	tick := earlyTick
+	if tick == nil {
+		ticker := time.NewTicker(earlyEvery)
+		defer ticker.Stop()
+		tick = ticker.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.quit:
+			return
+		case <-tick:
+			e.pass(ctx)
+		}
+	}
+}
+
+// stop ends the publisher, waits for a pass under way, and removes its
+// directory. Safe to call more than once.
+func (e *early) stop() {
+	e.stopOnce.Do(func() { close(e.quit) })
+	<-e.done
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.root != nil {
+		e.root.Close()
+		e.root = nil
+	}
+	_ = os.RemoveAll(e.staged)
+}
+
+// finish, once ffmpeg ended well, publishes what the last passes missed
+// (still as EVENT playlists: the video plays until Publish) and turns
+// every media playlist of the work directory into a VOD one.
+func (e *early) finish(ctx context.Context) error {
+	e.stopOnce.Do(func() { close(e.quit) })
+	<-e.done
+	if e.root == nil {
+		return nil
+	}
+	e.pass(ctx)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, r := range e.renditions {
+		if err := toVOD(e.root, path.Join(media.HLSDir, r, "index.m3u8")); err != nil {
+			return fmt.Errorf("%w: %s: %v", errIncomplete, r, err)
+		}
+	}
+	return nil
+}
+
+// pass publishes what ffmpeg finished since the last pass.
+func (e *early) pass(ctx context.Context) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.dead || e.root == nil || ctx.Err() != nil {
+		return
+	}
+	if earlyPass != nil {
+		earlyPass(e.work)
+	}
+	err := e.publish(ctx)
+	switch {
+	case err == nil:
+	case domain.IsKind(err, domain.NotFound):
+		e.dead = true // deleted: the job ends, Remove takes what was published
+	case ctx.Err() == nil:
+		e.log.Warn("progressive publishing", "err", err)
+	}
+}
+
+// earlyPass, when set (by tests only), runs at the start of every pass.
+var earlyPass func(work string)
+
+func (e *early) publish(ctx context.Context) error {
+	ready := true
+	for _, r := range e.renditions {
+		listed, header, err := e.listed(r)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				ready = false
+				continue
+			}
+			return err
+		}
+		have := e.published[r]
+		if len(listed) < len(have) {
+			return fmt.Errorf("%s: the playlist lost segments", r)
+		}
+		if len(listed) > len(have) {
+			rels := make([]string, 0, len(listed)-len(have))
+			for _, s := range listed[len(have):] {
+				rels = append(rels, path.Join(media.HLSDir, r, s.name))
+			}
+			if err := e.t.cfg.Media.PublishFiles(ctx, e.id, e.work, rels); err != nil {
+				return err
+			}
+			if err := e.stage(r, header, listed); err != nil {
+				return err
+			}
+			if err := e.t.cfg.Media.PublishFiles(ctx, e.id, e.staged, []string{path.Join(media.HLSDir, r, "index.m3u8")}); err != nil {
+				return err
+			}
+			e.published[r] = listed
+		}
+		if len(e.published[r]) == 0 {
+			ready = false
+		}
+	}
+	if !ready {
+		return nil
+	}
+	if !e.master {
+		if err := e.checkMaster(); err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if err := e.t.cfg.Media.PublishFiles(ctx, e.id, e.work, []string{path.Join(media.HLSDir, media.MasterName)}); err != nil {
+			return err
+		}
+		e.master = true
+	}
+	if !e.playable {
+		encoded := e.total
+		for _, r := range e.renditions {
+			var sum float64
+			for _, s := range e.published[r] {
+				sum += s.dur
+			}
+			encoded = min(encoded, sum)
+		}
+		speed := encoded / max(time.Since(e.began).Seconds(), 0.001)
+		if !playable(encoded, e.total, speed) {
+			return nil
+		}
+		_, err := eventstore.Execute[domain.Video](ctx, e.t.cfg.Store, videoStream(e.id), domain.MarkPlayable{Resolutions: e.res})
+		switch {
+		case err == nil:
+			e.playable = true
+			e.log.Info("video playable while processing", "encoded_s", encoded, "speed", speed,
+				"after_ms", time.Since(e.began).Milliseconds())
+		case domain.IsKind(err, domain.Conflict) && !errors.Is(err, eventstore.ErrConcurrency):
+			e.playable = true // no attempt running any more: nothing to mark
+		default:
+			return err
+		}
+	}
+	return nil
+}
+
+// segmentName is what ffmpeg names segments (ffmpeg's segmentPattern).
+var segmentName = regexp.MustCompile(`^seg_[0-9]{5,}\.ts$`)
+
+// listed reads rendition r's playlist as ffmpeg last wrote it: its
+// segments, and its header tags (those before the first segment, but
+// the playlist type, ENDLIST and START, which the rewrite sets).
+func (e *early) listed(r string) ([]segment, []string, error) {
+	data, err := e.root.ReadFile(path.Join(media.HLSDir, r, "index.m3u8"))
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(data) > 4<<20 {
+		return nil, nil, fmt.Errorf("%s: playlist of %d bytes", r, len(data))
+	}
+	var (
+		segs   []segment
+		header []string
+		dur    = -1.0
+	)
+	lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
+	if len(lines) == 0 || strings.TrimSpace(lines[0]) != "#EXTM3U" {
+		return nil, nil, fmt.Errorf("%s: not a playlist", r)
+	}
+	for _, l := range lines[1:] {
+		l = strings.TrimSpace(l)
+		switch {
+		case l == "":
+		case strings.HasPrefix(l, "#EXTINF:"):
+			v, _, _ := strings.Cut(strings.TrimPrefix(l, "#EXTINF:"), ",")
+			d, err := strconv.ParseFloat(v, 64)
+			if err != nil || d < 0 || d > 3600 {
+				return nil, nil, fmt.Errorf("%s: bad segment duration %q", r, v)
+			}
+			dur = d
+		case strings.HasPrefix(l, "#EXT-X-PLAYLIST-TYPE:"), l == "#EXT-X-ENDLIST", strings.HasPrefix(l, "#EXT-X-START:"):
+		case strings.HasPrefix(l, "#"):
+			if len(segs) == 0 && dur < 0 && strings.HasPrefix(l, "#EXT-X-") && !strings.ContainsAny(l, `"`) {
+				header = append(header, l)
+			}
+		default:
+			if !segmentName.MatchString(l) || dur < 0 {
+				return nil, nil, fmt.Errorf("%s: unexpected entry %q", r, l)
+			}
+			segs = append(segs, segment{name: l, dur: dur})
+			dur = -1
+		}
+	}
+	return segs, header, nil
+}
+
+// stage writes the playlist of rendition r listing segs, as published while
+// processing, in the staging directory.
+func (e *early) stage(r string, header []string, segs []segment) error {
+	var b bytes.Buffer
+	b.WriteString("#EXTM3U\n")
+	for _, h := range header {
+		b.WriteString(h + "\n")
+	}
+	b.WriteString("#EXT-X-PLAYLIST-TYPE:EVENT\n#EXT-X-START:TIME-OFFSET=0\n")
+	for _, s := range segs {
+		fmt.Fprintf(&b, "#EXTINF:%s,\n%s\n", strconv.FormatFloat(s.dur, 'f', 6, 64), s.name)
+	}
+	dir := e.staged + "/" + media.HLSDir + "/" + r
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(dir+"/index.m3u8", b.Bytes(), 0o644)
+}
+
+// checkMaster checks the master ffmpeg wrote lists exactly the renditions.
+func (e *early) checkMaster() error {
+	data, err := e.root.ReadFile(path.Join(media.HLSDir, media.MasterName))
+	if err != nil {
+		return err
+	}
+	if len(data) > 1<<20 {
+		return fmt.Errorf("master playlist of %d bytes", len(data))
+	}
+	var listed []string
+	for l := range strings.Lines(string(data)) {
+		l = strings.TrimSpace(l)
+		if m := uriAttr.FindStringSubmatch(l); m != nil && strings.HasPrefix(l, "#EXT-X-MEDIA:") {
+			listed = append(listed, m[1])
+		} else if l != "" && !strings.HasPrefix(l, "#") {
+			listed = append(listed, l)
+		}
+	}
+	for _, r := range e.renditions {
+		found := false
+		for _, l := range listed {
+			found = found || l == r+"/index.m3u8"
+		}
+		if !found {
+			return fmt.Errorf("master playlist does not list %s", r)
+		}
+	}
+	if len(listed) != len(e.renditions) {
+		return fmt.Errorf("master playlist lists %d playlists, not %d", len(listed), len(e.renditions))
+	}
+	return nil
+}
+
+// toVOD rewrites the EVENT playlist rel of root (ffmpeg ended it with
+// ENDLIST) as a VOD playlist, through a new file renamed over it.
+func toVOD(root *os.Root, rel string) error {
+	data, err := root.ReadFile(rel)
+	if err != nil {
+		return err
+	}
+	out := bytes.Replace(data, []byte("#EXT-X-PLAYLIST-TYPE:EVENT"), []byte("#EXT-X-PLAYLIST-TYPE:VOD"), 1)
+	tmp := path.Join(path.Dir(rel), ".vod.m3u8")
+	_ = root.Remove(tmp)
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(out)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = root.Rename(tmp, rel)
+	}
+	if err != nil {
+		_ = root.Remove(tmp)
+	}
+	return err
+}

@@ -1,0 +1,191 @@
+package transcoder_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/transport/ffmpeg/ffmpegtest"
+	"github.com/kino-video/kino/transport/transcoder"
+)
+
+// TestProgressivePublishing: the ladder's segments and playlists reach the
+// media store while the job runs (EVENT playlists that start at 0, no
+// ENDLIST, the master), TranscodePlayable is recorded once, before
+// TranscodeSucceeded, and the published playlists end VOD.
+func TestProgressivePublishing(t *testing.T) {
+	e := newEnv(t)
+	acc := e.account("acme", domain.PlanFree)
+	release := make(chan struct{})
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	var held atomic.Bool
+	defer transcoder.SetEncodeHooks(nil, func(string) { held.Store(true); <-release })()
+	t.Cleanup(unblock) // a failure below must not leave the job held
+	id := e.uploadFile(acc, "clip.mp4", ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 320, 240, 10, true))
+
+	// Held after the encode, before the outputs are checked and published:
+	// the job has not ended, the video is PROCESSING.
+	deadline := time.Now().Add(2 * time.Minute)
+	for !held.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the encode never ended")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	types := e.types(id)
+	if !contains(types, domain.TypeTranscodePlayable) || contains(types, domain.TypeTranscodeSucceeded) {
+		t.Fatalf("events while held: %v, want TranscodePlayable and no TranscodeSucceeded", types)
+	}
+	master := e.read(id, "hls/master.m3u8")
+	for _, r := range []string{"240p", "audio"} {
+		if !strings.Contains(master, r+"/index.m3u8") {
+			t.Fatalf("master does not list %s:\n%s", r, master)
+		}
+		pl := e.read(id, path.Join("hls", r, "index.m3u8"))
+		if !strings.Contains(pl, "#EXT-X-PLAYLIST-TYPE:EVENT\n") || !strings.Contains(pl, "#EXT-X-START:TIME-OFFSET=0\n") || strings.Contains(pl, "ENDLIST") {
+			t.Fatalf("%s while processing:\n%s", r, pl)
+		}
+		segs := segments(pl)
+		if len(segs) < 3 {
+			t.Fatalf("%s lists %d segments of a 10 s clip", r, len(segs))
+		}
+		for _, s := range segs {
+			if e.read(id, path.Join("hls", r, s)) == "" {
+				t.Fatalf("%s/%s is empty", r, s)
+			}
+		}
+	}
+	unblock()
+
+	if o := e.wait(id, 2*time.Minute); o.status != domain.StatusCompleted {
+		t.Fatalf("ended %s: %s", o.status, o.reason)
+	}
+	for _, r := range []string{"240p", "audio"} {
+		pl := e.read(id, path.Join("hls", r, "index.m3u8"))
+		if !strings.Contains(pl, "#EXT-X-PLAYLIST-TYPE:VOD\n") || !strings.HasSuffix(pl, "#EXT-X-ENDLIST\n") || strings.Contains(pl, "EVENT") {
+			t.Fatalf("%s once completed:\n%s", r, pl)
+		}
+	}
+	types = e.types(id)
+	playable, succeeded := -1, -1
+	for i, typ := range types {
+		switch typ {
+		case domain.TypeTranscodePlayable:
+			if playable >= 0 {
+				t.Fatalf("TranscodePlayable twice: %v", types)
+			}
+			playable = i
+		case domain.TypeTranscodeSucceeded:
+			succeeded = i
+		}
+	}
+	if playable < 0 || playable > succeeded {
+		t.Fatalf("events %v: want one TranscodePlayable before TranscodeSucceeded", types)
+	}
+	if left := e.workDirs(); len(left) != 0 {
+		t.Fatalf("work directories left: %v", left)
+	}
+}
+
+// TestProgressiveThenDelete: a video deleted while its early segments are
+// being published keeps nothing: no file under its directory, no work
+// directory, no publisher writing after the delete.
+func TestProgressiveThenDelete(t *testing.T) {
+	e := newEnv(t)
+	acc := e.account("acme", domain.PlanFree)
+	// The encode outlasts the test's wait for its first published segment.
+	id := e.uploadFile(acc, "long.mkv", ffmpegtest.Clip(t, t.TempDir(), "long.mkv", 320, 180, 300, false))
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if _, err := e.media.Open(context.Background(), id, "hls/180p/index.m3u8"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("nothing published early")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if contains(e.types(id), domain.TypeTranscodeSucceeded) {
+		t.Fatal("the encode ended before the test could delete it mid-way")
+	}
+	if _, err := eventstore.Execute[domain.Video](context.Background(), e.store, stream(id), domain.DeleteVideo{Account: acc}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.media.Remove(context.Background(), id); err != nil { // as the API does
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		n, err := e.store.Unfinished(context.Background(), "", transcoder.Durable)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 && len(e.workDirs()) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the delete: work dirs %v, %d jobs unfinished", e.workDirs(), n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := os.Stat(filepath.Join(e.media.Root(), id)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("video directory: %v (holding %v), want removed", err, e.outputs(id))
+	}
+}
+
+func (e *env) types(id string) []string {
+	e.t.Helper()
+	events, _, err := e.store.Load(context.Background(), stream(id))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []string
+	for _, ev := range events {
+		out = append(out, ev.Type)
+	}
+	return out
+}
+
+func (e *env) read(id, rel string) string {
+	e.t.Helper()
+	f, err := e.media.Open(context.Background(), id, rel)
+	if err != nil {
+		e.t.Fatalf("%s: %v", rel, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return string(b)
+}
+
+func segments(playlist string) []string {
+	var out []string
+	for l := range strings.Lines(playlist) {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
