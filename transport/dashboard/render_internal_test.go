@@ -168,7 +168,7 @@ func TestVideoPageStates(t *testing.T) {
 			v.Status, v.Progress, v.PlaybackPolicy = domain.StatusProcessing, ptr(0.5), domain.PlaybackSigned
 			v.PlaylistURL = ptr("http://cdn.test/cdn/01J/hls/master.m3u8")
 		}), []string{`id="player"`, `data-signed="true"`, `data-playable="true"`, "<progress", "It plays already", "Make public", "answer 403 without"},
-			[]string{" poster=", `href="/play/01J"`}},
+			[]string{" poster=", "Open the shareable player page"}},
 		{"completed with outputs", with(func(v *wire.Video) {
 			v.Status, v.Progress = domain.StatusCompleted, ptr(1.0)
 			v.PlaylistURL, v.ThumbnailURL = ptr("http://cdn.test/cdn/01J/hls/master.m3u8"), ptr("http://cdn.test/cdn/01J/thumbnail.jpg")

@@ -1,11 +1,16 @@
 package ffmpeg
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Fast-path limits: a source whose video the top rung may copy has its
@@ -75,13 +80,22 @@ func parseSource(data []byte, video, audio int) Source {
 	return s
 }
 
-// keyScan follows the sizes and keyframes of the video packets for Source.
+// maxBuckets bounds the seconds keyScan keeps sizes of (36 h): a file
+// whose packets spread wider is not taken by the fast path.
+const maxBuckets = 1 << 17
+
+// keyScan follows the sizes and keyframes of the video packets for Source,
+// in memory bounded whatever the file: sizes by whole second (at most
+// maxBuckets of them), and the keyframes' largest step as they come.
 type keyScan struct {
-	bytes   int64
-	buckets map[int64]int64 // bytes by whole second of pts
-	keys    []float64       // keyframe pts
-	first   bool            // the first packet seen is a keyframe
-	seen    bool
+	bytes    int64
+	buckets  map[int64]int64 // bytes by whole second of pts
+	lastKey  float64
+	maxStep  float64
+	haveKey  bool
+	first    bool // the first packet seen is a keyframe
+	seen     bool
+	unsorted bool // a keyframe before the one seen last, or too many seconds: no fast path
 }
 
 func (k *keyScan) add(pts float64, okPTS bool, size int64, key bool) {
@@ -95,9 +109,20 @@ func (k *keyScan) add(pts float64, okPTS bool, size int64, key bool) {
 	if k.buckets == nil {
 		k.buckets = map[int64]int64{}
 	}
-	k.buckets[int64(math.Floor(pts))] += max(size, 0)
+	sec := int64(math.Floor(pts))
+	if _, ok := k.buckets[sec]; ok || len(k.buckets) < maxBuckets {
+		k.buckets[sec] += max(size, 0)
+	} else {
+		k.unsorted = true
+	}
 	if key {
-		k.keys = append(k.keys, pts)
+		if k.haveKey && pts < k.lastKey {
+			k.unsorted = true
+		}
+		if k.haveKey {
+			k.maxStep = max(k.maxStep, pts-k.lastKey)
+		}
+		k.lastKey, k.haveKey = pts, true
 	}
 }
 
@@ -116,16 +141,11 @@ func (k *keyScan) fill(s *Source, end float64) {
 		}
 		s.PeakBytes = max(s.PeakBytes, sum)
 	}
-	keys := slices.Clone(k.keys)
-	slices.Sort(keys)
-	if len(keys) == 0 {
+	if !k.haveKey || k.unsorted {
 		s.MaxKeyInterval = math.Inf(1)
 		return
 	}
-	for i := 1; i < len(keys); i++ {
-		s.MaxKeyInterval = max(s.MaxKeyInterval, keys[i]-keys[i-1])
-	}
-	s.MaxKeyInterval = max(s.MaxKeyInterval, end-keys[len(keys)-1])
+	s.MaxKeyInterval = max(k.maxStep, end-k.lastKey)
 }
 
 // FastPath says which of the source's streams the ladder copies instead
@@ -179,4 +199,42 @@ func ChooseFastPath(info Info, top Rung) FastPath {
 	f.Audio = info.HasAudio && s.AudioCodec == "aac" && s.AudioProfile == "LC" &&
 		s.AudioChannels >= 1 && s.AudioChannels <= 2 && (s.AudioRate == 44100 || s.AudioRate == 48000)
 	return f
+}
+
+// CheckKeyframes decodes only the keyframes of the video stream info
+// describes (ffprobe -skip_frame nokey) and fails unless every one is
+// info's size, yuv420p and progressive. A copied stream is served as it
+// is, so what holds for its first frame must hold for all: H.264 can
+// change its size, depth or scan only with a new sequence parameter set,
+// which takes effect at a keyframe. An error here means no fast path
+// (the ladder then encodes, and checks every frame as it decodes).
+func CheckKeyframes(ctx context.Context, in Input, info Info, j Jail) error {
+	args := append([]string{"-v", "error", "-select_streams", strconv.Itoa(info.VideoStream), "-skip_frame", "nokey",
+		"-show_entries", "frame=width,height,pix_fmt,interlaced_frame", "-print_format", "csv=p=0"}, in.capped(info.MaxPixels)...)
+	want := fmt.Sprintf("%d,%d,yuv420p,0", info.Width, info.Height)
+	var bad string
+	keys := 0
+	_, err := runProbe(ctx, j, args, func(r io.Reader) error {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			line := strings.TrimRight(strings.TrimSpace(sc.Text()), ",") // side data adds an empty column
+			if line == "" {
+				continue
+			}
+			keys++
+			if line != want && bad == "" {
+				bad = line
+			}
+		}
+		return sc.Err()
+	})
+	switch {
+	case err != nil:
+		return err
+	case bad != "":
+		return fmt.Errorf("a keyframe is %q, not %q", bad, want)
+	case keys == 0:
+		return errors.New("no keyframe decoded")
+	}
+	return nil
 }

@@ -179,3 +179,26 @@ func extinfs(t *testing.T, playlist string) string {
 	}
 	return strings.Join(lines, " ")
 }
+
+// TestCheckKeyframes: a stream whose headers announce 320x240 and whose
+// second keyframe starts 640x480 pictures is refused (copied, it would
+// serve 640x480 frames as its "240p"); a steady one passes.
+func TestCheckKeyframes(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		path string
+		ok   bool
+	}{
+		{ffmpegtest.GrowingStream(t, dir, "ts", 640, 480), false},
+		{ffmpegtest.Encode(t, dir, "steady.mp4", 320, 240, 3, false, ffmpegtest.H264Options()...), true},
+	} {
+		in, err := ffmpeg.OpenInput(tt.path, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		info := probeFile(t, tt.path)
+		if err := ffmpeg.CheckKeyframes(context.Background(), in, info, ffmpeg.Jail{}); (err == nil) != tt.ok {
+			t.Errorf("%s (%dx%d): %v, want ok %t", filepath.Base(tt.path), info.Width, info.Height, err, tt.ok)
+		}
+	}
+}

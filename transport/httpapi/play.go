@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+
+	"github.com/kino-video/kino/domain"
 )
 
 // assets are the files of /play, served under /assets/. play.js and
@@ -64,6 +66,15 @@ func (s *Server) play(w http.ResponseWriter, r *http.Request) error {
 	v, err := s.videoVar(r)
 	if err != nil {
 		return err
+	}
+	if v.PlaybackPolicy.OrPublic() == domain.PlaybackSigned {
+		// A signed video's page shows nothing (not even its name) to a
+		// visitor without a valid token. An origin-bound token is checked
+		// for its origin by the media requests, not here: a page's own
+		// request names no origin.
+		if _, err := s.verifyToken(v, r.URL.Query().Get("token")); err != nil {
+			return err
+		}
 	}
 	res := s.renderVideo(r, v)
 	playTokenURLs(r, &res)

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
@@ -11,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,8 +42,12 @@ const PlaybackKeyPurpose = "playback-token"
 
 const (
 	kinoKID = "kino"
-	// maxTokenLen bounds a token before anything parses it.
-	maxTokenLen = 4096
+	// maxTokenLen bounds a token before anything parses it. Every URI of a
+	// signed video's playlists carries the token, so its length multiplies
+	// the bytes of each playlist served: 1 KiB is twice the longest token
+	// the claims kino reads make (kid, sub, exp, nbf, iat, a 255-byte
+	// origin), with room for a few claims of the customer's own.
+	maxTokenLen = 1024
 	// tokenLeeway forgives clocks that disagree a little (exp, nbf).
 	tokenLeeway = 10 * time.Second
 	// Bounds of a kino token's life (POST .../playback-tokens "ttl").
@@ -83,15 +89,28 @@ func tokenChars(t string) bool {
 // verifyPlayback checks token for video v, as requested by r: the one
 // check of every signed media request.
 func (s *Server) verifyPlayback(r *http.Request, v projections.Video, token string) error {
+	claims, err := s.verifyToken(v, token)
+	if err != nil {
+		return err
+	}
+	if claims.Origin != "" && !strings.EqualFold(requestOrigin(r), claims.Origin) {
+		return errPlayback("the token is for pages of another origin")
+	}
+	return nil
+}
+
+// verifyToken checks token's signature and claims for video v, all but
+// the origin it may be bound to (which only a media request can show).
+func (s *Server) verifyToken(v projections.Video, token string) (playbackClaims, error) {
+	var claims playbackClaims
 	switch {
 	case token == "":
-		return errPlayback("no token")
+		return claims, errPlayback("no token")
 	case len(token) > maxTokenLen:
-		return errPlayback("the token is too long")
+		return claims, errPlayback("the token is too long")
 	case !tokenChars(token):
-		return errPlayback("the token is malformed")
+		return claims, errPlayback("the token is malformed")
 	}
-	var claims playbackClaims
 	parser := jwt.NewParser(
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg(), jwt.SigningMethodEdDSA.Alg()}),
 		jwt.WithExpirationRequired(), jwt.WithLeeway(tokenLeeway), jwt.WithTimeFunc(s.cfg.Now),
@@ -124,20 +143,17 @@ func (s *Server) verifyPlayback(r *http.Request, v projections.Video, token stri
 	})
 	switch {
 	case errors.Is(err, jwt.ErrTokenExpired):
-		return errPlayback("the token expired")
+		return claims, errPlayback("the token expired")
 	case errors.Is(err, jwt.ErrTokenNotValidYet):
-		return errPlayback("the token is not valid yet")
+		return claims, errPlayback("the token is not valid yet")
 	case errors.Is(err, jwt.ErrTokenInvalidSubject):
-		return errPlayback("the token is for another video")
+		return claims, errPlayback("the token is for another video")
 	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
-		return errPlayback("the token must carry sub and exp")
+		return claims, errPlayback("the token must carry sub and exp")
 	case err != nil:
-		return errPlayback("the token is invalid")
+		return claims, errPlayback("the token is invalid")
 	}
-	if claims.Origin != "" && !strings.EqualFold(requestOrigin(r), claims.Origin) {
-		return errPlayback("the token is for pages of another origin")
-	}
-	return nil
+	return claims, nil
 }
 
 // requestOrigin is the Origin header of r, or else the origin of its
@@ -154,15 +170,47 @@ func requestOrigin(r *http.Request) string {
 	return ""
 }
 
-// parseOrigin checks an origin claim asked for: "https://host[:port]"
-// (or http), nothing more; it is kept lower-case.
+// parseOrigin checks an origin claim asked for and writes it as browsers
+// send it: "https://host[:port]" (or http), lower-case, without the
+// scheme's default port. A host a browser never sends (wildcards, a
+// trailing dot, Unicode rather than its punycode, a port out of range)
+// is refused: a token bound to it could never play.
 func parseOrigin(o string) (string, error) {
+	bad := errBadRequest(`origin must be an origin like "https://example.com" or "https://example.com:8443", with an internationalised name in punycode (got %q)`, truncateString(o, 80))
 	u, err := url.Parse(o)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
-		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(o, "/") || len(o) > 255 {
-		return "", errBadRequest(`origin must be an origin like "https://example.com" or "https://example.com:8443" (got %q)`, truncateString(o, 80))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Opaque != "" ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.HasSuffix(o, "/") || len(o) > 255 {
+		return "", bad
 	}
-	return strings.ToLower(u.Scheme + "://" + u.Host), nil
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if host == "" || strings.HasSuffix(host, ".") || strings.HasPrefix(host, ".") || strings.Contains(host, "..") {
+		return "", bad
+	}
+	for i := 0; i < len(host); i++ {
+		c := host[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == ':' && strings.HasPrefix(u.Host, "[")) {
+			return "", bad
+		}
+	}
+	if strings.HasSuffix(u.Host, ":") {
+		return "", bad
+	}
+	if port != "" {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 || port[0] == '0' {
+			return "", bad
+		}
+		if (u.Scheme == "https" && n == 443) || (u.Scheme == "http" && n == 80) {
+			port = ""
+		}
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port != "" {
+		host += ":" + port
+	}
+	return u.Scheme + "://" + host, nil
 }
 
 func truncateString(s string, n int) string {
@@ -327,9 +375,14 @@ func (s *Server) deleteSigningKey(w http.ResponseWriter, r *http.Request) error 
 	return nil
 }
 
-// maxPlaylist bounds a playlist rewritten in memory (a ten-hour video's
-// media playlist is well under 2 MiB).
-const maxPlaylist = 8 << 20
+// maxPlaylist bounds a playlist (or storyboard) rewritten for a token (a
+// ten-hour video's media playlist is well under 2 MiB), and maxLine one of
+// its lines. The rewrite streams: a request costs one line of memory,
+// whatever the file and the token.
+const (
+	maxPlaylist = 8 << 20
+	maxLine     = 64 << 10
+)
 
 // withToken adds token to a relative URI's query (before any fragment).
 // Absolute URIs (another host, or a scheme) are left alone: a token is
@@ -356,34 +409,60 @@ func withToken(uri, token string) string {
 // has them (quoted strings hold no quote), so a name or a quoted value
 // that merely contains URI= is not taken for one.
 func rewritePlaylist(pl []byte, token string) []byte {
-	out := make([]byte, 0, len(pl)+len(pl)/8)
-	for len(pl) > 0 {
-		line := pl
-		var eol []byte
-		if i := bytes.IndexByte(pl, '\n'); i >= 0 {
-			line, eol, pl = pl[:i], pl[i:i+1], pl[i+1:]
-		} else {
-			pl = nil
-		}
-		cr := bytes.HasSuffix(line, []byte("\r"))
-		if cr {
-			line = line[:len(line)-1]
-		}
-		s := string(line)
-		switch t := strings.TrimSpace(s); {
-		case t == "":
-		case strings.HasPrefix(t, "#"):
-			s = rewriteTagURIs(s, token)
-		default:
-			s = withToken(t, token)
-		}
-		out = append(out, s...)
-		if cr {
-			out = append(out, '\r')
-		}
-		out = append(out, eol...)
+	var out bytes.Buffer
+	_ = rewriteLines(&out, bytes.NewReader(pl), token, playlistLine)
+	return out.Bytes()
+}
+
+// playlistLine rewrites one line of a playlist (n is its index).
+func playlistLine(_ int, s, token string) string {
+	switch t := strings.TrimSpace(s); {
+	case t == "":
+		return s
+	case strings.HasPrefix(t, "#"):
+		return rewriteTagURIs(s, token)
+	default:
+		return withToken(t, token)
 	}
-	return out
+}
+
+// rewriteLines copies r to w line by line, each through rewrite, keeping
+// each line's ending (\n or \r\n; the last line's, or none). It reads at
+// most maxPlaylist bytes and lines of at most maxLine.
+func rewriteLines(w io.Writer, r io.Reader, token string, rewrite func(n int, line, token string) string) error {
+	br := bufio.NewReaderSize(io.LimitReader(r, maxPlaylist+1), 32<<10)
+	bw := bufio.NewWriterSize(w, 32<<10)
+	read := 0
+	for n := 0; ; n++ {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return errors.New("a line is too long to rewrite")
+		}
+		if read += len(line); read > maxPlaylist {
+			return errors.New("the file is too large to rewrite")
+		}
+		if len(line) > 0 {
+			body, eol := line, []byte(nil)
+			if bytes.HasSuffix(body, []byte("\n")) {
+				body, eol = body[:len(body)-1], []byte("\n")
+				if bytes.HasSuffix(body, []byte("\r")) {
+					body, eol = body[:len(body)-1], []byte("\r\n")
+				}
+			}
+			if _, werr := bw.WriteString(rewrite(n, string(body), token)); werr != nil {
+				return werr
+			}
+			if _, werr := bw.Write(eol); werr != nil {
+				return werr
+			}
+		}
+		if err == io.EOF {
+			return bw.Flush()
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // rewriteTagURIs rewrites the URI attribute of one tag line
@@ -434,16 +513,19 @@ func rewriteTagURIs(line, token string) string {
 // token: every cue payload line that is a relative URI
 // ("storyboard.jpg#xywh=0,0,160,90").
 func rewriteVTT(vtt []byte, token string) []byte {
-	lines := strings.Split(string(vtt), "\n")
-	for i, l := range lines {
-		t := strings.TrimRight(l, "\r")
-		if i == 0 || t == "" || strings.Contains(t, "-->") || strings.HasPrefix(t, "NOTE") ||
-			strings.ContainsAny(t, " \t") || !(strings.Contains(t, ".jpg") || strings.Contains(t, ".png") || strings.Contains(t, ".webp")) {
-			continue
-		}
-		lines[i] = withToken(t, token) + l[len(t):]
+	var out bytes.Buffer
+	_ = rewriteLines(&out, bytes.NewReader(vtt), token, vttLine)
+	return out.Bytes()
+}
+
+// vttLine rewrites one line of a storyboard track (n is its index; the
+// first is the WEBVTT header).
+func vttLine(n int, l, token string) string {
+	if n == 0 || l == "" || strings.Contains(l, "-->") || strings.HasPrefix(l, "NOTE") ||
+		strings.ContainsAny(l, " \t") || !(strings.Contains(l, ".jpg") || strings.Contains(l, ".png") || strings.Contains(l, ".webp")) {
+		return l
 	}
-	return []byte(strings.Join(lines, "\n"))
+	return withToken(l, token)
 }
 
 // access is what /cdn learned of a request for a video's file.
@@ -499,22 +581,31 @@ func (a access) cacheControl(h http.Header, rel string) (rewrite bool) {
 }
 
 // serveRewritten serves a playlist or storyboard of a signed video with
-// token added to every URI it lists. It has no ETag (the bytes depend on
-// the token); Range still works on the rewritten bytes.
+// token added to every URI it lists. The bytes depend on the token, so
+// there is no ETag and no Range (a 200 with the whole file: RFC 9110
+// lets a server ignore Range); the rewrite streams line by line, so a long
+// playlist asked for by many clients at once with a long token costs a
+// line of memory each, not the rewritten file.
 func (s *Server) serveRewritten(w http.ResponseWriter, r *http.Request, f *media.File, rel, token string) error {
-	b, err := io.ReadAll(io.LimitReader(f, maxPlaylist+1))
-	if err != nil {
-		return err
+	if f.Size > maxPlaylist {
+		return domain.E("serve media", domain.Internal, "%s of %d bytes is too large to rewrite", rel, f.Size)
 	}
-	if len(b) > maxPlaylist {
-		return domain.E("serve media", domain.Internal, "%s of %d+ bytes is too large to rewrite", rel, len(b))
+	h := w.Header()
+	h.Del("Accept-Ranges")
+	h.Del("ETag")
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return nil
 	}
+	rewrite := playlistLine
 	if rel == wire.StoryboardPath {
-		b = rewriteVTT(b, token)
-	} else {
-		b = rewritePlaylist(b, token)
+		rewrite = vttLine
 	}
-	http.ServeContent(&rangeErrorWriter{ResponseWriter: w, r: r, log: s.cfg.Log, size: int64(len(b))}, r, "", time.Time{}, bytes.NewReader(b))
+	if err := rewriteLines(w, f, token, rewrite); err != nil {
+		// The status is out: the client sees a short body. Logged, not
+		// answered.
+		logger(r, s.cfg.Log).Warn("rewrite media for a token", "file", rel, "err", err)
+	}
 	return nil
 }
 

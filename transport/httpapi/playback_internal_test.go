@@ -247,6 +247,14 @@ func TestIssuePlaybackToken(t *testing.T) {
 		{"too long", `{"ttl":604801}`, 400, 0},
 		{"origin with a path", `{"origin":"https://shop.example/page"}`, 400, 0},
 		{"origin not http", `{"origin":"javascript:alert(1)"}`, 400, 0},
+		// Hosts no browser ever sends as an origin: a token bound to one
+		// could never play (red team).
+		{"origin wildcard", `{"origin":"https://*.shop.example"}`, 400, 0},
+		{"origin unicode", `{"origin":"https://bücher.example"}`, 400, 0},
+		{"origin port out of range", `{"origin":"https://shop.example:99999"}`, 400, 0},
+		{"origin port zero", `{"origin":"https://shop.example:0"}`, 400, 0},
+		{"origin trailing dot", `{"origin":"https://shop.example."}`, 400, 0},
+		{"origin empty port", `{"origin":"https://shop.example:"}`, 400, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -271,6 +279,9 @@ func TestIssuePlaybackToken(t *testing.T) {
 				t.Fatalf("token %v %+v", tok.Header, c)
 			}
 			if strings.Contains(tc.body, "origin") && c.Origin != "https://shop.example:8443" {
+				t.Fatalf("origin claim %q", c.Origin)
+			}
+			if false {
 				t.Fatalf("origin claim %q", c.Origin)
 			}
 		})
@@ -551,10 +562,17 @@ func TestSignedPlaylistsCarryTheToken(t *testing.T) {
 					t.Fatalf("segment: %d", r.status)
 				}
 			}
+			// A rewritten file's bytes depend on the token: a Range is
+			// answered with the whole file (the rewrite streams: a 1-byte
+			// Range must not cost a rewrite held in memory), HEAD with
+			// none of it.
 			req, _ := http.NewRequest("GET", a.srv.URL+"/cdn/"+id+"/"+rel+"?token="+tok, nil)
 			req.Header.Set("Range", "bytes=0-5")
-			if r := a.request(req, ""); r.status != 206 || len(r.body) != 6 {
-				t.Fatalf("range: %d %q", r.status, r.body)
+			if rr := a.request(req, ""); rr.status != 200 || !bytes.Equal(rr.body, r.body) || rr.header.Get("Accept-Ranges") != "" {
+				t.Fatalf("range: %d %v %q", rr.status, rr.header, rr.body)
+			}
+			if rr := a.do("HEAD", "/cdn/"+id+"/"+rel+"?token="+tok, "", ""); rr.status != 200 || len(rr.body) != 0 {
+				t.Fatalf("head: %d %q", rr.status, rr.body)
 			}
 		})
 	}
@@ -639,8 +657,40 @@ func TestPlayPassesTheToken(t *testing.T) {
 	if !strings.Contains(page, `data-src="http://cdn.example.test:8443/cdn/`+id+`/hls/master.m3u8?token=`+tok+`"`) {
 		t.Fatalf("page: %s", page)
 	}
-	page = string(a.do("GET", "/play/"+id+`?token=x"><script>`, "", "").body)
-	if strings.Contains(page, "token=") || strings.Contains(page, "<script>") {
-		t.Fatalf("a malformed token went into the page: %s", page)
+	// Without a valid token a signed video's page shows nothing of it,
+	// not even its name (red team): 403 like its media.
+	var filename string
+	if v := decode[wire.Video](t, a.do("GET", "/v1/videos/"+id, key, "")); v.Filename != "" {
+		filename = v.Filename
 	}
+	for _, q := range []string{"", `?token=x"><script>`, "?token=" + a.token(key, a.signedVideo(key), "")} {
+		r := a.do("GET", "/play/"+id+q, "", "")
+		if r.status != 403 || strings.Contains(string(r.body), filename) || strings.Contains(string(r.body), "<script>") {
+			t.Fatalf("%q: %d %s", q, r.status, r.body)
+		}
+	}
+	// An origin-bound token opens the page (its media requests check the
+	// origin).
+	if r := a.do("GET", "/play/"+id+"?token="+a.token(key, id, `{"origin":"https://shop.example"}`), "", ""); r.status != 200 {
+		t.Fatalf("origin-bound: %d %s", r.status, r.body)
+	}
+}
+
+// The token's length multiplies a playlist's size: tokens over 1 KiB are
+// refused before anything parses them (red team: 4 KiB tokens made a
+// 6-hour playlist 22 MB per request).
+func TestLongTokensRefused(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanPro)
+	id := a.signedVideo(key)
+	kid, priv := a.signingKey(key)
+	claims := jwt.MapClaims{"sub": id, "exp": a.clock.Now().Add(time.Hour).Unix()}
+	claims["pad"] = strings.Repeat("p", 500)
+	if tok := sign(t, jwt.SigningMethodEdDSA, kid, priv, claims); len(tok) > 1024 {
+		t.Fatalf("padding too long: %d", len(tok))
+	} else if r := a.do("GET", "/cdn/"+id+"/hls/master.m3u8?token="+tok, "", ""); r.status != 200 {
+		t.Fatalf("a 1 KiB token: %d %s", r.status, r.body)
+	}
+	claims["pad"] = strings.Repeat("p", 800)
+	wantError(t, a.do("GET", "/cdn/"+id+"/hls/master.m3u8?token="+sign(t, jwt.SigningMethodEdDSA, kid, priv, claims), "", ""), 403, "Forbidden")
 }

@@ -22,8 +22,10 @@ import (
 )
 
 // extras plans what the ladder's pass makes besides the ladder: the
-// storyboard sprite, from the lowest rung, and the fast path.
-func extras(log *slog.Logger, info ffmpeg.Info, rungs []ffmpeg.Rung) ffmpeg.Extras {
+// storyboard sprite, from the lowest rung, and the fast path (whose
+// candidate's keyframes are decoded first: every one must be what the
+// copied rung promises).
+func extras(ctx context.Context, log *slog.Logger, in ffmpeg.Input, info ffmpeg.Info, rungs []ffmpeg.Rung, jail ffmpeg.Jail) ffmpeg.Extras {
 	if len(rungs) == 0 {
 		return ffmpeg.Extras{}
 	}
@@ -32,6 +34,11 @@ func extras(log *slog.Logger, info ffmpeg.Info, rungs []ffmpeg.Rung) ffmpeg.Extr
 		Storyboard:     ffmpeg.PlanStoryboard(info, low.Width, low.Height),
 		StoryboardFile: media.StoryboardImageName,
 		Fast:           ffmpeg.ChooseFastPath(info, rungs[0]),
+	}
+	if x.Fast.Video {
+		if err := ffmpeg.CheckKeyframes(ctx, in, info, jail); err != nil {
+			x.Fast = ffmpeg.FastPath{Why: "keyframes: " + err.Error()}
+		}
 	}
 	if x.Fast.Video {
 		log.Info("fast path: the top rung copies the source's video", "rung", rungs[0].Name, "audio_copied", x.Fast.Audio)
@@ -178,6 +185,9 @@ func verifyDownload(ctx context.Context, work string, jail ffmpeg.Jail) error {
 	return nil
 }
 
+// maxBoxes bounds TopLevelBoxes: ffmpeg writes a handful.
+const maxBoxes = 1000
+
 // TopLevelBoxes lists the types of an MP4 file's top-level boxes in order.
 func TopLevelBoxes(file string) ([]string, error) {
 	f, err := os.Open(file)
@@ -193,6 +203,9 @@ func TopLevelBoxes(file string) ([]string, error) {
 	var off int64
 	hdr := make([]byte, 16)
 	for off < fi.Size() {
+		if len(types) == maxBoxes {
+			return nil, fmt.Errorf("more than %d top-level boxes", maxBoxes)
+		}
 		if _, err := f.ReadAt(hdr[:8], off); err != nil {
 			return nil, fmt.Errorf("box at %d: %w", off, err)
 		}

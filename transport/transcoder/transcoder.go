@@ -436,7 +436,7 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 	// file claims, never more than the video it holds, within the plan.
 	length := info.Length()
 	rungs := ffmpeg.Ladder(info)
-	x := extras(log, info, rungs) // storyboard, fast path: outputs.go
+	x := extras(ctx, log, in, info, rungs, jail) // storyboard, fast path: outputs.go
 	report := t.progressReporter(ctx, id, length)
 	opts := func(lo, hi float64) ffmpeg.RunOptions {
 		return ffmpeg.RunOptions{Duration: length, StallTimeout: t.cfg.Stall, Jail: jail,

@@ -107,7 +107,7 @@ func benchProcessing(ctx context.Context, o Options, say func(string, ...any)) (
 		var stillErr error
 		wg.Add(1)
 		go func() { defer wg.Done(); stillErr = stills(out) }()
-		err = hls(filepath.Join(out, "hls"), rungs)
+		err = ladderAsKino(ctx, in, info, rungs, out)
 		wg.Wait()
 		if err = firstErr(err, stillErr); err != nil {
 			return nil, err
@@ -230,4 +230,22 @@ func joinFloats(xs []float64) string {
 		parts = append(parts, fmt.Sprintf("%.2f", x))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// ladderAsKino runs the ladder as kino's transcoder does for an upload
+// with the default settings: the storyboard in the same pass, the fast
+// path when the source takes it, then the download remux.
+func ladderAsKino(ctx context.Context, in ffmpeg.Input, info ffmpeg.Info, rungs []ffmpeg.Rung, out string) error {
+	low := rungs[len(rungs)-1]
+	x := ffmpeg.Extras{Storyboard: ffmpeg.PlanStoryboard(info, low.Width, low.Height),
+		StoryboardFile: filepath.Join(out, "storyboard.jpg"), Fast: ffmpeg.ChooseFastPath(info, rungs[0])}
+	if x.Fast.Video && ffmpeg.CheckKeyframes(ctx, in, info, ffmpeg.Jail{}) != nil {
+		x.Fast = ffmpeg.FastPath{}
+	}
+	opts := ffmpeg.RunOptions{Duration: info.Duration}
+	if err := ffmpeg.Run(ctx, ffmpeg.LadderArgs(in, filepath.Join(out, "hls"), info, rungs, x), opts); err != nil {
+		return err
+	}
+	dl, _ := ffmpeg.DownloadRung(rungs)
+	return ffmpeg.Run(ctx, ffmpeg.DownloadArgs(filepath.Join(out, "hls"), dl, info.HasAudio, filepath.Join(out, "download.mp4")), opts)
 }

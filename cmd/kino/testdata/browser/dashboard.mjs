@@ -180,6 +180,22 @@ try {
     "the upload page did not follow the video from processing to completed: " + result.uploadStatuses);
   await shot(ana, "upload-done");
 
+  step("the upload page's playback and download choices override the collection's");
+  await ana.selectOption("#up-policy", "signed");
+  await ana.selectOption("#up-download", "false");
+  const tiny = Buffer.alloc(3000, 7);
+  Buffer.from([0, 0, 0, 0x18, 0x66, 0x74, 0x79, 0x70, 0x69, 0x73, 0x6f, 0x6d, 0, 0, 2, 0, 0x69, 0x73, 0x6f, 0x6d, 0x69, 0x73, 0x6f, 0x32]).copy(tiny);
+  await ana.setInputFiles("#files", { name: "private.mp4", mimeType: "video/mp4", buffer: tiny });
+  await ana.waitForFunction(() => document.querySelector("#uploads li.upload")?.dataset.video, null, { timeout: T });
+  const chosen = await ana.evaluate(async () => {
+    const id = document.querySelector("#uploads li.upload").dataset.video;
+    const v = await (await fetch("/v1/videos/" + id, { credentials: "same-origin" })).json();
+    const ev = await (await fetch("/v1/videos/" + id + "/events", { credentials: "same-origin" })).json();
+    await fetch("/v1/videos/" + id, { method: "DELETE", credentials: "same-origin" });
+    return { policy: v.playbackPolicy, download: ev.events[0].data.download ?? null };
+  });
+  check(chosen.policy === "signed" && chosen.download !== true, "the upload's choices: " + JSON.stringify(chosen));
+
   step("an unfinished upload is listed on the upload page, and Discard removes it");
   // A tab closed mid-upload leaves this behind: created (with the session),
   // a quarter of its bytes in.
@@ -263,9 +279,15 @@ try {
   await ana.evaluate(() => { const v = document.getElementById("player"); v.muted = true; return v.play().catch(() => {}); });
   await ana.waitForFunction(() => { const v = document.getElementById("player"); return v && v.currentTime > 0.5; }, null, { timeout: T });
   const signedPage = await ana.evaluate(() => ({ poster: document.getElementById("player").poster, playlist: document.getElementById("u-playlist").value,
-    links: Array.from(document.querySelectorAll("a[data-media-link]")).map((a) => a.href), play: !!document.querySelector('a[href^="/play/"]') }));
+    links: Array.from(document.querySelectorAll("a[data-media-link]")).map((a) => a.href), play: document.querySelector("a[data-play-link]")?.href || "" }));
   check(signedPage.poster.includes("token=") && !signedPage.playlist.includes("token="), "the poster has no token, or the URL field has one: " + JSON.stringify(signedPage));
-  check(signedPage.links.every((h) => h.includes("token=")) && !signedPage.play, "media links without a token: " + JSON.stringify(signedPage));
+  check(signedPage.links.every((h) => h.includes("token=")) && signedPage.play.includes("/play/" + up.video + "?token="), "media links without a token: " + JSON.stringify(signedPage));
+  // The player page plays the signed video with the token it was given.
+  const play = await ana.context().newPage();
+  await play.goto(signedPage.play);
+  await play.evaluate(() => { const v = document.querySelector("video"); v.muted = true; return v.play().catch(() => {}); });
+  await play.waitForFunction(() => { const v = document.querySelector("video"); return v && v.currentTime > 0.5; }, null, { timeout: T });
+  await play.close();
   result.signedLinks = signedPage.links.length;
   // With the download and storyboard outputs, their links carry the token
   // and work; the bare URLs do not.
