@@ -810,7 +810,7 @@ func (m *Main) devUser(ctx context.Context) error {
 	}
 	if m.Stdout != nil {
 		fmt.Fprintf(m.Stdout, "dashboard: open this one-time link (24 h) to set the password of %s, a user of account %q:\n%s\n",
-			DevUserEmail, m.devAccount, passwordLink(strings.TrimSuffix(m.BaseURL, "/v1"), token))
+			DevUserEmail, m.devAccount, passwordLink(siteOf(m.BaseURL), token))
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"io"
@@ -179,7 +180,7 @@ func parseOrigin(o string) (string, error) {
 	bad := errBadRequest(`origin must be an origin like "https://example.com" or "https://example.com:8443", with an internationalised name in punycode (got %q)`, truncateString(o, 80))
 	u, err := url.Parse(o)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Opaque != "" ||
-		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.HasSuffix(o, "/") || len(o) > 255 {
+		(u.Path != "" && u.Path != "/") || strings.ContainsAny(o, "?#") || strings.HasSuffix(o, "/") || len(o) > 255 {
 		return "", bad
 	}
 	host, port := strings.ToLower(u.Hostname()), u.Port()
@@ -188,7 +189,7 @@ func parseOrigin(o string) (string, error) {
 	}
 	for i := 0; i < len(host); i++ {
 		c := host[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == ':' && strings.HasPrefix(u.Host, "[")) {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == ':' && strings.HasPrefix(u.Host, "[")) {
 			return "", bad
 		}
 	}
@@ -276,16 +277,24 @@ func (s *Server) setVideoPolicy(w http.ResponseWriter, r *http.Request) error {
 	if !domain.ValidID(id) {
 		return errNotFound("video")
 	}
-	var body struct {
-		PlaybackPolicy *string `json:"playbackPolicy"`
-	}
+	// A PATCH names what it changes: a field this route cannot change
+	// (a filename, a collection) is refused, not silently ignored.
+	var body map[string]json.RawMessage
 	if err := decodeJSON(w, r, &body); err != nil {
 		return err
 	}
-	if body.PlaybackPolicy == nil {
-		return errBadRequest("playbackPolicy is required")
+	for name := range body {
+		if name != "playbackPolicy" {
+			return errBadRequest("only playbackPolicy can be changed on a video (got %q)", truncateString(name, 40))
+		}
 	}
-	p, err := domain.ParsePlaybackPolicy(*body.PlaybackPolicy)
+	var policy string
+	if raw, ok := body["playbackPolicy"]; !ok {
+		return errBadRequest("playbackPolicy is required")
+	} else if err := json.Unmarshal(raw, &policy); err != nil {
+		return errBadRequest(`playbackPolicy must be "public" or "signed"`)
+	}
+	p, err := domain.ParsePlaybackPolicy(policy)
 	if err != nil {
 		return err
 	}

@@ -219,6 +219,10 @@ func TestVideoPlaybackPolicy(t *testing.T) {
 	}
 	wantError(t, a.do("PATCH", "/v1/videos/"+id, key, `{"playbackPolicy":"open"}`), 400, "Bad request")
 	wantError(t, a.do("PATCH", "/v1/videos/"+id, key, `{}`), 400, "Bad request")
+	// What this route cannot change is refused, not ignored (a client
+	// would believe its rename worked).
+	wantError(t, a.do("PATCH", "/v1/videos/"+id, key, `{"playbackPolicy":"public","filename":"x.mp4"}`), 400, "Bad request")
+	wantError(t, a.do("PATCH", "/v1/videos/"+id, key, `{"playbackPolicy":1}`), 400, "Bad request")
 	wantError(t, a.do("PATCH", "/v1/videos/"+id, other, `{"playbackPolicy":"public"}`), 404, "Not found")
 	wantError(t, a.do("PATCH", "/v1/videos/01ARZ3NDEKTSV4RRFFQ69G5FAV", key, `{"playbackPolicy":"public"}`), 404, "Not found")
 	if v := decode[wire.Video](t, a.do("GET", "/v1/videos/"+id, key, "")); v.PlaybackPolicy != domain.PlaybackSigned {
@@ -255,6 +259,8 @@ func TestIssuePlaybackToken(t *testing.T) {
 		{"origin port zero", `{"origin":"https://shop.example:0"}`, 400, 0},
 		{"origin trailing dot", `{"origin":"https://shop.example."}`, 400, 0},
 		{"origin empty port", `{"origin":"https://shop.example:"}`, 400, 0},
+		{"origin empty fragment", `{"origin":"https://shop.example#"}`, 400, 0},
+		{"origin empty query", `{"origin":"https://shop.example?"}`, 400, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
