@@ -451,22 +451,14 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 	early := t.publishEarly(ctx, log, id, work, info, rungs) // progressive.go
 	defer early.stop()
 	g, gctx := errgroup.WithContext(ctx)
-	var encoded float64 // seconds of output the ladder reported
 	g.Go(func() error {
 		o := opts(0, 1)
-		o.OnOutTime = func(sec float64) { encoded = max(encoded, sec) }
 		// Only this run's own output keeps it alive, not its neighbours'.
 		o.OutputDir = filepath.Join(work, media.HLSDir)
 		if err := ffmpeg.Run(gctx, ffmpeg.LadderArgs(in, media.HLSDir, info, rungs, x), o); err != nil {
 			return fmt.Errorf("hls: %w", err)
 		}
-		// A file cut short after an index that promises more (an mp4 with
-		// its moov first), or claiming more than its frames cover, probes
-		// fine and encodes "successfully" to the cut.
-		if short := info.Duration - encoded; short > max(1, 0.1*info.Duration) {
-			return domain.E("transcode", domain.Unsupported, "the file is truncated or corrupt: it holds %.1f s of the %.1f s it announces", encoded, info.Duration)
-		}
-		return nil
+		return checkWhole(work, info, rungs) // whole.go
 	})
 	g.Go(func() error { return stills(gctx, in, work, info, opts(0, 0)) })
 	if err := g.Wait(); err != nil {
