@@ -144,8 +144,9 @@ func stream(id string) domain.StreamID { return domain.StreamID{Aggregate: domai
 // outcome is how a video's processing ended.
 type outcome struct {
 	status   domain.Status
-	reason   string // of the final TranscodeFailed
-	attempts int    // TranscodeStarted events
+	reason   string  // of the final TranscodeFailed
+	attempts int     // TranscodeStarted events
+	duration float64 // of the TranscodeSucceeded
 }
 
 // wait polls the video's events until processing ended, for at most
@@ -164,7 +165,7 @@ func (e *env) wait(id string, within time.Duration) outcome {
 			case domain.TranscodeStarted:
 				o.attempts++
 			case domain.TranscodeSucceeded:
-				o.status = domain.StatusCompleted
+				o.status, o.duration = domain.StatusCompleted, d.Duration
 			case domain.TranscodeFailed:
 				if d.Final {
 					o.status, o.reason = domain.StatusFailed, d.Reason

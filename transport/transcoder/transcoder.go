@@ -482,6 +482,7 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 	if err := verifyOutputs(ctx, work, res, info.HasAudio, jail); err != nil {
 		return done, err
 	}
+	held, _ := ladderSeconds(work, rungs, info.HasAudio) // whole.go
 	extra, err := finishOutputs(ctx, log, work, info, rungs, x, download, opts(1, 1))
 	if err != nil {
 		return done, err
@@ -503,7 +504,7 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 		return done, t.checkDeleted(ctx, id, fmt.Errorf("publish: %v", err))
 	}
 	log.Debug("outputs published", "rungs", len(rungs))
-	return domain.CompleteTranscode{Duration: info.Duration, Width: info.Width, Height: info.Height,
+	return domain.CompleteTranscode{Duration: heldDuration(info, held), Width: info.Width, Height: info.Height,
 		HasAudio: info.HasAudio, Resolutions: res, ProcessedSize: size,
 		Storyboard: extra.storyboard, Download: extra.download}, nil
 }

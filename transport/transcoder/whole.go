@@ -36,6 +36,19 @@ func checkWhole(work string, info ffmpeg.Info, rungs []ffmpeg.Rung) error {
 	return nil
 }
 
+// heldDuration is the duration a completed video reports: what the file
+// announces, unless its ladder holds clearly less (a file cut short by
+// less than checkWhole fails, up to 10%): then what the ladder holds, so
+// the record, the playlists, the storyboard and the download agree.
+// Half a second of slack keeps the announced length of a whole file, whose
+// segments may end a frame or an audio packet short of it.
+func heldDuration(info ffmpeg.Info, held float64) float64 {
+	if held > 0 && held < info.Duration-0.5 {
+		return held
+	}
+	return info.Duration
+}
+
 // ladderSeconds is the longest of the ladder's renditions (each rung, and
 // the audio when there is one) in seconds: the sum of the durations its
 // playlist gives its segments. ok is false when a playlist is missing or

@@ -67,6 +67,32 @@ func TestTruncatedIndexFirstFails(t *testing.T) {
 	}
 }
 
+// A file cut by less than the 10% checkWhole forgives completes, and
+// reports the duration its ladder holds, not the one it announces (red
+// team: a 12 s file holding 10.6 s said 12, its playlist, storyboard and
+// download 10.6); a whole file keeps its announced duration.
+func TestCutFileReportsTheDurationItHolds(t *testing.T) {
+	e := newEnv(t)
+	acct := e.account("bob", domain.PlanFree)
+	whole := indexFirst(t, ffmpegtest.Encode(t, t.TempDir(), "long.mp4", 320, 180, 12, true))
+	data, err := os.ReadFile(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := e.upload(acct, "cut.mp4", data[:len(data)*93/100])
+	full := e.upload(acct, "whole.mp4", data)
+	if got := e.wait(full, 60*time.Second); got.status != domain.StatusCompleted || got.duration < 11.9 {
+		t.Fatalf("whole: %+v", got)
+	}
+	got := e.wait(cut, 60*time.Second)
+	if got.status != domain.StatusCompleted {
+		t.Fatalf("cut: %+v (cut by under 10%% of its length, it should complete)", got)
+	}
+	if got.duration > 11.5 || got.duration < 9 {
+		t.Fatalf("cut: duration %.2f, want what it holds (under 11.5 s of the 12 it announces)", got.duration)
+	}
+}
+
 // indexFirst remuxes the mp4 at path with its moov before its media data.
 func indexFirst(t *testing.T, path string) string {
 	t.Helper()
