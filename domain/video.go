@@ -161,12 +161,12 @@ func (v Video) Evolve(e Event) Video {
 	case TranscodeSucceeded:
 		v.Status, v.Running = StatusCompleted, false
 	case TranscodeFailed:
-		v.Failures, v.Running = v.Failures+1, false
+		v.Failures, v.Running, v.Playable = v.Failures+1, false, false
 		if d.Final {
 			v.Status = StatusFailed
 		}
 	case TranscodeInterrupted:
-		v.Running = false
+		v.Running, v.Playable = false, false
 		if d.Reason == InterruptCrash {
 			v.Crashes++
 		}

@@ -55,14 +55,18 @@ func apply(b *batch, e domain.Event) error {
 		})
 	case domain.TranscodeFailed:
 		return b.changeVideo(e, func(v *Video) {
+			// The attempt's growing playlist grows no more: no
+			// playlistUrl until the next attempt is playable.
+			v.Playable = false
 			if d.Final {
 				reason := d.Reason
 				v.Status, v.ErrorMessage = domain.StatusFailed, &reason
 			}
 		})
 	case domain.TranscodeInterrupted:
-		// The job comes back for another attempt: still PROCESSING.
-		return b.changeVideo(e, func(*Video) {})
+		// The job comes back for another attempt: still PROCESSING, but
+		// not playable until that attempt is.
+		return b.changeVideo(e, func(v *Video) { v.Playable = false })
 	case domain.VideoDeleted:
 		cv, ok, err := b.video(e.AggregateID)
 		if err != nil || !ok {

@@ -288,3 +288,29 @@ func TestInterruptedTranscodeKeepsTheVideoProcessing(t *testing.T) {
 		t.Errorf("after %s: status %s, updatedAt %v; want PROCESSING at %v", last.Type, v.Status, v.UpdatedAt, last.OccurredAt)
 	}
 }
+
+// A video is playable (has its playlistUrl) only while the attempt that
+// published its growing playlist runs: a failed or interrupted attempt's
+// playlist grows no more, and the next attempt starts another (red team:
+// the URL stayed through the backoff, pointing at a dead playlist).
+func TestPlayableEndsWithItsAttempt(t *testing.T) {
+	s := eventstoretest.Run(t)
+	db := tempDB(t)
+	p, _ := running(t, db, s)
+	id, _ := upload(t, s, "acme", "c")
+	video := domain.StreamID{Aggregate: domain.AggVideo, ID: id}
+	playable := func(want bool) {
+		t.Helper()
+		v, ok, err := db.Video(id)
+		if err != nil || !ok || v.Playable != want {
+			t.Fatalf("playable %t, want %t (%v %v)", v.Playable, want, ok, err)
+		}
+	}
+	for _, end := range []any{domain.FailTranscode{Reason: "Processing failed: x.", Final: false}, domain.InterruptTranscode{Reason: domain.InterruptCrash}} {
+		exec[domain.Video](t, s, video, domain.StartTranscode{Worker: "w", MaxAttempts: 3})
+		waitFor(t, p, exec[domain.Video](t, s, video, domain.MarkPlayable{Resolutions: []string{"240p"}}))
+		playable(true)
+		waitFor(t, p, exec[domain.Video](t, s, video, end))
+		playable(false)
+	}
+}

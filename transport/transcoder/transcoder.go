@@ -264,6 +264,16 @@ func (t *Transcoder) handle(ctx context.Context, job *eventstore.Job) {
 		}
 	}()
 	stopBeat := t.heartbeat(jobCtx, job, id, cancelJob)
+	if attempt > 1 {
+		// An earlier attempt may have published a growing playlist that
+		// a player still follows: removed, not shrunk under it (an EVENT
+		// playlist only ever grows; hls.js would start the viewer again
+		// from 0:00). The video has no playlistUrl until this attempt is
+		// playable.
+		if err := t.cfg.Media.RemoveOutputs(jobCtx, id); err != nil && !domain.IsKind(err, domain.NotFound) {
+			log.Warn("remove an earlier attempt's outputs", "err", err)
+		}
+	}
 	done, err := t.transcode(jobCtx, log, id, start.State.Ext, start.State.Account, start.State.Download)
 	stopBeat()
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(jobCtx), errDeleted) {

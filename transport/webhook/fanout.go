@@ -191,10 +191,13 @@ func foldAt(ctx context.Context, store *eventstore.Store, e domain.Event, cdnURL
 			r.Playable, r.Storyboard, r.Download = false, d.Storyboard, d.Download
 			r.Resolutions = d.Resolutions
 		case domain.TranscodeFailed:
+			r.Playable = false
 			if d.Final {
 				reason := d.Reason
 				r.Status, r.ErrorMessage = domain.StatusFailed, &reason
 			}
+		case domain.TranscodeInterrupted:
+			r.Playable = false
 		case domain.VideoDeleted:
 			deleted = true
 			return nil
