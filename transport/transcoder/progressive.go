@@ -98,7 +98,7 @@ type segment struct {
 // write under work/hls. Stop it (stop, or finish then stop) before the
 // work directory goes.
 func (t *Transcoder) publishEarly(ctx context.Context, log *slog.Logger, id, work string, info ffmpeg.Info, rungs []ffmpeg.Rung) *early {
-	e := &early{t: t, log: log, id: id, work: work, staged: work + ".playlists", total: info.Length(),
+	e := &early{t: t, log: log, id: id, work: work, staged: work + stagedSuffix, total: info.Length(),
 		began: time.Now(), published: map[string][]segment{}, quit: make(chan struct{}), done: make(chan struct{})}
 	for _, r := range rungs {
 		e.renditions = append(e.renditions, r.Name)

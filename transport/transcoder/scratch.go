@@ -178,9 +178,31 @@ func (s *scratch) sweep() ([]string, error) {
 	return removed, nil
 }
 
-// sweepDir removes the work directory dir when no process holds its lock.
+// stagedSuffix names the directory beside an attempt's work directory
+// where progressive publishing stages its rewritten playlists
+// (progressive.go): it lives and dies with its attempt's lock.
+const stagedSuffix = ".playlists"
+
+// sweepDir removes the work directory dir when no process holds its lock
+// (for a staging directory, its attempt's lock).
 func (s *scratch) sweepDir(dir string) (bool, error) {
-	f, ok := tryLock(dir + lockSuffix)
+	lock := dir + lockSuffix
+	staged := strings.HasSuffix(dir, stagedSuffix)
+	if staged {
+		lock = strings.TrimSuffix(dir, stagedSuffix) + lockSuffix
+	}
+	f, ok := tryLock(lock)
+	if staged {
+		// Held: the attempt runs, however long (the hour of legacy
+		// directories does not apply). Gone or free: the attempt is over.
+		if f == nil && !ok {
+			return false, nil
+		}
+		if f != nil {
+			defer f.Close()
+		}
+		return true, os.RemoveAll(dir)
+	}
 	if f == nil {
 		if !ok { // held: the attempt runs
 			return false, nil
