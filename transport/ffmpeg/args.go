@@ -64,8 +64,7 @@ func HLSArgs(in Input, outDir string, info Info, rungs []Rung) []string {
 	return LadderArgs(in, outDir, info, rungs, Extras{})
 }
 
-// LadderArgs is HLSArgs with the extras x (extras.go): the storyboard
-// sprite as a second output of the same pass, and the fast path.
+// LadderArgs is HLSArgs with the extras x (extras.go): the fast path.
 func LadderArgs(in Input, outDir string, info Info, rungs []Rung, x Extras) []string {
 	if len(rungs) == 0 {
 		rungs = Ladder(info)
@@ -80,11 +79,11 @@ func LadderArgs(in Input, outDir string, info Info, rungs []Rung, x Extras) []st
 	// rung is scaled to its own size whatever size the decoder delivers.
 	var graph []string
 	prev := videoIn(info)
-	first, last, sb := x.firstEncoded(), len(rungs)-1, x.Storyboard.Count > 0
+	first, last := x.firstEncoded(), len(rungs)-1
 	for k := first; k < len(rungs); k++ {
 		r := rungs[k]
 		scaled := fmt.Sprintf("[v%d]", k)
-		if k < last || sb {
+		if k < last {
 			scaled = fmt.Sprintf("[t%d]", k)
 		}
 		filter := scaleFilter(r.Width, r.Height)
@@ -99,7 +98,6 @@ func LadderArgs(in Input, outDir string, info Info, rungs []Rung, x Extras) []st
 			prev = fmt.Sprintf("[c%d]", k)
 		}
 	}
-	graph = x.storyboardBranch(graph, prev, first, last)
 
 	args := append(start(), in.capped(info.MaxPixels)...)
 	if l := info.Length(); l > 0 {
@@ -153,7 +151,7 @@ func LadderArgs(in Input, outDir string, info Info, rungs []Rung, x Extras) []st
 		"-hls_segment_filename", filepath.Join(outDir, "%v", segmentPattern),
 		filepath.Join(outDir, "%v", variantPlaylist),
 	)
-	return append(args, x.storyboardOutput(info)...)
+	return args
 }
 
 // ThumbnailArgs builds the arguments of a JPEG thumbnail written to out:

@@ -5,15 +5,14 @@ import (
 	"strconv"
 )
 
-// Extras are what the ladder's one ffmpeg pass makes besides the plain
-// ladder (LadderArgs).
+// Extras are how the ladder's ffmpeg pass differs from the plain ladder
+// (LadderArgs).
+//
+// The storyboard is not part of it: a second output whose tile filter
+// holds its one frame back until the end kept ffmpeg 5.1 from reporting
+// -progress (out_time 0 until the last second), so the sprite is made by
+// its own pass (StoryboardArgs) beside the thumbnail and preview.
 type Extras struct {
-	// Storyboard, when Count > 0, adds the sprite sheet as a second output
-	// of the pass, written to StoryboardFile: a branch of the filter graph
-	// taken from the lowest rung's picture (from the source when no rung
-	// is encoded), so it costs a few small scales and one JPEG.
-	Storyboard     Storyboard
-	StoryboardFile string
 	// Fast copies the source's video as the top rung (and its audio as the
 	// audio rendition) instead of encoding it; the other rungs are still
 	// encoded from the decoded source, keyed on the source's keyframes so
@@ -27,28 +26,6 @@ func (x Extras) firstEncoded() int {
 		return 1
 	}
 	return 0
-}
-
-// storyboardBranch adds the sprite's branch to graph: from the lowest
-// rung's [t<last>] (split off its own output), or from prev (the source)
-// when no rung is encoded.
-func (x Extras) storyboardBranch(graph []string, prev string, first, last int) []string {
-	if x.Storyboard.Count <= 0 {
-		return graph
-	}
-	if first <= last {
-		graph = append(graph, fmt.Sprintf("[t%d]split=2[v%d][sb0]", last, last))
-		prev = "[sb0]"
-	}
-	return append(graph, prev+x.Storyboard.filter()+"[sb]")
-}
-
-// storyboardOutput are the arguments of the sprite's output file, if any.
-func (x Extras) storyboardOutput(info Info) []string {
-	if x.Storyboard.Count <= 0 {
-		return nil
-	}
-	return x.Storyboard.output("[sb]", x.StoryboardFile, info.Length())
 }
 
 // videoCodecs are the video encoder settings of n rungs: x264 for all, or

@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// TestLadderArgsExtrasGolden: the ladder's pass with the storyboard branch
-// (from the lowest rung, or from the source when the one rung is copied)
-// and the fast path; without extras it is HLSArgs exactly.
+// TestLadderArgsExtrasGolden: the ladder's pass on the fast path (two
+// rungs, or the one rung copied); without extras it is HLSArgs exactly.
+// No storyboard branch: the sprite has its own pass (StoryboardArgs).
 func TestLadderArgsExtrasGolden(t *testing.T) {
 	in := Input{Path: "/in/source.mp4", Demuxer: DemuxMOV}
 	h264 := Info{Duration: 10, Span: 10, Frames: 250, Width: 640, Height: 360, HasAudio: true, AudioStream: 1, FrameRate: 25, VideoCodec: "h264"}
@@ -19,17 +19,8 @@ func TestLadderArgsExtrasGolden(t *testing.T) {
 		info Info
 		x    func(rungs []Rung) Extras
 	}{
-		{"extras_storyboard_1280x720", Info{Duration: 10, Width: 1280, Height: 720, HasAudio: true, AudioStream: 1, FrameRate: 25, VideoCodec: "h264"},
-			func(r []Rung) Extras {
-				return Extras{Storyboard: PlanStoryboard(Info{Duration: 10}, r[len(r)-1].Width, r[len(r)-1].Height), StoryboardFile: "storyboard.jpg"}
-			}},
-		{"extras_fast_storyboard_640x360", h264, func(r []Rung) Extras {
-			return Extras{Storyboard: PlanStoryboard(h264, r[len(r)-1].Width, r[len(r)-1].Height), StoryboardFile: "storyboard.jpg",
-				Fast: FastPath{Video: true, Audio: true}}
-		}},
-		{"extras_fast_one_rung_200x112", tiny, func(r []Rung) Extras {
-			return Extras{Storyboard: PlanStoryboard(tiny, r[0].Width, r[0].Height), StoryboardFile: "storyboard.jpg", Fast: FastPath{Video: true}}
-		}},
+		{"extras_fast_640x360", h264, func(r []Rung) Extras { return Extras{Fast: FastPath{Video: true, Audio: true}} }},
+		{"extras_fast_one_rung_200x112", tiny, func(r []Rung) Extras { return Extras{Fast: FastPath{Video: true}} }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

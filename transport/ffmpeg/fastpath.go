@@ -45,6 +45,7 @@ type Source struct {
 	PeakBytes      int64   // most video bytes in any segmentSeconds of whole seconds
 	KeyFirst       bool    // the first video packet is a keyframe
 	MaxKeyInterval float64 // seconds: largest step between keyframes, or from the last one to the end
+	Keys           int     // packets flagged as keyframes (CheckKeyframes must decode as many alone)
 }
 
 // parseSource reads the fields of Source that ffprobe's header JSON gives
@@ -89,6 +90,7 @@ const maxBuckets = 1 << 17
 // maxBuckets of them), and the keyframes' largest step as they come.
 type keyScan struct {
 	bytes    int64
+	keys     int             // packets flagged key
 	buckets  map[int64]int64 // bytes by whole second of pts
 	lastKey  float64
 	maxStep  float64
@@ -103,6 +105,9 @@ func (k *keyScan) add(pts float64, okPTS bool, size int64, key bool) {
 		k.first, k.seen = key, true
 	}
 	k.bytes += max(size, 0)
+	if key {
+		k.keys++
+	}
 	if !okPTS {
 		return
 	}
@@ -128,7 +133,7 @@ func (k *keyScan) add(pts float64, okPTS bool, size int64, key bool) {
 
 // fill writes the scan's findings into s; end is the end of the last frame.
 func (k *keyScan) fill(s *Source, end float64) {
-	s.VideoBytes, s.KeyFirst = k.bytes, k.first
+	s.VideoBytes, s.KeyFirst, s.Keys = k.bytes, k.first, k.keys
 	secs := make([]int64, 0, len(k.buckets))
 	for sec := range k.buckets {
 		secs = append(secs, sec)
@@ -203,11 +208,22 @@ func ChooseFastPath(info Info, top Rung) FastPath {
 
 // CheckKeyframes decodes only the keyframes of the video stream info
 // describes (ffprobe -skip_frame nokey) and fails unless every one is
-// info's size, yuv420p and progressive. A copied stream is served as it
-// is, so what holds for its first frame must hold for all: H.264 can
-// change its size, depth or scan only with a new sequence parameter set,
-// which takes effect at a keyframe. An error here means no fast path
-// (the ladder then encodes, and checks every frame as it decodes).
+// info's size, yuv420p and progressive, and unless it decoded as many as
+// the packet scan saw flagged (info.Source.Keys). A copied stream is
+// served as it is, so what holds for its first frame must hold for all:
+// H.264 can change its size, depth or scan only with a new sequence
+// parameter set, which takes effect at a keyframe.
+//
+// Then it checks that every flagged keyframe is an IDR frame, and every
+// IDR frame flagged (checkIDR): x264's intra-refresh and open-GOP streams
+// flag their recovery points (a frame where a refresh wave starts, or an
+// I frame that later B frames reference across) as keyframes, the HLS
+// muxer cuts segments there, and such a segment cannot be decoded on its
+// own. The decode alone does not tell: the h264 decoder skipping non-key
+// frames decodes an open GOP's I frames as it meets them in order.
+//
+// An error here means no fast path (the ladder then encodes, and checks
+// every frame as it decodes).
 func CheckKeyframes(ctx context.Context, in Input, info Info, j Jail) error {
 	args := append([]string{"-v", "error", "-select_streams", strconv.Itoa(info.VideoStream), "-skip_frame", "nokey",
 		"-show_entries", "frame=width,height,pix_fmt,interlaced_frame", "-print_format", "csv=p=0"}, in.capped(info.MaxPixels)...)
@@ -235,6 +251,80 @@ func CheckKeyframes(ctx context.Context, in Input, info Info, j Jail) error {
 		return fmt.Errorf("a keyframe is %q, not %q", bad, want)
 	case keys == 0:
 		return errors.New("no keyframe decoded")
+	}
+	return checkIDR(ctx, in, info, j)
+}
+
+// idrNAL is H.264's nal_unit_type of a slice of an IDR picture.
+const idrNAL = 5
+
+// maxKeyLag bounds how many keyframes checkIDR holds while the two copies
+// of the stream it compares run apart (they are muxed side by side).
+const maxKeyLag = 1024
+
+// checkIDR copies the video stream twice into ffmpeg's framecrc listing
+// (no decode: a demux and a bitstream filter): once whole, where a
+// packet not flagged key is marked "F=0x0", and once through filter_units
+// keeping only IDR slices, which drops every packet without one. The
+// keyframes of the first must be exactly the packets of the second, at
+// the same timestamps.
+func checkIDR(ctx context.Context, in Input, info Info, j Jail) error {
+	args := append([]string{"-v", "error", "-nostdin"}, in.capped(info.MaxPixels)...)
+	args = append(args, "-map", videoMap(info), "-map", videoMap(info), "-c", "copy",
+		"-bsf:v:0", "filter_units=pass_types="+strconv.Itoa(idrNAL), "-f", "framecrc", "pipe:1")
+	var idr, key []string // timestamps (pts) seen in one copy and not yet in the other
+	flagged := 0
+	var bad error
+	_, err := runTool(ctx, j, "ffmpeg", args, func(r io.Reader) error {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			line := sc.Text()
+			if strings.HasPrefix(line, "#") || bad != nil {
+				continue
+			}
+			f := strings.Split(line, ",")
+			if len(f) < 6 {
+				continue
+			}
+			stream, pts := strings.TrimSpace(f[0]), strings.TrimSpace(f[2])
+			isKey := true
+			for _, extra := range f[6:] {
+				if flags, ok := strings.CutPrefix(strings.TrimSpace(extra), "F=0x"); ok {
+					v, _ := strconv.ParseUint(flags, 16, 32)
+					isKey = v&1 != 0
+				}
+			}
+			switch {
+			case stream == "0":
+				idr = append(idr, pts)
+			case stream == "1" && isKey:
+				flagged++
+				key = append(key, pts)
+			}
+			for len(idr) > 0 && len(key) > 0 {
+				if idr[0] != key[0] {
+					bad = fmt.Errorf("the keyframe at pts %s is not the IDR frame at pts %s (intra refresh or open GOP)", key[0], idr[0])
+					break
+				}
+				idr, key = idr[1:], key[1:]
+			}
+			if len(idr) > maxKeyLag || len(key) > maxKeyLag {
+				bad = fmt.Errorf("more than %d keyframes (%d) or IDR frames (%d) without their match (intra refresh or open GOP)", maxKeyLag, len(key), len(idr))
+			}
+		}
+		return sc.Err()
+	})
+	switch {
+	case err != nil:
+		return err
+	case bad != nil:
+		return bad
+	case len(key) > 0:
+		return fmt.Errorf("%d of %d keyframes are not IDR frames (intra refresh or open GOP), the first at pts %s", len(key), flagged, key[0])
+	case len(idr) > 0:
+		return fmt.Errorf("%d IDR frames are not flagged keyframes, the first at pts %s", len(idr), idr[0])
+	case flagged != info.Source.Keys:
+		return fmt.Errorf("%d keyframes copied, %d scanned", flagged, info.Source.Keys)
 	}
 	return nil
 }

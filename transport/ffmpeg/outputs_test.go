@@ -89,25 +89,32 @@ func TestChooseFastPath(t *testing.T) {
 	}
 }
 
-// TestLadderExtrasEndToEnd runs the ladder's pass with the storyboard and
-// the fast path on a real clip, then the download remux: the top rung is
-// the source's own stream (its Constrained Baseline profile, not kino's
-// High), the other rung's segments cut where the copied rung's do, the
-// sprite has the planned size, and the download MP4 is the 360p rung
-// with its moov first.
+// TestLadderExtrasEndToEnd runs the ladder's pass on the fast path and
+// the storyboard's own pass on a real clip, then the download remux: the
+// top rung is the source's own stream (its Constrained Baseline profile,
+// not kino's High), the other rung's segments cut where the copied rung's
+// do, the sprite has the planned size, and the download MP4 is the 360p
+// rung with its moov first.
 func TestLadderExtrasEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	src := ffmpegtest.Encode(t, dir, "src.mp4", 640, 360, 7, true, ffmpegtest.H264Options()...)
 	info := probeFile(t, src)
 	rungs := ffmpeg.Ladder(info)
 	sb := ffmpeg.PlanStoryboard(info, rungs[len(rungs)-1].Width, rungs[len(rungs)-1].Height)
-	x := ffmpeg.Extras{Storyboard: sb, StoryboardFile: filepath.Join(dir, "sprite.jpg"), Fast: ffmpeg.ChooseFastPath(info, rungs[0])}
+	x := ffmpeg.Extras{Fast: ffmpeg.ChooseFastPath(info, rungs[0])}
+	sprite := filepath.Join(dir, "sprite.jpg")
 	if !x.Fast.Video || !x.Fast.Audio || len(rungs) != 2 {
 		t.Fatalf("fast path %+v over %d rungs, want video and audio over 2", x.Fast, len(rungs))
 	}
 	out := filepath.Join(dir, "hls")
-	if err := ffmpeg.Run(context.Background(), ffmpeg.LadderArgs(ffmpeg.Input{Path: src, Demuxer: ffmpeg.DemuxMOV}, out, info, rungs, x),
-		ffmpeg.RunOptions{Duration: info.Length()}); err != nil {
+	in := ffmpeg.Input{Path: src, Demuxer: ffmpeg.DemuxMOV}
+	if err := ffmpeg.Run(context.Background(), ffmpeg.LadderArgs(in, out, info, rungs, x), ffmpeg.RunOptions{Duration: info.Length()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ffmpeg.Run(context.Background(), ffmpeg.StoryboardArgs(in, dir, info, sb), ffmpeg.RunOptions{Duration: info.Length()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.Assemble(dir, sprite); err != nil {
 		t.Fatal(err)
 	}
 	if got := streamField(t, filepath.Join(out, "360p", "seg_00000.ts"), "v:0", "profile"); got != "Constrained Baseline" {
@@ -119,7 +126,7 @@ func TestLadderExtrasEndToEnd(t *testing.T) {
 	if a, b := extinfs(t, filepath.Join(out, "360p", "index.m3u8")), extinfs(t, filepath.Join(out, "240p", "index.m3u8")); a != b {
 		t.Errorf("segments differ between the copied and the encoded rung:\n%s\n%s", a, b)
 	}
-	if w, h := streamField(t, x.StoryboardFile, "v:0", "width"), streamField(t, x.StoryboardFile, "v:0", "height"); w != strconv.Itoa(sb.Width()) || h != strconv.Itoa(sb.Height()) {
+	if w, h := streamField(t, sprite, "v:0", "width"), streamField(t, sprite, "v:0", "height"); w != strconv.Itoa(sb.Width()) || h != strconv.Itoa(sb.Height()) {
 		t.Errorf("sprite %sx%s, planned %dx%d", w, h, sb.Width(), sb.Height())
 	}
 
@@ -139,19 +146,40 @@ func TestLadderExtrasEndToEnd(t *testing.T) {
 	}
 }
 
-// TestStoryboardSecondPass: the sprite made alone, from the source, has
-// the planned size too.
+// TestStoryboardSecondPass: the sprite made by its own pass, from the
+// source, has the planned size too; a one-frame video gets a one-tile
+// sprite.
 func TestStoryboardSecondPass(t *testing.T) {
 	dir := t.TempDir()
-	src := ffmpegtest.Clip(t, dir, "src.mkv", 320, 240, 2.5, false)
-	info := probeFile(t, src)
-	sb := ffmpeg.PlanStoryboard(info, 320, 240)
-	out := filepath.Join(dir, "sb.jpg")
-	if err := ffmpeg.Run(context.Background(), ffmpeg.StoryboardArgs(ffmpeg.Input{Path: src, Demuxer: ffmpeg.DemuxMatroska}, out, info, sb), ffmpeg.RunOptions{Duration: info.Length()}); err != nil {
-		t.Fatal(err)
-	}
-	if w, h := streamField(t, out, "v:0", "width"), streamField(t, out, "v:0", "height"); w != "480" || h != "120" {
-		t.Errorf("sprite %sx%s, want 3 tiles of 160x120 in a row (%+v)", w, h, sb)
+	oneFrame := filepath.Join(dir, "oneframe.mp4")
+	ffmpegtest.Run(t, "-f", "lavfi", "-i", "testsrc2=s=320x240:r=30:d=1", "-frames:v", "1", "-c:v", "libx264", "-pix_fmt", "yuv420p", oneFrame)
+	for _, tt := range []struct {
+		src  string
+		w, h string
+	}{
+		{ffmpegtest.Clip(t, dir, "src.mkv", 320, 240, 2.5, false), "480", "120"}, // 3 tiles of 160x120 in a row
+		{oneFrame, "160", "120"},
+	} {
+		info := probeFile(t, tt.src)
+		sb := ffmpeg.PlanStoryboard(info, 320, 240)
+		in, err := ffmpeg.OpenInput(tt.src, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		work := t.TempDir()
+		if err := ffmpeg.Run(context.Background(), ffmpeg.StoryboardArgs(in, work, info, sb), ffmpeg.RunOptions{Duration: info.Length()}); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(work, "sb.jpg")
+		if err := sb.Assemble(work, out); err != nil {
+			t.Fatalf("%s: %v", filepath.Base(tt.src), err)
+		}
+		if w, h := streamField(t, out, "v:0", "width"), streamField(t, out, "v:0", "height"); w != tt.w || h != tt.h {
+			t.Errorf("%s: sprite %sx%s, want %sx%s (%+v)", filepath.Base(tt.src), w, h, tt.w, tt.h, sb)
+		}
+		if left, _ := filepath.Glob(filepath.Join(work, "storyboard_tile_*")); len(left) > 0 {
+			t.Errorf("tiles left behind: %v", left)
+		}
 	}
 }
 
@@ -182,23 +210,35 @@ func extinfs(t *testing.T, playlist string) string {
 
 // TestCheckKeyframes: a stream whose headers announce 320x240 and whose
 // second keyframe starts 640x480 pictures is refused (copied, it would
-// serve 640x480 frames as its "240p"); a steady one passes.
+// serve 640x480 frames as its "240p"); so are streams whose flagged
+// keyframes are not all IDR frames (x264's intra refresh, an open GOP):
+// segments cut there do not decode alone. Those two pass every other
+// rule of the fast path. A steady closed-GOP stream passes.
 func TestCheckKeyframes(t *testing.T) {
 	dir := t.TempDir()
+	h264 := ffmpegtest.H264Options()
 	for _, tt := range []struct {
-		path string
-		ok   bool
+		path   string
+		chosen bool // ChooseFastPath takes it
+		ok     bool
 	}{
-		{ffmpegtest.GrowingStream(t, dir, "ts", 640, 480), false},
-		{ffmpegtest.Encode(t, dir, "steady.mp4", 320, 240, 3, false, ffmpegtest.H264Options()...), true},
+		{ffmpegtest.GrowingStream(t, dir, "ts", 640, 480), false, false},
+		{ffmpegtest.Encode(t, dir, "steady.mp4", 640, 360, 6, false, h264...), true, true},
+		{ffmpegtest.Encode(t, dir, "intra_refresh.mp4", 640, 360, 6, false, append(h264, "-x264-params", "keyint=50:intra-refresh=1")...), true, false},
+		{ffmpegtest.Encode(t, dir, "open_gop.mp4", 640, 360, 6, false, append(h264, "-x264-params", "keyint=50:open-gop=1:bframes=3:scenecut=0")...), true, false},
 	} {
 		in, err := ffmpeg.OpenInput(tt.path, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		info := probeFile(t, tt.path)
-		if err := ffmpeg.CheckKeyframes(context.Background(), in, info, ffmpeg.Jail{}); (err == nil) != tt.ok {
-			t.Errorf("%s (%dx%d): %v, want ok %t", filepath.Base(tt.path), info.Width, info.Height, err, tt.ok)
+		if fast := ffmpeg.ChooseFastPath(info, ffmpeg.Ladder(info)[0]); fast.Video != tt.chosen {
+			t.Errorf("%s: chosen %+v, want %t", filepath.Base(tt.path), fast, tt.chosen)
 		}
+		err = ffmpeg.CheckKeyframes(context.Background(), in, info, ffmpeg.Jail{})
+		if (err == nil) != tt.ok {
+			t.Errorf("%s (%dx%d, %d flagged keyframes): %v, want ok %t", filepath.Base(tt.path), info.Width, info.Height, info.Source.Keys, err, tt.ok)
+		}
+		t.Logf("%s: %v", filepath.Base(tt.path), err)
 	}
 }

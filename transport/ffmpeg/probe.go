@@ -205,12 +205,18 @@ func headerArgs(in Input, b Bounds) []string {
 // is the stderr tail when a decoder refused a picture over -max_pixels
 // ("" otherwise).
 func runProbe(ctx context.Context, j Jail, args []string, read func(io.Reader) error) (capped string, err error) {
+	return runTool(ctx, j, "ffprobe", args, read)
+}
+
+// runTool is runProbe with another tool of ffmpeg's (ffmpeg itself, for a
+// quick pass that writes to stdout): the same jail, limits and errors.
+func runTool(ctx context.Context, j Jail, tool string, args []string, read func(io.Reader) error) (capped string, err error) {
 	runCtx, cancel := context.WithTimeout(ctx, probeMaxRuntime)
 	defer cancel()
 	if j.Limits.any() {
 		j.Limits = j.Limits.WithCPUFor(probeMaxRuntime)
 	}
-	cmd := j.command(runCtx, "ffprobe", args)
+	cmd := j.command(runCtx, tool, args)
 	stderr := &tailWriter{max: stderrTail, marker: pixelCapMessage}
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
@@ -220,7 +226,7 @@ func runProbe(ctx context.Context, j Jail, args []string, read func(io.Reader) e
 	runtime.LockOSThread() // as in run: the parent-death signal follows the thread
 	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("%s: ffprobe: %w", opProbe, err)
+		return "", fmt.Errorf("%s: %s: %w", opProbe, tool, err)
 	}
 	readErr := read(stdout)
 	if readErr != nil {
@@ -241,13 +247,13 @@ func runProbe(ctx context.Context, j Jail, args []string, read func(io.Reader) e
 		return capped, fmt.Errorf("%s: %w", opProbe, ctxErr)
 	}
 	if runCtx.Err() != nil {
-		return capped, fmt.Errorf("%s: ffprobe still running after %s: %w", opProbe, probeMaxRuntime, ErrTooSlow)
+		return capped, fmt.Errorf("%s: %s still running after %s: %w", opProbe, tool, probeMaxRuntime, ErrTooSlow)
 	}
 	var exitErr *exec.ExitError
 	if errors.As(waitErr, &exitErr) && exitErr.ExitCode() > 0 {
 		tail := strings.TrimSpace(stderr.String())
 		return capped, domain.Wrap(opProbe, domain.Unsupported,
-			fmt.Errorf("ffprobe: %w: %s", waitErr, tail), probeFailureMessage(tail))
+			fmt.Errorf("%s: %w: %s", tool, waitErr, tail), probeFailureMessage(tail))
 	}
 	return capped, fmt.Errorf("%s: ffprobe: %w", opProbe, waitErr)
 }

@@ -1,8 +1,15 @@
 package ffmpeg
 
 import (
+	"errors"
 	"fmt"
+	"image"
+	"image/draw"
+	"image/jpeg"
+	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -50,36 +57,107 @@ func PlanStoryboard(info Info, w, h int) Storyboard {
 func (s Storyboard) Width() int  { return s.Cols * s.TileW }
 func (s Storyboard) Height() int { return s.Rows * s.TileH }
 
-// filter is the filter chain from a decoded picture to the sprite: one
-// frame per step, scaled to a tile, Count of them tiled (padded when the
-// video ends early).
+// filter is the filter chain from a decoded picture to the tiles: one
+// frame per step, scaled to a tile. eof_action=pass lets the last frame
+// through when the video ends before the next step: a one-frame video (or
+// the part-step at the end of any) still gets its tile.
 func (s Storyboard) filter() string {
-	return fmt.Sprintf("fps=fps=1000/%d:round=down,scale=%d:%d,tile=%dx%d:nb_frames=%d",
-		s.StepMS, s.TileW, s.TileH, s.Cols, s.Rows, s.Count)
+	return fmt.Sprintf("fps=fps=1000/%d:round=down:eof_action=pass,scale=%d:%d", s.StepMS, s.TileW, s.TileH)
 }
 
-// output are the arguments of the sprite's output file (a second output
-// of the ladder's ffmpeg): the graph's label, one JPEG frame.
-func (s Storyboard) output(label, file string, length float64) []string {
-	var args []string
-	if length > 0 {
-		args = append(args, "-t", seconds(length+1))
-	}
-	return append(args, "-map", label, "-frames:v", "1", "-update", "1",
-		"-c:v", "mjpeg", "-q:v", strconv.Itoa(storyboardQuality), "-f", "image2", file)
-}
+// StoryboardTileName is the image2 pattern of the tiles StoryboardArgs
+// writes (numbered from 0, cue k's tile is tile k), and TileFile the name
+// of tile k.
+const StoryboardTileName = "storyboard_tile_%03d.jpg"
 
-// StoryboardArgs builds a second pass that makes only the sprite, from
-// the source (the alternative to a branch of the ladder's pass; kino bench
-// --only outputs measures both).
-func StoryboardArgs(in Input, out string, info Info, s Storyboard) []string {
+func TileFile(k int) string { return fmt.Sprintf(StoryboardTileName, k) }
+
+// StoryboardArgs builds the pass that makes the sprite's tiles, from the
+// source: one JPEG per cue (Count at most), named by StoryboardTileName
+// under dir; Assemble then lays them out. The transcoder runs it beside
+// the thumbnail and preview, apart from the ladder's pass.
+//
+// Neither pass tiles in ffmpeg: an output whose only frame comes at the
+// end (the tile filter holds it back until its last tile) is not opened
+// until then, and ffmpeg 5.1 prints no -progress line until every output
+// is open. As a branch of the ladder's pass it froze the ladder's progress
+// at 0 for the whole encode; alone, it would print nothing (and write
+// nothing) for as long as a long source takes to decode, and the stall
+// watchdog would kill it. One file per tile opens the output at the first
+// tile: progress lines flow, and the directory grows.
+func StoryboardArgs(in Input, dir string, info Info, s Storyboard) []string {
 	args := append(start(), in.capped(info.MaxPixels)...)
 	chain := s.filter()
 	if f := rateCap(info); f != "" {
 		chain = f + "," + chain
 	}
 	args = append(args, "-filter_complex", videoIn(info)+chain+"[sb]")
-	return append(args, s.output("[sb]", out, info.Length())...)
+	if l := info.Length(); l > 0 {
+		args = append(args, "-t", seconds(l+1))
+	}
+	return append(args, "-map", "[sb]", "-frames:v", strconv.Itoa(s.Count),
+		"-c:v", "mjpeg", "-q:v", strconv.Itoa(storyboardQuality), "-start_number", "0",
+		"-f", "image2", filepath.Join(dir, StoryboardTileName))
+}
+
+// Assemble lays out the tiles StoryboardArgs wrote under dir into the
+// sprite, written to out as a JPEG, and removes them. A tile missing (the
+// video ended early) is left black; a tile not of the planned size is an
+// error. At least the first tile must be there.
+func (s Storyboard) Assemble(dir, out string) error {
+	defer func() {
+		for k := range s.Count {
+			_ = os.Remove(filepath.Join(dir, TileFile(k)))
+		}
+	}()
+	if s.Count <= 0 {
+		return errors.New("no storyboard planned")
+	}
+	sprite := image.NewRGBA(image.Rect(0, 0, s.Width(), s.Height()))
+	draw.Draw(sprite, sprite.Bounds(), image.Black, image.Point{}, draw.Src)
+	for k := range s.Count {
+		tile, err := readTile(filepath.Join(dir, TileFile(k)), s.TileW, s.TileH)
+		if errors.Is(err, os.ErrNotExist) && k > 0 {
+			break // the video ended before its planned length
+		}
+		if err != nil {
+			return fmt.Errorf("storyboard tile %d: %w", k, err)
+		}
+		x, y, w, h := s.Tile(k)
+		draw.Draw(sprite, image.Rect(x, y, x+w, y+h), tile, tile.Bounds().Min, draw.Src)
+	}
+	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	err = jpeg.Encode(f, sprite, &jpeg.Options{Quality: spriteQuality})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// spriteQuality is the JPEG quality of the assembled sprite.
+const spriteQuality = 85
+
+// readTile decodes one tile, refusing any size but w×h before decoding.
+func readTile(path string, w, h int) (image.Image, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	cfg, err := jpeg.DecodeConfig(f)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Width != w || cfg.Height != h {
+		return nil, fmt.Errorf("%dx%d, not %dx%d", cfg.Width, cfg.Height, w, h)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	return jpeg.Decode(f)
 }
 
 // Tile is the region of the sprite of cue k.

@@ -21,20 +21,25 @@ import (
 	"github.com/kino-video/kino/transport/media"
 )
 
-// extras plans what the ladder's pass makes besides the ladder: the
-// storyboard sprite, from the lowest rung, and the fast path (whose
+// plan is what an attempt makes besides the plain ladder: the ladder
+// pass's extras (the fast path) and the storyboard, made by its own pass
+// (storyboardPass).
+type plan struct {
+	ffmpeg.Extras
+	storyboard ffmpeg.Storyboard
+}
+
+// extras plans what an attempt makes besides the ladder: the storyboard
+// sprite, at the lowest rung's aspect, and the fast path (whose
 // candidate's keyframes are decoded first: every one must be what the
-// copied rung promises).
-func extras(ctx context.Context, log *slog.Logger, in ffmpeg.Input, info ffmpeg.Info, rungs []ffmpeg.Rung, jail ffmpeg.Jail) ffmpeg.Extras {
+// copied rung promises, an IDR frame of its size).
+func extras(ctx context.Context, log *slog.Logger, in ffmpeg.Input, info ffmpeg.Info, rungs []ffmpeg.Rung, jail ffmpeg.Jail) plan {
 	if len(rungs) == 0 {
-		return ffmpeg.Extras{}
+		return plan{}
 	}
 	low := rungs[len(rungs)-1]
-	x := ffmpeg.Extras{
-		Storyboard:     ffmpeg.PlanStoryboard(info, low.Width, low.Height),
-		StoryboardFile: media.StoryboardImageName,
-		Fast:           ffmpeg.ChooseFastPath(info, rungs[0]),
-	}
+	x := plan{Extras: ffmpeg.Extras{Fast: ffmpeg.ChooseFastPath(info, rungs[0])},
+		storyboard: ffmpeg.PlanStoryboard(info, low.Width, low.Height)}
 	if x.Fast.Video {
 		if err := ffmpeg.CheckKeyframes(ctx, in, info, jail); err != nil {
 			x.Fast = ffmpeg.FastPath{Why: "keyframes: " + err.Error()}
@@ -48,22 +53,51 @@ func extras(ctx context.Context, log *slog.Logger, in ffmpeg.Input, info ffmpeg.
 	return x
 }
 
+// storyboardPass makes the storyboard's sprite in the work directory: its
+// tiles by their own ffmpeg pass from the source (beside the thumbnail and
+// preview, not in the ladder's pass: see ffmpeg.StoryboardArgs), then laid
+// out. A failure leaves the storyboard out (finishOutputs finds no
+// sprite), logged; only a cancelled ctx is returned.
+func storyboardPass(ctx context.Context, log *slog.Logger, in ffmpeg.Input, work string, info ffmpeg.Info, x plan, opts ffmpeg.RunOptions) error {
+	if x.storyboard.Count <= 0 {
+		return nil
+	}
+	opts.OnProgress, opts.OnOutTime = nil, nil
+	opts.OutputDir = filepath.Join(work, ffmpeg.TileFile(0)) // its own output: lines count until the first tile
+	err := ffmpeg.Run(ctx, ffmpeg.StoryboardArgs(in, ".", info, x.storyboard), opts)
+	if err == nil {
+		err = x.storyboard.Assemble(work, filepath.Join(work, media.StoryboardImageName))
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		log.Warn("storyboard left out", "err", err)
+		for k := range x.storyboard.Count {
+			drop(work, ffmpeg.TileFile(k))
+		}
+		drop(work, media.StoryboardImageName)
+	}
+	return nil
+}
+
 // made says which optional outputs an attempt published.
 type made struct{ storyboard, download bool }
 
 // finishOutputs makes the outputs that follow the ladder's pass in the
 // work directory: the storyboard's WebVTT track (written here, from the
-// plan, not from anything ffmpeg printed) and, when asked, the download
+// plan, not from anything ffmpeg printed, beside the sprite storyboardPass
+// made) and, when asked, the download
 // rendition (a remux of the highest rung up to 1080p and the audio, no
 // encode). Each is checked; one that fails is left out (logged), not the
 // video's failure: the ladder is what makes a video playable. Only a
 // cancelled ctx is returned.
 func finishOutputs(ctx context.Context, log *slog.Logger, work string, info ffmpeg.Info, rungs []ffmpeg.Rung,
-	x ffmpeg.Extras, download bool, opts ffmpeg.RunOptions) (made, error) {
+	x plan, download bool, opts ffmpeg.RunOptions) (made, error) {
 	var m made
-	if x.Storyboard.Count > 0 {
+	if x.storyboard.Count > 0 {
 		vtt := filepath.Join(work, media.StoryboardVTTName)
-		err := os.WriteFile(vtt, x.Storyboard.VTT(media.StoryboardImageName), 0o644)
+		err := os.WriteFile(vtt, x.storyboard.VTT(media.StoryboardImageName), 0o644)
 		if err == nil {
 			err = verifyStoryboard(work)
 		}

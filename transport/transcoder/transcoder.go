@@ -465,12 +465,17 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 		o := opts(0, 1)
 		// Only this run's own output keeps it alive, not its neighbours'.
 		o.OutputDir = filepath.Join(work, media.HLSDir)
-		if err := ffmpeg.Run(gctx, ffmpeg.LadderArgs(in, media.HLSDir, info, rungs, x), o); err != nil {
+		if err := ffmpeg.Run(gctx, ffmpeg.LadderArgs(in, media.HLSDir, info, rungs, x.Extras), o); err != nil {
 			return fmt.Errorf("hls: %w", err)
 		}
 		return checkWhole(work, info, rungs) // whole.go
 	})
-	g.Go(func() error { return stills(gctx, in, work, info, opts(0, 0)) })
+	g.Go(func() error {
+		if err := stills(gctx, in, work, info, opts(0, 0)); err != nil {
+			return err
+		}
+		return storyboardPass(gctx, log, in, work, info, x, opts(0, 0)) // outputs.go
+	})
 	if err := g.Wait(); err != nil {
 		if errors.Is(err, ffmpeg.ErrPictureTooLarge) {
 			// The stream grew past the picture limit after the headers

@@ -92,7 +92,7 @@ is a median of several runs, with its ratio to the baseline and the goal.
               (goal >= 0.70), and linear growth of the rebuild time
   cdn         a 1.5 MiB segment from /cdn with --media nats vs --media dir (goal >= 0.70)
   tus         the same file uploaded with tus in 8 MiB chunks vs one multipart upload (goal >= 0.90)
-  outputs     the ladder with the storyboard (same pass, and as a second pass) and the download remux,
+  outputs     the ladder with the storyboard (its own pass) and the download remux,
               vs the ladder alone, on a 20 s 1080p clip (goal <= 1.10 together)
   fastpath    the ladder of a 20 s 1080p H.264/AAC source within the top rung's cap, its top rung
               copied, vs the same ladder fully encoded (ratio: lower is faster)

@@ -233,17 +233,24 @@ func joinFloats(xs []float64) string {
 }
 
 // ladderAsKino runs the ladder as kino's transcoder does for an upload
-// with the default settings: the storyboard in the same pass, the fast
-// path when the source takes it, then the download remux.
+// with the default settings: the fast path when the source takes it, the
+// storyboard's own pass (beside the thumbnail and preview in kino; after
+// the ladder here), then the download remux.
 func ladderAsKino(ctx context.Context, in ffmpeg.Input, info ffmpeg.Info, rungs []ffmpeg.Rung, out string) error {
 	low := rungs[len(rungs)-1]
-	x := ffmpeg.Extras{Storyboard: ffmpeg.PlanStoryboard(info, low.Width, low.Height),
-		StoryboardFile: filepath.Join(out, "storyboard.jpg"), Fast: ffmpeg.ChooseFastPath(info, rungs[0])}
+	sb := ffmpeg.PlanStoryboard(info, low.Width, low.Height)
+	x := ffmpeg.Extras{Fast: ffmpeg.ChooseFastPath(info, rungs[0])}
 	if x.Fast.Video && ffmpeg.CheckKeyframes(ctx, in, info, ffmpeg.Jail{}) != nil {
 		x.Fast = ffmpeg.FastPath{}
 	}
 	opts := ffmpeg.RunOptions{Duration: info.Duration}
 	if err := ffmpeg.Run(ctx, ffmpeg.LadderArgs(in, filepath.Join(out, "hls"), info, rungs, x), opts); err != nil {
+		return err
+	}
+	if err := ffmpeg.Run(ctx, ffmpeg.StoryboardArgs(in, out, info, sb), ffmpeg.RunOptions{Duration: info.Duration}); err != nil {
+		return err
+	}
+	if err := sb.Assemble(out, filepath.Join(out, "storyboard.jpg")); err != nil {
 		return err
 	}
 	dl, _ := ffmpeg.DownloadRung(rungs)
