@@ -23,11 +23,13 @@ import (
 // took (a 1.3 s stub of a 3 s file reports 2.0 s), whether the top rung
 // is encoded or copied by the fast path.
 //
-// Playlists that cannot be read are not judged here: verifyOutputs
-// reports them as incomplete outputs (transient).
+// Playlists that cannot be read, or list no segment, are not judged here:
+// verifyOutputs reports them as incomplete outputs (transient).
 func checkWhole(work string, info ffmpeg.Info, rungs []ffmpeg.Rung) error {
 	held, ok := ladderSeconds(work, rungs, info.HasAudio)
-	if !ok {
+	if !ok || held <= 0 {
+		// Nothing written at all is not the file's doing (a full disk
+		// leaves playlists without segments): verifyOutputs reports it.
 		return nil
 	}
 	if short := info.Duration - held; short > max(1, 0.1*info.Duration) {
