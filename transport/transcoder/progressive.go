@@ -87,7 +87,18 @@ type early struct {
 	quit     chan struct{}
 	done     chan struct{}
 	stopOnce sync.Once
+
+	// ready is closed once the video is playable, or publishing early is
+	// off: the small outputs wait for it (transcode).
+	ready     chan struct{}
+	readyOnce sync.Once
 }
+
+// playableNow is closed once the video is playable (or nothing will be
+// published early).
+func (e *early) playableNow() <-chan struct{} { return e.ready }
+
+func (e *early) markReady() { e.readyOnce.Do(func() { close(e.ready) }) }
 
 type segment struct {
 	name string
@@ -99,7 +110,8 @@ type segment struct {
 // work directory goes.
 func (t *Transcoder) publishEarly(ctx context.Context, log *slog.Logger, id, work string, info ffmpeg.Info, rungs []ffmpeg.Rung) *early {
 	e := &early{t: t, log: log, id: id, work: work, staged: work + stagedSuffix, total: info.Length(),
-		began: time.Now(), published: map[string][]segment{}, quit: make(chan struct{}), done: make(chan struct{})}
+		began: time.Now(), published: map[string][]segment{}, quit: make(chan struct{}), done: make(chan struct{}),
+		ready: make(chan struct{})}
 	for _, r := range rungs {
 		e.renditions = append(e.renditions, r.Name)
 		e.res = append(e.res, r.Name)
@@ -114,6 +126,7 @@ func (t *Transcoder) publishEarly(ctx context.Context, log *slog.Logger, id, wor
 	if err != nil {
 		log.Warn("no progressive publishing", "err", err)
 		close(e.done)
+		e.markReady()
 		return e
 	}
 	go e.run(ctx)
@@ -264,10 +277,12 @@ func (e *early) publish(ctx context.Context) error {
 		switch {
 		case err == nil:
 			e.playable = true
+			e.markReady()
 			e.log.Info("video playable while processing", "encoded_s", encoded, "speed", speed,
 				"after_ms", time.Since(e.began).Milliseconds())
 		case domain.IsKind(err, domain.Conflict) && !errors.Is(err, eventstore.ErrConcurrency):
 			e.playable = true // no attempt running any more: nothing to mark
+			e.markReady()
 		default:
 			return err
 		}

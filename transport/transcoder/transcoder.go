@@ -456,12 +456,17 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 	if beforeEncode != nil {
 		beforeEncode(work)
 	}
-	// The ladder and the small outputs run side by side: the thumbnail and
-	// preview fill the gaps the ladder's encoders leave on the cores.
+	// The small outputs (thumbnail, preview, storyboard) start once the
+	// video is playable, or the ladder is over: beside the ladder's first
+	// segments they halved its speed on 2 cores, and so put off playback
+	// (docs/performance.md); after that they fill the gaps the ladder's
+	// encoders leave on the cores.
 	early := t.publishEarly(ctx, log, id, work, info, rungs) // progressive.go
 	defer early.stop()
 	g, gctx := errgroup.WithContext(ctx)
+	ladderDone := make(chan struct{})
 	g.Go(func() error {
+		defer close(ladderDone)
 		o := opts(0, 1)
 		// Only this run's own output keeps it alive, not its neighbours'.
 		o.OutputDir = filepath.Join(work, media.HLSDir)
@@ -471,6 +476,12 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 		return checkWhole(work, info, rungs) // whole.go
 	})
 	g.Go(func() error {
+		select {
+		case <-early.playableNow():
+		case <-ladderDone:
+		case <-gctx.Done():
+			return gctx.Err()
+		}
 		if err := stills(gctx, in, work, info, opts(0, 0)); err != nil {
 			return err
 		}
