@@ -64,7 +64,8 @@ func HLSArgs(in Input, outDir string, info Info, rungs []Rung) []string {
 	return LadderArgs(in, outDir, info, rungs, Extras{})
 }
 
-// LadderArgs is HLSArgs with the extras x (extras.go): the fast path.
+// LadderArgs is HLSArgs with the extras x (extras.go): the fast path, and
+// the lane of a ladder split in two processes (lanes.go).
 func LadderArgs(in Input, outDir string, info Info, rungs []Rung, x Extras) []string {
 	if len(rungs) == 0 {
 		rungs = Ladder(info)
@@ -126,7 +127,7 @@ func LadderArgs(in Input, outDir string, info Info, rungs []Rung, x Extras) []st
 	var streams []string
 	if info.HasAudio {
 		args = append(args, x.audioCodec()...)
-		streams = append(streams, "a:0,agroup:audio,default:yes,name:"+AudioRendition)
+		streams = append(streams, "a:0,agroup:audio,default:yes,name:"+x.audioName())
 	}
 	for k, r := range rungs {
 		if info.HasAudio {
@@ -146,7 +147,7 @@ func LadderArgs(in Input, outDir string, info Info, rungs []Rung, x Extras) []st
 		"-hls_playlist_type", "event",
 		"-hls_flags", "independent_segments+temp_file",
 		"-hls_segment_type", "mpegts",
-		"-master_pl_name", masterPlaylist,
+		"-master_pl_name", x.masterName(),
 		"-var_stream_map", strings.Join(streams, " "),
 		"-hls_segment_filename", filepath.Join(outDir, "%v", segmentPattern),
 		filepath.Join(outDir, "%v", variantPlaylist),

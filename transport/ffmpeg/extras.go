@@ -18,6 +18,13 @@ type Extras struct {
 	// encoded from the decoded source, keyed on the source's keyframes so
 	// that every rung's segments cut at the same times.
 	Fast FastPath
+
+	// Lane names the second of the two processes of a ladder split into
+	// lanes (SplitLadder), writing into the same directory beside the
+	// first: its master playlist is LaneMaster(Lane) and its audio
+	// rendition LaneAudio(Lane), both dropped when MergeMasters has made
+	// the one master. "" is the first lane, or the only one.
+	Lane string
 }
 
 // firstEncoded is the index of the first rung the pass encodes.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -73,15 +74,18 @@ type early struct {
 	id, work   string
 	staged     string   // kino's own directory of the rewritten playlists
 	renditions []string // directory names under hls/: the rungs, then the audio
-	res        []string // the rungs, for MarkPlayable
+	first      []string // the renditions of the first master: the low lane's, or all of them (one lane)
+	res        []string // the rungs of the first master, for MarkPlayable
+	high       []string // the high lane's rungs, when the ladder is split into lanes
 	total      float64  // seconds the ladder encodes
 	began      time.Time
 	root       *os.Root // the work directory, read without leaving it
 
 	mu        sync.Mutex // one pass at a time
 	published map[string][]segment
-	master    bool
+	master    bool // the first master is published
 	playable  bool
+	whole     bool // the merged master, every rung, is published (lanes)
 	dead      bool // the video is gone: publish nothing more
 
 	quit     chan struct{}
@@ -108,16 +112,29 @@ type segment struct {
 // publishEarly starts the early publisher of the ladder ffmpeg is about to
 // write under work/hls. Stop it (stop, or finish then stop) before the
 // work directory goes.
-func (t *Transcoder) publishEarly(ctx context.Context, log *slog.Logger, id, work string, info ffmpeg.Info, rungs []ffmpeg.Rung) *early {
+//
+// split is where the ladder splits into lanes (ffmpeg.SplitLadder), 0
+// for one process: the first master is then the low lane's (ffmpeg's
+// master.m3u8, its rungs and the audio), and the video plays at those
+// rungs first; once the high lane too is safe to start from, by the same
+// rule, the merged master listing every rung replaces it, for the viewers
+// who come after.
+func (t *Transcoder) publishEarly(ctx context.Context, log *slog.Logger, id, work string, info ffmpeg.Info, rungs []ffmpeg.Rung, split int) *early {
 	e := &early{t: t, log: log, id: id, work: work, staged: work + stagedSuffix, total: info.Length(),
 		began: time.Now(), published: map[string][]segment{}, quit: make(chan struct{}), done: make(chan struct{}),
 		ready: make(chan struct{})}
-	for _, r := range rungs {
+	for k, r := range rungs {
 		e.renditions = append(e.renditions, r.Name)
-		e.res = append(e.res, r.Name)
+		if k < split {
+			e.high = append(e.high, r.Name)
+		} else {
+			e.res = append(e.res, r.Name)
+		}
 	}
+	e.first = append(e.first, e.res...)
 	if info.HasAudio {
 		e.renditions = append(e.renditions, ffmpeg.AudioRendition)
+		e.first = append(e.first, ffmpeg.AudioRendition)
 	}
 	var err error
 	if err = os.Mkdir(e.staged, 0o700); err == nil {
@@ -211,12 +228,10 @@ func (e *early) pass(ctx context.Context) {
 var earlyPass func(work string)
 
 func (e *early) publish(ctx context.Context) error {
-	ready := true
 	for _, r := range e.renditions {
 		listed, header, err := e.listed(r)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
-				ready = false
 				continue
 			}
 			return err
@@ -241,18 +256,22 @@ func (e *early) publish(ctx context.Context) error {
 			}
 			e.published[r] = listed
 		}
-		if len(e.published[r]) == 0 {
-			ready = false
-		}
 	}
-	if !ready {
+	if e.encoded(e.first) <= 0 {
 		return nil
 	}
 	if !e.master {
-		if err := e.checkMaster(); err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return nil
+		data, err := readPlaylist(e.root, path.Join(media.HLSDir, media.MasterName))
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err == nil {
+			// The low lane's master, or already the merged one (finish).
+			if err = checkMaster(data, e.first); err != nil && checkMaster(data, e.renditions) == nil {
+				err = nil
 			}
+		}
+		if err != nil {
 			return err
 		}
 		if err := e.t.cfg.Media.PublishFiles(ctx, e.id, e.work, []string{path.Join(media.HLSDir, media.MasterName)}); err != nil {
@@ -261,14 +280,7 @@ func (e *early) publish(ctx context.Context) error {
 		e.master = true
 	}
 	if !e.playable {
-		encoded := e.total
-		for _, r := range e.renditions {
-			var sum float64
-			for _, s := range e.published[r] {
-				sum += s.dur
-			}
-			encoded = min(encoded, sum)
-		}
+		encoded := e.encoded(e.first)
 		speed := encoded / max(time.Since(e.began).Seconds(), 0.001)
 		if !playable(encoded, e.total, speed) {
 			return nil
@@ -279,7 +291,7 @@ func (e *early) publish(ctx context.Context) error {
 			e.playable = true
 			e.markReady()
 			e.log.Info("video playable while processing", "encoded_s", encoded, "speed", speed,
-				"after_ms", time.Since(e.began).Milliseconds())
+				"resolutions", e.res, "after_ms", time.Since(e.began).Milliseconds())
 		case domain.IsKind(err, domain.Conflict) && !errors.Is(err, eventstore.ErrConcurrency):
 			e.playable = true // no attempt running any more: nothing to mark
 			e.markReady()
@@ -287,6 +299,63 @@ func (e *early) publish(ctx context.Context) error {
 			return err
 		}
 	}
+	if len(e.high) > 0 && !e.whole {
+		return e.publishWhole(ctx)
+	}
+	return nil
+}
+
+// encoded is the seconds published in every one of renditions.
+func (e *early) encoded(renditions []string) float64 {
+	encoded := e.total
+	for _, r := range renditions {
+		var sum float64
+		for _, s := range e.published[r] {
+			sum += s.dur
+		}
+		encoded = min(encoded, sum)
+	}
+	return encoded
+}
+
+// publishWhole publishes the merged master of a ladder in lanes, every
+// rung, once the high lane is safe to start from as well.
+func (e *early) publishWhole(ctx context.Context) error {
+	encoded := e.encoded(e.high)
+	if !playable(encoded, e.total, encoded/max(time.Since(e.began).Seconds(), 0.001)) {
+		return nil
+	}
+	merged, err := readPlaylist(e.root, path.Join(media.HLSDir, media.MasterName))
+	if err != nil {
+		return err
+	}
+	if checkMaster(merged, e.renditions) != nil { // not merged yet (mergeLanes)
+		high, err := readPlaylist(e.root, path.Join(media.HLSDir, ffmpeg.LaneMaster(ffmpeg.SecondLane)))
+		if errors.Is(err, os.ErrNotExist) {
+			return nil // the high lane has not written it yet
+		}
+		if err != nil {
+			return err
+		}
+		if merged, err = ffmpeg.MergeMasters(merged, high); err != nil {
+			return err
+		}
+		if err := checkMaster(merged, e.renditions); err != nil {
+			return err
+		}
+	}
+	dir := e.staged + "/" + media.HLSDir
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(dir+"/"+media.MasterName, merged, 0o644); err != nil {
+		return err
+	}
+	if err := e.t.cfg.Media.PublishFiles(ctx, e.id, e.staged, []string{path.Join(media.HLSDir, media.MasterName)}); err != nil {
+		return err
+	}
+	e.whole = true
+	e.log.Info("every rung playable while processing", "encoded_s", encoded, "after_ms", time.Since(e.began).Milliseconds())
 	return nil
 }
 
@@ -356,12 +425,9 @@ func (e *early) stage(r string, header []string, segs []segment) error {
 	return os.WriteFile(dir+"/index.m3u8", b.Bytes(), 0o644)
 }
 
-// checkMaster checks the master ffmpeg wrote lists exactly the renditions.
-func (e *early) checkMaster() error {
-	data, err := readPlaylist(e.root, path.Join(media.HLSDir, media.MasterName))
-	if err != nil {
-		return err
-	}
+// checkMaster checks the master playlist data lists exactly the
+// renditions want.
+func checkMaster(data []byte, want []string) error {
 	var listed []string
 	for l := range strings.Lines(string(data)) {
 		l = strings.TrimSpace(l)
@@ -371,7 +437,7 @@ func (e *early) checkMaster() error {
 			listed = append(listed, l)
 		}
 	}
-	for _, r := range e.renditions {
+	for _, r := range want {
 		found := false
 		for _, l := range listed {
 			found = found || l == r+"/index.m3u8"
@@ -380,8 +446,8 @@ func (e *early) checkMaster() error {
 			return fmt.Errorf("master playlist does not list %s", r)
 		}
 	}
-	if len(listed) != len(e.renditions) {
-		return fmt.Errorf("master playlist lists %d playlists, not %d", len(listed), len(e.renditions))
+	if len(listed) != len(want) {
+		return fmt.Errorf("master playlist lists %d playlists, not %d", len(listed), len(want))
 	}
 	return nil
 }
@@ -393,14 +459,19 @@ func toVOD(root *os.Root, rel string) error {
 	if err != nil {
 		return err
 	}
-	out := bytes.Replace(data, []byte("#EXT-X-PLAYLIST-TYPE:EVENT"), []byte("#EXT-X-PLAYLIST-TYPE:VOD"), 1)
-	tmp := path.Join(path.Dir(rel), ".vod.m3u8")
+	return replaceFile(root, rel, bytes.Replace(data, []byte("#EXT-X-PLAYLIST-TYPE:EVENT"), []byte("#EXT-X-PLAYLIST-TYPE:VOD"), 1))
+}
+
+// replaceFile writes data to rel of root through a new file renamed over
+// it.
+func replaceFile(root *os.Root, rel string, data []byte) error {
+	tmp := path.Join(path.Dir(rel), ".new.m3u8")
 	_ = root.Remove(tmp)
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(out)
+	_, err = f.Write(data)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -441,4 +512,76 @@ func readPlaylist(root *os.Root, rel string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: playlist over %d bytes", rel, maxPlaylist)
 	}
 	return data, nil
+}
+
+// splitLadder is ffmpeg.SplitLadder, or what a test puts in its place;
+// beforeMerge, when set (by tests only), runs when the lanes are done,
+// before their masters are merged.
+var (
+	splitLadder = ffmpeg.SplitLadder
+	beforeMerge func(work string)
+)
+
+// lane is one ffmpeg process of the ladder: its rungs and extras.
+type lane struct {
+	rungs []ffmpeg.Rung
+	x     ffmpeg.Extras
+}
+
+// ladderLanes are the processes of a ladder split at split (0: one).
+func ladderLanes(rungs []ffmpeg.Rung, split int, x ffmpeg.Extras) []lane {
+	if split <= 0 || split >= len(rungs) {
+		return []lane{{rungs, x}}
+	}
+	high := x
+	high.Lane = ffmpeg.SecondLane
+	return []lane{{rungs[split:], x}, {rungs[:split], high}}
+}
+
+// lanesProgress reports the progress of a ladder in lanes: the least
+// advanced lane's.
+type lanesProgress struct {
+	mu     sync.Mutex
+	f      []float64
+	report func(float64)
+}
+
+func (p *lanesProgress) set(i int, f float64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.f[i] = f
+	p.report(slices.Min(p.f))
+}
+
+// mergeLanes makes the one master playlist of a ladder that ran in lanes
+// (ffmpeg.MergeMasters) in work's hls directory, and removes the high
+// lane's master and spare audio rendition. Read and written inside work,
+// as the early publisher does: a plain file, no link followed.
+func mergeLanes(work string) error {
+	root, err := os.OpenRoot(work)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	master := path.Join(media.HLSDir, media.MasterName)
+	highMaster := path.Join(media.HLSDir, ffmpeg.LaneMaster(ffmpeg.SecondLane))
+	low, err := readPlaylist(root, master)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errIncomplete, err)
+	}
+	high, err := readPlaylist(root, highMaster)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errIncomplete, err)
+	}
+	merged, err := ffmpeg.MergeMasters(low, high)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errIncomplete, err)
+	}
+	if err := replaceFile(root, master, merged); err != nil {
+		return err
+	}
+	if err := root.Remove(highMaster); err != nil {
+		return err
+	}
+	return root.RemoveAll(path.Join(media.HLSDir, ffmpeg.LaneAudio(ffmpeg.SecondLane)))
 }

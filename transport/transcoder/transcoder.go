@@ -461,17 +461,41 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 	// segments they halved its speed on 2 cores, and so put off playback
 	// (docs/performance.md); after that they fill the gaps the ladder's
 	// encoders leave on the cores.
-	early := t.publishEarly(ctx, log, id, work, info, rungs) // progressive.go
+	split := splitLadder(info, rungs, x.Extras) // ffmpeg/lanes.go
+	early := t.publishEarly(ctx, log, id, work, info, rungs, split) // progressive.go
 	defer early.stop()
 	g, gctx := errgroup.WithContext(ctx)
 	ladderDone := make(chan struct{})
+	lanes := ladderLanes(rungs, split, x.Extras)
+	progress := lanesProgress{f: make([]float64, len(lanes)), report: report}
+	var running sync.WaitGroup
+	for i, l := range lanes {
+		running.Add(1)
+		g.Go(func() error {
+			defer running.Done()
+			o := opts(0, 1)
+			o.OnProgress = func(f float64) { progress.set(i, f) }
+			// Only the ladder's own output keeps it alive, not its neighbours'.
+			o.OutputDir = filepath.Join(work, media.HLSDir)
+			if err := ffmpeg.Run(gctx, ffmpeg.LadderArgs(in, media.HLSDir, info, l.rungs, l.x), o); err != nil {
+				return fmt.Errorf("hls: %w", err)
+			}
+			return nil
+		})
+	}
 	g.Go(func() error {
+		running.Wait()
 		defer close(ladderDone)
-		o := opts(0, 1)
-		// Only this run's own output keeps it alive, not its neighbours'.
-		o.OutputDir = filepath.Join(work, media.HLSDir)
-		if err := ffmpeg.Run(gctx, ffmpeg.LadderArgs(in, media.HLSDir, info, rungs, x.Extras), o); err != nil {
-			return fmt.Errorf("hls: %w", err)
+		if gctx.Err() != nil {
+			return nil // a lane failed: its error is the group's
+		}
+		if split > 0 {
+			if beforeMerge != nil {
+				beforeMerge(work)
+			}
+			if err := mergeLanes(work); err != nil {
+				return err
+			}
 		}
 		return checkWhole(work, info, rungs) // whole.go
 	})

@@ -1,0 +1,146 @@
+package ffmpeg
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Lanes. One ffmpeg process encodes every rung in lock-step: its outputs
+// advance together at the speed of the whole ladder, which for 1080p and
+// above runs below real time on two cores (0.9x for a 1080p25 five-rung
+// ladder on the 2-vCPU machine of docs/performance.md). A viewer starting
+// before it ends would catch the encoder and stall, so the video could
+// only play once most of it was encoded. Split into two processes, the
+// low rungs (360p and below, and the audio) run far ahead of real time
+// (1.4x beside the high lane on the same machine, 3.5x alone), so the
+// video plays at those rungs within seconds, whatever its length, while
+// the high lane makes the rest; the lanes' masters are merged into the one
+// the single process would have written. The price is a second decode of
+// the source (the whole ladder took 9% longer on that machine), so the
+// ladder is split only when it is heavy.
+
+// SecondLane is the Lane of the high rungs' process.
+const SecondLane = "high"
+
+// laneMaxShort is the largest short side of a rung in the low lane.
+const laneMaxShort = 360
+
+// splitPixelRate is the encoded pixels a second from which a ladder is
+// split: a 1080p25 ladder (1080p to 240p, 93 Mpx/s) and 720p60 (100 Mpx/s)
+// are; 720p30 (50 Mpx/s), which one process encodes faster than real time
+// on two cores, is not.
+const splitPixelRate = 60e6
+
+// SplitLadder returns where rungs (highest first) split into lanes: the
+// high lane encodes rungs[:k], the low lane rungs[k:]; 0 when the ladder
+// runs as one process. A fast-path ladder (its top rung copied, its
+// keyframes the source's) is not split: the copy leaves it light.
+func SplitLadder(info Info, rungs []Rung, x Extras) int {
+	if x.Fast.Video || len(rungs) < 2 {
+		return 0
+	}
+	rate := max(info.FrameRate, info.EncodeRate)
+	var pixels float64
+	for _, r := range rungs {
+		pixels += float64(r.Width) * float64(r.Height)
+	}
+	if pixels*rate < splitPixelRate {
+		return 0
+	}
+	for k, r := range rungs {
+		if min(r.Width, r.Height) <= laneMaxShort {
+			if k == 0 {
+				return 0
+			}
+			return k
+		}
+	}
+	return 0
+}
+
+// masterName is the master playlist a lane's process writes.
+func (x Extras) masterName() string {
+	if x.Lane == "" {
+		return masterPlaylist
+	}
+	return LaneMaster(x.Lane)
+}
+
+// audioName is the directory of a lane's audio rendition: the second
+// lane's is a spare, dropped at the merge (encoding it costs ~1% of the
+// ladder and makes that lane's master list its rungs exactly as the single
+// process would: bandwidth with the audio, its codec, its group).
+func (x Extras) audioName() string {
+	if x.Lane == "" {
+		return AudioRendition
+	}
+	return LaneAudio(x.Lane)
+}
+
+// LaneMaster is the master playlist the process of lane writes (beside
+// master.m3u8, in the same directory).
+func LaneMaster(lane string) string { return "master." + lane + ".m3u8" }
+
+// LaneAudio is the directory of lane's spare audio rendition.
+func LaneAudio(lane string) string { return AudioRendition + "." + lane }
+
+// MergeMasters is the master playlist of a ladder split into lanes: the
+// first lane's header (version, audio rendition), then the variant streams
+// of the high lane's master, then the low lane's: what one process writing
+// every rung would have written. Both must be masters ffmpeg wrote for
+// lanes of one ladder.
+func MergeMasters(low, high []byte) ([]byte, error) {
+	lowHead, lowVariants, err := splitMaster(low)
+	if err != nil {
+		return nil, fmt.Errorf("low lane: %w", err)
+	}
+	_, highVariants, err := splitMaster(high)
+	if err != nil {
+		return nil, fmt.Errorf("high lane: %w", err)
+	}
+	var b bytes.Buffer
+	for _, l := range lowHead {
+		b.WriteString(l + "\n")
+	}
+	for _, v := range append(highVariants, lowVariants...) {
+		b.WriteString(v[0] + "\n" + v[1] + "\n\n")
+	}
+	return b.Bytes(), nil
+}
+
+// splitMaster reads a master playlist as its header lines (before the
+// first variant stream) and its variant streams ([tag, URI] pairs).
+func splitMaster(data []byte) (head []string, variants [][2]string, err error) {
+	var lines []string
+	for l := range strings.Lines(string(data)) {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 || lines[0] != "#EXTM3U" {
+		return nil, nil, errors.New("not a playlist")
+	}
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		switch {
+		case strings.HasPrefix(l, "#EXT-X-STREAM-INF:"):
+			if i+1 >= len(lines) || strings.HasPrefix(lines[i+1], "#") {
+				return nil, nil, errors.New("a variant stream without its playlist")
+			}
+			variants = append(variants, [2]string{l, lines[i+1]})
+			i++
+		case len(variants) > 0:
+			return nil, nil, fmt.Errorf("unexpected line after the variant streams: %q", l)
+		case !strings.HasPrefix(l, "#"):
+			return nil, nil, fmt.Errorf("unexpected line: %q", l)
+		default:
+			head = append(head, l)
+		}
+	}
+	if len(variants) == 0 {
+		return nil, nil, errors.New("no variant stream")
+	}
+	return head, variants, nil
+}

@@ -1,0 +1,136 @@
+package ffmpeg
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestSplitLadder(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		info Info
+		x    Extras
+		want []string // the low lane's rungs; nil: one process
+	}{
+		{"1080p25 splits below 480p", Info{Width: 1920, Height: 1080, FrameRate: 25}, Extras{}, []string{"360p", "240p"}},
+		{"portrait 1080p25 splits by the short side", Info{Width: 1080, Height: 1920, FrameRate: 25}, Extras{}, []string{"360p", "240p"}},
+		{"2160p30 splits", Info{Width: 3840, Height: 2160, FrameRate: 30}, Extras{}, []string{"360p", "240p"}},
+		{"720p60 splits", Info{Width: 1280, Height: 720, FrameRate: 60}, Extras{}, []string{"360p", "240p"}},
+		{"the guessed encode rate counts", Info{Width: 1280, Height: 720, FrameRate: 30, EncodeRate: 60}, Extras{}, []string{"360p", "240p"}},
+		{"720p30 is light enough for one process", Info{Width: 1280, Height: 720, FrameRate: 30}, Extras{}, nil},
+		{"1080p at 5 fps is light", Info{Width: 1920, Height: 1080, FrameRate: 5}, Extras{}, nil},
+		{"360p has no high lane", Info{Width: 640, Height: 360, FrameRate: 120}, Extras{}, nil},
+		{"the fast path is not split", Info{Width: 1920, Height: 1080, FrameRate: 25}, Extras{Fast: FastPath{Video: true}}, nil},
+		{"no rate known", Info{Width: 1920, Height: 1080}, Extras{}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rungs := Ladder(tt.info)
+			k := SplitLadder(tt.info, rungs, tt.x)
+			var low []string
+			if k > 0 {
+				for _, r := range rungs[k:] {
+					low = append(low, r.Name)
+				}
+			}
+			if strings.Join(low, ",") != strings.Join(tt.want, ",") {
+				t.Fatalf("SplitLadder = %d (low lane %v), want low lane %v", k, low, tt.want)
+			}
+		})
+	}
+}
+
+// A ladder run as two lanes, at once, into one directory, merges into the
+// very master one process writes, and its rungs' playlists are alike.
+func TestLanesMergeIntoTheSingleMaster(t *testing.T) {
+	t.Parallel()
+	for _, audio := range []bool{true, false} {
+		name := "without audio"
+		if audio {
+			name = "with audio"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			src := makeClip(t, dir, "source.mp4", clip{W: 854, H: 480, Seconds: 2, Audio: audio})
+			info, err := probePath(context.Background(), src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rungs := Ladder(info) // 480p, 360p, 240p
+			if len(rungs) != 3 {
+				t.Fatalf("Ladder = %v, want three rungs", rungs)
+			}
+			ctx := context.Background()
+			one := filepath.Join(dir, "one")
+			if err := Run(ctx, HLSArgs(input(t, src), one, info, rungs), RunOptions{Duration: info.Duration}); err != nil {
+				t.Fatal(err)
+			}
+
+			lanes := filepath.Join(dir, "lanes")
+			var wg sync.WaitGroup
+			errs := make([]error, 2)
+			for i, l := range []struct {
+				rungs []Rung
+				x     Extras
+			}{{rungs[1:], Extras{}}, {rungs[:1], Extras{Lane: SecondLane}}} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs[i] = Run(ctx, LadderArgs(input(t, src), lanes, info, l.rungs, l.x), RunOptions{Duration: info.Duration})
+				}()
+			}
+			wg.Wait()
+			for _, err := range errs {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			low := readFile(t, filepath.Join(lanes, masterPlaylist))
+			high := readFile(t, filepath.Join(lanes, LaneMaster(SecondLane)))
+			merged, err := MergeMasters(low, high)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := readFile(t, filepath.Join(one, masterPlaylist)); string(merged) != string(want) {
+				t.Fatalf("merged master:\n%s\nwant (one process):\n%s", merged, want)
+			}
+			for _, r := range rungs {
+				a := readFile(t, filepath.Join(one, r.Name, variantPlaylist))
+				b := readFile(t, filepath.Join(lanes, r.Name, variantPlaylist))
+				if string(a) != string(b) {
+					t.Errorf("%s playlist differs:\n%s\nwant:\n%s", r.Name, b, a)
+				}
+			}
+			_, err = os.Stat(filepath.Join(lanes, LaneAudio(SecondLane), variantPlaylist))
+			if audio != (err == nil) {
+				t.Errorf("the high lane's spare audio: %v, want it there only with audio", err)
+			}
+		})
+	}
+}
+
+func TestMergeMastersRefusesWhatIsNotALaneMaster(t *testing.T) {
+	t.Parallel()
+	good := "#EXTM3U\n#EXT-X-VERSION:6\n#EXT-X-STREAM-INF:BANDWIDTH=1\n360p/index.m3u8\n"
+	for name, bad := range map[string]string{
+		"empty":                      "",
+		"not a playlist":             "hello\n",
+		"no variant":                 "#EXTM3U\n#EXT-X-VERSION:6\n",
+		"variant without a playlist": "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\n#EXT-X-VERSION:6\n",
+		"a URI outside a variant":    "#EXTM3U\nfoo.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=1\n360p/index.m3u8\n",
+		"a tag after the variants":   good + "#EXT-X-MEDIA:TYPE=AUDIO\n",
+	} {
+		if _, err := MergeMasters([]byte(bad), []byte(good)); err == nil {
+			t.Errorf("%s as the low master: merged", name)
+		}
+		if _, err := MergeMasters([]byte(good), []byte(bad)); err == nil {
+			t.Errorf("%s as the high master: merged", name)
+		}
+	}
+}
