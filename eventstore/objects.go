@@ -162,8 +162,9 @@ func (o *Objects) List(ctx context.Context) ([]ObjectInfo, error) {
 // it (Nats-Num-Pending). It starts where the chunk should lie if the
 // object's chunks sit side by side just before its description (as they
 // do unless another object was written at the same moment); when that
-// guess lands past the chunk, it starts again from the object's first
-// chunk and skips.
+// guess lands past the chunk, or past all the object's chunks (another
+// object's chunks or description stored between its last chunk and its
+// description), it starts again from the object's first chunk and skips.
 func (o *Objects) Open(ctx context.Context, name string) (*ObjectReader, error) {
 	m, err := o.stream.GetLastMsgForSubject(ctx, o.metaSubject(name))
 	if err != nil {
@@ -266,12 +267,20 @@ func (r *ObjectReader) load(idx int) error {
 		if r.batch != nil && idx < r.idx {
 			r.stop() // a seek back
 		}
+		guess := false // the batch starts from the guess from meta
 		if r.batch == nil {
-			if err := r.request(r.start(idx), idx); err != nil {
+			var from uint64
+			from, guess = r.start(idx)
+			if err := r.request(from, idx); err != nil {
 				return err
 			}
 		}
 		m, err := r.next()
+		if guess && errors.Is(err, jetstream.ErrMsgNotFound) { // no chunk at or after the guess
+			r.stop()
+			r.overshot = true
+			continue
+		}
 		if err != nil {
 			r.stop()
 			return r.chunkErr(err)
@@ -307,21 +316,22 @@ func (r *ObjectReader) load(idx int) error {
 }
 
 // start is the sequence to ask from for chunk idx: at or before it, but
-// for the first guess from the description's sequence, at or after it.
-func (r *ObjectReader) start(idx int) uint64 {
+// for the first guess from the description's sequence (guess), which may
+// lie after it or after all the object's chunks.
+func (r *ObjectReader) start(idx int) (from uint64, guess bool) {
 	switch {
 	case r.idx >= 0 && idx > r.idx:
-		from := r.seq + 1
+		from = r.seq + 1
 		if r.first > 0 {
 			from = max(from, r.first+uint64(idx))
 		}
-		return from
+		return from, false
 	case r.first > 0:
-		return r.first + uint64(idx)
+		return r.first + uint64(idx), false
 	case !r.overshot && r.meta > uint64(r.info.chunks):
-		return r.meta - uint64(r.info.chunks) + uint64(idx)
+		return r.meta - uint64(r.info.chunks) + uint64(idx), true
 	}
-	return 1
+	return 1, false
 }
 
 // request asks for the object's chunks from sequence from on.

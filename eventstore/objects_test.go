@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -143,6 +144,75 @@ func TestObjectReaderSeeksWithInterleavedChunks(t *testing.T) {
 			}
 		}
 	}
+}
+
+// An object whose last chunk went out before another whole object was
+// stored, and whose description after it, is read at every chunk: the
+// guess of where its chunks lie, taken back from its description, lands
+// past all of them (two Puts at once; it once failed as "message not
+// found").
+func TestObjectReaderFindsChunksFarBeforeTheDescription(t *testing.T) {
+	ctx := context.Background()
+	obj, err := eventstoretest.Run(t).OpenObjects(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const chunk = 128 << 10
+	b := pattern(4*chunk, 'b')
+	held := &heldReader{r: bytes.NewReader(b), drained: make(chan struct{}), release: make(chan struct{})}
+	errs := make(chan error, 1)
+	go func() { _, err := obj.Put(ctx, "B/x", held); errs <- err }()
+	// Every chunk of B is published (on the same connection, so stored
+	// before anything put next) once its Put reads past them.
+	<-held.drained
+	if _, err := obj.Put(ctx, "A/x", bytes.NewReader(pattern(2*chunk, 'a'))); err != nil {
+		t.Fatal(err)
+	}
+	close(held.release)
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+	// The stream: B's 4 chunks, A's 2 chunks, A's description, B's.
+	for _, off := range []int64{3 * chunk, 2 * chunk, chunk, 0} {
+		t.Run(strconv.FormatInt(off/chunk, 10), func(t *testing.T) {
+			r, err := obj.Open(ctx, "B/x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if _, err := r.Seek(off, io.SeekStart); err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(r)
+			if err != nil {
+				t.Fatalf("B/x from %d: %v", off, err)
+			}
+			if !bytes.Equal(got, b[off:]) {
+				t.Fatalf("B/x from %d: wrong bytes", off)
+			}
+		})
+	}
+}
+
+// heldReader gives r's bytes, then holds its io.EOF until release; drained
+// is closed when it is first asked past r's end.
+type heldReader struct {
+	r        io.Reader
+	drained  chan struct{}
+	release  chan struct{}
+	signaled bool
+}
+
+func (h *heldReader) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	if err == io.EOF {
+		if !h.signaled {
+			h.signaled = true
+			close(h.drained)
+		}
+		<-h.release
+	}
+	return n, err
 }
 
 func pattern(n int, seed byte) []byte {
