@@ -461,7 +461,7 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 	// segments they halved its speed on 2 cores, and so put off playback
 	// (docs/performance.md); after that they fill the gaps the ladder's
 	// encoders leave on the cores.
-	split := splitLadder(info, rungs, x.Extras) // ffmpeg/lanes.go
+	split := splitLadder(info, rungs, x.Extras)                     // ffmpeg/lanes.go
 	early := t.publishEarly(ctx, log, id, work, info, rungs, split) // progressive.go
 	defer early.stop()
 	g, gctx := errgroup.WithContext(ctx)
