@@ -23,6 +23,11 @@ type Jail struct {
 	User *User
 	// Limits are applied before ffmpeg starts.
 	Limits RLimits
+	// Nice, when above 0, lowers the process's scheduling priority by as
+	// much (nice -n, so that every thread ffmpeg starts has it): the high
+	// lane of a ladder in lanes leaves the cores to the low lane, which
+	// decides when the video plays.
+	Nice int
 }
 
 // User is a system user ffmpeg runs as.
@@ -102,6 +107,10 @@ func (l RLimits) prlimitArgs() []string {
 // dies.
 func (j Jail) command(ctx context.Context, bin string, args []string) *exec.Cmd {
 	name := bin
+	if j.Nice > 0 && limitsSupported {
+		args = append([]string{"-n", strconv.Itoa(j.Nice), bin}, args...)
+		name, bin = "nice", "nice"
+	}
 	if j.Limits.any() && limitsSupported {
 		args = append(append(j.Limits.prlimitArgs(), bin), args...)
 		name = "prlimit"

@@ -31,6 +31,28 @@ func TestJailAppliesLimitsBeforeTheCommandRuns(t *testing.T) {
 	}
 }
 
+// TestJailNice: the command runs with its niceness raised by Nice (on top
+// of kino's own), its limits still applied.
+func TestJailNice(t *testing.T) {
+	t.Parallel()
+	run := func(j Jail) string {
+		t.Helper()
+		out, err := j.command(context.Background(), "sh", []string{"-c", "nice; ulimit -n"}).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return string(out)
+	}
+	base, err := strconv.Atoi(strings.Fields(run(Jail{}))[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := run(Jail{Nice: 7, Limits: RLimits{OpenFiles: 77}})
+	if want := strconv.Itoa(min(base+7, 19)) + "\n77\n"; got != want {
+		t.Errorf("niceness and open files seen by the command: %q, want %q", got, want)
+	}
+}
+
 // TestJailKillsTheWholeGroup: ending the context kills ffmpeg's children
 // too (the group), not just the process kino started.
 func TestJailKillsTheWholeGroup(t *testing.T) {

@@ -475,6 +475,9 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 			defer running.Done()
 			o := opts(0, 1)
 			o.OnProgress = func(f float64) { progress.set(i, f) }
+			if l.x.Lane != "" {
+				o.Jail.Nice = ffmpeg.HighLaneNice
+			}
 			// Only the ladder's own output keeps it alive, not its neighbours'.
 			o.OutputDir = filepath.Join(work, media.HLSDir)
 			if err := ffmpeg.Run(gctx, ffmpeg.LadderArgs(in, media.HLSDir, info, l.rungs, l.x), o); err != nil {

@@ -87,7 +87,8 @@ is a median of several runs, with its ratio to the baseline and the goal.
   writes   POST /v1/collections, 8 clients, vs raw JetStream appends with a per-subject expectation (goal >= 0.50)
   uploads     one large upload vs a bare handler copying the body to disk (goal >= 0.70, < 64 MiB RSS growth)
   processing  a 30 s 1080p clip, upload -> COMPLETED, vs the same ffmpeg commands bare (goal <= 1.05)
-              and vs one ffmpeg per rendition in sequence (goal <= 0.80)
+              and vs one ffmpeg per rendition in sequence (goal <= 0.80);
+              the ladder in two lanes (kino's split for heavy ladders) vs one process (goal <= 1.10)
   replay      rebuild of 250k/500k/1M synthetic events vs a raw ordered consumer into bbolt
               (goal >= 0.70), and linear growth of the rebuild time
   cdn         a 1.5 MiB segment from /cdn with --media nats vs --media dir (goal >= 0.70)

@@ -79,6 +79,7 @@ func benchProcessing(ctx context.Context, o Options, say func(string, ...any)) (
 	}
 	same := Result{Measure: fmt.Sprintf("upload -> COMPLETED, %d s %dp, vs the same ffmpeg commands bare", secs, h), Unit: "s", Goal: "<= 1.05"}
 	naive := Result{Measure: fmt.Sprintf("upload -> COMPLETED, %d s %dp, vs one ffmpeg per rendition", secs, h), Unit: "s", Goal: "<= 0.80"}
+	lanes := Result{Measure: fmt.Sprintf("the ladder in lanes vs in one process, %d s %dp, bare", secs, h), Unit: "s", Goal: "<= 1.10"}
 	for i := 0; i < o.Runs; i++ {
 		say("processing: run %d of %d", i+1, o.Runs)
 		f, err := os.Open(src)
@@ -114,6 +115,27 @@ func benchProcessing(ctx context.Context, o Options, say func(string, ...any)) (
 		}
 		same.BaseRuns = append(same.BaseRuns, time.Since(t0).Seconds())
 
+		// What the lanes cost: the ladder alone, split as kino splits it,
+		// against one process.
+		for k, split := range []bool{false, true} {
+			out := filepath.Join(dir, fmt.Sprintf("lanes-%d-%d", i, k))
+			t0 = time.Now()
+			if split {
+				err = lanesAsKino(ctx, in, info, rungs, ffmpeg.Extras{}, out)
+			} else {
+				err = ffmpeg.Run(ctx, ffmpeg.LadderArgs(in, out, info, rungs, ffmpeg.Extras{}), ffmpeg.RunOptions{Duration: info.Duration})
+			}
+			if err != nil {
+				return nil, err
+			}
+			if split {
+				lanes.KinoRuns = append(lanes.KinoRuns, time.Since(t0).Seconds())
+			} else {
+				lanes.BaseRuns = append(lanes.BaseRuns, time.Since(t0).Seconds())
+			}
+			_ = os.RemoveAll(out)
+		}
+
 		out = filepath.Join(dir, fmt.Sprintf("naive-%d", i))
 		t0 = time.Now()
 		for _, r := range rungs {
@@ -131,8 +153,14 @@ func benchProcessing(ctx context.Context, o Options, say func(string, ...any)) (
 	}
 	same.finishLower(1.05)
 	naive.finishLower(0.80)
+	lanes.finishLower(1.10)
 	same.Notes = fmt.Sprintf("ladder %s; kino polls every 50 ms", rungNames(rungs))
-	return []Result{same, naive}, nil
+	if k := ffmpeg.SplitLadder(info, rungs, ffmpeg.Extras{}); k > 0 {
+		lanes.Notes = fmt.Sprintf("lanes %s (niced %d) and %s", rungNames(rungs[:k]), ffmpeg.HighLaneNice, rungNames(rungs[k:]))
+	} else {
+		lanes.Notes = "not split: the ladder runs as one process either way"
+	}
+	return []Result{same, naive, lanes}, nil
 }
 
 func firstErr(errs ...error) error {
@@ -244,7 +272,7 @@ func ladderAsKino(ctx context.Context, in ffmpeg.Input, info ffmpeg.Info, rungs 
 		x.Fast = ffmpeg.FastPath{}
 	}
 	opts := ffmpeg.RunOptions{Duration: info.Duration}
-	if err := ffmpeg.Run(ctx, ffmpeg.LadderArgs(in, filepath.Join(out, "hls"), info, rungs, x), opts); err != nil {
+	if err := lanesAsKino(ctx, in, info, rungs, x, filepath.Join(out, "hls")); err != nil {
 		return err
 	}
 	if err := ffmpeg.Run(ctx, ffmpeg.StoryboardArgs(in, out, info, sb), ffmpeg.RunOptions{Duration: info.Duration}); err != nil {
@@ -255,4 +283,41 @@ func ladderAsKino(ctx context.Context, in ffmpeg.Input, info ffmpeg.Info, rungs 
 	}
 	dl, _ := ffmpeg.DownloadRung(rungs)
 	return ffmpeg.Run(ctx, ffmpeg.DownloadArgs(filepath.Join(out, "hls"), dl, info.HasAudio, filepath.Join(out, "download.mp4")), opts)
+}
+
+// lanesAsKino runs the ladder as kino does: one process, or two lanes at
+// once (the high lane niced) whose masters are then merged.
+func lanesAsKino(ctx context.Context, in ffmpeg.Input, info ffmpeg.Info, rungs []ffmpeg.Rung, x ffmpeg.Extras, hls string) error {
+	split := ffmpeg.SplitLadder(info, rungs, x)
+	if split == 0 {
+		return ffmpeg.Run(ctx, ffmpeg.LadderArgs(in, hls, info, rungs, x), ffmpeg.RunOptions{Duration: info.Duration})
+	}
+	high := x
+	high.Lane = ffmpeg.SecondLane
+	var highErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		highErr = ffmpeg.Run(ctx, ffmpeg.LadderArgs(in, hls, info, rungs[:split], high),
+			ffmpeg.RunOptions{Duration: info.Duration, Jail: ffmpeg.Jail{Nice: ffmpeg.HighLaneNice}})
+	}()
+	err := ffmpeg.Run(ctx, ffmpeg.LadderArgs(in, hls, info, rungs[split:], x), ffmpeg.RunOptions{Duration: info.Duration})
+	wg.Wait()
+	if err = firstErr(err, highErr); err != nil {
+		return err
+	}
+	low, err := os.ReadFile(filepath.Join(hls, "master.m3u8"))
+	if err != nil {
+		return err
+	}
+	highMaster, err := os.ReadFile(filepath.Join(hls, ffmpeg.LaneMaster(ffmpeg.SecondLane)))
+	if err != nil {
+		return err
+	}
+	merged, err := ffmpeg.MergeMasters(low, highMaster)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(hls, "master.m3u8"), merged, 0o644)
 }
