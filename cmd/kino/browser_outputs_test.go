@@ -1,13 +1,8 @@
 package main
 
 import (
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,7 +14,7 @@ import (
 // fast path) and switches to the lowest, encoded, rung: the rungs' segments
 // line up although only one of them was encoded by kino.
 func TestBrowserPlaysAFastPathLadder(t *testing.T) {
-	chromium, node, dir := browserTools(t)
+	b := browserTools(t)
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
@@ -39,32 +34,7 @@ func TestBrowserPlaysAFastPathLadder(t *testing.T) {
 		t.Fatalf("360p is %q: the fast path was not taken", got)
 	}
 
-	mux := http.NewServeMux()
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, filepath.Join(dir, "player.html")) })
-	mux.HandleFunc("/hls.min.js", func(w http.ResponseWriter, r *http.Request) {
-		http.ServeFile(w, r, filepath.Join(dir, "node_modules", "hls.js", "dist", "hls.min.js"))
-	})
-	site := httptest.NewServer(mux)
-	defer site.Close()
-	q := url.Values{"playlist": {v["playlistUrl"].(string)}, "thumbnail": {v["thumbnailUrl"].(string)}, "preview": {v["previewUrl"].(string)}}
-	cmd := exec.Command(node, "playback.mjs", site.URL+"/?"+q.Encode(), "360,240")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "KINO_CHROMIUM="+chromium)
-	out, err := cmd.Output()
-	var res struct {
-		OK       bool    `json:"ok"`
-		Error    string  `json:"error"`
-		Levels   []int   `json:"levels"`
-		PlayedTo float64 `json:"playedTo"`
-		Lowest   int     `json:"lowestLevel"`
-	}
-	if jerr := json.Unmarshal(out, &res); jerr != nil || err != nil || !res.OK {
-		stderr := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("playback: %v %v\n%s\n%s", err, jerr, out, stderr)
-	}
+	res := b.playback(t, v, "360,240")
 	if res.Lowest != 240 || res.PlayedTo <= 1 {
 		t.Fatalf("playback findings: %+v", res)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -15,13 +16,18 @@ import (
 	"github.com/kino-video/kino/transport/httpapi"
 )
 
+// browser is what a browser test drives Chromium with: Chromium itself,
+// node, and testdata/browser, the directory of the test's scripts and
+// pages and their node modules (playwright-core, hls.js).
+type browser struct{ chromium, node, dir string }
+
 // browserTools finds Chromium, node and the test's node modules. Without
 // them the test is skipped on a workstation, but it fails under CI, where
 // .ci/run installs them (`just ensure-browser`).
-func browserTools(t *testing.T) (chromium, node, dir string) {
+func browserTools(t *testing.T) browser {
 	t.Helper()
-	dir, _ = filepath.Abs(filepath.Join("testdata", "browser"))
-	chromium = os.Getenv("KINO_CHROMIUM")
+	dir, _ := filepath.Abs(filepath.Join("testdata", "browser"))
+	chromium := os.Getenv("KINO_CHROMIUM")
 	if chromium == "" {
 		chromium = "/usr/bin/chromium"
 	}
@@ -48,7 +54,81 @@ func browserTools(t *testing.T) (chromium, node, dir string) {
 		}
 		t.Skip(msg)
 	}
-	return chromium, node, dir
+	return browser{chromium: chromium, node: node, dir: dir}
+}
+
+// site serves page (a file of b.dir) at / and hls.js at /hls.min.js, with
+// the handlers more adds (if not nil), until the test ends, and returns
+// its URL: the page's own origin, another port than kino's /cdn.
+func (b browser) site(t *testing.T, page string, more func(*http.ServeMux)) string {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, filepath.Join(b.dir, page)) })
+	mux.HandleFunc("/hls.min.js", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFile(w, r, filepath.Join(b.dir, "node_modules", "hls.js", "dist", "hls.min.js"))
+	})
+	if more != nil {
+		more(mux)
+	}
+	site := httptest.NewServer(mux)
+	t.Cleanup(site.Close)
+	return site.URL
+}
+
+// run runs script (a node script of b.dir, which drives Chromium) with
+// args and decodes the findings it prints, JSON, into res. It fails the
+// test, saying what ran, when the script fails, prints no JSON or does not
+// report "ok"; with the step and error it reports, if any.
+func (b browser) run(t *testing.T, what string, res any, script string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(b.node, append([]string{script}, args...)...)
+	cmd.Dir = b.dir
+	cmd.Env = append(os.Environ(), "KINO_CHROMIUM="+b.chromium)
+	out, err := cmd.Output()
+	var report struct {
+		OK    bool   `json:"ok"`
+		Step  string `json:"step"`
+		Error string `json:"error"`
+	}
+	jerr := json.Unmarshal(out, res)
+	if jerr == nil {
+		jerr = json.Unmarshal(out, &report)
+	}
+	if jerr != nil || err != nil || !report.OK {
+		stderr := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		if report.Step != "" {
+			what = fmt.Sprintf("%s at step %q: %s\n", what, report.Step, report.Error)
+		} else {
+			what += ": "
+		}
+		t.Fatalf("%s%v %v\n%s\n%s", what, err, jerr, out, stderr)
+	}
+}
+
+// playbackFindings is what playback.mjs reports.
+type playbackFindings struct {
+	OK        bool     `json:"ok"`
+	Error     string   `json:"error"`
+	Levels    []int    `json:"levels"`
+	PlayedTo  float64  `json:"playedTo"`
+	Lowest    int      `json:"lowestLevel"`
+	Thumbnail []int    `json:"thumbnail"`
+	Console   []string `json:"console"`
+}
+
+// playback plays the video v (as the API answers it) with hls.js in
+// player.html, served from its own origin, by playback.mjs: heights are
+// the levels hls.js must see, comma-separated.
+func (b browser) playback(t *testing.T, v map[string]any, heights string) playbackFindings {
+	t.Helper()
+	site := b.site(t, "player.html", nil)
+	q := url.Values{"playlist": {v["playlistUrl"].(string)}, "thumbnail": {v["thumbnailUrl"].(string)}, "preview": {v["previewUrl"].(string)}}
+	var res playbackFindings
+	b.run(t, "playback", &res, "playback.mjs", site+"/?"+q.Encode(), heights)
+	return res
 }
 
 // TestBrowserPlayback plays a processed video in a real Chromium with
@@ -56,47 +136,18 @@ func browserTools(t *testing.T) (chromium, node, dir string) {
 // hls.js sees exactly the video's resolutions, a forced switch to the
 // lowest level keeps playing, the thumbnail loads and the preview plays.
 func TestBrowserPlayback(t *testing.T) {
-	chromium, node, dir := browserTools(t)
+	b := browserTools(t)
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
 	id := h.uploadID(key, "main", "clip.mp4", makeClip(t, "clip.mp4", 640, 360, 3, true))
 	v := h.waitStatus(key, id, domain.StatusCompleted)
 
-	// The page's own origin: a different port from kino's /cdn.
-	mux := http.NewServeMux()
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, filepath.Join(dir, "player.html")) })
-	mux.HandleFunc("/hls.min.js", func(w http.ResponseWriter, r *http.Request) {
-		http.ServeFile(w, r, filepath.Join(dir, "node_modules", "hls.js", "dist", "hls.min.js"))
-	})
-	site := httptest.NewServer(mux)
-	defer site.Close()
-	q := url.Values{"playlist": {v["playlistUrl"].(string)}, "thumbnail": {v["thumbnailUrl"].(string)}, "preview": {v["previewUrl"].(string)}}
-
 	var heights []string
 	for _, r := range v["resolutions"].([]any) {
 		heights = append(heights, strings.TrimSuffix(r.(string), "p"))
 	}
-	cmd := exec.Command(node, "playback.mjs", site.URL+"/?"+q.Encode(), strings.Join(heights, ","))
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "KINO_CHROMIUM="+chromium)
-	out, err := cmd.Output()
-	var res struct {
-		OK        bool     `json:"ok"`
-		Error     string   `json:"error"`
-		Levels    []int    `json:"levels"`
-		PlayedTo  float64  `json:"playedTo"`
-		Lowest    int      `json:"lowestLevel"`
-		Thumbnail []int    `json:"thumbnail"`
-		Console   []string `json:"console"`
-	}
-	if jerr := json.Unmarshal(out, &res); jerr != nil || err != nil || !res.OK {
-		stderr := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("playback: %v %v\n%s\n%s", err, jerr, out, stderr)
-	}
+	res := b.playback(t, v, strings.Join(heights, ","))
 	if res.Lowest != 240 || len(res.Thumbnail) != 2 || res.Thumbnail[0] == 0 || res.PlayedTo <= 1 {
 		t.Fatalf("playback findings: %+v", res)
 	}
@@ -104,10 +155,6 @@ func TestBrowserPlayback(t *testing.T) {
 
 	// kino's own /play page plays it too, under its CSP, with hls.js from
 	// kino, and no request leaves localhost.
-	cmd = exec.Command(node, "play.mjs", h.url+"/play/"+id)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "KINO_CHROMIUM="+chromium)
-	out, err = cmd.Output()
 	var play struct {
 		OK        bool     `json:"ok"`
 		Error     string   `json:"error"`
@@ -115,12 +162,9 @@ func TestBrowserPlayback(t *testing.T) {
 		Requests  int      `json:"requests"`
 		Elsewhere []string `json:"elsewhere"`
 	}
-	if jerr := json.Unmarshal(out, &play); jerr != nil || err != nil || !play.OK || len(play.Elsewhere) > 0 || play.Requests == 0 {
-		stderr := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("/play: %v %v\n%s\n%s", err, jerr, out, stderr)
+	b.run(t, "/play", &play, "play.mjs", h.url+"/play/"+id)
+	if len(play.Elsewhere) > 0 || play.Requests == 0 {
+		t.Fatalf("/play findings: %+v", play)
 	}
 	t.Logf("/play played to %.1fs with %d requests, all to localhost", play.PlayedTo, play.Requests)
 }

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,7 +66,7 @@ func getJSON(t *testing.T, c *http.Client, url string, out any) {
 // a transcoder and webhook delivery: the whole dashboard as its people use
 // it (see the script), screenshotted into $KINO_SCREENSHOTS or a temp dir.
 func TestBrowserDashboard(t *testing.T) {
-	chromium, node, dir := browserTools(t)
+	b := browserTools(t)
 	if !dashboard.AssetsBuilt() {
 		msg := "the dashboard test needs tus-js-client built into kino: run `just assets`"
 		if os.Getenv("CI") != "" {
@@ -112,10 +111,6 @@ func TestBrowserDashboard(t *testing.T) {
 		"password": password, "receiver": rc.srv.URL + "/hooks/kino", "failingReceiver": failing.srv.URL + "/hooks/flaky", "clip": clipFile, "shots": shots,
 		"other": map[string]string{"video": videoB, "key": keys.Data[0].ID, "webhook": hookB},
 	})
-	cmd := exec.Command(node, "dashboard.mjs", string(cfg))
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "KINO_CHROMIUM="+chromium)
-	out, err := cmd.Output()
 	var res struct {
 		OK          bool     `json:"ok"`
 		Step        string   `json:"step"`
@@ -130,13 +125,7 @@ func TestBrowserDashboard(t *testing.T) {
 		Shots       []string `json:"shots"`
 		Console     []string `json:"console"`
 	}
-	if jerr := json.Unmarshal(out, &res); jerr != nil || err != nil || !res.OK {
-		stderr := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("dashboard at step %q: %s\n%v %v\n%s\n%s", res.Step, res.Error, err, jerr, out, stderr)
-	}
+	b.run(t, "dashboard", &res, "dashboard.mjs", string(cfg))
 	// What the pages did, seen from the server's side.
 	d := rc.next(t)
 	if !strings.Contains(string(d.body), "webhook.test") {
@@ -152,7 +141,7 @@ func TestBrowserDashboard(t *testing.T) {
 // it when processing ends. ffmpeg reads at the input's rate (slowFFmpeg),
 // so the encode of the 20 s clip takes about 20 s.
 func TestBrowserDashboardWhileProcessing(t *testing.T) {
-	chromium, node, dir := browserTools(t)
+	b := browserTools(t)
 	if !dashboard.AssetsBuilt() {
 		t.Skip("the dashboard test needs the dashboard's assets: run `just assets`")
 	}
@@ -169,10 +158,6 @@ func TestBrowserDashboardWhileProcessing(t *testing.T) {
 		shots = t.TempDir()
 	}
 	cfg, _ := json.Marshal(map[string]any{"url": h.url, "userLink": link, "password": "correct horse battery staple", "video": id, "shots": shots})
-	cmd := exec.Command(node, "dashboard_processing.mjs", string(cfg))
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "KINO_CHROMIUM="+chromium)
-	out, err := cmd.Output()
 	var res struct {
 		OK           bool     `json:"ok"`
 		Step         string   `json:"step"`
@@ -182,12 +167,6 @@ func TestBrowserDashboardWhileProcessing(t *testing.T) {
 		EndNote      string   `json:"endNote"`
 		Console      []string `json:"console"`
 	}
-	if jerr := json.Unmarshal(out, &res); jerr != nil || err != nil || !res.OK {
-		stderr := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("dashboard while processing, at step %q: %s\n%v %v\n%s\n%s", res.Step, res.Error, err, jerr, out, stderr)
-	}
+	b.run(t, "dashboard while processing", &res, "dashboard_processing.mjs", string(cfg))
 	t.Logf("played (at %.1fs) while %s; at the end: %q", res.FirstTime, res.StatusAtPlay, res.EndNote)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -64,7 +63,7 @@ func (h *harness) waitPlayable(id string) {
 // playing to its end ("ended") once it completed and its playlists became
 // VOD.
 func TestBrowserProgressivePlayback(t *testing.T) {
-	chromium, node, dir := browserTools(t)
+	b := browserTools(t)
 	clip := makeClip(t, "clip.mp4", 640, 360, 40, true)
 	slowFFmpeg(t)
 	h := start(t, t.TempDir(), withTranscoder)
@@ -81,40 +80,29 @@ func TestBrowserProgressivePlayback(t *testing.T) {
 
 	var mu sync.Mutex
 	var statusAtPlay string
-	mux := http.NewServeMux()
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		http.ServeFile(w, r, filepath.Join(dir, "progressive.html"))
+	// The page calls /played the moment a frame played: the video's
+	// status, as the API answers it then.
+	site := b.site(t, "progressive.html", func(mux *http.ServeMux) {
+		mux.HandleFunc("/played", func(w http.ResponseWriter, r *http.Request) {
+			req, _ := http.NewRequest("GET", h.url+"/v1/videos/"+id, nil)
+			req.Header.Set("Authorization", "Bearer "+key)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				http.Error(w, err.Error(), 500)
+				return
+			}
+			defer resp.Body.Close()
+			var got struct {
+				Status string `json:"status"`
+			}
+			_ = json.NewDecoder(resp.Body).Decode(&got)
+			mu.Lock()
+			statusAtPlay = got.Status
+			mu.Unlock()
+			_, _ = w.Write([]byte(got.Status))
+		})
 	})
-	mux.HandleFunc("/hls.min.js", func(w http.ResponseWriter, r *http.Request) {
-		http.ServeFile(w, r, filepath.Join(dir, "node_modules", "hls.js", "dist", "hls.min.js"))
-	})
-	// The page calls this the moment a frame played: the video's status,
-	// as the API answers it then.
-	mux.HandleFunc("/played", func(w http.ResponseWriter, r *http.Request) {
-		req, _ := http.NewRequest("GET", h.url+"/v1/videos/"+id, nil)
-		req.Header.Set("Authorization", "Bearer "+key)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			http.Error(w, err.Error(), 500)
-			return
-		}
-		defer resp.Body.Close()
-		var got struct {
-			Status string `json:"status"`
-		}
-		_ = json.NewDecoder(resp.Body).Decode(&got)
-		mu.Lock()
-		statusAtPlay = got.Status
-		mu.Unlock()
-		_, _ = w.Write([]byte(got.Status))
-	})
-	site := httptest.NewServer(mux)
-	defer site.Close()
 
-	cmd := exec.Command(node, "progressive.mjs", site.URL+"/?"+url.Values{"playlist": {playlist}}.Encode())
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "KINO_CHROMIUM="+chromium)
-	out, err := cmd.Output()
 	var res struct {
 		OK        bool     `json:"ok"`
 		Error     string   `json:"error"`
@@ -127,13 +115,7 @@ func TestBrowserProgressivePlayback(t *testing.T) {
 		Stalls    int      `json:"stalls"`
 		Console   []string `json:"console"`
 	}
-	if jerr := json.Unmarshal(out, &res); jerr != nil || err != nil || !res.OK {
-		stderr := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("progressive playback: %v %v\n%s\n%s", err, jerr, out, stderr)
-	}
+	b.run(t, "progressive playback", &res, "progressive.mjs", site+"/?"+url.Values{"playlist": {playlist}}.Encode())
 	mu.Lock()
 	defer mu.Unlock()
 	if statusAtPlay != string(domain.StatusProcessing) {

@@ -3,14 +3,8 @@ package main
 import (
 	"crypto/ed25519"
 	"crypto/x509"
-	"encoding/json"
 	"encoding/pem"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -127,14 +121,8 @@ func TestSignedPlayback(t *testing.T) {
 	}
 
 	t.Run("browser", func(t *testing.T) {
-		chromium, node, dir := browserTools(t)
-		mux := http.NewServeMux()
-		mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, filepath.Join(dir, "player.html")) })
-		mux.HandleFunc("/hls.min.js", func(w http.ResponseWriter, r *http.Request) {
-			http.ServeFile(w, r, filepath.Join(dir, "node_modules", "hls.js", "dist", "hls.min.js"))
-		})
-		site := httptest.NewServer(mux)
-		defer site.Close()
+		b := browserTools(t)
+		site := b.site(t, "player.html", nil)
 		type findings struct {
 			OK       bool     `json:"ok"`
 			Error    string   `json:"error"`
@@ -148,18 +136,8 @@ func TestSignedPlayback(t *testing.T) {
 			if tok != "" {
 				q = url.Values{"playlist": {playlist + "?token=" + tok}, "thumbnail": {thumb + "?token=" + tok}, "preview": {preview + "?token=" + tok}}
 			}
-			cmd := exec.Command(node, "signed.mjs", site.URL+"/?"+q.Encode(), want)
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "KINO_CHROMIUM="+chromium)
-			out, err := cmd.Output()
 			var f findings
-			if jerr := json.Unmarshal(out, &f); jerr != nil || err != nil || !f.OK {
-				stderr := ""
-				if ee, ok := err.(*exec.ExitError); ok {
-					stderr = string(ee.Stderr)
-				}
-				t.Fatalf("%s: %v %v\n%s\n%s", want, err, jerr, out, stderr)
-			}
+			b.run(t, want, &f, "signed.mjs", site+"/?"+q.Encode(), want)
 			return f
 		}
 		refusedWith403 := func(name string, f findings) {

@@ -59,7 +59,6 @@ func (e *ExitError) Error() string {
 type RunOptions struct {
 	Duration     float64            // input duration in seconds, for progress and the time limit
 	OnProgress   func(frac float64) // called with 0..1 as -progress reports out_time_us (may be nil)
-	OnOutTime    func(sec float64)  // called with each out_time reported, in seconds (may be nil)
 	StallTimeout time.Duration      // kill ffmpeg when neither a progress line arrives nor OutputDir grows for this long (0: 2 minutes)
 	OutputDir    string             // where ffmpeg writes (a directory or one file); its growth counts as progress ("": Jail.Dir; both "": only progress lines count)
 	MaxRuntime   time.Duration      // kill ffmpeg after this long (0: 60s + 20×Duration seconds)
@@ -108,9 +107,6 @@ func Run(ctx context.Context, args []string, opt RunOptions) error {
 func reportProgress(opt RunOptions) func(us int64, end bool) {
 	var last float64
 	return func(us int64, end bool) {
-		if opt.OnOutTime != nil && !end {
-			opt.OnOutTime(float64(us) / 1e6)
-		}
 		if opt.OnProgress == nil {
 			return
 		}

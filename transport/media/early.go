@@ -265,14 +265,8 @@ func (o *Objects) PublishFiles(ctx context.Context, id, dir string, rels []strin
 			return fmt.Errorf("media: publish %s: %w", id, err)
 		}
 	}
-	ix, ok, err := o.readIndex(ctx, id)
+	ix, err := o.liveIndex(ctx, id)
 	if err != nil {
-		return err
-	}
-	if !ok || ix.Original == "" {
-		return domain.E("media", domain.NotFound, "video's media deleted")
-	}
-	if err := o.live(ctx, id, ix); err != nil {
 		return err
 	}
 	var stored []string
@@ -298,19 +292,7 @@ func (o *Objects) PublishFiles(ctx context.Context, id, dir string, rels []strin
 			ix.Outputs = append(ix.Outputs, rel)
 		}
 	}
-	if len(ix.Outputs) != len(listed) {
-		if err := o.writeIndex(ctx, id, ix); err != nil {
-			o.drop(ctx, id, stored, listed)
-			return fmt.Errorf("media: publish %s: %w", id, err)
-		}
-	}
-	// As in Publish: a Remove since the check may have missed these.
-	if err := o.live(ctx, id, ix); err != nil {
-		o.drop(ctx, id, stored, nil)
-		_ = o.obj.Delete(context.WithoutCancel(ctx), name(id, indexName))
-		return err
-	}
-	return nil
+	return o.list(ctx, id, ix, stored, listed, len(ix.Outputs) != len(listed))
 }
 
 // put stores f as object rel of id, unless listed (published before, e.g.

@@ -200,14 +200,8 @@ func (o *Objects) Publish(ctx context.Context, id, workDir string) error {
 	if err := checkID(id); err != nil {
 		return err
 	}
-	ix, ok, err := o.readIndex(ctx, id)
+	ix, err := o.liveIndex(ctx, id)
 	if err != nil {
-		return err
-	}
-	if !ok || ix.Original == "" {
-		return domain.E("media", domain.NotFound, "video's media deleted")
-	}
-	if err := o.live(ctx, id, ix); err != nil {
 		return err
 	}
 	if err := reclaim(workDir, Outputs...); err != nil {
@@ -242,19 +236,49 @@ func (o *Objects) Publish(ctx context.Context, id, workDir string) error {
 	}
 	old := ix.Outputs
 	ix.Outputs = outputs
-	if err := o.writeIndex(ctx, id, ix); err != nil {
-		o.drop(ctx, id, outputs, old)
-		return fmt.Errorf("media: publish %s: %w", id, err)
-	}
-	// Remove deletes the original first, then what the index lists: had
-	// it run since the check above, it may have missed these outputs.
-	if err := o.live(ctx, id, ix); err != nil {
-		o.drop(ctx, id, outputs, nil)
-		_ = o.obj.Delete(context.WithoutCancel(ctx), name(id, indexName))
+	if err := o.list(ctx, id, ix, outputs, old, true); err != nil {
 		return err
 	}
 	o.drop(ctx, id, old, outputs)
 	return os.RemoveAll(workDir)
+}
+
+// liveIndex reads the index of id, failing with NotFound when the video's
+// original is gone (the video was deleted).
+func (o *Objects) liveIndex(ctx context.Context, id string) (index, error) {
+	ix, ok, err := o.readIndex(ctx, id)
+	if err != nil {
+		return index{}, err
+	}
+	if !ok || ix.Original == "" {
+		return index{}, domain.E("media", domain.NotFound, "video's media deleted")
+	}
+	if err := o.live(ctx, id, ix); err != nil {
+		return index{}, err
+	}
+	return ix, nil
+}
+
+// list ends a publishing of id's objects stored: it writes ix, which lists
+// them, as id's index (unless write is false: it listed them already), then
+// checks the video is still live. If the write fails it deletes those of
+// stored the old index, listed, does not hold; if the video is gone, all of
+// stored and the index.
+func (o *Objects) list(ctx context.Context, id string, ix index, stored, listed []string, write bool) error {
+	if write {
+		if err := o.writeIndex(ctx, id, ix); err != nil {
+			o.drop(ctx, id, stored, listed)
+			return fmt.Errorf("media: publish %s: %w", id, err)
+		}
+	}
+	// Remove deletes the original first, then what the index lists: had
+	// it run since liveIndex's check, it may have missed these outputs.
+	if err := o.live(ctx, id, ix); err != nil {
+		o.drop(ctx, id, stored, nil)
+		_ = o.obj.Delete(context.WithoutCancel(ctx), name(id, indexName))
+		return err
+	}
+	return nil
 }
 
 // live fails with NotFound when the original of id is gone.

@@ -106,6 +106,12 @@ func (e *env) account(slug string, plan domain.Plan) string {
 // does, and returns the video's id.
 func (e *env) upload(account, filename string, data []byte) string {
 	e.t.Helper()
+	return e.uploadData(account, filename, data, false)
+}
+
+// uploadData is upload with the upload's download wish.
+func (e *env) uploadData(account, filename string, data []byte, download bool) string {
+	e.t.Helper()
 	ext, err := domain.Extension(filename)
 	if err != nil {
 		e.t.Fatal(err)
@@ -123,7 +129,7 @@ func (e *env) upload(account, filename string, data []byte) string {
 		e.t.Fatal(err)
 	}
 	_, err = eventstore.Execute[domain.Video](context.Background(), e.store, stream(id), domain.AcceptUpload{
-		Account: account, Collection: "c", CollectionName: "C", Filename: filename, Size: int64(len(data))})
+		Account: account, Collection: "c", CollectionName: "C", Filename: filename, Size: int64(len(data)), Download: download})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -132,11 +138,17 @@ func (e *env) upload(account, filename string, data []byte) string {
 
 func (e *env) uploadFile(account, filename, path string) string {
 	e.t.Helper()
+	return e.uploadAsking(account, filename, path, false)
+}
+
+// uploadAsking is uploadFile with the upload's download wish.
+func (e *env) uploadAsking(account, filename, path string, download bool) string {
+	e.t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return e.upload(account, filename, data)
+	return e.uploadData(account, filename, data, download)
 }
 
 func stream(id string) domain.StreamID { return domain.StreamID{Aggregate: domain.AggVideo, ID: id} }

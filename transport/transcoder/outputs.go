@@ -62,7 +62,7 @@ func storyboardPass(ctx context.Context, log *slog.Logger, in ffmpeg.Input, work
 	if x.storyboard.Count <= 0 {
 		return nil
 	}
-	opts.OnProgress, opts.OnOutTime = nil, nil
+	opts.OnProgress = nil
 	opts.OutputDir = filepath.Join(work, ffmpeg.TileFile(0)) // its own output: lines count until the first tile
 	err := ffmpeg.Run(ctx, ffmpeg.StoryboardArgs(in, ".", info, x.storyboard), opts)
 	if err == nil {
@@ -115,7 +115,7 @@ func finishOutputs(ctx context.Context, log *slog.Logger, work string, info ffmp
 	if !ok {
 		return m, nil
 	}
-	opts.OnProgress, opts.OnOutTime = nil, nil
+	opts.OnProgress = nil
 	opts.OutputDir = filepath.Join(work, media.DownloadName)
 	err := ffmpeg.Run(ctx, ffmpeg.DownloadArgs(media.HLSDir, rung, info.HasAudio, media.DownloadName), opts)
 	if err == nil {

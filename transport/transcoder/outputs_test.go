@@ -14,41 +14,9 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
-	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/transport/ffmpeg/ffmpegtest"
 	"github.com/kino-video/kino/transport/media"
 )
-
-// uploadAsking is e.uploadFile with the upload's download wish.
-func (e *env) uploadAsking(account, filename, path string, download bool) string {
-	e.t.Helper()
-	ext, err := domain.Extension(filename)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	f, err := e.media.Incoming()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if _, err := f.Write(data); err != nil {
-		e.t.Fatal(err)
-	}
-	f.Close()
-	id := e.store.NewID()
-	if err := e.media.Commit(context.Background(), f.Name(), id, ext); err != nil {
-		e.t.Fatal(err)
-	}
-	_, err = eventstore.Execute[domain.Video](context.Background(), e.store, stream(id), domain.AcceptUpload{
-		Account: account, Collection: "c", CollectionName: "C", Filename: filename, Size: int64(len(data)), Download: download})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return id
-}
 
 // succeeded is the video's TranscodeSucceeded event.
 func (e *env) succeeded(id string) domain.TranscodeSucceeded {
