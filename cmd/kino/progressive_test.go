@@ -61,12 +61,20 @@ func (h *harness) waitPlayable(id string) {
 // while it is still PROCESSING (its status read from the API at the moment
 // a frame played), from its start, not from the live edge, and keeps
 // playing to its end ("ended") once it completed and its playlists became
-// VOD.
+// VOD. In lanes (the ladder split in two ffmpeg processes), the player
+// starts on the low lane's master (240p and the audio) and ends on it;
+// the master of the completed video lists every rung.
 func TestBrowserProgressivePlayback(t *testing.T) {
+	for _, lanes := range []string{"one", "two"} {
+		t.Run("lanes="+lanes, func(t *testing.T) { progressivePlayback(t, lanes) })
+	}
+}
+
+func progressivePlayback(t *testing.T, lanes string) {
 	b := browserTools(t)
 	clip := makeClip(t, "clip.mp4", 640, 360, 40, true)
 	slowFFmpeg(t)
-	h := start(t, t.TempDir(), withTranscoder)
+	h := start(t, t.TempDir(), withTranscoder, func(c *Config) { c.Workers.Lanes = lanes })
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
 	id := h.uploadID(key, "main", "clip.mp4", clip)
@@ -76,6 +84,26 @@ func TestBrowserProgressivePlayback(t *testing.T) {
 	playlist, _ := v["playlistUrl"].(string)
 	if v["status"] != string(domain.StatusProcessing) || playlist == "" {
 		t.Fatalf("playable video: %s", r.body)
+	}
+	// What the video played at first: the low lane's rungs in lanes (the
+	// merged master may already have replaced the first one: the high
+	// lane, slowed to real time like the low one, is as safe to start).
+	var history struct {
+		Events []struct {
+			Type string `json:"type"`
+			Data struct {
+				Resolutions []string `json:"resolutions"`
+			} `json:"data"`
+		} `json:"events"`
+	}
+	if err := json.Unmarshal(h.do("GET", "/v1/videos/"+id+"/events", key, nil).body, &history); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"one": "360p,240p", "two": "240p"}[lanes]
+	for _, ev := range history.Events {
+		if ev.Type == domain.TypeTranscodePlayable && strings.Join(ev.Data.Resolutions, ",") != want {
+			t.Fatalf("playable at %v, want %s (lanes %s)", ev.Data.Resolutions, want, lanes)
+		}
 	}
 
 	var mu sync.Mutex
@@ -133,6 +161,9 @@ func TestBrowserProgressivePlayback(t *testing.T) {
 	final := h.do("GET", "/v1/videos/"+id, key, nil).json(t)
 	if final["status"] != string(domain.StatusCompleted) {
 		t.Fatalf("after the end: %v", final["status"])
+	}
+	if master := string(h.get(playlist).body); !strings.Contains(master, "360p/index.m3u8") || !strings.Contains(master, "240p/index.m3u8") || strings.Contains(master, ".high") {
+		t.Fatalf("master once completed:\n%s", master)
 	}
 	pl := h.get(strings.Replace(playlist, "master.m3u8", "360p/index.m3u8", 1))
 	body := string(pl.body)

@@ -106,6 +106,7 @@ type WorkerConfig struct {
 	Backoff        []time.Duration // waits between transcode attempts
 	AckWait        time.Duration   // silence after which a job goes to another worker
 	Stall          time.Duration   // kill ffmpeg after this long without progress
+	Lanes          string          // how ladders split into two ffmpeg processes: auto, one, two
 	FFmpeg         FFmpegConfig    // confinement of ffmpeg and the limits on its inputs
 	// TranscodeConcurrency: videos of one account transcoding at once
 	// across all workers, by plan.
@@ -120,6 +121,7 @@ func workerFlags(fs *pflag.FlagSet, cfg *WorkerConfig) (parse func() error) {
 	fs.StringVar(&backoff, "transcode-backoff", env("KINO_TRANSCODE_BACKOFF", "10s,1m,5m"), "waits before each retry of a failed transcode; the last repeats (env KINO_TRANSCODE_BACKOFF)")
 	fs.DurationVar(&cfg.AckWait, "transcode-ack-wait", envDuration("KINO_TRANSCODE_ACK_WAIT", time.Minute), "a transcode whose process stops answering (killed, cut off) goes to another worker after this; running jobs say they are alive every third of it (env KINO_TRANSCODE_ACK_WAIT)")
 	fs.DurationVar(&cfg.Stall, "ffmpeg-stall-timeout", envDuration("KINO_FFMPEG_STALL_TIMEOUT", 2*time.Minute), "kill ffmpeg when it reports no progress and writes no output for this long (env KINO_FFMPEG_STALL_TIMEOUT)")
+	fs.StringVar(&cfg.Lanes, "ladder-lanes", env("KINO_LADDER_LANES", string(transcoder.LanesAuto)), "run heavy ladders (about 1080p25 and up) as two ffmpeg processes, the rungs of 360p and below first, so videos play within seconds while the rest encodes (auto); one: never (saves a second decode of the source on machines that encode faster than real time); two: every ladder (env KINO_LADDER_LANES)")
 	parseFFmpeg := ffmpegFlags(fs, &cfg.FFmpeg)
 	concurrency := map[domain.Plan]*int{}
 	for _, plan := range []domain.Plan{domain.PlanFree, domain.PlanPro, domain.PlanBusiness} {
@@ -851,7 +853,7 @@ func startWorkers(m *Main, store *eventstore.Store, mediaStore mediaStore, progr
 	tc, err := transcoder.New(transcoder.Config{
 		Store: store, Media: mediaStore, Progress: progress, Log: log.With("component", "transcoder"),
 		Workers: cfg.Transcoders, MaxAttempts: cfg.Attempts, Backoff: cfg.Backoff, AckWait: cfg.AckWait, Stall: cfg.Stall,
-		Plans: plans, Bounds: cfg.FFmpeg.Bounds, User: ffmpegUser, Limits: cfg.FFmpeg.Limits,
+		Lanes: transcoder.Lanes(cfg.Lanes), Plans: plans, Bounds: cfg.FFmpeg.Bounds, User: ffmpegUser, Limits: cfg.FFmpeg.Limits,
 	})
 	if err != nil {
 		return err

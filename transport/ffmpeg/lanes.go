@@ -41,14 +41,10 @@ const laneMaxShort = 360
 // on two cores, is not.
 const splitPixelRate = 60e6
 
-// SplitLadder returns where rungs (highest first) split into lanes: the
-// high lane encodes rungs[:k], the low lane rungs[k:]; 0 when the ladder
-// runs as one process. A fast-path ladder (its top rung copied, its
-// keyframes the source's) is not split: the copy leaves it light.
+// SplitLadder returns where rungs (highest first) split into lanes when
+// the ladder is heavy (LaneSplit): the high lane encodes rungs[:k], the
+// low lane rungs[k:]; 0 when the ladder runs as one process.
 func SplitLadder(info Info, rungs []Rung, x Extras) int {
-	if x.Fast.Video || len(rungs) < 2 {
-		return 0
-	}
 	rate := max(info.FrameRate, info.EncodeRate)
 	var pixels float64
 	for _, r := range rungs {
@@ -57,15 +53,24 @@ func SplitLadder(info Info, rungs []Rung, x Extras) int {
 	if pixels*rate < splitPixelRate {
 		return 0
 	}
+	return LaneSplit(rungs, x)
+}
+
+// LaneSplit is where rungs split into lanes, whatever the ladder's
+// weight: before the first rung of at most 360 on its short side, or
+// before the lowest rung when even the top one is that small; 0 when the
+// ladder cannot split (one rung), or is not split: a fast-path ladder (its
+// top rung copied, its keyframes the source's) is light.
+func LaneSplit(rungs []Rung, x Extras) int {
+	if x.Fast.Video || len(rungs) < 2 {
+		return 0
+	}
 	for k, r := range rungs {
 		if min(r.Width, r.Height) <= laneMaxShort {
-			if k == 0 {
-				return 0
-			}
-			return k
+			return max(k, 1)
 		}
 	}
-	return 0
+	return len(rungs) - 1
 }
 
 // masterName is the master playlist a lane's process writes.

@@ -24,7 +24,8 @@ func TestSplitLadder(t *testing.T) {
 		{"the guessed encode rate counts", Info{Width: 1280, Height: 720, FrameRate: 30, EncodeRate: 60}, Extras{}, []string{"360p", "240p"}},
 		{"720p30 is light enough for one process", Info{Width: 1280, Height: 720, FrameRate: 30}, Extras{}, nil},
 		{"1080p at 5 fps is light", Info{Width: 1920, Height: 1080, FrameRate: 5}, Extras{}, nil},
-		{"360p has no high lane", Info{Width: 640, Height: 360, FrameRate: 120}, Extras{}, nil},
+		{"360p at 240 fps splits off its lowest rung", Info{Width: 640, Height: 360, FrameRate: 240}, Extras{}, []string{"240p"}},
+		{"one rung cannot split", Info{Width: 320, Height: 180, FrameRate: 1000}, Extras{}, nil},
 		{"the fast path is not split", Info{Width: 1920, Height: 1080, FrameRate: 25}, Extras{Fast: FastPath{Video: true}}, nil},
 		{"no rate known", Info{Width: 1920, Height: 1080}, Extras{}, nil},
 	}

@@ -1,10 +1,6 @@
 package transcoder
 
-import (
-	"time"
-
-	"github.com/kino-video/kino/transport/ffmpeg"
-)
+import "time"
 
 // SetEncodeHooks sets the hooks run before ffmpeg starts and between the
 // encode and the check of its outputs (tests only), until the returned
@@ -22,11 +18,10 @@ func SetEarlyHooks(tick <-chan time.Time, pass func(work string)) (restore func(
 	return func() { earlyTick, earlyPass = nil, nil }
 }
 
-// SetSplit replaces where ladders split into lanes (tests only: the
-// clips they can afford are too light to be split), and sets a hook run
-// when the lanes are done, before their masters are merged, until the
-// returned func restores ffmpeg.SplitLadder and no hook.
-func SetSplit(split func(info ffmpeg.Info, rungs []ffmpeg.Rung, x ffmpeg.Extras) int, merge func(work string)) (restore func()) {
-	splitLadder, beforeMerge = split, merge
-	return func() { splitLadder, beforeMerge = ffmpeg.SplitLadder, nil }
+// SetMergeHook sets a hook run when a ladder's lanes are done, before
+// their masters are merged (tests only), until the returned func restores
+// none.
+func SetMergeHook(merge func(work string)) (restore func()) {
+	beforeMerge = merge
+	return func() { beforeMerge = nil }
 }

@@ -514,13 +514,29 @@ func readPlaylist(root *os.Root, rel string) ([]byte, error) {
 	return data, nil
 }
 
-// splitLadder is ffmpeg.SplitLadder, or what a test puts in its place;
+// Lanes is how a transcoder splits ladders into lanes.
+type Lanes string
+
+const (
+	LanesAuto Lanes = "auto" // the heavy ladders (ffmpeg.SplitLadder)
+	LanesOne  Lanes = "one"  // none: every ladder is one process
+	LanesTwo  Lanes = "two"  // every ladder of two rungs or more (ffmpeg.LaneSplit)
+)
+
+// split is where the ladder of info splits into lanes, 0 for none.
+func (t *Transcoder) split(info ffmpeg.Info, rungs []ffmpeg.Rung, x ffmpeg.Extras) int {
+	switch t.cfg.Lanes {
+	case LanesOne:
+		return 0
+	case LanesTwo:
+		return ffmpeg.LaneSplit(rungs, x)
+	}
+	return ffmpeg.SplitLadder(info, rungs, x)
+}
+
 // beforeMerge, when set (by tests only), runs when the lanes are done,
 // before their masters are merged.
-var (
-	splitLadder = ffmpeg.SplitLadder
-	beforeMerge func(work string)
-)
+var beforeMerge func(work string)
 
 // lane is one ffmpeg process of the ladder: its rungs and extras.
 type lane struct {

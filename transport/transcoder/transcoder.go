@@ -83,6 +83,11 @@ type Config struct {
 	// wall-clock cap.
 	Limits ffmpeg.RLimits
 
+	// Lanes is how ladders split into two ffmpeg processes (ffmpeg/lanes.go):
+	// LanesAuto (the default) splits the heavy ones, LanesOne none,
+	// LanesTwo every ladder of two rungs or more.
+	Lanes Lanes
+
 	// Scratch is the directory of the attempts' work directories (default
 	// Media.WorkRoot()); see scratch.go.
 	Scratch string
@@ -97,6 +102,13 @@ func (c *Config) validate() error {
 	}
 	if c.Log == nil {
 		c.Log = slog.Default()
+	}
+	switch c.Lanes {
+	case "":
+		c.Lanes = LanesAuto
+	case LanesAuto, LanesOne, LanesTwo:
+	default:
+		return fmt.Errorf("transcoder: lanes %q: want %s, %s or %s", c.Lanes, LanesAuto, LanesOne, LanesTwo)
 	}
 	if c.Workers <= 0 {
 		c.Workers = 1
@@ -461,7 +473,7 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 	// segments they halved its speed on 2 cores, and so put off playback
 	// (docs/performance.md); after that they fill the gaps the ladder's
 	// encoders leave on the cores.
-	split := splitLadder(info, rungs, x.Extras)                     // ffmpeg/lanes.go
+	split := t.split(info, rungs, x.Extras)                         // progressive.go
 	early := t.publishEarly(ctx, log, id, work, info, rungs, split) // progressive.go
 	defer early.stop()
 	g, gctx := errgroup.WithContext(ctx)
