@@ -100,7 +100,7 @@ func benchPlayable(ctx context.Context, o bench.Options, say func(string, ...any
 		r.Kino, r.Baseline = median(r.KinoRuns), median(r.BaseRuns)
 		r.Ratio = r.Kino / r.Baseline
 		r.Met = r.Kino < 6
-		r.Notes = fmt.Sprintf("first segments of every rendition on /cdn after %.2f s, playlistUrl set after %.2f s (the stall rule waits for the encoder's lead; medians); the first frame in hls.js comes one segment download later",
+		r.Notes = fmt.Sprintf("first segments of every rendition the master lists on /cdn after %.2f s, playlistUrl set after %.2f s (the stall rule waits for the encoder's lead; medians); the first frame in hls.js comes one segment download later",
 			median(published), median(listed))
 		results = append(results, r)
 	}

@@ -146,6 +146,12 @@ func benchProcessing(ctx context.Context, o Options, say func(string, ...any)) (
 		if err := stills(out); err != nil {
 			return nil, err
 		}
+		// The same outputs as kino's: each rung's directory holds its own
+		// audio rendition, from which the download is remuxed.
+		dl, _ := ffmpeg.DownloadRung(rungs)
+		if err := storyboardAndDownload(ctx, in, info, rungs, out, filepath.Join(out, dl.Name)); err != nil {
+			return nil, err
+		}
 		naive.BaseRuns = append(naive.BaseRuns, time.Since(t0).Seconds())
 		_ = client.DeleteVideo(ctx, up.Video.ID)
 		_ = os.RemoveAll(filepath.Join(dir, fmt.Sprintf("bare-%d", i)))
@@ -265,16 +271,22 @@ func joinFloats(xs []float64) string {
 // storyboard's own pass (beside the thumbnail and preview in kino; after
 // the ladder here), then the download remux.
 func ladderAsKino(ctx context.Context, in ffmpeg.Input, info ffmpeg.Info, rungs []ffmpeg.Rung, out string) error {
-	low := rungs[len(rungs)-1]
-	sb := ffmpeg.PlanStoryboard(info, low.Width, low.Height)
 	x := ffmpeg.Extras{Fast: ffmpeg.ChooseFastPath(info, rungs[0])}
 	if x.Fast.Video && ffmpeg.CheckKeyframes(ctx, in, info, ffmpeg.Jail{}) != nil {
 		x.Fast = ffmpeg.FastPath{}
 	}
-	opts := ffmpeg.RunOptions{Duration: info.Duration}
 	if err := lanesAsKino(ctx, in, info, rungs, x, filepath.Join(out, "hls")); err != nil {
 		return err
 	}
+	return storyboardAndDownload(ctx, in, info, rungs, out, filepath.Join(out, "hls"))
+}
+
+// storyboardAndDownload makes the storyboard (its own pass, then the
+// layout) and the download remux from the rung's HLS under hls, as kino
+// does after the ladder.
+func storyboardAndDownload(ctx context.Context, in ffmpeg.Input, info ffmpeg.Info, rungs []ffmpeg.Rung, out, hls string) error {
+	low := rungs[len(rungs)-1]
+	sb := ffmpeg.PlanStoryboard(info, low.Width, low.Height)
 	if err := ffmpeg.Run(ctx, ffmpeg.StoryboardArgs(in, out, info, sb), ffmpeg.RunOptions{Duration: info.Duration}); err != nil {
 		return err
 	}
@@ -282,7 +294,7 @@ func ladderAsKino(ctx context.Context, in ffmpeg.Input, info ffmpeg.Info, rungs 
 		return err
 	}
 	dl, _ := ffmpeg.DownloadRung(rungs)
-	return ffmpeg.Run(ctx, ffmpeg.DownloadArgs(filepath.Join(out, "hls"), dl, info.HasAudio, filepath.Join(out, "download.mp4")), opts)
+	return ffmpeg.Run(ctx, ffmpeg.DownloadArgs(hls, dl, info.HasAudio, filepath.Join(out, "download.mp4")), ffmpeg.RunOptions{Duration: info.Duration})
 }
 
 // lanesAsKino runs the ladder as kino does: one process, or two lanes at
