@@ -98,6 +98,39 @@ func TestProgressivePublishing(t *testing.T) {
 	}
 }
 
+// TestProgressiveShortAudio: a video whose audio ends long before its
+// video is playable while processing: the rungs decide, once the audio
+// has begun (red team: its audio playlist stopped growing at its end, and
+// held the video back until it completed).
+func TestProgressiveShortAudio(t *testing.T) {
+	e := newEnv(t)
+	acc := e.account("acme", domain.PlanFree)
+	held := make(chan struct{})
+	release := make(chan struct{})
+	var once sync.Once
+	defer transcoder.SetEncodeHooks(nil, func(string) { close(held); <-release })()
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	clip := filepath.Join(t.TempDir(), "short-audio.mp4")
+	// A third of a second of audio: what its playlist holds over the time
+	// the 20 s encode takes is far below real time.
+	ffmpegtest.Run(t, "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25:duration=20",
+		"-f", "lavfi", "-i", "sine=frequency=440:duration=0.3",
+		"-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", clip)
+	id := e.uploadFile(acc, "short-audio.mp4", clip)
+	select {
+	case <-held: // the encode is over, its outputs not yet checked
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the encode never ended")
+	}
+	if types := e.types(id); !contains(types, domain.TypeTranscodePlayable) || contains(types, domain.TypeTranscodeSucceeded) {
+		t.Fatalf("events once encoded: %v, want TranscodePlayable (the video plays) and no TranscodeSucceeded yet", types)
+	}
+	once.Do(func() { close(release) })
+	if o := e.wait(id, 2*time.Minute); o.status != domain.StatusCompleted {
+		t.Fatalf("ended %s: %s", o.status, o.reason)
+	}
+}
+
 // TestProgressiveThenDelete: a video deleted while its early segments are
 // being published keeps nothing: no file under its directory, no work
 // directory, no publisher writing after the delete.
