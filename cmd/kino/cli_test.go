@@ -31,6 +31,8 @@ func TestCLIErrorsAreOneLineWithNonZeroExit(t *testing.T) {
 		{[]string{"worker", "--workers", "0", "--webhook-workers", "0"}, "nothing to do"},
 		{[]string{"worker", "--workers", "0", "--cdn-url", "cdn.example.com"}, "--cdn-url must be an absolute http or https URL"},
 		{[]string{"worker", "--workers", "0", "--cdn-url", "ftp://cdn.example.com"}, "--cdn-url must be an absolute http or https URL"},
+		{[]string{"worker", "--workers", "0", "--ladder-lanes", "three"}, `--ladder-lanes "three": want auto, one or two`},
+		{[]string{"serve", "--workers", "0", "--ladder-lanes", "Two"}, `--ladder-lanes "Two": want auto, one or two`},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var out, errb bytes.Buffer

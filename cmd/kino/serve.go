@@ -150,6 +150,11 @@ func workerFlags(fs *pflag.FlagSet, cfg *WorkerConfig) (parse func() error) {
 		if cfg.Transcoders < 0 || cfg.Attempts < 1 {
 			return errors.New("--workers must be >= 0 and --transcode-attempts >= 1")
 		}
+		switch transcoder.Lanes(cfg.Lanes) {
+		case "", transcoder.LanesAuto, transcoder.LanesOne, transcoder.LanesTwo:
+		default:
+			return fmt.Errorf("--ladder-lanes %q: want %s, %s or %s", cfg.Lanes, transcoder.LanesAuto, transcoder.LanesOne, transcoder.LanesTwo)
+		}
 		cfg.TranscodeConcurrency = map[domain.Plan]int{}
 		for plan, n := range concurrency {
 			if *n < 1 {
