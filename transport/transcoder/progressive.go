@@ -333,25 +333,18 @@ func (e *early) publishWhole(ctx context.Context) error {
 		return err
 	}
 	if checkMaster(merged, e.renditions) != nil { // not merged yet (mergeLanes)
-		high, err := readPlaylist(e.root, path.Join(media.HLSDir, ffmpeg.LaneMaster(ffmpeg.SecondLane)))
+		merged, err = mergedMaster(e.root, merged)
 		if errors.Is(err, os.ErrNotExist) {
-			return nil // the high lane has not written it yet
+			return nil // the high lane has not written its master yet
+		}
+		if err == nil {
+			err = checkMaster(merged, e.renditions)
 		}
 		if err != nil {
 			return err
 		}
-		if merged, err = ffmpeg.MergeMasters(merged, high); err != nil {
-			return err
-		}
-		if err := checkMaster(merged, e.renditions); err != nil {
-			return err
-		}
 	}
-	dir := e.staged + "/" + media.HLSDir
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	if err := os.WriteFile(dir+"/"+media.MasterName, merged, 0o644); err != nil {
+	if err := e.stageFile(media.MasterName, merged); err != nil {
 		return err
 	}
 	if err := e.t.cfg.Media.PublishFiles(ctx, e.id, e.staged, []string{path.Join(media.HLSDir, media.MasterName)}); err != nil {
@@ -421,11 +414,16 @@ func (e *early) stage(r string, header []string, segs []segment) error {
 	for _, s := range segs {
 		fmt.Fprintf(&b, "#EXTINF:%s,\n%s\n", strconv.FormatFloat(s.dur, 'f', 6, 64), s.name)
 	}
-	dir := e.staged + "/" + media.HLSDir + "/" + r
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	return e.stageFile(path.Join(r, "index.m3u8"), b.Bytes())
+}
+
+// stageFile writes data as rel (under hls/) in the staging directory.
+func (e *early) stageFile(rel string, data []byte) error {
+	file := path.Join(e.staged, media.HLSDir, rel)
+	if err := os.MkdirAll(path.Dir(file), 0o700); err != nil {
 		return err
 	}
-	return os.WriteFile(dir+"/index.m3u8", b.Bytes(), 0o644)
+	return os.WriteFile(file, data, 0o644)
 }
 
 // checkMaster checks the master playlist data lists exactly the
@@ -583,24 +581,28 @@ func mergeLanes(work string) error {
 	}
 	defer root.Close()
 	master := path.Join(media.HLSDir, media.MasterName)
-	highMaster := path.Join(media.HLSDir, ffmpeg.LaneMaster(ffmpeg.SecondLane))
 	low, err := readPlaylist(root, master)
+	if err == nil {
+		low, err = mergedMaster(root, low)
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %v", errIncomplete, err)
 	}
-	high, err := readPlaylist(root, highMaster)
-	if err != nil {
-		return fmt.Errorf("%w: %v", errIncomplete, err)
-	}
-	merged, err := ffmpeg.MergeMasters(low, high)
-	if err != nil {
-		return fmt.Errorf("%w: %v", errIncomplete, err)
-	}
-	if err := replaceFile(root, master, merged); err != nil {
+	if err := replaceFile(root, master, low); err != nil {
 		return err
 	}
-	if err := root.Remove(highMaster); err != nil {
+	if err := root.Remove(path.Join(media.HLSDir, ffmpeg.LaneMaster(ffmpeg.SecondLane))); err != nil {
 		return err
 	}
 	return root.RemoveAll(path.Join(media.HLSDir, ffmpeg.LaneAudio(ffmpeg.SecondLane)))
+}
+
+// mergedMaster merges the low lane's master low with the high lane's, read
+// from root (os.ErrNotExist until the high lane wrote it).
+func mergedMaster(root *os.Root, low []byte) ([]byte, error) {
+	high, err := readPlaylist(root, path.Join(media.HLSDir, ffmpeg.LaneMaster(ffmpeg.SecondLane)))
+	if err != nil {
+		return nil, err
+	}
+	return ffmpeg.MergeMasters(low, high)
 }
