@@ -157,20 +157,6 @@ func (s *Store) openSendState(ctx context.Context, create bool) (*SendState, err
 	return &SendState{locks: locks, attempts: attempts}, nil
 }
 
-// bucket opens a KV bucket, creating it (when create is set) only when it
-// does not exist, so that processes without the right to change it can
-// still use it.
-func (s *Store) bucket(ctx context.Context, create bool, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
-	kv, err := s.js.KeyValue(ctx, cfg.Bucket)
-	if create && errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = s.js.CreateOrUpdateKeyValue(ctx, cfg)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("bucket %s: %w", cfg.Bucket, err)
-	}
-	return kv, nil
-}
-
 // SendLock is a held per-subscription lock.
 type SendLock struct {
 	kv  jetstream.KeyValue
@@ -205,6 +191,10 @@ func (l *SendLock) Renew(ctx context.Context) error {
 // Release deletes the lock if it is still this holder's.
 func (l *SendLock) Release(ctx context.Context) error {
 	err := l.kv.Delete(ctx, l.key, jetstream.LastRevision(l.rev))
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
+		return nil // not this holder's any more: it lapsed, or its bucket was made again
+	}
 	if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return fmt.Errorf("release send lock %s: %w", l.key, err)
 	}

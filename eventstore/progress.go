@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"strconv"
 	"sync"
@@ -21,7 +22,9 @@ const ProgressBucket = "KINO_PROGRESS"
 // Progress publishes and follows per-video processing progress (0..1),
 // with the encoder's speed and the time left when the worker knows them.
 type Progress struct {
-	kv jetstream.KeyValue
+	kv          jetstream.KeyValue
+	reconnected func() <-chan struct{} // closed at the connection's next reconnection
+	log         *slog.Logger
 
 	mu     sync.RWMutex
 	values map[string]ProgressReport
@@ -96,18 +99,11 @@ func (s *Store) OpenProgress(ctx context.Context) (*Progress, error) {
 			return nil, err
 		}
 	}
-	return &Progress{kv: kv, values: make(map[string]ProgressReport)}, nil
+	return &Progress{kv: kv, reconnected: s.health.nextReconnect, log: s.cfg.Log, values: make(map[string]ProgressReport)}, nil
 }
 
 func (s *Store) progressBucket(ctx context.Context) (jetstream.KeyValue, error) {
-	if !s.cfg.Manage {
-		kv, err := s.js.KeyValue(ctx, ProgressBucket)
-		if err != nil {
-			return nil, fmt.Errorf("progress bucket: %w (start kino serve first)", err)
-		}
-		return kv, nil
-	}
-	kv, err := s.bucket(ctx, true, jetstream.KeyValueConfig{
+	kv, err := s.bucket(ctx, s.cfg.Manage, jetstream.KeyValueConfig{
 		Bucket:      ProgressBucket,
 		Description: "kino: progress of running transcodes",
 		TTL:         time.Hour,
@@ -117,6 +113,9 @@ func (s *Store) progressBucket(ctx context.Context) (jetstream.KeyValue, error) 
 		Storage:      volatileStorage(s.cfg.Replicas),
 		Replicas:     s.cfg.Replicas,
 	})
+	if err != nil && !s.cfg.Manage {
+		return nil, fmt.Errorf("progress bucket: %w (start kino serve first)", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("progress bucket: %w", err)
 	}
@@ -175,35 +174,75 @@ func (p *Progress) Live(videoID string) (ProgressReport, bool) {
 }
 
 // Follow keeps Get up to date with every worker's progress until ctx ends.
+//
+// The watch starts again from the bucket's current values whenever the
+// connection to NATS is made again: the server may have restarted without
+// the bucket (it lives in memory on a single server), and a watch left to
+// resume by itself would wait for sequences the new bucket has not reached,
+// or end. Values not in the bucket any more are dropped then.
 func (p *Progress) Follow(ctx context.Context) error {
+	wait := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		reconnected := p.reconnected()
+		err := p.watch(ctx, reconnected)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			p.log.Debug("follow progress", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-reconnected:
+			wait = 100 * time.Millisecond
+		case <-time.After(wait):
+			wait = min(2*wait, 5*time.Second)
+		}
+	}
+	return nil
+}
+
+// watch follows the bucket until ctx ends, stop is closed or the watch
+// ends; the values are replaced by the bucket's once its initial values
+// have come.
+func (p *Progress) watch(ctx context.Context, stop <-chan struct{}) error {
 	w, err := p.kv.WatchAll(ctx)
 	if err != nil {
 		return fmt.Errorf("follow progress: %w", err)
 	}
-	defer w.Stop()
+	defer func() { _ = w.Stop() }()
+	initial := map[string]ProgressReport{} // nil once the initial values are in
 	for {
+		var e jetstream.KeyValueEntry
+		var ok bool
 		select {
 		case <-ctx.Done():
 			return nil
-		case e, ok := <-w.Updates():
-			if !ok {
-				return nil
-			}
-			if e == nil { // the initial values have been delivered
-				continue
-			}
-			p.mu.Lock()
-			if e.Operation() == jetstream.KeyValuePut {
-				if r, ok := parseProgress(e.Value()); ok {
-					p.values[e.Key()] = r
-				} else {
-					delete(p.values, e.Key())
-				}
-			} else {
-				delete(p.values, e.Key())
-			}
-			p.mu.Unlock()
+		case <-stop:
+			return nil
+		case e, ok = <-w.Updates():
 		}
+		if !ok {
+			return errors.New("follow progress: the watch ended")
+		}
+		p.mu.Lock()
+		values := p.values
+		if initial != nil {
+			values = initial
+		}
+		switch {
+		case e == nil: // the initial values have been delivered
+			p.values, initial = initial, nil
+		case e.Operation() == jetstream.KeyValuePut:
+			if r, ok := parseProgress(e.Value()); ok {
+				values[e.Key()] = r
+			} else {
+				delete(values, e.Key())
+			}
+		default:
+			delete(values, e.Key())
+		}
+		p.mu.Unlock()
 	}
 }
 

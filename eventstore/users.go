@@ -197,9 +197,8 @@ func (s *Store) OpenUsers(ctx context.Context, cfg UsersConfig) (*Users, error) 
 			Replicas:    s.cfg.Replicas,
 		}
 		if s.cfg.Manage {
-			u.sessions, err = s.js.CreateOrUpdateKeyValue(ctx, sessions)
-			if err != nil {
-				return fmt.Errorf("bucket %s: %w", SessionsBucket, err)
+			if u.sessions, err = s.openBucket(ctx, sessions, createOrUpdate); err != nil {
+				return err
 			}
 		} else if u.sessions, err = s.bucket(ctx, false, sessions); err != nil && !errors.Is(err, jetstream.ErrBucketNotFound) {
 			return err

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,6 +28,22 @@ func Server(t testing.TB, dir string) *eventstore.Embedded {
 	}
 	t.Cleanup(srv.Shutdown)
 	return srv
+}
+
+// Restart stops srv (started by Server on dir) and starts it again on the
+// same port and store, as an operator's restart of nats-server does:
+// clients reconnect by themselves; streams and buckets kept in memory are
+// gone.
+func Restart(t testing.TB, srv *eventstore.Embedded, dir string) *eventstore.Embedded {
+	t.Helper()
+	addr := strings.TrimPrefix(srv.URL(), "nats://")
+	srv.Shutdown()
+	again, err := eventstore.StartEmbedded(dir, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(again.Shutdown)
+	return again
 }
 
 // Run starts a server in a temp dir and opens a store on it with kino
