@@ -46,9 +46,9 @@ type Health struct {
 func (s *Store) Health() Health {
 	if s.health.leaderProbeDue() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_, err := s.stream.Info(ctx)
+		info, err := s.stream.Info(ctx)
 		cancel()
-		if err == nil {
+		if err == nil && quorumFault(info) == nil { // a leaderless replica answers too
 			s.health.wrote(nil)
 		}
 	}
@@ -65,6 +65,8 @@ func (s *Store) Writable() error {
 	switch {
 	case h.conn.Err() != nil:
 		return refusal("append", errDisconnected)
+	case h.quorumErr != nil:
+		return refusal("append", h.quorumErr)
 	case h.writeErr != nil && time.Now().Before(h.nextProbe):
 		return refusal("append", h.writeErr)
 	}
@@ -91,18 +93,21 @@ type health struct {
 	log        *slog.Logger
 	probeEvery time.Duration
 
-	mu         sync.Mutex
-	conn       context.Context // cancelled while disconnected
-	cancelConn context.CancelCauseFunc
-	downSince  time.Time
-	closing    bool
-	writeErr   error
-	writeSince time.Time
-	nextProbe  time.Time
+	mu          sync.Mutex
+	conn        context.Context // cancelled while disconnected
+	cancelConn  context.CancelCauseFunc
+	downSince   time.Time
+	closing     bool
+	writeErr    error
+	writeSince  time.Time
+	nextProbe   time.Time
+	quorumErr   error // set by watchQuorum while the stream has no quorum
+	quorumSince time.Time
+	reconnect   chan struct{} // closed at the next reconnection
 }
 
 func newHealth(log *slog.Logger, probeEvery time.Duration) *health {
-	h := &health{log: log, probeEvery: probeEvery}
+	h := &health{log: log, probeEvery: probeEvery, reconnect: make(chan struct{})}
 	h.conn, h.cancelConn = context.WithCancelCause(context.Background())
 	return h
 }
@@ -127,7 +132,11 @@ func (h *health) leaderProbeDue() bool {
 func (h *health) snapshot() Health {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return Health{Connected: h.conn.Err() == nil, Since: h.downSince, Writes: h.writeErr}
+	writes := h.writeErr
+	if h.quorumErr != nil {
+		writes = h.quorumErr
+	}
+	return Health{Connected: h.conn.Err() == nil, Since: h.downSince, Writes: writes}
 }
 
 // disconnected is the connection's disconnect handler.
@@ -157,6 +166,16 @@ func (h *health) reconnected() {
 	h.log.Info("event store reconnected to NATS", "outage", time.Since(h.downSince).Round(time.Millisecond))
 	h.downSince = time.Time{}
 	h.writeErr = nil
+	close(h.reconnect)
+	h.reconnect = make(chan struct{})
+}
+
+// nextReconnect is closed when the connection is made again after it
+// dropped: the server may be another, or the same one restarted.
+func (h *health) nextReconnect() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.reconnect
 }
 
 func (h *health) close() {
@@ -220,6 +239,9 @@ func lost(ctx context.Context, name string) error {
 func (h *health) admitWrite(name string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.quorumErr != nil {
+		return refusal(name, h.quorumErr) // watchQuorum finds out when it is back
+	}
 	if h.writeErr == nil {
 		return nil
 	}
@@ -244,6 +266,21 @@ func (h *health) wrote(fault error) {
 		h.writeErr, h.writeSince = fault, time.Now()
 		h.nextProbe = h.writeSince.Add(h.probeEvery)
 	}
+}
+
+// quorum records what watchQuorum found: nil when the event stream has
+// a quorum, else why not. One log line per change.
+func (h *health) quorum(fault error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case fault == nil && h.quorumErr != nil:
+		h.log.Info("event stream has its quorum again; writes are accepted", "outage", time.Since(h.quorumSince).Round(time.Millisecond))
+	case fault != nil && h.quorumErr == nil:
+		h.log.Error("event stream has lost its quorum; writes are refused until it is back", "err", fault)
+		h.quorumSince = time.Now()
+	}
+	h.quorumErr = fault
 }
 
 // errNoAck is the write failure of an append the server never answered.

@@ -96,6 +96,23 @@ type Store struct {
 	health     *health
 	progress   jetstream.KeyValue // the progress bucket, found at Open
 	sendState  *SendState         // the senders' buckets, found at Open
+	stopWatch  func()             // stops watchQuorum and waits for it
+}
+
+// startQuorumWatch runs watchQuorum for kino serve on a replicated stream:
+// the process that answers clients' writes and /readyz.
+func (s *Store) startQuorumWatch() {
+	s.stopWatch = func() {}
+	if !s.cfg.Manage || s.cfg.Replicas <= 1 {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.watchQuorum(ctx)
+	}()
+	s.stopWatch = func() { cancel(); <-done }
 }
 
 // Open connects to NATS and creates or updates the event stream.
@@ -132,6 +149,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	for {
 		st, err = setup(ctx, nc, js, cfg, h)
 		if err == nil {
+			st.startQuorumWatch()
 			return st, nil
 		}
 		// On a cluster, JetStream answers only once the nodes have elected
@@ -249,6 +267,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.health.close()
+	s.stopWatch()
 	done := make(chan struct{})
 	s.nc.SetClosedHandler(func(*nats.Conn) { close(done) })
 	if err := s.nc.Drain(); err != nil {
@@ -343,6 +362,7 @@ func (s *Store) Healthy() error {
 // looks like to the server. For tests of redelivery.
 func (s *Store) Abort() {
 	s.health.close()
+	s.stopWatch()
 	s.nc.Close()
 }
 
