@@ -142,6 +142,62 @@ func TestShortWritesAreNotCompleted(t *testing.T) {
 	}
 }
 
+// A failed attempt takes its progress with it: between attempts (the
+// backoff may be minutes) the video shows none, not the 1 its last attempt
+// reached before its outputs failed the checks.
+func TestFailedAttemptClearsItsProgress(t *testing.T) {
+	e := newEnv(t, func(c *transcoder.Config) { c.MaxAttempts = 2; c.Backoff = []time.Duration{time.Hour} })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	progress, err := e.store.OpenProgress(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = progress.Follow(ctx) }()
+	var id string
+	var mu sync.Mutex
+	seen := make(chan float64, 1)
+	defer transcoder.SetEncodeHooks(nil, func(work string) {
+		mu.Lock()
+		defer mu.Unlock()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			if r, ok := progress.Live(id); ok {
+				seen <- r.Progress
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Error("no progress reported during the encode")
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		truncate("hls/master.m3u8")(t, work)
+	})()
+	clip := ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 320, 180, 3, true)
+	mu.Lock()
+	id = e.uploadFile(e.account("acme", domain.PlanFree), "clip.mp4", clip)
+	mu.Unlock()
+	t.Logf("progress during the failing attempt: %v", <-seen)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, ok := progress.Live(id); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the failed attempt's progress is still shown")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	events, _, err := e.store.Load(ctx, stream(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := domain.Fold[domain.Video](events); v.Status != domain.StatusProcessing || v.Failures != 1 {
+		t.Fatalf("between attempts: %s with %d failures", v.Status, v.Failures)
+	}
+}
+
 // TestFullDiskIsNotCompleted: when the disk fills up under the HLS
 // ladder (a tmpfs too small for it, mounted over the work directory's
 // hls/: ffmpeg meets a real ENOSPC, exits 0 and leaves empty playlists),

@@ -294,6 +294,11 @@ func (t *Transcoder) handle(ctx context.Context, job *eventstore.Job) {
 	if err == nil {
 		_, err = eventstore.Execute[domain.Video](ctx, t.cfg.Store, videoStream(id), done)
 	}
+	if err != nil {
+		// Whatever comes next (another attempt after a backoff, FAILED, a
+		// deletion), this attempt's progress means nothing any more.
+		t.clearProgress(id)
+	}
 	switch {
 	case err == nil:
 		log.Info("transcode succeeded", "duration_s", done.Duration, "resolutions", done.Resolutions,
@@ -317,7 +322,6 @@ func (t *Transcoder) handle(ctx context.Context, job *eventstore.Job) {
 	case domain.IsKind(err, domain.NotFound): // deleted while we worked
 		log.Info("video deleted during transcode; outputs removed")
 		t.removeFiles(log, id)
-		t.clearProgress(id)
 		ack()
 	case errors.As(err, new(outage)):
 		// Not the video's failure: NATS was out of reach. Recorded as an
@@ -363,7 +367,6 @@ func (t *Transcoder) fail(ctx context.Context, log *slog.Logger, job *eventstore
 		if err := t.cfg.Media.RemoveOutputs(context.WithoutCancel(ctx), id); err != nil {
 			log.Warn("remove outputs of a failed video", "err", err)
 		}
-		t.clearProgress(id)
 		if err := job.Ack(context.WithoutCancel(ctx)); err != nil {
 			log.Warn("ack transcode job", "err", err)
 		}
