@@ -5,11 +5,11 @@ package eventstore
 import "syscall"
 
 // diskFree is the space (bytes) an unprivileged writer may still use on
-// dir's file system.
-func diskFree(dir string) (int64, error) {
+// dir's file system, and that file system's size.
+func diskFree(dir string) (free, size int64, err error) {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return int64(uint64(st.Bavail) * uint64(st.Bsize)), nil
+	return int64(uint64(st.Bavail) * uint64(st.Bsize)), int64(uint64(st.Blocks) * uint64(st.Bsize)), nil
 }

@@ -16,10 +16,13 @@ import (
 type HealConfig struct {
 	// Every is how often the server's health is read. Default 1 s.
 	Every time.Duration
-	// MinFree is the free space (bytes) the store's file system must have
-	// again before a server whose store failed a write is restarted, so a
-	// full disk does not make it restart over and over. Default 64 MiB.
-	MinFree int64
+	// Reserve is the free space the service keeps on the store's disk for
+	// its own writes (kino serve's --disk-reserve, past which uploads are
+	// refused): Reserve bytes, or ReservePercent of the disk's size. A
+	// restart never waits for more free space than this beyond what the
+	// store itself needs (see restartFree). Zero: no reserve.
+	Reserve        int64
+	ReservePercent float64
 	// Log gets one line per change: a fault found, a restart, a recovery.
 	Log *slog.Logger
 }
@@ -27,9 +30,6 @@ type HealConfig struct {
 func (c *HealConfig) validate() {
 	if c.Every <= 0 {
 		c.Every = time.Second
-	}
-	if c.MinFree <= 0 {
-		c.MinFree = 64 << 20
 	}
 	if c.Log == nil {
 		c.Log = slog.Default()
@@ -57,9 +57,9 @@ func (e *Embedded) Health() error {
 // acknowledging appends to a stream whose store failed a write (a full
 // disk), for good: space freed later changes nothing until the server is
 // restarted. Heal notices it (Health reports it) and, once the store's
-// file system has MinFree bytes free, restarts the server in this process
-// on the same port and store. Clients reconnect by themselves; what was
-// acknowledged before the fault is on disk and recovered.
+// file system has room again (restartFree), restarts the server in this
+// process on the same port and store. Clients reconnect by themselves;
+// what was acknowledged before the fault is on disk and recovered.
 func (e *Embedded) Heal(ctx context.Context, cfg HealConfig) error {
 	cfg.validate()
 	tick := time.NewTicker(cfg.Every)
@@ -86,13 +86,14 @@ func (e *Embedded) Heal(ctx context.Context, cfg HealConfig) error {
 		if problem == nil {
 			continue
 		}
-		free, err := diskFree(e.opts.StoreDir)
-		if err == nil && free < cfg.MinFree {
-			if !waiting {
-				cfg.Log.Warn("embedded NATS server will restart once its store has room", "free_bytes", free, "needed_bytes", cfg.MinFree)
-				waiting = true
+		if free, size, err := diskFree(e.opts.StoreDir); err == nil {
+			if need := restartFree(size, storeUsed(e.server()), cfg.reserve(size)); free < need {
+				if !waiting {
+					cfg.Log.Warn("embedded NATS server will restart once its store has room", "free_bytes", free, "needed_bytes", need, "disk_bytes", size)
+					waiting = true
+				}
+				continue
 			}
-			continue
 		}
 		cfg.Log.Warn("restarting the embedded NATS server to resume writes", "store", filepath.Clean(e.opts.StoreDir))
 		if err := e.restart(); err != nil {
@@ -101,6 +102,58 @@ func (e *Embedded) Heal(ctx context.Context, cfg HealConfig) error {
 		}
 		waiting = false
 	}
+}
+
+// healHeadroom is the most free space a restart waits for beyond the
+// store's own need: enough, on a large disk, that a disk still nearly full
+// does not make the server restart over and over.
+const healHeadroom = 64 << 20
+
+// restartFree is the free space (bytes) the store's file system of size
+// bytes must have before a server whose store failed a write is
+// restarted, its file-store streams holding used bytes, with reserve bytes
+// kept free by the service (0: none). It is the larger of two amounts.
+//
+// What the store needs. A restarted nats-server, its storage limit unset
+// (kino sets none), takes as its limit 3/4 of the free space it finds plus
+// 3/4 of what its streams hold already, and refuses every append past it
+// (insufficient resources) until it restarts again: with less than a
+// third of used free it takes no write at all. To take one file-store
+// block more (server.FileStoreMaxBlkSize, 8 MiB: the block of a limits
+// stream with no size limit, like kino's event stream; work queues and
+// buckets use 4 MiB), 3/4·(free+used) ≥ used+block, so free ≥
+// (used + 4·block)/3: about 10.7 MiB plus a third of used, which also
+// leaves room on the disk for the block itself.
+//
+// What the disk should have. Restarting as soon as the store fits would,
+// on a disk still being filled, stop and restart the server over and over;
+// so a restart also waits for some headroom: 64 MiB, or an eighth of a
+// smaller disk (64 MiB can never be free on a 64 MiB volume), and never
+// more than the reserve, since past it the service counts the disk as
+// having room again (uploads are taken, /readyz reports the disk ready).
+func restartFree(size, used, reserve int64) int64 {
+	const block = server.FileStoreMaxBlkSize
+	need := (used + 4*block + 2) / 3 // rounded up
+	headroom := min(healHeadroom, size/8, max(reserve, 0))
+	return max(need, headroom)
+}
+
+// reserve is the reserve in bytes on a disk of size bytes.
+func (c HealConfig) reserve(size int64) int64 {
+	if c.ReservePercent > 0 {
+		return int64(float64(size) * c.ReservePercent / 100)
+	}
+	return c.Reserve
+}
+
+// storeUsed is what the server's file-store streams hold (bytes), as its
+// storage limit counts it; 0 when it cannot tell (JetStream off).
+func storeUsed(srv *server.Server) int64 {
+	info, err := srv.Jsz(nil)
+	if err != nil || info == nil {
+		return 0
+	}
+	return int64(info.Store)
 }
 
 // check reads the server's own health: the fault, if any, and its detail

@@ -294,7 +294,7 @@ func newServeCmd() *cobra.Command {
 	fs.StringVar(&maxFree, "max-upload-free", env("KINO_MAX_UPLOAD_FREE", "1GiB"), "largest upload on the free plan (env KINO_MAX_UPLOAD_FREE)")
 	fs.StringVar(&maxPro, "max-upload-pro", env("KINO_MAX_UPLOAD_PRO", "10GiB"), "largest upload on the pro plan (env KINO_MAX_UPLOAD_PRO)")
 	fs.StringVar(&maxBusiness, "max-upload-business", env("KINO_MAX_UPLOAD_BUSINESS", "50GiB"), "largest upload on the business plan (env KINO_MAX_UPLOAD_BUSINESS)")
-	fs.StringVar(&diskReserve, "disk-reserve", env("KINO_DISK_RESERVE", "1GiB"), "free space kept on the data directory's disk (a size like 1GiB, or a percentage like 5%; 0 for none): uploads that would eat into it get 507, so the event store never runs dry (env KINO_DISK_RESERVE)")
+	fs.StringVar(&diskReserve, "disk-reserve", env("KINO_DISK_RESERVE", "1GiB"), "free space kept on the data directory's disk (a size like 1GiB, or a percentage like 5%; 0 for none): uploads that would eat into it get 507, so the event store never runs dry; after a full disk, the embedded NATS server's restart waits for no more than this beyond what its store needs (env KINO_DISK_RESERVE)")
 	fs.Uint64Var(&cfg.MaxReadLag, "ready-max-lag", uint64(envInt("KINO_READY_MAX_LAG", 1000)), "events the read models may trail the stream by before GET /readyz answers 503 (env KINO_READY_MAX_LAG)")
 	parseWorkers = workerFlags(fs, &cfg.Workers)
 	return cmd
@@ -475,8 +475,11 @@ func (m *Main) startNATS(context.Context) error {
 		return err
 	}
 	m.nats, m.natsURL, m.natsAuth = srv, srv.URL(), srv.Auth(eventstore.RoleServe)
+	// The reserve the API keeps is free space kino counts as a healthy
+	// disk: a restart after a full disk never waits for more than that
+	// beyond what the store needs.
 	m.start("nats-heal", func(ctx context.Context) error {
-		return srv.Heal(ctx, eventstore.HealConfig{Log: m.Log.With("component", "nats")})
+		return srv.Heal(ctx, eventstore.HealConfig{Reserve: m.DiskReserve.Bytes, ReservePercent: m.DiskReserve.Percent, Log: m.Log.With("component", "nats")})
 	})
 	return nil
 }
