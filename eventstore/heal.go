@@ -40,6 +40,13 @@ func (c *HealConfig) validate() {
 // a write: the server answers no append to it until it restarts.
 var errStoreWrite = errors.New("the JetStream store failed a write (disk full?) and takes no more until the server restarts")
 
+// errStoreLimit is what Health reports while the store is at the storage
+// limit nats-server set itself when it started (kino sets none: 3/4 of the
+// free space it found, plus what its streams held): it refuses appends
+// past it however much space is freed, until it restarts and measures
+// again. A server started on a nearly full disk meets it first.
+var errStoreLimit = errors.New("the JetStream store is at the storage limit it set itself at start and takes no more until the server restarts")
+
 // errJetStreamOff is what Health reports when the server has turned
 // JetStream off (it does so on a file permission error).
 var errJetStreamOff = errors.New("JetStream is disabled on the embedded server")
@@ -162,12 +169,25 @@ func check(srv *server.Server) (problem error, detail string) {
 	if !srv.JetStreamEnabled() {
 		return errJetStreamOff, errJetStreamOff.Error()
 	}
+	if info, err := srv.Jsz(nil); err == nil && info != nil && atLimit(info.Store, info.Config.MaxStore) {
+		return errStoreLimit, fmt.Sprintf("the JetStream store holds %d bytes of the %d it allowed itself at its start", info.Store, info.Config.MaxStore)
+	}
 	h := srv.Healthz(&server.HealthzOptions{})
 	if h == nil || h.Error == "" || !strings.Contains(h.Error, "write error") {
 		// Other states (a cluster electing its leader) pass by themselves.
 		return nil, ""
 	}
 	return errStoreWrite, h.Error
+}
+
+// limitSlack is how close to its storage limit a store counts as full: an
+// append larger than what is left is refused.
+const limitSlack = 1 << 20
+
+// atLimit reports whether a file store holding used bytes is within
+// limitSlack of its limit max (0 or less: none).
+func atLimit(used uint64, max int64) bool {
+	return max > 0 && used+limitSlack > uint64(max)
 }
 
 // restart shuts the server down and starts it again with the same options.

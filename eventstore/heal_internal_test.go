@@ -84,31 +84,7 @@ func TestRestartFreeIsWhatARestartedServerNeeds(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Shutdown)
-	publish := func(bytes int64) error {
-		t.Helper()
-		opts, err := e.Auth(RoleServe).options()
-		if err != nil {
-			t.Fatal(err)
-		}
-		nc, err := nats.Connect(e.URL(), opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer nc.Close()
-		js, err := jetstream.New(nc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		body := make([]byte, 64<<10)
-		for i := int64(0); i*int64(len(body)) < bytes; i++ {
-			if _, err := js.Publish(ctx, fmt.Sprintf("account.big-%d.Blob", i), body); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	publish := publisher(t, e)
 	s, err := Open(context.Background(), Config{URL: e.URL(), Auth: e.Auth(RoleServe), Name: t.Name(), Manage: true})
 	if err != nil {
 		t.Fatal(err)
@@ -136,5 +112,88 @@ func TestRestartFreeIsWhatARestartedServerNeeds(t *testing.T) {
 	}
 	if err := publish(server.FileStoreMaxBlkSize / 2); err != nil {
 		t.Fatalf("half a block of appends after a restart with restartFree (%d bytes) free and %d held: %v", restartFree(size, used, 0), used, err)
+	}
+}
+
+// publisher returns a func that appends bytes of 64 KiB blobs to the event
+// stream of e, each over its own connection so a restart in between does
+// not matter.
+func publisher(t *testing.T, e *Embedded) func(bytes int64) error {
+	return func(bytes int64) error {
+		t.Helper()
+		opts, err := e.Auth(RoleServe).options()
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc, err := nats.Connect(e.URL(), opts...)
+		if err != nil {
+			return err // restarting
+		}
+		defer nc.Close()
+		js, err := jetstream.New(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		body := make([]byte, 64<<10)
+		for i := int64(0); i*int64(len(body)) < bytes; i++ {
+			if _, err := js.Publish(ctx, fmt.Sprintf("account.big-%d.Blob", i), body); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// A server started on a nearly full disk sets itself a small storage
+// limit (3/4 of the free space it found) and refuses every append once its
+// store reaches it, however much space is freed later: its write health
+// stays clean. Heal sees the store at its limit and, once there is room,
+// restarts it, which measures the disk again.
+func TestHealRestartsAStoreAtTheLimitItSetItself(t *testing.T) {
+	const size = 64 << 20
+	dir := SmallDisk(t, size)
+	filler := Fill(t, dir, 12<<20)
+	e, err := StartEmbedded(dir, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Shutdown)
+	s, err := Open(context.Background(), Config{URL: e.URL(), Auth: e.Auth(RoleServe), Name: t.Name(), Manage: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	publish := publisher(t, e)
+	var refused error
+	for i := 0; refused == nil; i++ {
+		if i == 200 {
+			t.Fatal("appends of 10 MiB never reached the store's limit")
+		}
+		refused = publish(64 << 10)
+	}
+	if !storageRefusal(refused) {
+		t.Fatalf("append at the store's limit: %v, want insufficient resources", refused)
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	healed := make(chan error, 1)
+	go func() { healed <- e.Heal(ctx, HealConfig{Every: 50 * time.Millisecond, Reserve: 4 << 20}) }()
+	t.Cleanup(func() { cancel(); <-healed })
+	deadline := time.Now().Add(time.Minute)
+	for publish(1) != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("appends still refused a minute after the disk was freed; Heal reports %v", e.Health())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for e.Health() != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("Heal still reports %v", e.Health())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
