@@ -58,27 +58,27 @@ func (s *Store) bucket(ctx context.Context, create bool, cfg jetstream.KeyValueC
 // openBucket opens the bucket cfg names as mode allows and wraps it in a
 // lastingKV that opens it the same way again when it is gone.
 func (s *Store) openBucket(ctx context.Context, cfg jetstream.KeyValueConfig, mode openMode) (jetstream.KeyValue, error) {
-	open := func(ctx context.Context) (jetstream.KeyValue, error) {
-		var kv jetstream.KeyValue
-		var err error
-		if mode == createOrUpdate {
+	first := true
+	open := func(ctx context.Context) (kv jetstream.KeyValue, created bool, err error) {
+		kv, err = s.js.KeyValue(ctx, cfg.Bucket)
+		switch {
+		case errors.Is(err, jetstream.ErrBucketNotFound) && mode != openOnly:
 			kv, err = s.js.CreateOrUpdateKeyValue(ctx, cfg)
-		} else {
-			kv, err = s.js.KeyValue(ctx, cfg.Bucket)
-			if mode == createMissing && errors.Is(err, jetstream.ErrBucketNotFound) {
-				kv, err = s.js.CreateOrUpdateKeyValue(ctx, cfg)
-			}
+			created = err == nil
+		case err == nil && first && mode == createOrUpdate:
+			kv, err = s.js.CreateOrUpdateKeyValue(ctx, cfg)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("bucket %s: %w", cfg.Bucket, err)
+			return nil, false, fmt.Errorf("bucket %s: %w", cfg.Bucket, err)
 		}
-		return kv, nil
+		return kv, created, nil
 	}
-	kv, err := open(ctx)
+	kv, _, err := open(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &lastingKV{name: cfg.Bucket, open: open, log: s.cfg.Log, kv: kv}, nil
+	first = false
+	return &lastingKV{name: cfg.Bucket, open: open, log: s.cfg.Log, kv: kv, noQuorum: s.health.noQuorum}, nil
 }
 
 // bucketGone reports whether err says a bucket's stream does not answer:
@@ -93,8 +93,14 @@ func bucketGone(err error) bool {
 // finds it gone, and retries that call once on the new handle.
 type lastingKV struct {
 	name string
-	open func(context.Context) (jetstream.KeyValue, error)
+	// open opens the bucket again, creating it when it is missing (for a
+	// process allowed to): created says it did.
+	open func(context.Context) (kv jetstream.KeyValue, created bool, err error)
 	log  *slog.Logger
+	// noQuorum is true while the store knows the event stream to have no
+	// quorum: the buckets, on the same nodes, then have no leader either
+	// and exist all the same.
+	noQuorum func() bool
 
 	mu       sync.Mutex
 	kv       jetstream.KeyValue
@@ -108,11 +114,12 @@ func (b *lastingKV) current() jetstream.KeyValue {
 }
 
 // reopen opens the bucket again after a call failed with err, when err
-// says the bucket is gone and no other re-open was tried within
-// reopenEvery. It returns the new handle, or nil when the call's error
-// stands.
+// says the bucket does not answer and no other re-open was tried within
+// reopenEvery. It returns the new handle when the bucket had to be made
+// again, or nil when the call's error stands (the bucket exists but has no
+// leader now, or cannot be made).
 func (b *lastingKV) reopen(ctx context.Context, err error) jetstream.KeyValue {
-	if err == nil || !bucketGone(err) || ctx.Err() != nil {
+	if err == nil || !bucketGone(err) || ctx.Err() != nil || b.noQuorum() {
 		return nil
 	}
 	b.mu.Lock()
@@ -125,15 +132,15 @@ func (b *lastingKV) reopen(ctx context.Context, err error) jetstream.KeyValue {
 	b.mu.Unlock()
 	octx, cancel := context.WithTimeout(ctx, reopenTimeout)
 	defer cancel()
-	kv, oerr := b.open(octx)
-	if oerr != nil {
-		b.log.Debug("bucket does not answer; opening it again failed", "bucket", b.name, "err", err, "open_err", oerr)
+	kv, created, oerr := b.open(octx)
+	if oerr != nil || !created {
+		b.log.Debug("bucket does not answer", "bucket", b.name, "err", err, "open_err", oerr)
 		return nil
 	}
 	b.mu.Lock()
 	b.kv = kv
 	b.mu.Unlock()
-	b.log.Info("bucket did not answer (its NATS server restarted without it?); opened again", "bucket", b.name, "err", err)
+	b.log.Info("bucket was gone (its NATS server restarted without it); made again", "bucket", b.name, "err", err)
 	return kv
 }
 

@@ -283,6 +283,13 @@ func (h *health) quorum(fault error) {
 	h.quorumErr = fault
 }
 
+// noQuorum reports whether watchQuorum last found no quorum.
+func (h *health) noQuorum() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.quorumErr != nil
+}
+
 // errNoAck is the write failure of an append the server never answered.
 var errNoAck = errors.New("append not acknowledged in time")
 

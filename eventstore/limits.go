@@ -38,8 +38,9 @@ type RateHolding struct {
 
 // RateLimits is the shared ledger of the rate limits (RateBucket).
 type RateLimits struct {
-	nc *nats.Conn
-	kv jetstream.KeyValue
+	nc     *nats.Conn
+	health *health
+	kv     jetstream.KeyValue
 }
 
 // OpenRateLimits opens the rate-limit bucket, creating it if needed.
@@ -52,7 +53,7 @@ func (s *Store) OpenRateLimits(ctx context.Context) (*RateLimits, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open rate limits: %w", err)
 	}
-	return &RateLimits{nc: s.nc, kv: kv}, nil
+	return &RateLimits{nc: s.nc, health: s.health, kv: kv}, nil
 }
 
 // Connected is false while this process has no connection to NATS.
@@ -77,9 +78,10 @@ var ErrRateUnavailable = errors.New("rate-limit ledger unreachable")
 // RateSkew), and stores node's answer, retrying when another node wrote in
 // between (compare-and-swap on the entry's revision) until ctx ends. It
 // fails at once, with ErrRateUnavailable, while the connection to NATS is
-// down.
+// down or the event stream is known to have no quorum (the bucket, on the
+// same nodes, has no leader either).
 func (l *RateLimits) UpdateRate(ctx context.Context, key, node string, now time.Time, decide func(others []RateHolding) RateHolding) error {
-	if l.nc.Status() != nats.CONNECTED {
+	if l.nc.Status() != nats.CONNECTED || l.health.noQuorum() {
 		return fmt.Errorf("update rate %s: %w", key, ErrRateUnavailable)
 	}
 	k := base64.RawURLEncoding.EncodeToString([]byte(key))
