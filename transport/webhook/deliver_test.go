@@ -309,3 +309,44 @@ func TestDeliveryErrorsCarryNoServerAddresses(t *testing.T) {
 		})
 	}
 }
+
+// A NATS server restarted under a running sender (a single server, whose
+// send-lock bucket lives in memory and is gone after the restart) does
+// not stop the deliveries: those queued after the restart arrive, each
+// once, with no restart of the sender. They were postponed for good
+// ("no response from stream") when the lock bucket was opened only once.
+func TestDeliveriesGoOnAfterTheNATSServerRestarts(t *testing.T) {
+	dir := t.TempDir()
+	srv := eventstoretest.Server(t, dir)
+	store := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
+	var mu sync.Mutex
+	got := map[string]int{}
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got[r.Header.Get(HeaderDelivery)]++
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(rc.Close)
+	hook := subscribe(t, store, "acme", rc.URL)
+	runDeliverer(t, newTestDeliverer(t, Config{Store: store, Workers: 2, Timeout: 10 * time.Second, AllowPrivate: true,
+		Backoff: []time.Duration{50 * time.Millisecond}}))
+	before := sendTests(t, store, hook, 1)
+	waitRecorded(t, store, hook.ID, 1)
+
+	eventstoretest.Restart(t, srv, dir)
+	after := sendTests(t, store, hook, 3) // waits for the reconnection
+	outcomes := waitRecorded(t, store, hook.ID, 4)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, id := range append(before, after...) {
+		if got[id] != 1 {
+			t.Errorf("delivery %s arrived %d times, want once (all: %v)", id, got[id], got)
+		}
+	}
+	for _, o := range outcomes {
+		if !o.ok || o.attempt != 1 {
+			t.Errorf("recorded %+v, want a first attempt that succeeded", o)
+		}
+	}
+}
