@@ -92,6 +92,22 @@ func setupMedia(t *testing.T, e *env) {
 	e.media = m
 }
 
+// followProgress follows every worker's progress reports until the test
+// ends, as an API node does.
+func (e *env) followProgress(t *testing.T) *eventstore.Progress {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	progress, err := e.store.OpenProgress(ctx)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = progress.Follow(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return progress
+}
+
 func (e *env) account(slug string, plan domain.Plan) string {
 	e.t.Helper()
 	_, err := eventstore.Execute[domain.Account](context.Background(), e.store,

@@ -147,13 +147,7 @@ func TestShortWritesAreNotCompleted(t *testing.T) {
 // reached before its outputs failed the checks.
 func TestFailedAttemptClearsItsProgress(t *testing.T) {
 	e := newEnv(t, func(c *transcoder.Config) { c.MaxAttempts = 2; c.Backoff = []time.Duration{time.Hour} })
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	progress, err := e.store.OpenProgress(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = progress.Follow(ctx) }()
+	progress := e.followProgress(t)
 	var id string
 	var mu sync.Mutex
 	seen := make(chan float64, 1)
@@ -189,7 +183,7 @@ func TestFailedAttemptClearsItsProgress(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	events, _, err := e.store.Load(ctx, stream(id))
+	events, _, err := e.store.Load(context.Background(), stream(id))
 	if err != nil {
 		t.Fatal(err)
 	}

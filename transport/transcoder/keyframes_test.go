@@ -67,13 +67,7 @@ func TestLadderProgressRises(t *testing.T) {
 	e := newEnv(t)
 	acc := e.account("dave", domain.PlanFree)
 	src := ffmpegtest.Clip(t, t.TempDir(), "long.mkv", 320, 180, 120, false)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	progress, err := e.store.OpenProgress(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = progress.Follow(ctx) }()
+	progress := e.followProgress(t)
 	id := e.uploadFile(acc, "long.mkv", src)
 	deadline := time.Now().Add(3 * time.Minute)
 	var seen []float64

@@ -20,13 +20,7 @@ func TestProgressReportsSpeedAndTimeLeft(t *testing.T) {
 	const length = 300.0
 	long := ffmpegtest.Clip(t, t.TempDir(), "long.mkv", 320, 180, length, false)
 	id := e.uploadFile(acc, "long.mkv", long)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	progress, err := e.store.OpenProgress(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = progress.Follow(ctx) }()
+	progress := e.followProgress(t)
 	deadline := time.Now().Add(60 * time.Second)
 	var r eventstore.ProgressReport
 	for {
