@@ -142,7 +142,8 @@ func OriginalName(ext string) string { return "original" + ext }
 
 // Commit moves a finished upload (a file from Incoming) to
 // <root>/<id>/original<ext>. ext comes from the supported-extension list,
-// never from a raw client string.
+// never from a raw client string. When it fails, the file stays at
+// tmpPath, the caller's.
 func (s *Store) Commit(_ context.Context, tmpPath, id, ext string) error {
 	dir, err := s.Dir(id)
 	if err != nil {

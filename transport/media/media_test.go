@@ -172,3 +172,34 @@ func publishable(t *testing.T) (*media.Store, string, string) {
 }
 
 var ctx = context.Background()
+
+// A commit that fails (here: the video's directory exists already) leaves
+// the upload's file where it was, the caller's.
+func TestStoreCommitFailureKeepsTheFile(t *testing.T) {
+	s, err := media.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := ulid.Make().String()
+	dir, err := s.Dir(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.Incoming()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("data"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := s.Commit(ctx, f.Name(), id, ".mp4"); err == nil {
+		t.Fatal("commit into an existing directory succeeded")
+	}
+	if got, err := os.ReadFile(f.Name()); err != nil || string(got) != "data" {
+		t.Fatalf("the upload's file after a failed commit: %q, %v", got, err)
+	}
+}
