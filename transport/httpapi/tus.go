@@ -187,7 +187,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 	if _, err := s.uploadCollection(r.Context(), c.Account, slug); err != nil {
 		return err
 	}
-	if err := s.writable(); err != nil {
+	if err := s.writableNow(); err != nil {
 		return err
 	}
 	// Uploads through direct upload URLs are counted apart, under a cap
@@ -386,7 +386,7 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 		w.Header().Set("Connection", "close")
 		return domain.E("upload video", domain.Conflict, "Upload-Offset is %d but the upload has %d bytes: send HEAD to learn the offset, and resume from it", offset, u.Offset)
 	}
-	if err := s.writable(); err != nil {
+	if err := s.writableNow(); err != nil {
 		w.Header().Set("Connection", "close")
 		return err
 	}
