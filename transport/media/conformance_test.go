@@ -62,15 +62,7 @@ func openObjects(t testing.TB, cache int64) *media.Objects {
 // load balancer).
 func TestObjectsReadyFollowsTheBucket(t *testing.T) {
 	srv := eventstoretest.Server(t, t.TempDir())
-	store := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
-	obj, err := store.OpenObjects(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := media.OpenObjects(obj, t.TempDir(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := objectsOn(t, srv)
 	if err := s.Ready(context.Background()); err != nil {
 		t.Fatalf("ready with NATS up: %v", err)
 	}
@@ -88,35 +80,18 @@ func TestObjectsReadyFollowsTheBucket(t *testing.T) {
 func TestObjectsCommitFailureKeepsTheFile(t *testing.T) {
 	dir := t.TempDir()
 	srv := eventstoretest.Server(t, dir)
-	store := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
-	obj, err := store.OpenObjects(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := media.OpenObjects(obj, t.TempDir(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := objectsOn(t, srv)
 	data := []byte("\x00\x00\x00\x18ftypmp42 the upload")
-	f, err := s.Incoming()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	f := incoming(t, s, data)
 	id := ulid.Make().String()
 	host := strings.TrimPrefix(srv.URL(), "nats://")
 	srv.Shutdown()
 	// As a request does: fail at once while NATS is away.
 	ctx := eventstore.FailFast(context.Background())
-	if err := s.Commit(ctx, f.Name(), id, ".mp4"); err == nil {
+	if err := s.Commit(ctx, f, id, ".mp4"); err == nil {
 		t.Fatal("commit with the bucket's server gone succeeded")
 	}
-	if got, err := os.ReadFile(f.Name()); err != nil || !bytes.Equal(got, data) {
+	if got, err := os.ReadFile(f); err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("the upload's file after a failed commit: %q, %v", got, err)
 	}
 
@@ -132,10 +107,10 @@ func TestObjectsCommitFailureKeepsTheFile(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond) // poll
 	}
-	if err := s.Commit(ctx, f.Name(), id, ".mp4"); err != nil {
+	if err := s.Commit(ctx, f, id, ".mp4"); err != nil {
 		t.Fatalf("commit once the server is back: %v", err)
 	}
-	if _, err := os.Stat(f.Name()); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(f); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("the upload's file stays after a commit: %v", err)
 	}
 	dst := filepath.Join(t.TempDir(), "in.mp4")
@@ -145,4 +120,36 @@ func TestObjectsCommitFailureKeepsTheFile(t *testing.T) {
 	if got, _ := os.ReadFile(dst); !bytes.Equal(got, data) {
 		t.Fatalf("stored original %q, want %q", got, data)
 	}
+}
+
+// objectsOn is an object store media backend on the NATS server srv.
+func objectsOn(t *testing.T, srv *eventstore.Embedded) *media.Objects {
+	t.Helper()
+	store := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
+	obj, err := store.OpenObjects(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := media.OpenObjects(obj, t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// incoming is the path of a file from s.Incoming holding data.
+func incoming(t *testing.T, s interface{ Incoming() (*os.File, error) }, data []byte) string {
+	t.Helper()
+	f, err := s.Incoming()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.Name()
 }

@@ -20,16 +20,8 @@ func TestCommitRemoveAndSweep(t *testing.T) {
 	}
 	commit := func() string {
 		t.Helper()
-		f, err := s.Incoming()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.WriteString("data"); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
 		id := ulid.Make().String()
-		if err := s.Commit(ctx, f.Name(), id, ".mp4"); err != nil {
+		if err := s.Commit(ctx, incoming(t, s, []byte("data")), id, ".mp4"); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := os.Stat(filepath.Join(root, id, "original.mp4")); err != nil {
@@ -188,18 +180,11 @@ func TestStoreCommitFailureKeepsTheFile(t *testing.T) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	f, err := s.Incoming()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString("data"); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	if err := s.Commit(ctx, f.Name(), id, ".mp4"); err == nil {
+	f := incoming(t, s, []byte("data"))
+	if err := s.Commit(ctx, f, id, ".mp4"); err == nil {
 		t.Fatal("commit into an existing directory succeeded")
 	}
-	if got, err := os.ReadFile(f.Name()); err != nil || string(got) != "data" {
+	if got, err := os.ReadFile(f); err != nil || string(got) != "data" {
 		t.Fatalf("the upload's file after a failed commit: %q, %v", got, err)
 	}
 }
