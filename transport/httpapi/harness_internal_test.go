@@ -190,6 +190,21 @@ func newTestAPIOn(t *testing.T, nats *eventstore.Embedded, natsDir string, store
 		nats: nats, natsDir: natsDir, storeLog: storeLog}
 }
 
+// withObjects keeps the API's media in the object store of store.
+func withObjects(t *testing.T, c *Config, store *eventstore.Store) {
+	t.Helper()
+	obj, err := store.OpenObjects(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := filepath.Join(t.TempDir(), "media")
+	m, err := media.OpenObjects(obj, local, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Media, c.TusDir = m, filepath.Join(local, ".tus")
+}
+
 // settle waits until the read models hold seq.
 func (a *testAPI) settle(seq uint64) {
 	a.t.Helper()

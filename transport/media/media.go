@@ -295,15 +295,22 @@ func (s *Store) Fetch(_ context.Context, id, ext, dst string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.Link(src, dst); err != nil {
-		if err := copyFile(src, dst); err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return domain.Wrap("media", domain.NotFound, err, "original not found")
-			}
-			return fmt.Errorf("media: fetch %s: %w", id, err)
+	if err := LinkOrCopy(src, dst); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return domain.Wrap("media", domain.NotFound, err, "original not found")
 		}
+		return fmt.Errorf("media: fetch %s: %w", id, err)
 	}
 	return nil
+}
+
+// LinkOrCopy makes dst, a new file, a hard link to src, or a copy of it
+// where the file system has no hard links.
+func LinkOrCopy(src, dst string) error {
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
+	return copyFile(src, dst)
 }
 
 func copyFile(src, dst string) error {
