@@ -138,7 +138,7 @@ func (s *Server) createDirectUpload(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	if err := s.writable(); err != nil {
+	if err := s.writableNow(); err != nil {
 		return err
 	}
 	raw := make([]byte, 32)

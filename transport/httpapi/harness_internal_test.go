@@ -102,6 +102,43 @@ func newTestAPI(t *testing.T, configure ...func(*Config)) *testAPI {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = store.Close() })
+	return newTestAPIOn(t, nats, natsDir, store, storeLog, configure...)
+}
+
+// newClusterAPI is the API on one node of a cluster of three embedded
+// servers, with the streams unreplicated (one replica each) and the event
+// stream on another node than the API's, which it returns: shutting that
+// node down leaves the API connected to an event store that takes no
+// writes. Appends go unacknowledged after a second, and writes known to
+// fail are probed again every 100 ms.
+func newClusterAPI(t *testing.T, configure ...func(*Config)) (*testAPI, *eventstoretest.Cluster, int) {
+	t.Helper()
+	c := eventstoretest.StartCluster(t, 3)
+	host, _, err := c.Open(0, 1).StreamLeader(context.Background()) // makes the streams
+	if err != nil || host == "" {
+		t.Fatalf("event stream's server %q: %v", host, err)
+	}
+	node, stream := -1, -1
+	for i, n := range c.Nodes {
+		switch {
+		case n.Name() == host:
+			stream = i
+		case node < 0:
+			node = i
+		}
+	}
+	storeLog := &lockedBuffer{}
+	store := c.Open(node, 1, func(cfg *eventstore.Config) {
+		cfg.AckTimeout, cfg.ProbeEvery = time.Second, 100*time.Millisecond
+		cfg.Log = slog.New(slog.NewTextHandler(storeLog, nil))
+	})
+	return newTestAPIOn(t, c.Nodes[node], c.Dirs[node], store, storeLog, configure...), c, stream
+}
+
+// newTestAPIOn is the API on store, whose server is nats (storing in
+// natsDir).
+func newTestAPIOn(t *testing.T, nats *eventstore.Embedded, natsDir string, store *eventstore.Store, storeLog *lockedBuffer, configure ...func(*Config)) *testAPI {
+	t.Helper()
 	db, err := projections.OpenDB(filepath.Join(t.TempDir(), "projections.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -151,6 +188,21 @@ func newTestAPI(t *testing.T, configure ...func(*Config)) *testAPI {
 	})
 	return &testAPI{t: t, s: s, srv: srv, store: store, proj: proj, media: ms, dir: dir, clock: clk,
 		nats: nats, natsDir: natsDir, storeLog: storeLog}
+}
+
+// withObjects keeps the API's media in the object store of store.
+func withObjects(t *testing.T, c *Config, store *eventstore.Store) {
+	t.Helper()
+	obj, err := store.OpenObjects(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := filepath.Join(t.TempDir(), "media")
+	m, err := media.OpenObjects(obj, local, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Media, c.TusDir = m, filepath.Join(local, ".tus")
 }
 
 // settle waits until the read models hold seq.

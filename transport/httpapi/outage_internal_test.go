@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -185,4 +186,64 @@ func TestUploadInFlightWhenNATSGoesDown(t *testing.T) {
 	if in := a.incoming(); len(in) != 0 {
 		t.Fatalf("partial file left: %v", in)
 	}
+}
+
+// A tus creation or PATCH appends nothing: its bytes wait for the last
+// PATCH's UploadAccepted. While the event store's appends are known to
+// fail (here: the server holding the event stream is gone), they are
+// refused at once with 503, as a multipart upload is, also when a probe
+// of the writes is due (an append goes through then, to find out; these
+// have none to find out with): the client must not send bytes that cannot
+// become a video. So is a direct upload URL. Once the stream is back,
+// they work again without any append.
+func TestTusRefusedWhileTheEventStoreTakesNoWrites(t *testing.T) {
+	a, c, stream := newClusterAPI(t, func(c *Config) { c.Limits = nil }) // the shared ledger may be on that server
+	key := a.account("acme", domain.PlanFree)
+	file := clip(3000)
+	loc := a.tusCreate(key, len(file))
+	c.Nodes[stream].Shutdown()
+	_, err := a.store.Append(context.Background(), domain.AccountStream("after"), 0, []domain.Payload{domain.AccountCreated{Plan: domain.PlanFree}})
+	if !domain.IsKind(err, domain.Unavailable) || a.store.Health().Writes == nil {
+		t.Fatalf("append with the event stream's server gone: %v; want Unavailable, and writes known to fail", err)
+	}
+	before := len(a.tusFiles())
+
+	for _, tc := range []struct {
+		name string
+		send func() response
+	}{
+		{"creation", func() response {
+			return a.tusReq("POST", "/v1/uploads/tus", key, map[string]string{
+				"Upload-Length": strconv.Itoa(len(file)), "Upload-Metadata": tusMeta("filename", "clip.mp4", "collection", "main")}, nil)
+		}},
+		{"creation with upload", func() response {
+			return a.tusReq("POST", "/v1/uploads/tus", key, map[string]string{
+				"Upload-Length": strconv.Itoa(len(file)), "Upload-Metadata": tusMeta("filename", "clip.mp4", "collection", "main")}, file)
+		}},
+		{"PATCH", func() response { return a.tusPatch(loc, key, 0, file[:1000]) }},
+		{"direct upload URL", func() response { return a.do("POST", "/v1/uploads", key, `{"collection":"main"}`) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			poll(t, "a probe of the writes to be due", func() bool { return a.store.Writable() == nil })
+			r := tc.send()
+			wantError(t, r, 503, "Service unavailable")
+			if s, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || s < 1 {
+				t.Fatalf("503 with Retry-After %q", r.header.Get("Retry-After"))
+			}
+			if n := len(a.tusFiles()); n != before {
+				t.Fatalf("the tus directory holds %d files, %d before the refusal", n, before)
+			}
+			if off, _ := a.tusOffset(loc, key); off != 0 {
+				t.Fatalf("the upload's offset moved to %d", off)
+			}
+		})
+	}
+
+	c.Start(stream)
+	poll20(t, "writes to be found working again", func() bool { return a.s.writableNow() == nil })
+	a.tusCreate(key, len(file))
+	if r := a.tusPatch(loc, key, 0, file); r.status != 204 {
+		t.Fatalf("PATCH once the stream is back: %d %s", r.status, r.body)
+	}
+	a.wantVideo(key, strings.TrimPrefix(loc, "/v1/uploads/tus/"), "clip.mp4")
 }

@@ -168,6 +168,31 @@ func (s *Server) writable() error {
 	return s.serverFault()
 }
 
+// writableNow is writable for a request that appends nothing itself but
+// whose work is lost unless a later append succeeds: a tus creation or
+// PATCH (the bytes wait for the last one's UploadAccepted), a direct
+// upload URL. While appends are known to fail, writable lets a request
+// through once per probe interval, for its append to find out whether they
+// work again; a request without an append would find out nothing and go
+// on. Here the store's own probe (Health, which asks for the stream's
+// info, answered only by a leader) finds out instead, at most once per
+// probe interval; until appends work again the request is refused.
+func (s *Server) writableNow() error {
+	if err := s.writable(); err != nil {
+		return err
+	}
+	if err := s.cfg.Store.Health().Writes; err != nil {
+		return errNotAccepting(err)
+	}
+	return nil
+}
+
+// errNotAccepting is the refusal of a write while the event store does
+// not take writes.
+func errNotAccepting(cause error) error {
+	return domain.Wrap("append", domain.Unavailable, cause, "The event store is not accepting writes; retry in a few seconds")
+}
+
 // writeFault is the event store's state for health and readiness: nil
 // unless appends are known to fail or the embedded server reports a fault.
 func (s *Server) writeFault() error {
@@ -180,7 +205,7 @@ func (s *Server) writeFault() error {
 func (s *Server) serverFault() error {
 	if s.cfg.EventServer != nil {
 		if err := s.cfg.EventServer.Health(); err != nil {
-			return domain.Wrap("append", domain.Unavailable, err, "The event store is not accepting writes; retry in a few seconds")
+			return errNotAccepting(err)
 		}
 	}
 	return nil

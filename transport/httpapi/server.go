@@ -536,7 +536,13 @@ const writeTimeout = 30 * time.Second
 // handler could not tell whether to keep or undo what goes with it (the
 // stored file of an upload, the files of a deletion).
 func execute[S eventstore.Aggregate[S]](r *http.Request, s *eventstore.Store, id domain.StreamID, cmd any) (eventstore.Result[S], error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), writeTimeout)
+	return executeIn[S](r.Context(), s, id, cmd)
+}
+
+// executeIn is execute under ctx, for work that is not a request's
+// (kino accepting a complete tus upload by itself).
+func executeIn[S eventstore.Aggregate[S]](ctx context.Context, s *eventstore.Store, id domain.StreamID, cmd any) (eventstore.Result[S], error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
 	return eventstore.Execute[S](ctx, s, id, cmd)
 }
@@ -544,14 +550,18 @@ func execute[S eventstore.Aggregate[S]](r *http.Request, s *eventstore.Store, id
 // settle waits until the read models include seq, so a read right after a
 // write sees it. The write is durable regardless; a slow projector only
 // costs freshness, so a timeout is logged, not returned.
-func (s *Server) settle(r *http.Request, seq uint64) {
+func (s *Server) settle(r *http.Request, seq uint64) { s.settleIn(r.Context(), seq) }
+
+// settleIn is settle under ctx, for work that is not a request's.
+func (s *Server) settleIn(ctx context.Context, seq uint64) {
 	if seq == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.SettleTimeout)
+	log := loggerFrom(ctx, s.cfg.Log)
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.SettleTimeout)
 	defer cancel()
 	if err := s.cfg.Projector.WaitFor(ctx, seq); err != nil {
-		logger(r, s.cfg.Log).Warn("read models behind a write", "seq", seq, "err", err)
+		log.Warn("read models behind a write", "seq", seq, "err", err)
 	}
 }
 

@@ -52,6 +52,11 @@ const (
 	// tusSweepEvery is how often expired partial uploads are removed.
 	tusSweepEvery = 5 * time.Minute
 
+	// tusRetryEvery is how often kino tries again to accept the pending
+	// uploads (complete, not yet videos) while the event store takes
+	// writes.
+	tusRetryEvery = 5 * time.Second
+
 	// tusTakeoverWait bounds how long a PATCH or DELETE waits for the
 	// request it interrupts to let the upload go (it may be accepting
 	// the video, past its body).
@@ -187,7 +192,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 	if _, err := s.uploadCollection(r.Context(), c.Account, slug); err != nil {
 		return err
 	}
-	if err := s.writable(); err != nil {
+	if err := s.writableNow(); err != nil {
 		return err
 	}
 	// Uploads through direct upload URLs are counted apart, under a cap
@@ -214,7 +219,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 	if err := s.checkRoom(length); err != nil {
 		return err
 	}
-	withBody := r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody
+	withBody := hasBody(r)
 	if withBody {
 		if err := tusContentType(r); err != nil {
 			return err
@@ -254,6 +259,16 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 	w.Header().Set("Location", s.tusLocation(id, cr.token))
 	if withBody {
 		if u, err = s.writeChunk(w, r, u); err != nil {
+			if cur, ok := s.tus.get(id); ok && cur.pending() {
+				// Every byte is in, but the video could not be stored:
+				// the upload is made and kept, and its client, told the
+				// offset of the last byte, sends that again (or kino
+				// accepts it by itself once the stores are back).
+				logger(r, s.cfg.Log).Warn("resumable upload created complete but not accepted yet", "video_id", id, "err", err)
+				u, err = cur, nil
+			}
+		}
+		if err != nil {
 			if !interrupted(err) {
 				// Refused (not a video, a bad checksum...): the client
 				// learns it now, and there is no upload to go on with.
@@ -273,7 +288,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 			// The body broke off: the client resumes from Upload-Offset.
 		}
 	}
-	w.Header().Set("Upload-Offset", strconv.FormatInt(u.Offset, 10))
+	w.Header().Set("Upload-Offset", strconv.FormatInt(u.resumeOffset(), 10))
 	w.Header().Set("Upload-Expires", u.Expires.Format(http.TimeFormat))
 	w.WriteHeader(http.StatusCreated)
 	return nil
@@ -335,7 +350,7 @@ func (s *Server) headUpload(w http.ResponseWriter, _ *http.Request, t tusTarget)
 	}
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
-	h.Set("Upload-Offset", strconv.FormatInt(u.Offset, 10))
+	h.Set("Upload-Offset", strconv.FormatInt(u.resumeOffset(), 10))
 	h.Set("Upload-Length", strconv.FormatInt(u.Length, 10))
 	h.Set("Upload-Expires", u.Expires.Format(http.TimeFormat))
 	if u.Metadata != "" {
@@ -363,12 +378,11 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 	}
 	// A PATCH still in flight is one the client has given up on (a dead
 	// connection not yet noticed): this one takes over, as tusd's does,
-	// if it resumes from where that one started (the stored offset, what
-	// HEAD answers). At another offset it is a stray, not a resumption: it
-	// is refused without interrupting anything.
-	if offset != found.Offset {
-		w.Header().Set("Connection", "close")
-		return domain.E("upload video", domain.Conflict, "Upload-Offset is %d but the upload has %d bytes: send HEAD to learn the offset, and resume from it", offset, found.Offset)
+	// if it resumes from where that one started (where HEAD says the
+	// upload resumes). At another offset it is a stray, not a resumption:
+	// it is refused without interrupting anything.
+	if !resumesAt(found, offset) {
+		return errOffset(w, offset, found)
 	}
 	if !s.tus.takeover(r.Context(), t.id, tusTakeoverWait) {
 		w.Header().Set("Connection", "close") // the body is not read
@@ -382,13 +396,34 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 	if u.done { // the request we waited for was its last chunk
 		return patchDone(w, r, u, offset)
 	}
-	if offset != u.Offset {
-		w.Header().Set("Connection", "close")
-		return domain.E("upload video", domain.Conflict, "Upload-Offset is %d but the upload has %d bytes: send HEAD to learn the offset, and resume from it", offset, u.Offset)
+	if !resumesAt(u, offset) {
+		return errOffset(w, offset, u)
 	}
-	if err := s.writable(); err != nil {
+	if err := s.writableNow(); err != nil {
 		w.Header().Set("Connection", "close")
 		return err
+	}
+	if u.pending() {
+		// A try whose answer was lost may have made the video after all:
+		// then the upload is complete, and its bytes, which may be linked
+		// to the video's original, are not written again.
+		switch ok, err := s.uploadAccepted(r.Context(), u); {
+		case err != nil:
+			return err
+		case ok:
+			s.completeUpload(logger(r, s.cfg.Log).With("video_id", u.ID), u)
+			return patchDone(w, r, u, offset)
+		}
+		if offset == u.Length {
+			// No byte is missing: the acceptance is tried again (a body
+			// would go past the length: 413).
+			if !hasBody(r) {
+				if err := s.finishUpload(r.Context(), u); err != nil {
+					return storeFailureOr(w, err)
+				}
+			}
+			return patchDone(w, r, u, offset)
+		}
 	}
 	release, err := s.uploads.acquire(w, uploadPool(u), t.c.Limits.ConcurrentUploads)
 	if err != nil {
@@ -396,6 +431,11 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 		return err
 	}
 	defer release()
+	if u.pending() { // its last byte again: the acceptance is tried again
+		if u, err = s.tus.reopen(u); err != nil {
+			return storeFailure(w, err)
+		}
+	}
 	u, err = s.writeChunk(w, r, u)
 	if err != nil {
 		return err
@@ -406,6 +446,26 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 	return nil
 }
 
+// resumesAt reports whether a PATCH of upload u at offset resumes it:
+// at the offset HEAD answers, or, for a pending upload, also at its
+// length without a body (a client that sent every byte asks for the
+// acceptance again).
+func resumesAt(u tusUpload, offset int64) bool {
+	return offset == u.resumeOffset() || u.pending() && offset == u.Length
+}
+
+// hasBody reports whether r carries a body.
+func hasBody(r *http.Request) bool {
+	return r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody
+}
+
+// errOffset refuses a PATCH at offset, which is not where upload u
+// resumes.
+func errOffset(w http.ResponseWriter, offset int64, u tusUpload) error {
+	w.Header().Set("Connection", "close")
+	return domain.E("upload video", domain.Conflict, "Upload-Offset is %d but the upload has %d bytes: send HEAD to learn the offset, and resume from it", offset, u.resumeOffset())
+}
+
 // patchDone answers a PATCH of a finished upload u: at its length, a
 // no-op (as tusd answers); elsewhere 409.
 func patchDone(w http.ResponseWriter, r *http.Request, u tusUpload, offset int64) error {
@@ -413,7 +473,7 @@ func patchDone(w http.ResponseWriter, r *http.Request, u tusUpload, offset int64
 	case offset != u.Length:
 		w.Header().Set("Connection", "close")
 		return domain.E("upload video", domain.Conflict, "Upload-Offset is %d but the upload is complete, with %d bytes: it is video %s", offset, u.Length, u.ID)
-	case r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody:
+	case hasBody(r):
 		w.Header().Set("Connection", "close")
 		return domain.E("upload video", domain.RequestTooLarge, "the upload is complete (%d bytes): a chunk would go past Upload-Length", u.Length)
 	}
@@ -547,7 +607,11 @@ func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tusUpload)
 	if u.Offset < u.Length {
 		return u, nil
 	}
-	return u, s.finishUpload(w, r, u, n)
+	if err := s.finishUpload(r.Context(), u); err != nil {
+		return u, storeFailureOr(w, err)
+	}
+	u.done = true
+	return u, nil
 }
 
 // tusBodyError is bodyError for a tus chunk. A body ended for being idle
@@ -572,58 +636,6 @@ func tusBodyError(w http.ResponseWriter, body *idleBody, err error, kept bool) e
 	w.Header().Set("Retry-After", "1")
 	return domain.Wrap("upload video", domain.Unavailable, err,
 		why+" and the request was ended; "+what+": send HEAD and resume from its Upload-Offset")
-}
-
-// finishUpload accepts a complete upload as a video, as a multipart
-// upload is. When that fails and the file is still here, the last chunk
-// is taken back, so the client can send it again once the cause is gone
-// (a HEAD answering the full length would tell it the upload is done);
-// when the file is gone, so is the upload.
-func (s *Server) finishUpload(w http.ResponseWriter, r *http.Request, u tusUpload, last int64) error {
-	if v, ok, err := s.cfg.DB.Video(u.ID); err == nil && ok && v.Account == u.Account {
-		// Accepted already: a crash came between the event and the
-		// removal of this record.
-		_ = s.tus.complete(u, s.cfg.Now().Add(s.cfg.TusExpiry).UTC())
-		return nil
-	}
-	// The plan's size limit is the account's plan now, not at creation:
-	// an upload begun before a downgrade does not keep the old limit.
-	acct, ok, err := s.cfg.DB.Account(u.Account)
-	if err == nil && !ok {
-		err = errNotFound("upload")
-	}
-	if err != nil {
-		return err
-	}
-	if most := s.cfg.Plans.Limits(acct.Plan).MaxUploadBytes; u.Length > most {
-		_ = s.tus.remove(u.ID)
-		logger(r, s.cfg.Log).Info("resumable upload refused: larger than the plan allows now", "video_id", u.ID, "bytes", u.Length)
-		return domain.E("upload video", domain.TooLarge, "upload is %d bytes; your plan allows files of at most %d bytes (the plan changed since the upload began); the upload was removed", u.Length, most)
-	}
-	u.MaxSize = s.cfg.Plans.Limits(acct.Plan).MaxUploadBytes
-	if s.tus.accepting != nil {
-		s.tus.accepting(u.ID)
-	}
-	err = s.acceptUpload(r, upload{ID: u.ID, Account: u.Account, Collection: u.Collection, Filename: u.Filename,
-		Ext: u.Ext, Size: u.Length, MaxSize: u.MaxSize, Path: s.tus.data(u.ID), Settings: u.Settings})
-	if err == nil {
-		// Its completion record answers for it from now on, for as long
-		// as an unfinished upload would (tusd keeps a finished upload's
-		// info likewise): a client that lost this answer learns from HEAD
-		// that it is complete, instead of uploading the file again.
-		if err := s.tus.complete(u, s.cfg.Now().Add(s.cfg.TusExpiry).UTC()); err != nil {
-			logger(r, s.cfg.Log).Warn("record a finished upload", "video_id", u.ID, "err", err)
-		}
-		return nil
-	}
-	if _, serr := os.Stat(s.tus.data(u.ID)); serr == nil && domain.KindOf(err) != domain.NotFound {
-		u.Offset -= last
-		if terr := os.Truncate(s.tus.data(u.ID), u.Offset); terr == nil && s.tus.save(u) == nil {
-			return storeFailureOr(w, err)
-		}
-	}
-	_ = s.tus.remove(u.ID)
-	return storeFailureOr(w, err)
 }
 
 // sniffUpload refuses (415) an upload whose first bytes are not a video,
@@ -699,20 +711,28 @@ func parseUploadMetadata(v string) (map[string]string, error) {
 	return meta, nil
 }
 
-// SweepUploads removes expired unfinished tus uploads now and every few
-// minutes, until ctx ends. kino serve runs it.
+// SweepUploads looks after this node's tus uploads until ctx ends: it
+// removes the expired ones now and every few minutes, and tries again to
+// accept the pending ones now and every few seconds (finishPending).
+// kino serve runs it.
 func (s *Server) SweepUploads(ctx context.Context) {
 	if s.tus == nil {
 		return
 	}
-	t := time.NewTicker(tusSweepEvery)
-	defer t.Stop()
+	sweep := time.NewTicker(tusSweepEvery)
+	defer sweep.Stop()
+	retry := time.NewTicker(s.tus.retryEvery)
+	defer retry.Stop()
+	s.sweepUploads()
+	s.finishPending(ctx)
 	for {
-		s.sweepUploads()
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-sweep.C:
+			s.sweepUploads()
+		case <-retry.C:
+			s.finishPending(ctx)
 		}
 	}
 }

@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
-	"github.com/kino-video/kino/transport/media"
 )
 
 // tusReq sends a tus request: Tus-Resumable is set unless hdr says
@@ -775,18 +774,7 @@ func TestTusPatchTakesAnUploadSlot(t *testing.T) {
 // With the media in the object store (--media nats), the last byte
 // streams the upload's file into the bucket, and nothing stays in .tus.
 func TestTusUploadIntoTheObjectStore(t *testing.T) {
-	a := newTestAPI(t, func(c *Config) {
-		obj, err := c.Store.OpenObjects(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		local := filepath.Join(t.TempDir(), "media")
-		m, err := media.OpenObjects(obj, local, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Media, c.TusDir = m, filepath.Join(local, ".tus")
-	})
+	a := newTestAPI(t, func(c *Config) { withObjects(t, c, c.Store) })
 	key := a.account("acme", domain.PlanFree)
 	file := clip(5000)
 	loc := a.tusCreate(key, len(file))

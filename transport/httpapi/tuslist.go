@@ -41,7 +41,7 @@ func (s *Server) listUploads(w http.ResponseWriter, r *http.Request) error {
 	if s.tus != nil {
 		for _, u := range s.tus.unfinished(callerOf(r).Account, s.cfg.Now()) {
 			out = append(out, wire.UnfinishedUpload{ID: u.ID, Filename: u.Filename, Collection: u.Collection,
-				Length: u.Length, Offset: u.Offset, CreatedAt: domain.FormatTime(u.Created),
+				Length: u.Length, Offset: u.resumeOffset(), CreatedAt: domain.FormatTime(u.Created),
 				ExpiresAt: domain.FormatTime(u.Expires), Direct: u.Direct != ""})
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/media"
 )
 
 // tusUpload is what the server knows of an unfinished tus upload. It is
@@ -38,6 +39,23 @@ type tusUpload struct {
 	done bool // finished: a completion record (tusDone), not an upload
 }
 
+// pending reports whether every byte of u is in but u is not a video yet:
+// its acceptance failed (the event or media store did not take it, or
+// kino stopped during it) and is tried again.
+func (u tusUpload) pending() bool { return !u.done && u.Length > 0 && u.Offset == u.Length }
+
+// resumeOffset is the offset a client is told (HEAD's Upload-Offset) and
+// resumes from. A pending upload's is one byte short of its length: a tus
+// client takes an offset equal to the length for a finished upload, and
+// sends no more (tus-js-client ends there); told this, it sends the last
+// byte again, and that PATCH tries the acceptance again.
+func (u tusUpload) resumeOffset() int64 {
+	if u.pending() {
+		return u.Length - 1
+	}
+	return u.Offset
+}
+
 // tusDone is what is kept of a finished upload, in <dir>/<id>.done, until
 // Expires: enough for its owner's HEAD to learn that it is complete, and
 // for a PATCH at its last offset to be a no-op, so a client that lost the
@@ -59,7 +77,10 @@ type tusDone struct {
 //
 // The .json file is rewritten (atomically) at the end of each PATCH; the
 // .bin may hold more bytes than the .json records after a crash in the
-// middle of one: those are cut off before the next PATCH writes.
+// middle of one: those are cut off before the next PATCH writes. A
+// complete upload's bytes are committed as the video's original under a
+// second name, <dir>/<id>.commit, which the media store takes: the .bin
+// stays until the video exists, whatever becomes of the acceptance.
 type tusStore struct {
 	dir string
 
@@ -68,14 +89,16 @@ type tusStore struct {
 	done    map[string]tusDone
 	busy    map[string]*tusHold // a PATCH or DELETE is at work on it
 
-	accepting func(id string) // tests only: called as a complete upload is accepted
+	retryEvery time.Duration   // how often pending uploads are tried again: tusRetryEvery
+	accepting  func(id string) // tests only: called as a complete upload is accepted
 }
 
 func openTusStore(dir string) (*tusStore, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("tus store: %w", err)
 	}
-	t := &tusStore{dir: dir, uploads: make(map[string]tusUpload), done: make(map[string]tusDone), busy: make(map[string]*tusHold)}
+	t := &tusStore{dir: dir, uploads: make(map[string]tusUpload), done: make(map[string]tusDone), busy: make(map[string]*tusHold),
+		retryEvery: tusRetryEvery}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("tus store: %w", err)
@@ -103,34 +126,27 @@ func openTusStore(dir string) (*tusStore, error) {
 		if err == nil {
 			err = json.Unmarshal(b, &u)
 		}
-		if _, serr := os.Stat(t.data(id)); err != nil || serr != nil || u.ID != id {
+		if _, serr := os.Stat(t.data(id)); err != nil || serr != nil || u.ID != id || u.Offset > u.Length {
 			_ = t.removeFiles(id) // unreadable: nothing can resume it
 			continue
 		}
-		if u.Offset >= u.Length && u.Length > 0 {
-			// Complete, but its acceptance was cut short (a crash while
-			// the file was copied into the object store): take the last
-			// byte back, so the client sends it again and the acceptance
-			// runs (finishUpload finds a video accepted meanwhile).
-			u.Offset = u.Length - 1
-			if err := os.Truncate(t.data(id), u.Offset); err != nil || t.save(u) != nil {
-				_ = t.removeFiles(id)
-				continue
-			}
-		}
+		// A complete one is pending (its acceptance failed, or was cut
+		// short by a crash): it is tried again, and finishUpload finds a
+		// video accepted meanwhile.
 		t.uploads[id] = u
 	}
-	// Files without a record: a crash between creating the .bin and its
-	// .json, or a .json.tmp never renamed.
+	// Files that are not an upload's record and bytes, nor a completion
+	// record: a crash between creating the .bin and its .json, a .json.tmp
+	// never renamed, a .commit an acceptance left.
 	for _, e := range entries {
 		name := e.Name()
 		id, ext, _ := strings.Cut(name, ".")
-		if _, ok := t.done[id]; ok && ext == "done" {
+		_, upload := t.uploads[id]
+		_, done := t.done[id]
+		if upload && (ext == "bin" || ext == "json") || done && ext == "done" {
 			continue
 		}
-		if _, ok := t.uploads[id]; !ok {
-			_ = os.Remove(filepath.Join(dir, name))
-		}
+		_ = os.Remove(filepath.Join(dir, name))
 	}
 	return t, nil
 }
@@ -138,6 +154,47 @@ func openTusStore(dir string) (*tusStore, error) {
 func (t *tusStore) data(id string) string     { return filepath.Join(t.dir, id+".bin") }
 func (t *tusStore) info(id string) string     { return filepath.Join(t.dir, id+".json") }
 func (t *tusStore) finished(id string) string { return filepath.Join(t.dir, id+".done") }
+func (t *tusStore) commit(id string) string   { return filepath.Join(t.dir, id+".commit") }
+
+// commitFile gives the bytes of the complete upload id their second name,
+// for the media store's Commit to take: a hard link (or a copy, where the
+// file system has none).
+func (t *tusStore) commitFile(id string) (string, error) {
+	p := t.commit(id)
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("tus store: commit %s: %w", id, err)
+	}
+	if err := media.LinkOrCopy(t.data(id), p); err != nil {
+		_ = os.Remove(p)
+		return "", fmt.Errorf("tus store: commit %s: %w", id, err)
+	}
+	return p, nil
+}
+
+// reopen makes the pending upload u unfinished again, one byte short of
+// its length (what HEAD told the client), on disk and in its record, for
+// a PATCH of that byte: whatever becomes of the PATCH, the record and the
+// bytes agree.
+func (t *tusStore) reopen(u tusUpload) (tusUpload, error) {
+	u.Offset = u.Length - 1
+	if err := os.Truncate(t.data(u.ID), u.Offset); err != nil {
+		return u, fmt.Errorf("tus store: reopen %s: %w", u.ID, err)
+	}
+	return u, t.save(u)
+}
+
+// pending lists the pending uploads no request holds.
+func (t *tusStore) pending() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var ids []string
+	for id, u := range t.uploads {
+		if u.pending() && t.busy[id] == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
 
 // complete replaces the upload u, accepted as a video, by its completion
 // record, kept until expires.
@@ -237,8 +294,7 @@ func (t *tusStore) get(id string) (tusUpload, bool) {
 	return u, ok
 }
 
-// remove forgets an upload and removes its files (the .bin may be gone
-// already: committed as a video's original).
+// remove forgets an upload and removes its files.
 func (t *tusStore) remove(id string) error {
 	t.mu.Lock()
 	delete(t.uploads, id)
@@ -248,7 +304,7 @@ func (t *tusStore) remove(id string) error {
 
 func (t *tusStore) removeFiles(id string) error {
 	var errs []error
-	for _, p := range []string{t.info(id), t.data(id), t.info(id) + ".tmp"} {
+	for _, p := range []string{t.info(id), t.data(id), t.info(id) + ".tmp", t.commit(id)} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}

@@ -171,7 +171,7 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 		return errBadRequest("collection is required: send the collection slug in the multipart field \"collection\"")
 	}
 	id := s.cfg.Store.NewID()
-	if err := s.acceptUpload(r, upload{ID: id, Account: c.Account, Collection: slug, Filename: filename,
+	if err := s.acceptUpload(r.Context(), upload{ID: id, Account: c.Account, Collection: slug, Filename: filename,
 		Ext: ext, Size: size, MaxSize: maxSize, Path: tmp.Name(), Settings: settings}); err != nil {
 		return storeFailureOr(w, err)
 	}
@@ -214,11 +214,11 @@ func storeFailureOr(w http.ResponseWriter, err error) error {
 // original, its UploadAccepted stored, and the file removed again when the
 // event could not be. On success the file at u.Path belongs to the video;
 // on failure the caller still owns (and removes) whatever is left there.
-func (s *Server) acceptUpload(r *http.Request, u upload) error {
+func (s *Server) acceptUpload(ctx context.Context, u upload) error {
 	if u.Size == 0 {
 		return errBadRequest("file is empty")
 	}
-	coll, err := s.uploadCollection(r.Context(), u.Account, u.Collection)
+	coll, err := s.uploadCollection(ctx, u.Account, u.Collection)
 	if err != nil {
 		return err
 	}
@@ -229,20 +229,20 @@ func (s *Server) acceptUpload(r *http.Request, u upload) error {
 			return errStore{errNoRoom}
 		}
 	}
-	if err := s.cfg.Media.Commit(r.Context(), u.Path, u.ID, u.Ext); err != nil {
+	if err := s.cfg.Media.Commit(ctx, u.Path, u.ID, u.Ext); err != nil {
 		return errStore{err}
 	}
 	policy, download := u.Settings.apply(coll)
-	res, err := execute[domain.Video](r, s.cfg.Store, videoStream(u.ID), domain.AcceptUpload{
+	res, err := executeIn[domain.Video](ctx, s.cfg.Store, videoStream(u.ID), domain.AcceptUpload{
 		Account: u.Account, Collection: coll.Slug, CollectionName: coll.Name,
 		Filename: u.Filename, Size: u.Size, MaxSize: u.MaxSize, PlaybackPolicy: policy, Download: download,
 	})
 	if err != nil {
-		s.undoUpload(r, u.ID, err)
+		s.undoUpload(ctx, u.ID, err)
 		return err
 	}
-	s.settle(r, res.LastSeq())
-	logger(r, s.cfg.Log).Info("video uploaded", "video_id", u.ID, "bytes", u.Size, "collection", coll.Slug)
+	s.settleIn(ctx, res.LastSeq())
+	loggerFrom(ctx, s.cfg.Log).Info("video uploaded", "video_id", u.ID, "bytes", u.Size, "collection", coll.Slug)
 	return nil
 }
 
@@ -266,12 +266,12 @@ func (s *Server) uploadCollection(ctx context.Context, account, slug string) (pr
 // undoUpload removes a stored original whose UploadAccepted was not
 // stored. When the failure leaves that open (a timeout, a lost answer),
 // the stream decides: the file stays if the event is there.
-func (s *Server) undoUpload(r *http.Request, id string, cause error) {
-	log := logger(r, s.cfg.Log).With("video_id", id)
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), writeTimeout)
+func (s *Server) undoUpload(ctx context.Context, id string, cause error) {
+	log := loggerFrom(ctx, s.cfg.Log).With("video_id", id)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
-	switch kind := domain.KindOf(cause); {
-	case kind == domain.Invalid, kind == domain.TooLarge, kind == domain.Unsupported, kind == domain.NotFound:
+	switch {
+	case refused(cause):
 		// Decide refused: nothing was appended.
 	case errors.Is(cause, eventstore.ErrNotStored):
 		// The event store refused before sending anything (an outage).
@@ -285,6 +285,17 @@ func (s *Server) undoUpload(r *http.Request, id string, cause error) {
 	if err := s.cfg.Media.Remove(ctx, id); err != nil {
 		log.Error("remove rejected upload", "err", err)
 	}
+}
+
+// refused reports whether err is the acceptance's refusal of an upload
+// itself (Decide's, or the collection's being gone), which trying again
+// does not change: nothing was appended.
+func refused(err error) bool {
+	switch domain.KindOf(err) {
+	case domain.Invalid, domain.TooLarge, domain.Unsupported, domain.NotFound:
+		return true
+	}
+	return false
 }
 
 // partFilename is the display name of the uploaded file: the client's name

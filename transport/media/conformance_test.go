@@ -1,9 +1,17 @@
 package media_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/oklog/ulid/v2"
 
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
@@ -54,15 +62,7 @@ func openObjects(t testing.TB, cache int64) *media.Objects {
 // load balancer).
 func TestObjectsReadyFollowsTheBucket(t *testing.T) {
 	srv := eventstoretest.Server(t, t.TempDir())
-	store := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
-	obj, err := store.OpenObjects(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := media.OpenObjects(obj, t.TempDir(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := objectsOn(t, srv)
 	if err := s.Ready(context.Background()); err != nil {
 		t.Fatalf("ready with NATS up: %v", err)
 	}
@@ -72,4 +72,84 @@ func TestObjectsReadyFollowsTheBucket(t *testing.T) {
 	if err := s.Ready(ctx); err == nil {
 		t.Fatal("ready with NATS gone")
 	}
+}
+
+// A commit the bucket does not take (its NATS server gone) leaves the
+// upload's file where it was, the caller's, so that the commit can be
+// tried again once the server is back.
+func TestObjectsCommitFailureKeepsTheFile(t *testing.T) {
+	dir := t.TempDir()
+	srv := eventstoretest.Server(t, dir)
+	s := objectsOn(t, srv)
+	data := []byte("\x00\x00\x00\x18ftypmp42 the upload")
+	f := incoming(t, s, data)
+	id := ulid.Make().String()
+	host := strings.TrimPrefix(srv.URL(), "nats://")
+	srv.Shutdown()
+	// As a request does: fail at once while NATS is away.
+	ctx := eventstore.FailFast(context.Background())
+	if err := s.Commit(ctx, f, id, ".mp4"); err == nil {
+		t.Fatal("commit with the bucket's server gone succeeded")
+	}
+	if got, err := os.ReadFile(f); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("the upload's file after a failed commit: %q, %v", got, err)
+	}
+
+	back, err := eventstore.StartEmbedded(dir, host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(back.Shutdown)
+	deadline := time.Now().Add(20 * time.Second)
+	for s.Ready(ctx) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the bucket did not answer again after its server restarted")
+		}
+		time.Sleep(10 * time.Millisecond) // poll
+	}
+	if err := s.Commit(ctx, f, id, ".mp4"); err != nil {
+		t.Fatalf("commit once the server is back: %v", err)
+	}
+	if _, err := os.Stat(f); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the upload's file stays after a commit: %v", err)
+	}
+	dst := filepath.Join(t.TempDir(), "in.mp4")
+	if err := s.Fetch(ctx, id, ".mp4", dst); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(dst); !bytes.Equal(got, data) {
+		t.Fatalf("stored original %q, want %q", got, data)
+	}
+}
+
+// objectsOn is an object store media backend on the NATS server srv.
+func objectsOn(t *testing.T, srv *eventstore.Embedded) *media.Objects {
+	t.Helper()
+	store := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
+	obj, err := store.OpenObjects(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := media.OpenObjects(obj, t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// incoming is the path of a file from s.Incoming holding data.
+func incoming(t *testing.T, s interface{ Incoming() (*os.File, error) }, data []byte) string {
+	t.Helper()
+	f, err := s.Incoming()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.Name()
 }

@@ -142,7 +142,8 @@ func OriginalName(ext string) string { return "original" + ext }
 
 // Commit moves a finished upload (a file from Incoming) to
 // <root>/<id>/original<ext>. ext comes from the supported-extension list,
-// never from a raw client string.
+// never from a raw client string. When it fails, the file stays at
+// tmpPath, the caller's.
 func (s *Store) Commit(_ context.Context, tmpPath, id, ext string) error {
 	dir, err := s.Dir(id)
 	if err != nil {
@@ -294,15 +295,22 @@ func (s *Store) Fetch(_ context.Context, id, ext, dst string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.Link(src, dst); err != nil {
-		if err := copyFile(src, dst); err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return domain.Wrap("media", domain.NotFound, err, "original not found")
-			}
-			return fmt.Errorf("media: fetch %s: %w", id, err)
+	if err := LinkOrCopy(src, dst); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return domain.Wrap("media", domain.NotFound, err, "original not found")
 		}
+		return fmt.Errorf("media: fetch %s: %w", id, err)
 	}
 	return nil
+}
+
+// LinkOrCopy makes dst, a new file, a hard link to src, or a copy of it
+// where the file system has no hard links.
+func LinkOrCopy(src, dst string) error {
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
+	return copyFile(src, dst)
 }
 
 func copyFile(src, dst string) error {

@@ -20,16 +20,8 @@ func TestCommitRemoveAndSweep(t *testing.T) {
 	}
 	commit := func() string {
 		t.Helper()
-		f, err := s.Incoming()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.WriteString("data"); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
 		id := ulid.Make().String()
-		if err := s.Commit(ctx, f.Name(), id, ".mp4"); err != nil {
+		if err := s.Commit(ctx, incoming(t, s, []byte("data")), id, ".mp4"); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := os.Stat(filepath.Join(root, id, "original.mp4")); err != nil {
@@ -172,3 +164,27 @@ func publishable(t *testing.T) (*media.Store, string, string) {
 }
 
 var ctx = context.Background()
+
+// A commit that fails (here: the video's directory exists already) leaves
+// the upload's file where it was, the caller's.
+func TestStoreCommitFailureKeepsTheFile(t *testing.T) {
+	s, err := media.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := ulid.Make().String()
+	dir, err := s.Dir(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f := incoming(t, s, []byte("data"))
+	if err := s.Commit(ctx, f, id, ".mp4"); err == nil {
+		t.Fatal("commit into an existing directory succeeded")
+	}
+	if got, err := os.ReadFile(f); err != nil || string(got) != "data" {
+		t.Fatalf("the upload's file after a failed commit: %q, %v", got, err)
+	}
+}

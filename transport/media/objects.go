@@ -117,7 +117,9 @@ func (o *Objects) writeIndex(ctx context.Context, id string, ix index) error {
 }
 
 // Commit stores a finished upload (a file from Incoming) as the original
-// of id, and removes the local file.
+// of id, and then removes the local file. When the bucket does not take
+// it, the file stays at tmpPath, the caller's: a resumable upload's bytes
+// must outlive an outage of the store.
 func (o *Objects) Commit(ctx context.Context, tmpPath, id, ext string) error {
 	if err := checkID(id); err != nil {
 		return err
@@ -129,7 +131,6 @@ func (o *Objects) Commit(ctx context.Context, tmpPath, id, ext string) error {
 	if err != nil {
 		return fmt.Errorf("media: commit %s: %w", id, err)
 	}
-	defer os.Remove(tmpPath)
 	defer f.Close()
 	orig := OriginalName(ext)
 	if err := o.writeIndex(ctx, id, index{Original: orig}); err != nil {
@@ -139,6 +140,7 @@ func (o *Objects) Commit(ctx context.Context, tmpPath, id, ext string) error {
 		_ = o.Remove(context.WithoutCancel(ctx), id)
 		return fmt.Errorf("media: commit %s: %w", id, err)
 	}
+	_ = os.Remove(tmpPath)
 	return nil
 }
 
