@@ -159,10 +159,7 @@ func (s *Store) Load(ctx context.Context, id domain.StreamID) ([]domain.Event, u
 			return events, last, nil
 		}
 		if err != nil {
-			if lerr := lost(ctx, op); lerr != nil {
-				return nil, 0, lerr
-			}
-			return nil, 0, domain.Wrap(op, domain.Internal, err, "")
+			return nil, 0, readFailed(ctx, op, err)
 		}
 		e := s.decodeStored(msg.Subject, msg.Header.Get(HeaderEventType), msg.Data, msg.Sequence)
 		if _, refused := e.Data.(domain.Refused); !refused {
@@ -208,10 +205,7 @@ func loadForDecision[S domain.State[S]](ctx context.Context, s *Store, id domain
 			continue
 		}
 		if err != nil {
-			if lerr := lost(ctx, op); lerr != nil {
-				return zero, 0, lerr
-			}
-			return zero, 0, domain.Wrap(op, domain.Internal, err, "")
+			return zero, 0, readFailed(ctx, op, err)
 		}
 		e := s.decodeStored(msg.Subject, t, msg.Data, msg.Sequence)
 		if _, refused := e.Data.(domain.Refused); !refused {
@@ -228,12 +222,22 @@ func (s *Store) lastSeqOf(ctx context.Context, filter string) (uint64, error) {
 		return 0, nil
 	}
 	if err != nil {
-		if lerr := lost(ctx, "load "+filter); lerr != nil {
-			return 0, lerr
-		}
-		return 0, domain.Wrap("load "+filter, domain.Internal, err, "")
+		return 0, readFailed(ctx, "load "+filter, err)
 	}
 	return msg.Sequence, nil
+}
+
+// readFailed is the error of a read that failed with err: Unavailable when
+// NATS did not answer (the connection dropped, or the stream has no leader
+// or replica to answer, e.g. a cluster without quorum), else Internal.
+func readFailed(ctx context.Context, op string, err error) error {
+	if lerr := lost(ctx, op); lerr != nil {
+		return lerr
+	}
+	if IsUnavailable(err) {
+		return domain.Wrap(op, domain.Unavailable, errors.Join(ErrUnavailable, err), "The event store is not answering; retry in a few seconds")
+	}
+	return domain.Wrap(op, domain.Internal, err, "")
 }
 
 // Current is an aggregate's state now, read as Execute reads it.

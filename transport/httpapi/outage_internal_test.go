@@ -222,6 +222,9 @@ func TestTusRefusedWhileTheEventStoreTakesNoWrites(t *testing.T) {
 		}},
 		{"PATCH", func() response { return a.tusPatch(loc, key, 0, file[:1000]) }},
 		{"direct upload URL", func() response { return a.do("POST", "/v1/uploads", key, `{"collection":"main"}`) }},
+		// Not a tus request, but the same window: the upload goes ahead and
+		// meets the stream when it loads the collection.
+		{"multipart upload", func() response { return a.upload(key, "clip.mp4", file) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			poll(t, "a probe of the writes to be due", func() bool { return a.store.Writable() == nil })
