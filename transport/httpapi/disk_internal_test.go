@@ -87,11 +87,11 @@ func fillInodes(t *testing.T, dir string) {
 	}
 }
 
-// Fault 3 of issue 12: a full disk during an upload answered 400 with a
-// server path in the message. It is the server's fault: 507, a message
+// A full disk during an upload is the server's fault, not the client's
+// (400), and its message must not show a server path: 507, a message
 // naming no path, and no partial file left behind, wherever the disk runs
-// out (the file's bytes, or the file itself: on main a disk out of inodes
-// answered 500).
+// out (the file's bytes, or the file itself: a disk out of inodes, too, is
+// a 507, not a 500).
 func TestUploadOnFullDiskIs507WithoutAPath(t *testing.T) {
 	tests := []struct {
 		name  string
