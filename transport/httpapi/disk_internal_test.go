@@ -122,8 +122,8 @@ func TestUploadOnFullDiskIs507WithoutAPath(t *testing.T) {
 
 // What an upload's failures tell the client: the server's own disk
 // failing is 507 (full) or a 500 (anything else, logged), a broken body
-// is 400; no message carries the error's text (on main a write error
-// other than ENOSPC answered 400 "upload interrupted: write /srv/…").
+// is 400; no message carries the error's text (a write error other than
+// ENOSPC must not answer 400 "upload interrupted: write /srv/…").
 func TestUploadFailureMessages(t *testing.T) {
 	path := "/srv/kino/media/.incoming/upload-1.part"
 	tests := []struct {
