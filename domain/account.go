@@ -15,6 +15,9 @@ const (
 	TypePlanChanged    = "PlanChanged"
 	TypeKeyIssued      = "KeyIssued"
 	TypeKeyRevoked     = "KeyRevoked"
+
+	TypeSigningKeyCreated = "SigningKeyCreated"
+	TypeSigningKeyDeleted = "SigningKeyDeleted"
 )
 
 type AccountCreated struct {
@@ -38,6 +41,21 @@ type KeyRevoked struct {
 	Hash  string `json:"hash"`
 }
 
+// SigningKeyCreated: the account's backend may sign playback tokens with
+// the private key of PublicKey (Ed25519, base64url without padding, 32
+// bytes). kino never keeps the private key: it was shown once.
+type SigningKeyCreated struct {
+	KeyID     string `json:"keyId"`
+	Algorithm string `json:"algorithm"` // "EdDSA"
+	PublicKey string `json:"publicKey"`
+	Label     string `json:"label,omitempty"`
+}
+
+// SigningKeyDeleted: tokens signed with the key are refused from now on.
+type SigningKeyDeleted struct {
+	KeyID string `json:"keyId"`
+}
+
 func (AccountCreated) EventType() string { return TypeAccountCreated }
 func (AccountCreated) Aggregate() string { return AggAccount }
 func (PlanChanged) EventType() string    { return TypePlanChanged }
@@ -46,6 +64,11 @@ func (KeyIssued) EventType() string      { return TypeKeyIssued }
 func (KeyIssued) Aggregate() string      { return AggAccount }
 func (KeyRevoked) EventType() string     { return TypeKeyRevoked }
 func (KeyRevoked) Aggregate() string     { return AggAccount }
+
+func (SigningKeyCreated) EventType() string { return TypeSigningKeyCreated }
+func (SigningKeyCreated) Aggregate() string { return AggAccount }
+func (SigningKeyDeleted) EventType() string { return TypeSigningKeyDeleted }
+func (SigningKeyDeleted) Aggregate() string { return AggAccount }
 
 // KeyPrefix starts every live API key (spec §5).
 const KeyPrefix = "svc_live_"
@@ -99,6 +122,20 @@ type Key struct {
 	ID, Hash, Prefix, Label string
 	IssuedAt                time.Time
 	Revoked                 bool
+}
+
+// SigningAlgorithm is the one algorithm of customer signing keys.
+const SigningAlgorithm = "EdDSA"
+
+// MaxLiveSigningKeys bounds an account's signing keys (as MaxLiveKeys does
+// its API keys).
+const MaxLiveSigningKeys = 20
+
+// SigningKey is one signing key of an account, as the write side knows it.
+type SigningKey struct {
+	ID, PublicKey, Label string
+	CreatedAt            time.Time
+	Deleted              bool
 }
 
 // Account is the write-side state of one account.
@@ -164,6 +201,15 @@ type RevokeKey struct{ KeyID string }
 // folds the account's stream, so keys without bound would make each one
 // (a plan change, a revocation) slower without bound.
 const MaxLiveKeys = 100
+
+// CreateSigningKey records a new signing key; the caller generated the key
+// pair and passes the public half.
+type CreateSigningKey struct {
+	KeyID, PublicKey, Label string
+}
+
+// DeleteSigningKey removes a signing key.
+type DeleteSigningKey struct{ KeyID string }
 
 func (a Account) Decide(cmd any, _ time.Time) ([]Payload, error) {
 	switch c := cmd.(type) {

@@ -10,6 +10,8 @@ const (
 	TypeCollectionCreated = "CollectionCreated"
 	TypeCollectionRenamed = "CollectionRenamed"
 	TypeCollectionDeleted = "CollectionDeleted"
+
+	TypeCollectionSettingsChanged = "CollectionSettingsChanged"
 )
 
 type CollectionCreated struct {
@@ -35,12 +37,24 @@ type CollectionDeleted struct {
 	Slug    string `json:"slug"`
 }
 
+// CollectionSettingsChanged: the collection's defaults for its new videos.
+// It carries every setting as it is after the change.
+type CollectionSettingsChanged struct {
+	Account        string         `json:"account"`
+	Slug           string         `json:"slug"`
+	PlaybackPolicy PlaybackPolicy `json:"playbackPolicy"`
+	Downloads      bool           `json:"downloads"`
+}
+
 func (CollectionCreated) EventType() string { return TypeCollectionCreated }
 func (CollectionCreated) Aggregate() string { return AggCollection }
 func (CollectionRenamed) EventType() string { return TypeCollectionRenamed }
 func (CollectionRenamed) Aggregate() string { return AggCollection }
 func (CollectionDeleted) EventType() string { return TypeCollectionDeleted }
 func (CollectionDeleted) Aggregate() string { return AggCollection }
+
+func (CollectionSettingsChanged) EventType() string { return TypeCollectionSettingsChanged }
+func (CollectionSettingsChanged) Aggregate() string { return AggCollection }
 
 // CollectionStream names the aggregate of an account's collection. Slugs are
 // unique per account, so the id is derived from both; '_' cannot occur in a
@@ -86,6 +100,13 @@ type RenameCollection struct{ Account, Name string }
 type DeleteCollection struct {
 	Account    string
 	VideoCount int
+}
+
+// ChangeCollectionSettings changes what is given (nil: unchanged).
+type ChangeCollectionSettings struct {
+	Account        string
+	PlaybackPolicy *PlaybackPolicy
+	Downloads      *bool
 }
 
 func (c Collection) Decide(cmd any, _ time.Time) ([]Payload, error) {

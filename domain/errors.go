@@ -19,7 +19,8 @@ const (
 	Unsupported             // the input's type is not one we handle
 	Internal                // our fault
 
-	// Appended for issue 11; the numbers above never move.
+	// Appended later (API keys, limits, outages, HTTP protocol errors); the
+	// numbers above never move.
 	Unauthenticated     // no credentials were given
 	BadCredentials      // credentials were given but are unknown, revoked or wrong
 	Denied              // the caller is known but may not do this (403; Forbidden answers 404)
@@ -31,11 +32,11 @@ const (
 	RequestTooLarge     // a request body (not an uploaded file) is bigger than allowed
 	Unsatisfiable       // a Range request the server refuses to serve
 
-	// Appended for issue 13 (tus uploads).
+	// Appended later (tus uploads); the numbers above never move.
 	Gone               // the thing existed but has expired (410)
 	PreconditionFailed // a protocol precondition of the request does not hold (412: Tus-Resumable)
 	ChecksumMismatch   // the data does not match the checksum sent with it (tus: 460)
-	// Appended for issue 13 (people and sessions).
+	// Appended later (people and sessions); the numbers above never move.
 	LoginFailed   // an email and password that do not match a user (401)
 	LoginRequired // no session, or one that ended (401)
 )

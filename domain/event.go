@@ -223,19 +223,25 @@ var registry = map[string]eventSpec{
 	TypeUploadAccepted: {version: 1, decode: decodeAs[UploadAccepted], current: decodeCurrent[UploadAccepted]},
 	TypeVideoDeleted:   {version: 1, decode: decodeAs[VideoDeleted], current: decodeCurrent[VideoDeleted]},
 
-	TypeTranscodeStarted:     {version: 1, decode: decodeAs[TranscodeStarted], current: decodeCurrent[TranscodeStarted]},
-	TypeTranscodeSucceeded:   {version: 1, decode: decodeAs[TranscodeSucceeded], current: decodeCurrent[TranscodeSucceeded]},
-	TypeTranscodeFailed:      {version: 1, decode: decodeAs[TranscodeFailed], current: decodeCurrent[TranscodeFailed]},
-	TypeTranscodeInterrupted: {version: 1, decode: decodeAs[TranscodeInterrupted], current: decodeCurrent[TranscodeInterrupted]},
+	TypeTranscodeStarted:      {version: 1, decode: decodeAs[TranscodeStarted], current: decodeCurrent[TranscodeStarted]},
+	TypeTranscodeSucceeded:    {version: 1, decode: decodeAs[TranscodeSucceeded], current: decodeCurrent[TranscodeSucceeded]},
+	TypeTranscodeFailed:       {version: 1, decode: decodeAs[TranscodeFailed], current: decodeCurrent[TranscodeFailed]},
+	TypeTranscodeInterrupted:  {version: 1, decode: decodeAs[TranscodeInterrupted], current: decodeCurrent[TranscodeInterrupted]},
+	TypeTranscodePlayable:     {version: 1, decode: decodeAs[TranscodePlayable], current: decodeCurrent[TranscodePlayable]},
+	TypeTranscodeRetried:      {version: 1, decode: decodeAs[TranscodeRetried], current: decodeCurrent[TranscodeRetried]},
+	TypePlaybackPolicyChanged: {version: 1, decode: decodeAs[PlaybackPolicyChanged], current: decodeCurrent[PlaybackPolicyChanged]},
 
-	TypeCollectionCreated: {version: 1, decode: decodeAs[CollectionCreated], current: decodeCurrent[CollectionCreated]},
-	TypeCollectionRenamed: {version: 1, decode: decodeAs[CollectionRenamed], current: decodeCurrent[CollectionRenamed]},
-	TypeCollectionDeleted: {version: 1, decode: decodeAs[CollectionDeleted], current: decodeCurrent[CollectionDeleted]},
+	TypeCollectionCreated:         {version: 1, decode: decodeAs[CollectionCreated], current: decodeCurrent[CollectionCreated]},
+	TypeCollectionRenamed:         {version: 1, decode: decodeAs[CollectionRenamed], current: decodeCurrent[CollectionRenamed]},
+	TypeCollectionDeleted:         {version: 1, decode: decodeAs[CollectionDeleted], current: decodeCurrent[CollectionDeleted]},
+	TypeCollectionSettingsChanged: {version: 1, decode: decodeAs[CollectionSettingsChanged], current: decodeCurrent[CollectionSettingsChanged]},
 
-	TypeAccountCreated: {version: 1, decode: decodeAs[AccountCreated], current: decodeCurrent[AccountCreated]},
-	TypePlanChanged:    {version: 1, decode: decodeAs[PlanChanged], current: decodeCurrent[PlanChanged]},
-	TypeKeyIssued:      {version: 1, decode: decodeAs[KeyIssued], current: decodeCurrent[KeyIssued]},
-	TypeKeyRevoked:     {version: 1, decode: decodeAs[KeyRevoked], current: decodeCurrent[KeyRevoked]},
+	TypeAccountCreated:    {version: 1, decode: decodeAs[AccountCreated], current: decodeCurrent[AccountCreated]},
+	TypePlanChanged:       {version: 1, decode: decodeAs[PlanChanged], current: decodeCurrent[PlanChanged]},
+	TypeKeyIssued:         {version: 1, decode: decodeAs[KeyIssued], current: decodeCurrent[KeyIssued]},
+	TypeKeyRevoked:        {version: 1, decode: decodeAs[KeyRevoked], current: decodeCurrent[KeyRevoked]},
+	TypeSigningKeyCreated: {version: 1, decode: decodeAs[SigningKeyCreated], current: decodeCurrent[SigningKeyCreated]},
+	TypeSigningKeyDeleted: {version: 1, decode: decodeAs[SigningKeyDeleted], current: decodeCurrent[SigningKeyDeleted]},
 
 	TypeWebhookSubscribed: {version: 2, decode: decodeAs[WebhookSubscribed], current: decodeCurrent[WebhookSubscribed],
 		upcasters: map[int]func(json.RawMessage) (json.RawMessage, error){1: upcastWebhookSubscribedV1}},
@@ -248,13 +254,6 @@ var registry = map[string]eventSpec{
 	TypePasswordLinkIssued: {version: 1, decode: decodeAs[PasswordLinkIssued], current: decodeCurrent[PasswordLinkIssued]},
 	TypePasswordSet:        {version: 1, decode: decodeAs[PasswordSet], current: decodeCurrent[PasswordSet]},
 	TypeUserRemoved:        {version: 1, decode: decodeAs[UserRemoved], current: decodeCurrent[UserRemoved]},
-
-	TypePlaybackPolicyChanged:     {version: 1, decode: decodeAs[PlaybackPolicyChanged], current: decodeCurrent[PlaybackPolicyChanged]},
-	TypeTranscodePlayable:         {version: 1, decode: decodeAs[TranscodePlayable], current: decodeCurrent[TranscodePlayable]},
-	TypeTranscodeRetried:          {version: 1, decode: decodeAs[TranscodeRetried], current: decodeCurrent[TranscodeRetried]},
-	TypeCollectionSettingsChanged: {version: 1, decode: decodeAs[CollectionSettingsChanged], current: decodeCurrent[CollectionSettingsChanged]},
-	TypeSigningKeyCreated:         {version: 1, decode: decodeAs[SigningKeyCreated], current: decodeCurrent[SigningKeyCreated]},
-	TypeSigningKeyDeleted:         {version: 1, decode: decodeAs[SigningKeyDeleted], current: decodeCurrent[SigningKeyDeleted]},
 }
 
 // EventTypes lists every registered event type with its current version.

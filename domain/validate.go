@@ -49,6 +49,13 @@ func checkName(op, what, s string) error {
 	return nil
 }
 
+func checkLabel(op, label string) error {
+	if label == "" {
+		return nil
+	}
+	return checkName(op, "label", strings.TrimSpace(label))
+}
+
 // IsInvisible reports whether r shows as nothing, or as a blank, while it
 // is not a space: format characters (Unicode category Cf: zero-width
 // spaces and joiners, the byte order mark, the soft hyphen, word joiner,

@@ -14,6 +14,10 @@ const (
 	TypeTranscodeFailed      = "TranscodeFailed"
 	TypeTranscodeInterrupted = "TranscodeInterrupted"
 	TypeVideoDeleted         = "Deleted"
+
+	TypePlaybackPolicyChanged = "PlaybackPolicyChanged"
+	TypeTranscodePlayable     = "TranscodePlayable"
+	TypeTranscodeRetried      = "TranscodeRetried"
 )
 
 // Status is a video's processing status (spec §3).
@@ -112,6 +116,30 @@ type VideoDeleted struct {
 	Account string `json:"account"`
 }
 
+// TranscodePlayable: attempt Attempt published the first segments of every
+// rendition (and of the audio); the video plays while it is still
+// PROCESSING, from an EVENT playlist that becomes VOD when it completes.
+// Recorded once per attempt, always before TranscodeSucceeded (a
+// CompleteTranscode on a video not yet playable records it first).
+type TranscodePlayable struct {
+	Account     string   `json:"account"`
+	Attempt     int      `json:"attempt"`
+	Resolutions []string `json:"resolutions"` // "<height>p", highest first
+}
+
+// TranscodeRetried: a FAILED video was queued again (POST
+// /v1/videos/{id}/retry). Its failures and crashes start again from zero;
+// Attempts keeps counting.
+type TranscodeRetried struct {
+	Account string `json:"account"`
+}
+
+// PlaybackPolicyChanged: the video's media now follow Policy.
+type PlaybackPolicyChanged struct {
+	Account string         `json:"account"`
+	Policy  PlaybackPolicy `json:"playbackPolicy"`
+}
+
 func (UploadAccepted) EventType() string { return TypeUploadAccepted }
 func (UploadAccepted) Aggregate() string { return AggVideo }
 func (VideoDeleted) EventType() string   { return TypeVideoDeleted }
@@ -125,6 +153,13 @@ func (TranscodeFailed) EventType() string      { return TypeTranscodeFailed }
 func (TranscodeFailed) Aggregate() string      { return AggVideo }
 func (TranscodeInterrupted) EventType() string { return TypeTranscodeInterrupted }
 func (TranscodeInterrupted) Aggregate() string { return AggVideo }
+
+func (TranscodePlayable) EventType() string     { return TypeTranscodePlayable }
+func (TranscodePlayable) Aggregate() string     { return AggVideo }
+func (TranscodeRetried) EventType() string      { return TypeTranscodeRetried }
+func (TranscodeRetried) Aggregate() string      { return AggVideo }
+func (PlaybackPolicyChanged) EventType() string { return TypePlaybackPolicyChanged }
+func (PlaybackPolicyChanged) Aggregate() string { return AggVideo }
 
 // Video is the write-side state of one video.
 type Video struct {
@@ -233,6 +268,23 @@ type CompleteTranscode struct {
 type FailTranscode struct {
 	Reason string
 	Final  bool
+}
+
+// MarkPlayable records that the running attempt's first segments are
+// published (TranscodePlayable). Once per attempt: again is a no-op.
+type MarkPlayable struct {
+	Resolutions []string
+}
+
+// RetryTranscode queues a FAILED video again for its account.
+type RetryTranscode struct {
+	Account string
+}
+
+// SetPlaybackPolicy changes a video's policy for its account.
+type SetPlaybackPolicy struct {
+	Account string
+	Policy  PlaybackPolicy
 }
 
 // Terminal reports whether processing is over (COMPLETED or FAILED).

@@ -291,8 +291,8 @@ func TestInterruptedTranscodeKeepsTheVideoProcessing(t *testing.T) {
 
 // A video is playable (has its playlistUrl) only while the attempt that
 // published its growing playlist runs: a failed or interrupted attempt's
-// playlist grows no more, and the next attempt starts another (red team:
-// the URL stayed through the backoff, pointing at a dead playlist).
+// playlist grows no more, and the next attempt starts another (otherwise
+// the URL stays through the backoff, pointing at a dead playlist).
 func TestPlayableEndsWithItsAttempt(t *testing.T) {
 	s := eventstoretest.Run(t)
 	db := tempDB(t)

@@ -14,8 +14,9 @@ import (
 	"github.com/kino-video/kino/transport/ffmpeg"
 )
 
-// benchMore are kino bench's measures of the optional outputs and the
-// fast path (issue 14), beside the bench package's own.
+// benchMore are kino bench's measures of the optional outputs (storyboard,
+// download) and the fast path (the top rung copied, not encoded), beside
+// the bench package's own.
 var benchMore = map[string]bench.Measure{"outputs": benchOutputs, "fastpath": benchFastPath}
 
 // benchClip writes a testsrc2 clip with a 48 kHz tone, H.264 + AAC made

@@ -395,7 +395,9 @@ func TestSignPlaybackTokenRefuses(t *testing.T) {
 	}
 }
 
-// The client's Video reads every issue 14 field of the wire goldens and
+// The client's Video reads every field kino adds to the contract's
+// (playback policy, playlist while processing, speed, ETA, queue position,
+// storyboard, download) in the wire goldens and
 // writes the same bytes back (kino upload --json passes videos on).
 func TestVideoGoldensRoundTrip(t *testing.T) {
 	tests := []struct {

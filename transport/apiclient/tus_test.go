@@ -19,7 +19,7 @@ import (
 )
 
 // requireRoute skips the test when this kino does not serve method path
-// yet (the parts of issue 13 built on other branches): an unknown route
+// (a part built on a branch not merged into this one): an unknown route
 // answers 404 "route ... not found", a known path 405.
 func requireRoute(t *testing.T, k *httpapitest.Kino, key, method, path string) {
 	t.Helper()

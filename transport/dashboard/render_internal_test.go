@@ -137,7 +137,7 @@ func TestWithoutAssets(t *testing.T) {
 	}
 }
 
-// The video page in each state issue 14 added: the player while
+// The video page in each state beyond the contract's: the player while
 // PROCESSING once playable, the token request of a signed video, the
 // queue position and ETA, Retry on FAILED only, the storyboard and
 // download links, and the policy toggle.

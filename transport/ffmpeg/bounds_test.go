@@ -12,7 +12,8 @@ import (
 	"github.com/kino-video/kino/transport/ffmpeg/ffmpegtest"
 )
 
-// TestProbeEnforcesBounds: the hostile inputs of issue 11 are refused at
+// TestProbeEnforcesBounds: hostile inputs (frames hours apart, a length
+// claimed past the plan's, huge pictures, a high frame rate) are refused at
 // probe time, by ffprobe alone (nothing decoded), with a message naming
 // the limit.
 func TestProbeEnforcesBounds(t *testing.T) {

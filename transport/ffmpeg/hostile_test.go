@@ -16,8 +16,10 @@ import (
 	"github.com/kino-video/kino/transport/ffmpeg/ffmpegtest"
 )
 
-// The holes of issue 11's second round: each test fails on the code that
-// had them.
+// Holes that hostile files found in the probe and the runner (a cover
+// picture as stream 0, a picture that grows after its headers, frames far
+// apart, ffmpeg writing without a progress line): each test fails on the
+// code that had them.
 
 // TestCoverPictureFirstIsNeverEncoded: a cover picture that is stream 0
 // (and larger than the video) is not what the ladder, the thumbnail or

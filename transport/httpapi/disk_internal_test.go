@@ -87,11 +87,11 @@ func fillInodes(t *testing.T, dir string) {
 	}
 }
 
-// Fault 3 of issue 12: a full disk during an upload answered 400 with a
-// server path in the message. It is the server's fault: 507, a message
+// A full disk during an upload is the server's fault, not the client's
+// (400), and its message must not show a server path: 507, a message
 // naming no path, and no partial file left behind, wherever the disk runs
-// out (the file's bytes, or the file itself: on main a disk out of inodes
-// answered 500).
+// out (the file's bytes, or the file itself: a disk out of inodes, too, is
+// a 507, not a 500).
 func TestUploadOnFullDiskIs507WithoutAPath(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -122,8 +122,8 @@ func TestUploadOnFullDiskIs507WithoutAPath(t *testing.T) {
 
 // What an upload's failures tell the client: the server's own disk
 // failing is 507 (full) or a 500 (anything else, logged), a broken body
-// is 400; no message carries the error's text (on main a write error
-// other than ENOSPC answered 400 "upload interrupted: write /srv/…").
+// is 400; no message carries the error's text (a write error other than
+// ENOSPC must not answer 400 "upload interrupted: write /srv/…").
 func TestUploadFailureMessages(t *testing.T) {
 	path := "/srv/kino/media/.incoming/upload-1.part"
 	tests := []struct {

@@ -50,8 +50,8 @@ func (a *testAPI) uploadWith(client *http.Client, key string, file []byte) (resp
 	return response{status: resp.StatusCode, header: resp.Header, body: body.Bytes(), close: resp.Close}, nil
 }
 
-// Fault 6 of issue 12: an upload during a NATS outage hung for the whole
-// outage (40 s, then 500). It must be refused with 503 and Retry-After
+// An upload during a NATS outage must not hang until the outage ends (and
+// then answer 500). It must be refused with 503 and Retry-After
 // while NATS is down, before its body is read, and succeed again once
 // NATS is back on the same port and store. The store logs one line per
 // outage, however many requests and probes meet it. The client here gives

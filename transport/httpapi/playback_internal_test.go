@@ -252,7 +252,7 @@ func TestIssuePlaybackToken(t *testing.T) {
 		{"origin with a path", `{"origin":"https://shop.example/page"}`, 400, 0},
 		{"origin not http", `{"origin":"javascript:alert(1)"}`, 400, 0},
 		// Hosts no browser ever sends as an origin: a token bound to one
-		// could never play (red team).
+		// could never play.
 		{"origin wildcard", `{"origin":"https://*.shop.example"}`, 400, 0},
 		{"origin unicode", `{"origin":"https://bücher.example"}`, 400, 0},
 		{"origin port out of range", `{"origin":"https://shop.example:99999"}`, 400, 0},
@@ -664,7 +664,7 @@ func TestPlayPassesTheToken(t *testing.T) {
 		t.Fatalf("page: %s", page)
 	}
 	// Without a valid token a signed video's page shows nothing of it,
-	// not even its name (red team): 403 like its media.
+	// not even its name: 403 like its media.
 	var filename string
 	if v := decode[wire.Video](t, a.do("GET", "/v1/videos/"+id, key, "")); v.Filename != "" {
 		filename = v.Filename
@@ -683,8 +683,8 @@ func TestPlayPassesTheToken(t *testing.T) {
 }
 
 // The token's length multiplies a playlist's size: tokens over 1 KiB are
-// refused before anything parses them (red team: 4 KiB tokens made a
-// 6-hour playlist 22 MB per request).
+// refused before anything parses them (4 KiB tokens would make a 6-hour
+// playlist 22 MB per request).
 func TestLongTokensRefused(t *testing.T) {
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanPro)

@@ -310,8 +310,8 @@ func TestDeadNodesShareLapses(t *testing.T) {
 
 // When NATS is reached but the ledger does not answer (a cluster whose
 // rate bucket lost its quorum or elects a leader), a node keeps to the
-// share it holds: a red team killed the ledger's stream leader and two
-// API nodes, each counting alone, let 2x the plan through.
+// share it holds. Counting alone instead, two API nodes whose ledger's
+// stream leader was killed let 2x the plan through.
 func TestSharedLimitKeepsItsShareWhileTheLedgerElects(t *testing.T) {
 	c := eventstoretest.StartCluster(t, 3)
 	ledger, err := c.Open(0, 3).OpenRateLimits(context.Background())

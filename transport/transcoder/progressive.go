@@ -282,7 +282,7 @@ func (e *early) publish(ctx context.Context) error {
 	if !e.playable {
 		// The rungs decide, once the audio has begun (the gate above): an
 		// audio track shorter than the video stops growing at its end, and
-		// would hold the video back until it completed (red team).
+		// would hold the video back until it completed.
 		encoded := e.encoded(e.res)
 		speed := encoded / max(time.Since(e.began).Seconds(), 0.001)
 		if !playable(encoded, e.total, speed) {

@@ -100,8 +100,8 @@ func TestProgressivePublishing(t *testing.T) {
 
 // TestProgressiveShortAudio: a video whose audio ends long before its
 // video is playable while processing: the rungs decide, once the audio
-// has begun (red team: its audio playlist stopped growing at its end, and
-// held the video back until it completed).
+// has begun (otherwise its audio playlist, which stops growing at its end,
+// holds the video back until it completes).
 func TestProgressiveShortAudio(t *testing.T) {
 	e := newEnv(t)
 	acc := e.account("acme", domain.PlanFree)

@@ -18,7 +18,8 @@ import (
 	"github.com/kino-video/kino/transport/transcoder"
 )
 
-// TestHostileInputsFailFast: the starvation files of issue 11 each end
+// TestHostileInputsFailFast: files made to starve a worker (frames hours
+// apart, a length claimed and not held, a huge picture) each end
 // FAILED on their first attempt, in seconds (the bound is well under one
 // 2-minute stall kill, the default here), with a message naming the
 // problem, and another account's clip still completes on the one worker.

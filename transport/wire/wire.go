@@ -34,7 +34,7 @@ type Video struct {
 	// Progress is kino's addition: 0 while PENDING, 0..1 while
 	// PROCESSING, 1 when COMPLETED, null when FAILED.
 	Progress *float64 `json:"progress"`
-	// The rest are kino's additions too (issue 14), after the contract's
+	// The rest are kino's additions too, after the contract's
 	// fields so that its clients read what they always read.
 	//
 	// PlaybackPolicy is "public" or "signed": a signed video's media need
