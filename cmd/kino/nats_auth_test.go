@@ -25,7 +25,7 @@ import (
 	"github.com/kino-video/kino/eventstore"
 )
 
-// The attack of issue 11: a local process publishes a KeyIssued with a
+// A forged key: a local process publishes a KeyIssued with a
 // hash of its choosing (or a PlanChanged) on kino's NATS and then uses the
 // key. Without credentials it cannot even connect; with a worker's seed
 // the server refuses the publish; the key never authenticates.
