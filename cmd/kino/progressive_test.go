@@ -15,10 +15,12 @@ import (
 	"github.com/kino-video/kino/domain"
 )
 
-// slowFFmpeg puts an ffmpeg first on PATH that reads its input at the
-// input's own rate (-re): the encode of a clip takes about the clip's
-// length, whatever the machine, so a test can play it while it is still
-// being encoded. Make the test's clips before calling it.
+// slowFFmpeg puts an ffmpeg first on PATH whose HLS ladders read their
+// input at the input's own rate (-re): the encode of a clip takes about the
+// clip's length, whatever the machine, so a test can play it while it is
+// still being encoded. Its other runs (thumbnail, preview, storyboard) go
+// at full speed, so the video completes as its ladder ends. Make the
+// test's clips before calling it.
 func slowFFmpeg(t *testing.T) {
 	t.Helper()
 	real, err := exec.LookPath("ffmpeg")
@@ -27,7 +29,7 @@ func slowFFmpeg(t *testing.T) {
 	}
 	dir := t.TempDir()
 	passable(t, dir)
-	script := "#!/bin/sh\nexec " + real + " -re \"$@\"\n"
+	script := "#!/bin/sh\ncase \"$*\" in *\"-f hls\"*) exec " + real + " -re \"$@\" ;; esac\nexec " + real + " \"$@\"\n"
 	if err := os.WriteFile(filepath.Join(dir, "ffmpeg"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
