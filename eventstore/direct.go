@@ -33,19 +33,23 @@ func (s *Store) OpenDirectUploads(ctx context.Context) (*DirectUploads, error) {
 	// Retried while a forming cluster elects the bucket's leader.
 	var kv jetstream.KeyValue
 	err := s.untilReady(ctx, func() (err error) {
-		kv, err = s.bucket(ctx, s.cfg.Manage, jetstream.KeyValueConfig{
-			Bucket:      DirectUploadsBucket,
-			Description: "kino: direct upload URLs, by the hash of their token",
-			TTL:         DirectUploadTTL,
-			Storage:     jetstream.FileStorage,
-			Replicas:    s.cfg.Replicas,
-		})
+		kv, err = s.bucket(ctx, s.cfg.Manage, directUploadsBucketConfig(s.cfg.Replicas))
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("direct uploads: %w", err)
 	}
 	return &DirectUploads{kv: kv}, nil
+}
+
+func directUploadsBucketConfig(replicas int) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{
+		Bucket:      DirectUploadsBucket,
+		Description: "kino: direct upload URLs, by the hash of their token",
+		TTL:         DirectUploadTTL,
+		Storage:     jetstream.FileStorage,
+		Replicas:    replicas,
+	}
 }
 
 // Create stores a new record; Conflict when key exists.

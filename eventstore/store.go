@@ -306,9 +306,11 @@ func (s *Store) LastSeq(ctx context.Context) (uint64, error) {
 }
 
 // createAtOnce creates or updates every stream and bucket concurrently,
-// ignoring errors (setup then checks each in turn). On a new cluster the
-// creation of each waits for its Raft group to elect a leader, seconds
-// each: one after the other, a first start took half a minute.
+// ignoring errors (setup, and each service as it opens, then checks each
+// in turn). On a new cluster the creation of each waits for its Raft group
+// to elect a leader, seconds each: one after the other, a first start took
+// half a minute. The media bucket is made by the media store that uses it
+// (--media nats only).
 func createAtOnce(ctx context.Context, js jetstream.JetStream, cfg Config) {
 	tmp := &Store{cfg: cfg, js: js}
 	steps := []func(){
@@ -318,6 +320,12 @@ func createAtOnce(ctx context.Context, js jetstream.JetStream, cfg Config) {
 		func() { _, _ = tmp.openSendState(ctx, true) },
 		func() { _, _ = tmp.progressBucket(ctx) },
 		func() { _, _ = tmp.bucket(ctx, true, rateBucketConfig(cfg.Replicas)) },
+		func() { _, _ = tmp.bucket(ctx, true, workersBucketConfig(cfg.Replicas)) },
+		func() { _, _ = tmp.bucket(ctx, true, directUploadsBucketConfig(cfg.Replicas)) },
+		func() { _, _ = tmp.bucket(ctx, true, keyUsageBucketConfig(cfg.Replicas)) },
+		// The TTL is kino serve's setting: OpenUsers updates it, quickly
+		// once the bucket's group has a leader.
+		func() { _, _ = tmp.bucket(ctx, true, sessionsBucketConfig(cfg.Replicas, DefaultSessionTTL)) },
 	}
 	var wg sync.WaitGroup
 	for _, step := range steps {

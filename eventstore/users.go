@@ -188,14 +188,7 @@ func (s *Store) OpenUsers(ctx context.Context, cfg UsersConfig) (*Users, error) 
 	cfg.validate(s)
 	u := &Users{s: s, cfg: cfg, slots: make(chan struct{}, cfg.MaxHashing), usedAt: map[string]time.Time{}}
 	err := s.untilReady(ctx, func() (err error) {
-		sessions := jetstream.KeyValueConfig{
-			Bucket:      SessionsBucket,
-			Description: "kino: dashboard and admin sessions, by the SHA-256 of their id",
-			TTL:         cfg.SessionTTL,
-			History:     1,
-			Storage:     jetstream.FileStorage,
-			Replicas:    s.cfg.Replicas,
-		}
+		sessions := sessionsBucketConfig(s.cfg.Replicas, cfg.SessionTTL)
 		if s.cfg.Manage {
 			if u.sessions, err = s.openBucket(ctx, sessions, createOrUpdate); err != nil {
 				return err
@@ -203,13 +196,7 @@ func (s *Store) OpenUsers(ctx context.Context, cfg UsersConfig) (*Users, error) 
 		} else if u.sessions, err = s.bucket(ctx, false, sessions); err != nil && !errors.Is(err, jetstream.ErrBucketNotFound) {
 			return err
 		}
-		u.usage, err = s.bucket(ctx, s.cfg.Manage, jetstream.KeyValueConfig{
-			Bucket:      KeyUsageBucket,
-			Description: "kino: when each API key was last used (to the minute)",
-			History:     1,
-			Storage:     jetstream.FileStorage,
-			Replicas:    s.cfg.Replicas,
-		})
+		u.usage, err = s.bucket(ctx, s.cfg.Manage, keyUsageBucketConfig(s.cfg.Replicas))
 		if !s.cfg.Manage && errors.Is(err, jetstream.ErrBucketNotFound) {
 			err = nil // a CLI before any kino serve made them: users only
 		}
@@ -224,6 +211,27 @@ func (s *Store) OpenUsers(ctx context.Context, cfg UsersConfig) (*Users, error) 
 		}
 	}
 	return u, nil
+}
+
+func sessionsBucketConfig(replicas int, ttl time.Duration) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{
+		Bucket:      SessionsBucket,
+		Description: "kino: dashboard and admin sessions, by the SHA-256 of their id",
+		TTL:         ttl,
+		History:     1,
+		Storage:     jetstream.FileStorage,
+		Replicas:    replicas,
+	}
+}
+
+func keyUsageBucketConfig(replicas int) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{
+		Bucket:      KeyUsageBucket,
+		Description: "kino: when each API key was last used (to the minute)",
+		History:     1,
+		Storage:     jetstream.FileStorage,
+		Replicas:    replicas,
+	}
 }
 
 // errSessions: the sessions bucket did not answer (NATS unreachable, a
