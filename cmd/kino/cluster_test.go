@@ -663,17 +663,26 @@ func (c *kinoCluster) playsEverywhere(key string, ids ...string) {
 func (n *clusterNode) plays(key string, ids ...string) {
 	t := n.c.t
 	t.Helper()
+	// A 503 (the media bucket's replicas electing a leader after a node
+	// died) is retried, as a player does; any other failure fails.
 	get := func(url string) []byte {
 		t.Helper()
-		resp, err := http.Get(url)
-		if err != nil {
-			t.Fatalf("%s: GET %s: %v", n.name, url, err)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil || resp.StatusCode != 200 || len(b) == 0 {
-			t.Fatalf("%s: GET %s: %d, %d bytes, %v", n.name, url, resp.StatusCode, len(b), err)
-		}
+		var b []byte
+		eventually(t, 30*time.Second, 200*time.Millisecond, func() (bool, string) {
+			resp, err := http.Get(url)
+			if err != nil {
+				t.Fatalf("%s: GET %s: %v", n.name, url, err)
+			}
+			defer resp.Body.Close()
+			b, err = io.ReadAll(resp.Body)
+			if resp.StatusCode == http.StatusServiceUnavailable {
+				return false, fmt.Sprintf("%s: GET %s: 503 %s", n.name, url, b)
+			}
+			if err != nil || resp.StatusCode != 200 || len(b) == 0 {
+				t.Fatalf("%s: GET %s: %d, %d bytes, %v", n.name, url, resp.StatusCode, len(b), err)
+			}
+			return true, ""
+		})
 		return b
 	}
 	firstURI := func(playlist []byte) string {
