@@ -38,21 +38,11 @@ func isMaster(name string) bool {
 func TestGoldenRoundTrip(t *testing.T) {
 	for name, data := range golden(t) {
 		t.Run(name, func(t *testing.T) {
-			var (
-				got []byte
-				err error
-			)
+			rewrite := rewriteMedia
 			if isMaster(name) {
-				var m *Master
-				if m, err = ParseMaster(data); err == nil {
-					got, err = m.Encode()
-				}
-			} else {
-				var m *Media
-				if m, err = ParseMedia(data); err == nil {
-					got, err = m.Encode()
-				}
+				rewrite = rewriteMaster
 			}
+			got, err := rewrite(data)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -232,18 +222,11 @@ func TestParseHostile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var err error
+			rewrite := rewriteMedia
 			if tt.master {
-				var m *Master
-				if m, err = ParseMaster([]byte(tt.in)); err == nil {
-					_, err = m.Encode()
-				}
-			} else {
-				var m *Media
-				if m, err = ParseMedia([]byte(tt.in)); err == nil {
-					_, err = m.Encode()
-				}
+				rewrite = rewriteMaster
 			}
+			_, err := rewrite([]byte(tt.in))
 			if (err == nil) != tt.ok {
 				t.Fatalf("err = %v, want ok %v", err, tt.ok)
 			}
