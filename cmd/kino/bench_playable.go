@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/transport/apiclient"
+	"github.com/kino-video/kino/transport/hls"
 )
 
 // playableMeasure is kino bench's --only name of benchPlayable, one of
@@ -217,12 +217,10 @@ func firstSegment(master string, get func(string, bool) ([]byte, int, error)) (b
 			return true, nil
 		}
 		uri := ""
-		sc := bufio.NewScanner(strings.NewReader(string(b)))
-		for sc.Scan() {
-			if l := strings.TrimSpace(sc.Text()); l != "" && !strings.HasPrefix(l, "#") {
-				uri = l
-				break
-			}
+		if m, err := hls.ParseMaster(b); err == nil && len(m.Variants) > 0 {
+			uri = m.Variants[0].URI
+		} else if pl, err := hls.ParseMedia(b); err == nil && len(pl.Segments) > 0 {
+			uri = pl.Segments[0].URI
 		}
 		if uri == "" {
 			return false, nil

@@ -1,10 +1,10 @@
 package ffmpeg
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"strings"
+
+	"github.com/kino-video/kino/transport/hls"
 )
 
 // Lanes. One ffmpeg process encodes every rung in lock-step: its outputs
@@ -105,55 +105,34 @@ func LaneAudio(lane string) string { return AudioRendition + "." + lane }
 // every rung would have written. Both must be masters ffmpeg wrote for
 // lanes of one ladder.
 func MergeMasters(low, high []byte) ([]byte, error) {
-	lowHead, lowVariants, err := splitMaster(low)
+	l, err := laneMaster(low)
 	if err != nil {
 		return nil, fmt.Errorf("low lane: %w", err)
 	}
-	_, highVariants, err := splitMaster(high)
+	h, err := laneMaster(high)
 	if err != nil {
 		return nil, fmt.Errorf("high lane: %w", err)
 	}
-	var b bytes.Buffer
-	for _, l := range lowHead {
-		b.WriteString(l + "\n")
-	}
-	for _, v := range append(highVariants, lowVariants...) {
-		b.WriteString(v[0] + "\n" + v[1] + "\n\n")
-	}
-	return b.Bytes(), nil
+	merged := hls.Master{Header: l.Header, Variants: append(h.Variants, l.Variants...)}
+	return merged.Encode()
 }
 
-// splitMaster reads a master playlist as its header lines (before the
-// first variant stream) and its variant streams ([tag, URI] pairs).
-func splitMaster(data []byte) (head []string, variants [][2]string, err error) {
-	var lines []string
-	for l := range strings.Lines(string(data)) {
-		if l = strings.TrimSpace(l); l != "" {
-			lines = append(lines, l)
-		}
+// laneMaster reads a master playlist a lane wrote: a header, then variant
+// streams and nothing else.
+func laneMaster(data []byte) (*hls.Master, error) {
+	m, err := hls.ParseMaster(data)
+	if err != nil {
+		return nil, err
 	}
-	if len(lines) == 0 || lines[0] != "#EXTM3U" {
-		return nil, nil, errors.New("not a playlist")
+	if len(m.Variants) == 0 {
+		return nil, errors.New("no variant stream")
 	}
-	for i := 0; i < len(lines); i++ {
-		l := lines[i]
-		switch {
-		case strings.HasPrefix(l, "#EXT-X-STREAM-INF:"):
-			if i+1 >= len(lines) || strings.HasPrefix(lines[i+1], "#") {
-				return nil, nil, errors.New("a variant stream without its playlist")
-			}
-			variants = append(variants, [2]string{l, lines[i+1]})
-			i++
-		case len(variants) > 0:
-			return nil, nil, fmt.Errorf("unexpected line after the variant streams: %q", l)
-		case !strings.HasPrefix(l, "#"):
-			return nil, nil, fmt.Errorf("unexpected line: %q", l)
-		default:
-			head = append(head, l)
-		}
+	after := m.Trailer
+	for _, v := range m.Variants {
+		after = append(after, v.Tags...)
 	}
-	if len(variants) == 0 {
-		return nil, nil, errors.New("no variant stream")
+	if len(after) > 0 {
+		return nil, fmt.Errorf("unexpected line after the variant streams: %q", after[0])
 	}
-	return head, variants, nil
+	return m, nil
 }

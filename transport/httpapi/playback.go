@@ -22,6 +22,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/hls"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/wire"
 )
@@ -413,10 +414,7 @@ func withToken(uri, token string) string {
 }
 
 // rewritePlaylist gives every URI an HLS playlist lists the token: URI
-// lines, and URI="..." attributes of tags (EXT-X-MEDIA, EXT-X-MAP,
-// EXT-X-I-FRAME-STREAM-INF, ...). Attributes are read as the HLS grammar
-// has them (quoted strings hold no quote), so a name or a quoted value
-// that merely contains URI= is not taken for one.
+// lines, and URI="..." attributes of tags (hls.RewriteURIs).
 func rewritePlaylist(pl []byte, token string) []byte {
 	var out bytes.Buffer
 	_ = rewriteLines(&out, bytes.NewReader(pl), token, playlistLine)
@@ -425,14 +423,7 @@ func rewritePlaylist(pl []byte, token string) []byte {
 
 // playlistLine rewrites one line of a playlist (n is its index).
 func playlistLine(_ int, s, token string) string {
-	switch t := strings.TrimSpace(s); {
-	case t == "":
-		return s
-	case strings.HasPrefix(t, "#"):
-		return rewriteTagURIs(s, token)
-	default:
-		return withToken(t, token)
-	}
+	return hls.RewriteURIs(s, func(uri string) string { return withToken(uri, token) })
 }
 
 // rewriteLines copies r to w line by line, each through rewrite, keeping
@@ -472,50 +463,6 @@ func rewriteLines(w io.Writer, r io.Reader, token string, rewrite func(n int, li
 			return err
 		}
 	}
-}
-
-// rewriteTagURIs rewrites the URI attribute of one tag line
-// (#EXT-X-...:NAME=VALUE,NAME="quoted",...).
-func rewriteTagURIs(line, token string) string {
-	colon := strings.IndexByte(line, ':')
-	if !strings.HasPrefix(line, "#EXT") || colon < 0 || !strings.Contains(line[colon:], `URI="`) {
-		return line
-	}
-	var b strings.Builder
-	b.WriteString(line[:colon+1])
-	rest := line[colon+1:]
-	for rest != "" {
-		eq := strings.IndexByte(rest, '=')
-		if eq < 0 || strings.ContainsAny(rest[:eq], `",`) {
-			b.WriteString(rest) // not an attribute list: leave what is left
-			break
-		}
-		name := rest[:eq]
-		b.WriteString(rest[:eq+1])
-		rest = rest[eq+1:]
-		var value string
-		if strings.HasPrefix(rest, `"`) {
-			end := strings.IndexByte(rest[1:], '"')
-			if end < 0 {
-				b.WriteString(rest)
-				break
-			}
-			value, rest = rest[:end+2], rest[end+2:]
-			if strings.TrimSpace(name) == "URI" {
-				value = `"` + withToken(value[1:len(value)-1], token) + `"`
-			}
-		} else if comma := strings.IndexByte(rest, ','); comma >= 0 {
-			value, rest = rest[:comma], rest[comma:]
-		} else {
-			value, rest = rest, ""
-		}
-		b.WriteString(value)
-		if strings.HasPrefix(rest, ",") {
-			b.WriteByte(',')
-			rest = rest[1:]
-		}
-	}
-	return b.String()
 }
 
 // rewriteVTT gives the image references of a storyboard's WebVTT cues the

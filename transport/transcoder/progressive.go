@@ -1,7 +1,6 @@
 package transcoder
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"path"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,6 +18,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/transport/ffmpeg"
+	"github.com/kino-video/kino/transport/hls"
 	"github.com/kino-video/kino/transport/media"
 )
 
@@ -360,61 +359,47 @@ var segmentName = regexp.MustCompile(`^seg_[0-9]{5,}\.ts$`)
 
 // listed reads rendition r's playlist as ffmpeg last wrote it: its
 // segments, and its header tags (those before the first segment, but
-// the playlist type, ENDLIST and START, which the rewrite sets).
-func (e *early) listed(r string) ([]segment, []string, error) {
+// the playlist type, ENDLIST and START, which the rewrite sets, and
+// those with a quoted value or not of HLS).
+func (e *early) listed(r string) ([]segment, []hls.Tag, error) {
 	data, err := readPlaylist(e.root, path.Join(media.HLSDir, r, "index.m3u8"))
 	if err != nil {
 		return nil, nil, err
 	}
-	var (
-		segs   []segment
-		header []string
-		dur    = -1.0
-	)
-	lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
-	if len(lines) == 0 || strings.TrimSpace(lines[0]) != "#EXTM3U" {
-		return nil, nil, fmt.Errorf("%s: not a playlist", r)
+	pl, err := hls.ParseMedia(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", r, err)
 	}
-	for _, l := range lines[1:] {
-		l = strings.TrimSpace(l)
-		switch {
-		case l == "":
-		case strings.HasPrefix(l, "#EXTINF:"):
-			v, _, _ := strings.Cut(strings.TrimPrefix(l, "#EXTINF:"), ",")
-			d, err := strconv.ParseFloat(v, 64)
-			if err != nil || d < 0 || d > 3600 {
-				return nil, nil, fmt.Errorf("%s: bad segment duration %q", r, v)
-			}
-			dur = d
-		case strings.HasPrefix(l, "#EXT-X-PLAYLIST-TYPE:"), l == "#EXT-X-ENDLIST", strings.HasPrefix(l, "#EXT-X-START:"):
-		case strings.HasPrefix(l, "#"):
-			if len(segs) == 0 && dur < 0 && strings.HasPrefix(l, "#EXT-X-") && !strings.ContainsAny(l, `"`) {
-				header = append(header, l)
-			}
-		default:
-			if !segmentName.MatchString(l) || dur < 0 {
-				return nil, nil, fmt.Errorf("%s: unexpected entry %q", r, l)
-			}
-			segs = append(segs, segment{name: l, dur: dur})
-			dur = -1
+	var header []hls.Tag
+	for _, t := range pl.Header {
+		s := string(t)
+		set := strings.HasPrefix(s, hls.PlaylistType+":") || t == hls.EndList || strings.HasPrefix(s, "#EXT-X-START:")
+		if !set && strings.HasPrefix(s, "#EXT-X-") && !strings.Contains(s, `"`) {
+			header = append(header, t)
 		}
+	}
+	segs := make([]segment, 0, len(pl.Segments))
+	for _, s := range pl.Segments {
+		if !segmentName.MatchString(s.URI) {
+			return nil, nil, fmt.Errorf("%s: unexpected entry %q", r, s.URI)
+		}
+		segs = append(segs, segment{name: s.URI, dur: s.Duration})
 	}
 	return segs, header, nil
 }
 
 // stage writes the playlist of rendition r listing segs, as published while
 // processing, in the staging directory.
-func (e *early) stage(r string, header []string, segs []segment) error {
-	var b bytes.Buffer
-	b.WriteString("#EXTM3U\n")
-	for _, h := range header {
-		b.WriteString(h + "\n")
-	}
-	b.WriteString("#EXT-X-PLAYLIST-TYPE:EVENT\n#EXT-X-START:TIME-OFFSET=0\n")
+func (e *early) stage(r string, header []hls.Tag, segs []segment) error {
+	pl := hls.Media{Header: slices.Concat(header, []hls.Tag{"#EXT-X-PLAYLIST-TYPE:EVENT", "#EXT-X-START:TIME-OFFSET=0"})}
 	for _, s := range segs {
-		fmt.Fprintf(&b, "#EXTINF:%s,\n%s\n", strconv.FormatFloat(s.dur, 'f', 6, 64), s.name)
+		pl.Segments = append(pl.Segments, hls.Segment{Duration: s.dur, URI: s.name})
 	}
-	return e.stageFile(path.Join(r, "index.m3u8"), b.Bytes())
+	data, err := pl.Encode()
+	if err != nil {
+		return err
+	}
+	return e.stageFile(path.Join(r, "index.m3u8"), data)
 }
 
 // stageFile writes data as rel (under hls/) in the staging directory.
@@ -429,21 +414,16 @@ func (e *early) stageFile(rel string, data []byte) error {
 // checkMaster checks the master playlist data lists exactly the
 // renditions want.
 func checkMaster(data []byte, want []string) error {
-	var listed []string
-	for l := range strings.Lines(string(data)) {
-		l = strings.TrimSpace(l)
-		if m := uriAttr.FindStringSubmatch(l); m != nil && strings.HasPrefix(l, "#EXT-X-MEDIA:") {
-			listed = append(listed, m[1])
-		} else if l != "" && !strings.HasPrefix(l, "#") {
-			listed = append(listed, l)
-		}
+	m, err := hls.ParseMaster(data)
+	if err != nil {
+		return err
+	}
+	listed, err := m.URIs()
+	if err != nil {
+		return err
 	}
 	for _, r := range want {
-		found := false
-		for _, l := range listed {
-			found = found || l == r+"/index.m3u8"
-		}
-		if !found {
+		if !slices.Contains(listed, r+"/index.m3u8") {
 			return fmt.Errorf("master playlist does not list %s", r)
 		}
 	}
@@ -454,13 +434,25 @@ func checkMaster(data []byte, want []string) error {
 }
 
 // toVOD rewrites the EVENT playlist rel of root (ffmpeg ended it with
-// ENDLIST) as a VOD playlist, through a new file renamed over it.
+// ENDLIST) as a VOD playlist, through a new file renamed over it. A
+// playlist that does not parse (a full disk cut it short) is left as it
+// is, for verifyOutputs to find.
 func toVOD(root *os.Root, rel string) error {
 	data, err := readPlaylist(root, rel)
 	if err != nil {
 		return err
 	}
-	return replaceFile(root, rel, bytes.Replace(data, []byte("#EXT-X-PLAYLIST-TYPE:EVENT"), []byte("#EXT-X-PLAYLIST-TYPE:VOD"), 1))
+	pl, err := hls.ParseMedia(data)
+	if err != nil {
+		return nil
+	}
+	if pl.Type() == "EVENT" {
+		pl.SetType("VOD")
+	}
+	if data, err = pl.Encode(); err != nil {
+		return err
+	}
+	return replaceFile(root, rel, data)
 }
 
 // replaceFile writes data to rel of root through a new file renamed over

@@ -9,10 +9,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/kino-video/kino/transport/ffmpeg"
+	"github.com/kino-video/kino/transport/hls"
 	"github.com/kino-video/kino/transport/media"
 )
 
@@ -77,38 +77,30 @@ func verifyOutputs(ctx context.Context, work string, rungs []string, hasAudio bo
 	return nil
 }
 
-// uriAttr is the URI attribute of an #EXT-X-MEDIA tag.
-var uriAttr = regexp.MustCompile(`URI="([^"]*)"`)
-
 // masterEntries reads a master playlist: the playlists it lists (variant
 // streams and renditions), as paths relative to it.
 func masterEntries(file string) (map[string]bool, error) {
-	lines, err := playlistLines(file)
+	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]bool{}
-	for i, l := range lines {
-		switch {
-		case strings.HasPrefix(l, "#EXT-X-MEDIA:"):
-			if m := uriAttr.FindStringSubmatch(l); m != nil {
-				out[m[1]] = true
-			}
-		case strings.HasPrefix(l, "#EXT-X-STREAM-INF:"):
-			if i+1 >= len(lines) || strings.HasPrefix(lines[i+1], "#") {
-				return nil, errors.New("a variant stream without its playlist")
-			}
-		case !strings.HasPrefix(l, "#"):
-			out[l] = true
-		}
+	m, err := hls.ParseMaster(data)
+	if err != nil {
+		return nil, err
 	}
-	if len(out) == 0 {
+	uris, err := m.URIs()
+	if err != nil {
+		return nil, err
+	}
+	if len(uris) == 0 {
 		return nil, errors.New("lists no playlist")
 	}
-	for p := range out {
+	out := map[string]bool{}
+	for _, p := range uris {
 		if !local(p) {
 			return nil, fmt.Errorf("lists %q, not a playlist of its own", p)
 		}
+		out[p] = true
 	}
 	return out, nil
 }
@@ -116,54 +108,34 @@ func masterEntries(file string) (map[string]bool, error) {
 // checkMediaPlaylist checks the media playlist rel (relative to dir): it
 // ends with #EXT-X-ENDLIST, lists segments, each a non-empty file beside it.
 func checkMediaPlaylist(dir, rel string) error {
-	lines, err := playlistLines(filepath.Join(dir, filepath.FromSlash(rel)))
+	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
 	if err != nil {
 		return err
 	}
-	if lines[len(lines)-1] != "#EXT-X-ENDLIST" {
+	pl, err := hls.ParseMedia(data)
+	if err != nil {
+		return err
+	}
+	if !pl.Ended() {
 		return errors.New("not finished (no #EXT-X-ENDLIST)")
 	}
 	base := path.Dir(rel)
-	segments := 0
-	for _, l := range lines {
-		if strings.HasPrefix(l, "#") {
-			continue
+	for _, s := range pl.Segments {
+		if !local(s.URI) {
+			return fmt.Errorf("lists %q, not a segment of its own", s.URI)
 		}
-		if !local(l) {
-			return fmt.Errorf("lists %q, not a segment of its own", l)
-		}
-		fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(path.Join(base, l))))
+		fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(path.Join(base, s.URI))))
 		if err != nil {
-			return fmt.Errorf("segment %s: %w", l, err)
+			return fmt.Errorf("segment %s: %w", s.URI, err)
 		}
 		if !fi.Mode().IsRegular() || fi.Size() == 0 {
-			return fmt.Errorf("segment %s is empty", l)
+			return fmt.Errorf("segment %s is empty", s.URI)
 		}
-		segments++
 	}
-	if segments == 0 {
+	if len(pl.Segments) == 0 {
 		return errors.New("lists no segment")
 	}
 	return nil
-}
-
-// playlistLines reads an M3U8 file's non-blank lines, trimmed; it must
-// start with #EXTM3U.
-func playlistLines(file string) ([]string, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	var lines []string
-	for l := range strings.Lines(string(data)) {
-		if l = strings.TrimSpace(l); l != "" {
-			lines = append(lines, l)
-		}
-	}
-	if len(lines) == 0 || lines[0] != "#EXTM3U" {
-		return nil, fmt.Errorf("not a playlist (%d bytes)", len(data))
-	}
-	return lines, nil
 }
 
 // local reports whether a playlist's entry names a file in or under its

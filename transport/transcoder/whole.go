@@ -3,11 +3,10 @@ package transcoder
 import (
 	"os"
 	"path"
-	"strconv"
-	"strings"
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/transport/ffmpeg"
+	"github.com/kino-video/kino/transport/hls"
 	"github.com/kino-video/kino/transport/media"
 )
 
@@ -73,20 +72,11 @@ func ladderSeconds(work string, rungs []ffmpeg.Rung, audio bool) (held float64, 
 		if err != nil {
 			return 0, false
 		}
-		var sum float64
-		for l := range strings.Lines(string(data)) {
-			v, found := strings.CutPrefix(strings.TrimSpace(l), "#EXTINF:")
-			if !found {
-				continue
-			}
-			v, _, _ = strings.Cut(v, ",")
-			d, err := strconv.ParseFloat(v, 64)
-			if err != nil || d < 0 || d > 3600 {
-				return 0, false
-			}
-			sum += d
+		pl, err := hls.ParseMedia(data)
+		if err != nil {
+			return 0, false
 		}
-		held = max(held, sum)
+		held = max(held, pl.Seconds())
 	}
 	return held, len(names) > 0
 }
