@@ -27,6 +27,7 @@ import (
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/media"
+	"github.com/kino-video/kino/transport/ratelimit"
 )
 
 // Projector is what the API needs of the projector: to wait until the read
@@ -118,7 +119,7 @@ type Config struct {
 	// Limits shares the rate limits (per account, and per address for
 	// requests without a valid key) with the other API nodes on the same
 	// NATS (eventstore.RateLimits). Nil: each process counts alone.
-	Limits RateLedger
+	Limits ratelimit.Ledger
 
 	// AuthFailuresPerMinute bounds the requests without a valid API key
 	// (missing or wrong) that one client address may send in any minute;
@@ -253,9 +254,9 @@ const MinAdminTokenLen = 24
 // Server is the HTTP API.
 type Server struct {
 	cfg      Config
-	limiter  *limiter    // requests per account
-	failures *limiter    // requests without a valid key per client address
-	tests    testLimiter // POST /v1/webhooks/{id}/test, per subscription
+	limiter  *ratelimit.Limiter // requests per account
+	failures *ratelimit.Limiter // requests without a valid key per client address
+	tests    testLimiter        // POST /v1/webhooks/{id}/test, per subscription
 	lastSeq  lastSeqCache
 	uploads  uploadSlots
 	disk     diskGuard
@@ -269,7 +270,7 @@ type Server struct {
 	router            *mux.Router
 	// Logins: attempts per client address and per email; cross-origin
 	// checks of cookie-authenticated requests.
-	loginAddrs, loginUsers *limiter
+	loginAddrs, loginUsers *ratelimit.Limiter
 	cop                    *http.CrossOriginProtection
 }
 
@@ -286,14 +287,14 @@ func New(cfg Config) (*Server, error) {
 	_, _ = rand.Read(node)
 	limitLog := cfg.Log.With("component", "ratelimit")
 	s := &Server{cfg: cfg, openapi: doc, router: mux.NewRouter(),
-		limiter:  newSharedLimiter(cfg.Limits, "acct:", hex.EncodeToString(node), limitLog),
-		failures: newSharedLimiter(cfg.Limits, "addr:", hex.EncodeToString(node), limitLog),
+		limiter:  ratelimit.NewShared(cfg.Limits, "acct:", hex.EncodeToString(node), limitLog),
+		failures: ratelimit.NewShared(cfg.Limits, "addr:", hex.EncodeToString(node), limitLog),
 		uploads: uploadSlots{global: cfg.MaxUploads, perAccount: make(map[string]int),
 			ledger: cfg.Limits, node: hex.EncodeToString(node), now: cfg.Now, log: limitLog},
 		disk:   diskGuard{dirs: cfg.DiskDirs, reserve: cfg.DiskReserve, every: 8 << 20},
 		health: transitions{what: "healthy"}, readiness: transitions{what: "ready"},
-		loginAddrs: newSharedLimiter(cfg.Limits, "login-addr:", hex.EncodeToString(node), limitLog),
-		loginUsers: newSharedLimiter(cfg.Limits, "login-user:", hex.EncodeToString(node), limitLog),
+		loginAddrs: ratelimit.NewShared(cfg.Limits, "login-addr:", hex.EncodeToString(node), limitLog),
+		loginUsers: ratelimit.NewShared(cfg.Limits, "login-user:", hex.EncodeToString(node), limitLog),
 		cop:        http.NewCrossOriginProtection()}
 	if cfg.PublicURL != "" {
 		u, _ := url.Parse(cfg.PublicURL)

@@ -196,14 +196,14 @@ func (s *Server) operatorOnly(h handlerFunc) http.Handler {
 // across API nodes (the shared ledger, keys login-addr: and login-user:).
 func (s *Server) loginLimit(w http.ResponseWriter, r *http.Request, email string) error {
 	now := s.cfg.Now()
-	d := s.loginAddrs.allow(clientAddr(r, s.cfg.TrustedProxies), s.cfg.LoginsPerAddress, now)
-	if d.allowed && email != "" {
-		d = s.loginUsers.allow(domain.UserKey(email), s.cfg.LoginsPerUser, now)
+	d := s.loginAddrs.Allow(clientAddr(r, s.cfg.TrustedProxies), s.cfg.LoginsPerAddress, now)
+	if d.Allowed && email != "" {
+		d = s.loginUsers.Allow(domain.UserKey(email), s.cfg.LoginsPerUser, now)
 	}
-	if d.allowed {
+	if d.Allowed {
 		return nil
 	}
-	secs := retrySeconds(d.retry)
+	secs := retrySeconds(d.Retry)
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
 	return domain.E("log in", domain.RateLimited, "Too many login attempts; retry after %d seconds", secs)
 }

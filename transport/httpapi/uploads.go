@@ -17,6 +17,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/transport/ratelimit"
 )
 
 // uploadSlots bounds the uploads in flight: all of them (each holds a
@@ -35,7 +36,7 @@ type uploadSlots struct {
 	inFlight   int
 	perAccount map[string]int
 
-	ledger  RateLedger // nil: the account's bound is per process
+	ledger  ratelimit.Ledger // nil: the account's bound is per process
 	node    string
 	now     func() time.Time
 	log     *slog.Logger
@@ -46,10 +47,12 @@ type uploadSlots struct {
 // uploadRetry is the Retry-After of an upload refused for want of a slot.
 const uploadRetry = 5
 
-// Leases of the uploads recorded in the ledger.
+// Leases of the uploads recorded in the ledger; each update of the ledger
+// waits at most uploadLedgerTimeout.
 const (
-	uploadLease = 30 * time.Second
-	uploadBeat  = 10 * time.Second
+	uploadLease         = 30 * time.Second
+	uploadBeat          = 10 * time.Second
+	uploadLedgerTimeout = time.Second
 )
 
 // acquire takes a slot for account, whose plan allows accountCap uploads
@@ -124,7 +127,7 @@ func (u *uploadSlots) acquire(w http.ResponseWriter, account string, accountCap 
 // record stores this node's count of account's uploads in the ledger:
 // count is given the other nodes' uploads and returns this node's.
 func (u *uploadSlots) record(account string, count func(others int) int) error {
-	ctx, cancel := context.WithTimeout(context.Background(), rateTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), uploadLedgerTimeout)
 	defer cancel()
 	now := u.now()
 	return u.ledger.UpdateRate(ctx, "up:"+account, u.node, now, func(others []eventstore.RateHolding) eventstore.RateHolding {
