@@ -24,6 +24,7 @@ import (
 	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/media"
+	"github.com/kino-video/kino/transport/playback"
 )
 
 // BenchmarkCDNSegment measures /cdn serving one HLS segment over loopback
@@ -167,9 +168,7 @@ func cdnBench(b *testing.B, backend string, size int) string {
 	b.Cleanup(srv.Close)
 	u := srv.URL + "/cdn/" + id + "/hls/720p/seg_00000.ts"
 	if policy == domain.PlaybackSigned {
-		t := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.RegisteredClaims{Subject: id, ExpiresAt: jwt.NewNumericDate(time.Now().Add(time.Hour))})
-		t.Header["kid"] = kinoKID
-		tok, err := t.SignedString(key)
+		tok, _, err := playback.Tokens{Key: key, Now: time.Now}.Mint(id, "", time.Hour)
 		if err != nil {
 			b.Fatal(err)
 		}

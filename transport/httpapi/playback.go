@@ -1,29 +1,23 @@
 package httpapi
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
-	"errors"
-	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
 	"github.com/gorilla/mux"
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/projections"
-	"github.com/kino-video/kino/transport/hls"
 	"github.com/kino-video/kino/transport/media"
+	"github.com/kino-video/kino/transport/playback"
 	"github.com/kino-video/kino/transport/wire"
 )
 
@@ -38,124 +32,20 @@ import (
 //     private half of one of its signing keys, EdDSA (Ed25519); kino holds
 //     the public half only.
 
-// PlaybackKeyPurpose names the key kino's own tokens are signed with
-// among the keys derived from the secret key (seal.Key.Derive).
-const PlaybackKeyPurpose = "playback-token"
-
-const (
-	kinoKID = "kino"
-	// maxTokenLen bounds a token before anything parses it. Every URI of a
-	// signed video's playlists carries the token, so its length multiplies
-	// the bytes of each playlist served: 1 KiB is twice the longest token
-	// the claims kino reads make (kid, sub, exp, nbf, iat, a 255-byte
-	// origin), with room for a few claims of the customer's own.
-	maxTokenLen = 1024
-	// tokenLeeway forgives clocks that disagree a little (exp, nbf).
-	tokenLeeway = 10 * time.Second
-	// Bounds of a kino token's life (POST .../playback-tokens "ttl").
-	minTokenTTL     = 60
-	maxTokenTTL     = 7 * 24 * 3600
-	defaultTokenTTL = 3600
-)
-
-// playbackClaims are the claims kino reads: the registered ones, and the
-// origin allowed to play.
-type playbackClaims struct {
-	jwt.RegisteredClaims
-	Origin string `json:"origin,omitempty"`
-}
-
 // deriver is what Config.Secrets may also do: derive a key for a purpose.
 type deriver interface{ Derive(purpose string) []byte }
-
-// playbackKey is the HS256 key of kino's tokens (nil: none can be issued
-// or accepted).
-func (s *Server) playbackKey() []byte { return s.cfg.PlaybackKey }
-
-// errPlayback is the 403 of media refused for want of a valid token.
-func errPlayback(why string) error {
-	return domain.E("serve media", domain.Denied, "this video is signed: its media need a valid playback token in ?token= (%s)", why)
-}
-
-// tokenChars are the characters of a compact JWT (base64url and dots).
-func tokenChars(t string) bool {
-	for i := 0; i < len(t); i++ {
-		c := t[i]
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			return false
-		}
-	}
-	return true
-}
 
 // verifyPlayback checks token for video v, as requested by r: the one
 // check of every signed media request.
 func (s *Server) verifyPlayback(r *http.Request, v projections.Video, token string) error {
-	claims, err := s.verifyToken(v, token)
+	claims, err := s.tokens.Verify(v.ID, v.Account, token)
 	if err != nil {
 		return err
 	}
 	if claims.Origin != "" && !strings.EqualFold(requestOrigin(r), claims.Origin) {
-		return errPlayback("the token is for pages of another origin")
+		return playback.Denied("the token is for pages of another origin")
 	}
 	return nil
-}
-
-// verifyToken checks token's signature and claims for video v, all but
-// the origin it may be bound to (which only a media request can show).
-func (s *Server) verifyToken(v projections.Video, token string) (playbackClaims, error) {
-	var claims playbackClaims
-	switch {
-	case token == "":
-		return claims, errPlayback("no token")
-	case len(token) > maxTokenLen:
-		return claims, errPlayback("the token is too long")
-	case !tokenChars(token):
-		return claims, errPlayback("the token is malformed")
-	}
-	parser := jwt.NewParser(
-		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg(), jwt.SigningMethodEdDSA.Alg()}),
-		jwt.WithExpirationRequired(), jwt.WithLeeway(tokenLeeway), jwt.WithTimeFunc(s.cfg.Now),
-		jwt.WithSubject(v.ID), jwt.WithStrictDecoding())
-	_, err := parser.ParseWithClaims(token, &claims, func(t *jwt.Token) (any, error) {
-		kid, _ := t.Header["kid"].(string)
-		if kid == kinoKID {
-			// The algorithm is pinned by the kid: kino's tokens are
-			// HS256, whatever else the header says.
-			if t.Method != jwt.SigningMethodHS256 || s.playbackKey() == nil {
-				return nil, errors.New("kino tokens are HS256")
-			}
-			return s.playbackKey(), nil
-		}
-		if t.Method != jwt.SigningMethodEdDSA || !domain.ValidID(kid) {
-			return nil, errors.New("signing key tokens are EdDSA with the key's id as kid")
-		}
-		k, ok, err := s.cfg.DB.SigningKey(v.Account, kid)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return nil, errors.New("no such signing key")
-		}
-		pub, err := base64.RawURLEncoding.DecodeString(k.PublicKey)
-		if err != nil || len(pub) != ed25519.PublicKeySize {
-			return nil, errors.New("malformed public key")
-		}
-		return ed25519.PublicKey(pub), nil
-	})
-	switch {
-	case errors.Is(err, jwt.ErrTokenExpired):
-		return claims, errPlayback("the token expired")
-	case errors.Is(err, jwt.ErrTokenNotValidYet):
-		return claims, errPlayback("the token is not valid yet")
-	case errors.Is(err, jwt.ErrTokenInvalidSubject):
-		return claims, errPlayback("the token is for another video")
-	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
-		return claims, errPlayback("the token must carry sub and exp")
-	case err != nil:
-		return claims, errPlayback("the token is invalid")
-	}
-	return claims, nil
 }
 
 // requestOrigin is the Origin header of r, or else the origin of its
@@ -170,49 +60,6 @@ func requestOrigin(r *http.Request) string {
 		}
 	}
 	return ""
-}
-
-// parseOrigin checks an origin claim asked for and writes it as browsers
-// send it: "https://host[:port]" (or http), lower-case, without the
-// scheme's default port. A host a browser never sends (wildcards, a
-// trailing dot, Unicode rather than its punycode, a port out of range)
-// is refused: a token bound to it could never play.
-func parseOrigin(o string) (string, error) {
-	bad := errBadRequest(`origin must be an origin like "https://example.com" or "https://example.com:8443", with an internationalised name in punycode (got %q)`, truncateString(o, 80))
-	u, err := url.Parse(o)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Opaque != "" ||
-		(u.Path != "" && u.Path != "/") || strings.ContainsAny(o, "?#") || strings.HasSuffix(o, "/") || len(o) > 255 {
-		return "", bad
-	}
-	host, port := strings.ToLower(u.Hostname()), u.Port()
-	if host == "" || strings.HasSuffix(host, ".") || strings.HasPrefix(host, ".") || strings.Contains(host, "..") {
-		return "", bad
-	}
-	for i := 0; i < len(host); i++ {
-		c := host[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == ':' && strings.HasPrefix(u.Host, "[")) {
-			return "", bad
-		}
-	}
-	if strings.HasSuffix(u.Host, ":") {
-		return "", bad
-	}
-	if port != "" {
-		n, err := strconv.Atoi(port)
-		if err != nil || n < 1 || n > 65535 || port[0] == '0' {
-			return "", bad
-		}
-		if (u.Scheme == "https" && n == 443) || (u.Scheme == "http" && n == 80) {
-			port = ""
-		}
-	}
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	if port != "" {
-		host += ":" + port
-	}
-	return u.Scheme + "://" + host, nil
 }
 
 func truncateString(s string, n int) string {
@@ -240,30 +87,20 @@ func (s *Server) issuePlaybackToken(w http.ResponseWriter, r *http.Request) erro
 			return err
 		}
 	}
-	ttl := int64(defaultTokenTTL)
+	ttl := int64(playback.DefaultTTL)
 	if body.TTL != nil {
-		if *body.TTL < minTokenTTL || *body.TTL > maxTokenTTL {
-			return errBadRequest("ttl must be from %d to %d seconds (got %d)", minTokenTTL, maxTokenTTL, *body.TTL)
+		if *body.TTL < playback.MinTTL || *body.TTL > playback.MaxTTL {
+			return errBadRequest("ttl must be from %d to %d seconds (got %d)", playback.MinTTL, playback.MaxTTL, *body.TTL)
 		}
 		ttl = *body.TTL
 	}
 	var origin string
 	if body.Origin != nil {
-		if origin, err = parseOrigin(*body.Origin); err != nil {
+		if origin, err = playback.ParseOrigin(*body.Origin); err != nil {
 			return err
 		}
 	}
-	if s.playbackKey() == nil {
-		return domain.E("issue playback token", domain.Unavailable, "playback tokens need kino's secret key, which this server was not given")
-	}
-	now := s.cfg.Now().UTC().Truncate(time.Second)
-	exp := now.Add(time.Duration(ttl) * time.Second)
-	t := jwt.NewWithClaims(jwt.SigningMethodHS256, playbackClaims{
-		RegisteredClaims: jwt.RegisteredClaims{Subject: v.ID, IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(exp)},
-		Origin:           origin,
-	})
-	t.Header["kid"] = kinoKID
-	signed, err := t.SignedString(s.playbackKey())
+	signed, exp, err := s.tokens.Mint(v.ID, origin, time.Duration(ttl)*time.Second)
 	if err != nil {
 		return err
 	}
@@ -385,105 +222,6 @@ func (s *Server) deleteSigningKey(w http.ResponseWriter, r *http.Request) error 
 	return nil
 }
 
-// maxPlaylist bounds a playlist (or storyboard) rewritten for a token (a
-// ten-hour video's media playlist is well under 2 MiB), and maxLine one of
-// its lines. The rewrite streams: a request costs one line of memory,
-// whatever the file and the token.
-const (
-	maxPlaylist = 8 << 20
-	maxLine     = 64 << 10
-)
-
-// withToken adds token to a relative URI's query (before any fragment).
-// Absolute URIs (another host, or a scheme) are left alone: a token is
-// never sent anywhere but back to this /cdn. kino's playlists list only
-// relative URIs.
-func withToken(uri, token string) string {
-	if uri == "" || strings.HasPrefix(uri, "//") || strings.Contains(uri, ":") {
-		return uri
-	}
-	frag := ""
-	if i := strings.IndexByte(uri, '#'); i >= 0 {
-		uri, frag = uri[:i], uri[i:]
-	}
-	sep := "?"
-	if strings.Contains(uri, "?") {
-		sep = "&"
-	}
-	return uri + sep + "token=" + url.QueryEscape(token) + frag
-}
-
-// rewritePlaylist gives every URI an HLS playlist lists the token: URI
-// lines, and URI="..." attributes of tags (hls.RewriteURIs).
-func rewritePlaylist(pl []byte, token string) []byte {
-	var out bytes.Buffer
-	_ = rewriteLines(&out, bytes.NewReader(pl), token, playlistLine)
-	return out.Bytes()
-}
-
-// playlistLine rewrites one line of a playlist (n is its index).
-func playlistLine(_ int, s, token string) string {
-	return hls.RewriteURIs(s, func(uri string) string { return withToken(uri, token) })
-}
-
-// rewriteLines copies r to w line by line, each through rewrite, keeping
-// each line's ending (\n or \r\n; the last line's, or none). It reads at
-// most maxPlaylist bytes and lines of at most maxLine.
-func rewriteLines(w io.Writer, r io.Reader, token string, rewrite func(n int, line, token string) string) error {
-	br := bufio.NewReaderSize(io.LimitReader(r, maxPlaylist+1), 32<<10)
-	bw := bufio.NewWriterSize(w, 32<<10)
-	read := 0
-	for n := 0; ; n++ {
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			return errors.New("a line is too long to rewrite")
-		}
-		if read += len(line); read > maxPlaylist {
-			return errors.New("the file is too large to rewrite")
-		}
-		if len(line) > 0 {
-			body, eol := line, []byte(nil)
-			if bytes.HasSuffix(body, []byte("\n")) {
-				body, eol = body[:len(body)-1], []byte("\n")
-				if bytes.HasSuffix(body, []byte("\r")) {
-					body, eol = body[:len(body)-1], []byte("\r\n")
-				}
-			}
-			if _, werr := bw.WriteString(rewrite(n, string(body), token)); werr != nil {
-				return werr
-			}
-			if _, werr := bw.Write(eol); werr != nil {
-				return werr
-			}
-		}
-		if err == io.EOF {
-			return bw.Flush()
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
-
-// rewriteVTT gives the image references of a storyboard's WebVTT cues the
-// token: every cue payload line that is a relative URI
-// ("storyboard.jpg#xywh=0,0,160,90").
-func rewriteVTT(vtt []byte, token string) []byte {
-	var out bytes.Buffer
-	_ = rewriteLines(&out, bytes.NewReader(vtt), token, vttLine)
-	return out.Bytes()
-}
-
-// vttLine rewrites one line of a storyboard track (n is its index; the
-// first is the WEBVTT header).
-func vttLine(n int, l, token string) string {
-	if n == 0 || l == "" || strings.Contains(l, "-->") || strings.HasPrefix(l, "NOTE") ||
-		strings.ContainsAny(l, " \t") || !(strings.Contains(l, ".jpg") || strings.Contains(l, ".png") || strings.Contains(l, ".webp")) {
-		return l
-	}
-	return withToken(l, token)
-}
-
 // access is what /cdn learned of a request for a video's file.
 type access struct {
 	signed    bool   // the video is signed, and token was found valid for it
@@ -543,7 +281,7 @@ func (a access) cacheControl(h http.Header, rel string) (rewrite bool) {
 // playlist asked for by many clients at once with a long token costs a
 // line of memory each, not the rewritten file.
 func (s *Server) serveRewritten(w http.ResponseWriter, r *http.Request, f *media.File, rel, token string) error {
-	if f.Size > maxPlaylist {
+	if f.Size > playback.MaxRewrite {
 		return domain.E("serve media", domain.Internal, "%s of %d bytes is too large to rewrite", rel, f.Size)
 	}
 	h := w.Header()
@@ -553,11 +291,7 @@ func (s *Server) serveRewritten(w http.ResponseWriter, r *http.Request, f *media
 	if r.Method == http.MethodHead {
 		return nil
 	}
-	rewrite := playlistLine
-	if rel == wire.StoryboardPath {
-		rewrite = vttLine
-	}
-	if err := rewriteLines(w, f, token, rewrite); err != nil {
+	if err := playback.Rewrite(w, f, token, rel == wire.StoryboardPath); err != nil {
 		// The status is out: the client sees a short body. Logged, not
 		// answered.
 		logger(r, s.cfg.Log).Warn("rewrite media for a token", "file", rel, "err", err)
@@ -627,7 +361,7 @@ func metaSettings(meta map[string]string) (uploadSettings, error) {
 // malformed one is not passed on).
 func playTokenURLs(r *http.Request, v *wire.Video) {
 	token := r.URL.Query().Get("token")
-	if token == "" || len(token) > maxTokenLen || !tokenChars(token) {
+	if !playback.Plausible(token) {
 		return
 	}
 	for _, u := range []**string{&v.PlaylistURL, &v.ThumbnailURL} {

@@ -27,6 +27,7 @@ import (
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/media"
+	"github.com/kino-video/kino/transport/playback"
 	"github.com/kino-video/kino/transport/ratelimit"
 )
 
@@ -196,7 +197,7 @@ func (c *Config) validate() error {
 		c.Now = time.Now
 	}
 	if d, ok := c.Secrets.(deriver); ok && c.PlaybackKey == nil {
-		c.PlaybackKey = d.Derive(PlaybackKeyPurpose)
+		c.PlaybackKey = d.Derive(playback.KeyPurpose)
 	}
 	c.CDNURL = strings.TrimRight(c.CDNURL, "/")
 	if c.LocalOrigin == "" {
@@ -261,6 +262,7 @@ type Server struct {
 	uploads  uploadSlots
 	disk     diskGuard
 	tus      *tusStore // nil: no TusDir
+	tokens   playback.Tokens
 	// health and readiness log their probes' outcomes when they change.
 	health, readiness transitions
 	replays           replays    // POST /v1/admin/replay: one at a time
@@ -295,7 +297,8 @@ func New(cfg Config) (*Server, error) {
 		health: transitions{what: "healthy"}, readiness: transitions{what: "ready"},
 		loginAddrs: ratelimit.NewShared(cfg.Limits, "login-addr:", hex.EncodeToString(node), limitLog),
 		loginUsers: ratelimit.NewShared(cfg.Limits, "login-user:", hex.EncodeToString(node), limitLog),
-		cop:        http.NewCrossOriginProtection()}
+		cop:        http.NewCrossOriginProtection(),
+		tokens:     playback.Tokens{Key: cfg.PlaybackKey, Keys: cfg.DB, Now: cfg.Now}}
 	if cfg.PublicURL != "" {
 		u, _ := url.Parse(cfg.PublicURL)
 		if err := s.cop.AddTrustedOrigin(u.Scheme + "://" + u.Host); err != nil {
