@@ -655,14 +655,17 @@ func (m *Main) serveHTTP(ctx context.Context) error {
 	api, err := httpapi.New(httpapi.Config{
 		Store: m.store, DB: m.db, Projector: m.projector, Media: m.media, Progress: m.progress,
 		Webhooks: webhook.Tester{Store: m.store}, Redeliver: webhook.Redeliverer{Store: m.store, CDNURL: m.CDNURL},
-		Secrets: m.secrets,
-		Admin:   adminReplayer{m.projector}, AdminToken: m.AdminToken,
-		Plans: m.Plans, Log: log.With("component", "http"), Now: m.Now, CDNURL: m.publicCDN, LocalOrigin: localOrigin(m.listener.Addr()),
-		MaxUploads: m.MaxUploads, UploadIdleTimeout: m.UploadIdleTimeout, AuthFailuresPerMinute: m.AuthFailuresPerMinute,
-		TrustedProxies: m.TrustedProxies, FrameAncestors: m.FrameAncestors, Limits: m.limits,
-		EventServer: m.eventServer(), DiskDirs: []string{m.Data, filepath.Join(m.Data, "media")}, DiskReserve: m.DiskReserve, MaxReadLag: m.MaxReadLag,
-		TusDir: tus, TusExpiry: m.TusExpiry, BaseURL: m.publicBase, DirectUploads: direct,
-		Users: m.users, PublicURL: siteOf(m.publicBase),
+		Secrets: m.secrets, Users: m.users, EventServer: m.eventServer(),
+		Plans: m.Plans, Log: log.With("component", "http"), Now: m.Now, MaxReadLag: m.MaxReadLag,
+		Origin: httpapi.Origin{CDNURL: m.publicCDN, Local: localOrigin(m.listener.Addr()),
+			BaseURL: m.publicBase, PublicURL: siteOf(m.publicBase)},
+		Uploads: httpapi.Uploads{MaxInFlight: m.MaxUploads, IdleTimeout: m.UploadIdleTimeout,
+			DiskDirs: []string{m.Data, filepath.Join(m.Data, "media")}, DiskReserve: m.DiskReserve,
+			TusDir: tus, TusExpiry: m.TusExpiry, Direct: direct},
+		Playback: httpapi.Playback{FrameAncestors: m.FrameAncestors},
+		Limits: httpapi.Limits{Ledger: m.limits, AuthFailuresPerMinute: m.AuthFailuresPerMinute,
+			TrustedProxies: m.TrustedProxies},
+		Admin: httpapi.Admin{Token: m.AdminToken, Replayer: adminReplayer{m.projector}},
 	})
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/httpapi/respond"
 )
 
 // accountUsage is GET /v1/account: the caller's plan, limits, what is
@@ -71,7 +72,7 @@ func (s *Server) getAccount(w http.ResponseWriter, r *http.Request) error {
 		out.RateLimit.Reset = ceilUnix(d.Reset)
 	}
 	out.StorageBytes, out.Videos = u.StorageBytes, u.Videos()
-	writeJSON(w, http.StatusOK, out)
+	respond.JSON(w, http.StatusOK, out)
 	return nil
 }
 

@@ -14,39 +14,21 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/httpapi/respond"
 )
 
 // The operator's endpoints under /v1/admin: accounts, their keys, the
 // instance's health, and rebuilding or verifying the read models. None
 // takes an account's API key.
 
-// adminRoutes registers every /v1/admin route of this file, each behind
-// operatorOnly (an operator's session, or kino's --admin-token as a
-// Bearer value): the one place that names the operator's guard.
-func (s *Server) adminRoutes() {
-	admin := func(path string, h handlerFunc, method string) {
-		s.router.Handle("/v1/admin"+path, s.operatorOnly(h)).Methods(method)
-	}
-	admin("/replay", s.adminReplay, http.MethodPost)
-	admin("/replay", s.adminReplayStatus, http.MethodGet)
-	admin("/accounts", s.adminListAccounts, http.MethodGet)
-	admin("/accounts", s.adminCreateAccount, http.MethodPost)
-	admin("/accounts/{slug}", s.adminGetAccount, http.MethodGet)
-	admin("/accounts/{slug}", s.adminChangePlan, http.MethodPatch)
-	admin("/accounts/{slug}/keys", s.adminListKeys, http.MethodGet)
-	admin("/accounts/{slug}/keys", s.adminCreateKey, http.MethodPost)
-	admin("/accounts/{slug}/keys/{id}", s.adminRevokeKey, http.MethodDelete)
-	admin("/health", s.adminHealth, http.MethodGet)
-}
-
 // checkAdminToken checks the request's Bearer value against kino's
 // --admin-token, in constant time.
 func (s *Server) checkAdminToken(r *http.Request) error {
-	got, want := sha256.Sum256([]byte(bearer(r))), sha256.Sum256([]byte(s.cfg.AdminToken))
+	got, want := sha256.Sum256([]byte(bearer(r))), sha256.Sum256([]byte(s.cfg.Admin.Token))
 	switch {
 	case bearer(r) == "":
 		return errMissingKey()
-	case s.cfg.AdminToken == "" || subtle.ConstantTimeCompare(got[:], want[:]) != 1:
+	case s.cfg.Admin.Token == "" || subtle.ConstantTimeCompare(got[:], want[:]) != 1:
 		return domain.E("admin", domain.BadCredentials, "The admin token is invalid")
 	}
 	return nil
@@ -82,7 +64,7 @@ func (s *Server) adminListAccounts(w http.ResponseWriter, r *http.Request) error
 			return err
 		}
 	}
-	writeJSON(w, http.StatusOK, struct {
+	respond.JSON(w, http.StatusOK, struct {
 		Data []adminAccount `json:"data"`
 	}{out})
 	return nil
@@ -113,7 +95,7 @@ func (s *Server) writeAdminAccount(w http.ResponseWriter, status int, slug strin
 	if err != nil {
 		return err
 	}
-	writeJSON(w, status, out)
+	respond.JSON(w, status, out)
 	return nil
 }
 
@@ -223,7 +205,7 @@ func (s *Server) adminListKeys(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, struct {
+	respond.JSON(w, http.StatusOK, struct {
 		Data []adminKey `json:"data"`
 	}{keys})
 	return nil
@@ -255,7 +237,7 @@ func (s *Server) adminCreateKey(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.settle(r, res.LastSeq()) // the key works on this node as soon as it is shown
 	logger(r, s.cfg.Log).Info("key created by the operator", "account", a.Slug, "key_id", id)
-	writeJSON(w, http.StatusCreated, struct {
+	respond.JSON(w, http.StatusCreated, struct {
 		adminKey
 		Key string `json:"key"`
 	}{adminKey{ID: id, Prefix: prefix, Label: body.Label, CreatedAt: domain.FormatTime(res.Events[0].OccurredAt)}, key})
@@ -366,7 +348,7 @@ func (s *Server) adminHealth(w http.ResponseWriter, r *http.Request) error {
 	if len(out.Errors) > 0 {
 		out.Status = "degraded"
 	}
-	writeJSON(w, http.StatusOK, out)
+	respond.JSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -419,7 +401,7 @@ func (rs *replays) update(fn func(*replayStatus)) {
 // background: 202 {"id", ...}; 409 while one runs. The node keeps serving
 // throughout (docs/operations.md). GET /v1/admin/replay follows it.
 func (s *Server) adminReplay(w http.ResponseWriter, r *http.Request) error {
-	if s.cfg.Admin == nil {
+	if s.cfg.Admin.Replayer == nil {
 		return domain.E("replay", domain.Unavailable, "rebuilding the read models is not available on this server")
 	}
 	var body struct {
@@ -445,7 +427,7 @@ func (s *Server) adminReplay(w http.ResponseWriter, r *http.Request) error {
 	log := logger(r, s.cfg.Log).With("replay_id", st.ID, "verify", body.Verify)
 	log.Info("replay requested over HTTP")
 	go func() {
-		res, err := s.cfg.Admin.Replay(context.Background(), body.Verify, func(p ReplayProgress) {
+		res, err := s.cfg.Admin.Replayer.Replay(context.Background(), body.Verify, func(p ReplayProgress) {
 			rs.update(func(st *replayStatus) { st.Events, st.Total, st.EventsPerSecond = p.Events, p.Total, p.EventsPerSecond })
 		})
 		rs.update(func(st *replayStatus) {
@@ -464,7 +446,7 @@ func (s *Server) adminReplay(w http.ResponseWriter, r *http.Request) error {
 			}
 		})
 	}()
-	writeJSON(w, http.StatusAccepted, started)
+	respond.JSON(w, http.StatusAccepted, started)
 	return nil
 }
 
@@ -473,10 +455,10 @@ func (s *Server) adminReplay(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) adminReplayStatus(w http.ResponseWriter, r *http.Request) error {
 	st, ok := s.replays.snapshot()
 	if !ok {
-		writeJSON(w, http.StatusOK, map[string]string{"state": "idle"})
+		respond.JSON(w, http.StatusOK, map[string]string{"state": "idle"})
 		return nil
 	}
-	writeJSON(w, http.StatusOK, st)
+	respond.JSON(w, http.StatusOK, st)
 	return nil
 }
 

@@ -41,8 +41,8 @@ func newAdminAPI(t *testing.T, configure ...func(*Config)) *testAPI {
 	var a *testAPI
 	rep := &lateReplayer{}
 	a = newTestAPI(t, append([]func(*Config){func(c *Config) {
-		c.AdminToken = testAdminToken
-		c.Admin = rep
+		c.Admin.Token = testAdminToken
+		c.Admin.Replayer = rep
 	}}, configure...)...)
 	rep.r = projReplayer{a.proj}
 	return a
@@ -356,8 +356,8 @@ func TestAdminReplayOneAtATime(t *testing.T) {
 	release := make(chan struct{})
 	fail := false
 	a := newTestAPI(t, func(c *Config) {
-		c.AdminToken = testAdminToken
-		c.Admin = replayFunc(func() (any, error) {
+		c.Admin.Token = testAdminToken
+		c.Admin.Replayer = replayFunc(func() (any, error) {
 			<-release
 			if fail {
 				return nil, domain.E("rebuild", domain.Internal, "open /secret/path: boom")

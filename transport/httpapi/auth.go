@@ -44,13 +44,13 @@ func bearer(r *http.Request) string {
 // refused too, and a check that finds no or wrong credentials counts
 // against the address.
 func (s *Server) guardCredentials(w http.ResponseWriter, r *http.Request, check func() error) error {
-	addr := clientAddr(r, s.cfg.TrustedProxies)
-	if over, wait := s.failures.Over(addr, s.cfg.AuthFailuresPerMinute, s.cfg.Now()); over {
+	addr := clientAddr(r, s.cfg.Limits.TrustedProxies)
+	if over, wait := s.failures.Over(addr, s.cfg.Limits.AuthFailuresPerMinute, s.cfg.Now()); over {
 		return tooManyFailures(w, wait)
 	}
 	err := check()
 	if k := domain.KindOf(err); k == domain.Unauthenticated || k == domain.BadCredentials || k == domain.LoginRequired {
-		if d := s.failures.Allow(addr, s.cfg.AuthFailuresPerMinute, s.cfg.Now()); !d.Allowed {
+		if d := s.failures.Allow(addr, s.cfg.Limits.AuthFailuresPerMinute, s.cfg.Now()); !d.Allowed {
 			return tooManyFailures(w, d.Retry)
 		}
 	}

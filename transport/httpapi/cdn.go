@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/httpapi/respond"
 )
 
 // cdnPath matches the only files served under /cdn: a video's master
@@ -93,7 +94,7 @@ func (w *rangeErrorWriter) WriteHeader(code int) {
 	w.swallow = true
 	w.Header().Del("Cache-Control")
 	w.Header().Set("Content-Range", "bytes */"+strconv.FormatInt(w.size, 10))
-	writeError(w.ResponseWriter, logger(w.r, w.log), domain.E("serve media", domain.Unsatisfiable,
+	respond.Error(w.ResponseWriter, logger(w.r, w.log), domain.E("serve media", domain.Unsatisfiable,
 		"the Range header is malformed or asks for no byte of the file (%d bytes)", w.size))
 }
 

@@ -159,7 +159,8 @@ func cdnBench(b *testing.B, backend string, size int) string {
 		b.Fatal(err)
 	}
 	key := bytes.Repeat([]byte{1}, 32)
-	s, err := New(Config{Store: store, DB: db, Projector: proj, Media: ms, Log: quiet, CDNURL: "http://cdn.example.test/cdn", PlaybackKey: key})
+	s, err := New(Config{Store: store, DB: db, Projector: proj, Media: ms, Log: quiet,
+		Origin: Origin{CDNURL: "http://cdn.example.test/cdn"}, Playback: Playback{Key: key}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/httpapi/respond"
 	"github.com/kino-video/kino/transport/media"
 )
 
@@ -47,7 +48,7 @@ func mediaOn(t *testing.T, dir string) func(*Config) {
 			t.Fatal(err)
 		}
 		c.Media = ms
-		c.TusDir = filepath.Join(dir, "media", ".tus") // on the media's file system
+		c.Uploads.TusDir = filepath.Join(dir, "media", ".tus") // on the media's file system
 	}
 }
 
@@ -147,7 +148,7 @@ func TestUploadFailureMessages(t *testing.T) {
 			} else {
 				err = (&idleBody{}).bodyError(w, tt.err)
 			}
-			writeError(w, quiet, err)
+			respond.Error(w, quiet, err)
 			if w.Code != tt.status || strings.Contains(w.Body.String(), "/srv") || strings.Contains(w.Body.String(), "EOF") {
 				t.Fatalf("%d %s, want %d without the error's text", w.Code, w.Body.String(), tt.status)
 			}
@@ -198,8 +199,8 @@ func (a *testAPI) readyz() (status int, failing []string, checks map[string]stri
 func TestDiskReserveRefusesUploadsWith507(t *testing.T) {
 	disk := smallDisk(t, "size=8m")
 	a := newTestAPI(t, mediaOn(t, disk), func(c *Config) {
-		c.DiskDirs = []string{disk}
-		c.DiskReserve = DiskReserve{Bytes: 4 << 20}
+		c.Uploads.DiskDirs = []string{disk}
+		c.Uploads.DiskReserve = DiskReserve{Bytes: 4 << 20}
 	})
 	a.dir = filepath.Join(disk, "media")
 	a.s.disk.every = 64 << 10
@@ -322,7 +323,7 @@ func TestObjectStoreUploadNeedsRoomForItsCopy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Media, c.DiskDirs, c.DiskReserve = m, []string{disk}, DiskReserve{Bytes: 2 << 20}
+		c.Media, c.Uploads.DiskDirs, c.Uploads.DiskReserve = m, []string{disk}, DiskReserve{Bytes: 2 << 20}
 	})
 	a.dir = filepath.Join(disk, "media")
 	a.s.disk.every = 64 << 10

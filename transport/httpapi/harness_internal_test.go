@@ -169,8 +169,8 @@ func newTestAPIOn(t *testing.T, nats *eventstore.Embedded, natsDir string, store
 		t.Fatal(err)
 	}
 	cfg := Config{Store: store, DB: db, Projector: proj, Media: ms, Plans: testPlans(), Log: quiet, Now: clk.Now,
-		CDNURL: "http://cdn.example.test:8443/cdn", Secrets: key, Limits: limits,
-		TusDir: filepath.Join(dir, ".tus"), DirectUploads: direct}
+		Secrets: key, Origin: Origin{CDNURL: "http://cdn.example.test:8443/cdn"}, Limits: Limits{Ledger: limits},
+		Uploads: Uploads{TusDir: filepath.Join(dir, ".tus"), Direct: direct}}
 	for _, c := range configure {
 		c(&cfg)
 	}
@@ -202,7 +202,7 @@ func withObjects(t *testing.T, c *Config, store *eventstore.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Media, c.TusDir = m, filepath.Join(local, ".tus")
+	c.Media, c.Uploads.TusDir = m, filepath.Join(local, ".tus")
 }
 
 // settle waits until the read models hold seq.

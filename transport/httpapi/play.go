@@ -94,7 +94,7 @@ func (s *Server) pageHeaders(h http.Header) {
 	h.Set("Content-Security-Policy", s.csp)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
-	if len(s.cfg.FrameAncestors) == 0 {
+	if len(s.cfg.Playback.FrameAncestors) == 0 {
 		h.Set("X-Frame-Options", "SAMEORIGIN") // for browsers without frame-ancestors
 	}
 	h.Set("Cache-Control", "no-store")

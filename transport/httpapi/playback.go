@@ -16,8 +16,10 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/httpapi/respond"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/playback"
+	"github.com/kino-video/kino/transport/tus"
 	"github.com/kino-video/kino/transport/wire"
 )
 
@@ -105,7 +107,7 @@ func (s *Server) issuePlaybackToken(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusCreated, wire.PlaybackToken{Token: signed, ExpiresAt: domain.FormatTime(exp)})
+	respond.JSON(w, http.StatusCreated, wire.PlaybackToken{Token: signed, ExpiresAt: domain.FormatTime(exp)})
 	return nil
 }
 
@@ -149,7 +151,7 @@ func (s *Server) setVideoPolicy(w http.ResponseWriter, r *http.Request) error {
 	if !ok || v.Account != acct {
 		return errNotFound("video")
 	}
-	writeJSON(w, http.StatusOK, s.renderVideo(r, v))
+	respond.JSON(w, http.StatusOK, s.renderVideo(r, v))
 	return nil
 }
 
@@ -182,7 +184,7 @@ func (s *Server) createSigningKey(w http.ResponseWriter, r *http.Request) error 
 	s.settle(r, res.LastSeq())
 	logger(r, s.cfg.Log).Info("signing key created", "signing_key_id", id, "account", acct)
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusCreated, wire.CreatedSigningKey{ID: id, Algorithm: domain.SigningAlgorithm,
+	respond.JSON(w, http.StatusCreated, wire.CreatedSigningKey{ID: id, Algorithm: domain.SigningAlgorithm,
 		Label: strings.TrimSpace(body.Label), CreatedAt: domain.FormatTime(res.Events[0].OccurredAt),
 		PrivateKey: string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))})
 	return nil
@@ -198,7 +200,7 @@ func (s *Server) listSigningKeys(w http.ResponseWriter, r *http.Request) error {
 		out[i] = wire.SigningKey{ID: k.ID, Algorithm: k.Algorithm, Label: k.Label, CreatedAt: domain.FormatTime(k.CreatedAt)}
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusOK, wire.SigningKeys{SigningKeys: out})
+	respond.JSON(w, http.StatusOK, wire.SigningKeys{SigningKeys: out})
 	return nil
 }
 
@@ -300,15 +302,13 @@ func (s *Server) serveRewritten(w http.ResponseWriter, r *http.Request, f *media
 }
 
 // uploadSettings are an upload's optional playbackPolicy and download,
-// overriding its collection's defaults.
-type uploadSettings struct {
-	Policy   domain.PlaybackPolicy `json:"playbackPolicy,omitempty"` // "": the collection's
-	Download *bool                 `json:"download,omitempty"`       // nil: the collection's
-}
+// overriding its collection's defaults (kept in the tus record too).
+type uploadSettings = tus.Settings
 
-// parse reads the settings' text forms (multipart fields, tus metadata):
-// a policy name, and "true" or "false"; absent ones are not set.
-func (u *uploadSettings) parse(policy, download *string) error {
+// parseSettings reads the settings' text forms into u (multipart fields,
+// tus metadata): a policy name, and "true" or "false"; absent ones are not
+// set.
+func parseSettings(u *uploadSettings, policy, download *string) error {
 	if policy != nil {
 		p, err := domain.ParsePlaybackPolicy(strings.TrimSpace(*policy))
 		if err != nil {
@@ -331,8 +331,9 @@ func (u *uploadSettings) parse(policy, download *string) error {
 
 func ptr[T any](v T) *T { return &v }
 
-// apply is what an upload into c gets: c's defaults, overridden by u.
-func (u uploadSettings) apply(c projections.Collection) (domain.PlaybackPolicy, bool) {
+// applySettings is what an upload into c gets: c's defaults, overridden
+// by u.
+func applySettings(u uploadSettings, c projections.Collection) (domain.PlaybackPolicy, bool) {
 	policy, download := c.PlaybackPolicy.OrPublic(), c.Downloads
 	if u.Policy != "" {
 		policy = u.Policy
@@ -353,7 +354,7 @@ func metaSettings(meta map[string]string) (uploadSettings, error) {
 	if v, ok := meta["download"]; ok {
 		d = &v
 	}
-	return u, u.parse(p, d)
+	return u, parseSettings(&u, p, d)
 }
 
 // playTokenURLs passes /play's ?token= on to the media URLs its player

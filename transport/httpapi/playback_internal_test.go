@@ -445,7 +445,7 @@ func TestSignedMediaTokens(t *testing.T) {
 		{name: "HS256 keyed with the public key's base64", token: sign(t, jwt.SigningMethodHS256, kid, []byte(base64.RawURLEncoding.EncodeToString(pub)), claims()), status: 403},
 		{name: "EdDSA with kid kino", token: sign(t, jwt.SigningMethodEdDSA, "kino", priv, claims()), status: 403},
 		{name: "kino kid, another HS256 key", token: sign(t, jwt.SigningMethodHS256, "kino", bytes.Repeat([]byte{9}, 32), claims()), status: 403},
-		{name: "HS512 with kino's key", token: sign(t, jwt.SigningMethodHS512, "kino", a.s.cfg.PlaybackKey, claims()), status: 403},
+		{name: "HS512 with kino's key", token: sign(t, jwt.SigningMethodHS512, "kino", a.s.cfg.Playback.Key, claims()), status: 403},
 		{name: "garbage", token: "not-a-token", status: 403},
 		{name: "too long", token: sign(t, jwt.SigningMethodEdDSA, kid, priv, claims("pad", strings.Repeat("x", 5000))), status: 403},
 	}

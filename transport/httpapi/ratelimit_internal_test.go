@@ -76,7 +76,7 @@ func TestRateLimitAcrossWindowBoundary(t *testing.T) {
 // (a right guess then is refused too). X-Forwarded-For counts only from a
 // trusted proxy.
 func TestRequestsWithoutAValidKeyAreLimitedPerAddress(t *testing.T) {
-	a := newTestAPI(t, func(c *Config) { c.AuthFailuresPerMinute = 5 })
+	a := newTestAPI(t, func(c *Config) { c.Limits.AuthFailuresPerMinute = 5 })
 	key := a.account("acme", domain.PlanPro)
 	bad := domain.KeyPrefix + "0000000000000000000000000000000x"
 	for i := 0; i < 3; i++ {
@@ -110,8 +110,8 @@ func TestRequestsWithoutAValidKeyAreLimitedPerAddress(t *testing.T) {
 
 	// Behind a trusted proxy, each forwarded client has its own budget.
 	p := newTestAPI(t, func(c *Config) {
-		c.AuthFailuresPerMinute = 2
-		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+		c.Limits.AuthFailuresPerMinute = 2
+		c.Limits.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	})
 	from := func(client string) response {
 		req, _ := http.NewRequest("GET", p.srv.URL+"/v1/videos", nil)
@@ -127,9 +127,9 @@ func TestRequestsWithoutAValidKeyAreLimitedPerAddress(t *testing.T) {
 // Wrong admin tokens count against the address like wrong API keys.
 func TestAdminTokenGuessesAreLimited(t *testing.T) {
 	a := newTestAPI(t, func(c *Config) {
-		c.AuthFailuresPerMinute = 2
-		c.AdminToken = "0123456789abcdef0123456789abcdef"
-		c.Admin = replayFunc(func() (any, error) { return map[string]bool{"ok": true}, nil })
+		c.Limits.AuthFailuresPerMinute = 2
+		c.Admin.Token = "0123456789abcdef0123456789abcdef"
+		c.Admin.Replayer = replayFunc(func() (any, error) { return map[string]bool{"ok": true}, nil })
 	})
 	wantError(t, a.do("POST", "/v1/admin/replay", "wrong-token", ""), 401, "Invalid API key")
 	wantError(t, a.do("POST", "/v1/admin/replay", "", ""), 401, "Missing API key")
@@ -143,15 +143,15 @@ func TestAdminTokenGuessesAreLimited(t *testing.T) {
 func TestAdminTokenMinimumLength(t *testing.T) {
 	a := newTestAPI(t)
 	cfg := a.s.cfg
-	cfg.AdminToken = "short-token"
+	cfg.Admin.Token = "short-token"
 	if _, err := New(cfg); err == nil {
 		t.Fatal("a 11-character admin token was accepted")
 	}
-	cfg.AdminToken = strings.Repeat("é", 12) // 24 bytes, 12 characters
+	cfg.Admin.Token = strings.Repeat("é", 12) // 24 bytes, 12 characters
 	if _, err := New(cfg); err == nil {
 		t.Fatal("a 12-character admin token of 24 bytes was accepted")
 	}
-	cfg.AdminToken = "exactly-24-characters-ok"
+	cfg.Admin.Token = "exactly-24-characters-ok"
 	if _, err := New(cfg); err != nil {
 		t.Fatal(err)
 	}

@@ -79,7 +79,7 @@ func TestTwoAPINodesShareOneAccountsLimit(t *testing.T) {
 // two on A and two on B use up a limit of 4, and then both nodes refuse
 // the address, a right key included.
 func TestAddressLimitIsSharedAcrossNodes(t *testing.T) {
-	a := newTestAPI(t, func(c *Config) { c.AuthFailuresPerMinute = 4 })
+	a := newTestAPI(t, func(c *Config) { c.Limits.AuthFailuresPerMinute = 4 })
 	key := a.account("acme", domain.PlanPro)
 	s2, err := New(a.s.cfg)
 	if err != nil {

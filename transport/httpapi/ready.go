@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/httpapi/respond"
 	"github.com/kino-video/kino/transport/media"
 )
 
@@ -29,10 +30,6 @@ type Readier interface {
 type ServerHealth interface {
 	Health() error
 }
-
-// unavailableRetry is the Retry-After (seconds) of a 503 whose handler set
-// none: an outage of the event store, a part not running.
-const unavailableRetry = 5
 
 // readyTimeout bounds one /readyz (and /healthz) round.
 const readyTimeout = 2 * time.Second
@@ -118,15 +115,15 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.readiness.report(s.cfg.Log, failing, details)
 	if len(failing) > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(unavailableRetry))
-		writeJSON(w, http.StatusServiceUnavailable, struct {
+		w.Header().Set("Retry-After", strconv.Itoa(respond.UnavailableRetry))
+		respond.JSON(w, http.StatusServiceUnavailable, struct {
 			Status  string            `json:"status"`
 			Failing []string          `json:"failing"`
 			Checks  map[string]string `json:"checks"`
 		}{"unavailable", failing, checks})
 		return nil
 	}
-	writeJSON(w, http.StatusOK, struct {
+	respond.JSON(w, http.StatusOK, struct {
 		Status string            `json:"status"`
 		Checks map[string]string `json:"checks"`
 	}{"ready", checks})
@@ -150,11 +147,11 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.health.report(s.cfg.Log, failing, []any{"err", err})
 	if err != nil {
-		w.Header().Set("Retry-After", strconv.Itoa(unavailableRetry))
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+		w.Header().Set("Retry-After", strconv.Itoa(respond.UnavailableRetry))
+		respond.JSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
 		return nil
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	respond.JSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	return nil
 }
 

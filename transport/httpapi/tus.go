@@ -23,6 +23,8 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/transport/ffmpeg"
+	"github.com/kino-video/kino/transport/httpapi/respond"
+	"github.com/kino-video/kino/transport/tus"
 )
 
 // tus 1.0 resumable uploads (https://tus.io/protocols/resumable-upload),
@@ -42,10 +44,6 @@ const (
 	tusChecksums  = "sha1,md5,sha256,sha512"
 	tusOctets     = "application/offset+octet-stream"
 
-	// statusChecksumMismatch is tus's answer to a chunk whose
-	// Upload-Checksum does not match.
-	statusChecksumMismatch = 460
-
 	// maxUploadMetadata bounds the Upload-Metadata header.
 	maxUploadMetadata = 4 << 10
 
@@ -62,6 +60,40 @@ const (
 	// the video, past its body).
 	tusTakeoverWait = 10 * time.Second
 )
+
+// uploadStore keeps this node's unfinished tus uploads (tus.FileStore):
+// their records and bytes, the completion records of finished ones, and
+// which request holds each.
+type uploadStore interface {
+	Create(u tus.Upload) error
+	Get(id string) (tus.Upload, bool)
+	Save(u tus.Upload) error
+	Remove(id string) error
+	// DataPath is the file of an upload's bytes, on the media store's
+	// file system.
+	DataPath(id string) string
+	// Reopen makes a pending upload one byte short again, for a PATCH of
+	// that byte; CommitFile gives a complete upload's bytes a second name
+	// for the media store's Commit.
+	Reopen(u tus.Upload) (tus.Upload, error)
+	CommitFile(id string) (string, error)
+	Complete(u tus.Upload, expires time.Time) error
+	Completed(id string) (tus.Done, bool)
+	Forget(id string) error
+
+	Lock(id string) bool
+	Unlock(id string)
+	Takeover(ctx context.Context, id string, wait time.Duration) bool
+	Interruptible(id string, interrupt func())
+
+	Usage(account string, direct bool) int
+	Unfinished(account string, now time.Time) []tus.Upload
+	PendingIDs() []string
+	Expired(now time.Time) []string
+	ExpiredDone(now time.Time) []string
+}
+
+var _ uploadStore = (*tus.FileStore)(nil)
 
 // tusTarget is who asks about which upload: an account (with its API
 // key), or the holder of a direct upload URL (direct: its token's hash).
@@ -198,11 +230,11 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 	// Uploads through direct upload URLs are counted apart, under a cap
 	// of their own (as many as the unused URLs an account may hold): the
 	// URLs' holders must not lock the account out of its own uploads.
-	n := s.tus.usage(c.Account, cr.direct != "")
+	n := s.tus.Usage(c.Account, cr.direct != "")
 	if most := maxUnfinished(c.Limits); cr.direct == "" && n >= most {
 		w.Header().Set("Retry-After", strconv.Itoa(uploadRetry))
 		return domain.E("upload video", domain.RateLimited,
-			"your account has %d unfinished resumable uploads, the most it may hold: finish or DELETE one first (GET /v1/uploads lists them; unfinished uploads expire %s after their last bytes)", n, s.cfg.TusExpiry)
+			"your account has %d unfinished resumable uploads, the most it may hold: finish or DELETE one first (GET /v1/uploads lists them; unfinished uploads expire %s after their last bytes)", n, s.cfg.Uploads.TusExpiry)
 	}
 	if cr.direct != "" && n >= directOutstandingMax {
 		w.Header().Set("Retry-After", strconv.Itoa(uploadRetry))
@@ -226,7 +258,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 		}
 		// The slot first: an upload created and then refused a slot
 		// would be left behind, unknown to the client.
-		release, err := s.uploads.acquire(w, uploadPool(tusUpload{Account: c.Account, Direct: cr.direct}), c.Limits.ConcurrentUploads)
+		release, err := s.uploads.acquire(w, uploadPool(tus.Upload{Account: c.Account, Direct: cr.direct}), c.Limits.ConcurrentUploads)
 		if err != nil {
 			w.Header().Set("Connection", "close")
 			return err
@@ -243,23 +275,23 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 		id = s.cfg.Store.NewID()
 	}
 	if withBody { // held from before the upload exists: no PATCH can slip in
-		if !s.tus.lock(id) {
+		if !s.tus.Lock(id) {
 			return domain.E("upload video", domain.Conflict, "the upload is busy")
 		}
-		defer s.tus.unlock(id)
+		defer s.tus.Unlock(id)
 	}
 	now := s.cfg.Now()
-	u := tusUpload{ID: id, Account: c.Account, Collection: slug, Filename: filename, Ext: ext,
+	u := tus.Upload{ID: id, Account: c.Account, Collection: slug, Filename: filename, Ext: ext,
 		Length: length, MaxSize: c.Limits.MaxUploadBytes, Metadata: metaRaw, Direct: cr.direct, Settings: settings,
 		Created: now.UTC(), Expires: s.tusExpires(now, now)}
-	if err := s.tus.create(u); err != nil {
+	if err := s.tus.Create(u); err != nil {
 		return storeFailure(w, err)
 	}
 	logger(r, s.cfg.Log).Info("resumable upload created", "video_id", id, "bytes", length, "collection", slug, "direct", cr.direct != "")
 	w.Header().Set("Location", s.tusLocation(id, cr.token))
 	if withBody {
 		if u, err = s.writeChunk(w, r, u); err != nil {
-			if cur, ok := s.tus.get(id); ok && cur.pending() {
+			if cur, ok := s.tus.Get(id); ok && cur.Pending() {
 				// Every byte is in, but the video could not be stored:
 				// the upload is made and kept, and its client, told the
 				// offset of the last byte, sends that again (or kino
@@ -272,8 +304,8 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 			if !interrupted(err) {
 				// Refused (not a video, a bad checksum...): the client
 				// learns it now, and there is no upload to go on with.
-				if _, ok := s.tus.get(id); ok {
-					_ = s.tus.remove(id)
+				if _, ok := s.tus.Get(id); ok {
+					_ = s.tus.Remove(id)
 				}
 				w.Header().Del("Location")
 				if cr.unclaim != nil { // no upload came of it: the URL is not spent
@@ -288,7 +320,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 			// The body broke off: the client resumes from Upload-Offset.
 		}
 	}
-	w.Header().Set("Upload-Offset", strconv.FormatInt(u.resumeOffset(), 10))
+	w.Header().Set("Upload-Offset", strconv.FormatInt(u.ResumeOffset(), 10))
 	w.Header().Set("Upload-Expires", u.Expires.Format(http.TimeFormat))
 	w.WriteHeader(http.StatusCreated)
 	return nil
@@ -298,7 +330,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 // base, else a path (clients resolve it against the creation URL, so it
 // is right behind any proxy).
 func (s *Server) tusLocation(id, token string) string {
-	base := s.cfg.BaseURL
+	base := s.cfg.Origin.BaseURL
 	if base == "" {
 		base = "/v1"
 	}
@@ -311,36 +343,36 @@ func (s *Server) tusLocation(id, token string) string {
 // findUpload is the target's upload: 404 when it does not exist or is
 // not the caller's (never 403), 410 once it has expired (and then it is
 // removed).
-func (s *Server) findUpload(t tusTarget) (tusUpload, error) {
-	u, ok := s.tus.get(t.id)
+func (s *Server) findUpload(t tusTarget) (tus.Upload, error) {
+	u, ok := s.tus.Get(t.id)
 	if !ok {
 		return s.findCompleted(t)
 	}
 	if !ok || !domain.ValidID(t.id) || u.Account != t.c.Account ||
 		t.direct != "" && subtle.ConstantTimeCompare([]byte(u.Direct), []byte(t.direct)) != 1 {
-		return tusUpload{}, errNotFound("upload")
+		return tus.Upload{}, errNotFound("upload")
 	}
 	if now := s.cfg.Now(); !now.Before(u.Expires) {
-		if s.tus.lock(u.ID) {
-			_ = s.tus.remove(u.ID)
-			s.tus.unlock(u.ID)
+		if s.tus.Lock(u.ID) {
+			_ = s.tus.Remove(u.ID)
+			s.tus.Unlock(u.ID)
 		}
-		return tusUpload{}, domain.E("upload video", domain.Gone,
-			"this upload expired at %s (%s after its last bytes arrived, or %s after it was created) and was removed; start a new one", u.Expires.Format(time.RFC3339), s.cfg.TusExpiry, tusMaxAge(s.cfg.TusExpiry))
+		return tus.Upload{}, domain.E("upload video", domain.Gone,
+			"this upload expired at %s (%s after its last bytes arrived, or %s after it was created) and was removed; start a new one", u.Expires.Format(time.RFC3339), s.cfg.Uploads.TusExpiry, tusMaxAge(s.cfg.Uploads.TusExpiry))
 	}
 	return u, nil
 }
 
 // findCompleted is the target's finished upload, from its completion
 // record: complete (Offset == Length), for its owner only.
-func (s *Server) findCompleted(t tusTarget) (tusUpload, error) {
-	d, ok := s.tus.completed(t.id)
+func (s *Server) findCompleted(t tusTarget) (tus.Upload, error) {
+	d, ok := s.tus.Completed(t.id)
 	if !ok || !domain.ValidID(t.id) || d.Account != t.c.Account ||
 		subtle.ConstantTimeCompare([]byte(d.Direct), []byte(t.direct)) != 1 || !s.cfg.Now().Before(d.Expires) {
-		return tusUpload{}, errNotFound("upload")
+		return tus.Upload{}, errNotFound("upload")
 	}
-	return tusUpload{ID: d.ID, Account: d.Account, Direct: d.Direct, Length: d.Length, Offset: d.Length,
-		Metadata: d.Metadata, Expires: d.Expires, done: true}, nil
+	return tus.Upload{ID: d.ID, Account: d.Account, Direct: d.Direct, Length: d.Length, Offset: d.Length,
+		Metadata: d.Metadata, Expires: d.Expires, Finished: true}, nil
 }
 
 func (s *Server) headUpload(w http.ResponseWriter, _ *http.Request, t tusTarget) error {
@@ -350,7 +382,7 @@ func (s *Server) headUpload(w http.ResponseWriter, _ *http.Request, t tusTarget)
 	}
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
-	h.Set("Upload-Offset", strconv.FormatInt(u.resumeOffset(), 10))
+	h.Set("Upload-Offset", strconv.FormatInt(u.ResumeOffset(), 10))
 	h.Set("Upload-Length", strconv.FormatInt(u.Length, 10))
 	h.Set("Upload-Expires", u.Expires.Format(http.TimeFormat))
 	if u.Metadata != "" {
@@ -373,7 +405,7 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 	if err != nil || offset < 0 {
 		return errBadRequest("Upload-Offset must be the offset in bytes this chunk starts at (got %q)", raw)
 	}
-	if found.done {
+	if found.Finished {
 		return patchDone(w, r, found, offset)
 	}
 	// A PATCH still in flight is one the client has given up on (a dead
@@ -384,16 +416,16 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 	if !resumesAt(found, offset) {
 		return errOffset(w, offset, found)
 	}
-	if !s.tus.takeover(r.Context(), t.id, tusTakeoverWait) {
+	if !s.tus.Takeover(r.Context(), t.id, tusTakeoverWait) {
 		w.Header().Set("Connection", "close") // the body is not read
 		return domain.E("upload video", domain.Conflict, "another request is writing to this upload; retry once it has ended")
 	}
-	defer s.tus.unlock(t.id)
+	defer s.tus.Unlock(t.id)
 	u, err := s.findUpload(t) // again, now that it is ours
 	if err != nil {
 		return err
 	}
-	if u.done { // the request we waited for was its last chunk
+	if u.Finished { // the request we waited for was its last chunk
 		return patchDone(w, r, u, offset)
 	}
 	if !resumesAt(u, offset) {
@@ -403,7 +435,7 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 		w.Header().Set("Connection", "close")
 		return err
 	}
-	if u.pending() {
+	if u.Pending() {
 		// A try whose answer was lost may have made the video after all:
 		// then the upload is complete, and its bytes, which may be linked
 		// to the video's original, are not written again.
@@ -431,8 +463,8 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 		return err
 	}
 	defer release()
-	if u.pending() { // its last byte again: the acceptance is tried again
-		if u, err = s.tus.reopen(u); err != nil {
+	if u.Pending() { // its last byte again: the acceptance is tried again
+		if u, err = s.tus.Reopen(u); err != nil {
 			return storeFailure(w, err)
 		}
 	}
@@ -450,8 +482,8 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 // at the offset HEAD answers, or, for a pending upload, also at its
 // length without a body (a client that sent every byte asks for the
 // acceptance again).
-func resumesAt(u tusUpload, offset int64) bool {
-	return offset == u.resumeOffset() || u.pending() && offset == u.Length
+func resumesAt(u tus.Upload, offset int64) bool {
+	return offset == u.ResumeOffset() || u.Pending() && offset == u.Length
 }
 
 // hasBody reports whether r carries a body.
@@ -461,14 +493,14 @@ func hasBody(r *http.Request) bool {
 
 // errOffset refuses a PATCH at offset, which is not where upload u
 // resumes.
-func errOffset(w http.ResponseWriter, offset int64, u tusUpload) error {
+func errOffset(w http.ResponseWriter, offset int64, u tus.Upload) error {
 	w.Header().Set("Connection", "close")
-	return domain.E("upload video", domain.Conflict, "Upload-Offset is %d but the upload has %d bytes: send HEAD to learn the offset, and resume from it", offset, u.resumeOffset())
+	return domain.E("upload video", domain.Conflict, "Upload-Offset is %d but the upload has %d bytes: send HEAD to learn the offset, and resume from it", offset, u.ResumeOffset())
 }
 
 // patchDone answers a PATCH of a finished upload u: at its length, a
 // no-op (as tusd answers); elsewhere 409.
-func patchDone(w http.ResponseWriter, r *http.Request, u tusUpload, offset int64) error {
+func patchDone(w http.ResponseWriter, r *http.Request, u tus.Upload, offset int64) error {
 	switch {
 	case offset != u.Length:
 		w.Header().Set("Connection", "close")
@@ -482,28 +514,28 @@ func patchDone(w http.ResponseWriter, r *http.Request, u tusUpload, offset int64
 	return nil
 }
 
-func errUploadComplete(u tusUpload) error {
+func errUploadComplete(u tus.Upload) error {
 	return domain.E("upload video", domain.Conflict, "the upload is complete: it is video %s (DELETE /v1/videos/%s removes it)", u.ID, u.ID)
 }
 
 func (s *Server) deleteUpload(w http.ResponseWriter, r *http.Request, t tusTarget) error {
 	if u, err := s.findUpload(t); err != nil {
 		return err
-	} else if u.done {
+	} else if u.Finished {
 		return errUploadComplete(u)
 	}
-	if !s.tus.takeover(r.Context(), t.id, tusTakeoverWait) {
+	if !s.tus.Takeover(r.Context(), t.id, tusTakeoverWait) {
 		return domain.E("upload video", domain.Conflict, "a PATCH of this upload is in progress; retry once it has ended")
 	}
-	defer s.tus.unlock(t.id)
+	defer s.tus.Unlock(t.id)
 	// Again, now that it is ours: the PATCH we waited for may have been
 	// its last chunk, and then there is a video, not an upload, here.
 	if u, err := s.findUpload(t); err != nil {
 		return err
-	} else if u.done {
+	} else if u.Finished {
 		return errUploadComplete(u)
 	}
-	if err := s.tus.remove(t.id); err != nil {
+	if err := s.tus.Remove(t.id); err != nil {
 		return domain.Wrap("delete upload", domain.Internal, err, "")
 	}
 	logger(r, s.cfg.Log).Info("resumable upload terminated", "video_id", t.id)
@@ -532,7 +564,7 @@ func interrupted(err error) bool {
 // writeChunk appends the request's body to upload u (whose lock the
 // caller holds) and records the new offset; at the last byte it accepts
 // the upload as a video. It returns the upload as recorded.
-func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tusUpload) (tusUpload, error) {
+func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tus.Upload) (tus.Upload, error) {
 	remaining := u.Length - u.Offset
 	if r.ContentLength > remaining {
 		w.Header().Set("Connection", "close")
@@ -543,7 +575,7 @@ func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tusUpload)
 		w.Header().Set("Connection", "close")
 		return u, err
 	}
-	f, err := os.OpenFile(s.tus.data(u.ID), os.O_WRONLY, 0)
+	f, err := os.OpenFile(s.tus.DataPath(u.ID), os.O_WRONLY, 0)
 	if err != nil {
 		return u, storeFailure(w, err)
 	}
@@ -556,9 +588,9 @@ func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tusUpload)
 	if _, err := f.Seek(u.Offset, io.SeekStart); err != nil {
 		return u, storeFailure(w, err)
 	}
-	body := newIdleBody(w, r, s.cfg.UploadIdleTimeout, s.cfg.Now)
+	body := newIdleBody(w, r, s.cfg.Uploads.IdleTimeout, s.cfg.Now)
 	defer body.done()
-	s.tus.interruptible(u.ID, body.interrupt)
+	s.tus.Interruptible(u.ID, body.interrupt)
 	var dst io.Writer = &roomWriter{w: f, guard: s.disk}
 	if sum != nil {
 		dst = io.MultiWriter(dst, sum.h)
@@ -592,13 +624,13 @@ func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tusUpload)
 	}
 	if !u.Sniffed && (u.Offset >= ffmpeg.SniffLen || u.Offset == u.Length) {
 		if err := s.sniffUpload(u); err != nil {
-			_ = s.tus.remove(u.ID)
+			_ = s.tus.Remove(u.ID)
 			logger(r, s.cfg.Log).Info("resumable upload refused: not a video", "video_id", u.ID)
 			return u, err
 		}
 		u.Sniffed = true
 	}
-	if err := s.tus.save(u); err != nil {
+	if err := s.tus.Save(u); err != nil {
 		return u, storeFailure(w, err)
 	}
 	if readErr != nil {
@@ -610,7 +642,7 @@ func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tusUpload)
 	if err := s.finishUpload(r.Context(), u); err != nil {
 		return u, storeFailureOr(w, err)
 	}
-	u.done = true
+	u.Finished = true
 	return u, nil
 }
 
@@ -640,8 +672,8 @@ func tusBodyError(w http.ResponseWriter, body *idleBody, err error, kept bool) e
 
 // sniffUpload refuses (415) an upload whose first bytes are not a video,
 // as sniffVideo does for a multipart upload.
-func (s *Server) sniffUpload(u tusUpload) error {
-	f, err := os.Open(s.tus.data(u.ID))
+func (s *Server) sniffUpload(u tus.Upload) error {
+	f, err := os.Open(s.tus.DataPath(u.ID))
 	if err != nil {
 		return domain.Wrap("upload video", domain.Internal, err, "")
 	}
@@ -721,7 +753,7 @@ func (s *Server) SweepUploads(ctx context.Context) {
 	}
 	sweep := time.NewTicker(tusSweepEvery)
 	defer sweep.Stop()
-	retry := time.NewTicker(s.tus.retryEvery)
+	retry := time.NewTicker(s.tusRetryEvery)
 	defer retry.Stop()
 	s.sweepUploads()
 	s.finishPending(ctx)
@@ -739,21 +771,21 @@ func (s *Server) SweepUploads(ctx context.Context) {
 
 // sweepUploads removes the expired uploads no request holds.
 func (s *Server) sweepUploads() (removed int) {
-	for _, id := range s.tus.expired(s.cfg.Now()) {
-		if !s.tus.lock(id) {
+	for _, id := range s.tus.Expired(s.cfg.Now()) {
+		if !s.tus.Lock(id) {
 			continue
 		}
-		if u, ok := s.tus.get(id); ok && !s.cfg.Now().Before(u.Expires) {
-			if err := s.tus.remove(id); err != nil {
+		if u, ok := s.tus.Get(id); ok && !s.cfg.Now().Before(u.Expires) {
+			if err := s.tus.Remove(id); err != nil {
 				s.cfg.Log.Warn("remove expired upload", "video_id", id, "err", err)
 			} else {
 				removed++
 			}
 		}
-		s.tus.unlock(id)
+		s.tus.Unlock(id)
 	}
-	for _, id := range s.tus.expiredDone(s.cfg.Now()) {
-		if err := s.tus.forget(id); err != nil {
+	for _, id := range s.tus.ExpiredDone(s.cfg.Now()) {
+		if err := s.tus.Forget(id); err != nil {
 			s.cfg.Log.Warn("remove the completion record of a finished upload", "video_id", id, "err", err)
 		}
 	}
@@ -768,11 +800,11 @@ func (s *Server) sweepUploads() (removed int) {
 func tusMaxAge(expiry time.Duration) time.Duration { return 7 * expiry }
 
 // tusExpires is when an upload created at created, whose last bytes
-// arrived at now, expires: TusExpiry later, and never later than
+// arrived at now, expires: Uploads.TusExpiry later, and never later than
 // tusMaxAge after its creation.
 func (s *Server) tusExpires(created, now time.Time) time.Time {
-	e := now.Add(s.cfg.TusExpiry)
-	if most := created.Add(tusMaxAge(s.cfg.TusExpiry)); e.After(most) {
+	e := now.Add(s.cfg.Uploads.TusExpiry)
+	if most := created.Add(tusMaxAge(s.cfg.Uploads.TusExpiry)); e.After(most) {
 		e = most
 	}
 	return e.UTC()
@@ -791,7 +823,7 @@ func (s *Server) tusMethodOverride(next http.Handler) http.Handler {
 			case http.MethodPatch, http.MethodDelete, http.MethodHead:
 				if r.Header.Get("Authorization") == "" && s.sessionID(r) != "" && !strings.HasPrefix(r.URL.Path, "/v1/uploads/tus/direct/") {
 					if err := s.crossOrigin(r); err != nil {
-						writeError(w, logger(r, s.cfg.Log), err)
+						respond.Error(w, logger(r, s.cfg.Log), err)
 						return
 					}
 				}
@@ -809,7 +841,7 @@ func (s *Server) tusMethodOverride(next http.Handler) http.Handler {
 func directPool(account string) string { return "direct:" + account }
 
 // uploadPool is the upload slots' key of upload u's PATCHes.
-func uploadPool(u tusUpload) string {
+func uploadPool(u tus.Upload) string {
 	if u.Direct != "" {
 		return directPool(u.Account)
 	}
