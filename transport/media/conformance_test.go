@@ -15,13 +15,14 @@ import (
 
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/objects"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/media/mediatest"
 )
 
 func TestDirConformance(t *testing.T) {
 	mediatest.Run(t, func(t *testing.T) mediatest.Store {
-		s, err := media.Open(t.TempDir())
+		s, err := media.OpenDir(t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,13 +44,13 @@ func TestCachedObjectsConformance(t *testing.T) {
 	})
 }
 
-func openObjects(t testing.TB, cache int64) *media.Objects {
+func openObjects(t testing.TB, cache int64) *media.Bucket {
 	t.Helper()
-	obj, err := eventstoretest.Run(t).OpenObjects(context.Background())
+	obj, err := objects.Open(context.Background(), eventstoretest.Run(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := media.OpenObjects(obj, t.TempDir(), cache)
+	s, err := media.OpenBucket(obj, t.TempDir(), cache)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,14 +124,14 @@ func TestObjectsCommitFailureKeepsTheFile(t *testing.T) {
 }
 
 // objectsOn is an object store media backend on the NATS server srv.
-func objectsOn(t *testing.T, srv *eventstore.Embedded) *media.Objects {
+func objectsOn(t *testing.T, srv *eventstore.Embedded) *media.Bucket {
 	t.Helper()
 	store := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
-	obj, err := store.OpenObjects(context.Background())
+	obj, err := objects.Open(context.Background(), store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := media.OpenObjects(obj, t.TempDir(), 0)
+	s, err := media.OpenBucket(obj, t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,7 +101,7 @@ func openOwned(dir, rel string) (*os.File, error) {
 // playlist never 404s while it is replaced). Every file is checked as the
 // package's progressive-publishing comment says. It fails with NotFound if
 // the video's directory is gone (deleted), and never creates it again.
-func (s *Store) PublishFiles(_ context.Context, id, dir string, rels []string) error {
+func (s *Dir) PublishFiles(_ context.Context, id, dir string, rels []string) error {
 	vdir, err := s.Dir(id)
 	if err != nil {
 		return err
@@ -137,7 +137,7 @@ func (s *Store) PublishFiles(_ context.Context, id, dir string, rels []string) e
 // place copies r to vdir/rel through a temporary file renamed over it. The
 // directories on the way are made one by one (never MkdirAll): a video
 // directory moved away by Remove is not made again.
-func (s *Store) place(vdir, rel string, r io.Reader) error {
+func (s *Dir) place(vdir, rel string, r io.Reader) error {
 	parts := strings.Split(rel, "/")
 	p := vdir
 	for _, part := range parts[:len(parts)-1] {
@@ -253,10 +253,10 @@ func replace(src, dst string) error {
 // PublishFiles stores the files rels (slash-separated, under hls/) of dir,
 // a work directory ffmpeg may still be writing, as objects of video id,
 // replacing those stored before, and lists them in the video's index. The
-// checks are Store.PublishFiles'. It fails with NotFound, leaving nothing
+// checks are Dir.PublishFiles'. It fails with NotFound, leaving nothing
 // behind, if the video's original is gone (deleted), before or while it
 // stores.
-func (o *Objects) PublishFiles(ctx context.Context, id, dir string, rels []string) error {
+func (o *Bucket) PublishFiles(ctx context.Context, id, dir string, rels []string) error {
 	if err := checkID(id); err != nil {
 		return err
 	}
@@ -299,9 +299,9 @@ func (o *Objects) PublishFiles(ctx context.Context, id, dir string, rels []strin
 // early) and the stored object holds the same bytes already: Publish then
 // stores again only what changed since the early publishing (playlists),
 // not every segment.
-func (o *Objects) put(ctx context.Context, id, rel string, f *os.File, listed bool) error {
+func (o *Bucket) put(ctx context.Context, id, rel string, f *os.File, listed bool) error {
 	if listed {
-		if info, err := o.obj.Info(ctx, name(id, rel)); err == nil {
+		if info, err := o.obj.Stat(ctx, name(id, rel)); err == nil {
 			h := sha256.New()
 			if n, err := io.Copy(h, f); err == nil && n == info.Size &&
 				strings.TrimRight(strings.TrimPrefix(info.Digest, "SHA-256="), "=") == base64.RawURLEncoding.EncodeToString(h.Sum(nil)) {

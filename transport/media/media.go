@@ -3,8 +3,8 @@
 // backends hold them, with the same methods (each user declares the ones
 // it needs, and mediatest checks both alike):
 //
-//   - Store, a local directory: everything under <root>/<videoId>/;
-//   - Objects, the JetStream object store (eventstore.Objects): objects
+//   - Dir, a local directory: everything under <root>/<videoId>/;
+//   - Bucket, the JetStream object store (eventstore.Bucket): objects
 //     named <videoId>/original<ext>, <videoId>/hls/..., with a local
 //     directory for uploads in flight and transcode attempts.
 //
@@ -51,8 +51,8 @@ const (
 	DownloadName        = "download.mp4"
 )
 
-// Store is a media directory.
-type Store struct {
+// Dir is a media directory.
+type Dir struct {
 	root string
 }
 
@@ -65,7 +65,7 @@ const (
 // Open creates root (and its incoming and work directories) if needed and
 // sets the modes of root, of those and of every video directory (older
 // kinos made them 0755).
-func Open(root string) (*Store, error) {
+func OpenDir(root string) (*Dir, error) {
 	for dir, mode := range map[string]os.FileMode{root: modePassable, filepath.Join(root, incoming): modePrivate, filepath.Join(root, work): modePassable} {
 		if err := os.MkdirAll(dir, mode); err != nil {
 			return nil, fmt.Errorf("open media store: %w", err)
@@ -88,14 +88,14 @@ func Open(root string) (*Store, error) {
 			}
 		}
 	}
-	return &Store{root: root}, nil
+	return &Dir{root: root}, nil
 }
 
 // Root is the directory served as {cdn_url}.
-func (s *Store) Root() string { return s.root }
+func (s *Dir) Root() string { return s.root }
 
 // WorkRoot is the directory holding transcode attempts' work directories.
-func (s *Store) WorkRoot() string { return filepath.Join(s.root, work) }
+func (s *Dir) WorkRoot() string { return filepath.Join(s.root, work) }
 
 // File is one stored file opened for reading at any offset.
 type File struct {
@@ -120,7 +120,7 @@ func checkExt(ext string) error {
 }
 
 // Dir is the directory of one video's files.
-func (s *Store) Dir(id string) (string, error) {
+func (s *Dir) Dir(id string) (string, error) {
 	if err := checkID(id); err != nil {
 		return "", err
 	}
@@ -129,7 +129,7 @@ func (s *Store) Dir(id string) (string, error) {
 
 // Incoming creates a temporary file for an upload in flight. The caller
 // either Commits it or removes it.
-func (s *Store) Incoming() (*os.File, error) {
+func (s *Dir) Incoming() (*os.File, error) {
 	f, err := os.CreateTemp(filepath.Join(s.root, incoming), "upload-*.part")
 	if err != nil {
 		return nil, fmt.Errorf("media: create upload file: %w", err)
@@ -144,7 +144,7 @@ func OriginalName(ext string) string { return "original" + ext }
 // <root>/<id>/original<ext>. ext comes from the supported-extension list,
 // never from a raw client string. When it fails, the file stays at
 // tmpPath, the caller's.
-func (s *Store) Commit(_ context.Context, tmpPath, id, ext string) error {
+func (s *Dir) Commit(_ context.Context, tmpPath, id, ext string) error {
 	dir, err := s.Dir(id)
 	if err != nil {
 		return err
@@ -168,7 +168,7 @@ func (s *Store) Commit(_ context.Context, tmpPath, id, ext string) error {
 // a plain file, none of them a symlink: Publish never leaves a link, so one
 // found here was planted, and following it could serve any file kino can
 // read. Anything missing is a NotFound wrapping fs.ErrNotExist.
-func (s *Store) Open(_ context.Context, id, rel string) (*File, error) {
+func (s *Dir) Open(_ context.Context, id, rel string) (*File, error) {
 	dir, err := s.Dir(id)
 	if err != nil {
 		return nil, err
@@ -226,7 +226,7 @@ func openPlain(dir, rel string) (*os.File, fs.FileInfo, error) {
 }
 
 // Original is the path of a video's stored original.
-func (s *Store) Original(id, ext string) (string, error) {
+func (s *Dir) Original(id, ext string) (string, error) {
 	dir, err := s.Dir(id)
 	if err != nil {
 		return "", err
@@ -250,7 +250,7 @@ type Owner struct{ UID, GID int }
 // With an owner the input is made readable by all (mode 0644): with a hard
 // link that is the original's mode too, which stays private in its 0700
 // video directory.
-func (s *Store) WorkDir(ctx context.Context, id, ext string, owner *Owner) (string, error) {
+func (s *Dir) WorkDir(ctx context.Context, id, ext string, owner *Owner) (string, error) {
 	return workDir(ctx, s.WorkRoot(), s, id, ext, owner)
 }
 
@@ -287,7 +287,7 @@ func workDir(ctx context.Context, root string, f interface {
 
 // Fetch makes dst (a new file) a hard link to, or a copy of, the original
 // of id. A missing original is a NotFound wrapping fs.ErrNotExist.
-func (s *Store) Fetch(_ context.Context, id, ext, dst string) error {
+func (s *Dir) Fetch(_ context.Context, id, ext, dst string) error {
 	if err := checkExt(ext); err != nil {
 		return err
 	}
@@ -357,7 +357,7 @@ var Outputs = []string{HLSDir, ThumbnailName, PreviewName, StoryboardImageName, 
 // or published early (PublishFiles; see replace), and removes the work
 // directory. It fails if the video's directory is gone
 // (the video was deleted).
-func (s *Store) Publish(_ context.Context, id, workDir string) error {
+func (s *Dir) Publish(_ context.Context, id, workDir string) error {
 	dir, err := s.Dir(id)
 	if err != nil {
 		return err
@@ -457,7 +457,7 @@ func reclaim(workDir string, outputs ...string) error {
 }
 
 // RemoveOutputs deletes a video's processed outputs, keeping its original.
-func (s *Store) RemoveOutputs(_ context.Context, id string) error {
+func (s *Dir) RemoveOutputs(_ context.Context, id string) error {
 	dir, err := s.Dir(id)
 	if err != nil {
 		return err
@@ -471,7 +471,7 @@ func (s *Store) RemoveOutputs(_ context.Context, id string) error {
 }
 
 // Remove deletes every file of a video. Removing what is not there is fine.
-func (s *Store) Remove(_ context.Context, id string) error {
+func (s *Dir) Remove(_ context.Context, id string) error {
 	dir, err := s.Dir(id)
 	if err != nil {
 		return err
@@ -507,7 +507,7 @@ func (s *Store) Remove(_ context.Context, id string) error {
 // storing a file and recording its event, or between recording a deletion
 // and removing the files). Run it only when no upload is in flight and the
 // read models are caught up.
-func (s *Store) Sweep(_ context.Context, live func(id string) (bool, error)) (removed []string, err error) {
+func (s *Dir) Sweep(_ context.Context, live func(id string) (bool, error)) (removed []string, err error) {
 	removed, err = s.sweepScratch()
 	if err != nil {
 		return removed, err
@@ -536,7 +536,7 @@ func (s *Store) Sweep(_ context.Context, live func(id string) (bool, error)) (re
 }
 
 // sweepScratch removes every upload in flight.
-func (s *Store) sweepScratch() (removed []string, err error) {
+func (s *Dir) sweepScratch() (removed []string, err error) {
 	in := filepath.Join(s.root, incoming)
 	entries, err := os.ReadDir(in)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 
 // Ready reports whether the directory can take files now: it exists and a
 // file can be created (and removed) where uploads land.
-func (s *Store) Ready(context.Context) error {
+func (s *Dir) Ready(context.Context) error {
 	f, err := os.CreateTemp(filepath.Join(s.root, incoming), "ready-*.probe")
 	if err != nil {
 		return fmt.Errorf("media: not writable: %w", err)
@@ -25,7 +25,7 @@ func (s *Store) Ready(context.Context) error {
 // Ready reports whether the object store can take and serve media now:
 // its bucket answers, and the local directory where uploads land and
 // transcodes run is writable.
-func (o *Objects) Ready(ctx context.Context) error {
+func (o *Bucket) Ready(ctx context.Context) error {
 	if err := o.obj.Ready(ctx); err != nil {
 		return fmt.Errorf("media: %w", err)
 	}
