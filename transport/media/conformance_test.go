@@ -44,6 +44,33 @@ func TestCachedObjectsConformance(t *testing.T) {
 	})
 }
 
+// A Bucket on another object store, a directory, runs the same suite:
+// index, cache and scratch hold nothing of NATS.
+func TestDiskBucketConformance(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cache int64
+	}{
+		{name: "uncached"},
+		{name: "cached", cache: 600 << 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mediatest.Run(t, func(t *testing.T) mediatest.Store {
+				obj, err := newDiskObjects(t.TempDir())
+				if err != nil {
+					t.Fatal(err)
+				}
+				s, err := media.OpenBucket(obj, t.TempDir(), tc.cache)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.Grace = 0
+				return s
+			})
+		})
+	}
+}
+
 func openObjects(t testing.TB, cache int64) *media.Bucket {
 	t.Helper()
 	obj, err := objects.Open(context.Background(), eventstoretest.Run(t))
