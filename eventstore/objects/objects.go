@@ -4,9 +4,8 @@
 // media.ObjectInfo, never a nats type: a missing object is a domain
 // NotFound wrapping fs.ErrNotExist.
 //
-// Objects are written in chunks of 128 KiB, every one full but the last,
-// so a reader finds the chunk of an offset by division, and reads them
-// with JetStream batch direct gets (reader.go).
+// Objects are written in full chunks (objectChunk) and read, from any
+// offset, with JetStream batch direct gets (reader.go).
 package objects
 
 import (
@@ -93,8 +92,8 @@ func (f fullReader) Read(p []byte) (int, error) {
 }
 
 // Put stores r's bytes as name, replacing any object of that name.
-func (o *Bucket) Put(ctx context.Context, name string, r io.Reader) (media.ObjectInfo, error) {
-	i, err := o.obs.Put(ctx, jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: objectChunk}}, fullReader{r})
+func (b *Bucket) Put(ctx context.Context, name string, r io.Reader) (media.ObjectInfo, error) {
+	i, err := b.obs.Put(ctx, jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: objectChunk}}, fullReader{r})
 	if err != nil {
 		return media.ObjectInfo{}, fmt.Errorf("put object %s: %w", name, err)
 	}
@@ -102,8 +101,8 @@ func (o *Bucket) Put(ctx context.Context, name string, r io.Reader) (media.Objec
 }
 
 // Stat describes name; a missing object is NotFound.
-func (o *Bucket) Stat(ctx context.Context, name string) (media.ObjectInfo, error) {
-	i, err := o.obs.GetInfo(ctx, name)
+func (b *Bucket) Stat(ctx context.Context, name string) (media.ObjectInfo, error) {
+	i, err := b.obs.GetInfo(ctx, name)
 	if err != nil {
 		return media.ObjectInfo{}, notFound("object info", name, err)
 	}
@@ -112,11 +111,11 @@ func (o *Bucket) Stat(ctx context.Context, name string) (media.ObjectInfo, error
 
 // Delete removes name, and the marker the object store leaves in its
 // place, so deleted objects cost nothing. A missing object is fine.
-func (o *Bucket) Delete(ctx context.Context, name string) error {
-	if err := o.obs.Delete(ctx, name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+func (b *Bucket) Delete(ctx context.Context, name string) error {
+	if err := b.obs.Delete(ctx, name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
 		return fmt.Errorf("delete object %s: %w", name, err)
 	}
-	if err := o.stream.Purge(ctx, jetstream.WithPurgeSubject(o.metaSubject(name))); err != nil {
+	if err := b.stream.Purge(ctx, jetstream.WithPurgeSubject(b.metaSubject(name))); err != nil {
 		return fmt.Errorf("delete object %s: %w", name, err)
 	}
 	return nil
@@ -124,8 +123,8 @@ func (o *Bucket) Delete(ctx context.Context, name string) error {
 
 // List describes every object in the bucket. It reads every object's
 // description: a maintenance pass, not a request path.
-func (o *Bucket) List(ctx context.Context) ([]media.ObjectInfo, error) {
-	all, err := o.obs.List(ctx)
+func (b *Bucket) List(ctx context.Context) ([]media.ObjectInfo, error) {
+	all, err := b.obs.List(ctx)
 	if errors.Is(err, jetstream.ErrNoObjectsFound) {
 		return nil, nil
 	}
@@ -140,8 +139,8 @@ func (o *Bucket) List(ctx context.Context) ([]media.ObjectInfo, error) {
 }
 
 // Get reads name from offset to its end.
-func (o *Bucket) Get(ctx context.Context, name string, offset int64) (io.ReadCloser, media.ObjectInfo, error) {
-	r, info, err := o.Open(ctx, name)
+func (b *Bucket) Get(ctx context.Context, name string, offset int64) (io.ReadCloser, media.ObjectInfo, error) {
+	r, info, err := b.Open(ctx, name)
 	if err != nil {
 		return nil, info, err
 	}
@@ -161,8 +160,8 @@ func (o *Bucket) Get(ctx context.Context, name string, offset int64) (io.ReadClo
 // guess lands past the chunk, or past all the object's chunks (another
 // object's chunks or description stored between its last chunk and its
 // description), it starts again from the object's first chunk and skips.
-func (o *Bucket) Open(ctx context.Context, name string) (io.ReadSeekCloser, media.ObjectInfo, error) {
-	m, err := o.stream.GetLastMsgForSubject(ctx, o.metaSubject(name))
+func (b *Bucket) Open(ctx context.Context, name string) (io.ReadSeekCloser, media.ObjectInfo, error) {
+	m, err := b.stream.GetLastMsgForSubject(ctx, b.metaSubject(name))
 	if err != nil {
 		return nil, media.ObjectInfo{}, notFound("open object", name, err)
 	}
@@ -175,19 +174,19 @@ func (o *Bucket) Open(ctx context.Context, name string) (io.ReadSeekCloser, medi
 	}
 	ji.ModTime = m.Time
 	meta := describe(&ji)
-	return &reader{ctx: ctx, nc: o.nc, replies: o.replies, api: "$JS.API.DIRECT.GET.OBJ_" + o.bucket, info: meta,
-		subject: "$O." + o.bucket + ".C." + meta.nuid, meta: m.Sequence, idx: -1}, meta.ObjectInfo, nil
+	return &reader{ctx: ctx, nc: b.nc, replies: b.replies, api: "$JS.API.DIRECT.GET.OBJ_" + b.bucket, info: meta,
+		subject: "$O." + b.bucket + ".C." + meta.nuid, meta: m.Sequence, idx: -1}, meta.ObjectInfo, nil
 }
 
-func (o *Bucket) metaSubject(name string) string {
-	return "$O." + o.bucket + ".M." + base64.URLEncoding.EncodeToString([]byte(name))
+func (b *Bucket) metaSubject(name string) string {
+	return "$O." + b.bucket + ".M." + base64.URLEncoding.EncodeToString([]byte(name))
 }
 
 // Ready reports whether the bucket answers now: its stream has a leader
 // (on a cluster, a quorum of its replicas is up).
-func (o *Bucket) Ready(ctx context.Context) error {
-	if _, err := o.stream.Info(ctx); err != nil {
-		return fmt.Errorf("media bucket %s: %w", o.bucket, err)
+func (b *Bucket) Ready(ctx context.Context) error {
+	if _, err := b.stream.Info(ctx); err != nil {
+		return fmt.Errorf("media bucket %s: %w", b.bucket, err)
 	}
 	return nil
 }

@@ -62,9 +62,9 @@ func OpenBucket(obj ObjectStore, scratch string, cacheBytes int64) (*Bucket, err
 	return b, nil
 }
 
-// CommitCopies is true: Commit copies the upload into the bucket, so it
-// needs the room of a second copy (on the NATS server's disk) for a
-// moment.
+// CommitCopies is true: Commit copies the upload into the object store,
+// so it needs the room of a second copy (on the store's disk: with
+// JetStream, the NATS server's) for a moment.
 func (b *Bucket) CommitCopies() bool { return true }
 
 // WorkRoot is the local directory holding transcode attempts.
@@ -76,8 +76,9 @@ func (b *Bucket) Incoming() (*os.File, error) { return b.local.Incoming() }
 func name(id, rel string) string { return id + "/" + rel }
 
 func (b *Bucket) readIndex(ctx context.Context, id string) (index, bool, error) {
-	// An index replaced (or removed) while it is read loses its chunks
-	// under the reader: read the new one, or find it gone. The writer
+	// An index replaced (or removed) while it is read may lose its bytes
+	// under the reader (the JetStream bucket's chunks go with a Put over
+	// them): read the new one, or find it gone. The writer
 	// needs a moment to finish: back off a little between reads (a CI run
 	// under load met five back-to-back reads all inside one removal).
 	wait := 5 * time.Millisecond
