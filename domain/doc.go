@@ -61,12 +61,13 @@
 // decoding it, so Evolve and every reader see the current shape only;
 // Event.Version still says what was written. A version newer than this kino
 // knows, a version below 1, an unknown type or a missing upcaster is an
-// error, never a zero value. So a schema version cannot be rolled back: a
-// kino older than the event's version refuses it (as a Refused, below) and
-// goes on without it, and its read models miss what that event says.
+// error, never a zero value.
 // WebhookSubscribed is the example: v1 held its secret in clear, v2 holds it
 // sealed, and the v1 upcaster leaves the clear secret in Secret, since the
 // domain holds no key to seal it with.
+// A schema version cannot be rolled back: a kino older than an event's
+// version refuses it (as a Refused, below) and goes on without it, so its
+// read models miss what that event says.
 //
 // testdata/events holds a frozen copy of every version of every type
 // (<Type>.v<N>.json); fixtures_test.go decodes them all, so a change that
