@@ -30,9 +30,8 @@
 // the embedded NATS server's per-subject index.
 //
 // When an event cannot be applied, the projector stops following: the read
-// models stay at the last good batch, Err says why (the service logs
-// "background task stopped" and /healthz answers 503), and WaitFor returns
-// the error. A restart resumes from the checkpoint; a Rebuild repairs the
+// models stay at the last good batch, Err says why (logged once; /healthz
+// answers 503), and WaitFor returns the error. A restart resumes from the checkpoint; a Rebuild repairs the
 // file and the projector follows again.
 //
 // # The file
