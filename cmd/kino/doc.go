@@ -81,4 +81,25 @@
 // --cdn-url, the fan-out: no read models, no operator requests, no HTTP. It
 // refuses to start with nothing to do. Its Close stops them in the reverse
 // order, then drains its connection and shuts down its embedded node.
+//
+// # kino replay
+//
+// kino replay rebuilds the read models (projections' package doc has the
+// steps), or with --verify compares a rebuild with them (at most 50
+// differences):
+//
+//   - kino replay --nats URL asks the running kino serve over NATS
+//     (eventstore.Store.CallAdmin on kino.admin.replay) and prints its
+//     progress. Every kino serve on that NATS subscribes (not as a queue
+//     group), so each rebuilds its own read models, and the CLI stops at
+//     the first result. Once a server has answered, the CLI waits as long
+//     as the work takes: should that process die mid-rebuild, it waits
+//     until interrupted. POST /v1/admin/replay rebuilds the answering
+//     instance only.
+//   - kino replay --data DIR works offline: it refuses to run while a
+//     kino serve holds DIR/projections.db (projections.OpenIfFree), starts
+//     the NATS store of DIR/nats in the process on a random loopback port,
+//     and runs projections.RebuildFile. It needs the embedded server's
+//     store: with an external NATS the read models are rebuilt online, or
+//     by deleting projections.db and starting kino serve.
 package main

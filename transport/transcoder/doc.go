@@ -129,6 +129,12 @@
 // or corrupt: it holds 2.0 s of the 3600.0 s it announces." What it holds
 // is the longest rendition by the durations its playlist lists, not
 // ffmpeg's out_time, which is the furthest end of any output of the pass.
+// A known gap: when the video stream claims no duration (Matroska, WebM,
+// MPEG-TS) the claim is the container's, which covers the audio too, so a
+// file whose audio outlasts its video by more than that fails as
+// truncated, where the same content in MP4 completes; judging by the
+// video's own span would let a cut index-first MP4 through, and the fix is
+// to scan the audio's end too.
 //
 // # Failures, attempts and backoff
 //

@@ -28,6 +28,8 @@
 // the fan-out gets to it: the video as it stood at S, to the account's
 // subscriptions as they stood at S. So the same event fanned out twice, by
 // one process or two, queues the same bodies for the same subscriptions.
+// A video deleted (or its collection renamed) after S is still announced
+// as it was, and its media URLs may answer 404 by then.
 // For each event:
 //
 //  1. A TranscodeFailed that is not final is acked: a retry follows. A
@@ -50,7 +52,10 @@
 //     only those appended since. Once deleted entries outnumber live ones
 //     (and 1024), those deleted at or below the consumer's ack floor are
 //     dropped; an event at or below that horizon (a consumer reset by
-//     hand) rebuilds the index from the stream first.
+//     hand) rebuilds the index from the stream first. The index costs
+//     memory in every process running the fan-out: a million
+//     subscriptions would be on the order of 100 MB, and that many reads
+//     at its first fan-out.
 //  4. The body is built once: {"id": <event id>, "type", "createdAt":
 //     <occurredAt>, "data": {"video": ...}}, the wire.Video the API
 //     answers, rendered with this process's --cdn-url.
