@@ -355,7 +355,7 @@ func parseLevel(s string) (slog.Level, error) {
 }
 
 // Main is one running kino service. Run starts it; Close stops it in the
-// order docs/architecture.md gives. End-to-end tests drive it on :0 and a temp dir.
+// order the package doc gives. End-to-end tests drive it on :0 and a temp dir.
 type Main struct {
 	Config
 

@@ -1,7 +1,3 @@
-// Package transcoder turns uploaded videos into an HLS ladder, a thumbnail
-// and a preview. It is a durable JetStream consumer of UploadAccepted: any
-// number of processes (kino serve, kino worker) share the work, and a job
-// whose worker dies is redelivered to another.
 package transcoder
 
 import (
