@@ -2,15 +2,9 @@ package httpapi
 
 import (
 	"context"
-	"crypto/md5"
-	"crypto/sha1"
-	"crypto/sha256"
-	"crypto/sha512"
 	"crypto/subtle"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"mime"
 	"net/http"
@@ -39,14 +33,6 @@ import (
 // collection at creation (from Upload-Length and Upload-Metadata), the
 // contents once the first bytes are in, the collection again at the end.
 const (
-	tusVersion    = "1.0.0"
-	tusExtensions = "creation,creation-with-upload,termination,expiration,checksum"
-	tusChecksums  = "sha1,md5,sha256,sha512"
-	tusOctets     = "application/offset+octet-stream"
-
-	// maxUploadMetadata bounds the Upload-Metadata header.
-	maxUploadMetadata = 4 << 10
-
 	// tusSweepEvery is how often expired partial uploads are removed.
 	tusSweepEvery = 5 * time.Minute
 
@@ -107,11 +93,11 @@ type tusTarget struct {
 // request of another protocol version. OPTIONS needs no version.
 func (s *Server) tusProtocol(next http.Handler) http.Handler {
 	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
-		w.Header().Set("Tus-Resumable", tusVersion)
-		if r.Method != http.MethodOptions && r.Header.Get("Tus-Resumable") != tusVersion {
-			w.Header().Set("Tus-Version", tusVersion)
+		w.Header().Set("Tus-Resumable", tus.Version)
+		if r.Method != http.MethodOptions && r.Header.Get("Tus-Resumable") != tus.Version {
+			w.Header().Set("Tus-Version", tus.Version)
 			return domain.E("tus", domain.PreconditionFailed,
-				"this is a tus %s server: send the header Tus-Resumable: %s", tusVersion, tusVersion)
+				"this is a tus %s server: send the header Tus-Resumable: %s", tus.Version, tus.Version)
 		}
 		if s.tus == nil {
 			return domain.E("tus", domain.Unavailable, "resumable uploads are not enabled on this server")
@@ -124,10 +110,10 @@ func (s *Server) tusProtocol(next http.Handler) http.Handler {
 // tusOptions answers tus's discovery request.
 func (s *Server) tusOptions(w http.ResponseWriter, _ *http.Request) error {
 	h := w.Header()
-	h.Set("Tus-Resumable", tusVersion)
-	h.Set("Tus-Version", tusVersion)
-	h.Set("Tus-Extension", tusExtensions)
-	h.Set("Tus-Checksum-Algorithm", tusChecksums)
+	h.Set("Tus-Resumable", tus.Version)
+	h.Set("Tus-Version", tus.Version)
+	h.Set("Tus-Extension", tus.Extensions)
+	h.Set("Tus-Checksum-Algorithm", tus.Checksums)
 	var largest int64
 	for _, l := range s.cfg.Plans {
 		largest = max(largest, l.MaxUploadBytes)
@@ -185,7 +171,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 		return domain.E("upload video", domain.TooLarge, "upload is %d bytes; your plan allows files of at most %d bytes", length, c.Limits.MaxUploadBytes)
 	}
 	metaRaw := r.Header.Get("Upload-Metadata")
-	meta, err := parseUploadMetadata(metaRaw)
+	meta, err := tus.ParseMetadata(metaRaw)
 	if err != nil {
 		return err
 	}
@@ -544,8 +530,8 @@ func (s *Server) deleteUpload(w http.ResponseWriter, r *http.Request, t tusTarge
 }
 
 func tusContentType(r *http.Request) error {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != tusOctets {
-		return domain.E("upload video", domain.Unsupported, "a tus PATCH carries Content-Type: %s", tusOctets)
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != tus.ContentType {
+		return domain.E("upload video", domain.Unsupported, "a tus PATCH carries Content-Type: %s", tus.ContentType)
 	}
 	return nil
 }
@@ -570,7 +556,7 @@ func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tus.Upload
 		w.Header().Set("Connection", "close")
 		return u, domain.E("upload video", domain.RequestTooLarge, "the chunk of %d bytes goes past Upload-Length (%d bytes are left to send)", r.ContentLength, remaining)
 	}
-	sum, err := parseUploadChecksum(r.Header.Get("Upload-Checksum"))
+	sum, err := tus.ParseChecksum(r.Header.Get("Upload-Checksum"))
 	if err != nil {
 		w.Header().Set("Connection", "close")
 		return u, err
@@ -593,7 +579,7 @@ func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tus.Upload
 	s.tus.Interruptible(u.ID, body.interrupt)
 	var dst io.Writer = &roomWriter{w: f, guard: s.disk}
 	if sum != nil {
-		dst = io.MultiWriter(dst, sum.h)
+		dst = io.MultiWriter(dst, sum)
 	}
 	n, err := io.CopyBuffer(dst, io.LimitReader(body, remaining+1), make([]byte, uploadBuffer))
 	body.done() // past the body: a takeover waits for the rest, never cuts it
@@ -610,9 +596,9 @@ func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tus.Upload
 	case err != nil && sum != nil:
 		discard() // a chunk with a checksum is kept whole or not at all
 		return u, errInterrupted{tusBodyError(w, body, err, false)}
-	case err == nil && sum != nil && subtle.ConstantTimeCompare(sum.h.Sum(nil), sum.want) != 1:
+	case err == nil && sum != nil && !sum.Matches():
 		discard()
-		return u, domain.E("upload video", domain.ChecksumMismatch, "the chunk does not match its Upload-Checksum (%s); it was discarded: send it again", sum.alg)
+		return u, domain.E("upload video", domain.ChecksumMismatch, "the chunk does not match its Upload-Checksum (%s); it was discarded: send it again", sum.Algorithm)
 	}
 	readErr := err
 	if err := f.Close(); err != nil {
@@ -680,67 +666,6 @@ func (s *Server) sniffUpload(u tus.Upload) error {
 	defer f.Close()
 	_, err = sniffVideo(io.LimitReader(f, ffmpeg.SniffLen))
 	return err
-}
-
-// checksum is a chunk's Upload-Checksum being verified.
-type checksum struct {
-	alg  string
-	h    hash.Hash
-	want []byte
-}
-
-// parseUploadChecksum reads "Upload-Checksum: <algorithm> <base64>"; nil
-// when there is none.
-func parseUploadChecksum(v string) (*checksum, error) {
-	if v == "" {
-		return nil, nil
-	}
-	alg, enc, ok := strings.Cut(strings.TrimSpace(v), " ")
-	var h hash.Hash
-	switch alg {
-	case "sha1":
-		h = sha1.New()
-	case "md5":
-		h = md5.New()
-	case "sha256":
-		h = sha256.New()
-	case "sha512":
-		h = sha512.New()
-	default:
-		return nil, errBadRequest("Upload-Checksum: unsupported algorithm %q (supported: %s)", alg, tusChecksums)
-	}
-	want, err := base64.StdEncoding.DecodeString(strings.TrimSpace(enc))
-	if !ok || err != nil || len(want) != h.Size() {
-		return nil, errBadRequest("Upload-Checksum must be \"%s <base64 of the %d-byte digest>\"", alg, h.Size())
-	}
-	return &checksum{alg: alg, h: h, want: want}, nil
-}
-
-// parseUploadMetadata reads Upload-Metadata: comma-separated pairs of a
-// key and a base64 value (the value may be left out).
-func parseUploadMetadata(v string) (map[string]string, error) {
-	meta := make(map[string]string)
-	if strings.TrimSpace(v) == "" {
-		return meta, nil
-	}
-	if len(v) > maxUploadMetadata {
-		return nil, errBadRequest("Upload-Metadata must be at most %d bytes", maxUploadMetadata)
-	}
-	for pair := range strings.SplitSeq(v, ",") {
-		key, val, _ := strings.Cut(strings.TrimSpace(pair), " ")
-		if key == "" || strings.ContainsAny(key, " \t") {
-			return nil, errBadRequest("Upload-Metadata is malformed: want comma-separated \"key base64value\" pairs")
-		}
-		if _, dup := meta[key]; dup {
-			return nil, errBadRequest("Upload-Metadata has key %q twice", key)
-		}
-		b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(val))
-		if err != nil {
-			return nil, errBadRequest("Upload-Metadata value of %q is not base64", key)
-		}
-		meta[key] = string(b)
-	}
-	return meta, nil
 }
 
 // SweepUploads looks after this node's tus uploads until ctx ends: it

@@ -727,7 +727,7 @@ func TestTusExpiryMovesOnlyWithBytes(t *testing.T) {
 		t.Fatalf("PATCH: %d", r.status)
 	}
 	a.clock.Set(start.Add(50 * time.Minute))
-	r := a.tusReq("PATCH", loc, key, map[string]string{"Upload-Offset": "1000", "Content-Type": tusOctets}, nil)
+	r := a.tusReq("PATCH", loc, key, map[string]string{"Upload-Offset": "1000", "Content-Type": tus.ContentType}, nil)
 	if r.status != 204 {
 		t.Fatalf("empty PATCH: %d %s", r.status, r.body)
 	}
@@ -898,7 +898,7 @@ func TestTusCompletedUploadAnswersComplete(t *testing.T) {
 	if off, r := a.tusOffset(loc, key); r.status != 200 || off != len(file) || r.header.Get("Upload-Length") != "3000" {
 		t.Fatalf("HEAD of a finished upload: %d %v", r.status, r.header)
 	}
-	r := a.tusReq("PATCH", loc, key, map[string]string{"Upload-Offset": "3000", "Content-Type": tusOctets}, nil)
+	r := a.tusReq("PATCH", loc, key, map[string]string{"Upload-Offset": "3000", "Content-Type": tus.ContentType}, nil)
 	if r.status != 204 || r.header.Get("Upload-Offset") != "3000" {
 		t.Fatalf("PATCH at the final offset: %d %v %s", r.status, r.header, r.body)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/transport/media"
+	"github.com/kino-video/kino/transport/tus"
 )
 
 // outage stops a NATS server, and starts it again on its port and store.
@@ -238,7 +239,7 @@ func TestTusPendingUploadIsAcceptedByKino(t *testing.T) {
 			id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
 			poll20(t, "kino to accept the upload", func() bool { return slices.Equal(a.tusFiles(), []string{id + ".done"}) })
 			a.wantAccepted(loc, key, file)
-			if r := a.tusPatch(loc, key, len(file), nil, "Content-Type", tusOctets); r.status != 204 || r.header.Get("Upload-Offset") != strconv.Itoa(len(file)) {
+			if r := a.tusPatch(loc, key, len(file), nil, "Content-Type", tus.ContentType); r.status != 204 || r.header.Get("Upload-Offset") != strconv.Itoa(len(file)) {
 				t.Fatalf("PATCH at the length: %d %v %s", r.status, r.header, r.body)
 			}
 		})

@@ -11,8 +11,10 @@
 // upload (Lock), and a later request of the same owner may take it over
 // from a dead connection (Takeover interrupts the holder's body read).
 //
-// The protocol itself (headers, offsets, checksums, per-plan limits,
-// acceptance as a video) is httpapi's tus handler, which declares the
+// protocol.go holds what is pure in the protocol: the version and
+// extensions spoken, and the parsing of Upload-Metadata and
+// Upload-Checksum. The rest of the protocol (offsets, per-plan limits,
+// takeovers, acceptance as a video) is httpapi's tus handler, which declares the
 // store interface it uses, the way tusd's handler declares DataStore and
 // Locker.
 package tus
