@@ -29,6 +29,7 @@ import (
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/dashboard"
 	"github.com/kino-video/kino/transport/httpapi"
+	"github.com/kino-video/kino/transport/httpapi/admin"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/seal"
 	"github.com/kino-video/kino/transport/transcoder"
@@ -84,10 +85,10 @@ type Config struct {
 // adminReplayer adapts the projector to the API's admin endpoint.
 type adminReplayer struct{ p *projections.Projector }
 
-func (a adminReplayer) Replay(ctx context.Context, verify bool, progress func(httpapi.ReplayProgress)) (any, error) {
+func (a adminReplayer) Replay(ctx context.Context, verify bool, progress func(admin.ReplayProgress)) (any, error) {
 	return replay(ctx, a.p, verify, func(v any) {
 		if p, ok := v.(replayProgress); ok {
-			progress(httpapi.ReplayProgress{Events: p.Applied, Total: p.Total, EventsPerSecond: p.EventsPerSecond})
+			progress(admin.ReplayProgress{Events: p.Applied, Total: p.Total, EventsPerSecond: p.EventsPerSecond})
 		}
 	})
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/eventstore/objects"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/httpapi/admin"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/seal"
 )
@@ -350,4 +351,6 @@ func poll(t *testing.T, what string, cond func() bool) {
 // replayFunc is a Replayer for tests of the admin route.
 type replayFunc func() (any, error)
 
-func (f replayFunc) Replay(context.Context, bool, func(ReplayProgress)) (any, error) { return f() }
+func (f replayFunc) Replay(context.Context, bool, func(admin.ReplayProgress)) (any, error) {
+	return f()
+}

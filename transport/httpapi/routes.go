@@ -81,23 +81,14 @@ func (s *Server) routes() {
 	route("/signing-keys/{id}", s.deleteSigningKey, http.MethodDelete)
 }
 
-// adminRoutes registers every /v1/admin route of this file, each behind
-// operatorOnly (an operator's session, or kino's --admin-token as a
-// Bearer value): the one place that names the operator's guard.
+// adminRoutes mounts the operator's endpoints (package admin) under
+// /v1/admin, each behind operatorOnly (an operator's session, or kino's
+// --admin-token as a Bearer value): the one place that names the
+// operator's guard.
 func (s *Server) adminRoutes() {
-	admin := func(path string, h handlerFunc, method string) {
+	s.admin.Routes(func(path string, h func(http.ResponseWriter, *http.Request) error, method string) {
 		s.router.Handle("/v1/admin"+path, s.operatorOnly(h)).Methods(method)
-	}
-	admin("/replay", s.adminReplay, http.MethodPost)
-	admin("/replay", s.adminReplayStatus, http.MethodGet)
-	admin("/accounts", s.adminListAccounts, http.MethodGet)
-	admin("/accounts", s.adminCreateAccount, http.MethodPost)
-	admin("/accounts/{slug}", s.adminGetAccount, http.MethodGet)
-	admin("/accounts/{slug}", s.adminChangePlan, http.MethodPatch)
-	admin("/accounts/{slug}/keys", s.adminListKeys, http.MethodGet)
-	admin("/accounts/{slug}/keys", s.adminCreateKey, http.MethodPost)
-	admin("/accounts/{slug}/keys/{id}", s.adminRevokeKey, http.MethodDelete)
-	admin("/health", s.adminHealth, http.MethodGet)
+	})
 }
 
 // uploadRoutes registers the upload protocols: direct upload URLs, the

@@ -26,6 +26,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/httpapi/admin"
 	"github.com/kino-video/kino/transport/httpapi/respond"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/playback"
@@ -50,12 +51,6 @@ type ProgressSource interface {
 // WebhookTester sends test deliveries.
 type WebhookTester interface {
 	SendTest(ctx context.Context, w projections.Webhook) (deliveryID string, err error)
-}
-
-// Replayer rebuilds (or verifies) the read models of a running service,
-// reporting its progress now and then.
-type Replayer interface {
-	Replay(ctx context.Context, verify bool, progress func(ReplayProgress)) (result any, err error)
 }
 
 // Redeliverer queues a delivery that gave up once more, as a new delivery
@@ -200,7 +195,7 @@ type Admin struct {
 	// Empty: /v1/admin answers 404.
 	Token string
 	// Replayer runs POST /v1/admin/replay.
-	Replayer Replayer
+	Replayer admin.Replayer
 }
 
 func (c *Config) validate() error {
@@ -305,10 +300,10 @@ type Server struct {
 	tokens        playback.Tokens
 	// health and readiness log their probes' outcomes when they change.
 	health, readiness transitions
-	replays           replays    // POST /v1/admin/replay: one at a time
-	redeliveries      sync.Mutex // one redelivery decided at a time on this node
-	openapi           []byte     // docs/openapi.yaml as JSON
-	csp               string     // Content-Security-Policy of /play
+	admin             *admin.Handler // the operator's /v1/admin
+	redeliveries      sync.Mutex     // one redelivery decided at a time on this node
+	openapi           []byte         // docs/openapi.yaml as JSON
+	csp               string         // Content-Security-Policy of /play
 	router            *mux.Router
 	// Logins: attempts per client address and per email; cross-origin
 	// checks of cookie-authenticated requests.
@@ -360,6 +355,8 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.tus = store
 	}
+	s.admin = admin.New(admin.Config{Store: cfg.Store, DB: cfg.DB, Projector: cfg.Projector,
+		Replayer: cfg.Admin.Replayer, Host: adminHost{s}, Now: cfg.Now})
 	s.routes()
 	return s, nil
 }
