@@ -226,7 +226,7 @@ func BenchmarkCDNAccess(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				if _, err := s.mediaAccess(req, id); err != nil {
+				if _, err := s.cdn.Access(req, id); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -17,7 +16,6 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/httpapi/respond"
-	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/playback"
 	"github.com/kino-video/kino/transport/tus"
 	"github.com/kino-video/kino/transport/wire"
@@ -36,40 +34,6 @@ import (
 
 // deriver is what Config.Secrets may also do: derive a key for a purpose.
 type deriver interface{ Derive(purpose string) []byte }
-
-// verifyPlayback checks token for video v, as requested by r: the one
-// check of every signed media request.
-func (s *Server) verifyPlayback(r *http.Request, v projections.Video, token string) error {
-	claims, err := s.tokens.Verify(v.ID, v.Account, token)
-	if err != nil {
-		return err
-	}
-	if claims.Origin != "" && !strings.EqualFold(requestOrigin(r), claims.Origin) {
-		return playback.Denied("the token is for pages of another origin")
-	}
-	return nil
-}
-
-// requestOrigin is the Origin header of r, or else the origin of its
-// Referer ("" when it has neither).
-func requestOrigin(r *http.Request) string {
-	if o := r.Header.Get("Origin"); o != "" && o != "null" {
-		return o
-	}
-	if ref := r.Header.Get("Referer"); ref != "" {
-		if u, err := url.Parse(ref); err == nil && u.Scheme != "" && u.Host != "" {
-			return u.Scheme + "://" + u.Host
-		}
-	}
-	return ""
-}
-
-func truncateString(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
 
 // issuePlaybackToken is POST /v1/videos/{id}/playback-tokens.
 func (s *Server) issuePlaybackToken(w http.ResponseWriter, r *http.Request) error {
@@ -224,83 +188,6 @@ func (s *Server) deleteSigningKey(w http.ResponseWriter, r *http.Request) error 
 	return nil
 }
 
-// access is what /cdn learned of a request for a video's file.
-type access struct {
-	signed    bool   // the video is signed, and token was found valid for it
-	token     string // the request's valid token (signed only)
-	completed bool   // the video is COMPLETED: its playlists no longer change
-}
-
-// mediaAccess decides whether r may fetch the files of video id: 404 when
-// the read models know no such video (files outlive nothing: a deleted
-// video's leftovers are not served), 403 when it is signed and r has no
-// valid token.
-func (s *Server) mediaAccess(r *http.Request, id string) (access, error) {
-	v, ok, err := s.cfg.DB.Video(id)
-	if err != nil {
-		return access{}, err
-	}
-	if !ok {
-		return access{}, errNotFound("file")
-	}
-	a := access{completed: v.Status == domain.StatusCompleted}
-	if v.PlaybackPolicy.OrPublic() != domain.PlaybackSigned {
-		return a, nil
-	}
-	token := r.URL.Query().Get("token")
-	if err := s.verifyPlayback(r, v, token); err != nil {
-		return access{}, err
-	}
-	a.signed, a.token = true, token
-	return a, nil
-}
-
-// cacheControl sets the Cache-Control of file rel, and reports whether it
-// is served rewritten (the playlists and storyboard of a signed video,
-// which list URIs that need the token).
-func (a access) cacheControl(h http.Header, rel string) (rewrite bool) {
-	playlist := strings.HasSuffix(rel, ".m3u8")
-	if playlist && !a.completed {
-		h.Set("Cache-Control", "no-cache") // an EVENT playlist still growing
-	}
-	if !a.signed {
-		return false
-	}
-	if playlist || rel == wire.StoryboardPath {
-		h.Set("Cache-Control", "private, no-cache")
-		return true
-	}
-	// Bytes that never change, for this browser only: a shared cache must
-	// not hand them to requests without a token.
-	h.Set("Cache-Control", "private, max-age=3600")
-	return false
-}
-
-// serveRewritten serves a playlist or storyboard of a signed video with
-// token added to every URI it lists. The bytes depend on the token, so
-// there is no ETag and no Range (a 200 with the whole file: RFC 9110
-// lets a server ignore Range); the rewrite streams line by line, so a long
-// playlist asked for by many clients at once with a long token costs a
-// line of memory each, not the rewritten file.
-func (s *Server) serveRewritten(w http.ResponseWriter, r *http.Request, f *media.File, rel, token string) error {
-	if f.Size > playback.MaxRewrite {
-		return domain.E("serve media", domain.Internal, "%s of %d bytes is too large to rewrite", rel, f.Size)
-	}
-	h := w.Header()
-	h.Del("Accept-Ranges")
-	h.Del("ETag")
-	w.WriteHeader(http.StatusOK)
-	if r.Method == http.MethodHead {
-		return nil
-	}
-	if err := playback.Rewrite(w, f, token, rel == wire.StoryboardPath); err != nil {
-		// The status is out: the client sees a short body. Logged, not
-		// answered.
-		logger(r, s.cfg.Log).Warn("rewrite media for a token", "file", rel, "err", err)
-	}
-	return nil
-}
-
 // uploadSettings are an upload's optional playbackPolicy and download,
 // overriding its collection's defaults (kept in the tus record too).
 type uploadSettings = tus.Settings
@@ -370,4 +257,11 @@ func playTokenURLs(r *http.Request, v *wire.Video) {
 			*u = ptr(**u + "?token=" + token)
 		}
 	}
+}
+
+func truncateString(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

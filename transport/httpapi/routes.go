@@ -29,7 +29,7 @@ func (s *Server) routes() {
 	r.Handle("/readyz", s.handle(s.readyz)).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/play/{id}", s.handle(s.play)).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/assets/{name}", s.handle(s.serveAsset)).Methods(http.MethodGet, http.MethodHead)
-	r.PathPrefix("/cdn/").Handler(s.handle(s.serveMedia)).Methods(http.MethodGet, http.MethodHead, http.MethodOptions)
+	r.PathPrefix("/cdn/").Handler(s.handle(s.cdn.Serve)).Methods(http.MethodGet, http.MethodHead, http.MethodOptions)
 
 	r.Handle("/auth/login", s.handle(s.login)).Methods(http.MethodPost)
 	r.Handle("/auth/logout", s.handle(s.logout)).Methods(http.MethodPost)

@@ -27,6 +27,7 @@ import (
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/httpapi/admin"
+	"github.com/kino-video/kino/transport/httpapi/cdn"
 	"github.com/kino-video/kino/transport/httpapi/respond"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/playback"
@@ -298,6 +299,7 @@ type Server struct {
 	tusRetryEvery time.Duration
 	tusAccepting  func(id string)
 	tokens        playback.Tokens
+	cdn           *cdn.Handler // /cdn
 	// health and readiness log their probes' outcomes when they change.
 	health, readiness transitions
 	admin             *admin.Handler // the operator's /v1/admin
@@ -355,6 +357,8 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.tus = store
 	}
+	s.cdn = cdn.New(cdn.Config{Videos: cfg.DB, Media: cfg.Media, Tokens: s.tokens,
+		Logger: func(r *http.Request) *slog.Logger { return logger(r, cfg.Log) }})
 	s.admin = admin.New(admin.Config{Store: cfg.Store, DB: cfg.DB, Projector: cfg.Projector,
 		Replayer: cfg.Admin.Replayer, Host: adminHost{s}, Now: cfg.Now})
 	s.routes()
