@@ -28,6 +28,7 @@ import (
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/dashboard"
+	"github.com/kino-video/kino/transport/diskspace"
 	"github.com/kino-video/kino/transport/httpapi"
 	"github.com/kino-video/kino/transport/httpapi/admin"
 	"github.com/kino-video/kino/transport/media"
@@ -63,8 +64,8 @@ type Config struct {
 	TrustedProxies        []netip.Prefix // peers whose X-Forwarded-For is believed
 	FrameAncestors        []string       // origins that may frame /play, besides kino's own
 
-	DiskReserve httpapi.DiskReserve // free space kept on the data directory's disk: uploads eating into it get 507
-	MaxReadLag  uint64              // events the read models may trail the stream by before /readyz says not ready
+	DiskReserve diskspace.Reserve // free space kept on the data directory's disk: uploads eating into it get 507
+	MaxReadLag  uint64            // events the read models may trail the stream by before /readyz says not ready
 
 	NATSAuth      eventstore.Auth // credentials for NATSURL (the embedded server's are generated)
 	SecretKeyFile string          // key sealing webhook secrets; "" is <Data>/secret.key (or KINO_SECRET_KEY)
@@ -233,7 +234,7 @@ func newServeCmd() *cobra.Command {
 			if cfg.TrustedProxies, err = httpapi.ParseTrustedProxies(trustedProxies); err != nil {
 				return fmt.Errorf("--trusted-proxies: %w", err)
 			}
-			if cfg.DiskReserve, err = httpapi.ParseDiskReserve(diskReserve); err != nil {
+			if cfg.DiskReserve, err = diskspace.ParseReserve(diskReserve); err != nil {
 				return fmt.Errorf("--disk-reserve: %w", err)
 			}
 			cfg.FrameAncestors = strings.FieldsFunc(frameAncestors, func(r rune) bool { return r == ',' || r == ' ' })

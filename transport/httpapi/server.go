@@ -36,6 +36,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/diskspace"
 	"github.com/kino-video/kino/transport/httpapi/admin"
 	"github.com/kino-video/kino/transport/httpapi/cdn"
 	"github.com/kino-video/kino/transport/httpapi/respond"
@@ -155,7 +156,7 @@ type Uploads struct {
 	// it is refused with 507, so the event store never runs dry. None: no
 	// reserve.
 	DiskDirs    []string
-	DiskReserve DiskReserve
+	DiskReserve diskspace.Reserve
 	// TusDir holds this node's unfinished tus uploads (a file of bytes and
 	// a file of state each); it must be on the media store's file system,
 	// so the last byte commits with a rename. Empty: tus answers 503.
@@ -301,7 +302,7 @@ type Server struct {
 	tests    testLimiter        // POST /v1/webhooks/{id}/test, per subscription
 	lastSeq  lastSeqCache
 	uploads  uploadSlots
-	disk     diskGuard
+	disk     diskspace.Guard
 	tus      uploadStore // nil: no TusDir
 	// tusRetryEvery is how often pending tus uploads are tried again
 	// (tusRetryEvery); tusAccepting, in tests only, is called as a
@@ -340,7 +341,7 @@ func New(cfg Config) (*Server, error) {
 		failures: ratelimit.NewShared(cfg.Limits.Ledger, "addr:", hex.EncodeToString(node), limitLog),
 		uploads: uploadSlots{global: cfg.Uploads.MaxInFlight, perAccount: make(map[string]int),
 			ledger: cfg.Limits.Ledger, node: hex.EncodeToString(node), now: cfg.Now, log: limitLog},
-		disk:   diskGuard{dirs: cfg.Uploads.DiskDirs, reserve: cfg.Uploads.DiskReserve, every: 8 << 20},
+		disk:   diskspace.Guard{Dirs: cfg.Uploads.DiskDirs, Reserve: cfg.Uploads.DiskReserve, Every: 8 << 20},
 		health: transitions{what: "healthy"}, readiness: transitions{what: "ready"},
 		loginAddrs:    ratelimit.NewShared(cfg.Limits.Ledger, "login-addr:", hex.EncodeToString(node), limitLog),
 		loginUsers:    ratelimit.NewShared(cfg.Limits.Ledger, "login-user:", hex.EncodeToString(node), limitLog),

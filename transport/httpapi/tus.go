@@ -16,6 +16,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/diskspace"
 	"github.com/kino-video/kino/transport/ffmpeg"
 	"github.com/kino-video/kino/transport/httpapi/respond"
 	"github.com/kino-video/kino/transport/tus"
@@ -231,7 +232,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 	// still send is not held against it, or one account's announced but
 	// unsent bytes would refuse everyone else. The disk is still guarded
 	// where it is filled: every chunk is written above the reserve
-	// (roomWriter), as a multipart upload is, and an account's unsent
+	// (diskspace.Writer), as a multipart upload is, and an account's unsent
 	// bytes are bounded by its own plan (maxUnfinished uploads of at most
 	// MaxUploadBytes each).
 	if err := s.checkRoom(length); err != nil {
@@ -577,7 +578,7 @@ func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tus.Upload
 	body := newIdleBody(w, r, s.cfg.Uploads.IdleTimeout, s.cfg.Now)
 	defer body.done()
 	s.tus.Interruptible(u.ID, body.interrupt)
-	var dst io.Writer = &roomWriter{w: f, guard: s.disk}
+	var dst io.Writer = &diskspace.Writer{W: f, Guard: s.disk, Wrap: wrapStoreError}
 	if sum != nil {
 		dst = io.MultiWriter(dst, sum)
 	}
@@ -590,7 +591,7 @@ func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tus.Upload
 		discard()
 		w.Header().Set("Connection", "close")
 		return u, domain.E("upload video", domain.RequestTooLarge, "the chunk goes past Upload-Length (%d bytes were left to send); nothing of it was kept", remaining)
-	case errors.Is(err, errNoRoom), errors.As(err, &serr):
+	case errors.Is(err, diskspace.ErrNoRoom), errors.As(err, &serr):
 		discard()
 		return u, storeFailure(w, err)
 	case err != nil && sum != nil:

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/diskspace"
 	"github.com/kino-video/kino/transport/httpapi/respond"
 	"github.com/kino-video/kino/transport/tus"
 )
@@ -682,7 +683,7 @@ func TestTusCreationIsCheckedWithItsOwnLength(t *testing.T) {
 	disk := smallDisk(t, "size=8m")
 	a := newTestAPI(t, mediaOn(t, disk), func(c *Config) {
 		c.Uploads.DiskDirs = []string{disk}
-		c.Uploads.DiskReserve = DiskReserve{Bytes: 4 << 20}
+		c.Uploads.DiskReserve = diskspace.Reserve{Bytes: 4 << 20}
 		c.Plans = testPlans()
 		for name, l := range c.Plans {
 			l.MaxUploadBytes = 8 << 20
@@ -692,7 +693,7 @@ func TestTusCreationIsCheckedWithItsOwnLength(t *testing.T) {
 	a.dir = filepath.Join(disk, "media")
 	carol := a.account("carol", domain.PlanPro)
 	bob := a.account("bob", domain.PlanPro)
-	room, err := a.s.disk.room()
+	room, err := a.s.disk.Room()
 	if err != nil || room < 2<<20 {
 		t.Fatalf("room %d %v", room, err)
 	}

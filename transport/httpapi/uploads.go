@@ -17,6 +17,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/transport/diskspace"
 	"github.com/kino-video/kino/transport/ratelimit"
 )
 
@@ -310,7 +311,7 @@ func (b *idleBody) bodyError(w http.ResponseWriter, err error) error {
 // noSpace reports whether err is a file system out of room (or quota, or
 // a file larger than it takes).
 func noSpace(err error) bool {
-	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EFBIG) || errors.Is(err, errNoRoom)
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EFBIG) || errors.Is(err, diskspace.ErrNoRoom)
 }
 
 // storeFailure is what the client is told when the server could not store
@@ -330,13 +331,13 @@ func storeFailure(w http.ResponseWriter, err error) error {
 // checkRoom refuses (507) an upload when the disk is inside its reserve,
 // or when its announced length (n > 0) does not fit above it.
 func (s *Server) checkRoom(n int64) error {
-	room, err := s.disk.room()
+	room, err := s.disk.Room()
 	switch {
 	case err != nil:
 		s.cfg.Log.Warn("free disk space unknown; upload not checked against the reserve", "err", err)
 		return nil
 	case room < 0:
-		return errInsufficientStorage(errNoRoom)
+		return errInsufficientStorage(diskspace.ErrNoRoom)
 	case n > room:
 		return domain.E("upload video", domain.InsufficientStorage,
 			"the server is short of disk space: an upload of %d bytes does not fit now; try again later", n)

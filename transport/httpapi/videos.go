@@ -17,6 +17,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/diskspace"
 	"github.com/kino-video/kino/transport/ffmpeg"
 	"github.com/kino-video/kino/transport/httpapi/respond"
 	"github.com/kino-video/kino/transport/wire"
@@ -142,13 +143,13 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 			if tmp, err = s.cfg.Media.Incoming(); err != nil {
 				return storeFailure(w, err)
 			}
-			size, err = copyLimited(&roomWriter{w: tmp, guard: s.disk}, io.MultiReader(bytes.NewReader(head), part), maxSize)
+			size, err = copyLimited(&diskspace.Writer{W: tmp, Guard: s.disk, Wrap: wrapStoreError}, io.MultiReader(bytes.NewReader(head), part), maxSize)
 			var serr *storeError
 			switch {
 			case errors.Is(err, errTooLarge):
 				w.Header().Set("Connection", "close")
 				return domain.E("upload video", domain.TooLarge, "file exceeds your plan's limit of %d bytes", maxSize)
-			case errors.Is(err, errNoRoom), errors.As(err, &serr):
+			case errors.Is(err, diskspace.ErrNoRoom), errors.As(err, &serr):
 				return storeFailure(w, err)
 			case err != nil:
 				return body.bodyError(w, err)
@@ -226,8 +227,8 @@ func (s *Server) acceptUpload(ctx context.Context, u upload) error {
 	// A backend that commits by copying (the object store, on the disk of
 	// the embedded NATS) needs the file's size again above the reserve.
 	if c, ok := s.cfg.Media.(interface{ CommitCopies() bool }); ok && c.CommitCopies() {
-		if room, err := s.disk.room(); err == nil && room < u.Size {
-			return errStore{errNoRoom}
+		if room, err := s.disk.Room(); err == nil && room < u.Size {
+			return errStore{diskspace.ErrNoRoom}
 		}
 	}
 	if err := s.cfg.Media.Commit(ctx, u.Path, u.ID, u.Ext); err != nil {
