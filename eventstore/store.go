@@ -13,6 +13,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/oklog/ulid/v2"
+
+	"github.com/kino-video/kino/eventstore/internal/natsconn"
 )
 
 // StreamName is the JetStream stream holding every event.
@@ -97,6 +99,7 @@ type Store struct {
 	progress   jetstream.KeyValue // the progress bucket, found at Open
 	sendState  *SendState         // the senders' buckets, found at Open
 	stopWatch  func()             // stops watchQuorum and waits for it
+	conn       *natsconn.Conn     // what the sibling packages use
 }
 
 // startQuorumWatch runs watchQuorum for kino serve on a replicated stream:
@@ -240,7 +243,8 @@ func setup(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cfg Confi
 	if err != nil {
 		return nil, err
 	}
-	st := &Store{cfg: cfg, nc: nc, js: js, stream: stream, deliveries: deliveries, jobs: jobs, health: h}
+	st := &Store{cfg: cfg, nc: nc, js: js, stream: stream, deliveries: deliveries, jobs: jobs, health: h,
+		conn: newConn(nc, js, stream, cfg, h)}
 	// The senders' and the progress buckets are made (kino serve) or found
 	// here, so that a node rejoining its cluster is ready when Open
 	// returns, and workers, whose role may not create streams, only ever
@@ -312,7 +316,7 @@ func (s *Store) LastSeq(ctx context.Context) (uint64, error) {
 // half a minute. The media bucket is made by the media store that uses it
 // (--media nats only).
 func createAtOnce(ctx context.Context, js jetstream.JetStream, cfg Config) {
-	tmp := &Store{cfg: cfg, js: js}
+	tmp := &Store{cfg: cfg, js: js, conn: newConn(nil, js, nil, cfg, nil)}
 	steps := []func(){
 		func() { _, _ = js.CreateOrUpdateStream(ctx, eventsConfig(cfg.Replicas)) },
 		func() { _, _ = openDeliveries(ctx, js, cfg) },
@@ -375,7 +379,7 @@ func (s *Store) Abort() {
 }
 
 // ErrUnauthorized means NATS refused the credentials (or their absence).
-var ErrUnauthorized = errors.New("not authorized")
+var ErrUnauthorized = natsconn.ErrUnauthorized
 
 // RedactURL hides a password or token in a NATS URL (or comma-separated
 // list of URLs), for errors, logs and --help.
@@ -393,25 +397,39 @@ func RedactURL(raw string) string {
 // duplicateWindow is how long the event stream remembers Nats-Msg-Ids.
 const duplicateWindow = 2 * time.Minute
 
-// untilReady runs step until it succeeds, retrying for at most
-// Config.ReadyWait (not at all when that is 0): on a cluster being formed
-// (or a node rejoining), creating a replicated bucket waits for its Raft
-// group's leader, and a first request can time out although the next
-// succeeds; a worker may also find a bucket kino serve is still creating.
+// untilReady is natsconn.Conn.UntilReady on the store's connection.
 func (s *Store) untilReady(ctx context.Context, step func() error) error {
-	deadline := time.Now().Add(s.cfg.ReadyWait)
-	wait := 100 * time.Millisecond
-	for {
-		err := step()
-		if err == nil || s.cfg.ReadyWait <= 0 || errors.Is(err, ErrUnauthorized) || time.Now().Add(wait).After(deadline) {
-			return err
-		}
-		s.cfg.Log.Debug("not ready yet; retrying", "err", err)
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, 2*time.Second)
+	return s.conn.UntilReady(ctx, step)
+}
+
+// bucket and openBucket open a lasting KV bucket on the store's
+// connection (see natsconn.Conn.Bucket).
+func (s *Store) bucket(ctx context.Context, create bool, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	return s.conn.Bucket(ctx, create, cfg)
+}
+
+func (s *Store) openBucket(ctx context.Context, cfg jetstream.KeyValueConfig, mode natsconn.OpenMode) (jetstream.KeyValue, error) {
+	return s.conn.OpenBucket(ctx, cfg, mode)
+}
+
+// NATS is the store's connection, for eventstore's sibling packages (the
+// work queues, the KV-backed services): they open their streams and
+// buckets on it.
+func (s *Store) NATS() *natsconn.Conn { return s.conn }
+
+// newConn describes the store's connection for the sibling packages.
+func newConn(nc *nats.Conn, js jetstream.JetStream, stream jetstream.Stream, cfg Config, h *health) *natsconn.Conn {
+	c := &natsconn.Conn{
+		NC: nc, JS: js, Events: stream,
+		Manage: cfg.Manage, Replicas: max(cfg.Replicas, 1), ReadyWait: cfg.ReadyWait,
+		DuplicateWindow: duplicateWindow, Log: cfg.Log, NewID: cfg.NewID,
+		Now:      func() time.Time { return cfg.Now().UTC().Truncate(time.Millisecond) },
+		Lost:     lost,
+		NoQuorum: func() bool { return false },
 	}
+	if h != nil {
+		c.Op, c.NoQuorum, c.NextReconnect = h.op, h.noQuorum, h.nextReconnect
+		c.DownSince = func() time.Time { return h.snapshot().Since }
+	}
+	return c
 }

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/crypto/argon2"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore/internal/natsconn"
 )
 
 // The user service: people who log in to the dashboard (the users of an
@@ -190,7 +191,7 @@ func (s *Store) OpenUsers(ctx context.Context, cfg UsersConfig) (*Users, error) 
 	err := s.untilReady(ctx, func() (err error) {
 		sessions := sessionsBucketConfig(s.cfg.Replicas, cfg.SessionTTL)
 		if s.cfg.Manage {
-			if u.sessions, err = s.openBucket(ctx, sessions, createOrUpdate); err != nil {
+			if u.sessions, err = s.openBucket(ctx, sessions, natsconn.CreateOrUpdate); err != nil {
 				return err
 			}
 		} else if u.sessions, err = s.bucket(ctx, false, sessions); err != nil && !errors.Is(err, jetstream.ErrBucketNotFound) {

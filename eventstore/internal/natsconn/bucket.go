@@ -1,4 +1,4 @@
-package eventstore
+package natsconn
 
 import (
 	"context"
@@ -26,14 +26,14 @@ import (
 // fails the same way, so the re-open is bounded in time and tried at
 // most once per reopenEvery, not once per call.
 
-// openMode says what opening a bucket may do when it is missing or
+// OpenMode says what opening a bucket may do when it is missing or
 // different.
-type openMode int
+type OpenMode int
 
 const (
-	openOnly       openMode = iota // never create: processes that do not manage kino's streams
-	createMissing                  // create a missing bucket; leave an existing one as it is
-	createOrUpdate                 // create, or update an existing one to the configuration
+	OpenOnly       OpenMode = iota // never create: processes that do not manage kino's streams
+	CreateMissing                  // create a missing bucket; leave an existing one as it is
+	CreateOrUpdate                 // create, or update an existing one to the configuration
 )
 
 // reopenEvery is how often a gone bucket may be opened again, and
@@ -43,30 +43,30 @@ const (
 	reopenTimeout = 2 * time.Second
 )
 
-// bucket opens a KV bucket, creating it (when create is set) only when it
+// Bucket opens a KV bucket, creating it (when create is set) only when it
 // does not exist, so that processes without the right to change it can
 // still use it. The handle outlives the bucket's disappearance (see
 // lastingKV).
-func (s *Store) bucket(ctx context.Context, create bool, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
-	mode := openOnly
+func (c *Conn) Bucket(ctx context.Context, create bool, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	mode := OpenOnly
 	if create {
-		mode = createMissing
+		mode = CreateMissing
 	}
-	return s.openBucket(ctx, cfg, mode)
+	return c.OpenBucket(ctx, cfg, mode)
 }
 
-// openBucket opens the bucket cfg names as mode allows and wraps it in a
+// OpenBucket opens the bucket cfg names as mode allows and wraps it in a
 // lastingKV that opens it the same way again when it is gone.
-func (s *Store) openBucket(ctx context.Context, cfg jetstream.KeyValueConfig, mode openMode) (jetstream.KeyValue, error) {
+func (c *Conn) OpenBucket(ctx context.Context, cfg jetstream.KeyValueConfig, mode OpenMode) (jetstream.KeyValue, error) {
 	first := true
 	open := func(ctx context.Context) (kv jetstream.KeyValue, created bool, err error) {
-		kv, err = s.js.KeyValue(ctx, cfg.Bucket)
+		kv, err = c.JS.KeyValue(ctx, cfg.Bucket)
 		switch {
-		case errors.Is(err, jetstream.ErrBucketNotFound) && mode != openOnly:
-			kv, err = s.js.CreateOrUpdateKeyValue(ctx, cfg)
+		case errors.Is(err, jetstream.ErrBucketNotFound) && mode != OpenOnly:
+			kv, err = c.JS.CreateOrUpdateKeyValue(ctx, cfg)
 			created = err == nil
-		case err == nil && first && mode == createOrUpdate:
-			kv, err = s.js.CreateOrUpdateKeyValue(ctx, cfg)
+		case err == nil && first && mode == CreateOrUpdate:
+			kv, err = c.JS.CreateOrUpdateKeyValue(ctx, cfg)
 		}
 		if err != nil {
 			return nil, false, fmt.Errorf("bucket %s: %w", cfg.Bucket, err)
@@ -78,7 +78,7 @@ func (s *Store) openBucket(ctx context.Context, cfg jetstream.KeyValueConfig, mo
 		return nil, err
 	}
 	first = false
-	return &lastingKV{name: cfg.Bucket, open: open, log: s.cfg.Log, kv: kv, noQuorum: s.health.noQuorum}, nil
+	return &lastingKV{name: cfg.Bucket, open: open, log: c.Log, kv: kv, noQuorum: c.NoQuorum}, nil
 }
 
 // bucketGone reports whether err says a bucket's stream does not answer:
