@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore/internal/natsconn"
 )
 
 // ErrConcurrency is the cause of the Conflict returned when an aggregate
@@ -109,7 +110,7 @@ func (s *Store) publish(ctx context.Context, id domain.StreamID, expected uint64
 			// (nats.go resends it on reconnect). Send it again, with the
 			// same message id, for as long as ctx allows.
 			continue
-		case noAck || storageRefusal(err):
+		case noAck || natsconn.StorageRefusal(err):
 			// A server whose store failed a write (a full disk) answers
 			// no append until it is restarted: say so at once to the
 			// callers that follow instead of letting each wait.

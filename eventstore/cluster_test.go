@@ -3,12 +3,18 @@ package eventstore_test
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/natsserver"
 )
 
 // On a replicated (R3) bucket a compare-and-swap conflict comes back as
@@ -108,4 +114,42 @@ func TestAppendWithoutQuorumIsUnavailable(t *testing.T) {
 	if err := create("after-quorum"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A node alone, its peers never up: eventstore.Open gives up after ReadyWait with an
+// error that says what to check.
+func TestOpenOnAClusterWithoutQuorumGivesUp(t *testing.T) {
+	dir := t.TempDir()
+	if err := natsserver.InitCluster(dir); err != nil {
+		t.Fatal(err)
+	}
+	self := freeAddr(t)
+	e := loneNode(t, dir, self, "nats://"+self, "nats://"+freeAddr(t), "nats://"+freeAddr(t))
+	_, err := eventstore.Open(context.Background(), eventstore.Config{URL: e.URL(), Auth: e.Auth(eventstore.RoleServe), Manage: true, Replicas: 3, ReadyWait: 2 * time.Second, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err == nil || !strings.Contains(err.Error(), "not ready after 2s") || !strings.Contains(err.Error(), "enough cluster nodes up") {
+		t.Fatalf("want an error saying the cluster is not ready, got %v", err)
+	}
+}
+
+// loneNode starts a cluster node on dir whose routes lead nowhere but to
+// itself.
+func loneNode(t *testing.T, dir, listen string, routes ...string) *natsserver.Embedded {
+	t.Helper()
+	e, err := natsserver.StartNode(dir, "127.0.0.1:0", &natsserver.Cluster{Listen: listen, Routes: routes, Name: "n-" + filepath.Base(dir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Shutdown)
+	return e
+}
+
+// freeAddr is a loopback address with a port free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }

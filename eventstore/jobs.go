@@ -25,7 +25,7 @@ import (
 const JobsStream = "KINO_JOBS"
 
 // Durable consumers that workers run, named here so that the worker role's
-// permissions (auth.go) and the workers agree on them.
+// permissions (natsserver/creds.go) and the workers agree on them.
 const (
 	TranscodeIntake = "transcoder"       // on KINO_EVENTS: UploadAccepted and TranscodeRetried into KINO_JOBS
 	DeliveryDurable = "webhook-delivery" // on KINO_DELIVERIES: the webhook sender
@@ -33,9 +33,11 @@ const (
 )
 
 const (
-	jobsSubjects = "jobs.>"          // every subject of KINO_JOBS
-	jobsReady    = "jobs.transcode." // + account: jobs waiting or running
-	jobsLater    = "jobs.later."     // + account: jobs waiting out a retry backoff
+	// JobsSubjects are every subject of KINO_JOBS; JobsReady + account
+	// those of the jobs waiting or running.
+	JobsSubjects = "jobs.>"
+	JobsReady    = "jobs.transcode."
+	jobsLater    = "jobs.later." // + account: jobs waiting out a retry backoff
 	// BackoffDurable moves jobs whose backoff is over back to their
 	// account's queue.
 	BackoffDurable = "backoff"
@@ -67,7 +69,7 @@ func openJobs(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstrea
 	s, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:        JobsStream,
 		Description: "kino transcode jobs, one subject per account",
-		Subjects:    []string{jobsSubjects},
+		Subjects:    []string{JobsSubjects},
 		Storage:     jetstream.FileStorage,
 		Retention:   jetstream.WorkQueuePolicy,
 		Duplicates:  24 * time.Hour, // a re-read UploadAccepted never doubles a job
@@ -155,7 +157,7 @@ func (s *Store) FairWork(ctx context.Context, cfg FairConfig, handle func(ctx co
 		default:
 		}
 	}
-	sub, err := s.nc.Subscribe(jobsReady+">", func(*nats.Msg) { poke() })
+	sub, err := s.nc.Subscribe(JobsReady+">", func(*nats.Msg) { poke() })
 	if err != nil {
 		return fmt.Errorf("fair work: subscribe: %w", err)
 	}
@@ -274,7 +276,7 @@ func (s *Store) intakeOne(ctx context.Context, cfg FairConfig, msg jetstream.Msg
 		return
 	}
 	account := queueToken(owner)
-	out := &nats.Msg{Subject: jobsReady + account, Data: msg.Data(), Header: nats.Header{}}
+	out := &nats.Msg{Subject: JobsReady + account, Data: msg.Data(), Header: nats.Header{}}
 	out.Header.Set(HeaderEventType, msg.Headers().Get(HeaderEventType))
 	out.Header.Set(headerEventSeq, strconv.FormatUint(meta.Sequence.Stream, 10))
 	out.Header.Set(headerAccount, account)
@@ -313,7 +315,7 @@ func (s *Store) backoffOne(ctx context.Context, cfg FairConfig, msg jetstream.Ms
 			return
 		}
 	}
-	out := &nats.Msg{Subject: jobsReady + queueToken(h.Get(headerAccount)), Data: msg.Data(), Header: nats.Header{}}
+	out := &nats.Msg{Subject: JobsReady + queueToken(h.Get(headerAccount)), Data: msg.Data(), Header: nats.Header{}}
 	for _, k := range []string{HeaderEventType, headerEventSeq, headerAccount, headerHandedBack} {
 		out.Header.Set(k, h.Get(k))
 	}
@@ -355,7 +357,7 @@ type candidate struct {
 // now. Cost: one stream info, one consumer info per account holding jobs,
 // and a fetch per account tried.
 func (p *picker) next(ctx context.Context) *Job {
-	info, err := p.s.jobs.Info(ctx, jetstream.WithSubjectFilter(jobsReady+">"))
+	info, err := p.s.jobs.Info(ctx, jetstream.WithSubjectFilter(JobsReady+">"))
 	if err != nil {
 		if ctx.Err() == nil {
 			p.cfg.Log.Warn("jobs stream info", "err", err)
@@ -364,14 +366,14 @@ func (p *picker) next(ctx context.Context) *Job {
 	}
 	if len(p.served) > 4096 { // forget accounts that hold no jobs
 		for account := range p.served {
-			if _, ok := info.State.Subjects[jobsReady+account]; !ok {
+			if _, ok := info.State.Subjects[JobsReady+account]; !ok {
 				delete(p.served, account)
 			}
 		}
 	}
 	var cands []candidate
 	for subject := range info.State.Subjects {
-		account := strings.TrimPrefix(subject, jobsReady)
+		account := strings.TrimPrefix(subject, JobsReady)
 		limit := max(p.cfg.Limit(ctx, account), 1)
 		cons, err := p.s.accountConsumer(ctx, account, limit, p.cfg.AckWait)
 		if err != nil {
@@ -509,7 +511,7 @@ func (s *Store) requeue(ctx context.Context, msg jetstream.Msg, account string, 
 		return err
 	}
 	h := msg.Headers()
-	out := &nats.Msg{Subject: jobsReady + account, Data: msg.Data(), Header: nats.Header{}}
+	out := &nats.Msg{Subject: JobsReady + account, Data: msg.Data(), Header: nats.Header{}}
 	for _, k := range []string{HeaderEventType, headerEventSeq, headerAccount} {
 		out.Header.Set(k, h.Get(k))
 	}
@@ -539,7 +541,7 @@ func (s *Store) accountConsumer(ctx context.Context, account string, limit int, 
 	return s.jobs.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 		Durable:           name,
 		Description:       "kino: transcode jobs of account " + account,
-		FilterSubjects:    []string{jobsReady + account},
+		FilterSubjects:    []string{JobsReady + account},
 		AckPolicy:         jetstream.AckExplicitPolicy,
 		AckWait:           ackWait,
 		MaxDeliver:        -1,
@@ -582,13 +584,13 @@ func (s *Store) JobBacklog(ctx context.Context) (map[string]int, error) {
 	if err := s.jobsStream(); err != nil {
 		return nil, err
 	}
-	info, err := s.jobs.Info(ctx, jetstream.WithSubjectFilter(jobsReady+">"))
+	info, err := s.jobs.Info(ctx, jetstream.WithSubjectFilter(JobsReady+">"))
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", JobsStream, err)
 	}
 	out := make(map[string]int, len(info.State.Subjects))
 	for subject, n := range info.State.Subjects {
-		out[strings.TrimPrefix(subject, jobsReady)] = int(n)
+		out[strings.TrimPrefix(subject, JobsReady)] = int(n)
 	}
 	return out, nil
 }

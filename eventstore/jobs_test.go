@@ -13,6 +13,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/natsserver"
 )
 
 // started is one job as its handler saw it.
@@ -340,7 +341,7 @@ func TestFairQueueStartsOnceJetStreamAnswers(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	_ = l.Close()
-	srv, err := eventstore.StartEmbedded(dir, addr)
+	srv, err := natsserver.StartEmbedded(dir, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +362,7 @@ func TestFairQueueStartsOnceJetStreamAnswers(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("FairWork did not say it retries")
 	}
-	if srv, err = eventstore.StartEmbedded(dir, addr); err != nil {
+	if srv, err = natsserver.StartEmbedded(dir, addr); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
@@ -375,7 +376,7 @@ func TestFairQueueStartsOnceJetStreamAnswers(t *testing.T) {
 // even when a rejoining cluster node times out right after Open.
 func TestBucketsFoundAtOpenNeedNoRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	srv, err := eventstore.StartEmbedded(dir, "127.0.0.1:0")
+	srv, err := natsserver.StartEmbedded(dir, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

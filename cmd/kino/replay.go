@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/natsserver"
 	"github.com/kino-video/kino/projections"
 )
 
@@ -167,7 +168,7 @@ func replayOffline(ctx context.Context, data string, verify bool, out io.Writer)
 		return replayResult{}, err
 	}
 	defer live.Close()
-	srv, err := eventstore.StartEmbedded(data, "127.0.0.1:0")
+	srv, err := natsserver.StartEmbedded(data, "127.0.0.1:0")
 	if err != nil {
 		return replayResult{}, err
 	}

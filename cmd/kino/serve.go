@@ -26,6 +26,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/natsserver"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/dashboard"
 	"github.com/kino-video/kino/transport/httpapi"
@@ -75,7 +76,7 @@ type Config struct {
 
 	// Cluster makes the embedded NATS a node of a cluster (nil: alone);
 	// ReadyWait bounds the wait at start for its JetStream.
-	Cluster   *eventstore.Cluster
+	Cluster   *natsserver.Cluster
 	ReadyWait time.Duration
 
 	TusExpiry time.Duration // an unfinished tus upload lives this long after its last bytes (at most 7× after creation)
@@ -359,7 +360,7 @@ func parseLevel(s string) (slog.Level, error) {
 type Main struct {
 	Config
 
-	nats       *eventstore.Embedded
+	nats       *natsserver.Embedded
 	secrets    *seal.Key
 	store      *eventstore.Store
 	db         *projections.DB
@@ -469,7 +470,7 @@ func (m *Main) startNATS(context.Context) error {
 		return nil
 	}
 	srv, err := startNATS(m.Data, m.NATSListen, m.Cluster, m.Log)
-	if errors.Is(err, eventstore.ErrAddressInUse) {
+	if errors.Is(err, natsserver.ErrAddressInUse) {
 		return fmt.Errorf("%w: choose another address with --nats-listen or KINO_NATS_LISTEN (or --nats-cluster for the cluster port)", err)
 	} else if err != nil {
 		return err
@@ -479,7 +480,7 @@ func (m *Main) startNATS(context.Context) error {
 	// disk: a restart after a full disk never waits for more than that
 	// beyond what the store needs.
 	m.start("nats-heal", func(ctx context.Context) error {
-		return srv.Heal(ctx, eventstore.HealConfig{Reserve: m.DiskReserve.Bytes, ReservePercent: m.DiskReserve.Percent, Log: m.Log.With("component", "nats")})
+		return srv.Heal(ctx, natsserver.HealConfig{Reserve: m.DiskReserve.Bytes, ReservePercent: m.DiskReserve.Percent, Log: m.Log.With("component", "nats")})
 	})
 	return nil
 }
@@ -723,15 +724,15 @@ func (m *Main) eventServer() httpapi.ServerHealth {
 
 // startNATS starts the embedded NATS server, as a node of cluster when it
 // is not nil (kino serve and kino worker alike).
-func startNATS(data, listen string, cluster *eventstore.Cluster, log *slog.Logger) (*eventstore.Embedded, error) {
-	srv, err := eventstore.StartNode(data, listen, cluster)
+func startNATS(data, listen string, cluster *natsserver.Cluster, log *slog.Logger) (*natsserver.Embedded, error) {
+	srv, err := natsserver.StartNode(data, listen, cluster)
 	if err != nil {
 		return nil, err
 	}
 	if host, _, _ := net.SplitHostPort(listen); host != "127.0.0.1" && host != "localhost" && host != "::1" {
 		log.Warn("the embedded NATS server listens beyond loopback without TLS: it takes only kino's nkeys, but events (and the API's traffic with it) cross the network in clear", "listen", listen)
 	}
-	attrs := []any{"url", srv.URL(), "store", filepath.Join(data, "nats"), "credentials", filepath.Join(data, eventstore.CredsDir)}
+	attrs := []any{"url", srv.URL(), "store", filepath.Join(data, "nats"), "credentials", filepath.Join(data, natsserver.CredsDir)}
 	if cluster != nil {
 		attrs = append(attrs, "name", srv.Name(), "cluster", srv.ClusterAddr(), "routes", len(cluster.Routes), "route_tls", cluster.CertFile != "")
 	}

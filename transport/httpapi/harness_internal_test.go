@@ -20,6 +20,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/natsserver"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/seal"
@@ -37,7 +38,7 @@ type testAPI struct {
 	media *media.Store
 	dir   string // the media directory
 	clock *testClock
-	nats  *eventstore.Embedded
+	nats  *natsserver.Embedded
 	// natsDir holds the NATS store, to restart the server on.
 	natsDir string
 	// storeLog is what the event store logged.
@@ -137,7 +138,7 @@ func newClusterAPI(t *testing.T, configure ...func(*Config)) (*testAPI, *eventst
 
 // newTestAPIOn is the API on store, whose server is nats (storing in
 // natsDir).
-func newTestAPIOn(t *testing.T, nats *eventstore.Embedded, natsDir string, store *eventstore.Store, storeLog *lockedBuffer, configure ...func(*Config)) *testAPI {
+func newTestAPIOn(t *testing.T, nats *natsserver.Embedded, natsDir string, store *eventstore.Store, storeLog *lockedBuffer, configure ...func(*Config)) *testAPI {
 	t.Helper()
 	db, err := projections.OpenDB(filepath.Join(t.TempDir(), "projections.db"))
 	if err != nil {

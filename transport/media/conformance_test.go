@@ -15,6 +15,7 @@ import (
 
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/natsserver"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/media/mediatest"
 )
@@ -95,7 +96,7 @@ func TestObjectsCommitFailureKeepsTheFile(t *testing.T) {
 		t.Fatalf("the upload's file after a failed commit: %q, %v", got, err)
 	}
 
-	back, err := eventstore.StartEmbedded(dir, host)
+	back, err := natsserver.StartEmbedded(dir, host)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func TestObjectsCommitFailureKeepsTheFile(t *testing.T) {
 }
 
 // objectsOn is an object store media backend on the NATS server srv.
-func objectsOn(t *testing.T, srv *eventstore.Embedded) *media.Objects {
+func objectsOn(t *testing.T, srv *natsserver.Embedded) *media.Objects {
 	t.Helper()
 	store := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
 	obj, err := store.OpenObjects(context.Background())

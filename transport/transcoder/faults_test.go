@@ -16,6 +16,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/natsserver"
 	"github.com/kino-video/kino/transport/ffmpeg"
 	"github.com/kino-video/kino/transport/ffmpeg/ffmpegtest"
 	"github.com/kino-video/kino/transport/media"
@@ -333,7 +334,7 @@ func TestGracefulStopHandsTheJobBack(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			natsDir := t.TempDir()
-			srv, err := eventstore.StartEmbedded(natsDir, "127.0.0.1:0")
+			srv, err := natsserver.StartEmbedded(natsDir, "127.0.0.1:0")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -354,7 +355,7 @@ func TestGracefulStopHandsTheJobBack(t *testing.T) {
 			if restart {
 				_ = e.store.Close()
 				srv.Shutdown()
-				if srv, err = eventstore.StartEmbedded(natsDir, "127.0.0.1:0"); err != nil {
+				if srv, err = natsserver.StartEmbedded(natsDir, "127.0.0.1:0"); err != nil {
 					t.Fatal(err)
 				}
 				t.Cleanup(func() { srv.Shutdown() })

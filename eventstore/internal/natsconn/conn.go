@@ -75,3 +75,19 @@ func (c *Conn) UntilReady(ctx context.Context, step func() error) error {
 		wait = min(2*wait, 2*time.Second)
 	}
 }
+
+// StorageRefusal reports whether the server refused an append for want of
+// storage (it answers these at once).
+func StorageRefusal(err error) bool {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	switch apiErr.ErrorCode {
+	case 10047, // storage resources exceeded
+		10023, // insufficient resources
+		10077: // stream store failed
+		return true
+	}
+	return false
+}

@@ -1,4 +1,4 @@
-package eventstore_test
+package natsserver_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/natsserver"
 )
 
 // A stranger on the machine reaches the embedded NATS port: with no
@@ -58,7 +59,7 @@ func TestEmbeddedRefusesClientsWithoutItsCredentials(t *testing.T) {
 	}
 	// The generated ones work.
 	for _, role := range eventstore.Roles {
-		nc, err := nats.Connect(srv.URL(), seed(t, srv, role))
+		nc, err := nats.Connect(srv.URL(), eventstoretest.Seed(t, srv, role))
 		if err != nil {
 			t.Fatalf("%s: %v", role, err)
 		}
@@ -66,30 +67,21 @@ func TestEmbeddedRefusesClientsWithoutItsCredentials(t *testing.T) {
 	}
 }
 
-func seed(t *testing.T, srv *eventstore.Embedded, role string) nats.Option {
-	t.Helper()
-	o, err := nats.NkeyOptionFromSeed(srv.Auth(role).CredsFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return o
-}
-
 // The seeds are generated on first start, private to kino's user, and the
 // same on every later start.
 func TestCredentialsAreGeneratedOnceAndPrivate(t *testing.T) {
 	dir := t.TempDir()
-	srv, err := eventstore.StartEmbedded(dir, "127.0.0.1:0")
+	srv, err := natsserver.StartEmbedded(dir, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.Shutdown()
-	if fi, err := os.Stat(filepath.Join(dir, eventstore.CredsDir)); err != nil || fi.Mode().Perm() != 0o700 {
+	if fi, err := os.Stat(filepath.Join(dir, natsserver.CredsDir)); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("creds dir: %v %v", fi.Mode(), err)
 	}
 	first := map[string][]byte{}
 	for _, role := range eventstore.Roles {
-		path := eventstore.CredsFile(dir, role)
+		path := natsserver.CredsFile(dir, role)
 		fi, err := os.Stat(path)
 		if err != nil || fi.Mode().Perm() != 0o600 {
 			t.Fatalf("%s: %v %v", path, fi.Mode(), err)
@@ -103,7 +95,7 @@ func TestCredentialsAreGeneratedOnceAndPrivate(t *testing.T) {
 	}
 	srv = eventstoretest.Server(t, dir)
 	for role, want := range first {
-		got, err := os.ReadFile(eventstore.CredsFile(dir, role))
+		got, err := os.ReadFile(natsserver.CredsFile(dir, role))
 		if err != nil || string(got) != string(want) {
 			t.Fatalf("%s seed changed on restart", role)
 		}
@@ -173,7 +165,7 @@ func TestWorkerRoleCannotForgeAccountEventsOrCallAdmin(t *testing.T) {
 	}
 
 	violations := make(chan error, 16)
-	nc, err := nats.Connect(srv.URL(), seed(t, srv, eventstore.RoleWorker), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+	nc, err := nats.Connect(srv.URL(), eventstoretest.Seed(t, srv, eventstore.RoleWorker), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 		violations <- err
 	}))
 	if err != nil {
@@ -193,20 +185,20 @@ func TestWorkerRoleCannotForgeAccountEventsOrCallAdmin(t *testing.T) {
 			if err := nc.Publish(subject, []byte(`{}`)); err != nil {
 				t.Fatal(err)
 			}
-			waitViolation(t, violations, subject)
+			eventstoretest.WaitViolation(t, violations, subject)
 		})
 	}
 	t.Run("kino.admin.replay", func(t *testing.T) {
 		if err := nc.PublishRequest(eventstore.AdminSubject+".replay", nc.NewRespInbox(), []byte(`{}`)); err != nil {
 			t.Fatal(err)
 		}
-		waitViolation(t, violations, eventstore.AdminSubject+".replay")
+		eventstoretest.WaitViolation(t, violations, eventstore.AdminSubject+".replay")
 	})
 	t.Run("delete the stream", func(t *testing.T) {
 		if err := nc.PublishRequest("$JS.API.STREAM.DELETE."+eventstore.StreamName, nc.NewRespInbox(), nil); err != nil {
 			t.Fatal(err)
 		}
-		waitViolation(t, violations, "$JS.API.STREAM.DELETE."+eventstore.StreamName)
+		eventstoretest.WaitViolation(t, violations, "$JS.API.STREAM.DELETE."+eventstore.StreamName)
 	})
 	// Consumers other than a worker's own cannot be made, changed,
 	// deleted, read from or acknowledged; its own (the fan-out, say) it
@@ -225,26 +217,11 @@ func TestWorkerRoleCannotForgeAccountEventsOrCallAdmin(t *testing.T) {
 			if err := nc.PublishRequest(subject, nc.NewRespInbox(), []byte(`{}`)); err != nil {
 				t.Fatal(err)
 			}
-			waitViolation(t, violations, subject)
+			eventstoretest.WaitViolation(t, violations, subject)
 		})
 	}
 	if after, err := serve.LastSeq(ctx); err != nil || after != before {
 		t.Fatalf("stream moved from %d to %d (%v)", before, after, err)
-	}
-}
-
-func waitViolation(t *testing.T, violations <-chan error, subject string) {
-	t.Helper()
-	deadline := time.After(5 * time.Second)
-	for {
-		select {
-		case err := <-violations:
-			if errors.Is(err, nats.ErrPermissionViolation) && strings.Contains(err.Error(), subject) {
-				return
-			}
-		case <-deadline:
-			t.Fatalf("no permission violation for %s", subject)
-		}
 	}
 }
 
@@ -278,7 +255,7 @@ func TestForgedEventUnderAnAllowedSubjectIsRefused(t *testing.T) {
 	ctx := context.Background()
 	srv := eventstoretest.Server(t, t.TempDir())
 	serve := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
-	nc, err := nats.Connect(srv.URL(), seed(t, srv, eventstore.RoleWorker))
+	nc, err := nats.Connect(srv.URL(), eventstoretest.Seed(t, srv, eventstore.RoleWorker))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package eventstore
+package natsserver
 
 import (
 	"context"
@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/internal/natsconn"
+	"github.com/kino-video/kino/eventstore/internal/smalldisk"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -78,14 +81,14 @@ func TestHealReserve(t *testing.T) {
 // takes half a block and more.
 func TestRestartFreeIsWhatARestartedServerNeeds(t *testing.T) {
 	const size = 64 << 20
-	dir := SmallDisk(t, size)
+	dir := smalldisk.Mount(t, size)
 	e, err := StartEmbedded(dir, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Shutdown)
 	publish := publisher(t, e)
-	s, err := Open(context.Background(), Config{URL: e.URL(), Auth: e.Auth(RoleServe), Name: t.Name(), Manage: true})
+	s, err := eventstore.Open(context.Background(), eventstore.Config{URL: e.URL(), Auth: e.Auth(eventstore.RoleServe), Name: t.Name(), Manage: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,18 +98,18 @@ func TestRestartFreeIsWhatARestartedServerNeeds(t *testing.T) {
 	}
 	used := storeUsed(e.server())
 
-	filler := Fill(t, dir, restartFree(size, 0, 0))
+	filler := smalldisk.Fill(t, dir, restartFree(size, 0, 0))
 	if err := e.restart(); err != nil {
 		t.Fatal(err)
 	}
-	if err := publish(1); !storageRefusal(err) {
+	if err := publish(1); !natsconn.StorageRefusal(err) {
 		t.Fatalf("append after a restart with %d bytes free and %d held: %v, want insufficient resources", restartFree(size, 0, 0), used, err)
 	}
 
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
-	Fill(t, dir, restartFree(size, used, 0))
+	smalldisk.Fill(t, dir, restartFree(size, used, 0))
 	if err := e.restart(); err != nil {
 		t.Fatal(err)
 	}
@@ -121,11 +124,11 @@ func TestRestartFreeIsWhatARestartedServerNeeds(t *testing.T) {
 func publisher(t *testing.T, e *Embedded) func(bytes int64) error {
 	return func(bytes int64) error {
 		t.Helper()
-		opts, err := e.Auth(RoleServe).options()
+		seed, err := nats.NkeyOptionFromSeed(CredsFile(e.dataDir, eventstore.RoleServe))
 		if err != nil {
 			t.Fatal(err)
 		}
-		nc, err := nats.Connect(e.URL(), opts...)
+		nc, err := nats.Connect(e.URL(), seed)
 		if err != nil {
 			return err // restarting
 		}
@@ -153,14 +156,14 @@ func publisher(t *testing.T, e *Embedded) func(bytes int64) error {
 // restarts it, which measures the disk again.
 func TestHealRestartsAStoreAtTheLimitItSetItself(t *testing.T) {
 	const size = 64 << 20
-	dir := SmallDisk(t, size)
-	filler := Fill(t, dir, 12<<20)
+	dir := smalldisk.Mount(t, size)
+	filler := smalldisk.Fill(t, dir, 12<<20)
 	e, err := StartEmbedded(dir, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Shutdown)
-	s, err := Open(context.Background(), Config{URL: e.URL(), Auth: e.Auth(RoleServe), Name: t.Name(), Manage: true})
+	s, err := eventstore.Open(context.Background(), eventstore.Config{URL: e.URL(), Auth: e.Auth(eventstore.RoleServe), Name: t.Name(), Manage: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +176,7 @@ func TestHealRestartsAStoreAtTheLimitItSetItself(t *testing.T) {
 		}
 		refused = publish(64 << 10)
 	}
-	if !storageRefusal(refused) {
+	if !natsconn.StorageRefusal(refused) {
 		t.Fatalf("append at the store's limit: %v, want insufficient resources", refused)
 	}
 	if err := os.Remove(filler); err != nil {

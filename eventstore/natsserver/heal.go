@@ -1,4 +1,4 @@
-package eventstore
+package natsserver
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/kino-video/kino/eventstore/internal/diskspace"
 )
 
 // HealConfig tunes Embedded.Heal. validate fills the defaults.
@@ -93,7 +95,7 @@ func (e *Embedded) Heal(ctx context.Context, cfg HealConfig) error {
 		if problem == nil {
 			continue
 		}
-		if free, size, err := diskFree(e.opts.StoreDir); err == nil {
+		if free, size, err := diskspace.Free(e.opts.StoreDir); err == nil {
 			if need := restartFree(size, storeUsed(e.server()), cfg.reserve(size)); free < need {
 				if !waiting {
 					cfg.Log.Warn("embedded NATS server will restart once its store has room", "free_bytes", free, "needed_bytes", need, "disk_bytes", size)

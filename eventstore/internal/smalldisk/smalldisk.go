@@ -1,15 +1,20 @@
-package eventstore
+// Package smalldisk gives tests a small file system to fill: the disk-full
+// behaviour of the event store and of the embedded server is tested on a
+// real full disk.
+package smalldisk
 
 import (
 	"fmt"
 	"os"
 	"os/exec"
 	"testing"
+
+	"github.com/kino-video/kino/eventstore/internal/diskspace"
 )
 
-// SmallDisk mounts a tmpfs of size bytes on a temp dir (tests run as
+// Mount mounts a tmpfs of size bytes on a temp dir (tests run as
 // root), or skips the test where mounting is not permitted.
-func SmallDisk(t *testing.T, size int64) string {
+func Mount(t *testing.T, size int64) string {
 	t.Helper()
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "tmpfs", dir).CombinedOutput(); err != nil {
@@ -34,7 +39,7 @@ func Fill(t *testing.T, dir string, leave int64) string {
 	defer f.Close()
 	buf := make([]byte, 4096)
 	for {
-		if free, _, err := diskFree(dir); err == nil && free <= leave {
+		if free, _, err := diskspace.Free(dir); err == nil && free <= leave {
 			return f.Name()
 		}
 		if _, err := f.Write(buf); err != nil {

@@ -1,4 +1,4 @@
-package eventstore_test
+package natsserver_test
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/natsserver"
 )
 
 // TestStartEmbeddedOnABusyAddress: a listen address another process holds
@@ -18,12 +18,12 @@ func TestStartEmbeddedOnABusyAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	srv, err := eventstore.StartEmbedded(t.TempDir(), busy.Addr().String())
+	srv, err := natsserver.StartEmbedded(t.TempDir(), busy.Addr().String())
 	if err == nil {
 		srv.Shutdown()
 		t.Fatal("started on an address in use")
 	}
-	if !errors.Is(err, eventstore.ErrAddressInUse) || !strings.Contains(err.Error(), busy.Addr().String()) {
+	if !errors.Is(err, natsserver.ErrAddressInUse) || !strings.Contains(err.Error(), busy.Addr().String()) {
 		t.Fatalf("error %q: want ErrAddressInUse naming %s", err, busy.Addr())
 	}
 }

@@ -1,4 +1,4 @@
-package eventstore
+package natsserver
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
 )
 
 // copyCreds gives dst the cluster credentials of src, as an operator
@@ -100,8 +101,8 @@ func TestClusterOfThreeEmbeddedNodes(t *testing.T) {
 	route := "nats://" + a.ClusterAddr()
 
 	ctx := context.Background()
-	open := func(e *Embedded, manage bool) *Store {
-		s, err := Open(ctx, Config{URL: e.URL(), Auth: e.Auth(RoleServe), Manage: manage, Replicas: 3, ReadyWait: time.Minute, Log: quietLog()})
+	open := func(e *Embedded, manage bool) *eventstore.Store {
+		s, err := eventstore.Open(ctx, eventstore.Config{URL: e.URL(), Auth: e.Auth(eventstore.RoleServe), Manage: manage, Replicas: 3, ReadyWait: time.Minute, Log: quietLog()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +159,7 @@ func TestClusterNodeNeedsSharedCredentials(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "kino cluster init") {
 		t.Fatalf("want an error naming kino cluster init, got %v", err)
 	}
-	if _, err := os.Stat(CredsFile(dir, RoleServe)); err == nil {
+	if _, err := os.Stat(CredsFile(dir, eventstore.RoleServe)); err == nil {
 		t.Fatal("credentials were generated for a lone cluster node")
 	}
 }
@@ -293,20 +294,5 @@ func TestRouteTLSNeedsAllThreeFiles(t *testing.T) {
 	_, err := StartNode(dir, "127.0.0.1:0", &Cluster{Listen: "127.0.0.1:0", Routes: []string{"nats://127.0.0.1:1"}, CertFile: "node.pem"})
 	if err == nil || !strings.Contains(err.Error(), "route TLS needs") {
 		t.Fatalf("want a route TLS error, got %v", err)
-	}
-}
-
-// A node alone, its peers never up: Open gives up after ReadyWait with an
-// error that says what to check.
-func TestOpenOnAClusterWithoutQuorumGivesUp(t *testing.T) {
-	dir := t.TempDir()
-	if err := InitCluster(dir); err != nil {
-		t.Fatal(err)
-	}
-	self := freeAddr(t)
-	e := startNode(t, dir, self, "nats://"+self, "nats://"+freeAddr(t), "nats://"+freeAddr(t))
-	_, err := Open(context.Background(), Config{URL: e.URL(), Auth: e.Auth(RoleServe), Manage: true, Replicas: 3, ReadyWait: 2 * time.Second, Log: quietLog()})
-	if err == nil || !strings.Contains(err.Error(), "not ready after 2s") || !strings.Contains(err.Error(), "enough cluster nodes up") {
-		t.Fatalf("want an error saying the cluster is not ready, got %v", err)
 	}
 }

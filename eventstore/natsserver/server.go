@@ -1,7 +1,11 @@
-// Package eventstore is kino's only door to NATS: it runs the embedded
-// server, keeps the event stream, appends events with optimistic
-// concurrency and reads them back. Callers never see a nats type or code.
-package eventstore
+// Package natsserver runs the nats-server embedded in kino serve: its
+// store under the data directory, the nkey credentials of each client
+// role and what each role may publish or subscribe (creds.go), the
+// cluster a node forms with others over its routes, and Heal, which
+// restarts a server whose store stopped taking writes once its disk has
+// room again. Clients reach it through eventstore.Open with the Auth it
+// hands out; nothing here keeps or reads events.
+package natsserver
 
 import (
 	"crypto/rand"
@@ -20,6 +24,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/kino-video/kino/eventstore"
 )
 
 // Embedded is a nats-server with JetStream running inside this process.
@@ -132,7 +138,7 @@ func InitCluster(dataDir string) error {
 // StartEmbedded starts a JetStream server storing under dataDir/nats and
 // listening on listen ("host:port"; port 0 picks a free one). It takes
 // only clients holding one of the nkeys under dataDir/nats-creds, which it
-// generates on first start (see Roles and Auth).
+// generates on first start (see eventstore.Roles and eventstore.Auth).
 func StartEmbedded(dataDir, listen string) (*Embedded, error) {
 	return StartNode(dataDir, listen, nil)
 }
@@ -152,7 +158,7 @@ func StartNode(dataDir, listen string, cluster *Cluster) (*Embedded, error) {
 		}
 	}
 	if cluster != nil {
-		if _, err := os.Stat(CredsFile(dataDir, RoleServe)); err != nil && cluster.SecretFile == "" {
+		if _, err := os.Stat(CredsFile(dataDir, eventstore.RoleServe)); err != nil && cluster.SecretFile == "" {
 			return nil, fmt.Errorf("start nats: a cluster node needs the cluster's credentials in %s: run `kino cluster init` once and copy its output into every node's data directory (%w)", filepath.Join(dataDir, CredsDir), err)
 		}
 	}
@@ -161,7 +167,7 @@ func StartNode(dataDir, listen string, cluster *Cluster) (*Embedded, error) {
 		return nil, fmt.Errorf("start nats: %w", err)
 	}
 	var users []*server.NkeyUser
-	for _, role := range Roles {
+	for _, role := range eventstore.Roles {
 		users = append(users, &server.NkeyUser{Nkey: pubs[role], Permissions: permissions(role)})
 	}
 	opts := &server.Options{
@@ -311,17 +317,17 @@ func routeURL(raw string) (*url.URL, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || u.Port() == "" {
-		return nil, fmt.Errorf("route %q: want nats://host:port", RedactURL(raw))
+		return nil, fmt.Errorf("route %q: want nats://host:port", eventstore.RedactURL(raw))
 	}
 	if u.User != nil {
-		return nil, fmt.Errorf("route %s: leave credentials out of route URLs: the cluster secret file gives them", RedactURL(raw))
+		return nil, fmt.Errorf("route %s: leave credentials out of route URLs: the cluster secret file gives them", eventstore.RedactURL(raw))
 	}
 	return u, nil
 }
 
 // Auth is what a client of role presents to this server: its seed file.
-func (e *Embedded) Auth(role string) Auth {
-	return Auth{CredsFile: CredsFile(e.dataDir, role)}
+func (e *Embedded) Auth(role string) eventstore.Auth {
+	return eventstore.Auth{CredsFile: CredsFile(e.dataDir, role)}
 }
 
 // URL is the client URL of the embedded server.

@@ -1,0 +1,13 @@
+// Package eventstore keeps kino's event stream on NATS JetStream: Open
+// connects (see Auth) and creates or finds the stream, Append adds events
+// with optimistic concurrency, Load, Scan, Next, Between, Tail and Watch
+// read them back, Execute runs a command's load-decide-append loop, and
+// Health, Writable and the quorum watch say whether the stream can take
+// writes now. Callers never see a nats type or error code: a
+// wrong-last-sequence is a domain Conflict, an outage a domain
+// Unavailable.
+//
+// Each other concept that lives on NATS is a sibling package under
+// eventstore/, built on the connection Store.NATS hands out: natsserver
+// (the embedded server and its cluster).
+package eventstore
