@@ -289,6 +289,13 @@ func (s *Store) Close() error {
 // Now is the store's clock, truncated to milliseconds as events store it.
 func (s *Store) Now() time.Time { return s.cfg.Now().UTC().Truncate(time.Millisecond) }
 
+// Log is where the store and the services on its connection log.
+func (s *Store) Log() *slog.Logger { return s.cfg.Log }
+
+// Manages reports whether this client creates and updates kino's streams
+// and buckets (kino serve: Config.Manage).
+func (s *Store) Manages() bool { return s.cfg.Manage }
+
 // NewID returns a fresh ULID string.
 func (s *Store) NewID() string { return s.cfg.NewID() }
 
@@ -326,10 +333,12 @@ func createAtOnce(ctx context.Context, js jetstream.JetStream, cfg Config) {
 		func() { _, _ = tmp.bucket(ctx, true, rateBucketConfig(cfg.Replicas)) },
 		func() { _, _ = tmp.bucket(ctx, true, workersBucketConfig(cfg.Replicas)) },
 		func() { _, _ = tmp.bucket(ctx, true, directUploadsBucketConfig(cfg.Replicas)) },
-		func() { _, _ = tmp.bucket(ctx, true, keyUsageBucketConfig(cfg.Replicas)) },
-		// The TTL is kino serve's setting: OpenUsers updates it, quickly
+		func() { _, _ = tmp.bucket(ctx, true, natsconn.KeyUsageBucketConfig(cfg.Replicas)) },
+		// The TTL is kino serve's setting: accounts.OpenUsers updates it, quickly
 		// once the bucket's group has a leader.
-		func() { _, _ = tmp.bucket(ctx, true, sessionsBucketConfig(cfg.Replicas, DefaultSessionTTL)) },
+		func() {
+			_, _ = tmp.bucket(ctx, true, natsconn.SessionsBucketConfig(cfg.Replicas, natsconn.DefaultSessionTTL))
+		},
 	}
 	var wg sync.WaitGroup
 	for _, step := range steps {

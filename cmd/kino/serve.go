@@ -28,6 +28,7 @@ import (
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/natsserver"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/accounts"
 	"github.com/kino-video/kino/transport/dashboard"
 	"github.com/kino-video/kino/transport/httpapi"
 	"github.com/kino-video/kino/transport/media"
@@ -289,8 +290,8 @@ func newServeCmd() *cobra.Command {
 	fs.IntVar(&cfg.AuthFailuresPerMinute, "auth-failures-per-minute", envInt("KINO_AUTH_FAILURES_PER_MINUTE", 60), "requests without a valid API key one client address may send in any minute; more get 429 (env KINO_AUTH_FAILURES_PER_MINUTE)")
 	fs.StringVar(&trustedProxies, "trusted-proxies", env("KINO_TRUSTED_PROXIES", ""), "comma-separated addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For names the client; empty: X-Forwarded-For is ignored (env KINO_TRUSTED_PROXIES)")
 	fs.StringVar(&frameAncestors, "play-frame-ancestors", env("KINO_PLAY_FRAME_ANCESTORS", ""), "origins (https://example.com, comma-separated) that may embed /play in a frame, besides kino itself (env KINO_PLAY_FRAME_ANCESTORS)")
-	fs.DurationVar(&cfg.SessionTTL, "session-ttl", envDuration("KINO_SESSION_TTL", eventstore.DefaultSessionTTL), "a dashboard or admin session unused for this long ends (env KINO_SESSION_TTL)")
-	fs.DurationVar(&cfg.SessionMaxAge, "session-max-age", envDuration("KINO_SESSION_MAX_AGE", eventstore.DefaultSessionMaxAge), "a session ends this long after its login, used or not (env KINO_SESSION_MAX_AGE)")
+	fs.DurationVar(&cfg.SessionTTL, "session-ttl", envDuration("KINO_SESSION_TTL", accounts.DefaultSessionTTL), "a dashboard or admin session unused for this long ends (env KINO_SESSION_TTL)")
+	fs.DurationVar(&cfg.SessionMaxAge, "session-max-age", envDuration("KINO_SESSION_MAX_AGE", accounts.DefaultSessionMaxAge), "a session ends this long after its login, used or not (env KINO_SESSION_MAX_AGE)")
 	fs.StringVar(&cfg.LogLevel, "log-level", env("KINO_LOG_LEVEL", "info"), "debug, info, warn or error (env KINO_LOG_LEVEL)")
 	fs.StringVar(&maxFree, "max-upload-free", env("KINO_MAX_UPLOAD_FREE", "1GiB"), "largest upload on the free plan (env KINO_MAX_UPLOAD_FREE)")
 	fs.StringVar(&maxPro, "max-upload-pro", env("KINO_MAX_UPLOAD_PRO", "10GiB"), "largest upload on the pro plan (env KINO_MAX_UPLOAD_PRO)")
@@ -375,7 +376,7 @@ type Main struct {
 	natsAuth   eventstore.Auth // kino serve's credentials on it
 	limits     *eventstore.RateLimits
 	transcoder *transcoder.Transcoder // nil with --workers 0
-	users      *eventstore.Users
+	users      *accounts.Users
 	DevKey     string // the key --dev created, if it created one
 	devAccount string // the account --dev created, if it created one
 	// publicBase is --base-url as given ("" when it was not: tus Locations
@@ -501,7 +502,7 @@ func (m *Main) openStore(ctx context.Context) error {
 	if m.limits, err = m.store.OpenRateLimits(ctx); err != nil {
 		return err
 	}
-	m.users, err = m.store.OpenUsers(ctx, eventstore.UsersConfig{SessionTTL: m.SessionTTL, SessionMaxAge: m.SessionMaxAge})
+	m.users, err = accounts.OpenUsers(ctx, m.store, accounts.UsersConfig{SessionTTL: m.SessionTTL, SessionMaxAge: m.SessionMaxAge})
 	return err
 }
 
@@ -779,13 +780,13 @@ func (m *Main) catchUp(ctx context.Context) error {
 	return m.projector.WaitFor(ctx, last)
 }
 
-// devBootstrap runs eventstore.DevBootstrap on an empty store, waits for
+// devBootstrap runs accounts.DevBootstrap on an empty store, waits for
 // the read models to include it and prints the key.
 func (m *Main) devBootstrap(ctx context.Context) error {
 	if !m.Dev {
 		return nil
 	}
-	dev, created, err := eventstore.DevBootstrap(ctx, m.store)
+	dev, created, err := accounts.DevBootstrap(ctx, m.store)
 	if err != nil || !created {
 		return err
 	}
@@ -812,7 +813,7 @@ func (m *Main) devUser(ctx context.Context) error {
 	if m.devAccount == "" || m.users == nil {
 		return nil
 	}
-	res, token, err := m.users.CreateUser(ctx, eventstore.NewUser{Email: DevUserEmail, Account: m.devAccount})
+	res, token, err := m.users.CreateUser(ctx, accounts.NewUser{Email: DevUserEmail, Account: m.devAccount})
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/internal/natsconn"
 )
 
 // CredsDir is where an embedded server keeps its clients' nkey seeds,
@@ -165,7 +166,7 @@ func permissions(role string) *server.Permissions {
 // who is logged in, from when) and the keys' last use.
 func workerDenied() []string {
 	var deny []string
-	for _, b := range []string{eventstore.SessionsBucket, eventstore.KeyUsageBucket} {
+	for _, b := range []string{natsconn.SessionsBucket, natsconn.KeyUsageBucket} {
 		stream := "KV_" + b
 		deny = append(deny,
 			"$JS.API.DIRECT.GET."+stream, "$JS.API.DIRECT.GET."+stream+".>",

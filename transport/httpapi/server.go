@@ -26,6 +26,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/accounts"
 	"github.com/kino-video/kino/transport/media"
 )
 
@@ -169,7 +170,7 @@ type Config struct {
 	DirectUploads DirectUploadStore
 	// Users is the user service: logins, browser sessions, the keys' last
 	// use. Nil: /auth/* answer 503 and only API keys authenticate.
-	Users *eventstore.Users
+	Users *accounts.Users
 	// PublicURL is the site's public base (e.g. https://kino.example.com):
 	// set-password links start with it, and when it is https session
 	// cookies are Secure. Default: the request's own host.

@@ -1,4 +1,4 @@
-package eventstore_test
+package accounts_test
 
 import (
 	"context"
@@ -7,12 +7,13 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/transport/accounts"
 )
 
 func TestDevBootstrapOnlyOnAnEmptyStore(t *testing.T) {
 	s := eventstoretest.Run(t)
 	ctx := context.Background()
-	dev, created, err := eventstore.DevBootstrap(ctx, s)
+	dev, created, err := accounts.DevBootstrap(ctx, s)
 	if err != nil || !created {
 		t.Fatalf("first DevBootstrap: created %v, %v", created, err)
 	}
@@ -30,7 +31,7 @@ func TestDevBootstrapOnlyOnAnEmptyStore(t *testing.T) {
 	if err != nil || coll.Name != "Default" {
 		t.Fatalf("dev collection: %+v, %v", coll, err)
 	}
-	again, created, err := eventstore.DevBootstrap(ctx, s)
+	again, created, err := accounts.DevBootstrap(ctx, s)
 	if err != nil || created || again.Key != "" {
 		t.Fatalf("second DevBootstrap: %+v, created %v, %v", again, created, err)
 	}
@@ -42,7 +43,7 @@ func TestIssueKeyStoresOnlyItsHash(t *testing.T) {
 	if _, err := eventstore.Execute[domain.Account](ctx, s, domain.AccountStream("acme"), domain.CreateAccount{Slug: "acme", Plan: domain.PlanPro}); err != nil {
 		t.Fatal(err)
 	}
-	key, id, err := eventstore.IssueKey(ctx, s, "acme", "ci")
+	key, id, err := accounts.IssueKey(ctx, s, "acme", "ci")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestIssueKeyStoresOnlyItsHash(t *testing.T) {
 	if !ok || issued.KeyID != id || issued.Hash != domain.HashKey(key) || issued.Label != "ci" || issued.Prefix != key[:len(domain.KeyPrefix)+4] {
 		t.Fatalf("last event %+v", events[len(events)-1])
 	}
-	if _, _, err := eventstore.IssueKey(ctx, s, "nobody", "x"); !domain.IsKind(err, domain.NotFound) {
+	if _, _, err := accounts.IssueKey(ctx, s, "nobody", "x"); !domain.IsKind(err, domain.NotFound) {
 		t.Fatalf("IssueKey for a missing account: %v", err)
 	}
 }

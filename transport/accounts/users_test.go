@@ -1,4 +1,4 @@
-package eventstore_test
+package accounts_test
 
 import (
 	"context"
@@ -13,20 +13,22 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/kv"
+	"github.com/kino-video/kino/transport/accounts"
 )
 
 // cheap argon2 parameters: the tests check the logic, not the cost.
-var cheap = eventstore.Argon2Params{Memory: 1024, Time: 1, Threads: 1}
+var cheap = accounts.Argon2Params{Memory: 1024, Time: 1, Threads: 1}
 
 func TestPasswordHashAndVerify(t *testing.T) {
-	phc, err := eventstore.HashPassword("correct horse battery", cheap, rand.Reader)
+	phc, err := accounts.HashPassword("correct horse battery", cheap, rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(phc, "$argon2id$v=19$m=1024,t=1,p=1$") || strings.Contains(phc, "correct") {
 		t.Fatalf("hash %q", phc)
 	}
-	if again, _ := eventstore.HashPassword("correct horse battery", cheap, rand.Reader); again == phc {
+	if again, _ := accounts.HashPassword("correct horse battery", cheap, rand.Reader); again == phc {
 		t.Fatal("two hashes of one password are equal: no salt")
 	}
 	for _, tc := range []struct {
@@ -39,7 +41,7 @@ func TestPasswordHashAndVerify(t *testing.T) {
 		{"case", "Correct horse battery", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ok, err := eventstore.VerifyPassword(phc, tc.pw)
+			ok, err := accounts.VerifyPassword(phc, tc.pw)
 			if err != nil || ok != tc.ok {
 				t.Fatalf("VerifyPassword = %v, %v; want %v", ok, err, tc.ok)
 			}
@@ -54,7 +56,7 @@ func TestPasswordHashAndVerify(t *testing.T) {
 		"$argon2id$v=19$m=1024,t=1,p=1$!!$aGFzaGhhc2hoYXNoaGFzaA",
 		"$argon2id$v=16$m=1024,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA",
 	} {
-		if _, err := eventstore.VerifyPassword(bad, "x"); err == nil {
+		if _, err := accounts.VerifyPassword(bad, "x"); err == nil {
 			t.Errorf("VerifyPassword(%q) accepted it", bad)
 		}
 	}
@@ -73,12 +75,12 @@ func (c *clock) Add(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-func openUsers(t *testing.T, s *eventstore.Store, cfg eventstore.UsersConfig) *eventstore.Users {
+func openUsers(t *testing.T, s *eventstore.Store, cfg accounts.UsersConfig) *accounts.Users {
 	t.Helper()
-	if cfg.Argon2 == (eventstore.Argon2Params{}) {
+	if cfg.Argon2 == (accounts.Argon2Params{}) {
 		cfg.Argon2 = cheap
 	}
-	u, err := s.OpenUsers(context.Background(), cfg)
+	u, err := accounts.OpenUsers(context.Background(), s, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,14 +91,14 @@ func TestUserPasswordLinkAndLogin(t *testing.T) {
 	s := eventstoretest.Run(t)
 	ctx := context.Background()
 	clk := &clock{t: time.Now()}
-	u := openUsers(t, s, eventstore.UsersConfig{Now: clk.Now})
+	u := openUsers(t, s, accounts.UsersConfig{Now: clk.Now})
 	if _, err := eventstore.Execute[domain.Account](ctx, s, domain.AccountStream("acme"), domain.CreateAccount{Slug: "acme", Plan: domain.PlanFree}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := u.CreateUser(ctx, eventstore.NewUser{Email: "a@example.com", Account: "nope"}); domain.KindOf(err) != domain.NotFound {
+	if _, _, err := u.CreateUser(ctx, accounts.NewUser{Email: "a@example.com", Account: "nope"}); domain.KindOf(err) != domain.NotFound {
 		t.Fatalf("user of a missing account: %v", err)
 	}
-	res, token, err := u.CreateUser(ctx, eventstore.NewUser{Email: " Ada@Example.com", Account: "acme", LinkTTL: time.Hour})
+	res, token, err := u.CreateUser(ctx, accounts.NewUser{Email: " Ada@Example.com", Account: "acme", LinkTTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +106,7 @@ func TestUserPasswordLinkAndLogin(t *testing.T) {
 	if user.Email != "ada@example.com" || user.Account != "acme" || len(token) != 43 || user.LinkHash == token {
 		t.Fatalf("created %+v with token %q", user, token)
 	}
-	if _, _, err := u.CreateUser(ctx, eventstore.NewUser{Email: "ADA@example.com", Operator: true}); domain.KindOf(err) != domain.Conflict {
+	if _, _, err := u.CreateUser(ctx, accounts.NewUser{Email: "ADA@example.com", Operator: true}); domain.KindOf(err) != domain.Conflict {
 		t.Fatalf("a second user with the same email: %v; want a conflict", err)
 	}
 	// No password yet: no login.
@@ -158,7 +160,7 @@ func TestSessions(t *testing.T) {
 	s := eventstoretest.Run(t)
 	ctx := context.Background()
 	clk := &clock{t: time.Now()}
-	u := openUsers(t, s, eventstore.UsersConfig{Now: clk.Now, SessionTTL: time.Hour, SessionMaxAge: 3 * time.Hour})
+	u := openUsers(t, s, accounts.UsersConfig{Now: clk.Now, SessionTTL: time.Hour, SessionMaxAge: 3 * time.Hour})
 	user := domain.User{ID: "u1", Key: "k1", Email: "ada@example.com", Account: "acme", PasswordGen: 2}
 
 	id, _, err := u.NewSession(ctx, user)
@@ -210,7 +212,7 @@ func TestSessionBucketTTLRemovesIdleSessions(t *testing.T) {
 	s := eventstoretest.Run(t)
 	ctx := context.Background()
 	still := time.Now()
-	u := openUsers(t, s, eventstore.UsersConfig{SessionTTL: time.Second, Now: func() time.Time { return still }})
+	u := openUsers(t, s, accounts.UsersConfig{SessionTTL: time.Second, Now: func() time.Time { return still }})
 	id, _, err := u.NewSession(ctx, domain.User{ID: "u1", Email: "a@example.com", Operator: true})
 	if err != nil {
 		t.Fatal(err)
@@ -232,7 +234,7 @@ func TestSessionBucketTTLRemovesIdleSessions(t *testing.T) {
 func TestKeyLastUsed(t *testing.T) {
 	s := eventstoretest.Run(t)
 	ctx := context.Background()
-	u := openUsers(t, s, eventstore.UsersConfig{})
+	u := openUsers(t, s, accounts.UsersConfig{})
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	u.KeyUsed("01JKEY0000000000000000000A", at)
 	u.KeyUsed("01JKEY0000000000000000000A", at.Add(time.Second)) // within a minute: not written
@@ -260,7 +262,7 @@ func TestWorkerRoleCannotReadSessions(t *testing.T) {
 	ctx := context.Background()
 	srv := eventstoretest.Server(t, t.TempDir())
 	serve := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
-	u := openUsers(t, serve, eventstore.UsersConfig{})
+	u := openUsers(t, serve, accounts.UsersConfig{})
 	if _, _, err := u.NewSession(ctx, domain.User{ID: "u1", Email: "a@example.com", Operator: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -270,12 +272,12 @@ func TestWorkerRoleCannotReadSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer admin.Close()
-	if _, err := admin.OpenUsers(ctx, eventstore.UsersConfig{Argon2: cheap}); err != nil {
+	if _, err := accounts.OpenUsers(ctx, admin, accounts.UsersConfig{Argon2: cheap}); err != nil {
 		t.Fatalf("admin opens the user service: %v", err)
 	}
 
 	violations := make(chan error, 16)
-	nc, err := nats.Connect(srv.URL(), seed(t, srv, eventstore.RoleWorker), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+	nc, err := nats.Connect(srv.URL(), eventstoretest.Seed(t, srv, eventstore.RoleWorker), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 		violations <- err
 	}))
 	if err != nil {
@@ -283,18 +285,18 @@ func TestWorkerRoleCannotReadSessions(t *testing.T) {
 	}
 	defer nc.Close()
 	for _, subject := range []string{
-		"$JS.API.DIRECT.GET.KV_" + eventstore.SessionsBucket,
-		"$JS.API.DIRECT.GET.KV_" + eventstore.SessionsBucket + ".$KV." + eventstore.SessionsBucket + ".abc",
-		"$JS.API.STREAM.MSG.GET.KV_" + eventstore.SessionsBucket,
-		"$JS.API.DIRECT.GET.KV_" + eventstore.KeyUsageBucket,
-		"$KV." + eventstore.SessionsBucket + ".abc",
+		"$JS.API.DIRECT.GET.KV_" + kv.SessionsBucket,
+		"$JS.API.DIRECT.GET.KV_" + kv.SessionsBucket + ".$KV." + kv.SessionsBucket + ".abc",
+		"$JS.API.STREAM.MSG.GET.KV_" + kv.SessionsBucket,
+		"$JS.API.DIRECT.GET.KV_" + kv.KeyUsageBucket,
+		"$KV." + kv.SessionsBucket + ".abc",
 		"user.0123456789abcdef0123456789abcdef." + domain.TypePasswordSet,
 	} {
 		t.Run(subject, func(t *testing.T) {
 			if err := nc.PublishRequest(subject, nc.NewRespInbox(), []byte(`{"seq":1}`)); err != nil {
 				t.Fatal(err)
 			}
-			waitViolation(t, violations, subject)
+			eventstoretest.WaitViolation(t, violations, subject)
 		})
 	}
 }
@@ -305,7 +307,7 @@ func TestSessionsAcrossClusterNodes(t *testing.T) {
 	ctx := context.Background()
 	c := eventstoretest.StartCluster(t, 3)
 	a, b := c.Open(0, 3), c.Open(1, 3)
-	ua, ub := openUsers(t, a, eventstore.UsersConfig{}), openUsers(t, b, eventstore.UsersConfig{})
+	ua, ub := openUsers(t, a, accounts.UsersConfig{}), openUsers(t, b, accounts.UsersConfig{})
 	id, _, err := ua.NewSession(ctx, domain.User{ID: "u1", Email: "a@example.com", Account: "acme"})
 	if err != nil {
 		t.Fatal(err)
