@@ -19,15 +19,6 @@ import (
 // changed between load and append. Execute retries on it.
 var ErrConcurrency = errors.New("aggregate changed concurrently")
 
-func isWrongLastSequence(err error) bool {
-	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) {
-		return apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
-	}
-	return false
-}
-
 // transient reports whether a failed publish may be retried as it is: the
 // server may or may not have stored it.
 func transient(err error) bool {
@@ -93,7 +84,7 @@ func (s *Store) publish(ctx context.Context, id domain.StreamID, expected uint64
 		case err == nil:
 			s.health.wrote(nil)
 			return ack.Sequence, nil
-		case isWrongLastSequence(err):
+		case natsconn.WrongLastSequence(err):
 			s.health.wrote(nil) // the server answered: it takes writes
 			if attempt > 1 {
 				// Our earlier attempt may have landed before its ack was lost.

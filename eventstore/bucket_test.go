@@ -6,6 +6,7 @@ import (
 
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/kv"
 )
 
 // The buckets a single server keeps in memory (send locks, progress,
@@ -25,7 +26,7 @@ func TestBucketsOutliveTheirServersRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	progress, err := s.OpenProgress(ctx)
+	progress, err := kv.OpenProgress(ctx, s)
 	if err != nil {
 		t.Fatal(err)
 	}

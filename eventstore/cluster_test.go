@@ -17,60 +17,6 @@ import (
 	"github.com/kino-video/kino/eventstore/natsserver"
 )
 
-// On a replicated (R3) bucket a compare-and-swap conflict comes back as
-// another error code (10164) than on one server (10071): concurrent rate
-// updates through two nodes must still all land, none reported as NATS
-// being unavailable (which would make the API nodes count alone).
-func TestRateUpdatesOnAReplicatedBucket(t *testing.T) {
-	c := eventstoretest.StartCluster(t, 3)
-	ctx := context.Background()
-	var ledgers []*eventstore.RateLimits
-	for i := range 2 {
-		l, err := c.Open(i, 3).OpenRateLimits(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ledgers = append(ledgers, l)
-	}
-	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	until := now.Add(time.Minute).UnixNano()
-	const writers, each = 6, 10
-	errs := make(chan error, writers)
-	for i := range writers {
-		node := string(rune('a' + i))
-		go func() {
-			for n := 1; n <= each; n++ {
-				err := ledgers[i%2].UpdateRate(ctx, "acct:acme", node, now, func([]eventstore.RateHolding) eventstore.RateHolding {
-					return eventstore.RateHolding{Share: n, Until: until}
-				})
-				if err != nil {
-					errs <- err
-					return
-				}
-			}
-			errs <- nil
-		}()
-	}
-	for range writers {
-		if err := <-errs; err != nil {
-			t.Fatalf("a concurrent update on the R3 bucket failed: %v", err)
-		}
-	}
-	total := 0
-	if err := ledgers[0].UpdateRate(ctx, "acct:acme", "reader", now, func(others []eventstore.RateHolding) eventstore.RateHolding {
-		total = 0
-		for _, h := range others {
-			total += h.Share
-		}
-		return eventstore.RateHolding{}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if total != writers*each {
-		t.Fatalf("shares add up to %d, want %d", total, writers*each)
-	}
-}
-
 // With two of three nodes gone the event stream has no quorum. The store
 // finds out by itself, without an append (a node its load balancer
 // dropped gets none): Health says writes fail, for as long as the quorum

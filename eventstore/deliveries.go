@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore/internal/natsconn"
 )
 
 // DeliveriesStream is the work queue of webhook deliveries: one message per
@@ -138,7 +139,7 @@ func (s *Store) openSendState(ctx context.Context, create bool) (*SendState, err
 		Bucket:      SendLocksBucket,
 		Description: "kino: subscriptions with a webhook POST under way",
 		TTL:         SendLockTTL,
-		Storage:     volatileStorage(s.cfg.Replicas),
+		Storage:     natsconn.VolatileStorage(s.cfg.Replicas),
 		Replicas:    s.cfg.Replicas,
 	})
 	if err != nil {

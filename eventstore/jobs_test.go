@@ -13,6 +13,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/kv"
 	"github.com/kino-video/kino/eventstore/natsserver"
 )
 
@@ -392,7 +393,7 @@ func TestBucketsFoundAtOpenNeedNoRoundTrip(t *testing.T) {
 	if _, err := worker.OpenSendState(ctx); err != nil {
 		t.Fatalf("send state: %v", err)
 	}
-	if _, err := worker.OpenProgress(ctx); err != nil {
+	if _, err := kv.OpenProgress(ctx, worker); err != nil {
 		t.Fatalf("progress: %v", err)
 	}
 }

@@ -96,10 +96,9 @@ type Store struct {
 	deliveries jetstream.Stream
 	jobs       jetstream.Stream
 	health     *health
-	progress   jetstream.KeyValue // the progress bucket, found at Open
-	sendState  *SendState         // the senders' buckets, found at Open
-	stopWatch  func()             // stops watchQuorum and waits for it
-	conn       *natsconn.Conn     // what the sibling packages use
+	sendState  *SendState     // the senders' buckets, found at Open
+	stopWatch  func()         // stops watchQuorum and waits for it
+	conn       *natsconn.Conn // what the sibling packages use
 }
 
 // startQuorumWatch runs watchQuorum for kino serve on a replicated stream:
@@ -249,14 +248,14 @@ func setup(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cfg Confi
 	// here, so that a node rejoining its cluster is ready when Open
 	// returns, and workers, whose role may not create streams, only ever
 	// open them. A client that does not manage them may find them missing
-	// (OpenSendState and OpenProgress say so to those who need them) but,
+	// (OpenSendState and kv.OpenProgress say so to those who need them) but,
 	// waiting for readiness (a cluster node starting beside a kino serve
 	// still creating them), waits for them too.
 	waiting := cfg.ReadyWait > 0
 	if st.sendState, err = st.openSendState(ctx, cfg.Manage); err != nil && (cfg.Manage || waiting) {
 		return nil, fmt.Errorf("open event store: %w", err)
 	}
-	if st.progress, err = st.progressBucket(ctx); err != nil && (cfg.Manage || waiting || !errors.Is(err, jetstream.ErrBucketNotFound)) {
+	if st.conn.Progress, err = st.conn.ProgressBucket(ctx); err != nil && (cfg.Manage || waiting || !errors.Is(err, jetstream.ErrBucketNotFound)) {
 		return nil, fmt.Errorf("open event store: %w", err)
 	}
 	if jobs == nil && waiting {
@@ -329,10 +328,10 @@ func createAtOnce(ctx context.Context, js jetstream.JetStream, cfg Config) {
 		func() { _, _ = openDeliveries(ctx, js, cfg) },
 		func() { _, _ = openJobs(ctx, js, cfg) },
 		func() { _, _ = tmp.openSendState(ctx, true) },
-		func() { _, _ = tmp.progressBucket(ctx) },
-		func() { _, _ = tmp.bucket(ctx, true, rateBucketConfig(cfg.Replicas)) },
+		func() { _, _ = tmp.conn.ProgressBucket(ctx) },
+		func() { _, _ = tmp.bucket(ctx, true, natsconn.RateBucketConfig(cfg.Replicas)) },
 		func() { _, _ = tmp.bucket(ctx, true, workersBucketConfig(cfg.Replicas)) },
-		func() { _, _ = tmp.bucket(ctx, true, directUploadsBucketConfig(cfg.Replicas)) },
+		func() { _, _ = tmp.bucket(ctx, true, natsconn.DirectUploadsBucketConfig(cfg.Replicas)) },
 		func() { _, _ = tmp.bucket(ctx, true, natsconn.KeyUsageBucketConfig(cfg.Replicas)) },
 		// The TTL is kino serve's setting: accounts.OpenUsers updates it, quickly
 		// once the bucket's group has a leader.

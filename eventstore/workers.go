@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kino-video/kino/eventstore/internal/natsconn"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -44,7 +45,7 @@ func workersBucketConfig(replicas int) jetstream.KeyValueConfig {
 		Bucket:      WorkersBucket,
 		Description: "kino: heartbeats of the running kino processes",
 		TTL:         WorkerTTL,
-		Storage:     volatileStorage(replicas),
+		Storage:     natsconn.VolatileStorage(replicas),
 		Replicas:    replicas,
 	}
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/kv"
 	"github.com/kino-video/kino/eventstore/natsserver"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/accounts"
@@ -366,7 +367,7 @@ type Main struct {
 	store      *eventstore.Store
 	db         *projections.DB
 	projector  *projections.Projector
-	progress   *eventstore.Progress
+	progress   *kv.Progress
 	media      mediaStore
 	tasks      []*task // background loops, stopped in reverse order of start
 	http       *http.Server
@@ -374,7 +375,7 @@ type Main struct {
 	listener   net.Listener
 	natsURL    string          // the NATS in use: the embedded one, or --nats
 	natsAuth   eventstore.Auth // kino serve's credentials on it
-	limits     *eventstore.RateLimits
+	limits     *kv.RateLimits
 	transcoder *transcoder.Transcoder // nil with --workers 0
 	users      *accounts.Users
 	DevKey     string // the key --dev created, if it created one
@@ -499,7 +500,7 @@ func (m *Main) openStore(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if m.limits, err = m.store.OpenRateLimits(ctx); err != nil {
+	if m.limits, err = kv.OpenRateLimits(ctx, m.store); err != nil {
 		return err
 	}
 	m.users, err = accounts.OpenUsers(ctx, m.store, accounts.UsersConfig{SessionTTL: m.SessionTTL, SessionMaxAge: m.SessionMaxAge})
@@ -574,7 +575,7 @@ func reconcileMedia(ctx context.Context, objects *media.Objects, live func(strin
 
 func (m *Main) openProgress(ctx context.Context) error {
 	var err error
-	if m.progress, err = m.store.OpenProgress(ctx); err != nil {
+	if m.progress, err = kv.OpenProgress(ctx, m.store); err != nil {
 		return err
 	}
 	m.start("progress", m.progress.Follow)
@@ -646,7 +647,7 @@ func (m *Main) serveOperator(context.Context) error {
 
 func (m *Main) serveHTTP(ctx context.Context) error {
 	log := m.Log
-	direct, err := m.store.OpenDirectUploads(ctx)
+	direct, err := kv.OpenDirectUploads(ctx, m.store)
 	if err != nil {
 		return err
 	}
@@ -829,7 +830,7 @@ func (m *Main) devUser(ctx context.Context) error {
 
 // startWorkers runs the webhook senders and the transcoders of this
 // process (none when their count is 0) as tasks of m.
-func startWorkers(m *Main, store *eventstore.Store, mediaStore mediaStore, progress *eventstore.Progress, cfg WorkerConfig, log *slog.Logger) error {
+func startWorkers(m *Main, store *eventstore.Store, mediaStore mediaStore, progress *kv.Progress, cfg WorkerConfig, log *slog.Logger) error {
 	if cfg.Senders > 0 {
 		d, err := webhook.NewDeliverer(webhook.Config{
 			Store: store, Log: log.With("component", "webhook"), Backoff: cfg.WebhookBackoff,

@@ -15,6 +15,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/kv"
 	"github.com/kino-video/kino/eventstore/natsserver"
 )
 
@@ -110,7 +111,7 @@ func TestWorkerRoleCannotForgeAccountEventsOrCallAdmin(t *testing.T) {
 	ctx := context.Background()
 	srv := eventstoretest.Server(t, t.TempDir())
 	serve := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
-	if _, err := serve.OpenProgress(ctx); err != nil {
+	if _, err := kv.OpenProgress(ctx, serve); err != nil {
 		t.Fatal(err)
 	}
 	// What a worker does is allowed.
@@ -123,7 +124,7 @@ func TestWorkerRoleCannotForgeAccountEventsOrCallAdmin(t *testing.T) {
 	if _, err := worker.Record(ctx, hook, domain.DeliveryFailed{Account: "acme", DeliveryID: "dlv_1", EventID: "e", Kind: domain.EventWebhookTest, Attempt: 1, Error: "x"}); err != nil {
 		t.Fatalf("worker records a delivery attempt: %v", err)
 	}
-	progress, err := worker.OpenProgress(ctx)
+	progress, err := kv.OpenProgress(ctx, worker)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func TestWorkerRoleCannotForgeAccountEventsOrCallAdmin(t *testing.T) {
 		"$JS.API.CONSUMER.MSG.NEXT." + eventstore.StreamName + ".other",
 		"$JS.ACK." + eventstore.StreamName + ".other.1.7.1.1700000000000000000.0",
 		// Nor can it touch the API nodes' rate limits.
-		"$KV." + eventstore.RateBucket + ".YWNjdDphY21l",
+		"$KV." + kv.RateBucket + ".YWNjdDphY21l",
 	} {
 		t.Run(subject, func(t *testing.T) {
 			if err := nc.PublishRequest(subject, nc.NewRespInbox(), []byte(`{}`)); err != nil {

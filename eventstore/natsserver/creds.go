@@ -140,7 +140,7 @@ func permissions(role string) *server.Permissions {
 				"$JS.ACK." + eventstore.DeliveriesStream + "." + eventstore.DeliveryDurable + ".>",
 				"$JS.ACK." + eventstore.JobsStream + ".>",
 				"$JS.FC.>",
-				"$KV." + eventstore.ProgressBucket + ".>",
+				"$KV." + natsconn.ProgressBucket + ".>",
 				"$KV." + eventstore.SendLocksBucket + ".>",
 				"$KV." + eventstore.AttemptsBucket + ".>",
 				"$KV." + eventstore.WorkersBucket + ".>", // its heartbeat (GET /v1/admin/health)

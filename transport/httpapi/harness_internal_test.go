@@ -20,6 +20,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/kv"
 	"github.com/kino-video/kino/eventstore/natsserver"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/media"
@@ -161,11 +162,11 @@ func newTestAPIOn(t *testing.T, nats *natsserver.Embedded, natsDir string, store
 	if err != nil {
 		t.Fatal(err)
 	}
-	limits, err := store.OpenRateLimits(ctx)
+	limits, err := kv.OpenRateLimits(ctx, store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	direct, err := store.OpenDirectUploads(ctx)
+	direct, err := kv.OpenDirectUploads(ctx, store)
 	if err != nil {
 		t.Fatal(err)
 	}

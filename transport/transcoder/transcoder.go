@@ -21,6 +21,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/kv"
 	"github.com/kino-video/kino/transport/ffmpeg"
 	"github.com/kino-video/kino/transport/media"
 )
@@ -56,7 +57,7 @@ type Media interface {
 type Config struct {
 	Store    *eventstore.Store
 	Media    Media
-	Progress *eventstore.Progress
+	Progress *kv.Progress
 	Log      *slog.Logger
 
 	Workers     int // jobs this process runs at once (default 1)

@@ -25,6 +25,9 @@ type Conn struct {
 	NC     *nats.Conn
 	JS     jetstream.JetStream
 	Events jetstream.Stream // the event stream
+	// Progress is the progress bucket as Open found it (nil when it was
+	// missing for a client that may not make it).
+	Progress jetstream.KeyValue
 
 	// Manage: this process creates or updates kino's streams and buckets
 	// (kino serve); others only open them.
@@ -88,6 +91,18 @@ func StorageRefusal(err error) bool {
 		10023, // insufficient resources
 		10077: // stream store failed
 		return true
+	}
+	return false
+}
+
+// WrongLastSequence reports whether err is the server refusing a write
+// made against a sequence that is no longer the last (a concurrent
+// change).
+func WrongLastSequence(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
 	}
 	return false
 }

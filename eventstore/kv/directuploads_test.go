@@ -1,4 +1,4 @@
-package eventstore_test
+package kv_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/kv"
 )
 
 // A direct upload record is created once, read with its revision, and
@@ -14,7 +15,7 @@ import (
 func TestDirectUploads(t *testing.T) {
 	ctx := context.Background()
 	s := eventstoretest.Run(t)
-	d, err := s.OpenDirectUploads(ctx)
+	d, err := kv.OpenDirectUploads(ctx, s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package eventstore
+package kv
 
 import (
 	"context"
@@ -11,13 +11,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/internal/natsconn"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
 // ProgressBucket is the KV bucket holding the progress of running jobs.
 // Progress is not an event: it changes every second and means nothing
 // once the job ends, so it lives beside the stream, with a TTL.
-const ProgressBucket = "KINO_PROGRESS"
+const ProgressBucket = natsconn.ProgressBucket
 
 // Progress publishes and follows per-video processing progress (0..1),
 // with the encoder's speed and the time left when the worker knows them.
@@ -43,7 +45,7 @@ type ProgressReport struct {
 // maxProgressValue bounds a progress value read from the bucket: a
 // report is some 40 bytes, and whoever may write the bucket (a worker's
 // credentials) must not make every API node hold megabytes per key.
-const maxProgressValue = 256
+const maxProgressValue = natsconn.MaxProgressValue
 
 // parseProgress reads a stored value: a report, or an older worker's
 // plain number. Values out of range are clamped; NaN and infinities,
@@ -91,35 +93,16 @@ func bounded(f *float64, lo, hi float64) *float64 {
 // OpenProgress creates or opens the progress bucket. A store that does not
 // manage kino's streams (a worker) only opens it: kino serve created it.
 // Open has done so once already (retried while a cluster gets ready).
-func (s *Store) OpenProgress(ctx context.Context) (*Progress, error) {
-	kv := s.progress
+func OpenProgress(ctx context.Context, s *eventstore.Store) (*Progress, error) {
+	c := s.NATS()
+	kv := c.Progress
 	if kv == nil {
 		var err error
-		if kv, err = s.progressBucket(ctx); err != nil {
+		if kv, err = c.ProgressBucket(ctx); err != nil {
 			return nil, err
 		}
 	}
-	return &Progress{kv: kv, reconnected: s.health.nextReconnect, log: s.cfg.Log, values: make(map[string]ProgressReport)}, nil
-}
-
-func (s *Store) progressBucket(ctx context.Context) (jetstream.KeyValue, error) {
-	kv, err := s.bucket(ctx, s.cfg.Manage, jetstream.KeyValueConfig{
-		Bucket:      ProgressBucket,
-		Description: "kino: progress of running transcodes",
-		TTL:         time.Hour,
-		// Only buckets made by this version refuse bigger values; readers
-		// ignore them either way (parseProgress).
-		MaxValueSize: maxProgressValue,
-		Storage:      volatileStorage(s.cfg.Replicas),
-		Replicas:     s.cfg.Replicas,
-	})
-	if err != nil && !s.cfg.Manage {
-		return nil, fmt.Errorf("progress bucket: %w (start kino serve first)", err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("progress bucket: %w", err)
-	}
-	return kv, nil
+	return &Progress{kv: kv, reconnected: c.NextReconnect, log: c.Log, values: make(map[string]ProgressReport)}, nil
 }
 
 // Set records the progress of a video (without speed or time left).
@@ -244,16 +227,4 @@ func (p *Progress) watch(ctx context.Context, stop <-chan struct{}) error {
 		}
 		p.mu.Unlock()
 	}
-}
-
-// volatileStorage is the storage of buckets whose content may be lost
-// (progress, send locks): memory on one server; files when replicated,
-// because a replicated memory stream loses its copy on every restart of a
-// node, and two of three nodes restarted after the third died could not
-// elect a leader for it again (kino serve then refused to start).
-func volatileStorage(replicas int) jetstream.StorageType {
-	if replicas > 1 {
-		return jetstream.FileStorage
-	}
-	return jetstream.MemoryStorage
 }

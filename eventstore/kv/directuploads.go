@@ -1,14 +1,15 @@
-package eventstore
+package kv
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/internal/natsconn"
 )
 
 // DirectUploadsBucket is the KV bucket of direct upload URLs (POST
@@ -16,11 +17,11 @@ import (
 // not an event: it lives an hour or so, means nothing once used or
 // expired, and must be redeemable on any API node at once, so it lives in
 // a replicated bucket beside the stream, removed by the bucket's TTL.
-const DirectUploadsBucket = "KINO_DIRECT_UPLOADS"
+const DirectUploadsBucket = natsconn.DirectUploadsBucket
 
 // DirectUploadTTL is how long a record stays in the bucket: longer than
 // the longest-lived direct upload URL (the API bounds those to 24 h).
-const DirectUploadTTL = 25 * time.Hour
+const DirectUploadTTL = natsconn.DirectUploadTTL
 
 // DirectUploads stores direct upload records (opaque bytes, JSON in
 // practice) by key.
@@ -29,27 +30,18 @@ type DirectUploads struct {
 }
 
 // OpenDirectUploads creates (kino serve) or opens the bucket.
-func (s *Store) OpenDirectUploads(ctx context.Context) (*DirectUploads, error) {
+func OpenDirectUploads(ctx context.Context, s *eventstore.Store) (*DirectUploads, error) {
+	c := s.NATS()
 	// Retried while a forming cluster elects the bucket's leader.
 	var kv jetstream.KeyValue
-	err := s.untilReady(ctx, func() (err error) {
-		kv, err = s.bucket(ctx, s.cfg.Manage, directUploadsBucketConfig(s.cfg.Replicas))
+	err := c.UntilReady(ctx, func() (err error) {
+		kv, err = c.Bucket(ctx, c.Manage, natsconn.DirectUploadsBucketConfig(c.Replicas))
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("direct uploads: %w", err)
 	}
 	return &DirectUploads{kv: kv}, nil
-}
-
-func directUploadsBucketConfig(replicas int) jetstream.KeyValueConfig {
-	return jetstream.KeyValueConfig{
-		Bucket:      DirectUploadsBucket,
-		Description: "kino: direct upload URLs, by the hash of their token",
-		TTL:         DirectUploadTTL,
-		Storage:     jetstream.FileStorage,
-		Replicas:    replicas,
-	}
 }
 
 // Create stores a new record; Conflict when key exists.

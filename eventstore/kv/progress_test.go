@@ -1,4 +1,4 @@
-package eventstore_test
+package kv_test
 
 import (
 	"context"
@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/kv"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -20,12 +20,12 @@ func TestProgressReports(t *testing.T) {
 	s := eventstoretest.Run(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	p, err := s.OpenProgress(ctx)
+	p, err := kv.OpenProgress(ctx, s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = p.Follow(ctx) }()
-	wait := func(id string, cond func(eventstore.ProgressReport, bool) bool) eventstore.ProgressReport {
+	wait := func(id string, cond func(kv.ProgressReport, bool) bool) kv.ProgressReport {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
 		for {
@@ -53,7 +53,7 @@ func TestProgressReports(t *testing.T) {
 		speed, eta string
 	}{
 		{"report", func(id string) error {
-			return p.Report(ctx, id, eventstore.ProgressReport{Progress: 0.42512, Speed: ptr(1.934), ETA: ptr(30.6)})
+			return p.Report(ctx, id, kv.ProgressReport{Progress: 0.42512, Speed: ptr(1.934), ETA: ptr(30.6)})
 		}, true, 0.425, "1.93", "31"},
 		{"report without speed", func(id string) error { return p.Set(ctx, id, 0.5) }, true, 0.5, "nil", "nil"},
 		{"an older worker's plain number", func(id string) error { return p.PutRaw(ctx, id, []byte("0.250")) }, true, 0.25, "nil", "nil"},
@@ -72,7 +72,7 @@ func TestProgressReports(t *testing.T) {
 				if err := tc.put(id); err != nil {
 					t.Fatal(err)
 				}
-				r := wait(id, func(_ eventstore.ProgressReport, ok bool) bool { return ok })
+				r := wait(id, func(_ kv.ProgressReport, ok bool) bool { return ok })
 				if r.Progress != tc.p || str(r.Speed) != tc.speed || str(r.ETA) != tc.eta {
 					t.Fatalf("read %v speed %s eta %s; want %v %s %s", r.Progress, str(r.Speed), str(r.ETA), tc.p, tc.speed, tc.eta)
 				}
@@ -83,11 +83,11 @@ func TestProgressReports(t *testing.T) {
 			if err := p.Set(ctx, id, 0.5); err != nil {
 				t.Fatal(err)
 			}
-			wait(id, func(_ eventstore.ProgressReport, ok bool) bool { return ok })
+			wait(id, func(_ kv.ProgressReport, ok bool) bool { return ok })
 			if err := tc.put(id); err != nil {
 				return // refused by the bucket itself
 			}
-			wait(id, func(_ eventstore.ProgressReport, ok bool) bool { return !ok })
+			wait(id, func(_ kv.ProgressReport, ok bool) bool { return !ok })
 		})
 	}
 }

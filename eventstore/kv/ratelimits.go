@@ -1,4 +1,4 @@
-package eventstore
+package kv
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/internal/natsconn"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -15,10 +17,7 @@ import (
 // RateBucket is the KV bucket in which the API nodes share their rate
 // limits: one entry per limited key (an account, a client address), holding
 // the part of the key's budget each node has taken.
-const RateBucket = "KINO_RATE"
-
-// rateTTL drops the entries of keys no node has touched for a while.
-const rateTTL = 10 * time.Minute
+const RateBucket = natsconn.RateBucket
 
 // RateSkew is how much later than its holder another node lets a holding
 // lapse: the nodes' clocks must agree within it.
@@ -38,37 +37,26 @@ type RateHolding struct {
 
 // RateLimits is the shared ledger of the rate limits (RateBucket).
 type RateLimits struct {
-	nc     *nats.Conn
-	health *health
-	kv     jetstream.KeyValue
+	conn *natsconn.Conn
+	kv   jetstream.KeyValue
 }
 
 // OpenRateLimits opens the rate-limit bucket, creating it if needed.
-func (s *Store) OpenRateLimits(ctx context.Context) (*RateLimits, error) {
+func OpenRateLimits(ctx context.Context, s *eventstore.Store) (*RateLimits, error) {
+	c := s.NATS()
 	var kv jetstream.KeyValue
-	err := s.untilReady(ctx, func() (err error) {
-		kv, err = s.bucket(ctx, s.cfg.Manage, rateBucketConfig(s.cfg.Replicas))
+	err := c.UntilReady(ctx, func() (err error) {
+		kv, err = c.Bucket(ctx, c.Manage, natsconn.RateBucketConfig(c.Replicas))
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open rate limits: %w", err)
 	}
-	return &RateLimits{nc: s.nc, health: s.health, kv: kv}, nil
+	return &RateLimits{conn: c, kv: kv}, nil
 }
 
 // Connected is false while this process has no connection to NATS.
-func (l *RateLimits) Connected() bool { return l.nc.IsConnected() }
-
-func rateBucketConfig(replicas int) jetstream.KeyValueConfig {
-	return jetstream.KeyValueConfig{
-		Bucket:      RateBucket,
-		Description: "kino: the API nodes' shares of each rate limit",
-		TTL:         rateTTL,
-		History:     1,
-		Storage:     jetstream.FileStorage,
-		Replicas:    replicas,
-	}
-}
+func (l *RateLimits) Connected() bool { return l.conn.NC.IsConnected() }
 
 // ErrRateUnavailable means the shared ledger cannot be reached now.
 var ErrRateUnavailable = errors.New("rate-limit ledger unreachable")
@@ -81,7 +69,7 @@ var ErrRateUnavailable = errors.New("rate-limit ledger unreachable")
 // down or the event stream is known to have no quorum (the bucket, on the
 // same nodes, has no leader either).
 func (l *RateLimits) UpdateRate(ctx context.Context, key, node string, now time.Time, decide func(others []RateHolding) RateHolding) error {
-	if l.nc.Status() != nats.CONNECTED || l.health.noQuorum() {
+	if l.conn.NC.Status() != nats.CONNECTED || l.conn.NoQuorum() {
 		return fmt.Errorf("update rate %s: %w", key, ErrRateUnavailable)
 	}
 	k := base64.RawURLEncoding.EncodeToString([]byte(key))
@@ -130,7 +118,7 @@ func (l *RateLimits) UpdateRate(ctx context.Context, key, node string, now time.
 		if err == nil {
 			return nil
 		}
-		if !errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !isWrongLastSequence(err) {
+		if !errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !natsconn.WrongLastSequence(err) {
 			return fmt.Errorf("update rate %s: %w: %w", key, ErrRateUnavailable, err)
 		}
 	}
