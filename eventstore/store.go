@@ -20,6 +20,11 @@ import (
 // StreamName is the JetStream stream holding every event.
 const StreamName = "KINO_EVENTS"
 
+// MediaBucket is the JetStream Object Store bucket of kino's media when
+// it is kept in NATS (kino --media nats); eventstore/objects reads and
+// writes it.
+const MediaBucket = "KINO_MEDIA"
+
 // Subjects of the event stream: <aggregate>.<id>.<EventType>.
 var Subjects = []string{"video.>", "collection.>", "account.>", "webhook.>", "user.>"}
 
