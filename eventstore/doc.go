@@ -9,7 +9,8 @@
 //
 // Each other concept that lives on NATS is a sibling package under
 // eventstore/, built on the connection Store.NATS hands out: natsserver
-// (the embedded server and its cluster), kv (the services kept in KV
-// buckets). What decides (passwords, sessions' lifetimes, accounts) is not
+// (the embedded server and its cluster), queue (the work queues, the
+// fair transcode scheduler and the workers' heartbeats), kv (the services
+// kept in KV buckets), objects (the media bucket). What decides (passwords, sessions' lifetimes, accounts) is not
 // here but in the packages that call the store (transport/accounts).
 package eventstore

@@ -94,16 +94,13 @@ func (c *Config) validate() error {
 
 // Store appends and reads events on the KINO_EVENTS stream.
 type Store struct {
-	cfg        Config
-	nc         *nats.Conn
-	js         jetstream.JetStream
-	stream     jetstream.Stream
-	deliveries jetstream.Stream
-	jobs       jetstream.Stream
-	health     *health
-	sendState  *SendState     // the senders' buckets, found at Open
-	stopWatch  func()         // stops watchQuorum and waits for it
-	conn       *natsconn.Conn // what the sibling packages use
+	cfg       Config
+	nc        *nats.Conn
+	js        jetstream.JetStream
+	stream    jetstream.Stream
+	health    *health
+	stopWatch func()         // stops watchQuorum and waits for it
+	conn      *natsconn.Conn // what the sibling packages use
 }
 
 // startQuorumWatch runs watchQuorum for kino serve on a replicated stream:
@@ -239,32 +236,32 @@ func setup(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cfg Confi
 		}
 	}
 	cfg.Replicas = stream.CachedInfo().Config.Replicas
-	deliveries, err := openDeliveries(ctx, js, cfg)
+	deliveries, err := natsconn.OpenDeliveries(ctx, js, cfg.Manage, cfg.Replicas)
 	if err != nil {
 		return nil, err
 	}
-	jobs, err := openJobs(ctx, js, cfg)
+	jobs, err := natsconn.OpenJobs(ctx, js, cfg.Manage, cfg.Replicas)
 	if err != nil {
 		return nil, err
 	}
-	st := &Store{cfg: cfg, nc: nc, js: js, stream: stream, deliveries: deliveries, jobs: jobs, health: h,
-		conn: newConn(nc, js, stream, cfg, h)}
+	st := &Store{cfg: cfg, nc: nc, js: js, stream: stream, health: h, conn: newConn(nc, js, stream, cfg, h)}
+	st.conn.Jobs, st.conn.Deliveries, st.conn.Decode = jobs, deliveries, st.decodeStored
 	// The senders' and the progress buckets are made (kino serve) or found
 	// here, so that a node rejoining its cluster is ready when Open
 	// returns, and workers, whose role may not create streams, only ever
 	// open them. A client that does not manage them may find them missing
-	// (OpenSendState and kv.OpenProgress say so to those who need them) but,
+	// (queue's OpenSendState and kv.OpenProgress say so to those who need them) but,
 	// waiting for readiness (a cluster node starting beside a kino serve
 	// still creating them), waits for them too.
 	waiting := cfg.ReadyWait > 0
-	if st.sendState, err = st.openSendState(ctx, cfg.Manage); err != nil && (cfg.Manage || waiting) {
+	if st.conn.SendLocks, st.conn.Attempts, err = st.conn.SendStateBuckets(ctx, cfg.Manage); err != nil && (cfg.Manage || waiting) {
 		return nil, fmt.Errorf("open event store: %w", err)
 	}
 	if st.conn.Progress, err = st.conn.ProgressBucket(ctx); err != nil && (cfg.Manage || waiting || !errors.Is(err, jetstream.ErrBucketNotFound)) {
 		return nil, fmt.Errorf("open event store: %w", err)
 	}
 	if jobs == nil && waiting {
-		return nil, fmt.Errorf("open event store: no stream %s yet", JobsStream)
+		return nil, fmt.Errorf("open event store: no stream %s yet", natsconn.JobsStream)
 	}
 	return st, nil
 }
@@ -330,12 +327,12 @@ func createAtOnce(ctx context.Context, js jetstream.JetStream, cfg Config) {
 	tmp := &Store{cfg: cfg, js: js, conn: newConn(nil, js, nil, cfg, nil)}
 	steps := []func(){
 		func() { _, _ = js.CreateOrUpdateStream(ctx, eventsConfig(cfg.Replicas)) },
-		func() { _, _ = openDeliveries(ctx, js, cfg) },
-		func() { _, _ = openJobs(ctx, js, cfg) },
-		func() { _, _ = tmp.openSendState(ctx, true) },
+		func() { _, _ = natsconn.OpenDeliveries(ctx, js, true, cfg.Replicas) },
+		func() { _, _ = natsconn.OpenJobs(ctx, js, true, cfg.Replicas) },
+		func() { _, _, _ = tmp.conn.SendStateBuckets(ctx, true) },
 		func() { _, _ = tmp.conn.ProgressBucket(ctx) },
 		func() { _, _ = tmp.bucket(ctx, true, natsconn.RateBucketConfig(cfg.Replicas)) },
-		func() { _, _ = tmp.bucket(ctx, true, workersBucketConfig(cfg.Replicas)) },
+		func() { _, _ = tmp.bucket(ctx, true, natsconn.WorkersBucketConfig(cfg.Replicas)) },
 		func() { _, _ = tmp.bucket(ctx, true, natsconn.DirectUploadsBucketConfig(cfg.Replicas)) },
 		func() { _, _ = tmp.bucket(ctx, true, natsconn.KeyUsageBucketConfig(cfg.Replicas)) },
 		// The TTL is kino serve's setting: accounts.OpenUsers updates it, quickly

@@ -13,6 +13,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/queue"
 )
 
 func TestRacingAppendsExactlyOneWins(t *testing.T) {
@@ -210,8 +211,8 @@ func TestWorkKeepsAnExistingConsumersStart(t *testing.T) {
 		jobs := make(chan string, 1)
 		done := make(chan error, 1)
 		go func() {
-			done <- s.Work(ctx, eventstore.WorkConfig{Durable: "w", FilterSubjects: []string{"account.*.AccountCreated"}, OnlyNew: onlyNew},
-				func(ctx context.Context, j *eventstore.Job) { _ = j.Ack(ctx); jobs <- j.Event.AggregateID })
+			done <- queue.New(s).Work(ctx, queue.WorkConfig{Durable: "w", FilterSubjects: []string{"account.*.AccountCreated"}, OnlyNew: onlyNew},
+				func(ctx context.Context, j *queue.Job) { _ = j.Ack(ctx); jobs <- j.Event.AggregateID })
 		}()
 		slug := fmt.Sprintf("acct-%d", i)
 		if _, err := eventstore.Execute[domain.Account](context.Background(), s, domain.StreamID{Aggregate: domain.AggAccount, ID: slug}, domain.CreateAccount{Slug: slug, Plan: domain.PlanFree}); err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/natsserver"
+	"github.com/kino-video/kino/eventstore/queue"
 )
 
 // A forged key: a local process publishes a KeyIssued with a
@@ -166,7 +167,7 @@ func TestKinoWorkerRunsWithItsOwnRole(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for !hasWorker(t, h, "worker") {
 		if time.Now().After(deadline) {
-			t.Fatalf("no heartbeat of kino worker in %s; stderr: %s", eventstore.WorkersBucket, errb.String())
+			t.Fatalf("no heartbeat of kino worker in %s; stderr: %s", queue.WorkersBucket, errb.String())
 		}
 		time.Sleep(20 * time.Millisecond) // polling the bucket
 	}
@@ -409,7 +410,7 @@ func newPKI(t *testing.T) pki {
 // hasWorker reports whether a heartbeat of role is live.
 func hasWorker(t *testing.T, h *harness, role string) bool {
 	t.Helper()
-	ws, err := h.m.store.Workers(context.Background())
+	ws, err := queue.New(h.m.store).Workers(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

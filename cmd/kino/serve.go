@@ -28,6 +28,7 @@ import (
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/kv"
 	"github.com/kino-video/kino/eventstore/natsserver"
+	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/accounts"
 	"github.com/kino-video/kino/transport/dashboard"
@@ -615,7 +616,7 @@ func (m *Main) heartbeat(context.Context) error {
 // worker) as a task of m, with the transcodes it runs.
 func startHeartbeat(m *Main, store *eventstore.Store, role string) {
 	m.start("heartbeat", func(ctx context.Context) error {
-		return store.Heartbeat(ctx, role, func() int {
+		return queue.New(store).Heartbeat(ctx, role, func() int {
 			if m.transcoder == nil {
 				return 0
 			}

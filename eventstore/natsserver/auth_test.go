@@ -17,6 +17,7 @@ import (
 	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/eventstore/kv"
 	"github.com/kino-video/kino/eventstore/natsserver"
+	"github.com/kino-video/kino/eventstore/queue"
 )
 
 // A stranger on the machine reaches the embedded NATS port: with no
@@ -134,7 +135,7 @@ func TestWorkerRoleCannotForgeAccountEventsOrCallAdmin(t *testing.T) {
 	// It takes a subscription's send lock and counts attempts in the
 	// buckets kino serve made, and hears a video's deletion, which stops
 	// that video's ffmpeg.
-	sends, err := worker.OpenSendState(ctx)
+	sends, err := queue.New(worker).OpenSendState(ctx)
 	if err != nil {
 		t.Fatalf("worker opens the senders' buckets: %v", err)
 	}
@@ -205,10 +206,10 @@ func TestWorkerRoleCannotForgeAccountEventsOrCallAdmin(t *testing.T) {
 	// deleted, read from or acknowledged; its own (the fan-out, say) it
 	// may use but not delete.
 	for _, subject := range []string{
-		"$JS.API.CONSUMER.DELETE." + eventstore.StreamName + "." + eventstore.FanoutDurable,
+		"$JS.API.CONSUMER.DELETE." + eventstore.StreamName + "." + queue.FanoutDurable,
 		"$JS.API.CONSUMER.CREATE." + eventstore.StreamName + ".other",
 		"$JS.API.CONSUMER.CREATE." + eventstore.StreamName + ".other.video.>",
-		"$JS.API.CONSUMER.DELETE." + eventstore.JobsStream + ".account-acme",
+		"$JS.API.CONSUMER.DELETE." + queue.JobsStream + ".account-acme",
 		"$JS.API.CONSUMER.MSG.NEXT." + eventstore.StreamName + ".other",
 		"$JS.ACK." + eventstore.StreamName + ".other.1.7.1.1700000000000000000.0",
 		// Nor can it touch the API nodes' rate limits.

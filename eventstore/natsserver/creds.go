@@ -122,29 +122,29 @@ func permissions(role string) *server.Permissions {
 				// filter subjects: created without a subject suffix) and
 				// the webhook sender (TestKinoWorkerRunsWithItsOwnRole runs
 				// a real worker).
-				"$JS.API.CONSUMER.CREATE." + eventstore.StreamName + "." + eventstore.TranscodeIntake,
-				"$JS.API.CONSUMER.CREATE." + eventstore.StreamName + "." + eventstore.TranscodeIntake + ".>",
-				"$JS.API.CONSUMER.CREATE." + eventstore.StreamName + "." + eventstore.FanoutDurable,
-				"$JS.API.CONSUMER.CREATE." + eventstore.DeliveriesStream + "." + eventstore.DeliveryDurable,
-				"$JS.API.CONSUMER.CREATE." + eventstore.DeliveriesStream + "." + eventstore.DeliveryDurable + ".>",
-				"$JS.API.CONSUMER.CREATE." + eventstore.JobsStream + ".>",
+				"$JS.API.CONSUMER.CREATE." + eventstore.StreamName + "." + natsconn.TranscodeIntake,
+				"$JS.API.CONSUMER.CREATE." + eventstore.StreamName + "." + natsconn.TranscodeIntake + ".>",
+				"$JS.API.CONSUMER.CREATE." + eventstore.StreamName + "." + natsconn.FanoutDurable,
+				"$JS.API.CONSUMER.CREATE." + natsconn.DeliveriesStream + "." + natsconn.DeliveryDurable,
+				"$JS.API.CONSUMER.CREATE." + natsconn.DeliveriesStream + "." + natsconn.DeliveryDurable + ".>",
+				"$JS.API.CONSUMER.CREATE." + natsconn.JobsStream + ".>",
 				"$JS.API.CONSUMER.INFO.>",
 				// Jobs are fetched and acknowledged from those consumers
 				// only: not from the projector's or another tool's.
-				"$JS.API.CONSUMER.MSG.NEXT." + eventstore.StreamName + "." + eventstore.TranscodeIntake,
-				"$JS.API.CONSUMER.MSG.NEXT." + eventstore.StreamName + "." + eventstore.FanoutDurable,
-				"$JS.API.CONSUMER.MSG.NEXT." + eventstore.DeliveriesStream + "." + eventstore.DeliveryDurable,
-				"$JS.API.CONSUMER.MSG.NEXT." + eventstore.JobsStream + ".>",
-				"$JS.ACK." + eventstore.StreamName + "." + eventstore.TranscodeIntake + ".>",
-				"$JS.ACK." + eventstore.StreamName + "." + eventstore.FanoutDurable + ".>",
-				"$JS.ACK." + eventstore.DeliveriesStream + "." + eventstore.DeliveryDurable + ".>",
-				"$JS.ACK." + eventstore.JobsStream + ".>",
+				"$JS.API.CONSUMER.MSG.NEXT." + eventstore.StreamName + "." + natsconn.TranscodeIntake,
+				"$JS.API.CONSUMER.MSG.NEXT." + eventstore.StreamName + "." + natsconn.FanoutDurable,
+				"$JS.API.CONSUMER.MSG.NEXT." + natsconn.DeliveriesStream + "." + natsconn.DeliveryDurable,
+				"$JS.API.CONSUMER.MSG.NEXT." + natsconn.JobsStream + ".>",
+				"$JS.ACK." + eventstore.StreamName + "." + natsconn.TranscodeIntake + ".>",
+				"$JS.ACK." + eventstore.StreamName + "." + natsconn.FanoutDurable + ".>",
+				"$JS.ACK." + natsconn.DeliveriesStream + "." + natsconn.DeliveryDurable + ".>",
+				"$JS.ACK." + natsconn.JobsStream + ".>",
 				"$JS.FC.>",
 				"$KV." + natsconn.ProgressBucket + ".>",
-				"$KV." + eventstore.SendLocksBucket + ".>",
-				"$KV." + eventstore.AttemptsBucket + ".>",
-				"$KV." + eventstore.WorkersBucket + ".>", // its heartbeat (GET /v1/admin/health)
-				eventstore.JobsSubjects,                  // the transcode queues (KINO_JOBS): intake and retries
+				"$KV." + natsconn.SendLocksBucket + ".>",
+				"$KV." + natsconn.AttemptsBucket + ".>",
+				"$KV." + natsconn.WorkersBucket + ".>", // its heartbeat (GET /v1/admin/health)
+				natsconn.JobsSubjects,                  // the transcode queues (KINO_JOBS): intake and retries
 				// The media bucket (--media nats): objects are written as
 				// chunk and description messages, read by direct get, and
 				// a replaced or deleted object's old chunks are purged. A
@@ -155,7 +155,7 @@ func permissions(role string) *server.Permissions {
 				"$JS.API.STREAM.PURGE.OBJ_" + eventstore.MediaBucket, // the media bucket's stream
 				"_INBOX.>",
 			}, Deny: workerDenied()},
-			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>", eventstore.JobsReady + ">", "video.*." + domain.TypeVideoDeleted}},
+			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>", natsconn.JobsReady + ">", "video.*." + domain.TypeVideoDeleted}},
 		}
 	}
 	return nil

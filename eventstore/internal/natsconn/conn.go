@@ -15,6 +15,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/kino-video/kino/domain"
 )
 
 // ErrUnauthorized means NATS refused the credentials (or their absence).
@@ -25,9 +27,16 @@ type Conn struct {
 	NC     *nats.Conn
 	JS     jetstream.JetStream
 	Events jetstream.Stream // the event stream
-	// Progress is the progress bucket as Open found it (nil when it was
-	// missing for a client that may not make it).
-	Progress jetstream.KeyValue
+	// What Open found (nil when missing for a client that may not make
+	// them): the work queues' streams, the senders' and the progress
+	// buckets.
+	Jobs, Deliveries    jetstream.Stream
+	SendLocks, Attempts jetstream.KeyValue
+	Progress            jetstream.KeyValue
+
+	// Decode turns a stored event message into an event, a Refused one
+	// when it cannot be trusted (see eventstore's read.go).
+	Decode func(subject, typeHeader string, data []byte, seq uint64) domain.Event
 
 	// Manage: this process creates or updates kino's streams and buckets
 	// (kino serve); others only open them.

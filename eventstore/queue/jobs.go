@@ -1,4 +1,4 @@
-package eventstore
+package queue
 
 import (
 	"context"
@@ -17,27 +17,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/kino-video/kino/domain"
-)
-
-// JobsStream is the work queue of transcode jobs: one subject per account,
-// so that every account has a queue of its own and a worker chooses whose
-// job runs next (FairWork). A job is removed once acknowledged.
-const JobsStream = "KINO_JOBS"
-
-// Durable consumers that workers run, named here so that the worker role's
-// permissions (natsserver/creds.go) and the workers agree on them.
-const (
-	TranscodeIntake = "transcoder"       // on KINO_EVENTS: UploadAccepted and TranscodeRetried into KINO_JOBS
-	DeliveryDurable = "webhook-delivery" // on KINO_DELIVERIES: the webhook sender
-	FanoutDurable   = "webhook-fanout"   // on KINO_EVENTS: finished videos into KINO_DELIVERIES
+	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/internal/natsconn"
 )
 
 const (
-	// JobsSubjects are every subject of KINO_JOBS; JobsReady + account
-	// those of the jobs waiting or running.
-	JobsSubjects = "jobs.>"
-	JobsReady    = "jobs.transcode."
-	jobsLater    = "jobs.later." // + account: jobs waiting out a retry backoff
+	jobsLater = "jobs.later." // + account: jobs waiting out a retry backoff
 	// BackoffDurable moves jobs whose backoff is over back to their
 	// account's queue.
 	BackoffDurable = "backoff"
@@ -52,34 +37,6 @@ const (
 	headerNotBefore  = "Kino-Not-Before"
 	headerHandedBack = "Kino-Handed-Back"
 )
-
-func openJobs(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, error) {
-	if !cfg.Manage {
-		s, err := js.Stream(ctx, JobsStream)
-		if errors.Is(err, jetstream.ErrStreamNotFound) {
-			// An older kino serve: admin commands work without it; the
-			// transcoder says so when it starts (jobsStream).
-			return nil, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("open event store: stream %s: %w", JobsStream, err)
-		}
-		return s, nil
-	}
-	s, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:        JobsStream,
-		Description: "kino transcode jobs, one subject per account",
-		Subjects:    []string{JobsSubjects},
-		Storage:     jetstream.FileStorage,
-		Retention:   jetstream.WorkQueuePolicy,
-		Duplicates:  24 * time.Hour, // a re-read UploadAccepted never doubles a job
-		Replicas:    cfg.Replicas,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("open event store: stream %s: %w", JobsStream, err)
-	}
-	return s, nil
-}
 
 // FairConfig describes a fair work queue fed from the event stream: the
 // intake durable copies each matching event into its account's queue, and
@@ -107,7 +64,7 @@ type FairConfig struct {
 // FairWork runs handle for every job of the fair queue until ctx ends, then
 // waits for running handlers to return. Jobs are those of Work: Retry puts
 // the job aside for the delay (it does not count as running meanwhile).
-func (s *Store) FairWork(ctx context.Context, cfg FairConfig, handle func(ctx context.Context, job *Job)) error {
+func (s *Queues) FairWork(ctx context.Context, cfg FairConfig, handle func(ctx context.Context, job *Job)) error {
 	if err := s.jobsStream(); err != nil {
 		return fmt.Errorf("fair work: %w", err)
 	}
@@ -132,7 +89,7 @@ func (s *Store) FairWork(ctx context.Context, cfg FairConfig, handle func(ctx co
 		if intake, err = s.intakeConsumer(ctx, cfg); err != nil {
 			return err
 		}
-		backoff, err = s.jobs.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		backoff, err = s.c.Jobs.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 			Durable:        BackoffDurable,
 			Description:    "kino: jobs waiting out a retry backoff",
 			FilterSubjects: []string{jobsLater + ">"},
@@ -157,7 +114,7 @@ func (s *Store) FairWork(ctx context.Context, cfg FairConfig, handle func(ctx co
 		default:
 		}
 	}
-	sub, err := s.nc.Subscribe(JobsReady+">", func(*nats.Msg) { poke() })
+	sub, err := s.c.NC.Subscribe(natsconn.JobsReady+">", func(*nats.Msg) { poke() })
 	if err != nil {
 		return fmt.Errorf("fair work: subscribe: %w", err)
 	}
@@ -207,14 +164,14 @@ func (s *Store) FairWork(ctx context.Context, cfg FairConfig, handle func(ctx co
 // of the same name (the single work queue kino had before, which every
 // worker fetched from in stream order) keeps its position: it becomes the
 // intake, so no event it had not yet delivered is lost or delivered twice.
-func (s *Store) intakeConsumer(ctx context.Context, cfg FairConfig) (jetstream.Consumer, error) {
+func (s *Queues) intakeConsumer(ctx context.Context, cfg FairConfig) (jetstream.Consumer, error) {
 	deliver := jetstream.DeliverAllPolicy
-	if existing, err := s.stream.Consumer(ctx, cfg.Intake); err == nil {
+	if existing, err := s.c.Events.Consumer(ctx, cfg.Intake); err == nil {
 		deliver = existing.CachedInfo().Config.DeliverPolicy
 	} else if !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return nil, fmt.Errorf("fair work: consumer %s: %w", cfg.Intake, err)
 	}
-	c, err := s.stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+	c, err := s.c.Events.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 		Durable:        cfg.Intake,
 		Description:    "kino: moves jobs into " + JobsStream,
 		FilterSubjects: cfg.FilterSubjects,
@@ -232,7 +189,7 @@ func (s *Store) intakeConsumer(ctx context.Context, cfg FairConfig) (jetstream.C
 
 // moveLoop feeds one message at a time of a moving consumer (intake,
 // backoff) to move, which acks or naks it.
-func (s *Store) moveLoop(ctx context.Context, cons jetstream.Consumer, cfg FairConfig, move func(context.Context, FairConfig, jetstream.Msg)) {
+func (s *Queues) moveLoop(ctx context.Context, cons jetstream.Consumer, cfg FairConfig, move func(context.Context, FairConfig, jetstream.Msg)) {
 	var flog fetchLog
 	for ctx.Err() == nil {
 		msg, err := cons.Next(jetstream.FetchContext(ctx))
@@ -258,13 +215,13 @@ func (s *Store) moveLoop(ctx context.Context, cons jetstream.Consumer, cfg FairC
 
 // intakeOne copies an event into its account's queue; the video id as
 // message id makes a second copy (a redelivered event) a no-op.
-func (s *Store) intakeOne(ctx context.Context, cfg FairConfig, msg jetstream.Msg) {
+func (s *Queues) intakeOne(ctx context.Context, cfg FairConfig, msg jetstream.Msg) {
 	meta, err := msg.Metadata()
 	if err != nil {
 		_ = msg.Nak()
 		return
 	}
-	e := s.decodeStored(msg.Subject(), msg.Headers().Get(HeaderEventType), msg.Data(), meta.Sequence.Stream)
+	e := s.c.Decode(msg.Subject(), msg.Headers().Get(eventstore.HeaderEventType), msg.Data(), meta.Sequence.Stream)
 	if _, refused := e.Data.(domain.Refused); refused {
 		_ = msg.Term()
 		return
@@ -276,11 +233,11 @@ func (s *Store) intakeOne(ctx context.Context, cfg FairConfig, msg jetstream.Msg
 		return
 	}
 	account := queueToken(owner)
-	out := &nats.Msg{Subject: JobsReady + account, Data: msg.Data(), Header: nats.Header{}}
-	out.Header.Set(HeaderEventType, msg.Headers().Get(HeaderEventType))
+	out := &nats.Msg{Subject: natsconn.JobsReady + account, Data: msg.Data(), Header: nats.Header{}}
+	out.Header.Set(eventstore.HeaderEventType, msg.Headers().Get(eventstore.HeaderEventType))
 	out.Header.Set(headerEventSeq, strconv.FormatUint(meta.Sequence.Stream, 10))
 	out.Header.Set(headerAccount, account)
-	if _, err := s.js.PublishMsg(ctx, out, jetstream.WithMsgID(jobMsgID(e)), jetstream.WithExpectStream(JobsStream)); err != nil {
+	if _, err := s.c.JS.PublishMsg(ctx, out, jetstream.WithMsgID(jobMsgID(e)), jetstream.WithExpectStream(JobsStream)); err != nil {
 		cfg.Log.Warn("queue job", "video_id", e.AggregateID, "err", err)
 		_ = msg.NakWithDelay(time.Second)
 		return
@@ -301,7 +258,7 @@ func jobMsgID(e domain.Event) string {
 
 // backoffOne puts a job whose backoff is over back at the end of its
 // account's queue, or hands it back until then.
-func (s *Store) backoffOne(ctx context.Context, cfg FairConfig, msg jetstream.Msg) {
+func (s *Queues) backoffOne(ctx context.Context, cfg FairConfig, msg jetstream.Msg) {
 	meta, err := msg.Metadata()
 	if err != nil {
 		_ = msg.Nak()
@@ -315,12 +272,12 @@ func (s *Store) backoffOne(ctx context.Context, cfg FairConfig, msg jetstream.Ms
 			return
 		}
 	}
-	out := &nats.Msg{Subject: JobsReady + queueToken(h.Get(headerAccount)), Data: msg.Data(), Header: nats.Header{}}
-	for _, k := range []string{HeaderEventType, headerEventSeq, headerAccount, headerHandedBack} {
+	out := &nats.Msg{Subject: natsconn.JobsReady + queueToken(h.Get(headerAccount)), Data: msg.Data(), Header: nats.Header{}}
+	for _, k := range []string{eventstore.HeaderEventType, headerEventSeq, headerAccount, headerHandedBack} {
 		out.Header.Set(k, h.Get(k))
 	}
 	id := "backoff-" + strconv.FormatUint(meta.Sequence.Stream, 10)
-	if _, err := s.js.PublishMsg(ctx, out, jetstream.WithMsgID(id), jetstream.WithExpectStream(JobsStream)); err != nil {
+	if _, err := s.c.JS.PublishMsg(ctx, out, jetstream.WithMsgID(id), jetstream.WithExpectStream(JobsStream)); err != nil {
 		cfg.Log.Warn("requeue job after backoff", "err", err)
 		_ = msg.NakWithDelay(time.Second)
 		return
@@ -340,7 +297,7 @@ func queueToken(account string) string {
 
 // picker chooses whose job a free slot runs.
 type picker struct {
-	s      *Store
+	s      *Queues
 	cfg    FairConfig
 	served map[string]time.Time // when this process last started a job of the account
 	flog   fetchLog             // failed fetches, once per outage
@@ -357,7 +314,7 @@ type candidate struct {
 // now. Cost: one stream info, one consumer info per account holding jobs,
 // and a fetch per account tried.
 func (p *picker) next(ctx context.Context) *Job {
-	info, err := p.s.jobs.Info(ctx, jetstream.WithSubjectFilter(JobsReady+">"))
+	info, err := p.s.c.Jobs.Info(ctx, jetstream.WithSubjectFilter(natsconn.JobsReady+">"))
 	if err != nil {
 		if ctx.Err() == nil {
 			p.cfg.Log.Warn("jobs stream info", "err", err)
@@ -366,14 +323,14 @@ func (p *picker) next(ctx context.Context) *Job {
 	}
 	if len(p.served) > 4096 { // forget accounts that hold no jobs
 		for account := range p.served {
-			if _, ok := info.State.Subjects[JobsReady+account]; !ok {
+			if _, ok := info.State.Subjects[natsconn.JobsReady+account]; !ok {
 				delete(p.served, account)
 			}
 		}
 	}
 	var cands []candidate
 	for subject := range info.State.Subjects {
-		account := strings.TrimPrefix(subject, JobsReady)
+		account := strings.TrimPrefix(subject, natsconn.JobsReady)
 		limit := max(p.cfg.Limit(ctx, account), 1)
 		cons, err := p.s.accountConsumer(ctx, account, limit, p.cfg.AckWait)
 		if err != nil {
@@ -449,7 +406,7 @@ func (p *picker) fetch(ctx context.Context, c candidate) *Job {
 	job.release = func() error {
 		return p.s.requeue(ctx, msg, c.account, handedBack+int(meta.NumDelivered))
 	}
-	e, err := domain.DecodeAs(h.Get(HeaderEventType), msg.Data())
+	e, err := domain.DecodeAs(h.Get(eventstore.HeaderEventType), msg.Data())
 	if err != nil { // the intake only copies events it could decode: forged
 		p.cfg.Log.Error("job refused: undecodable", "account", c.account, "err", err)
 		_ = msg.Term()
@@ -473,7 +430,7 @@ func (p *picker) fetch(ctx context.Context, c candidate) *Job {
 // acknowledges it: while it waits it is not one of its account's running
 // jobs (a Nak with delay would be, and could hold a free plan's only slot
 // for the whole backoff).
-func (s *Store) putAside(ctx context.Context, msg jetstream.Msg, account string, delivered int, delay time.Duration) error {
+func (s *Queues) putAside(ctx context.Context, msg jetstream.Msg, account string, delivered int, delay time.Duration) error {
 	ctx = context.WithoutCancel(ctx)
 	meta, err := msg.Metadata()
 	if err != nil {
@@ -481,14 +438,14 @@ func (s *Store) putAside(ctx context.Context, msg jetstream.Msg, account string,
 	}
 	h := msg.Headers()
 	out := &nats.Msg{Subject: jobsLater + account, Data: msg.Data(), Header: nats.Header{}}
-	for _, k := range []string{HeaderEventType, headerEventSeq, headerAccount} {
+	for _, k := range []string{eventstore.HeaderEventType, headerEventSeq, headerAccount} {
 		out.Header.Set(k, h.Get(k))
 	}
 	out.Header.Set(headerHandedBack, strconv.Itoa(delivered))
 	out.Header.Set(headerNotBefore, time.Now().Add(delay).UTC().Format(time.RFC3339Nano))
 	// One copy per job message, however often this delivery is retried.
 	id := "later-" + strconv.FormatUint(meta.Sequence.Stream, 10)
-	if _, err := s.js.PublishMsg(ctx, out, jetstream.WithMsgID(id), jetstream.WithExpectStream(JobsStream)); err != nil {
+	if _, err := s.c.JS.PublishMsg(ctx, out, jetstream.WithMsgID(id), jetstream.WithExpectStream(JobsStream)); err != nil {
 		return fmt.Errorf("put job aside: %w", err)
 	}
 	return msg.DoubleAck(ctx)
@@ -503,7 +460,7 @@ func (s *Store) putAside(ctx context.Context, msg jetstream.Msg, account string,
 // of any process. Should the process die between the two steps, the job
 // runs twice at worst, which the video's aggregate settles (one
 // TranscodeSucceeded).
-func (s *Store) requeue(ctx context.Context, msg jetstream.Msg, account string, delivered int) error {
+func (s *Queues) requeue(ctx context.Context, msg jetstream.Msg, account string, delivered int) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	meta, err := msg.Metadata()
@@ -511,14 +468,14 @@ func (s *Store) requeue(ctx context.Context, msg jetstream.Msg, account string, 
 		return err
 	}
 	h := msg.Headers()
-	out := &nats.Msg{Subject: JobsReady + account, Data: msg.Data(), Header: nats.Header{}}
-	for _, k := range []string{HeaderEventType, headerEventSeq, headerAccount} {
+	out := &nats.Msg{Subject: natsconn.JobsReady + account, Data: msg.Data(), Header: nats.Header{}}
+	for _, k := range []string{eventstore.HeaderEventType, headerEventSeq, headerAccount} {
 		out.Header.Set(k, h.Get(k))
 	}
 	out.Header.Set(headerHandedBack, strconv.Itoa(delivered))
 	// One copy per job message, however often this delivery is handed back.
 	id := "back-" + strconv.FormatUint(meta.Sequence.Stream, 10)
-	if _, err := s.js.PublishMsg(ctx, out, jetstream.WithMsgID(id), jetstream.WithExpectStream(JobsStream)); err != nil {
+	if _, err := s.c.JS.PublishMsg(ctx, out, jetstream.WithMsgID(id), jetstream.WithExpectStream(JobsStream)); err != nil {
 		// The job is not lost: the server redelivers it after AckWait.
 		_ = msg.Nak()
 		return fmt.Errorf("hand job back: %w", err)
@@ -529,19 +486,19 @@ func (s *Store) requeue(ctx context.Context, msg jetstream.Msg, account string, 
 // accountConsumer returns the account's consumer with fresh info, made or
 // updated so that the server itself never hands out more than limit jobs
 // of the account at once.
-func (s *Store) accountConsumer(ctx context.Context, account string, limit int, ackWait time.Duration) (jetstream.Consumer, error) {
+func (s *Queues) accountConsumer(ctx context.Context, account string, limit int, ackWait time.Duration) (jetstream.Consumer, error) {
 	name := accountDurable + account
-	c, err := s.jobs.Consumer(ctx, name)
+	c, err := s.c.Jobs.Consumer(ctx, name)
 	if err == nil && c.CachedInfo().Config.MaxAckPending == limit && c.CachedInfo().Config.AckWait == ackWait {
 		return c, nil
 	}
 	if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return nil, err
 	}
-	return s.jobs.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+	return s.c.Jobs.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 		Durable:           name,
 		Description:       "kino: transcode jobs of account " + account,
-		FilterSubjects:    []string{JobsReady + account},
+		FilterSubjects:    []string{natsconn.JobsReady + account},
 		AckPolicy:         jetstream.AckExplicitPolicy,
 		AckWait:           ackWait,
 		MaxDeliver:        -1,
@@ -551,8 +508,8 @@ func (s *Store) accountConsumer(ctx context.Context, account string, limit int, 
 }
 
 // jobsStream reports an error when the jobs stream was missing at Open.
-func (s *Store) jobsStream() error {
-	if s.jobs == nil {
+func (s *Queues) jobsStream() error {
+	if s.c.Jobs == nil {
 		return fmt.Errorf("no stream %s: start the kino serve of this version first", JobsStream)
 	}
 	return nil
@@ -560,9 +517,9 @@ func (s *Store) jobsStream() error {
 
 // JobsUnfinished counts the fair queue's jobs not yet acknowledged: events
 // the intake has not moved yet, and jobs waiting, running or backing off.
-func (s *Store) JobsUnfinished(ctx context.Context, intake string) (int, error) {
+func (s *Queues) JobsUnfinished(ctx context.Context, intake string) (int, error) {
 	n := 0
-	if cons, err := s.stream.Consumer(ctx, intake); err == nil {
+	if cons, err := s.c.Events.Consumer(ctx, intake); err == nil {
 		ci := cons.CachedInfo()
 		n += int(ci.NumPending) + ci.NumAckPending
 	} else if !errors.Is(err, jetstream.ErrConsumerNotFound) {
@@ -571,7 +528,7 @@ func (s *Store) JobsUnfinished(ctx context.Context, intake string) (int, error) 
 	if err := s.jobsStream(); err != nil {
 		return 0, err
 	}
-	info, err := s.jobs.Info(ctx)
+	info, err := s.c.Jobs.Info(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("stream %s: %w", JobsStream, err)
 	}
@@ -580,17 +537,17 @@ func (s *Store) JobsUnfinished(ctx context.Context, intake string) (int, error) 
 
 // JobBacklog maps each account holding transcode jobs (waiting or running,
 // not backing off) to their number.
-func (s *Store) JobBacklog(ctx context.Context) (map[string]int, error) {
+func (s *Queues) JobBacklog(ctx context.Context) (map[string]int, error) {
 	if err := s.jobsStream(); err != nil {
 		return nil, err
 	}
-	info, err := s.jobs.Info(ctx, jetstream.WithSubjectFilter(JobsReady+">"))
+	info, err := s.c.Jobs.Info(ctx, jetstream.WithSubjectFilter(natsconn.JobsReady+">"))
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", JobsStream, err)
 	}
 	out := make(map[string]int, len(info.State.Subjects))
 	for subject, n := range info.State.Subjects {
-		out[strings.TrimPrefix(subject, JobsReady)] = int(n)
+		out[strings.TrimPrefix(subject, natsconn.JobsReady)] = int(n)
 	}
 	return out, nil
 }

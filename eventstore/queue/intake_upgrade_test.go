@@ -1,4 +1,4 @@
-package eventstore_test
+package queue_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/queue"
 )
 
 // An intake durable made by an older kino (it took UploadAccepted only)
@@ -22,8 +23,8 @@ func TestIntakeTakesNewFilterSubjectsOnAnUpgradedStore(t *testing.T) {
 	s := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
 
 	old := fairConfig(1, map[string]int{"a": 1})
-	got := make(chan *eventstore.Job, 10)
-	stop := runFair(t, s, old, func(ctx context.Context, job *eventstore.Job) {
+	got := make(chan *queue.Job, 10)
+	stop := runFair(t, s, old, func(ctx context.Context, job *queue.Job) {
 		got <- job
 		ack(t, job)
 	})
@@ -55,8 +56,8 @@ func TestIntakeTakesNewFilterSubjectsOnAnUpgradedStore(t *testing.T) {
 		}
 		return ""
 	}
-	got = make(chan *eventstore.Job, 10)
-	runFair(t, s, cfg, func(ctx context.Context, job *eventstore.Job) {
+	got = make(chan *queue.Job, 10)
+	runFair(t, s, cfg, func(ctx context.Context, job *queue.Job) {
 		got <- job
 		ack(t, job)
 	})
@@ -77,7 +78,7 @@ func TestIntakeTakesNewFilterSubjectsOnAnUpgradedStore(t *testing.T) {
 	}
 }
 
-func recvJob(t *testing.T, ch <-chan *eventstore.Job) *eventstore.Job {
+func recvJob(t *testing.T, ch <-chan *queue.Job) *queue.Job {
 	t.Helper()
 	select {
 	case j := <-ch:
@@ -104,8 +105,8 @@ func TestIntakeQueuesARetryOfAVideoWhoseUploadRanMomentsAgo(t *testing.T) {
 		}
 		return ""
 	}
-	got := make(chan *eventstore.Job, 10)
-	runFair(t, s, cfg, func(ctx context.Context, job *eventstore.Job) {
+	got := make(chan *queue.Job, 10)
+	runFair(t, s, cfg, func(ctx context.Context, job *queue.Job) {
 		got <- job
 		ack(t, job)
 	})

@@ -1,4 +1,4 @@
-package eventstore
+package queue
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
 )
 
 // WorkConfig describes a durable consumer whose events are jobs with side
@@ -78,7 +79,7 @@ func (j *Job) Release() error {
 // Work runs handle for every job of the durable consumer until ctx ends,
 // then waits for running handlers to return. Handlers get ctx: when it is
 // cancelled they should stop their work and Release the job.
-func (s *Store) Work(ctx context.Context, cfg WorkConfig, handle func(ctx context.Context, job *Job)) error {
+func (s *Queues) Work(ctx context.Context, cfg WorkConfig, handle func(ctx context.Context, job *Job)) error {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 1
 	}
@@ -91,9 +92,9 @@ func (s *Store) Work(ctx context.Context, cfg WorkConfig, handle func(ctx contex
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	stream := s.stream
+	stream := s.c.Events
 	if cfg.Stream == DeliveriesStream {
-		stream = s.deliveries
+		stream = s.c.Deliveries
 	}
 	deliver := jetstream.DeliverAllPolicy
 	if cfg.OnlyNew {
@@ -139,7 +140,7 @@ func (s *Store) Work(ctx context.Context, cfg WorkConfig, handle func(ctx contex
 	return nil
 }
 
-func (s *Store) workLoop(ctx context.Context, cons jetstream.Consumer, cfg WorkConfig, handle func(context.Context, *Job)) {
+func (s *Queues) workLoop(ctx context.Context, cons jetstream.Consumer, cfg WorkConfig, handle func(context.Context, *Job)) {
 	var flog fetchLog
 	for ctx.Err() == nil {
 		// One message per fetch and no prefetching: a job waiting in a
@@ -169,7 +170,7 @@ func (s *Store) workLoop(ctx context.Context, cons jetstream.Consumer, cfg WorkC
 		}
 		job := &Job{Data: msg.Data(), Delivered: int(meta.NumDelivered), msg: msg}
 		if cfg.Stream == "" {
-			e := s.decodeStored(msg.Subject(), msg.Headers().Get(HeaderEventType), msg.Data(), meta.Sequence.Stream)
+			e := s.c.Decode(msg.Subject(), msg.Headers().Get(eventstore.HeaderEventType), msg.Data(), meta.Sequence.Stream)
 			if _, refused := e.Data.(domain.Refused); refused {
 				_ = msg.Term()
 				continue
@@ -182,7 +183,7 @@ func (s *Store) workLoop(ctx context.Context, cons jetstream.Consumer, cfg WorkC
 
 // Unfinished counts a work consumer's jobs not yet acknowledged: waiting
 // or in flight.
-func (s *Store) Unfinished(ctx context.Context, stream, durable string) (int, error) {
+func (s *Queues) Unfinished(ctx context.Context, stream, durable string) (int, error) {
 	info, err := s.consumerInfo(ctx, stream, durable)
 	if err != nil {
 		return 0, err
@@ -192,7 +193,7 @@ func (s *Store) Unfinished(ctx context.Context, stream, durable string) (int, er
 
 // AckFloor is the stream sequence up to which a work consumer has every
 // job acknowledged: none of those is delivered again.
-func (s *Store) AckFloor(ctx context.Context, stream, durable string) (uint64, error) {
+func (s *Queues) AckFloor(ctx context.Context, stream, durable string) (uint64, error) {
 	info, err := s.consumerInfo(ctx, stream, durable)
 	if err != nil {
 		return 0, err
@@ -202,10 +203,10 @@ func (s *Store) AckFloor(ctx context.Context, stream, durable string) (uint64, e
 
 // consumerInfo is the state of work consumer durable on stream (the event
 // stream, or DeliveriesStream).
-func (s *Store) consumerInfo(ctx context.Context, stream, durable string) (*jetstream.ConsumerInfo, error) {
-	st := s.stream
+func (s *Queues) consumerInfo(ctx context.Context, stream, durable string) (*jetstream.ConsumerInfo, error) {
+	st := s.c.Events
 	if stream == DeliveriesStream {
-		st = s.deliveries
+		st = s.c.Deliveries
 	}
 	cons, err := st.Consumer(ctx, durable)
 	if err != nil {
@@ -230,7 +231,7 @@ func untilDone(ctx context.Context, log *slog.Logger, what string, start func() 
 		if err == nil {
 			return nil
 		}
-		if errors.Is(err, ErrUnauthorized) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) {
+		if errors.Is(err, eventstore.ErrUnauthorized) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) {
 			return err
 		}
 		if wait == 100*time.Millisecond {

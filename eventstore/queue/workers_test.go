@@ -1,4 +1,4 @@
-package eventstore_test
+package queue_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/queue"
 )
 
 // A kino worker's heartbeat, written with the worker role's credentials
@@ -25,20 +26,20 @@ func TestWorkerHeartbeatsAreListedUntilTheyStop(t *testing.T) {
 	ctx := context.Background()
 
 	// No process has beaten yet: an empty list, bucket or not.
-	if ws, err := serve.Workers(ctx); err != nil || len(ws) != 0 {
+	if ws, err := queue.New(serve).Workers(ctx); err != nil || len(ws) != 0 {
 		t.Fatalf("workers before any heartbeat: %+v, %v", ws, err)
 	}
 	bctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- worker.Heartbeat(bctx, "worker", func() int { return 2 }) }()
+	go func() { done <- queue.New(worker).Heartbeat(bctx, "worker", func() int { return 2 }) }()
 	var once sync.Once
 	stop := func() { once.Do(func() { cancel(); <-done }) }
 	defer stop()
 
-	var ws []eventstore.WorkerInfo
+	var ws []queue.WorkerInfo
 	deadline := time.Now().Add(10 * time.Second)
 	for len(ws) == 0 {
-		if ws, err = serve.Workers(ctx); err != nil {
+		if ws, err = queue.New(serve).Workers(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if time.Now().After(deadline) {
@@ -51,7 +52,7 @@ func TestWorkerHeartbeatsAreListedUntilTheyStop(t *testing.T) {
 		t.Fatalf("workers %+v", ws)
 	}
 	stop()
-	if ws, err := serve.Workers(ctx); err != nil || len(ws) != 0 {
+	if ws, err := queue.New(serve).Workers(ctx); err != nil || len(ws) != 0 {
 		t.Fatalf("workers after the heartbeat stopped: %+v, %v", ws, err)
 	}
 

@@ -1,4 +1,4 @@
-package eventstore_test
+package queue_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/eventstore/kv"
 	"github.com/kino-video/kino/eventstore/natsserver"
+	"github.com/kino-video/kino/eventstore/queue"
 )
 
 // started is one job as its handler saw it.
@@ -35,8 +36,8 @@ func upload(t *testing.T, s *eventstore.Store, account string) string {
 }
 
 // fairConfig is the transcoder's queue with fixed per-account limits.
-func fairConfig(slots int, limits map[string]int) eventstore.FairConfig {
-	return eventstore.FairConfig{
+func fairConfig(slots int, limits map[string]int) queue.FairConfig {
+	return queue.FairConfig{
 		Intake:         "transcoder",
 		FilterSubjects: []string{"video.*.UploadAccepted"},
 		Account:        func(e domain.Event) string { return e.Data.(domain.UploadAccepted).Account },
@@ -47,11 +48,11 @@ func fairConfig(slots int, limits map[string]int) eventstore.FairConfig {
 }
 
 // runFair runs FairWork until the test ends.
-func runFair(t *testing.T, s *eventstore.Store, cfg eventstore.FairConfig, handle func(context.Context, *eventstore.Job)) (stop func()) {
+func runFair(t *testing.T, s *eventstore.Store, cfg queue.FairConfig, handle func(context.Context, *queue.Job)) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- s.FairWork(ctx, cfg, handle) }()
+	go func() { done <- queue.New(s).FairWork(ctx, cfg, handle) }()
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
@@ -65,11 +66,11 @@ func runFair(t *testing.T, s *eventstore.Store, cfg eventstore.FairConfig, handl
 	return stop
 }
 
-func jobOf(job *eventstore.Job) started {
+func jobOf(job *queue.Job) started {
 	return started{account: job.Event.Data.(domain.UploadAccepted).Account, video: job.Event.AggregateID, delivered: job.Delivered}
 }
 
-func ack(t *testing.T, job *eventstore.Job) {
+func ack(t *testing.T, job *queue.Job) {
 	if err := job.Ack(context.Background()); err != nil {
 		t.Error(err)
 	}
@@ -103,7 +104,7 @@ func receive(t *testing.T, ch <-chan started) started {
 func waitDone(t *testing.T, s *eventstore.Store) {
 	t.Helper()
 	waitFor(t, "every job acknowledged", func() bool {
-		n, err := s.JobsUnfinished(context.Background(), "transcoder")
+		n, err := queue.New(s).JobsUnfinished(context.Background(), "transcoder")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +123,7 @@ func TestFairQueueOneAccountDoesNotStarveAnother(t *testing.T) {
 	order := make(chan started, 100)
 	release := make(chan struct{})
 	var first sync.Once
-	runFair(t, s, fairConfig(1, map[string]int{"a": 1, "b": 1}), func(ctx context.Context, job *eventstore.Job) {
+	runFair(t, s, fairConfig(1, map[string]int{"a": 1, "b": 1}), func(ctx context.Context, job *queue.Job) {
 		order <- jobOf(job)
 		first.Do(func() { <-release })
 		ack(t, job)
@@ -132,7 +133,7 @@ func TestFairQueueOneAccountDoesNotStarveAnother(t *testing.T) {
 	}
 	b := upload(t, s, "b")
 	waitFor(t, "b's job queued", func() bool {
-		backlog, err := s.JobBacklog(context.Background())
+		backlog, err := queue.New(s).JobBacklog(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +163,7 @@ func TestFairQueuePlanConcurrency(t *testing.T) {
 	var mu sync.Mutex
 	running, most, total := map[string]int{}, map[string]int{}, 0
 	gate := make(chan struct{})
-	runFair(t, s, fairConfig(4, map[string]int{"free": 1, "biz": 4}), func(ctx context.Context, job *eventstore.Job) {
+	runFair(t, s, fairConfig(4, map[string]int{"free": 1, "biz": 4}), func(ctx context.Context, job *queue.Job) {
 		a := jobOf(job).account
 		mu.Lock()
 		running[a]++
@@ -205,7 +206,7 @@ func TestFairQueueRetryDoesNotCountAsRunning(t *testing.T) {
 	s := eventstoretest.Run(t)
 	v1, v2 := upload(t, s, "f"), upload(t, s, "f")
 	order := make(chan started, 10)
-	runFair(t, s, fairConfig(1, map[string]int{"f": 1}), func(ctx context.Context, job *eventstore.Job) {
+	runFair(t, s, fairConfig(1, map[string]int{"f": 1}), func(ctx context.Context, job *queue.Job) {
 		got := jobOf(job)
 		order <- got
 		switch {
@@ -230,13 +231,13 @@ func TestFairQueueRetryDoesNotCountAsRunning(t *testing.T) {
 		t.Fatalf("jobs %v, want %v", got, want)
 	}
 	waitFor(t, "only v1 left, backing off", func() bool {
-		n, err := s.JobsUnfinished(context.Background(), "transcoder")
+		n, err := queue.New(s).JobsUnfinished(context.Background(), "transcoder")
 		if err != nil {
 			t.Fatal(err)
 		}
 		return n == 1
 	})
-	backlog, err := s.JobBacklog(context.Background())
+	backlog, err := queue.New(s).JobBacklog(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +256,7 @@ func TestFairQueueCrashedWorkerJobIsRedelivered(t *testing.T) {
 	cfg := fairConfig(1, map[string]int{"a": 1})
 	cfg.AckWait = time.Second
 	first := make(chan started, 1)
-	stopDoomed := runFair(t, doomed, cfg, func(ctx context.Context, job *eventstore.Job) {
+	stopDoomed := runFair(t, doomed, cfg, func(ctx context.Context, job *queue.Job) {
 		first <- jobOf(job)
 		<-ctx.Done() // dies without a word
 	})
@@ -266,7 +267,7 @@ func TestFairQueueCrashedWorkerJobIsRedelivered(t *testing.T) {
 	stopDoomed()
 
 	again := make(chan started, 1)
-	runFair(t, s, cfg, func(ctx context.Context, job *eventstore.Job) {
+	runFair(t, s, cfg, func(ctx context.Context, job *queue.Job) {
 		again <- jobOf(job)
 		ack(t, job)
 	})
@@ -284,8 +285,8 @@ func TestFairQueueTakesOverTheOldDurable(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- s.Work(ctx, eventstore.WorkConfig{Durable: "transcoder", FilterSubjects: []string{"video.*.UploadAccepted"}},
-			func(ctx context.Context, job *eventstore.Job) {
+		done <- queue.New(s).Work(ctx, queue.WorkConfig{Durable: "transcoder", FilterSubjects: []string{"video.*.UploadAccepted"}},
+			func(ctx context.Context, job *queue.Job) {
 				if job.Event.AggregateID == v3 {
 					_ = job.Release()
 					cancel()
@@ -299,7 +300,7 @@ func TestFairQueueTakesOverTheOldDurable(t *testing.T) {
 	}
 	v4 := upload(t, s, "a")
 	seen := make(chan started, 10)
-	runFair(t, s, fairConfig(1, map[string]int{"a": 1, "b": 1}), func(ctx context.Context, job *eventstore.Job) {
+	runFair(t, s, fairConfig(1, map[string]int{"a": 1, "b": 1}), func(ctx context.Context, job *queue.Job) {
 		seen <- jobOf(job)
 		ack(t, job)
 	})
@@ -354,7 +355,7 @@ func TestFairQueueStartsOnceJetStreamAnswers(t *testing.T) {
 	cfg := fairConfig(1, map[string]int{"acme": 1})
 	cfg.Log = slog.New(slog.NewTextHandler(retrying, nil))
 	jobs := make(chan started, 1)
-	runFair(t, s, cfg, func(_ context.Context, job *eventstore.Job) {
+	runFair(t, s, cfg, func(_ context.Context, job *queue.Job) {
 		jobs <- jobOf(job)
 		ack(t, job)
 	})
@@ -390,7 +391,7 @@ func TestBucketsFoundAtOpenNeedNoRoundTrip(t *testing.T) {
 	srv.Shutdown()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if _, err := worker.OpenSendState(ctx); err != nil {
+	if _, err := queue.New(worker).OpenSendState(ctx); err != nil {
 		t.Fatalf("send state: %v", err)
 	}
 	if _, err := kv.OpenProgress(ctx, worker); err != nil {
