@@ -11,6 +11,7 @@
 // eventstore/, built on the connection Store.NATS hands out: natsserver
 // (the embedded server and its cluster), queue (the work queues, the
 // fair transcode scheduler and the workers' heartbeats), kv (the services
-// kept in KV buckets), objects (the media bucket). What decides (passwords, sessions' lifetimes, accounts) is not
+// kept in KV buckets), objects (the media bucket), adminrpc (operator
+// requests to kino serve). What decides (passwords, sessions' lifetimes, accounts) is not
 // here but in the packages that call the store (transport/accounts).
 package eventstore

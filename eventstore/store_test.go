@@ -2,7 +2,6 @@ package eventstore_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -190,14 +189,6 @@ func TestDecisionTypedAggregateLoadsOnlyWhatDecides(t *testing.T) {
 	}
 	if _, err := eventstore.Execute[domain.Webhook](ctx, s, id, domain.DeleteWebhook{Account: "acme"}); !domain.IsKind(err, domain.NotFound) {
 		t.Fatalf("second delete: %v", err)
-	}
-}
-
-func TestCallAdminWithoutAServer(t *testing.T) {
-	s := eventstoretest.Run(t)
-	_, err := s.CallAdmin(context.Background(), "replay", map[string]bool{}, func(json.RawMessage) {})
-	if !errors.Is(err, eventstore.ErrNoAdmin) {
-		t.Fatalf("got %v, want ErrNoAdmin", err)
 	}
 }
 

@@ -89,7 +89,7 @@
 // differences):
 //
 //   - kino replay --nats URL asks the running kino serve over NATS
-//     (eventstore.Store.CallAdmin on kino.admin.replay) and prints its
+//     (adminrpc.Call on kino.admin.replay) and prints its
 //     progress. Every kino serve on that NATS subscribes (not as a queue
 //     group), so each rebuilds its own read models, and the CLI stops at
 //     the first result. Once a server has answered, the CLI waits as long

@@ -26,6 +26,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/adminrpc"
 	"github.com/kino-video/kino/eventstore/kv"
 	"github.com/kino-video/kino/eventstore/natsserver"
 	"github.com/kino-video/kino/eventstore/queue"
@@ -629,7 +630,7 @@ func startHeartbeat(m *Main, store *eventstore.Store, role string) {
 func (m *Main) serveOperator(context.Context) error {
 	log, projector := m.Log, m.projector
 	m.start("admin", func(ctx context.Context) error {
-		return m.store.ServeAdmin(ctx, func(ctx context.Context, op string, raw json.RawMessage, send func(any)) (any, error) {
+		return adminrpc.Serve(ctx, m.store, func(ctx context.Context, op string, raw json.RawMessage, send func(any)) (any, error) {
 			if op != "replay" {
 				return nil, fmt.Errorf("unknown operation %q", op)
 			}

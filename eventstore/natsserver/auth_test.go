@@ -14,6 +14,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/adminrpc"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/eventstore/kv"
 	"github.com/kino-video/kino/eventstore/natsserver"
@@ -191,10 +192,10 @@ func TestWorkerRoleCannotForgeAccountEventsOrCallAdmin(t *testing.T) {
 		})
 	}
 	t.Run("kino.admin.replay", func(t *testing.T) {
-		if err := nc.PublishRequest(eventstore.AdminSubject+".replay", nc.NewRespInbox(), []byte(`{}`)); err != nil {
+		if err := nc.PublishRequest(adminrpc.Subject+".replay", nc.NewRespInbox(), []byte(`{}`)); err != nil {
 			t.Fatal(err)
 		}
-		eventstoretest.WaitViolation(t, violations, eventstore.AdminSubject+".replay")
+		eventstoretest.WaitViolation(t, violations, adminrpc.Subject+".replay")
 	})
 	t.Run("delete the stream", func(t *testing.T) {
 		if err := nc.PublishRequest("$JS.API.STREAM.DELETE."+eventstore.StreamName, nc.NewRespInbox(), nil); err != nil {
@@ -241,9 +242,9 @@ func TestAdminRoleCannotAnswerAdminCalls(t *testing.T) {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
-		_ = admin.ServeAdmin(actx, func(context.Context, string, json.RawMessage, func(any)) (any, error) { return "forged", nil })
+		_ = adminrpc.Serve(actx, admin, func(context.Context, string, json.RawMessage, func(any)) (any, error) { return "forged", nil })
 	}()
-	if _, err := serve.CallAdmin(ctx, "replay", nil, func(json.RawMessage) {}); !errors.Is(err, eventstore.ErrNoAdmin) {
+	if _, err := adminrpc.Call(ctx, serve, "replay", nil, func(json.RawMessage) {}); !errors.Is(err, adminrpc.ErrNoAdmin) {
 		t.Fatalf("call answered by the admin role: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/adminrpc"
 	"github.com/kino-video/kino/eventstore/internal/natsconn"
 )
 
@@ -97,7 +98,7 @@ func permissions(role string) *server.Permissions {
 		// answer those calls in kino serve's place.
 		return &server.Permissions{
 			Publish:   &server.SubjectPermission{Allow: []string{">"}},
-			Subscribe: &server.SubjectPermission{Allow: []string{">"}, Deny: []string{eventstore.AdminSubject + ".>"}},
+			Subscribe: &server.SubjectPermission{Allow: []string{">"}, Deny: []string{adminrpc.Subject + ".>"}},
 		}
 	case eventstore.RoleWorker:
 		// A worker appends only the events of the jobs it runs (a

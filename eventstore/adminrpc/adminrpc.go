@@ -1,4 +1,9 @@
-package eventstore
+// Package adminrpc carries the operator's requests (kino replay) from the
+// CLI to the running kino serve over NATS: request and reply on
+// kino.admin.<op>, with progress messages before the result. NATS is the
+// trust boundary: the embedded server's permissions let only kino serve
+// answer.
+package adminrpc
 
 import (
 	"context"
@@ -9,14 +14,16 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/kino-video/kino/eventstore"
 )
 
-// AdminSubject prefixes operator requests that a running kino serve
+// Subject prefixes operator requests that a running kino serve
 // answers over NATS: kino.admin.<op>. NATS is the trust boundary: on the
 // embedded server only the serve and admin roles may publish here (both
 // may write any event anyway), and only serve may subscribe, so no other
 // client can answer in its place (see permissions).
-const AdminSubject = "kino.admin"
+const Subject = "kino.admin"
 
 // adminMessage is one message of an answer: progress, then a final one.
 type adminMessage struct {
@@ -26,23 +33,24 @@ type adminMessage struct {
 	Error    string          `json:"error,omitempty"`
 }
 
-// AdminHandler runs one operator request. send reports progress; the
+// Handler runs one operator request. send reports progress; the
 // returned value is the result.
-type AdminHandler func(ctx context.Context, op string, req json.RawMessage, send func(progress any)) (any, error)
+type Handler func(ctx context.Context, op string, req json.RawMessage, send func(progress any)) (any, error)
 
-// ServeAdmin answers operator requests until ctx ends. Each request runs
+// Serve answers operator requests until ctx ends. Each request runs
 // in its own goroutine; its answer is a stream of messages to its reply
 // subject, ending with one marked done.
-func (s *Store) ServeAdmin(ctx context.Context, handle AdminHandler) error {
-	sub, err := s.nc.Subscribe(AdminSubject+".>", func(m *nats.Msg) {
+func Serve(ctx context.Context, store *eventstore.Store, handle Handler) error {
+	nc := store.NATS().NC
+	sub, err := nc.Subscribe(Subject+".>", func(m *nats.Msg) {
 		if m.Reply == "" {
 			return
 		}
 		go func() {
-			op := strings.TrimPrefix(m.Subject, AdminSubject+".")
+			op := strings.TrimPrefix(m.Subject, Subject+".")
 			reply := func(msg adminMessage) {
 				b, _ := json.Marshal(msg)
-				_ = s.nc.Publish(m.Reply, b)
+				_ = nc.Publish(m.Reply, b)
 			}
 			reply(adminMessage{}) // received: the caller stops waiting for an answer
 			result, err := handle(ctx, op, m.Data, func(p any) {
@@ -57,7 +65,7 @@ func (s *Store) ServeAdmin(ctx context.Context, handle AdminHandler) error {
 				final.Error = err.Error()
 			}
 			reply(final)
-			_ = s.nc.Flush()
+			_ = nc.Flush()
 		}()
 	})
 	if err != nil {
@@ -70,30 +78,31 @@ func (s *Store) ServeAdmin(ctx context.Context, handle AdminHandler) error {
 // ErrNoAdmin means no kino serve answered on this NATS.
 var ErrNoAdmin = errors.New("no kino serve answered on this NATS")
 
-// CallAdmin sends an operator request to a running kino serve, hands each
+// Call sends an operator request to a running kino serve, hands each
 // progress message to onProgress, and returns the final result.
-func (s *Store) CallAdmin(ctx context.Context, op string, req any, onProgress func(json.RawMessage)) (json.RawMessage, error) {
+func Call(ctx context.Context, store *eventstore.Store, op string, req any, onProgress func(json.RawMessage)) (json.RawMessage, error) {
+	nc := store.NATS().NC
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
 	}
-	inbox := s.nc.NewRespInbox()
+	inbox := nc.NewRespInbox()
 	msgs := make(chan *nats.Msg, 64)
-	sub, err := s.nc.ChanSubscribe(inbox, msgs)
+	sub, err := nc.ChanSubscribe(inbox, msgs)
 	if err != nil {
 		return nil, err
 	}
 	defer sub.Unsubscribe()
-	subject := AdminSubject + "." + op
-	if err := s.nc.PublishRequest(subject, inbox, body); err != nil {
+	subject := Subject + "." + op
+	if err := nc.PublishRequest(subject, inbox, body); err != nil {
 		return nil, err
 	}
 	// The server answers a refused publish before the flush's pong.
-	if err := s.nc.FlushTimeout(5 * time.Second); err != nil {
+	if err := nc.FlushTimeout(5 * time.Second); err != nil {
 		return nil, err
 	}
-	if err := s.nc.LastError(); errors.Is(err, nats.ErrPermissionViolation) && strings.Contains(err.Error(), `"`+subject+`"`) {
-		return nil, fmt.Errorf("admin %s: these NATS credentials may not call it: %w", op, ErrUnauthorized)
+	if err := nc.LastError(); errors.Is(err, nats.ErrPermissionViolation) && strings.Contains(err.Error(), `"`+subject+`"`) {
+		return nil, fmt.Errorf("admin %s: these NATS credentials may not call it: %w", op, eventstore.ErrUnauthorized)
 	}
 	// Something must answer soon; after the first message the work may
 	// take as long as it takes.
