@@ -9,9 +9,12 @@
 //
 // Each other concept that lives on NATS is a sibling package under
 // eventstore/, built on the connection Store.NATS hands out: natsserver
-// (the embedded server and its cluster), queue (the work queues, the
-// fair transcode scheduler and the workers' heartbeats), kv (the services
-// kept in KV buckets), objects (the media bucket), adminrpc (operator
-// requests to kino serve). What decides (passwords, sessions' lifetimes, accounts) is not
-// here but in the packages that call the store (transport/accounts).
+// (the embedded server and its cluster), queue (the work queues, the fair
+// transcode scheduler and the workers' heartbeats), kv (the services kept
+// in KV buckets), objects (the media bucket), adminrpc (operator requests
+// to kino serve). Open still finds or makes their streams and buckets
+// (their names and configurations are in internal/natsconn), all at once
+// on a new cluster, so that a process is ready when Open returns. What
+// decides (passwords, sessions' lifetimes, accounts) is not here but in
+// the packages that call the store (transport/accounts).
 package eventstore
