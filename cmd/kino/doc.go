@@ -17,7 +17,7 @@
 //     (KINO_SECRET_KEY, --secret-key-file, or <data>/secret.key, made on
 //     the first start except on a cluster node).
 //  3. startNATS: the embedded NATS server, unless --nats is given, and
-//     its task nats-heal (eventstore.Embedded.Heal). A busy --nats-listen
+//     its task nats-heal (natsserver.Embedded.Heal). A busy --nats-listen
 //     address fails the start.
 //  4. openStore: connect, create or update the streams and buckets
 //     (eventstore.Open with Manage), then open the shared rate limits and

@@ -165,7 +165,7 @@ type Transcoder struct {
 }
 
 // Running is the number of jobs this transcoder is working on now (its
-// heartbeat reports it: eventstore.Heartbeat).
+// heartbeat reports it: queue.Heartbeat).
 func (t *Transcoder) Running() int { return int(t.running.Load()) }
 
 // New checks cfg, makes the scratch directory and builds a Transcoder.
