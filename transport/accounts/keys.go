@@ -13,7 +13,7 @@ import (
 
 // IssueKey generates an API key, records its hash (never the key) for
 // account and returns the key, to be shown once, and its id.
-func IssueKey(ctx context.Context, s *eventstore.Store, account, label string) (key, keyID string, err error) {
+func IssueKey(ctx context.Context, s Events, account, label string) (key, keyID string, err error) {
 	if key, err = domain.NewAPIKey(rand.Reader); err != nil {
 		return "", "", err
 	}
@@ -39,7 +39,10 @@ const (
 // DevBootstrap creates account dev (plan business), its collection default
 // and one key when the store holds no events at all. On a store that holds
 // any it does nothing and reports created false.
-func DevBootstrap(ctx context.Context, s *eventstore.Store) (dev DevAccount, created bool, err error) {
+func DevBootstrap(ctx context.Context, s interface {
+	Events
+	LastSeq(context.Context) (uint64, error)
+}) (dev DevAccount, created bool, err error) {
 	last, err := s.LastSeq(ctx)
 	if err != nil || last > 0 {
 		return DevAccount{}, false, err

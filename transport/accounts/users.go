@@ -25,6 +25,13 @@ const (
 	KeyUsageEvery = time.Minute
 )
 
+// Events is what the user and account service needs of the event store
+// (an *eventstore.Store).
+type Events interface {
+	eventstore.Log
+	NewID() string
+}
+
 // UsersConfig tunes the user service. Zero values take the defaults.
 type UsersConfig struct {
 	SessionTTL    time.Duration // a session unused this long ends (idle)
@@ -59,7 +66,7 @@ func (c *UsersConfig) validate(s *eventstore.Store) {
 
 // Users is the user service.
 type Users struct {
-	s        *eventstore.Store
+	s        Events
 	cfg      UsersConfig
 	log      *slog.Logger
 	sessions *kv.Sessions
