@@ -1,10 +1,15 @@
 // Package natsconn is what eventstore's sibling packages (the work
-// queues, the KV-backed services, the benchmarks) share of a Store's
-// connection: the NATS connection and JetStream context, the settings
-// every stream and bucket of kino is made with, the connection's health
-// as far as they need it, and the opener of lasting KV buckets. A Store
-// hands it out with (*eventstore.Store).Conn; it is internal so that only
-// packages under eventstore/ ever see a nats type.
+// queues, the KV-backed services, the object reader, the admin requests,
+// the benchmarks) share of a Store's connection: the NATS connection and
+// JetStream context, the settings every stream and bucket of kino is made
+// with, the connection's health as far as they need it, and the opener of
+// lasting KV buckets (bucket.go). It also holds the name and configuration
+// of every stream and bucket beside the event stream (streams.go,
+// buckets.go): eventstore.Open makes them all at once on a new cluster,
+// the embedded server's permissions name them, and the services use them,
+// so they are written once and never change. A Store hands it out with
+// (*eventstore.Store).NATS; it is internal so that only packages under
+// eventstore/ ever see it.
 package natsconn
 
 import (
