@@ -23,6 +23,8 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/natsserver"
+	"github.com/kino-video/kino/eventstore/queue"
 )
 
 // A forged key: a local process publishes a KeyIssued with a
@@ -52,7 +54,7 @@ func TestForgedKeyIssuedIsImpossible(t *testing.T) {
 	}
 
 	violations := make(chan error, 4)
-	worker, err := nats.NkeyOptionFromSeed(eventstore.CredsFile(h.data, eventstore.RoleWorker))
+	worker, err := nats.NkeyOptionFromSeed(natsserver.CredsFile(h.data, eventstore.RoleWorker))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,10 +110,10 @@ func TestCLIWithoutCredentialsIsRefused(t *testing.T) {
 	// Explicit credentials work from anywhere; another role's are refused
 	// what it may not do.
 	if _, errOut, code := runCLI("keys", "list", "acme", "--nats", h.nats, "--data", empty,
-		"--nats-creds", eventstore.CredsFile(h.data, eventstore.RoleAdmin)); code != 0 {
+		"--nats-creds", natsserver.CredsFile(h.data, eventstore.RoleAdmin)); code != 0 {
 		t.Fatalf("--nats-creds: %s", errOut)
 	}
-	if _, errOut, code := runCLI("replay", "--verify", "--nats", h.nats, "--nats-creds", eventstore.CredsFile(h.data, eventstore.RoleWorker)); code == 0 {
+	if _, errOut, code := runCLI("replay", "--verify", "--nats", h.nats, "--nats-creds", natsserver.CredsFile(h.data, eventstore.RoleWorker)); code == 0 {
 		t.Fatal("the worker role ran kino.admin.replay")
 	} else if !strings.Contains(errOut, "may not call it") {
 		t.Fatalf("worker role replay: %s", errOut)
@@ -165,7 +167,7 @@ func TestKinoWorkerRunsWithItsOwnRole(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for !hasWorker(t, h, "worker") {
 		if time.Now().After(deadline) {
-			t.Fatalf("no heartbeat of kino worker in %s; stderr: %s", eventstore.WorkersBucket, errb.String())
+			t.Fatalf("no heartbeat of kino worker in %s; stderr: %s", queue.WorkersBucket, errb.String())
 		}
 		time.Sleep(20 * time.Millisecond) // polling the bucket
 	}
@@ -408,7 +410,7 @@ func newPKI(t *testing.T) pki {
 // hasWorker reports whether a heartbeat of role is live.
 func hasWorker(t *testing.T, h *harness, role string) bool {
 	t.Helper()
-	ws, err := h.m.store.Workers(context.Background())
+	ws, err := queue.New(h.m.store).Workers(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/transport/transcoder"
 )
 
@@ -421,7 +422,7 @@ func (h *harness) waitJobsDone() {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		n, err := h.m.store.JobsUnfinished(context.Background(), transcoder.Durable)
+		n, err := queue.New(h.m.store).JobsUnfinished(context.Background(), transcoder.Durable)
 		if err != nil {
 			h.t.Fatal(err)
 		}
@@ -442,7 +443,7 @@ func (h *harness) waitConsumerDone(stream, durable string) {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		n, err := h.m.store.Unfinished(context.Background(), stream, durable)
+		n, err := queue.New(h.m.store).Unfinished(context.Background(), stream, durable)
 		if err != nil {
 			h.t.Fatal(err)
 		}

@@ -35,7 +35,9 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/kv"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/accounts"
 	"github.com/kino-video/kino/transport/diskspace"
 	"github.com/kino-video/kino/transport/httpapi/admin"
 	"github.com/kino-video/kino/transport/httpapi/cdn"
@@ -57,7 +59,7 @@ type Projector interface {
 // ProgressSource tells how far a PROCESSING video has come (0..1), and
 // how fast, as its worker reports it.
 type ProgressSource interface {
-	Live(videoID string) (eventstore.ProgressReport, bool)
+	Live(videoID string) (kv.ProgressReport, bool)
 }
 
 // WebhookTester sends test deliveries.
@@ -95,7 +97,7 @@ type Config struct {
 	Secrets   Sealer         // seals webhook secrets; nil: POST /v1/webhooks fails
 	// Users is the user service: logins, browser sessions, the keys' last
 	// use. Nil: /auth/* answer 503 and only API keys authenticate.
-	Users *eventstore.Users
+	Users *accounts.Users
 	// EventServer is the embedded NATS server's health (nil with an
 	// external NATS): while it reports a fault, writes are refused (503)
 	// and /readyz and /healthz say so.
@@ -164,7 +166,7 @@ type Uploads struct {
 	// TusExpiry is how long an unfinished tus upload lives after its last
 	// PATCH (or its creation). Default 24 h.
 	TusExpiry time.Duration
-	// Direct keeps direct upload URLs (eventstore.DirectUploads). Nil:
+	// Direct keeps direct upload URLs (kv.DirectUploads). Nil:
 	// POST /v1/uploads answers 503.
 	Direct DirectUploadStore
 }
@@ -184,7 +186,7 @@ type Playback struct {
 type Limits struct {
 	// Ledger shares the rate limits (per account, and per address for
 	// requests without a valid key) with the other API nodes on the same
-	// NATS (eventstore.RateLimits). Nil: each process counts alone.
+	// NATS (kv.RateLimits). Nil: each process counts alone.
 	Ledger ratelimit.Ledger
 	// AuthFailuresPerMinute bounds the requests without a valid API key
 	// (missing or wrong) that one client address may send in any minute;

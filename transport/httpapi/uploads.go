@@ -17,6 +17,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/kv"
 	"github.com/kino-video/kino/transport/diskspace"
 	"github.com/kino-video/kino/transport/ratelimit"
 )
@@ -131,13 +132,13 @@ func (u *uploadSlots) record(account string, count func(others int) int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), uploadLedgerTimeout)
 	defer cancel()
 	now := u.now()
-	return u.ledger.UpdateRate(ctx, "up:"+account, u.node, now, func(others []eventstore.RateHolding) eventstore.RateHolding {
+	return u.ledger.UpdateRate(ctx, "up:"+account, u.node, now, func(others []kv.RateHolding) kv.RateHolding {
 		n := 0
 		for _, h := range others {
 			n += h.Share
 		}
 		c := count(n)
-		return eventstore.RateHolding{Share: c, Used: c, Until: now.Add(uploadLease).UnixNano()}
+		return kv.RateHolding{Share: c, Used: c, Until: now.Add(uploadLease).UnixNano()}
 	})
 }
 

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/kv"
 )
 
 // Window is the length of the sliding window of every request limit.
@@ -35,12 +35,12 @@ const (
 	rateTimeout  = time.Second
 )
 
-// Ledger shares rate limits between API nodes (eventstore.RateLimits
+// Ledger shares rate limits between API nodes (kv.RateLimits
 // on NATS): for each key it holds the part of the key's budget each node
 // has taken. UpdateRate calls decide with the other nodes' live holdings
 // and stores what it returns as node's, atomically.
 type Ledger interface {
-	UpdateRate(ctx context.Context, key, node string, now time.Time, decide func(others []eventstore.RateHolding) eventstore.RateHolding) error
+	UpdateRate(ctx context.Context, key, node string, now time.Time, decide func(others []kv.RateHolding) kv.RateHolding) error
 	// Connected is false while this process has no connection to NATS.
 	Connected() bool
 }
@@ -241,10 +241,10 @@ func (l *Limiter) update(lg *requestLog, key string, limit int, now time.Time, g
 		return nil
 	}
 	t := now.UnixNano()
-	var mine eventstore.RateHolding
+	var mine kv.RateHolding
 	var othersUsed int
 	var othersOldest int64
-	decide := func(others []eventstore.RateHolding) eventstore.RateHolding {
+	decide := func(others []kv.RateHolding) kv.RateHolding {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		lg.expire(t - int64(Window))
@@ -261,7 +261,7 @@ func (l *Limiter) update(lg *requestLog, key string, limit int, now time.Time, g
 		// Never allow more than the smaller of the old and the new share
 		// until the new one is stored.
 		lg.share = min(lg.share, share)
-		mine = eventstore.RateHolding{Share: share, Used: lg.n, Until: t + int64(rateLease)}
+		mine = kv.RateHolding{Share: share, Used: lg.n, Until: t + int64(rateLease)}
 		if lg.n > 0 {
 			mine.Oldest = lg.times[lg.head]
 		}

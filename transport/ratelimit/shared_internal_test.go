@@ -9,6 +9,7 @@ import (
 
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/kv"
 )
 
 // sharedLimiters are n limiters (API nodes) sharing one ledger on a real
@@ -18,7 +19,7 @@ func sharedLimiters(t *testing.T, n int) []*Limiter {
 	srv := eventstoretest.Server(t, t.TempDir())
 	var ls []*Limiter
 	for i := range n {
-		ledger, err := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe)).OpenRateLimits(context.Background())
+		ledger, err := kv.OpenRateLimits(context.Background(), eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,11 +120,11 @@ func TestSharedLimitAloneIsExact(t *testing.T) {
 func TestSharedLimitFailsOpenWithoutNATS(t *testing.T) {
 	srv := eventstoretest.Server(t, t.TempDir())
 	store := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
-	ledger, err := store.OpenRateLimits(context.Background())
+	ledger, err := kv.OpenRateLimits(context.Background(), store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	peer, err := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe)).OpenRateLimits(context.Background())
+	peer, err := kv.OpenRateLimits(context.Background(), eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func TestDeadNodesShareLapses(t *testing.T) {
 	if d := survivor.Allow("acme", 60, t0.Add(Window)); d.Allowed {
 		t.Fatal("the survivor was allowed while the dead node's lease runs")
 	}
-	lapsed := t0.Add(rateLease + eventstore.RateSkew + time.Second)
+	lapsed := t0.Add(rateLease + kv.RateSkew + time.Second)
 	for i := range 60 {
 		if d := survivor.Allow("acme", 60, lapsed); !d.Allowed {
 			t.Fatalf("after the lease lapsed, request %d refused: %+v", i, d)
@@ -189,7 +190,7 @@ func TestDeadNodesShareLapses(t *testing.T) {
 // stream leader was killed let 2x the plan through.
 func TestSharedLimitKeepsItsShareWhileTheLedgerElects(t *testing.T) {
 	c := eventstoretest.StartCluster(t, 3)
-	ledger, err := c.Open(0, 3).OpenRateLimits(context.Background())
+	ledger, err := kv.OpenRateLimits(context.Background(), c.Open(0, 3))
 	if err != nil {
 		t.Fatal(err)
 	}

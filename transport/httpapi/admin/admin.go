@@ -18,6 +18,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/httpapi/respond"
 )
@@ -344,17 +345,17 @@ func (h *Handler) health(w http.ResponseWriter, r *http.Request) error {
 	defer cancel()
 	type part = map[string]any
 	out := struct {
-		Status     string                  `json:"status"` // ok, or degraded when a check fails
-		NATS       any                     `json:"nats"`
-		JetStream  part                    `json:"jetstream"`
-		ReadModels part                    `json:"readModels"`
-		Workers    []eventstore.WorkerInfo `json:"workers"`
-		Queues     part                    `json:"queues"`
-		Media      string                  `json:"media"`
-		Disk       string                  `json:"disk"`
-		Checks     map[string]string       `json:"checks"`
-		Errors     []string                `json:"errors"`
-	}{Status: "ok", NATS: h.cfg.Store.Conn(ctx), Workers: []eventstore.WorkerInfo{}, Checks: map[string]string{}, Errors: []string{}}
+		Status     string             `json:"status"` // ok, or degraded when a check fails
+		NATS       any                `json:"nats"`
+		JetStream  part               `json:"jetstream"`
+		ReadModels part               `json:"readModels"`
+		Workers    []queue.WorkerInfo `json:"workers"`
+		Queues     part               `json:"queues"`
+		Media      string             `json:"media"`
+		Disk       string             `json:"disk"`
+		Checks     map[string]string  `json:"checks"`
+		Errors     []string           `json:"errors"`
+	}{Status: "ok", NATS: h.cfg.Store.Conn(ctx), Workers: []queue.WorkerInfo{}, Checks: map[string]string{}, Errors: []string{}}
 	log := h.cfg.Host.Logger(r)
 	failed := func(what string, err error) {
 		log.Warn("admin health: "+what, "err", err)
@@ -382,19 +383,19 @@ func (h *Handler) health(w http.ResponseWriter, r *http.Request) error {
 		out.ReadModels["lag"] = stream.LastSeq - min(applied, stream.LastSeq)
 	}
 
-	if ws, err := h.cfg.Store.Workers(ctx); err != nil {
+	if ws, err := queue.New(h.cfg.Store).Workers(ctx); err != nil {
 		failed("the workers seen", err)
 	} else {
 		out.Workers = ws
 	}
 
 	out.Queues = part{"transcode": nil, "deliveries": nil}
-	if n, err := h.cfg.Store.JobsUnfinished(ctx, eventstore.TranscodeIntake); err != nil {
+	if n, err := queue.New(h.cfg.Store).JobsUnfinished(ctx, queue.TranscodeIntake); err != nil {
 		failed("the transcode queue", err)
 	} else {
 		out.Queues["transcode"] = n
 	}
-	if n, err := h.cfg.Store.DeliveriesQueued(ctx); err != nil {
+	if n, err := queue.New(h.cfg.Store).DeliveriesQueued(ctx); err != nil {
 		failed("the delivery queue", err)
 	} else {
 		out.Queues["deliveries"] = n
