@@ -51,7 +51,7 @@
 //  5. Retry. A wrong last sequence is a domain Conflict wrapping
 //     ErrConcurrency; Execute starts over from Load, at most
 //     Config.MaxAttempts times (default 5; 5 on a Log that is not a
-//     *Store), then returns that Conflict.
+//     *Store), then returns the last Conflict, wrapped.
 //
 // Record appends without the concurrency check: a subscription's delivery
 // attempts, from which nothing is decided.
