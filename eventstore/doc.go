@@ -56,9 +56,10 @@
 // Record appends without the concurrency check: a subscription's delivery
 // attempts, from which nothing is decided.
 //
-// An account command (issue or revoke a key, change a plan) folds the
-// account's whole stream, one direct get per event, so keys created and
-// revoked over and over (two events each) make it slower.
+// An account command (issue or revoke a key, change a plan), and the
+// creation of one of its users (which checks the account exists), folds
+// the account's whole stream, one direct get per event, so keys created
+// and revoked over and over (two events each) make it slower.
 //
 // # Lost acknowledgements
 //
