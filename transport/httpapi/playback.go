@@ -231,19 +231,6 @@ func applySettings(u uploadSettings, c projections.Collection) (domain.PlaybackP
 	return policy, download
 }
 
-// metaSettings reads an upload's settings from tus Upload-Metadata.
-func metaSettings(meta map[string]string) (uploadSettings, error) {
-	var u uploadSettings
-	var p, d *string
-	if v, ok := meta["playbackPolicy"]; ok {
-		p = &v
-	}
-	if v, ok := meta["download"]; ok {
-		d = &v
-	}
-	return u, parseSettings(&u, p, d)
-}
-
 // playTokenURLs passes /play's ?token= on to the media URLs its player
 // loads, so an embed of a signed video plays (/cdn checks the token; a
 // malformed one is not passed on).

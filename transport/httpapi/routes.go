@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/tus"
 )
 
 // The routes of every protocol the server speaks, in one place: probes,
@@ -91,31 +92,39 @@ func (s *Server) adminRoutes() {
 	})
 }
 
-// uploadRoutes registers the upload protocols: direct upload URLs, the
-// caller's unfinished uploads, and tus, for API keys and for direct
-// upload URLs (with CORS for browsers on any site).
+// uploadRoutes mounts the upload protocols (package tus): direct upload
+// URLs, the caller's unfinished uploads, and tus, for API keys and for
+// direct upload URLs (with CORS for browsers on any site). tus routes
+// check the protocol's version before the API key.
 func (s *Server) uploadRoutes() {
-	r := s.router
-	auth := func(h handlerFunc) http.Handler { return s.tusProtocol(s.authenticate(s.handle(h))) }
-	r.Handle("/v1/uploads", s.authenticate(s.handle(s.createDirectUpload))).Methods(http.MethodPost)
-	r.Handle("/v1/uploads", s.authenticate(s.handle(s.listUploads))).Methods(http.MethodGet)
-	r.Handle("/v1/uploads/tus", s.handle(s.tusOptions)).Methods(http.MethodOptions)
-	r.Handle("/v1/uploads/tus", auth(s.tusCreate)).Methods(http.MethodPost)
-	r.Handle("/v1/uploads/tus/{id}", s.handle(s.tusOptions)).Methods(http.MethodOptions)
-	r.Handle("/v1/uploads/tus/{id}", auth(s.tusHead)).Methods(http.MethodHead)
-	r.Handle("/v1/uploads/tus/{id}", auth(s.tusPatch)).Methods(http.MethodPatch)
-	r.Handle("/v1/uploads/tus/{id}", auth(s.tusDelete)).Methods(http.MethodDelete)
+	s.tusUploads.Routes(func(path string, h func(http.ResponseWriter, *http.Request) error, method string, a tus.Access) {
+		var handler http.Handler
+		switch a {
+		case tus.Open:
+			handler = s.handle(h)
+		case tus.Key:
+			handler = s.authenticate(s.handle(h))
+		case tus.KeyTus:
+			handler = s.tusProtocol(s.authenticate(s.handle(h)))
+		case tus.DirectTus:
+			next := s.tusProtocol(s.handle(h))
+			handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				tus.DirectCORS(w.Header())
+				next.ServeHTTP(w, r)
+			})
+		}
+		s.router.Handle("/v1"+path, handler).Methods(method)
+	})
+}
 
-	direct := func(h handlerFunc) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			directCORS(w.Header())
-			s.tusProtocol(s.handle(h)).ServeHTTP(w, r)
-		})
-	}
-	r.Handle("/v1/uploads/tus/direct/{token}", s.handle(s.directPreflight)).Methods(http.MethodOptions)
-	r.Handle("/v1/uploads/tus/direct/{token}", direct(s.directCreate)).Methods(http.MethodPost)
-	r.Handle("/v1/uploads/tus/direct/{token}/{id}", s.handle(s.directPreflight)).Methods(http.MethodOptions)
-	r.Handle("/v1/uploads/tus/direct/{token}/{id}", direct(s.directUpload(s.headUpload))).Methods(http.MethodHead)
-	r.Handle("/v1/uploads/tus/direct/{token}/{id}", direct(s.directUpload(s.patchUpload))).Methods(http.MethodPatch)
-	r.Handle("/v1/uploads/tus/direct/{token}/{id}", direct(s.directUpload(s.deleteUpload))).Methods(http.MethodDelete)
+// tusProtocol runs tus's version check (tus.Handler.Protocol) before
+// next.
+func (s *Server) tusProtocol(next http.Handler) http.Handler {
+	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		if err := s.tusUploads.Protocol(w, r); err != nil {
+			return err
+		}
+		next.ServeHTTP(w, r)
+		return nil
+	})
 }

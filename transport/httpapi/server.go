@@ -168,7 +168,7 @@ type Uploads struct {
 	TusExpiry time.Duration
 	// Direct keeps direct upload URLs (kv.DirectUploads). Nil:
 	// POST /v1/uploads answers 503.
-	Direct DirectUploadStore
+	Direct tus.DirectUploadStore
 }
 
 // Playback configures signed playback and the /play page.
@@ -305,10 +305,12 @@ type Server struct {
 	lastSeq  lastSeqCache
 	uploads  uploadSlots
 	disk     diskspace.Guard
-	tus      uploadStore // nil: no TusDir
-	// tusRetryEvery is how often pending tus uploads are tried again
-	// (tusRetryEvery); tusAccepting, in tests only, is called as a
-	// complete upload is accepted.
+	tus      *tus.FileStore // nil: no TusDir
+	// tusUploads serves tus and direct upload URLs; tusRetryEvery is how
+	// often pending tus uploads are tried again (tus.RetryEvery);
+	// tusAccepting, in tests only, is called as a complete upload is
+	// accepted.
+	tusUploads    *tus.Handler
 	tusRetryEvery time.Duration
 	tusAccepting  func(id string)
 	tokens        playback.Tokens
@@ -348,7 +350,7 @@ func New(cfg Config) (*Server, error) {
 		loginAddrs:    ratelimit.NewShared(cfg.Limits.Ledger, "login-addr:", hex.EncodeToString(node), limitLog),
 		loginUsers:    ratelimit.NewShared(cfg.Limits.Ledger, "login-user:", hex.EncodeToString(node), limitLog),
 		cop:           http.NewCrossOriginProtection(),
-		tusRetryEvery: tusRetryEvery,
+		tusRetryEvery: tus.RetryEvery,
 		tokens:        playback.Tokens{Key: cfg.Playback.Key, Keys: cfg.DB, Now: cfg.Now}}
 	if cfg.Origin.PublicURL != "" {
 		u, _ := url.Parse(cfg.Origin.PublicURL)
@@ -370,6 +372,17 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.tus = store
 	}
+	var largest int64
+	for _, l := range cfg.Plans {
+		largest = max(largest, l.MaxUploadBytes)
+	}
+	s.tusUploads = tus.NewHandler(tus.Config{Store: s.tus, Direct: cfg.Uploads.Direct, Media: cfg.Media,
+		Host: uploadHost{s}, Log: cfg.Log, Now: cfg.Now, NewID: cfg.Store.NewID, Expiry: cfg.Uploads.TusExpiry,
+		BaseURL: cfg.Origin.BaseURL, MaxSize: largest, Accepting: func(id string) {
+			if s.tusAccepting != nil {
+				s.tusAccepting(id)
+			}
+		}})
 	s.cdn = cdn.New(cdn.Config{Videos: cfg.DB, Media: cfg.Media, Tokens: s.tokens,
 		Logger: func(r *http.Request) *slog.Logger { return logger(r, cfg.Log) }})
 	s.admin = admin.New(admin.Config{Store: cfg.Store, DB: cfg.DB, Projector: cfg.Projector,

@@ -421,7 +421,7 @@ func TestTusExpiry(t *testing.T) {
 	if off, r := a.tusOffset(asked, key); r.status != 200 || off != 2000 {
 		t.Fatalf("HEAD within the expiry of its last PATCH: %d %d", r.status, off)
 	}
-	if n := a.s.sweepUploads(); n != 1 {
+	if n := a.s.tusUploads.Sweep(); n != 1 {
 		t.Fatalf("sweep removed %d uploads, want the forgotten one", n)
 	}
 	wantStatus(t, a.tusReq("HEAD", forgotten, key, nil, nil), 404)
@@ -484,7 +484,7 @@ func TestTusUnfinishedUploadsAreCapped(t *testing.T) {
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanFree)
 	other := a.account("other", domain.PlanFree)
-	most := maxUnfinished(testPlans().Limits(domain.PlanFree))
+	most := tus.MaxUnfinished(testPlans().Limits(domain.PlanFree))
 	var locs []string
 	for range most {
 		locs = append(locs, a.tusCreate(key, 1000))
@@ -742,14 +742,14 @@ func TestTusExpiryMovesOnlyWithBytes(t *testing.T) {
 	loc = a.tusCreate(key, len(file))
 	start = a.clock.Now()
 	off := 0
-	for a.clock.Now().Before(start.Add(tusMaxAge(time.Hour) - 50*time.Minute)) {
+	for a.clock.Now().Before(start.Add(tus.MaxAge(time.Hour) - 50*time.Minute)) {
 		a.clock.Set(a.clock.Now().Add(50 * time.Minute))
 		if r := a.tusPatch(loc, key, off, file[off:off+1]); r.status != 204 {
 			t.Fatalf("PATCH at %d: %d %s", off, r.status, r.body)
 		}
 		off++
 	}
-	a.clock.Set(start.Add(tusMaxAge(time.Hour)))
+	a.clock.Set(start.Add(tus.MaxAge(time.Hour)))
 	wantStatus(t, a.tusReq("HEAD", loc, key, nil, nil), 410)
 }
 
@@ -933,7 +933,7 @@ func TestTusCompletedUploadAnswersComplete(t *testing.T) {
 		t.Fatalf("HEAD of a finished upload after a restart: %d %d", r.status, off)
 	}
 	a.clock.Set(a.clock.Now().Add(time.Hour + time.Second))
-	a.s.sweepUploads()
+	a.s.tusUploads.Sweep()
 	wantStatus(t, a.tusReq("HEAD", loc, key, nil, nil), 404)
 	if files := a.tusFiles(); len(files) != 0 {
 		t.Fatalf("expired completion records left %v", files)
@@ -996,14 +996,14 @@ func TestTusMethodOverride(t *testing.T) {
 	}
 }
 
-// An account holds at most directOutstandingMax unused direct upload URLs:
+// An account holds at most tus.DirectOutstandingMax unused direct upload URLs:
 // more are 429 until one is used or expires.
 func TestDirectUploadURLsAreCapped(t *testing.T) {
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanBusiness)
 	other := a.account("other", domain.PlanFree)
 	var first string
-	for i := range directOutstandingMax {
+	for i := range tus.DirectOutstandingMax {
 		r := a.do("POST", "/v1/uploads", key, `{"collection":"main","expiresIn":120}`)
 		if r.status != 201 {
 			t.Fatalf("URL %d: %d %s", i, r.status, r.body)
@@ -1013,12 +1013,12 @@ func TestDirectUploadURLsAreCapped(t *testing.T) {
 			_ = json.Unmarshal(r.body, &d)
 			first = d.URL
 		}
-		if i == directOutstandingMax/2 {
+		if i == tus.DirectOutstandingMax/2 {
 			a.clock.Set(a.clock.Now().Add(time.Minute))
 		}
 	}
 	m := wantError(t, a.do("POST", "/v1/uploads", key, `{"collection":"main"}`), 429, respond.LabelRateLimited)
-	if !strings.Contains(m["message"].(string), strconv.Itoa(directOutstandingMax)) {
+	if !strings.Contains(m["message"].(string), strconv.Itoa(tus.DirectOutstandingMax)) {
 		t.Fatalf("message %q", m["message"])
 	}
 	if r := a.do("POST", "/v1/uploads", other, `{"collection":"main"}`); r.status != 201 {
@@ -1198,7 +1198,7 @@ func TestDirectUploadsDoNotTakeTheAccountsOwn(t *testing.T) {
 	limits := testPlans().Limits(domain.PlanFree)
 	file := clip(6000)
 	var locs []string
-	for range maxUnfinished(limits) + 1 {
+	for range tus.MaxUnfinished(limits) + 1 {
 		url, _ := a.directURL(key)
 		cr := a.tusReq("POST", url, "", map[string]string{"Upload-Length": strconv.Itoa(len(file)), "Upload-Metadata": tusMeta("filename", "d.mp4")}, nil)
 		wantStatus(t, cr, 201)
@@ -1215,7 +1215,7 @@ func TestDirectUploadsDoNotTakeTheAccountsOwn(t *testing.T) {
 		_, _ = conn.Write(file[:3000])
 	}
 	poll(t, "the direct PATCHes in flight", func() bool {
-		return a.s.uploads.count(directPool("acme")) == limits.ConcurrentUploads
+		return a.s.uploads.count(tus.DirectPool("acme")) == limits.ConcurrentUploads
 	})
 	own := a.tusCreate(key, len(file))
 	if r := a.tusPatch(own, key, 0, file); r.status != 204 {
@@ -1327,7 +1327,7 @@ func TestDirectUploadURLsIssuedConcurrently(t *testing.T) {
 
 func (a *testAPI) directIndexLen(account string) int {
 	a.t.Helper()
-	b, _, err := a.s.cfg.Uploads.Direct.Get(context.Background(), directIndexKey(account))
+	b, _, err := a.s.cfg.Uploads.Direct.Get(context.Background(), tus.DirectIndexKey(account))
 	if err != nil {
 		a.t.Fatal(err)
 	}
@@ -1372,5 +1372,5 @@ func TestTusStrayPatchDoesNotTakeOver(t *testing.T) {
 // tusStore is the API's tus store, to watch which request holds an upload.
 func (a *testAPI) tusStore() *tus.FileStore {
 	a.t.Helper()
-	return a.s.tus.(*tus.FileStore)
+	return a.s.tus
 }

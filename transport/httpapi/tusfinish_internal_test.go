@@ -262,7 +262,7 @@ func TestTusPendingUploadTriedTwiceAtOnce(t *testing.T) {
 		var r response
 		wg.Add(2)
 		go func() { defer wg.Done(); r = a.tusPatch(loc, key, len(file)-1, file[len(file)-1:]) }()
-		go func() { defer wg.Done(); a.s.finishPending(context.Background()) }()
+		go func() { defer wg.Done(); a.s.tusUploads.FinishPending(context.Background()) }()
 		wg.Wait()
 		if r.status != 204 && r.status != 409 {
 			t.Fatalf("round %d: the client's PATCH of the last byte: %d %s", round, r.status, r.body)

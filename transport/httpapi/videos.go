@@ -20,6 +20,7 @@ import (
 	"github.com/kino-video/kino/transport/diskspace"
 	"github.com/kino-video/kino/transport/ffmpeg"
 	"github.com/kino-video/kino/transport/httpapi/respond"
+	"github.com/kino-video/kino/transport/tus"
 	"github.com/kino-video/kino/transport/wire"
 )
 
@@ -66,7 +67,7 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 	// The body ends when it makes no progress for Uploads.IdleTimeout.
 	body := newIdleBody(w, r, s.cfg.Uploads.IdleTimeout, s.cfg.Now)
 	defer body.done()
-	mr := multipart.NewReader(bufio.NewReaderSize(body, uploadBuffer), params["boundary"])
+	mr := multipart.NewReader(bufio.NewReaderSize(body, tus.BufferSize), params["boundary"])
 
 	var (
 		slug, filename, ext string
@@ -195,17 +196,15 @@ type upload struct {
 }
 
 // errStore marks a failure of acceptUpload to store the file, which the
-// caller answers through storeFailure (it may set headers).
-type errStore struct{ err error }
-
-func (e errStore) Error() string { return e.err.Error() }
-func (e errStore) Unwrap() error { return e.err }
+// caller answers through storeFailure (it may set headers); the upload
+// handler (package tus) knows it too.
+type errStore = tus.StoreError
 
 // storeFailureOr answers an error of acceptUpload.
 func storeFailureOr(w http.ResponseWriter, err error) error {
 	var se errStore
 	if errors.As(err, &se) {
-		return storeFailure(w, se.err)
+		return storeFailure(w, se.Err)
 	}
 	return err
 }
@@ -228,11 +227,11 @@ func (s *Server) acceptUpload(ctx context.Context, u upload) error {
 	// the embedded NATS) needs the file's size again above the reserve.
 	if c, ok := s.cfg.Media.(interface{ CommitCopies() bool }); ok && c.CommitCopies() {
 		if room, err := s.disk.Room(); err == nil && room < u.Size {
-			return errStore{diskspace.ErrNoRoom}
+			return errStore{Err: diskspace.ErrNoRoom}
 		}
 	}
 	if err := s.cfg.Media.Commit(ctx, u.Path, u.ID, u.Ext); err != nil {
-		return errStore{err}
+		return errStore{Err: err}
 	}
 	policy, download := applySettings(u.Settings, coll)
 	res, err := executeIn[domain.Video](ctx, s.cfg.Store, videoStream(u.ID), domain.AcceptUpload{
@@ -318,10 +317,6 @@ func partFilename(part *multipart.Part) (string, error) {
 }
 
 var errTooLarge = errors.New("too large")
-
-// uploadBuffer is the read buffer of each upload in flight: most of its
-// memory cost. (A bigger copy buffer was measured too: it changed nothing.)
-const uploadBuffer = 1 << 20
 
 // copyLimited copies src to dst and fails with errTooLarge as soon as more
 // than limit bytes arrive.

@@ -13,8 +13,14 @@
 //
 // protocol.go holds what is pure in the protocol: the version and
 // extensions spoken, and the parsing of Upload-Metadata and
-// Upload-Checksum. The rest of the protocol (offsets, per-plan limits,
-// takeovers, acceptance as a video) is httpapi's tus handler, which declares the
-// store interface it uses, the way tusd's handler declares DataStore and
-// Locker.
+// Upload-Checksum.
+//
+// Handler is the protocol over HTTP, mounted by httpapi's routes.go like
+// every protocol: creation (with upload), HEAD, PATCH, DELETE and OPTIONS
+// (handler.go), the acceptance of a complete upload as a video, retried
+// while it is pending (finish.go), the direct upload URLs that let a
+// browser upload without an API key (direct.go), and GET /v1/uploads
+// (list.go). What it needs of the API server (who a request is, upload
+// slots, the disk guard, the acceptance of a file as a video, shared with
+// multipart uploads) is its Host (host.go), which httpapi implements.
 package tus

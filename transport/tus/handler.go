@@ -1,10 +1,9 @@
-package httpapi
+package tus
 
 import (
 	"context"
 	"crypto/subtle"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -18,8 +17,6 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/transport/diskspace"
 	"github.com/kino-video/kino/transport/ffmpeg"
-	"github.com/kino-video/kino/transport/httpapi/respond"
-	"github.com/kino-video/kino/transport/tus"
 )
 
 // tus 1.0 resumable uploads (https://tus.io/protocols/resumable-upload),
@@ -28,7 +25,7 @@ import (
 // was the reference for the protocol's edge cases.
 //
 // An upload becomes a video: its id is the video's, and its last byte
-// goes through acceptUpload, exactly as a multipart POST /v1/videos.
+// goes through Host.Accept, exactly as a multipart POST /v1/videos.
 // Every check a multipart upload meets is made as early as tus allows:
 // the plan's size, the type (from the filename's extension) and the
 // collection at creation (from Upload-Length and Upload-Metadata), the
@@ -37,10 +34,10 @@ const (
 	// tusSweepEvery is how often expired partial uploads are removed.
 	tusSweepEvery = 5 * time.Minute
 
-	// tusRetryEvery is how often kino tries again to accept the pending
+	// RetryEvery is how often kino tries again to accept the pending
 	// uploads (complete, not yet videos) while the event store takes
 	// writes.
-	tusRetryEvery = 5 * time.Second
+	RetryEvery = 5 * time.Second
 
 	// tusTakeoverWait bounds how long a PATCH or DELETE waits for the
 	// request it interrupts to let the upload go (it may be accepting
@@ -48,114 +45,95 @@ const (
 	tusTakeoverWait = 10 * time.Second
 )
 
-// uploadStore keeps this node's unfinished tus uploads (tus.FileStore):
-// their records and bytes, the completion records of finished ones, and
-// which request holds each.
-type uploadStore interface {
-	Create(u tus.Upload) error
-	Get(id string) (tus.Upload, bool)
-	Save(u tus.Upload) error
-	Remove(id string) error
-	// DataPath is the file of an upload's bytes, on the media store's
-	// file system.
-	DataPath(id string) string
-	// Reopen makes a pending upload one byte short again, for a PATCH of
-	// that byte; CommitFile gives a complete upload's bytes a second name
-	// for the media store's Commit.
-	Reopen(u tus.Upload) (tus.Upload, error)
-	CommitFile(id string) (string, error)
-	Complete(u tus.Upload, expires time.Time) error
-	Completed(id string) (tus.Done, bool)
-	Forget(id string) error
-
-	Lock(id string) bool
-	Unlock(id string)
-	Takeover(ctx context.Context, id string, wait time.Duration) bool
-	Interruptible(id string, interrupt func())
-
-	Usage(account string, direct bool) int
-	Unfinished(account string, now time.Time) []tus.Upload
-	PendingIDs() []string
-	Expired(now time.Time) []string
-	ExpiredDone(now time.Time) []string
-}
-
-var _ uploadStore = (*tus.FileStore)(nil)
-
 // tusTarget is who asks about which upload: an account (with its API
 // key), or the holder of a direct upload URL (direct: its token's hash).
 type tusTarget struct {
-	c      caller
+	c      Caller
 	id     string
 	direct string
 }
 
-// tusProtocol sets Tus-Resumable on every answer and refuses (412) a
-// request of another protocol version. OPTIONS needs no version.
-func (s *Server) tusProtocol(next http.Handler) http.Handler {
-	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
-		w.Header().Set("Tus-Resumable", tus.Version)
-		if r.Method != http.MethodOptions && r.Header.Get("Tus-Resumable") != tus.Version {
-			w.Header().Set("Tus-Version", tus.Version)
-			return domain.E("tus", domain.PreconditionFailed,
-				"this is a tus %s server: send the header Tus-Resumable: %s", tus.Version, tus.Version)
-		}
-		if s.tus == nil {
-			return domain.E("tus", domain.Unavailable, "resumable uploads are not enabled on this server")
-		}
-		next.ServeHTTP(w, r)
-		return nil
-	})
+// Protocol sets Tus-Resumable on every answer and refuses (412) a
+// request of another protocol version. OPTIONS needs no version. The
+// server runs it before authenticating a tus route's request.
+func (h *Handler) Protocol(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Tus-Resumable", Version)
+	if r.Method != http.MethodOptions && r.Header.Get("Tus-Resumable") != Version {
+		w.Header().Set("Tus-Version", Version)
+		return domain.E("tus", domain.PreconditionFailed,
+			"this is a tus %s server: send the header Tus-Resumable: %s", Version, Version)
+	}
+	if h.store == nil {
+		return domain.E("tus", domain.Unavailable, "resumable uploads are not enabled on this server")
+	}
+	return nil
 }
 
 // tusOptions answers tus's discovery request.
-func (s *Server) tusOptions(w http.ResponseWriter, _ *http.Request) error {
+func (t *Handler) tusOptions(w http.ResponseWriter, _ *http.Request) error {
 	h := w.Header()
-	h.Set("Tus-Resumable", tus.Version)
-	h.Set("Tus-Version", tus.Version)
-	h.Set("Tus-Extension", tus.Extensions)
-	h.Set("Tus-Checksum-Algorithm", tus.Checksums)
-	var largest int64
-	for _, l := range s.cfg.Plans {
-		largest = max(largest, l.MaxUploadBytes)
-	}
-	h.Set("Tus-Max-Size", strconv.FormatInt(largest, 10))
+	h.Set("Tus-Resumable", Version)
+	h.Set("Tus-Version", Version)
+	h.Set("Tus-Extension", Extensions)
+	h.Set("Tus-Checksum-Algorithm", Checksums)
+	h.Set("Tus-Max-Size", strconv.FormatInt(t.cfg.MaxSize, 10))
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-func (s *Server) tusCreate(w http.ResponseWriter, r *http.Request) error {
-	return s.createUpload(w, r, callerOf(r), creation{})
+func (h *Handler) tusCreate(w http.ResponseWriter, r *http.Request) error {
+	return h.createUpload(w, r, h.host.Caller(r), creation{})
 }
 
-func (s *Server) tusHead(w http.ResponseWriter, r *http.Request) error {
-	return s.headUpload(w, r, tusTarget{c: callerOf(r), id: mux.Vars(r)["id"]})
+func (h *Handler) tusHead(w http.ResponseWriter, r *http.Request) error {
+	return h.headUpload(w, r, tusTarget{c: h.host.Caller(r), id: mux.Vars(r)["id"]})
 }
 
-func (s *Server) tusPatch(w http.ResponseWriter, r *http.Request) error {
-	return s.patchUpload(w, r, tusTarget{c: callerOf(r), id: mux.Vars(r)["id"]})
+func (h *Handler) tusPatch(w http.ResponseWriter, r *http.Request) error {
+	return h.patchUpload(w, r, tusTarget{c: h.host.Caller(r), id: mux.Vars(r)["id"]})
 }
 
-func (s *Server) tusDelete(w http.ResponseWriter, r *http.Request) error {
-	return s.deleteUpload(w, r, tusTarget{c: callerOf(r), id: mux.Vars(r)["id"]})
+func (h *Handler) tusDelete(w http.ResponseWriter, r *http.Request) error {
+	return h.deleteUpload(w, r, tusTarget{c: h.host.Caller(r), id: mux.Vars(r)["id"]})
+}
+
+// BufferSize is the read buffer of each upload in flight (a chunk, or a
+// multipart upload): most of its memory cost. (A bigger copy buffer was
+// measured too: it changed nothing.)
+const BufferSize = 1 << 20
+
+// uploadRetry is the Retry-After of a creation refused for the
+// account's unfinished uploads (as of an upload refused a slot).
+const uploadRetry = 5
+
+// metaSettings reads an upload's settings from Upload-Metadata.
+func (h *Handler) metaSettings(meta map[string]string) (Settings, error) {
+	var p, d *string
+	if v, ok := meta["playbackPolicy"]; ok {
+		p = &v
+	}
+	if v, ok := meta["download"]; ok {
+		d = &v
+	}
+	return h.host.Settings(p, d)
 }
 
 // creation is what a direct upload URL fixes of the upload it creates.
 type creation struct {
 	id, collection, direct, token string
-	settings                      *uploadSettings                 // a direct upload's playbackPolicy and download, fixed by its issuer
+	settings                      *Settings                       // a direct upload's playbackPolicy and download, fixed by its issuer
 	claim                         func(ctx context.Context) error // marks the URL used, just before the upload is created
 	unclaim                       func()                          // marks it unused again: the creation was refused
 }
 
-// maxUnfinished is how many unfinished tus uploads an account may hold
+// MaxUnfinished is how many unfinished tus uploads an account may hold
 // on a node: twice the uploads its plan may run at once, so a client can
 // keep a few files going, but an account cannot fill the disk with
 // partial uploads it never finishes.
-func maxUnfinished(l domain.Limits) int { return max(2, 2*l.ConcurrentUploads) }
+func MaxUnfinished(l domain.Limits) int { return max(2, 2*l.ConcurrentUploads) }
 
 // createUpload is tus's creation (and creation-with-upload).
-func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, cr creation) error {
+func (h *Handler) createUpload(w http.ResponseWriter, r *http.Request, c Caller, cr creation) error {
 	if r.Header.Get("Upload-Defer-Length") != "" || r.Header.Get("Upload-Concat") != "" {
 		return errBadRequest("Upload-Defer-Length and Upload-Concat are not supported: send Upload-Length")
 	}
@@ -172,7 +150,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 		return domain.E("upload video", domain.TooLarge, "upload is %d bytes; your plan allows files of at most %d bytes", length, c.Limits.MaxUploadBytes)
 	}
 	metaRaw := r.Header.Get("Upload-Metadata")
-	meta, err := tus.ParseMetadata(metaRaw)
+	meta, err := ParseMetadata(metaRaw)
 	if err != nil {
 		return err
 	}
@@ -197,33 +175,33 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 	if slug == "" {
 		return errBadRequest("collection is required: send the collection slug (base64) in Upload-Metadata")
 	}
-	settings, err := metaSettings(meta)
+	settings, err := h.metaSettings(meta)
 	if err != nil {
 		return err
 	}
 	if cr.settings != nil {
 		// The URL's holder (a browser) must not make a signed video public.
-		if settings != (uploadSettings{}) {
+		if settings != (Settings{}) {
 			return errBadRequest("this direct upload URL's playbackPolicy and download are set by whoever asked for it (POST /v1/uploads); leave them out of Upload-Metadata")
 		}
 		settings = *cr.settings
 	}
-	if _, err := s.uploadCollection(r.Context(), c.Account, slug); err != nil {
+	if err := h.host.Collection(r.Context(), c.Account, slug); err != nil {
 		return err
 	}
-	if err := s.writableNow(); err != nil {
+	if err := h.host.Writable(); err != nil {
 		return err
 	}
 	// Uploads through direct upload URLs are counted apart, under a cap
 	// of their own (as many as the unused URLs an account may hold): the
 	// URLs' holders must not lock the account out of its own uploads.
-	n := s.tus.Usage(c.Account, cr.direct != "")
-	if most := maxUnfinished(c.Limits); cr.direct == "" && n >= most {
+	n := h.store.Usage(c.Account, cr.direct != "")
+	if most := MaxUnfinished(c.Limits); cr.direct == "" && n >= most {
 		w.Header().Set("Retry-After", strconv.Itoa(uploadRetry))
 		return domain.E("upload video", domain.RateLimited,
-			"your account has %d unfinished resumable uploads, the most it may hold: finish or DELETE one first (GET /v1/uploads lists them; unfinished uploads expire %s after their last bytes)", n, s.cfg.Uploads.TusExpiry)
+			"your account has %d unfinished resumable uploads, the most it may hold: finish or DELETE one first (GET /v1/uploads lists them; unfinished uploads expire %s after their last bytes)", n, h.cfg.Expiry)
 	}
-	if cr.direct != "" && n >= directOutstandingMax {
+	if cr.direct != "" && n >= DirectOutstandingMax {
 		w.Header().Set("Retry-After", strconv.Itoa(uploadRetry))
 		return domain.E("upload video", domain.RateLimited,
 			"the account has %d unfinished direct uploads, the most it may hold: retry once one has finished or expired", n)
@@ -233,9 +211,9 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 	// unsent bytes would refuse everyone else. The disk is still guarded
 	// where it is filled: every chunk is written above the reserve
 	// (diskspace.Writer), as a multipart upload is, and an account's unsent
-	// bytes are bounded by its own plan (maxUnfinished uploads of at most
+	// bytes are bounded by its own plan (MaxUnfinished uploads of at most
 	// MaxUploadBytes each).
-	if err := s.checkRoom(length); err != nil {
+	if err := h.host.CheckRoom(length); err != nil {
 		return err
 	}
 	withBody := hasBody(r)
@@ -245,7 +223,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 		}
 		// The slot first: an upload created and then refused a slot
 		// would be left behind, unknown to the client.
-		release, err := s.uploads.acquire(w, uploadPool(tus.Upload{Account: c.Account, Direct: cr.direct}), c.Limits.ConcurrentUploads)
+		release, err := h.host.Acquire(w, uploadPool(Upload{Account: c.Account, Direct: cr.direct}), c.Limits.ConcurrentUploads)
 		if err != nil {
 			w.Header().Set("Connection", "close")
 			return err
@@ -259,31 +237,31 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 	}
 	id := cr.id
 	if id == "" {
-		id = s.cfg.Store.NewID()
+		id = h.cfg.NewID()
 	}
 	if withBody { // held from before the upload exists: no PATCH can slip in
-		if !s.tus.Lock(id) {
+		if !h.store.Lock(id) {
 			return domain.E("upload video", domain.Conflict, "the upload is busy")
 		}
-		defer s.tus.Unlock(id)
+		defer h.store.Unlock(id)
 	}
-	now := s.cfg.Now()
-	u := tus.Upload{ID: id, Account: c.Account, Collection: slug, Filename: filename, Ext: ext,
+	now := h.cfg.Now()
+	u := Upload{ID: id, Account: c.Account, Collection: slug, Filename: filename, Ext: ext,
 		Length: length, MaxSize: c.Limits.MaxUploadBytes, Metadata: metaRaw, Direct: cr.direct, Settings: settings,
-		Created: now.UTC(), Expires: s.tusExpires(now, now)}
-	if err := s.tus.Create(u); err != nil {
-		return storeFailure(w, err)
+		Created: now.UTC(), Expires: h.tusExpires(now, now)}
+	if err := h.store.Create(u); err != nil {
+		return h.host.StoreFailure(w, err)
 	}
-	logger(r, s.cfg.Log).Info("resumable upload created", "video_id", id, "bytes", length, "collection", slug, "direct", cr.direct != "")
-	w.Header().Set("Location", s.tusLocation(id, cr.token))
+	h.host.Logger(r).Info("resumable upload created", "video_id", id, "bytes", length, "collection", slug, "direct", cr.direct != "")
+	w.Header().Set("Location", h.tusLocation(id, cr.token))
 	if withBody {
-		if u, err = s.writeChunk(w, r, u); err != nil {
-			if cur, ok := s.tus.Get(id); ok && cur.Pending() {
+		if u, err = h.writeChunk(w, r, u); err != nil {
+			if cur, ok := h.store.Get(id); ok && cur.Pending() {
 				// Every byte is in, but the video could not be stored:
 				// the upload is made and kept, and its client, told the
 				// offset of the last byte, sends that again (or kino
 				// accepts it by itself once the stores are back).
-				logger(r, s.cfg.Log).Warn("resumable upload created complete but not accepted yet", "video_id", id, "err", err)
+				h.host.Logger(r).Warn("resumable upload created complete but not accepted yet", "video_id", id, "err", err)
 				u, err = cur, nil
 			}
 		}
@@ -291,8 +269,8 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 			if !interrupted(err) {
 				// Refused (not a video, a bad checksum...): the client
 				// learns it now, and there is no upload to go on with.
-				if _, ok := s.tus.Get(id); ok {
-					_ = s.tus.Remove(id)
+				if _, ok := h.store.Get(id); ok {
+					_ = h.store.Remove(id)
 				}
 				w.Header().Del("Location")
 				if cr.unclaim != nil { // no upload came of it: the URL is not spent
@@ -316,8 +294,8 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 // tusLocation is an upload's URL: absolute under the configured public
 // base, else a path (clients resolve it against the creation URL, so it
 // is right behind any proxy).
-func (s *Server) tusLocation(id, token string) string {
-	base := s.cfg.Origin.BaseURL
+func (h *Handler) tusLocation(id, token string) string {
+	base := h.cfg.BaseURL
 	if base == "" {
 		base = "/v1"
 	}
@@ -330,57 +308,57 @@ func (s *Server) tusLocation(id, token string) string {
 // findUpload is the target's upload: 404 when it does not exist or is
 // not the caller's (never 403), 410 once it has expired (and then it is
 // removed).
-func (s *Server) findUpload(t tusTarget) (tus.Upload, error) {
-	u, ok := s.tus.Get(t.id)
+func (h *Handler) findUpload(t tusTarget) (Upload, error) {
+	u, ok := h.store.Get(t.id)
 	if !ok {
-		return s.findCompleted(t)
+		return h.findCompleted(t)
 	}
 	if !ok || !domain.ValidID(t.id) || u.Account != t.c.Account ||
 		t.direct != "" && subtle.ConstantTimeCompare([]byte(u.Direct), []byte(t.direct)) != 1 {
-		return tus.Upload{}, errNotFound("upload")
+		return Upload{}, errNotFound("upload")
 	}
-	if now := s.cfg.Now(); !now.Before(u.Expires) {
-		if s.tus.Lock(u.ID) {
-			_ = s.tus.Remove(u.ID)
-			s.tus.Unlock(u.ID)
+	if now := h.cfg.Now(); !now.Before(u.Expires) {
+		if h.store.Lock(u.ID) {
+			_ = h.store.Remove(u.ID)
+			h.store.Unlock(u.ID)
 		}
-		return tus.Upload{}, domain.E("upload video", domain.Gone,
-			"this upload expired at %s (%s after its last bytes arrived, or %s after it was created) and was removed; start a new one", u.Expires.Format(time.RFC3339), s.cfg.Uploads.TusExpiry, tusMaxAge(s.cfg.Uploads.TusExpiry))
+		return Upload{}, domain.E("upload video", domain.Gone,
+			"this upload expired at %s (%s after its last bytes arrived, or %s after it was created) and was removed; start a new one", u.Expires.Format(time.RFC3339), h.cfg.Expiry, MaxAge(h.cfg.Expiry))
 	}
 	return u, nil
 }
 
 // findCompleted is the target's finished upload, from its completion
 // record: complete (Offset == Length), for its owner only.
-func (s *Server) findCompleted(t tusTarget) (tus.Upload, error) {
-	d, ok := s.tus.Completed(t.id)
+func (h *Handler) findCompleted(t tusTarget) (Upload, error) {
+	d, ok := h.store.Completed(t.id)
 	if !ok || !domain.ValidID(t.id) || d.Account != t.c.Account ||
-		subtle.ConstantTimeCompare([]byte(d.Direct), []byte(t.direct)) != 1 || !s.cfg.Now().Before(d.Expires) {
-		return tus.Upload{}, errNotFound("upload")
+		subtle.ConstantTimeCompare([]byte(d.Direct), []byte(t.direct)) != 1 || !h.cfg.Now().Before(d.Expires) {
+		return Upload{}, errNotFound("upload")
 	}
-	return tus.Upload{ID: d.ID, Account: d.Account, Direct: d.Direct, Length: d.Length, Offset: d.Length,
+	return Upload{ID: d.ID, Account: d.Account, Direct: d.Direct, Length: d.Length, Offset: d.Length,
 		Metadata: d.Metadata, Expires: d.Expires, Finished: true}, nil
 }
 
-func (s *Server) headUpload(w http.ResponseWriter, _ *http.Request, t tusTarget) error {
-	u, err := s.findUpload(t)
+func (h *Handler) headUpload(w http.ResponseWriter, _ *http.Request, t tusTarget) error {
+	u, err := h.findUpload(t)
 	if err != nil {
 		return err
 	}
-	h := w.Header()
-	h.Set("Cache-Control", "no-store")
-	h.Set("Upload-Offset", strconv.FormatInt(u.ResumeOffset(), 10))
-	h.Set("Upload-Length", strconv.FormatInt(u.Length, 10))
-	h.Set("Upload-Expires", u.Expires.Format(http.TimeFormat))
+	hd := w.Header()
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("Upload-Offset", strconv.FormatInt(u.ResumeOffset(), 10))
+	hd.Set("Upload-Length", strconv.FormatInt(u.Length, 10))
+	hd.Set("Upload-Expires", u.Expires.Format(http.TimeFormat))
 	if u.Metadata != "" {
-		h.Set("Upload-Metadata", u.Metadata)
+		hd.Set("Upload-Metadata", u.Metadata)
 	}
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
 
-func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget) error {
-	found, err := s.findUpload(t)
+func (h *Handler) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget) error {
+	found, err := h.findUpload(t)
 	if err != nil {
 		return err
 	}
@@ -403,12 +381,12 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 	if !resumesAt(found, offset) {
 		return errOffset(w, offset, found)
 	}
-	if !s.tus.Takeover(r.Context(), t.id, tusTakeoverWait) {
+	if !h.store.Takeover(r.Context(), t.id, tusTakeoverWait) {
 		w.Header().Set("Connection", "close") // the body is not read
 		return domain.E("upload video", domain.Conflict, "another request is writing to this upload; retry once it has ended")
 	}
-	defer s.tus.Unlock(t.id)
-	u, err := s.findUpload(t) // again, now that it is ours
+	defer h.store.Unlock(t.id)
+	u, err := h.findUpload(t) // again, now that it is ours
 	if err != nil {
 		return err
 	}
@@ -418,7 +396,7 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 	if !resumesAt(u, offset) {
 		return errOffset(w, offset, u)
 	}
-	if err := s.writableNow(); err != nil {
+	if err := h.host.Writable(); err != nil {
 		w.Header().Set("Connection", "close")
 		return err
 	}
@@ -426,36 +404,36 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 		// A try whose answer was lost may have made the video after all:
 		// then the upload is complete, and its bytes, which may be linked
 		// to the video's original, are not written again.
-		switch ok, err := s.uploadAccepted(r.Context(), u); {
+		switch ok, err := h.uploadAccepted(r.Context(), u); {
 		case err != nil:
 			return err
 		case ok:
-			s.completeUpload(logger(r, s.cfg.Log).With("video_id", u.ID), u)
+			h.completeUpload(h.host.Logger(r).With("video_id", u.ID), u)
 			return patchDone(w, r, u, offset)
 		}
 		if offset == u.Length {
 			// No byte is missing: the acceptance is tried again (a body
 			// would go past the length: 413).
 			if !hasBody(r) {
-				if err := s.finishUpload(r.Context(), u); err != nil {
-					return storeFailureOr(w, err)
+				if err := h.finishUpload(r.Context(), u); err != nil {
+					return h.storeFailureOr(w, err)
 				}
 			}
 			return patchDone(w, r, u, offset)
 		}
 	}
-	release, err := s.uploads.acquire(w, uploadPool(u), t.c.Limits.ConcurrentUploads)
+	release, err := h.host.Acquire(w, uploadPool(u), t.c.Limits.ConcurrentUploads)
 	if err != nil {
 		w.Header().Set("Connection", "close")
 		return err
 	}
 	defer release()
 	if u.Pending() { // its last byte again: the acceptance is tried again
-		if u, err = s.tus.Reopen(u); err != nil {
-			return storeFailure(w, err)
+		if u, err = h.store.Reopen(u); err != nil {
+			return h.host.StoreFailure(w, err)
 		}
 	}
-	u, err = s.writeChunk(w, r, u)
+	u, err = h.writeChunk(w, r, u)
 	if err != nil {
 		return err
 	}
@@ -469,7 +447,7 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 // at the offset HEAD answers, or, for a pending upload, also at its
 // length without a body (a client that sent every byte asks for the
 // acceptance again).
-func resumesAt(u tus.Upload, offset int64) bool {
+func resumesAt(u Upload, offset int64) bool {
 	return offset == u.ResumeOffset() || u.Pending() && offset == u.Length
 }
 
@@ -480,14 +458,14 @@ func hasBody(r *http.Request) bool {
 
 // errOffset refuses a PATCH at offset, which is not where upload u
 // resumes.
-func errOffset(w http.ResponseWriter, offset int64, u tus.Upload) error {
+func errOffset(w http.ResponseWriter, offset int64, u Upload) error {
 	w.Header().Set("Connection", "close")
 	return domain.E("upload video", domain.Conflict, "Upload-Offset is %d but the upload has %d bytes: send HEAD to learn the offset, and resume from it", offset, u.ResumeOffset())
 }
 
 // patchDone answers a PATCH of a finished upload u: at its length, a
 // no-op (as tusd answers); elsewhere 409.
-func patchDone(w http.ResponseWriter, r *http.Request, u tus.Upload, offset int64) error {
+func patchDone(w http.ResponseWriter, r *http.Request, u Upload, offset int64) error {
 	switch {
 	case offset != u.Length:
 		w.Header().Set("Connection", "close")
@@ -501,38 +479,38 @@ func patchDone(w http.ResponseWriter, r *http.Request, u tus.Upload, offset int6
 	return nil
 }
 
-func errUploadComplete(u tus.Upload) error {
+func errUploadComplete(u Upload) error {
 	return domain.E("upload video", domain.Conflict, "the upload is complete: it is video %s (DELETE /v1/videos/%s removes it)", u.ID, u.ID)
 }
 
-func (s *Server) deleteUpload(w http.ResponseWriter, r *http.Request, t tusTarget) error {
-	if u, err := s.findUpload(t); err != nil {
+func (h *Handler) deleteUpload(w http.ResponseWriter, r *http.Request, t tusTarget) error {
+	if u, err := h.findUpload(t); err != nil {
 		return err
 	} else if u.Finished {
 		return errUploadComplete(u)
 	}
-	if !s.tus.Takeover(r.Context(), t.id, tusTakeoverWait) {
+	if !h.store.Takeover(r.Context(), t.id, tusTakeoverWait) {
 		return domain.E("upload video", domain.Conflict, "a PATCH of this upload is in progress; retry once it has ended")
 	}
-	defer s.tus.Unlock(t.id)
+	defer h.store.Unlock(t.id)
 	// Again, now that it is ours: the PATCH we waited for may have been
 	// its last chunk, and then there is a video, not an upload, here.
-	if u, err := s.findUpload(t); err != nil {
+	if u, err := h.findUpload(t); err != nil {
 		return err
 	} else if u.Finished {
 		return errUploadComplete(u)
 	}
-	if err := s.tus.Remove(t.id); err != nil {
+	if err := h.store.Remove(t.id); err != nil {
 		return domain.Wrap("delete upload", domain.Internal, err, "")
 	}
-	logger(r, s.cfg.Log).Info("resumable upload terminated", "video_id", t.id)
+	h.host.Logger(r).Info("resumable upload terminated", "video_id", t.id)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
 func tusContentType(r *http.Request) error {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != tus.ContentType {
-		return domain.E("upload video", domain.Unsupported, "a tus PATCH carries Content-Type: %s", tus.ContentType)
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != ContentType {
+		return domain.E("upload video", domain.Unsupported, "a tus PATCH carries Content-Type: %s", ContentType)
 	}
 	return nil
 }
@@ -543,6 +521,13 @@ type errInterrupted struct{ error }
 
 func (e errInterrupted) Unwrap() error { return e.error }
 
+// storeFault reports whether err is a write error of an upload's file
+// (wrapWriteError), the server's fault.
+func storeFault(err error) bool {
+	var f *writeError
+	return errors.As(err, &f)
+}
+
 func interrupted(err error) bool {
 	var e errInterrupted
 	return errors.As(err, &e)
@@ -551,225 +536,175 @@ func interrupted(err error) bool {
 // writeChunk appends the request's body to upload u (whose lock the
 // caller holds) and records the new offset; at the last byte it accepts
 // the upload as a video. It returns the upload as recorded.
-func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tus.Upload) (tus.Upload, error) {
+func (h *Handler) writeChunk(w http.ResponseWriter, r *http.Request, u Upload) (Upload, error) {
 	remaining := u.Length - u.Offset
 	if r.ContentLength > remaining {
 		w.Header().Set("Connection", "close")
 		return u, domain.E("upload video", domain.RequestTooLarge, "the chunk of %d bytes goes past Upload-Length (%d bytes are left to send)", r.ContentLength, remaining)
 	}
-	sum, err := tus.ParseChecksum(r.Header.Get("Upload-Checksum"))
+	sum, err := ParseChecksum(r.Header.Get("Upload-Checksum"))
 	if err != nil {
 		w.Header().Set("Connection", "close")
 		return u, err
 	}
-	f, err := os.OpenFile(s.tus.DataPath(u.ID), os.O_WRONLY, 0)
+	f, err := os.OpenFile(h.store.DataPath(u.ID), os.O_WRONLY, 0)
 	if err != nil {
-		return u, storeFailure(w, err)
+		return u, h.host.StoreFailure(w, err)
 	}
 	defer f.Close()
 	// Bytes past the recorded offset (a crash in the middle of a PATCH)
 	// were never acknowledged: they go.
 	if err := f.Truncate(u.Offset); err != nil {
-		return u, storeFailure(w, err)
+		return u, h.host.StoreFailure(w, err)
 	}
 	if _, err := f.Seek(u.Offset, io.SeekStart); err != nil {
-		return u, storeFailure(w, err)
+		return u, h.host.StoreFailure(w, err)
 	}
-	body := newIdleBody(w, r, s.cfg.Uploads.IdleTimeout, s.cfg.Now)
-	defer body.done()
-	s.tus.Interruptible(u.ID, body.interrupt)
-	var dst io.Writer = &diskspace.Writer{W: f, Guard: s.disk, Wrap: wrapStoreError}
+	body := h.host.Body(w, r)
+	defer body.Done()
+	h.store.Interruptible(u.ID, body.Interrupt)
+	var dst io.Writer = &diskspace.Writer{W: f, Guard: h.host.Disk(), Wrap: wrapWriteError}
 	if sum != nil {
 		dst = io.MultiWriter(dst, sum)
 	}
-	n, err := io.CopyBuffer(dst, io.LimitReader(body, remaining+1), make([]byte, uploadBuffer))
-	body.done() // past the body: a takeover waits for the rest, never cuts it
+	n, err := io.CopyBuffer(dst, io.LimitReader(body, remaining+1), make([]byte, BufferSize))
+	body.Done() // past the body: a takeover waits for the rest, never cuts it
 	discard := func() { _ = f.Truncate(u.Offset) }
-	var serr *storeError
 	switch {
 	case n > remaining:
 		discard()
 		w.Header().Set("Connection", "close")
 		return u, domain.E("upload video", domain.RequestTooLarge, "the chunk goes past Upload-Length (%d bytes were left to send); nothing of it was kept", remaining)
-	case errors.Is(err, diskspace.ErrNoRoom), errors.As(err, &serr):
+	case errors.Is(err, diskspace.ErrNoRoom), storeFault(err):
 		discard()
-		return u, storeFailure(w, err)
+		return u, h.host.StoreFailure(w, err)
 	case err != nil && sum != nil:
 		discard() // a chunk with a checksum is kept whole or not at all
-		return u, errInterrupted{tusBodyError(w, body, err, false)}
+		return u, errInterrupted{body.Error(w, err, false)}
 	case err == nil && sum != nil && !sum.Matches():
 		discard()
 		return u, domain.E("upload video", domain.ChecksumMismatch, "the chunk does not match its Upload-Checksum (%s); it was discarded: send it again", sum.Algorithm)
 	}
 	readErr := err
 	if err := f.Close(); err != nil {
-		return u, storeFailure(w, err)
+		return u, h.host.StoreFailure(w, err)
 	}
 	u.Offset += n
 	if n > 0 { // only bytes move the expiry: an empty PATCH keeps nothing alive
-		u.Expires = s.tusExpires(u.Created, s.cfg.Now())
+		u.Expires = h.tusExpires(u.Created, h.cfg.Now())
 	}
 	if !u.Sniffed && (u.Offset >= ffmpeg.SniffLen || u.Offset == u.Length) {
-		if err := s.sniffUpload(u); err != nil {
-			_ = s.tus.Remove(u.ID)
-			logger(r, s.cfg.Log).Info("resumable upload refused: not a video", "video_id", u.ID)
+		if err := h.sniffUpload(u); err != nil {
+			_ = h.store.Remove(u.ID)
+			h.host.Logger(r).Info("resumable upload refused: not a video", "video_id", u.ID)
 			return u, err
 		}
 		u.Sniffed = true
 	}
-	if err := s.tus.Save(u); err != nil {
-		return u, storeFailure(w, err)
+	if err := h.store.Save(u); err != nil {
+		return u, h.host.StoreFailure(w, err)
 	}
 	if readErr != nil {
-		return u, errInterrupted{tusBodyError(w, body, readErr, true)}
+		return u, errInterrupted{body.Error(w, readErr, true)}
 	}
 	if u.Offset < u.Length {
 		return u, nil
 	}
-	if err := s.finishUpload(r.Context(), u); err != nil {
-		return u, storeFailureOr(w, err)
+	if err := h.finishUpload(r.Context(), u); err != nil {
+		return u, h.storeFailureOr(w, err)
 	}
 	u.Finished = true
 	return u, nil
 }
 
-// tusBodyError is bodyError for a tus chunk. A body ended for being idle
-// or too slow answers 503 with Retry-After: 1, not the 408 of a multipart
-// upload: tus clients retry 5xx but no 4xx except 409 and 423 (tus-js-
-// client's default), and a tus upload has something to resume (tusd
-// answers its read timeout with a 5xx too, 500). kept says whether the
-// chunk's bytes were kept.
-func tusBodyError(w http.ResponseWriter, body *idleBody, err error, kept bool) error {
-	if errors.Is(err, errTakenOver) || !body.slow && !body.timedOut {
-		return body.bodyError(w, err)
-	}
-	why := "no data arrived for " + body.idle.String()
-	if body.slow {
-		why = fmt.Sprintf("the chunk arrived slower than %d bytes a second over %s", uploadMinRate, uploadRateWindow)
-	}
-	what := "the bytes that arrived are kept"
-	if !kept {
-		what = "nothing of this chunk was kept (it carries Upload-Checksum)"
-	}
-	w.Header().Set("Connection", "close")
-	w.Header().Set("Retry-After", "1")
-	return domain.Wrap("upload video", domain.Unavailable, err,
-		why+" and the request was ended; "+what+": send HEAD and resume from its Upload-Offset")
-}
-
 // sniffUpload refuses (415) an upload whose first bytes are not a video,
-// as sniffVideo does for a multipart upload.
-func (s *Server) sniffUpload(u tus.Upload) error {
-	f, err := os.Open(s.tus.DataPath(u.ID))
+// with Host.Sniff, as a multipart upload is refused.
+func (h *Handler) sniffUpload(u Upload) error {
+	f, err := os.Open(h.store.DataPath(u.ID))
 	if err != nil {
 		return domain.Wrap("upload video", domain.Internal, err, "")
 	}
 	defer f.Close()
-	_, err = sniffVideo(io.LimitReader(f, ffmpeg.SniffLen))
-	return err
+	return h.host.Sniff(io.LimitReader(f, ffmpeg.SniffLen))
 }
 
-// SweepUploads looks after this node's tus uploads until ctx ends: it
-// removes the expired ones now and every few minutes, and tries again to
-// accept the pending ones now and every few seconds (finishPending).
-// kino serve runs it.
-func (s *Server) SweepUploads(ctx context.Context) {
-	if s.tus == nil {
+// Run looks after this node's tus uploads until ctx ends: it removes the
+// expired ones now and every few minutes (Sweep), and tries again to
+// accept the pending ones now and every retryEvery (FinishPending; kino
+// serve's is RetryEvery).
+func (h *Handler) Run(ctx context.Context, retryEvery time.Duration) {
+	if h.store == nil {
 		return
 	}
 	sweep := time.NewTicker(tusSweepEvery)
 	defer sweep.Stop()
-	retry := time.NewTicker(s.tusRetryEvery)
+	retry := time.NewTicker(retryEvery)
 	defer retry.Stop()
-	s.sweepUploads()
-	s.finishPending(ctx)
+	h.Sweep()
+	h.FinishPending(ctx)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-sweep.C:
-			s.sweepUploads()
+			h.Sweep()
 		case <-retry.C:
-			s.finishPending(ctx)
+			h.FinishPending(ctx)
 		}
 	}
 }
 
-// sweepUploads removes the expired uploads no request holds.
-func (s *Server) sweepUploads() (removed int) {
-	for _, id := range s.tus.Expired(s.cfg.Now()) {
-		if !s.tus.Lock(id) {
+// Sweep removes the expired uploads no request holds.
+func (h *Handler) Sweep() (removed int) {
+	for _, id := range h.store.Expired(h.cfg.Now()) {
+		if !h.store.Lock(id) {
 			continue
 		}
-		if u, ok := s.tus.Get(id); ok && !s.cfg.Now().Before(u.Expires) {
-			if err := s.tus.Remove(id); err != nil {
-				s.cfg.Log.Warn("remove expired upload", "video_id", id, "err", err)
+		if u, ok := h.store.Get(id); ok && !h.cfg.Now().Before(u.Expires) {
+			if err := h.store.Remove(id); err != nil {
+				h.cfg.Log.Warn("remove expired upload", "video_id", id, "err", err)
 			} else {
 				removed++
 			}
 		}
-		s.tus.Unlock(id)
+		h.store.Unlock(id)
 	}
-	for _, id := range s.tus.ExpiredDone(s.cfg.Now()) {
-		if err := s.tus.Forget(id); err != nil {
-			s.cfg.Log.Warn("remove the completion record of a finished upload", "video_id", id, "err", err)
+	for _, id := range h.store.ExpiredDone(h.cfg.Now()) {
+		if err := h.store.Forget(id); err != nil {
+			h.cfg.Log.Warn("remove the completion record of a finished upload", "video_id", id, "err", err)
 		}
 	}
 	if removed > 0 {
-		s.cfg.Log.Info("expired resumable uploads removed", "count", removed)
+		h.cfg.Log.Info("expired resumable uploads removed", "count", removed)
 	}
 	return removed
 }
 
-// tusMaxAge is the longest an unfinished upload lives, however its bytes
+// MaxAge is the longest an unfinished upload lives, however its bytes
 // trickle in: 7 times its expiry after the last bytes (7 days by default).
-func tusMaxAge(expiry time.Duration) time.Duration { return 7 * expiry }
+func MaxAge(expiry time.Duration) time.Duration { return 7 * expiry }
 
 // tusExpires is when an upload created at created, whose last bytes
-// arrived at now, expires: Uploads.TusExpiry later, and never later than
-// tusMaxAge after its creation.
-func (s *Server) tusExpires(created, now time.Time) time.Time {
-	e := now.Add(s.cfg.Uploads.TusExpiry)
-	if most := created.Add(tusMaxAge(s.cfg.Uploads.TusExpiry)); e.After(most) {
+// arrived at now, expires: Config.Expiry later, and never later than
+// MaxAge after its creation.
+func (h *Handler) tusExpires(created, now time.Time) time.Time {
+	e := now.Add(h.cfg.Expiry)
+	if most := created.Add(MaxAge(h.cfg.Expiry)); e.After(most) {
 		e = most
 	}
 	return e.UTC()
 }
 
-// tusMethodOverride honours X-HTTP-Method-Override on a POST to a tus
-// upload URL, for PATCH, DELETE and HEAD, as tusd does: some clients
-// (tus-js-client's overridePatchMethod) and proxies cannot send PATCH.
-// Elsewhere it means nothing. A browser's cookie-authenticated POST is
-// checked for cross-origin as the POST it was sent as: overridden to HEAD
-// it would otherwise pass as a safe method.
-func (s *Server) tusMethodOverride(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1/uploads/tus/") {
-			switch m := r.Header.Get("X-HTTP-Method-Override"); m {
-			case http.MethodPatch, http.MethodDelete, http.MethodHead:
-				if r.Header.Get("Authorization") == "" && s.sessionID(r) != "" && !strings.HasPrefix(r.URL.Path, "/v1/uploads/tus/direct/") {
-					if err := s.crossOrigin(r); err != nil {
-						respond.Error(w, logger(r, s.cfg.Log), err)
-						return
-					}
-				}
-				r.Method = m
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// directPool is the upload slots' key of account's direct uploads (made
+// DirectPool is the upload slots' key of account's direct uploads (made
 // through direct upload URLs, by end users): a pool of their own, as
 // large as the plan's, so that they never take the account's own slots.
 // Slugs hold no colon: it collides with no account.
-func directPool(account string) string { return "direct:" + account }
+func DirectPool(account string) string { return "direct:" + account }
 
 // uploadPool is the upload slots' key of upload u's PATCHes.
-func uploadPool(u tus.Upload) string {
+func uploadPool(u Upload) string {
 	if u.Direct != "" {
-		return directPool(u.Account)
+		return DirectPool(u.Account)
 	}
 	return u.Account
 }
