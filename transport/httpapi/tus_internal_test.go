@@ -135,26 +135,6 @@ func (a *testAPI) wantVideo(key, id, filename string) {
 // clip is a file of n bytes that sniffs as MP4.
 func clip(n int) []byte { return video(n - 12) }
 
-func TestTusOptions(t *testing.T) {
-	a := newTestAPI(t)
-	r := a.tusReq("OPTIONS", "/v1/uploads/tus", "", map[string]string{"Tus-Resumable": ""}, nil)
-	if r.status != 204 {
-		t.Fatalf("OPTIONS: %d %s", r.status, r.body)
-	}
-	for h, want := range map[string]string{
-		"Tus-Resumable": "1.0.0", "Tus-Version": "1.0.0",
-		"Tus-Extension":          "creation,creation-with-upload,termination,expiration,checksum",
-		"Tus-Checksum-Algorithm": "sha1,md5,sha256,sha512",
-	} {
-		if got := r.header.Get(h); got != want {
-			t.Errorf("%s = %q, want %q", h, got, want)
-		}
-	}
-	if n, err := strconv.ParseInt(r.header.Get("Tus-Max-Size"), 10, 64); err != nil || n != 1<<20 {
-		t.Errorf("Tus-Max-Size %q", r.header.Get("Tus-Max-Size"))
-	}
-}
-
 // A file sent in three chunks becomes the video the upload's URL names,
 // with the same record as a multipart upload, and leaves nothing behind.
 func TestTusUploadInChunks(t *testing.T) {
@@ -195,74 +175,6 @@ func TestTusUploadInChunks(t *testing.T) {
 	}
 }
 
-func TestTusCreationWithUpload(t *testing.T) {
-	a := newTestAPI(t)
-	key := a.account("acme", domain.PlanFree)
-	file := clip(3000)
-	r := a.tusReq("POST", "/v1/uploads/tus", key, map[string]string{
-		"Upload-Length": "3000", "Upload-Metadata": tusMeta("filename", "whole.mp4", "collection", "main")}, file)
-	if r.status != 201 || r.header.Get("Upload-Offset") != "3000" {
-		t.Fatalf("creation with upload: %d %v %s", r.status, r.header, r.body)
-	}
-	a.wantVideo(key, strings.TrimPrefix(r.header.Get("Location"), "/v1/uploads/tus/"), "whole.mp4")
-
-	// Part of the file in the creation request, the rest by PATCH.
-	r = a.tusReq("POST", "/v1/uploads/tus", key, map[string]string{
-		"Upload-Length": "3000", "Upload-Metadata": tusMeta("filename", "half.mp4", "collection", "main")}, file[:1500])
-	if r.status != 201 || r.header.Get("Upload-Offset") != "1500" {
-		t.Fatalf("creation with part: %d %v %s", r.status, r.header, r.body)
-	}
-	loc := r.header.Get("Location")
-	if r := a.tusPatch(loc, key, 1500, file[1500:]); r.status != 204 {
-		t.Fatalf("rest: %d %s", r.status, r.body)
-	}
-	a.wantVideo(key, strings.TrimPrefix(loc, "/v1/uploads/tus/"), "half.mp4")
-}
-
-// Creation refuses what a multipart upload refuses, with the same
-// statuses, before any byte is sent.
-func TestTusCreationChecks(t *testing.T) {
-	a := newTestAPI(t)
-	key := a.account("acme", domain.PlanFree)
-	meta := tusMeta("filename", "a.mp4", "collection", "main")
-	tests := []struct {
-		name   string
-		hdr    map[string]string
-		status int
-		label  string
-	}{
-		{"no Tus-Resumable", map[string]string{"Tus-Resumable": "", "Upload-Length": "10", "Upload-Metadata": meta}, 412, "Precondition failed"},
-		{"another tus version", map[string]string{"Tus-Resumable": "0.2.2", "Upload-Length": "10", "Upload-Metadata": meta}, 412, "Precondition failed"},
-		{"no Upload-Length", map[string]string{"Upload-Metadata": meta}, 400, "Bad request"},
-		{"negative Upload-Length", map[string]string{"Upload-Length": "-1", "Upload-Metadata": meta}, 400, "Bad request"},
-		{"deferred length", map[string]string{"Upload-Defer-Length": "1", "Upload-Metadata": meta}, 400, "Bad request"},
-		{"empty file", map[string]string{"Upload-Length": "0", "Upload-Metadata": meta}, 400, "Bad request"},
-		{"larger than the plan", map[string]string{"Upload-Length": strconv.Itoa(1<<20 + 1), "Upload-Metadata": meta}, 413, "File too large"},
-		{"not a video extension", map[string]string{"Upload-Length": "10", "Upload-Metadata": tusMeta("filename", "a.txt", "collection", "main")}, 415, "Unsupported media type"},
-		{"unknown collection", map[string]string{"Upload-Length": "10", "Upload-Metadata": tusMeta("filename", "a.mp4", "collection", "nope")}, 404, "Not found"},
-		{"no collection", map[string]string{"Upload-Length": "10", "Upload-Metadata": tusMeta("filename", "a.mp4")}, 400, "Bad request"},
-		{"no filename", map[string]string{"Upload-Length": "10", "Upload-Metadata": tusMeta("collection", "main")}, 400, "Bad request"},
-		{"metadata not base64", map[string]string{"Upload-Length": "10", "Upload-Metadata": "filename !!!,collection bWFpbg=="}, 400, "Bad request"},
-		{"metadata key twice", map[string]string{"Upload-Length": "10", "Upload-Metadata": meta + "," + tusMeta("filename", "b.mp4")}, 400, "Bad request"},
-		{"bidi in the filename", map[string]string{"Upload-Length": "10", "Upload-Metadata": tusMeta("filename", "evil\u202Evom.mp4", "collection", "main")}, 400, "Bad request"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			r := a.tusReq("POST", "/v1/uploads/tus", key, tc.hdr, nil)
-			wantError(t, r, tc.status, tc.label)
-			if tc.status == 412 && r.header.Get("Tus-Version") != "1.0.0" {
-				t.Fatalf("412 without Tus-Version: %v", r.header)
-			}
-		})
-	}
-	// The same collection a multipart upload is refused for: the same answer.
-	wantError(t, a.uploadTo(key, "nope", "a.mp4", video(10)), 404, "Not found")
-	wantError(t, a.tusReq("POST", "/v1/uploads/tus", "", map[string]string{"Upload-Length": "10", "Upload-Metadata": meta}, nil), 401, respond.LabelMissingKey)
-	if files := a.tusFiles(); len(files) != 0 {
-		t.Fatalf("refused creations left %v", files)
-	}
-}
-
 // uploadTo is a multipart upload into collection slug.
 func (a *testAPI) uploadTo(key, slug, filename string, file []byte) response {
 	a.t.Helper()
@@ -274,130 +186,6 @@ func (a *testAPI) uploadTo(key, slug, filename string, file []byte) response {
 	}
 	req.Header.Set("Content-Type", "multipart/form-data; boundary=B")
 	return a.request(req, key)
-}
-
-func TestTusPatchChecks(t *testing.T) {
-	a := newTestAPI(t)
-	key := a.account("acme", domain.PlanFree)
-	file := clip(4000)
-	loc := a.tusCreate(key, len(file))
-	if r := a.tusPatch(loc, key, 0, file[:1000]); r.status != 204 {
-		t.Fatalf("first chunk: %d %s", r.status, r.body)
-	}
-	sha := func(b []byte) string {
-		s := sha256.Sum256(b)
-		return "sha256 " + base64.StdEncoding.EncodeToString(s[:])
-	}
-	tests := []struct {
-		name   string
-		r      func() response
-		status int
-		label  string
-	}{
-		{"offset behind", func() response { return a.tusPatch(loc, key, 0, file[:1000]) }, 409, "Conflict"},
-		{"offset ahead", func() response { return a.tusPatch(loc, key, 2000, file[2000:3000]) }, 409, "Conflict"},
-		{"no offset", func() response {
-			return a.tusReq("PATCH", loc, key, nil, file[1000:2000])
-		}, 400, "Bad request"},
-		{"wrong content type", func() response {
-			return a.tusPatch(loc, key, 1000, file[1000:2000], "Content-Type", "application/octet-stream")
-		}, 415, "Unsupported media type"},
-		{"checksum mismatch", func() response {
-			return a.tusPatch(loc, key, 1000, file[1000:2000], "Upload-Checksum", sha(file[:1000]))
-		}, 460, "Checksum mismatch"},
-		{"unsupported checksum", func() response {
-			return a.tusPatch(loc, key, 1000, file[1000:2000], "Upload-Checksum", "crc32 AAAAAA==")
-		}, 400, "Bad request"},
-		{"malformed checksum", func() response {
-			return a.tusPatch(loc, key, 1000, file[1000:2000], "Upload-Checksum", "sha256 abc")
-		}, 400, "Bad request"},
-		{"past Upload-Length", func() response {
-			return a.tusPatch(loc, key, 1000, append(append([]byte{}, file[1000:]...), 1, 2, 3))
-		}, 413, "Request too large"},
-		{"no Tus-Resumable", func() response {
-			return a.tusPatch(loc, key, 1000, file[1000:2000], "Tus-Resumable", "")
-		}, 412, "Precondition failed"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			wantError(t, tc.r(), tc.status, tc.label)
-			if off, _ := a.tusOffset(loc, key); off != 1000 {
-				t.Fatalf("offset after a refused chunk: %d, want 1000", off)
-			}
-			if fi, err := os.Stat(filepath.Join(a.s.cfg.Uploads.TusDir, strings.TrimPrefix(loc, "/v1/uploads/tus/")+".bin")); err != nil || fi.Size() != 1000 {
-				t.Fatalf("partial file after a refused chunk: %v %v", fi, err)
-			}
-		})
-	}
-	if r := a.tusPatch(loc, key, 1000, file[1000:], "Upload-Checksum", sha(file[1000:])); r.status != 204 {
-		t.Fatalf("chunk with a right checksum: %d %s", r.status, r.body)
-	}
-	a.wantVideo(key, strings.TrimPrefix(loc, "/v1/uploads/tus/"), "clip.mp4")
-}
-
-// Another account's upload does not exist for it: 404 on every method,
-// and the upload is untouched.
-func TestTusOtherAccountGets404(t *testing.T) {
-	a := newTestAPI(t)
-	keyA := a.account("alpha", domain.PlanFree)
-	keyB := a.account("beta", domain.PlanFree)
-	file := clip(2000)
-	loc := a.tusCreate(keyA, len(file))
-	wantStatus(t, a.tusReq("HEAD", loc, keyB, nil, nil), 404)
-	wantError(t, a.tusPatch(loc, keyB, 0, file), 404, "Not found")
-	wantError(t, a.tusReq("DELETE", loc, keyB, nil, nil), 404, "Not found")
-	wantStatus(t, a.tusReq("HEAD", "/v1/uploads/tus/01JZZZZZZZZZZZZZZZZZZZZZZZ", keyA, nil, nil), 404)
-	if r := a.tusPatch(loc, keyA, 0, file); r.status != 204 {
-		t.Fatalf("owner's PATCH: %d %s", r.status, r.body)
-	}
-}
-
-// A not-a-video is refused as soon as its first bytes are in, and the
-// upload is gone.
-func TestTusNotAVideoAtFirstChunk(t *testing.T) {
-	a := newTestAPI(t)
-	key := a.account("acme", domain.PlanFree)
-	text := []byte(strings.Repeat("#EXTM3U not a video\n", 200))
-	loc := a.tusCreate(key, len(text))
-	// A first chunk shorter than what the sniffer reads is kept until
-	// there is enough to look at.
-	if r := a.tusPatch(loc, key, 0, text[:100]); r.status != 204 {
-		t.Fatalf("short first chunk: %d %s", r.status, r.body)
-	}
-	wantError(t, a.tusPatch(loc, key, 100, text[100:2000]), 415, "Unsupported media type")
-	if r := a.tusReq("HEAD", loc, key, nil, nil); r.status != 404 {
-		t.Fatalf("refused upload still answers HEAD: %d", r.status)
-	}
-	if files := a.tusFiles(); len(files) != 0 {
-		t.Fatalf("refused upload left %v", files)
-	}
-	// In the creation request itself.
-	r := a.tusReq("POST", "/v1/uploads/tus", key, map[string]string{
-		"Upload-Length": strconv.Itoa(len(text)), "Upload-Metadata": tusMeta("filename", "a.mp4", "collection", "main")}, text)
-	wantError(t, r, 415, "Unsupported media type")
-	if files := a.tusFiles(); len(files) != 0 {
-		t.Fatalf("refused upload left %v", files)
-	}
-}
-
-func TestTusTermination(t *testing.T) {
-	a := newTestAPI(t)
-	key := a.account("acme", domain.PlanFree)
-	file := clip(3000)
-	loc := a.tusCreate(key, len(file))
-	if r := a.tusPatch(loc, key, 0, file[:1500]); r.status != 204 {
-		t.Fatalf("PATCH: %d", r.status)
-	}
-	if r := a.tusReq("DELETE", loc, key, nil, nil); r.status != 204 {
-		t.Fatalf("DELETE: %d %s", r.status, r.body)
-	}
-	if files := a.tusFiles(); len(files) != 0 {
-		t.Fatalf("terminated upload left %v", files)
-	}
-	wantError(t, a.tusPatch(loc, key, 1500, file[1500:]), 404, "Not found")
-	if r := a.do("GET", "/v1/videos/"+strings.TrimPrefix(loc, "/v1/uploads/tus/"), key, ""); r.status != 404 {
-		t.Fatalf("terminated upload became a video: %d", r.status)
-	}
 }
 
 // An upload untouched for Uploads.TusExpiry answers 410 and is removed; the
@@ -477,26 +265,6 @@ func TestTusSurvivesRestart(t *testing.T) {
 	if err != nil || !bytes.Equal(got, file) {
 		t.Fatalf("stored original differs (%v)", err)
 	}
-}
-
-// An account holds at most maxUnfinished unfinished uploads.
-func TestTusUnfinishedUploadsAreCapped(t *testing.T) {
-	a := newTestAPI(t)
-	key := a.account("acme", domain.PlanFree)
-	other := a.account("other", domain.PlanFree)
-	most := tus.MaxUnfinished(testPlans().Limits(domain.PlanFree))
-	var locs []string
-	for range most {
-		locs = append(locs, a.tusCreate(key, 1000))
-	}
-	r := a.tusReq("POST", "/v1/uploads/tus", key, map[string]string{
-		"Upload-Length": "1000", "Upload-Metadata": tusMeta("filename", "a.mp4", "collection", "main")}, nil)
-	wantError(t, r, 429, respond.LabelRateLimited)
-	a.tusCreate(other, 1000) // another account is not held back
-	if r := a.tusReq("DELETE", locs[0], key, nil, nil); r.status != 204 {
-		t.Fatalf("DELETE: %d", r.status)
-	}
-	a.tusCreate(key, 1000)
 }
 
 // A new PATCH of an upload takes over from one still in flight (a dead
