@@ -497,7 +497,7 @@ func TestWorkerStoppedMidJobAnotherFinishes(t *testing.T) {
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
 	newWorker := func() (*transcoder.Transcoder, context.CancelFunc, chan struct{}) {
-		tc, err := transcoder.New(transcoder.Config{Store: h.m.store, Media: h.m.media, Progress: h.m.progress, Log: quiet,
+		tc, err := transcoder.New(transcoder.Config{Store: h.m.store, Jobs: queue.New(h.m.store), Media: h.m.media, Progress: h.m.progress, Log: quiet,
 			Backoff: []time.Duration{time.Millisecond}, Name: t.Name()})
 		if err != nil {
 			t.Fatal(err)
@@ -546,7 +546,7 @@ func TestCrashedWorkerJobIsRedelivered(t *testing.T) {
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
 	const ackWait = time.Second
 	run := func(store *eventstore.Store) (context.CancelFunc, chan struct{}) {
-		tc, err := transcoder.New(transcoder.Config{Store: store, Media: h.m.media, Progress: h.m.progress, Log: quiet,
+		tc, err := transcoder.New(transcoder.Config{Store: store, Jobs: queue.New(store), Media: h.m.media, Progress: h.m.progress, Log: quiet,
 			Backoff: []time.Duration{time.Millisecond}, AckWait: ackWait, Name: t.Name()})
 		if err != nil {
 			t.Fatal(err)

@@ -830,9 +830,18 @@ func (m *Main) devUser(ctx context.Context) error {
 	return nil
 }
 
+// The transcoder declares what it uses of the event store, the job queue
+// and the progress bucket; these are the types wired into it here.
+var (
+	_ transcoder.Store    = (*eventstore.Store)(nil)
+	_ transcoder.Jobs     = (*queue.Queues)(nil)
+	_ transcoder.Progress = (*kv.Progress)(nil)
+)
+
 // startWorkers runs the webhook senders and the transcoders of this
 // process (none when their count is 0) as tasks of m.
 func startWorkers(m *Main, store *eventstore.Store, mediaStore mediaStore, progress *kv.Progress, cfg WorkerConfig, log *slog.Logger) error {
+	queues := queue.New(store)
 	if cfg.Senders > 0 {
 		d, err := webhook.NewDeliverer(webhook.Config{
 			Store: store, Log: log.With("component", "webhook"), Backoff: cfg.WebhookBackoff,
@@ -864,7 +873,7 @@ func startWorkers(m *Main, store *eventstore.Store, mediaStore mediaStore, progr
 		plans[plan] = l
 	}
 	tc, err := transcoder.New(transcoder.Config{
-		Store: store, Media: mediaStore, Progress: progress, Log: log.With("component", "transcoder"),
+		Store: store, Jobs: queues, Media: mediaStore, Progress: progress, Log: log.With("component", "transcoder"),
 		Workers: cfg.Transcoders, MaxAttempts: cfg.Attempts, Backoff: cfg.Backoff, AckWait: cfg.AckWait, Stall: cfg.Stall,
 		Lanes: transcoder.Lanes(cfg.Lanes), Plans: plans, Bounds: cfg.FFmpeg.Bounds, User: ffmpegUser, Limits: cfg.FFmpeg.Limits,
 	})
