@@ -657,9 +657,10 @@ func (m *Main) serveHTTP(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	queues := queue.New(m.store)
 	api, err := httpapi.New(httpapi.Config{
 		Store: m.store, DB: m.db, Projector: m.projector, Media: m.media, Progress: m.progress,
-		Webhooks: webhook.Tester{Store: m.store}, Redeliver: webhook.Redeliverer{Store: m.store, CDNURL: m.CDNURL},
+		Webhooks: webhook.Tester{Store: m.store, Queue: queues}, Redeliver: webhook.Redeliverer{Store: m.store, Queue: queues, CDNURL: m.CDNURL},
 		Secrets: m.secrets,
 		Admin:   adminReplayer{m.projector}, AdminToken: m.AdminToken,
 		Plans: m.Plans, Log: log.With("component", "http"), Now: m.Now, CDNURL: m.publicCDN, LocalOrigin: localOrigin(m.listener.Addr()),
@@ -830,12 +831,15 @@ func (m *Main) devUser(ctx context.Context) error {
 	return nil
 }
 
-// The transcoder declares what it uses of the event store, the job queue
-// and the progress bucket; these are the types wired into it here.
+// The workers declare what they use of the event store, the work queues
+// and the progress bucket; these are the types wired into them here.
 var (
 	_ transcoder.Store    = (*eventstore.Store)(nil)
 	_ transcoder.Jobs     = (*queue.Queues)(nil)
 	_ transcoder.Progress = (*kv.Progress)(nil)
+	_ webhook.Store       = (*eventstore.Store)(nil)
+	_ webhook.Queue       = (*queue.Queues)(nil)
+	_ webhook.IDClock     = (*eventstore.Store)(nil)
 )
 
 // startWorkers runs the webhook senders and the transcoders of this
@@ -844,7 +848,7 @@ func startWorkers(m *Main, store *eventstore.Store, mediaStore mediaStore, progr
 	queues := queue.New(store)
 	if cfg.Senders > 0 {
 		d, err := webhook.NewDeliverer(webhook.Config{
-			Store: store, Log: log.With("component", "webhook"), Backoff: cfg.WebhookBackoff,
+			Store: store, Queue: queues, Log: log.With("component", "webhook"), Backoff: cfg.WebhookBackoff,
 			Timeout: cfg.WebhookTimeout, AllowPrivate: cfg.AllowPrivate, Workers: cfg.Senders, AckWait: cfg.WebhookAckWait,
 			Secrets: cfg.Secrets,
 		})
@@ -889,7 +893,7 @@ func startWorkers(m *Main, store *eventstore.Store, mediaStore mediaStore, progr
 // It reads only the event stream, so kino serve and kino worker both run
 // it; cdnURL must be the API's --cdn-url.
 func startFanout(m *Main, store *eventstore.Store, cdnURL string, log *slog.Logger) error {
-	fanout, err := webhook.NewFanout(webhook.Config{Store: store, Log: log.With("component", "webhook-fanout"), CDNURL: cdnURL})
+	fanout, err := webhook.NewFanout(webhook.Config{Store: store, Queue: queue.New(store), Log: log.With("component", "webhook-fanout"), CDNURL: cdnURL})
 	if err != nil {
 		return err
 	}

@@ -145,7 +145,7 @@ func (env *fanoutEnv) createFanoutConsumer(t *testing.T) {
 
 func newTestFanout(t *testing.T, store *eventstore.Store) *Fanout {
 	t.Helper()
-	f, err := NewFanout(Config{Store: store, CDNURL: testCDN})
+	f, err := NewFanout(Config{Store: store, Queue: queue.New(store), CDNURL: testCDN})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func (env *fanoutEnv) deliverAll(t *testing.T, last uint64) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	f := newTestFanout(t, env.worker)
-	d := newTestDeliverer(t, Config{Store: env.worker, Workers: 2, Timeout: 30 * time.Second, AllowPrivate: true})
+	d := newTestDeliverer(t, Config{Store: env.worker, Queue: queue.New(env.worker), Workers: 2, Timeout: 30 * time.Second, AllowPrivate: true})
 	for _, run := range []func(context.Context) error{f.Run, d.Run} {
 		wg.Add(1)
 		go func() {

@@ -156,7 +156,7 @@ func Start(t testing.TB, o Options) *Kino {
 	cdn := url + "/cdn"
 	q := queue.New(store)
 	cfg := httpapi.Config{Store: store, DB: db, Projector: proj, Media: ms, Progress: progress,
-		Webhooks: webhook.Tester{Store: store}, Redeliver: webhook.Redeliverer{Store: store, CDNURL: cdn},
+		Webhooks: webhook.Tester{Store: store, Queue: q}, Redeliver: webhook.Redeliverer{Store: store, Queue: q, CDNURL: cdn},
 		Secrets: key, Plans: o.Plans, Log: quiet, Now: clk.Now, CDNURL: cdn, Limits: limits,
 		TusDir: filepath.Join(base, "media", ".tus"), BaseURL: url + "/v1", DirectUploads: direct}
 	if o.Configure != nil {
@@ -182,11 +182,11 @@ func Start(t testing.TB, o Options) *Kino {
 		run("transcoder", tc.Run)
 	}
 	if o.Webhooks {
-		fan, err := webhook.NewFanout(webhook.Config{Store: store, Log: quiet, CDNURL: cdn})
+		fan, err := webhook.NewFanout(webhook.Config{Store: store, Queue: q, Log: quiet, CDNURL: cdn})
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := webhook.NewDeliverer(webhook.Config{Store: store, Log: quiet, Secrets: key, AllowPrivate: true,
+		d, err := webhook.NewDeliverer(webhook.Config{Store: store, Queue: q, Log: quiet, Secrets: key, AllowPrivate: true,
 			Backoff: []time.Duration{50 * time.Millisecond}, Timeout: 5 * time.Second})
 		if err != nil {
 			t.Fatal(err)
