@@ -65,7 +65,7 @@ func (rc *flakyReceiver) receipts() []flakyReceipt {
 func TestRedeliverAGivenUpDeliveryEndToEnd(t *testing.T) {
 	a := newTestAPI(t, func(c *Config) {
 		c.Webhooks = webhook.Tester{Store: c.Store, Queue: queue.New(c.Store)}
-		c.Redeliver = webhook.Redeliverer{Store: c.Store, Queue: queue.New(c.Store), CDNURL: c.CDNURL}
+		c.Redeliver = webhook.Redeliverer{Store: c.Store, Queue: queue.New(c.Store), CDNURL: c.Origin.CDNURL}
 	})
 	opener, ok := a.s.cfg.Secrets.(webhook.Opener)
 	if !ok {
