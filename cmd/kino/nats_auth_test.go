@@ -23,6 +23,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
 )
 
 // A forged key: a local process publishes a KeyIssued with a
@@ -162,13 +163,9 @@ func TestKinoWorkerRunsWithItsOwnRole(t *testing.T) {
 		t.Fatalf("the receiver got %d deliveries, want 2", n)
 	}
 	// Its heartbeat, written with the worker role, is among the workers seen.
-	deadline := time.Now().Add(30 * time.Second)
-	for !hasWorker(t, h, "worker") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no heartbeat of kino worker in %s; stderr: %s", eventstore.WorkersBucket, errb.String())
-		}
-		time.Sleep(20 * time.Millisecond) // polling the bucket
-	}
+	eventstoretest.EventuallyEvery(t, "kino worker's heartbeat in "+eventstore.WorkersBucket, 20*time.Millisecond, func() (bool, string) {
+		return hasWorker(t, h, "worker"), "stderr: " + errb.String()
+	})
 	if code := stop(); code != 0 {
 		t.Fatalf("kino worker exit %d: %s", code, errb.String())
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
 )
 
 // slowFFmpeg puts an ffmpeg first on PATH whose HLS ladders read their
@@ -40,23 +42,16 @@ func slowFFmpeg(t *testing.T) {
 // video is playable while PROCESSING; it fails should it complete first.
 func (h *harness) waitPlayable(id string) {
 	h.t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	eventstoretest.EventuallyEvery(h.t, "video "+id+" playable while processing", 20*time.Millisecond, func() (bool, string) {
 		v, ok, err := h.m.db.Video(id)
 		if err != nil {
 			h.t.Fatal(err)
 		}
-		if ok && v.Status == domain.StatusProcessing && v.Playable {
-			return
-		}
 		if ok && (v.Status == domain.StatusCompleted || v.Status == domain.StatusFailed) {
 			h.t.Fatalf("video %s %s before it was playable while processing", id, v.Status)
 		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("video %s not playable after the deadline (%+v)", id, v)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return ok && v.Status == domain.StatusProcessing && v.Playable, fmt.Sprintf("%+v", v)
+	})
 }
 
 // TestBrowserProgressivePlayback: a video plays in Chromium with hls.js

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/transport/webhook"
 )
 
@@ -147,22 +149,14 @@ func (h *harness) deliveries(key, hookID string) deliveriesLog {
 // waitLogged polls the deliveries log until it holds n attempts.
 func (h *harness) waitLogged(key, hookID string, n int) {
 	h.t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for { // the read models, not the API: a fast poll would spend the rate limit
+	// The read models, not the API: a fast poll would spend the rate limit.
+	eventstoretest.Eventually(h.t, fmt.Sprintf("%d attempts logged", n), func() bool {
 		l, err := h.m.db.Deliveries(hookID, n, 0)
 		if err != nil {
 			h.t.Fatal(err)
 		}
-		if len(l) >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("fewer than %d attempts logged", n)
-		}
-		<-tick.C
-	}
+		return len(l) >= n
+	})
 }
 
 // waitDeliveriesDone waits until fan-out and delivery have finished every job.
