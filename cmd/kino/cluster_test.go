@@ -23,6 +23,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/transport/httpapi/httpapitest"
 )
 
 // kinoCluster is N real `kino serve` processes (the built binary) whose
@@ -239,7 +240,7 @@ func (n *clusterNode) waitUp() {
 	case u := <-n.up:
 		n.nats = u[0]
 		if u[1] != "" {
-			n.api = &harness{t: t, url: "http://" + u[1], api: newContract(t, "http://"+u[1])}
+			n.api = &harness{t: t, url: "http://" + u[1], api: httpapitest.NewClient(t, "http://"+u[1])}
 		}
 	case <-n.exited:
 		t.Fatalf("%s exited before serving:\n%s", n.name, tail(n.logText(), 30))
