@@ -197,6 +197,7 @@ func (b browser) playback(t *testing.T, v map[string]any, heights string) playba
 // hls.js sees exactly the video's resolutions, a forced switch to the
 // lowest level keeps playing, the thumbnail loads and the preview plays.
 func TestBrowserPlayback(t *testing.T) {
+	t.Parallel()
 	b := browserTools(t)
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanBusiness)

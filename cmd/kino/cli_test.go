@@ -113,6 +113,7 @@ func TestCLIAdminFlow(t *testing.T) {
 
 // kino bench --quick runs in the test suite, so the bench cannot rot.
 func TestBenchQuick(t *testing.T) {
+	t.Parallel()
 	var out, errb bytes.Buffer
 	if code := run(context.Background(), []string{"bench", "--quick", "--json"}, &out, &errb); code != 0 {
 		t.Fatalf("kino bench --quick: exit %d\n%s", code, errb.String())

@@ -492,6 +492,7 @@ func transcodeSucceeded(t *testing.T, s *eventstore.Store) map[string]int {
 // every survivor; a killed node restarted rejoins, lists everything and
 // plays it.
 func TestClusterOfThreeSurvivesANodesDeath(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts three kino processes")
 	}
@@ -711,6 +712,7 @@ func (n *clusterNode) waitKey(key string) {
 // replica of the event stream, and it transcodes what is uploaded through
 // a kino serve; killed and restarted, it rejoins and goes on.
 func TestClusterWorkerNodeIsAFullPeer(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts three kino processes")
 	}

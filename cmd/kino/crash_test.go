@@ -119,6 +119,7 @@ func processAlive(pid int) bool {
 // attempt's work directory at once (not an hour later, and by a kino
 // worker too).
 func TestKill9KillsFFmpegAndTheNextStartSweeps(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/proc/self/cwd"); err != nil {
 		t.Skip("needs /proc to find ffmpeg")
 	}

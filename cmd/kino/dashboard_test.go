@@ -66,6 +66,7 @@ func getJSON(t *testing.T, c *http.Client, url string, out any) {
 // a transcoder and webhook delivery: the whole dashboard as its people use
 // it (see the script), screenshotted into $KINO_SCREENSHOTS or a temp dir.
 func TestBrowserDashboard(t *testing.T) {
+	t.Parallel()
 	b := browserTools(t)
 	if !dashboard.AssetsBuilt() {
 		msg := "the dashboard test needs tus-js-client built into kino: run `just assets`"

@@ -318,6 +318,7 @@ func videoEventTypes(t *testing.T, h *harness, id string) []string {
 }
 
 func TestProcessingInputs(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
@@ -457,6 +458,7 @@ func TestDeleteDuringProcessing(t *testing.T) {
 // A worker stopped mid-job hands it back; another finishes it, and the
 // stream holds exactly one TranscodeSucceeded.
 func TestWorkerStoppedMidJobAnotherFinishes(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir()) // no in-process transcoder: the test runs its own
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
@@ -505,6 +507,7 @@ func TestWorkerStoppedMidJobAnotherFinishes(t *testing.T) {
 // loses the job only for AckWait: the server redelivers it to another
 // worker, which finishes it; the stream holds one TranscodeSucceeded.
 func TestCrashedWorkerJobIsRedelivered(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir())
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)

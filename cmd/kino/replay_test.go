@@ -83,6 +83,7 @@ func scenario(t *testing.T, h *harness) {
 }
 
 func TestReplayOfflineRebuildsByteForByte(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	h := start(t, data, withTranscoder, withWebhooks)
 	scenario(t, h)
@@ -135,6 +136,7 @@ func TestReplayOfflineRebuildsByteForByte(t *testing.T) {
 }
 
 func TestReplayOnlineWhileClientsRead(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), benchPlans, func(c *Config) { c.AdminToken = "operator-secret-0123456789abcdef" })
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)

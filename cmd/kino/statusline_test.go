@@ -64,6 +64,7 @@ func TestStatusLine(t *testing.T) {
 // kino upload --wait shows the processing state as percent (with time
 // left and speed once the server knows them), not a per-mille counter.
 func TestUploadCommandShowsProcessing(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanPro)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)

@@ -235,6 +235,7 @@ func TestDirectUploadWithTusJSClient(t *testing.T) {
 // data directory): the upload resumes where the server had it and the
 // video ends COMPLETED.
 func TestTusResumesAcrossKinoRestart(t *testing.T) {
+	t.Parallel()
 	node, ndir := tusTools(t)
 	dir := t.TempDir()
 	passable(t, dir)
