@@ -60,15 +60,20 @@
 // lifts an old body through the upcasters one version at a time before
 // decoding it, so Evolve and every reader see the current shape only;
 // Event.Version still says what was written. A version newer than this kino
-// knows, or one without an upcaster, is an error, never a zero value.
+// knows, a version below 1, an unknown type or a missing upcaster is an
+// error, never a zero value.
 // WebhookSubscribed is the example: v1 held its secret in clear, v2 holds it
 // sealed, and the v1 upcaster leaves the clear secret in Secret, since the
 // domain holds no key to seal it with.
+// A schema version cannot be rolled back: a kino older than an event's
+// version refuses it (as a Refused, below) and goes on without it, so its
+// read models miss what that event says.
 //
 // testdata/events holds a frozen copy of every version of every type
 // (<Type>.v<N>.json); fixtures_test.go decodes them all, so a change that
 // would break a stored stream fails there. Fixtures are never edited: a new
-// version adds a file. DecodeAs is the fast path for bodies at their type's
+// version adds a file; upcast_internal_test.go runs the upcasting path
+// through a made-up v2. DecodeAs is the fast path for bodies at their type's
 // current version, exactly as Encode writes them; it gives what Decode gives
 // for every body. A stored message that cannot be decoded, or whose body
 // names another subject than its own, reaches readers as a Refused, which

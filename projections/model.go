@@ -1,5 +1,3 @@
-// Package projections keeps kino's read models in bbolt. They are derived
-// from the event stream only, so they can always be rebuilt from sequence 1.
 package projections
 
 import (

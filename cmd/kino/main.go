@@ -1,4 +1,3 @@
-// Command kino is a self-hostable video hosting service. See README.md.
 package main
 
 import (

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/objects"
 	"github.com/kino-video/kino/transport/httpapi"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/transcoder"
@@ -28,8 +29,8 @@ type mediaStore interface {
 }
 
 var (
-	_ mediaStore = (*media.Store)(nil)
-	_ mediaStore = (*media.Objects)(nil)
+	_ mediaStore = (*media.Dir)(nil)
+	_ mediaStore = (*media.Bucket)(nil)
 )
 
 // mediaCacheFlag adds --media-cache-mb to kino serve.
@@ -48,13 +49,13 @@ func openMedia(ctx context.Context, kind string, store *eventstore.Store, data s
 	local := filepath.Join(data, "media")
 	switch kind {
 	case mediaDir, "":
-		return media.Open(local)
+		return media.OpenDir(local)
 	case mediaNATS:
-		obj, err := store.OpenObjects(ctx)
+		obj, err := objects.Open(ctx, store)
 		if err != nil {
 			return nil, err
 		}
-		return media.OpenObjects(obj, local, int64(cacheMB)<<20)
+		return media.OpenBucket(obj, local, int64(cacheMB)<<20)
 	}
 	return nil, fmt.Errorf("--media %q: want %q or %q", kind, mediaDir, mediaNATS)
 }

@@ -355,7 +355,7 @@ func parseLevel(s string) (slog.Level, error) {
 }
 
 // Main is one running kino service. Run starts it; Close stops it in the
-// order docs/architecture.md gives. End-to-end tests drive it on :0 and a temp dir.
+// order the package doc gives. End-to-end tests drive it on :0 and a temp dir.
 type Main struct {
 	Config
 
@@ -521,7 +521,7 @@ func (m *Main) openMedia(ctx context.Context) error {
 	if m.media, err = openMedia(ctx, m.Media, m.store, m.Data, m.MediaCache); err != nil {
 		return err
 	}
-	if objects, ok := m.media.(*media.Objects); ok {
+	if objects, ok := m.media.(*media.Bucket); ok {
 		// The local part now, before uploads; the bucket's reconcile pass
 		// lists every object, so it runs beside serving, now and hourly.
 		if _, err := objects.SweepLocal(); err != nil {
@@ -549,7 +549,7 @@ const (
 	reconcileTimeout = 2 * time.Minute
 )
 
-func reconcileMedia(ctx context.Context, objects *media.Objects, live func(string) (bool, error), log *slog.Logger) error {
+func reconcileMedia(ctx context.Context, objects *media.Bucket, live func(string) (bool, error), log *slog.Logger) error {
 	for {
 		pass, cancel := context.WithTimeout(ctx, reconcileTimeout)
 		removed, err := objects.Reconcile(pass, live)

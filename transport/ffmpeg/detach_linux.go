@@ -18,9 +18,9 @@ const limitsSupported = true
 //
 // Go sets the parent-death signal after switching users (a switch clears
 // it); it survives the exec of prlimit and then of ffmpeg, neither being
-// set-uid. It fires when the OS thread that started the process exits;
-// kino never locks goroutines to threads, so its threads live as long as
-// it does.
+// set-uid. It fires when the OS thread that started the process exits
+// (golang.org/issue/27505): run keeps its goroutine locked to that thread
+// until ffmpeg has been waited for, so only kino's death fires it.
 func confine(cmd *exec.Cmd, u *User) {
 	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if u != nil {

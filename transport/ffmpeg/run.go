@@ -1,9 +1,3 @@
-// Package ffmpeg adapts the ffmpeg and ffprobe binaries: Probe learns what
-// an input is, Ladder picks its HLS renditions, the *Args functions build
-// argument lists (pure, golden-tested) and Run executes one of them under a
-// watchdog, reporting progress.
-//
-// The binaries are found on PATH as "ffmpeg" and "ffprobe".
 package ffmpeg
 
 import (

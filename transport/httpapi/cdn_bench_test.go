@@ -22,6 +22,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/objects"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/media"
 )
@@ -100,13 +101,13 @@ func cdnBench(b *testing.B, backend string, size int) string {
 	}
 	var ms benchMedia
 	if strings.HasPrefix(backend, "dir") {
-		ms, err = media.Open(b.TempDir())
+		ms, err = media.OpenDir(b.TempDir())
 	} else {
-		obj, oerr := store.OpenObjects(ctx)
+		obj, oerr := objects.Open(ctx, store)
 		if oerr != nil {
 			b.Fatal(oerr)
 		}
-		ms, err = media.OpenObjects(obj, b.TempDir(), cache)
+		ms, err = media.OpenBucket(obj, b.TempDir(), cache)
 	}
 	if err != nil {
 		b.Fatal(err)

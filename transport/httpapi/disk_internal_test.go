@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore/objects"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/media"
 )
@@ -42,7 +43,7 @@ func smallDisk(t *testing.T, options string) string {
 // mediaOn puts the API's media directory on dir.
 func mediaOn(t *testing.T, dir string) func(*Config) {
 	return func(c *Config) {
-		ms, err := media.Open(filepath.Join(dir, "media"))
+		ms, err := media.OpenDir(filepath.Join(dir, "media"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -314,11 +315,11 @@ func TestReadyzNamesFailingChecks(t *testing.T) {
 func TestObjectStoreUploadNeedsRoomForItsCopy(t *testing.T) {
 	disk := smallDisk(t, "size=8m")
 	a := newTestAPI(t, func(c *Config) {
-		obj, err := c.Store.OpenObjects(context.Background())
+		obj, err := objects.Open(context.Background(), c.Store)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := media.OpenObjects(obj, filepath.Join(disk, "media"), 0)
+		m, err := media.OpenBucket(obj, filepath.Join(disk, "media"), 0)
 		if err != nil {
 			t.Fatal(err)
 		}

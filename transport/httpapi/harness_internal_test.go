@@ -20,6 +20,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/objects"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/seal"
@@ -34,7 +35,7 @@ type testAPI struct {
 	srv   *httptest.Server
 	store *eventstore.Store
 	proj  *projections.Projector
-	media *media.Store
+	media *media.Dir
 	dir   string // the media directory
 	clock *testClock
 	nats  *eventstore.Embedded
@@ -151,7 +152,7 @@ func newTestAPIOn(t *testing.T, nats *eventstore.Embedded, natsDir string, store
 	done := make(chan error, 1)
 	go func() { done <- proj.Run(ctx) }()
 	dir := filepath.Join(t.TempDir(), "media")
-	ms, err := media.Open(dir)
+	ms, err := media.OpenDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,12 +194,12 @@ func newTestAPIOn(t *testing.T, nats *eventstore.Embedded, natsDir string, store
 // withObjects keeps the API's media in the object store of store.
 func withObjects(t *testing.T, c *Config, store *eventstore.Store) {
 	t.Helper()
-	obj, err := store.OpenObjects(context.Background())
+	obj, err := objects.Open(context.Background(), store)
 	if err != nil {
 		t.Fatal(err)
 	}
 	local := filepath.Join(t.TempDir(), "media")
-	m, err := media.OpenObjects(obj, local, 0)
+	m, err := media.OpenBucket(obj, local, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -350,6 +350,6 @@ func (e *storeError) Error() string { return "store upload: " + e.err.Error() }
 func (e *storeError) Unwrap() error { return e.err }
 
 var (
-	_ Readier = (*media.Store)(nil)
-	_ Readier = (*media.Objects)(nil)
+	_ Readier = (*media.Dir)(nil)
+	_ Readier = (*media.Bucket)(nil)
 )

@@ -60,8 +60,8 @@ type Redeliverer interface {
 	Redeliver(ctx context.Context, w projections.Webhook, first projections.Delivery) (deliveryID string, seq uint64, err error)
 }
 
-// Media is what the API needs of the media store (media.Store, a
-// directory, or media.Objects, the JetStream object store): a local file to
+// Media is what the API needs of the media store (media.Dir, a directory,
+// or media.Bucket, an object store such as JetStream's): a local file to
 // receive an upload into, storing it as a video's original, opening a
 // video's file for /cdn, and deleting a video's files.
 type Media interface {

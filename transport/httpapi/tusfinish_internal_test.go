@@ -140,7 +140,7 @@ func (a *testAPI) wantPending(loc, key string, file []byte) {
 // taken back), and nothing lies in its upload area.
 func (a *testAPI) wantNoLeftovers(id string) {
 	a.t.Helper()
-	if _, ok := a.s.cfg.Media.(*media.Store); !ok {
+	if _, ok := a.s.cfg.Media.(*media.Dir); !ok {
 		return
 	}
 	if _, err := os.Stat(filepath.Join(a.dir, id)); !errors.Is(err, fs.ErrNotExist) {
@@ -183,7 +183,7 @@ func (a *testAPI) wantAccepted(loc, key string, file []byte) {
 	if files := a.tusFiles(); !slices.Equal(files, []string{id + ".done"}) {
 		a.t.Fatalf("the accepted upload left %v, want its completion record only", files)
 	}
-	if _, ok := a.s.cfg.Media.(*media.Store); ok {
+	if _, ok := a.s.cfg.Media.(*media.Dir); ok {
 		if in := a.incoming(); len(in) != 0 {
 			a.t.Fatalf("the media directory's upload area holds %v", in)
 		}

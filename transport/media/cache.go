@@ -12,10 +12,10 @@ import (
 
 // cache keeps copies of objects served on /cdn in a local directory, named
 // by their SHA-256, so a segment read again goes out from the local disk
-// instead of through NATS. A name's digest changes when it is published
-// again, and every read first looks the object up in the bucket, so a
-// copy is never served for a deleted or replaced object. The oldest
-// copies go when the directory holds more than max bytes.
+// instead of from the object store. A name's digest changes when it is
+// published again, and every read first looks the object up in the
+// store, so a copy is never served for a deleted or replaced object. The
+// oldest copies go when the directory holds more than max bytes.
 type cache struct {
 	dir string
 	max int64

@@ -15,13 +15,14 @@ import (
 
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/objects"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/media/mediatest"
 )
 
 func TestDirConformance(t *testing.T) {
 	mediatest.Run(t, func(t *testing.T) mediatest.Store {
-		s, err := media.Open(t.TempDir())
+		s, err := media.OpenDir(t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -29,27 +30,54 @@ func TestDirConformance(t *testing.T) {
 	})
 }
 
-func TestObjectsConformance(t *testing.T) {
+func TestJetStreamBucketConformance(t *testing.T) {
 	mediatest.Run(t, func(t *testing.T) mediatest.Store {
-		return openObjects(t, 0)
+		return openJetStreamBucket(t, 0)
 	})
 }
 
 // With local copies of what /cdn reads (a small cache, so copies are
 // evicted too).
-func TestCachedObjectsConformance(t *testing.T) {
+func TestCachedJetStreamBucketConformance(t *testing.T) {
 	mediatest.Run(t, func(t *testing.T) mediatest.Store {
-		return openObjects(t, 600<<10)
+		return openJetStreamBucket(t, 600<<10)
 	})
 }
 
-func openObjects(t testing.TB, cache int64) *media.Objects {
+// A Bucket on another object store, a directory, runs the same suite:
+// index, cache and scratch hold nothing of NATS.
+func TestDiskBucketConformance(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cache int64
+	}{
+		{name: "uncached"},
+		{name: "cached", cache: 600 << 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mediatest.Run(t, func(t *testing.T) mediatest.Store {
+				obj, err := newDiskObjects(t.TempDir())
+				if err != nil {
+					t.Fatal(err)
+				}
+				s, err := media.OpenBucket(obj, t.TempDir(), tc.cache)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.Grace = 0
+				return s
+			})
+		})
+	}
+}
+
+func openJetStreamBucket(t testing.TB, cache int64) *media.Bucket {
 	t.Helper()
-	obj, err := eventstoretest.Run(t).OpenObjects(context.Background())
+	obj, err := objects.Open(context.Background(), eventstoretest.Run(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := media.OpenObjects(obj, t.TempDir(), cache)
+	s, err := media.OpenBucket(obj, t.TempDir(), cache)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,12 +85,12 @@ func openObjects(t testing.TB, cache int64) *media.Objects {
 	return s
 }
 
-// Objects is ready while its bucket answers, and says so when the NATS
-// server behind it is gone (a node that cannot serve /cdn must leave the
-// load balancer).
-func TestObjectsReadyFollowsTheBucket(t *testing.T) {
+// A Bucket is ready while its JetStream bucket answers, and says so when
+// the NATS server behind it is gone (a node that cannot serve /cdn must
+// leave the load balancer).
+func TestBucketReadyFollowsTheJetStreamBucket(t *testing.T) {
 	srv := eventstoretest.Server(t, t.TempDir())
-	s := objectsOn(t, srv)
+	s := bucketOn(t, srv)
 	if err := s.Ready(context.Background()); err != nil {
 		t.Fatalf("ready with NATS up: %v", err)
 	}
@@ -77,10 +105,10 @@ func TestObjectsReadyFollowsTheBucket(t *testing.T) {
 // A commit the bucket does not take (its NATS server gone) leaves the
 // upload's file where it was, the caller's, so that the commit can be
 // tried again once the server is back.
-func TestObjectsCommitFailureKeepsTheFile(t *testing.T) {
+func TestBucketCommitFailureKeepsTheFile(t *testing.T) {
 	dir := t.TempDir()
 	srv := eventstoretest.Server(t, dir)
-	s := objectsOn(t, srv)
+	s := bucketOn(t, srv)
 	data := []byte("\x00\x00\x00\x18ftypmp42 the upload")
 	f := incoming(t, s, data)
 	id := ulid.Make().String()
@@ -122,15 +150,15 @@ func TestObjectsCommitFailureKeepsTheFile(t *testing.T) {
 	}
 }
 
-// objectsOn is an object store media backend on the NATS server srv.
-func objectsOn(t *testing.T, srv *eventstore.Embedded) *media.Objects {
+// bucketOn is a Bucket on the JetStream bucket of the NATS server srv.
+func bucketOn(t *testing.T, srv *eventstore.Embedded) *media.Bucket {
 	t.Helper()
 	store := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
-	obj, err := store.OpenObjects(context.Background())
+	obj, err := objects.Open(context.Background(), store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := media.OpenObjects(obj, t.TempDir(), 0)
+	s, err := media.OpenBucket(obj, t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

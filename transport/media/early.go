@@ -101,8 +101,8 @@ func openOwned(dir, rel string) (*os.File, error) {
 // playlist never 404s while it is replaced). Every file is checked as the
 // package's progressive-publishing comment says. It fails with NotFound if
 // the video's directory is gone (deleted), and never creates it again.
-func (s *Store) PublishFiles(_ context.Context, id, dir string, rels []string) error {
-	vdir, err := s.Dir(id)
+func (d *Dir) PublishFiles(_ context.Context, id, dir string, rels []string) error {
+	vdir, err := d.Dir(id)
 	if err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func (s *Store) PublishFiles(_ context.Context, id, dir string, rels []string) e
 		if err != nil {
 			return fmt.Errorf("media: publish %s: %w", id, err)
 		}
-		err = s.place(vdir, rel, src)
+		err = d.place(vdir, rel, src)
 		src.Close()
 		if err != nil {
 			return gone(err)
@@ -137,7 +137,7 @@ func (s *Store) PublishFiles(_ context.Context, id, dir string, rels []string) e
 // place copies r to vdir/rel through a temporary file renamed over it. The
 // directories on the way are made one by one (never MkdirAll): a video
 // directory moved away by Remove is not made again.
-func (s *Store) place(vdir, rel string, r io.Reader) error {
+func (d *Dir) place(vdir, rel string, r io.Reader) error {
 	parts := strings.Split(rel, "/")
 	p := vdir
 	for _, part := range parts[:len(parts)-1] {
@@ -253,10 +253,10 @@ func replace(src, dst string) error {
 // PublishFiles stores the files rels (slash-separated, under hls/) of dir,
 // a work directory ffmpeg may still be writing, as objects of video id,
 // replacing those stored before, and lists them in the video's index. The
-// checks are Store.PublishFiles'. It fails with NotFound, leaving nothing
+// checks are Dir.PublishFiles'. It fails with NotFound, leaving nothing
 // behind, if the video's original is gone (deleted), before or while it
 // stores.
-func (o *Objects) PublishFiles(ctx context.Context, id, dir string, rels []string) error {
+func (b *Bucket) PublishFiles(ctx context.Context, id, dir string, rels []string) error {
 	if err := checkID(id); err != nil {
 		return err
 	}
@@ -265,7 +265,7 @@ func (o *Objects) PublishFiles(ctx context.Context, id, dir string, rels []strin
 			return fmt.Errorf("media: publish %s: %w", id, err)
 		}
 	}
-	ix, err := o.liveIndex(ctx, id)
+	ix, err := b.liveIndex(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -278,11 +278,11 @@ func (o *Objects) PublishFiles(ctx context.Context, id, dir string, rels []strin
 			}
 			defer f.Close()
 			stored = append(stored, rel)
-			_, err = o.obj.Put(ctx, name(id, rel), f)
+			_, err = b.obj.Put(ctx, name(id, rel), f)
 			return err
 		}()
 		if err != nil {
-			o.drop(ctx, id, stored, ix.Outputs)
+			b.drop(ctx, id, stored, ix.Outputs)
 			return fmt.Errorf("media: publish %s: %w", id, err)
 		}
 	}
@@ -292,16 +292,16 @@ func (o *Objects) PublishFiles(ctx context.Context, id, dir string, rels []strin
 			ix.Outputs = append(ix.Outputs, rel)
 		}
 	}
-	return o.list(ctx, id, ix, stored, listed, len(ix.Outputs) != len(listed))
+	return b.list(ctx, id, ix, stored, listed, len(ix.Outputs) != len(listed))
 }
 
 // put stores f as object rel of id, unless listed (published before, e.g.
 // early) and the stored object holds the same bytes already: Publish then
 // stores again only what changed since the early publishing (playlists),
 // not every segment.
-func (o *Objects) put(ctx context.Context, id, rel string, f *os.File, listed bool) error {
+func (b *Bucket) put(ctx context.Context, id, rel string, f *os.File, listed bool) error {
 	if listed {
-		if info, err := o.obj.Info(ctx, name(id, rel)); err == nil {
+		if info, err := b.obj.Stat(ctx, name(id, rel)); err == nil {
 			h := sha256.New()
 			if n, err := io.Copy(h, f); err == nil && n == info.Size &&
 				strings.TrimRight(strings.TrimPrefix(info.Digest, "SHA-256="), "=") == base64.RawURLEncoding.EncodeToString(h.Sum(nil)) {
@@ -312,6 +312,6 @@ func (o *Objects) put(ctx context.Context, id, rel string, f *os.File, listed bo
 			}
 		}
 	}
-	_, err := o.obj.Put(ctx, name(id, rel), f)
+	_, err := b.obj.Put(ctx, name(id, rel), f)
 	return err
 }

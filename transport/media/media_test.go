@@ -14,7 +14,7 @@ import (
 
 func TestCommitRemoveAndSweep(t *testing.T) {
 	root := t.TempDir()
-	s, err := media.Open(root)
+	s, err := media.OpenDir(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestCommitRemoveAndSweep(t *testing.T) {
 }
 
 func TestRejectsIDsThatAreNotULIDs(t *testing.T) {
-	s, err := media.Open(t.TempDir())
+	s, err := media.OpenDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,9 +126,9 @@ func TestPublishRefusesLinksAmongOutputs(t *testing.T) {
 
 // publishable is a media store with one video and a finished work
 // directory for it: a master playlist, one rendition, thumbnail, preview.
-func publishable(t *testing.T) (*media.Store, string, string) {
+func publishable(t *testing.T) (*media.Dir, string, string) {
 	t.Helper()
-	s, err := media.Open(t.TempDir())
+	s, err := media.OpenDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ var ctx = context.Background()
 // A commit that fails (here: the video's directory exists already) leaves
 // the upload's file where it was, the caller's.
 func TestStoreCommitFailureKeepsTheFile(t *testing.T) {
-	s, err := media.Open(t.TempDir())
+	s, err := media.OpenDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,8 @@ import (
 
 // Ready reports whether the directory can take files now: it exists and a
 // file can be created (and removed) where uploads land.
-func (s *Store) Ready(context.Context) error {
-	f, err := os.CreateTemp(filepath.Join(s.root, incoming), "ready-*.probe")
+func (d *Dir) Ready(context.Context) error {
+	f, err := os.CreateTemp(filepath.Join(d.root, incoming), "ready-*.probe")
 	if err != nil {
 		return fmt.Errorf("media: not writable: %w", err)
 	}
@@ -25,9 +25,9 @@ func (s *Store) Ready(context.Context) error {
 // Ready reports whether the object store can take and serve media now:
 // its bucket answers, and the local directory where uploads land and
 // transcodes run is writable.
-func (o *Objects) Ready(ctx context.Context) error {
-	if err := o.obj.Ready(ctx); err != nil {
+func (b *Bucket) Ready(ctx context.Context) error {
+	if err := b.obj.Ready(ctx); err != nil {
 		return fmt.Errorf("media: %w", err)
 	}
-	return o.local.Ready(ctx)
+	return b.local.Ready(ctx)
 }

@@ -24,7 +24,7 @@ import (
 type env struct {
 	t     *testing.T
 	store *eventstore.Store
-	media *media.Store
+	media *media.Dir
 	base  string // holds media/ and anything a test puts beside it
 	user  *ffmpeg.User
 }
@@ -85,7 +85,7 @@ func setupMedia(t *testing.T, e *env) {
 			}
 		}
 	}
-	m, err := media.Open(filepath.Join(base, "media"))
+	m, err := media.OpenDir(filepath.Join(base, "media"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func TestLimitFollowsThePlan(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mediaStore, err := media.Open(t.TempDir())
+	mediaStore, err := media.OpenDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/objects"
 	"github.com/kino-video/kino/transport/ffmpeg"
 	"github.com/kino-video/kino/transport/ffmpeg/ffmpegtest"
 	"github.com/kino-video/kino/transport/media"
@@ -418,7 +419,7 @@ func TestCrashesDoNotUseUpAttempts(t *testing.T) {
 func TestMediaOutageIsAnInterruption(t *testing.T) {
 	ctx := context.Background()
 	mediaSrv := eventstoretest.Server(t, t.TempDir())
-	obj, err := eventstoretest.Open(t, mediaSrv.URL(), mediaSrv.Auth(eventstore.RoleServe)).OpenObjects(ctx)
+	obj, err := objects.Open(ctx, eventstoretest.Open(t, mediaSrv.URL(), mediaSrv.Auth(eventstore.RoleServe)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -428,11 +429,11 @@ func TestMediaOutageIsAnInterruption(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	objects, err := media.OpenObjects(obj, scratch, 0)
+	bucket, err := media.OpenBucket(obj, scratch, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEnv(t, func(c *transcoder.Config) { c.Media, c.MaxAttempts = objects, 1 })
+	e := newEnv(t, func(c *transcoder.Config) { c.Media, c.MaxAttempts = bucket, 1 })
 	acc := e.account("acme", domain.PlanFree)
 	var once sync.Once
 	defer transcoder.SetEncodeHooks(nil, func(string) { once.Do(mediaSrv.Shutdown) })()
@@ -442,7 +443,7 @@ func TestMediaOutageIsAnInterruption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := objects.Incoming()
+	f, err := bucket.Incoming()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -451,7 +452,7 @@ func TestMediaOutageIsAnInterruption(t *testing.T) {
 	}
 	f.Close()
 	id := e.store.NewID()
-	if err := objects.Commit(ctx, f.Name(), id, ".mp4"); err != nil {
+	if err := bucket.Commit(ctx, f.Name(), id, ".mp4"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := eventstore.Execute[domain.Video](ctx, e.store, stream(id), domain.AcceptUpload{

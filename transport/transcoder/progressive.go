@@ -22,7 +22,7 @@ import (
 	"github.com/kino-video/kino/transport/media"
 )
 
-// Progressive publishing (docs/architecture.md): while the ladder's ffmpeg
+// Progressive publishing (see the package doc): while the ladder's ffmpeg
 // runs, an early publisher looks at its work directory about once a second
 // and publishes what it finished: the segments each rendition's playlist
 // lists, then that rendition's playlist listing exactly the segments

@@ -1,7 +1,3 @@
-// Package transcoder turns uploaded videos into an HLS ladder, a thumbnail
-// and a preview. It is a durable JetStream consumer of UploadAccepted: any
-// number of processes (kino serve, kino worker) share the work, and a job
-// whose worker dies is redelivered to another.
 package transcoder
 
 import (
@@ -37,12 +33,12 @@ func (o outage) Unwrap() error { return o.err }
 // place); the jobs themselves wait in eventstore.JobsStream.
 const Durable = eventstore.TranscodeIntake
 
-// Media is what the transcoder needs of the media store (media.Store, a
-// directory, or media.Objects, the JetStream object store): the local
-// directory for the attempts' work directories, the original put into a
-// local file (a link or a copy), publishing the outputs made in a work
-// directory (checked first: no links, no special files; it fails if the
-// video was deleted), and removing a video's outputs or files.
+// Media is what the transcoder needs of the media store (media.Dir, a
+// directory, or media.Bucket, an object store such as JetStream's): the
+// local directory for the attempts' work directories, the original put
+// into a local file (a link or a copy), publishing the outputs made in a
+// work directory (checked first: no links, no special files; it fails if
+// the video was deleted), and removing a video's outputs or files.
 type Media interface {
 	WorkRoot() string
 	Fetch(ctx context.Context, id, ext, dst string) error

@@ -1,8 +1,3 @@
-// Package webhook tells subscribers about finished videos: a durable
-// consumer turns each video.completed / video.failed into one delivery per
-// matching subscription (a message in the KINO_DELIVERIES work queue), and
-// a delivery consumer POSTs each one, signed, retrying with JetStream
-// redelivery and a backoff, recording every attempt as an event.
 package webhook
 
 import (

@@ -129,7 +129,7 @@ func Start(t testing.TB, o Options) *Kino {
 			}
 		}
 	}
-	ms, err := media.Open(filepath.Join(base, "media"))
+	ms, err := media.OpenDir(filepath.Join(base, "media"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,30 +1,33 @@
 package media
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/kino-video/kino/domain"
-	"github.com/kino-video/kino/eventstore"
 )
 
-// Objects keeps media in the JetStream object store: each video's files
-// are objects named <videoId>/<path> (original<ext>, hls/..., thumbnail.jpg,
-// preview.mp4), and <videoId>/index.json lists them, so one video's
-// objects are found without listing the bucket. Uploads in flight and
-// transcode attempts stay on the local disk, in a directory laid out (and
-// moded) like a Store's.
-type Objects struct {
-	obj   *eventstore.Objects
-	local *Store
+// Bucket keeps media in an object store (an ObjectStore: the JetStream
+// object store in kino): each video's files are objects named
+// <videoId>/<path> (original<ext>, hls/..., thumbnail.jpg, preview.mp4),
+// and <videoId>/index.json lists them, so one video's objects are found
+// without listing the bucket. Uploads in flight and transcode attempts
+// stay on the local disk, in a directory laid out (and moded) like a
+// Dir's.
+type Bucket struct {
+	obj   ObjectStore
+	local *Dir
 
 	cache *cache // local copies of objects served; nil: none
 
@@ -42,39 +45,40 @@ type index struct {
 	Outputs  []string `json:"outputs,omitempty"`
 }
 
-// OpenObjects adapts obj, with scratch (created if needed) for uploads in
+// OpenBucket adapts obj, with scratch (created if needed) for uploads in
 // flight and work directories, and cacheBytes of copies of the objects
 // served, under scratch/.cache (0: no copies).
-func OpenObjects(obj *eventstore.Objects, scratch string, cacheBytes int64) (*Objects, error) {
-	local, err := Open(scratch)
+func OpenBucket(obj ObjectStore, scratch string, cacheBytes int64) (*Bucket, error) {
+	local, err := OpenDir(scratch)
 	if err != nil {
 		return nil, err
 	}
-	o := &Objects{obj: obj, local: local, Grace: 10 * time.Minute}
+	b := &Bucket{obj: obj, local: local, Grace: 10 * time.Minute}
 	if cacheBytes > 0 {
-		if o.cache, err = openCache(filepath.Join(scratch, ".cache"), cacheBytes); err != nil {
+		if b.cache, err = openCache(filepath.Join(scratch, ".cache"), cacheBytes); err != nil {
 			return nil, fmt.Errorf("media: cache: %w", err)
 		}
 	}
-	return o, nil
+	return b, nil
 }
 
-// CommitCopies is true: Commit copies the upload into the bucket, so it
-// needs the room of a second copy (on the NATS server's disk) for a
-// moment.
-func (o *Objects) CommitCopies() bool { return true }
+// CommitCopies is true: Commit copies the upload into the object store,
+// so it needs the room of a second copy (on the store's disk: with
+// JetStream, the NATS server's) for a moment.
+func (b *Bucket) CommitCopies() bool { return true }
 
 // WorkRoot is the local directory holding transcode attempts.
-func (o *Objects) WorkRoot() string { return o.local.WorkRoot() }
+func (b *Bucket) WorkRoot() string { return b.local.WorkRoot() }
 
 // Incoming creates a local temporary file for an upload in flight.
-func (o *Objects) Incoming() (*os.File, error) { return o.local.Incoming() }
+func (b *Bucket) Incoming() (*os.File, error) { return b.local.Incoming() }
 
 func name(id, rel string) string { return id + "/" + rel }
 
-func (o *Objects) readIndex(ctx context.Context, id string) (index, bool, error) {
-	// An index replaced (or removed) while it is read loses its chunks
-	// under the reader: read the new one, or find it gone. The writer
+func (b *Bucket) readIndex(ctx context.Context, id string) (index, bool, error) {
+	// An index replaced (or removed) while it is read may lose its bytes
+	// under the reader (the JetStream bucket's chunks go with a Put over
+	// them): read the new one, or find it gone. The writer
 	// needs a moment to finish: back off a little between reads (a CI run
 	// under load met five back-to-back reads all inside one removal).
 	wait := 5 * time.Millisecond
@@ -88,8 +92,8 @@ func (o *Objects) readIndex(ctx context.Context, id string) (index, bool, error)
 			wait *= 2
 		}
 		var ix index
-		r, err := o.obj.Open(ctx, name(id, indexName))
-		if domain.IsKind(err, domain.NotFound) {
+		r, _, err := b.obj.Get(ctx, name(id, indexName), 0)
+		if errors.Is(err, fs.ErrNotExist) {
 			return ix, false, nil
 		}
 		if err != nil {
@@ -100,19 +104,19 @@ func (o *Objects) readIndex(ctx context.Context, id string) (index, bool, error)
 		if err == nil {
 			return ix, true, nil
 		}
-		if !domain.IsKind(err, domain.NotFound) {
+		if !errors.Is(err, fs.ErrNotExist) {
 			return ix, false, fmt.Errorf("media: index of %s: %w", id, err)
 		}
 	}
 	return index{}, false, fmt.Errorf("media: index of %s: replaced while read, again and again", id)
 }
 
-func (o *Objects) writeIndex(ctx context.Context, id string, ix index) error {
-	b, err := json.Marshal(ix)
+func (b *Bucket) writeIndex(ctx context.Context, id string, ix index) error {
+	data, err := json.Marshal(ix)
 	if err != nil {
 		return err
 	}
-	_, err = o.obj.Put(ctx, name(id, indexName), strings.NewReader(string(b)))
+	_, err = b.obj.Put(ctx, name(id, indexName), bytes.NewReader(data))
 	return err
 }
 
@@ -120,7 +124,7 @@ func (o *Objects) writeIndex(ctx context.Context, id string, ix index) error {
 // of id, and then removes the local file. When the bucket does not take
 // it, the file stays at tmpPath, the caller's: a resumable upload's bytes
 // must outlive an outage of the store.
-func (o *Objects) Commit(ctx context.Context, tmpPath, id, ext string) error {
+func (b *Bucket) Commit(ctx context.Context, tmpPath, id, ext string) error {
 	if err := checkID(id); err != nil {
 		return err
 	}
@@ -133,11 +137,11 @@ func (o *Objects) Commit(ctx context.Context, tmpPath, id, ext string) error {
 	}
 	defer f.Close()
 	orig := OriginalName(ext)
-	if err := o.writeIndex(ctx, id, index{Original: orig}); err != nil {
+	if err := b.writeIndex(ctx, id, index{Original: orig}); err != nil {
 		return fmt.Errorf("media: commit %s: %w", id, err)
 	}
-	if _, err := o.obj.Put(ctx, name(id, orig), f); err != nil {
-		_ = o.Remove(context.WithoutCancel(ctx), id)
+	if _, err := b.obj.Put(ctx, name(id, orig), f); err != nil {
+		_ = b.Remove(context.WithoutCancel(ctx), id)
 		return fmt.Errorf("media: commit %s: %w", id, err)
 	}
 	_ = os.Remove(tmpPath)
@@ -146,21 +150,19 @@ func (o *Objects) Commit(ctx context.Context, tmpPath, id, ext string) error {
 
 // Open opens rel (slash-separated) of video id for reading at any offset.
 // A missing object is a NotFound wrapping fs.ErrNotExist.
-func (o *Objects) Open(ctx context.Context, id, rel string) (*File, error) {
+func (b *Bucket) Open(ctx context.Context, id, rel string) (*File, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
 	if rel == "" || strings.HasPrefix(rel, "/") || strings.Contains(rel, "..") || rel == indexName {
 		return nil, domain.Wrap("media", domain.NotFound, fs.ErrNotExist, "file not found")
 	}
-	r, err := o.obj.Open(ctx, name(id, rel))
+	r, info, err := openObject(ctx, b.obj, name(id, rel))
 	if err != nil {
-		return nil, err
+		return nil, notFound(err)
 	}
-	info := r.Info()
-	file := &File{ReadSeekCloser: r, Size: info.Size, ModTime: info.ModTime,
-		ETag: `"` + strings.TrimPrefix(info.Digest, "SHA-256=") + `"`}
-	if f := o.cache.open(info.Digest, info.Size, r); f != nil {
+	file := &File{ReadSeekCloser: r, Size: info.Size, ModTime: info.ModTime, ETag: etag(info)}
+	if f := b.cache.open(info.Digest, info.Size, r); f != nil {
 		r.Close()
 		file.ReadSeekCloser = f
 	} else if _, err := r.Seek(0, io.SeekStart); err != nil {
@@ -170,39 +172,75 @@ func (o *Objects) Open(ctx context.Context, id, rel string) (*File, error) {
 }
 
 // Fetch copies the original of id into dst, a new local file.
-func (o *Objects) Fetch(ctx context.Context, id, ext, dst string) error {
+func (b *Bucket) Fetch(ctx context.Context, id, ext, dst string) error {
 	if err := checkID(id); err != nil {
 		return err
 	}
 	if err := checkExt(ext); err != nil {
 		return err
 	}
-	if err := o.obj.GetFile(ctx, name(id, OriginalName(ext)), dst); err != nil {
+	if err := b.getFile(ctx, name(id, OriginalName(ext)), dst); err != nil {
 		_ = os.Remove(dst)
-		if domain.IsKind(err, domain.NotFound) {
-			return err
+		if errors.Is(err, fs.ErrNotExist) {
+			return notFound(err)
 		}
 		return fmt.Errorf("media: fetch %s: %w", id, err)
 	}
 	return nil
 }
 
+// getFile copies object name into a new local file at path (mode 0600).
+func (b *Bucket) getFile(ctx context.Context, name, path string) error {
+	r, _, err := b.obj.Get(ctx, name, 0)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, r); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// notFound is err, a missing object of the store's, as a NotFound (still
+// wrapping fs.ErrNotExist).
+func notFound(err error) error {
+	if errors.Is(err, fs.ErrNotExist) && !domain.IsKind(err, domain.NotFound) {
+		return domain.Wrap("media", domain.NotFound, err, "file not found")
+	}
+	return err
+}
+
+// etag is the entity tag of an object: its digest, or a weak tag of its
+// size and time when the store keeps no digest.
+func etag(info ObjectInfo) string {
+	if info.Digest == "" {
+		return `W/"` + strconv.FormatInt(info.Size, 36) + "-" + strconv.FormatInt(info.ModTime.UnixNano(), 36) + `"`
+	}
+	return `"` + strings.TrimPrefix(info.Digest, "SHA-256=") + `"`
+}
+
 // WorkDir creates the local directory of one transcode attempt holding
-// the original as InputName(ext); see Store.WorkDir.
-func (o *Objects) WorkDir(ctx context.Context, id, ext string, owner *Owner) (string, error) {
-	return workDir(ctx, o.WorkRoot(), o, id, ext, owner)
+// the original as InputName(ext); see Dir.WorkDir.
+func (b *Bucket) WorkDir(ctx context.Context, id, ext string, owner *Owner) (string, error) {
+	return workDir(ctx, b.WorkRoot(), b, id, ext, owner)
 }
 
 // Publish stores a finished work directory's outputs as the video's,
 // replacing an earlier attempt's, and removes the work directory. The
-// outputs are checked first as Store.Publish checks them (no links, no
+// outputs are checked first as Dir.Publish checks them (no links, no
 // special files). It fails, leaving nothing behind, if the video's
 // original is gone (the video was deleted), before or while it stores.
-func (o *Objects) Publish(ctx context.Context, id, workDir string) error {
+func (b *Bucket) Publish(ctx context.Context, id, workDir string) error {
 	if err := checkID(id); err != nil {
 		return err
 	}
-	ix, err := o.liveIndex(ctx, id)
+	ix, err := b.liveIndex(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -229,33 +267,33 @@ func (o *Objects) Publish(ctx context.Context, id, workDir string) error {
 			}
 			defer f.Close()
 			outputs = append(outputs, rel)
-			return o.put(ctx, id, rel, f, slices.Contains(ix.Outputs, rel))
+			return b.put(ctx, id, rel, f, slices.Contains(ix.Outputs, rel))
 		})
 		if err != nil {
-			o.drop(ctx, id, outputs, ix.Outputs)
+			b.drop(ctx, id, outputs, ix.Outputs)
 			return fmt.Errorf("media: publish %s: %w", id, err)
 		}
 	}
 	old := ix.Outputs
 	ix.Outputs = outputs
-	if err := o.list(ctx, id, ix, outputs, old, true); err != nil {
+	if err := b.list(ctx, id, ix, outputs, old, true); err != nil {
 		return err
 	}
-	o.drop(ctx, id, old, outputs)
+	b.drop(ctx, id, old, outputs)
 	return os.RemoveAll(workDir)
 }
 
 // liveIndex reads the index of id, failing with NotFound when the video's
 // original is gone (the video was deleted).
-func (o *Objects) liveIndex(ctx context.Context, id string) (index, error) {
-	ix, ok, err := o.readIndex(ctx, id)
+func (b *Bucket) liveIndex(ctx context.Context, id string) (index, error) {
+	ix, ok, err := b.readIndex(ctx, id)
 	if err != nil {
 		return index{}, err
 	}
 	if !ok || ix.Original == "" {
 		return index{}, domain.E("media", domain.NotFound, "video's media deleted")
 	}
-	if err := o.live(ctx, id, ix); err != nil {
+	if err := b.live(ctx, id, ix); err != nil {
 		return index{}, err
 	}
 	return ix, nil
@@ -266,27 +304,27 @@ func (o *Objects) liveIndex(ctx context.Context, id string) (index, error) {
 // checks the video is still live. If the write fails it deletes those of
 // stored the old index, listed, does not hold; if the video is gone, all of
 // stored and the index.
-func (o *Objects) list(ctx context.Context, id string, ix index, stored, listed []string, write bool) error {
+func (b *Bucket) list(ctx context.Context, id string, ix index, stored, listed []string, write bool) error {
 	if write {
-		if err := o.writeIndex(ctx, id, ix); err != nil {
-			o.drop(ctx, id, stored, listed)
+		if err := b.writeIndex(ctx, id, ix); err != nil {
+			b.drop(ctx, id, stored, listed)
 			return fmt.Errorf("media: publish %s: %w", id, err)
 		}
 	}
 	// Remove deletes the original first, then what the index lists: had
 	// it run since liveIndex's check, it may have missed these outputs.
-	if err := o.live(ctx, id, ix); err != nil {
-		o.drop(ctx, id, stored, nil)
-		_ = o.obj.Delete(context.WithoutCancel(ctx), name(id, indexName))
+	if err := b.live(ctx, id, ix); err != nil {
+		b.drop(ctx, id, stored, nil)
+		_ = b.obj.Delete(context.WithoutCancel(ctx), name(id, indexName))
 		return err
 	}
 	return nil
 }
 
 // live fails with NotFound when the original of id is gone.
-func (o *Objects) live(ctx context.Context, id string, ix index) error {
-	if _, err := o.obj.Info(ctx, name(id, ix.Original)); err != nil {
-		if domain.IsKind(err, domain.NotFound) {
+func (b *Bucket) live(ctx context.Context, id string, ix index) error {
+	if _, err := b.obj.Stat(ctx, name(id, ix.Original)); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
 			return domain.Wrap("media", domain.NotFound, err, "video's media deleted")
 		}
 		return err
@@ -295,31 +333,31 @@ func (o *Objects) live(ctx context.Context, id string, ix index) error {
 }
 
 // drop deletes the objects rels of id but those in keep, as far as it can.
-func (o *Objects) drop(ctx context.Context, id string, rels, keep []string) {
+func (b *Bucket) drop(ctx context.Context, id string, rels, keep []string) {
 	ctx = context.WithoutCancel(ctx)
 	for _, rel := range rels {
 		if !slices.Contains(keep, rel) {
-			_ = o.obj.Delete(ctx, name(id, rel))
+			_ = b.obj.Delete(ctx, name(id, rel))
 		}
 	}
 }
 
 // RemoveOutputs deletes a video's processed outputs, keeping its original.
-func (o *Objects) RemoveOutputs(ctx context.Context, id string) error {
+func (b *Bucket) RemoveOutputs(ctx context.Context, id string) error {
 	if err := checkID(id); err != nil {
 		return err
 	}
-	ix, ok, err := o.readIndex(ctx, id)
+	ix, ok, err := b.readIndex(ctx, id)
 	if err != nil || !ok {
 		return err
 	}
 	for _, rel := range ix.Outputs {
-		if err := o.obj.Delete(ctx, name(id, rel)); err != nil {
+		if err := b.obj.Delete(ctx, name(id, rel)); err != nil {
 			return fmt.Errorf("media: remove outputs of %s: %w", id, err)
 		}
 	}
 	ix.Outputs = nil
-	if err := o.writeIndex(ctx, id, ix); err != nil {
+	if err := b.writeIndex(ctx, id, ix); err != nil {
 		return fmt.Errorf("media: remove outputs of %s: %w", id, err)
 	}
 	return nil
@@ -328,56 +366,56 @@ func (o *Objects) RemoveOutputs(ctx context.Context, id string) error {
 // Remove deletes every object of a video: the original first (so a
 // Publish under way sees the deletion), then what the index lists, then
 // the index. Removing what is not there is fine.
-func (o *Objects) Remove(ctx context.Context, id string) error {
+func (b *Bucket) Remove(ctx context.Context, id string) error {
 	if err := checkID(id); err != nil {
 		return err
 	}
-	ix, ok, err := o.readIndex(ctx, id)
+	ix, ok, err := b.readIndex(ctx, id)
 	if err != nil || !ok {
 		return err
 	}
 	if ix.Original != "" {
-		if err := o.obj.Delete(ctx, name(id, ix.Original)); err != nil {
+		if err := b.obj.Delete(ctx, name(id, ix.Original)); err != nil {
 			return fmt.Errorf("media: remove %s: %w", id, err)
 		}
 	}
 	// Read again: a Publish may have written its outputs meanwhile.
-	if ix, _, err = o.readIndex(ctx, id); err != nil {
+	if ix, _, err = b.readIndex(ctx, id); err != nil {
 		return err
 	}
 	for _, rel := range ix.Outputs {
-		if err := o.obj.Delete(ctx, name(id, rel)); err != nil {
+		if err := b.obj.Delete(ctx, name(id, rel)); err != nil {
 			return fmt.Errorf("media: remove %s: %w", id, err)
 		}
 	}
-	if err := o.obj.Delete(ctx, name(id, indexName)); err != nil {
+	if err := b.obj.Delete(ctx, name(id, indexName)); err != nil {
 		return fmt.Errorf("media: remove %s: %w", id, err)
 	}
 	return nil
 }
 
 // Sweep removes leftovers: the local uploads in flight and idle work
-// directories (as Store.Sweep does), and every object of a video for
+// directories (as Dir.Sweep does), and every object of a video for
 // which live reports false, or whose name is no video's. It lists the
 // whole bucket: run it at start and now and then, not per request.
-func (o *Objects) Sweep(ctx context.Context, live func(id string) (bool, error)) (removed []string, err error) {
-	if removed, err = o.SweepLocal(); err != nil {
+func (b *Bucket) Sweep(ctx context.Context, live func(id string) (bool, error)) (removed []string, err error) {
+	if removed, err = b.SweepLocal(); err != nil {
 		return removed, err
 	}
-	more, err := o.Reconcile(ctx, live)
+	more, err := b.Reconcile(ctx, live)
 	return append(removed, more...), err
 }
 
 // SweepLocal empties the local directory of uploads in flight: run it at
 // start, before this node takes uploads.
-func (o *Objects) SweepLocal() ([]string, error) { return o.local.sweepScratch() }
+func (b *Bucket) SweepLocal() ([]string, error) { return b.local.sweepScratch() }
 
 // Reconcile removes the objects of every video for which live reports
 // false (deleted, or never accepted), except those stored in the last
 // Grace. It lists the whole bucket: a maintenance pass that may run while
 // the node serves, repeated now and then.
-func (o *Objects) Reconcile(ctx context.Context, live func(id string) (bool, error)) (removed []string, err error) {
-	all, err := o.obj.List(ctx)
+func (b *Bucket) Reconcile(ctx context.Context, live func(id string) (bool, error)) (removed []string, err error) {
+	all, err := b.obj.List(ctx)
 	if err != nil {
 		return removed, fmt.Errorf("media: sweep: %w", err)
 	}
@@ -394,10 +432,10 @@ func (o *Objects) Reconcile(ctx context.Context, live func(id string) (bool, err
 			}
 			verdict[id] = keep
 		}
-		if keep || time.Since(oi.ModTime) < o.Grace {
+		if keep || time.Since(oi.ModTime) < b.Grace {
 			continue
 		}
-		if err := o.obj.Delete(ctx, oi.Name); err != nil {
+		if err := b.obj.Delete(ctx, oi.Name); err != nil {
 			return removed, fmt.Errorf("media: sweep: %w", err)
 		}
 		removed = append(removed, oi.Name)

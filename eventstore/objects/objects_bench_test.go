@@ -1,4 +1,4 @@
-package eventstore_test
+package objects_test
 
 import (
 	"bytes"
@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/objects"
 )
 
 // BenchmarkObjectRead reads a 1.5 MiB object whole, as /cdn reads a
 // segment, from an embedded server.
 func BenchmarkObjectRead(b *testing.B) {
 	ctx := context.Background()
-	obj, err := eventstoretest.Run(b).OpenObjects(ctx)
+	obj, err := objects.Open(ctx, eventstoretest.Run(b))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -23,7 +24,7 @@ func BenchmarkObjectRead(b *testing.B) {
 	}
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		r, err := obj.Open(ctx, "v/seg")
+		r, _, err := obj.Open(ctx, "v/seg")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -36,7 +37,7 @@ func BenchmarkObjectRead(b *testing.B) {
 
 func BenchmarkObjectReadParallel(b *testing.B) {
 	ctx := context.Background()
-	obj, err := eventstoretest.Run(b).OpenObjects(ctx)
+	obj, err := objects.Open(ctx, eventstoretest.Run(b))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func BenchmarkObjectReadParallel(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			r, err := obj.Open(ctx, "v/seg")
+			r, _, err := obj.Open(ctx, "v/seg")
 			if err != nil {
 				b.Error(err)
 				return

@@ -1,0 +1,205 @@
+// Package ffmpeg adapts the ffmpeg and ffprobe binaries, found on PATH:
+// Sniff and OpenInput name an input's demuxer, Probe learns what it is,
+// Ladder picks its HLS renditions, the *Args functions build argument lists
+// and Run executes one of them under a watchdog, reporting progress, in a
+// Jail. The argument builders are pure and golden-tested: testdata/*.golden
+// holds one argument per line, and go test ./transport/ffmpeg -update
+// rewrites them.
+//
+// # Inputs
+//
+// Sniff names the demuxer from a file's first KiB (SniffLen), from a closed
+// list: mov (mp4, mov, m4v, 3gp, 3g2), matroska (mkv, webm), avi, flv, asf
+// (wmv), mpeg (program stream), mpegvideo (an MPEG-1/2 video elementary
+// stream), mpegts (188-byte TS, 192-byte M2TS, 204-byte TS with parity;
+// the sync pattern may start after stray bytes) and ogg. An mp4/mov may
+// start with any box ffmpeg's own mov probe accepts first, or a segment's
+// styp or sidx. Anything else (an HLS or DASH playlist, a concat script,
+// SDP, an image, text, unknown bytes) is refused: ffmpeg is never asked to
+// guess, and names and extensions play no part.
+//
+// An Input is always opened with its demuxer forced (-f), through the file
+// protocol only (-protocol_whitelist file, which nested opens inherit), as
+// file:<path> so that no prefix of the name is read as a protocol, with
+// mov's external data references off (-enable_drefs 0) and, with a picture
+// limit, -max_pixels: every decoder refuses a larger picture before
+// allocating it, whatever the headers said. So no demuxer that opens
+// further files (hls, concat, image2, tee, subfile) is ever chosen by a
+// file's content.
+//
+// # Probe
+//
+// Probe runs ffprobe for the streams and format as JSON, then a packet
+// scan of the video stream (timestamps, sizes and key flags; nothing
+// decoded) that measures the frames, their span and the largest step
+// between consecutive frames, and checks Bounds as it goes: it stops as
+// soon as one is exceeded, so a file claiming ten hours in 10 KB costs no
+// more than reading 10 KB. The video stream is the first that is not a
+// cover picture; Info records its index and the first audio stream's, and
+// every later run maps exactly those. The size is the displayed one
+// (rotation applied). The duration is the video stream's, else the
+// format's, else the scanned span; Info.Length is the smaller of that
+// claim and the span, and every cap and progress goes by it. Each ffprobe
+// run is killed after 10 minutes.
+//
+// Bounds (DefaultBounds: 7680×4320 either way round, 120 fps, a minute
+// between frames; the duration is the caller's) are never taken from the
+// file. The frame rate is checked against the average, against the rate
+// ffmpeg would encode at (r_frame_rate, unless implausible by ffmpeg's own
+// guess) and against frames over span as scanned. A file over a limit, a
+// file ffprobe cannot read and one without a video stream are domain
+// Unsupported errors with a message for the client; a missing binary or a
+// cancelled context is a plain (transient) error.
+//
+// # The ladder
+//
+// Ladder chooses rungs on the displayed size, by its short side: every step
+// of 2160, 1440, 1080, 720, 480, 360 and 240 not above the source's short
+// side, highest first; nothing is upscaled. A source whose short side is
+// below 240 gets one rung at its own short side, made even (320×180 gives
+// 180p). The long side keeps the source's aspect, rounded to the nearest
+// even number, and a rung is named <short side>p in both orientations (a
+// 1080×1920 portrait video gives 1080p, 1080×1920).
+//
+//	rung        video kbit/s (-b:v)
+//	2160p       16000
+//	1440p        9000
+//	1080p        5000
+//	720p         2800
+//	480p         1400
+//	360p          800
+//	240p          400
+//	below 240p  400 × side / 240, at least 200
+//
+// -maxrate is 1.07× and -bufsize 1.5× the rate, so the master playlist
+// carries real BANDWIDTH values. LadderArgs makes one ffmpeg process that
+// decodes once and writes every rung: H.264 (libx264 veryfast, profile
+// high, yuv420p), 4 s MPEG-TS segments (seg_NNNNN.ts) with keyframes
+// forced every 4 s, independent segments, EVENT playlists written under a
+// temporary name and renamed when complete (-hls_flags
+// independent_segments+temp_file), which the transcoder publishes while
+// ffmpeg runs and makes VOD at the end. Each rung is scaled from the one
+// above it (a cascade: on two cores a 10 s 1080p five-rung ladder took 5.3 s
+// instead of 7.7 s), and to its exact size, so a stream whose pictures
+// change size mid-way still yields the rung's size. With audio, one AAC
+// stereo 128 kbit/s rendition, audio/, is shared by every rung as the
+// master's audio group. The output stops 1 s past the length, so audio or
+// a claim running on past the video costs nothing. When the frames are at
+// least 4× sparser than the nominal rate, an fps filter at their real rate
+// (at least 1) comes first (rateCap): ffmpeg would otherwise repeat each
+// frame across the gaps (61 frames over 59 min at 30 fps: 106 000 frames
+// per rung).
+//
+// ThumbnailArgs takes the frame at 10 % of the length (0 under 1 s), at
+// most 720 px on the long side; a seek past the end writes nothing, which
+// the caller checks. PreviewArgs makes the first 6 s, at most 480 px on the
+// short side, H.264 CRF 23 capped at 1200 kbit/s, AAC stereo with audio,
+// +faststart. Neither upscales.
+//
+// # Lanes
+//
+// One ffmpeg process encodes every rung in lock-step, at the speed of the
+// whole ladder, which for 1080p and above runs below real time on two
+// cores, so a viewer starting early would catch the encoder. SplitLadder
+// splits a heavy ladder (its rungs' pixels times the frame rate at least
+// 60 Mpx/s: 1080p25 is 93, 720p60 100, 720p30 only 50) into two processes
+// writing into the same directory: the low lane (the rungs of 360p and
+// below, and the audio), which runs far ahead of real time, and the high
+// lane (Extras.Lane = SecondLane, the other rungs) run at HighLaneNice, so
+// the low lane gets nearly the cores it wants while both run and the high
+// lane takes them all once it is done. The high lane writes its own master
+// (LaneMaster) and a spare audio rendition (LaneAudio, about 1 % of the
+// work), so that its master lists its rungs exactly as one process would;
+// MergeMasters makes the master one process would have written (the low
+// lane's header, the high lane's variant streams, then the low lane's). The
+// cost is a second decode of the source. A fast-path ladder and a one-rung
+// ladder are never split (LaneSplit).
+//
+// # The fast path
+//
+// ChooseFastPath lets the top rung copy the source's video stream (-c:v:0
+// copy, in the same process; the other rungs are still encoded from the
+// decoded source) when, from Probe's header JSON and packet scan:
+//
+//   - the codec is h264, profile Constrained Baseline, Baseline, Main or
+//     High, pix_fmt exactly yuv420p, progressive, square pixels;
+//   - there is no rotation, and the size is exactly the top rung's;
+//   - the rate is steady, at most 60 fps, with no gap over 0.5 s;
+//   - the first packet is a keyframe and keyframes are at most 8 s apart
+//     (also from the last one to the end): the copied rung's segments are
+//     cut at the source's keyframes;
+//   - the bitrate is within the top rung's cap: on average at most its
+//     -maxrate, and over any 4 whole seconds at most maxrate × 4 s +
+//     bufsize.
+//
+// CheckKeyframes then decodes only the keyframes (ffprobe -skip_frame
+// nokey): each must have the headers' size, yuv420p and progressive scan.
+// And every packet flagged key must be an IDR frame and every IDR frame
+// flagged (a framecrc of the stream copied whole against a copy through
+// filter_units=pass_types=5, no decode): intra refresh and open GOPs flag
+// recovery points as keyframes, where the HLS muxer would cut segments no
+// decoder can start from. The encoded rungs then take -force_key_frames
+// source (and -g 600, so x264 adds none of its own), so every rung cuts at
+// the same times. The audio is copied too when it is AAC LC, mono or
+// stereo, 44.1 or 48 kHz.
+//
+// # Storyboard and download
+//
+// StoryboardArgs is a pass of its own from the source, not a branch of the
+// ladder's: ffmpeg 5.1 prints no -progress line until every output is
+// open, and an output whose one frame the tile filter holds back opens at
+// the end, which froze the ladder's progress at 0 and let the stall
+// watchdog kill the pass. It writes one JPEG per tile
+// (storyboard_tile_NNN.jpg: fps=1000/<step ms>:round=down:eof_action=pass,
+// then scale), and Storyboard.Assemble lays them out ten to a row (each
+// tile's size checked from its header before it is decoded, a missing last
+// tile left black). PlanStoryboard: a tile every second, or every
+// duration/100 when longer (at most 100 tiles), 160 px wide (the lowest
+// rung's width when smaller) at the lowest rung's aspect.
+// Storyboard.VTT writes the WebVTT track from the plan.
+//
+// DownloadArgs remuxes the highest rung up to 1080p (DownloadRung) and the
+// audio rendition, read back through the HLS demuxer from the work
+// directory's own playlists (file protocol only), into an MP4 with -c copy,
+// aac_adtstoasc and +faststart: no decode, no encode.
+//
+// # Running
+//
+// Run starts ffmpeg with -progress pipe:1 and reports out_time as a
+// fraction of RunOptions.Duration. Its watchdog kills the process group
+// with ErrStalled when for StallTimeout (2 min) neither a progress line
+// arrives nor RunOptions.OutputDir grows (measured every 5 s, or a quarter
+// of the timeout when shorter: ffmpeg prints nothing while its filters
+// repeat one frame across a gap, yet writes segments), and with ErrTooSlow
+// after MaxRuntime (60 s + 20 × Duration). A decoder that refused a picture
+// over -max_pixels makes Run return ErrPictureTooLarge even when ffmpeg
+// exits 0, since ffmpeg only drops such frames. A non-zero exit is an
+// *ExitError with the tail of stderr.
+//
+// # Confinement
+//
+// Every ffmpeg and ffprobe runs in a Jail:
+//
+//   - Dir is its working directory, the attempt's own, holding only its
+//     input and its outputs.
+//   - User, when kino runs as root, is --ffmpeg-user (SysProcAttr.Credential,
+//     no supplementary groups).
+//   - Limits (--ffmpeg-max-memory, --ffmpeg-max-cpu, --ffmpeg-max-files;
+//     DefaultRLimits 16 GiB of address space and 512 files, CPU time the
+//     wall-clock cap × the cores) are applied by util-linux prlimit, which
+//     sets them on itself and then execs: ffmpeg never runs a moment
+//     without them. MALLOC_ARENA_MAX=2 keeps glibc's per-thread arenas
+//     under the address-space limit.
+//   - Nice runs it under nice -n.
+//   - Its environment is kino's PATH only: kino's may hold secrets.
+//   - It runs in its own process group, killed as a whole (SIGKILL) when
+//     its context ends. On Linux it also has a parent-death signal
+//     (SIGKILL), so it dies with kino, kill -9 included. The kernel sends
+//     it when the thread that started the process exits
+//     (golang.org/issue/27505), so Run keeps its goroutine locked to its
+//     thread from start to wait. Go sets the signal after switching users
+//     (a switch clears it), and it survives the exec of prlimit and of
+//     ffmpeg. CheckDiesWithParent starts an ffmpeg exactly as every run
+//     does from a thread that then ends, and fails unless that ffmpeg is
+//     killed; the transcoder refuses to start otherwise.
+package ffmpeg
