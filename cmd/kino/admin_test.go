@@ -12,6 +12,7 @@ import (
 // The operator's endpoints, GET /v1/account and redelivery through a real
 // kino serve, every exchange checked against docs/openapi.yaml (harness).
 func TestAdminAccountAndRedeliverEndToEnd(t *testing.T) {
+	t.Parallel()
 	const token = "operator-secret-0123456789abcdef"
 	h := start(t, t.TempDir(), withWebhooks, func(c *Config) { c.AdminToken = token })
 

@@ -29,6 +29,7 @@ func checkTimestamp(t *testing.T, name string, v any) {
 }
 
 func TestRestartKeepsEverything(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	h := start(t, data)
 	key := h.account("acme", domain.PlanPro)
@@ -63,6 +64,7 @@ func TestRestartKeepsEverything(t *testing.T) {
 }
 
 func TestDevBootstrapOnlyOnEmptyStore(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	var out bytes.Buffer
 	h := start(t, data, func(c *Config) { c.Dev, c.Stdout = true, &out })
@@ -104,6 +106,7 @@ func TestDevBootstrapOnlyOnEmptyStore(t *testing.T) {
 // server, the media directory and the disk. The API's routes are tested
 // in transport/httpapi.
 func TestHealthAndReadiness(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir())
 	wantStatus(t, h.do("GET", "/healthz", "", nil), 200)
 	if r := h.do("GET", "/readyz", "", nil); r.status != 200 || !strings.Contains(string(r.body), `"status":"ready"`) {
@@ -113,6 +116,7 @@ func TestHealthAndReadiness(t *testing.T) {
 
 // With --nats, serve embeds nothing and uses the given server.
 func TestServeAgainstExternalNATS(t *testing.T) {
+	t.Parallel()
 	srv := eventstoretest.Server(t, t.TempDir())
 	data := t.TempDir()
 	h := start(t, data, func(c *Config) { c.NATSURL, c.NATSAuth = srv.URL(), srv.Auth(eventstore.RoleServe) })

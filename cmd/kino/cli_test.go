@@ -11,6 +11,7 @@ import (
 )
 
 func TestCLIErrorsAreOneLineWithNonZeroExit(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir())
 	h.mustCLI("accounts", "create", "acme", "--plan", "pro")
 	for _, tt := range []struct {
@@ -49,6 +50,7 @@ func TestCLIErrorsAreOneLineWithNonZeroExit(t *testing.T) {
 }
 
 func TestCLIAdminFlow(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir())
 	// Flags may stand before or after positional arguments.
 	var out, errb bytes.Buffer

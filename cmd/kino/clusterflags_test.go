@@ -12,6 +12,7 @@ import (
 )
 
 func TestClusterReplicasDefault(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		listen string
@@ -35,6 +36,7 @@ func TestClusterReplicasDefault(t *testing.T) {
 }
 
 func TestClusterFlagsRefuseHalfAConfiguration(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		flags clusterFlags
@@ -70,6 +72,7 @@ func TestClusterFlagsRefuseHalfAConfiguration(t *testing.T) {
 // it refuses to start and makes none of its own: a secret.key or nkeys of
 // its own would silently differ from every other node's.
 func TestClusterNodeWithoutSharedCredentialsMakesNone(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	m := &Main{Config: Config{Addr: "127.0.0.1:0", Data: data, NATSListen: "127.0.0.1:0", Log: quiet,
 		Cluster: &eventstore.Cluster{Listen: "127.0.0.1:0", Routes: []string{"nats://127.0.0.1:1"}}, ReadyWait: time.Second}}

@@ -125,10 +125,7 @@ func TestKill9KillsFFmpegAndTheNextStartSweeps(t *testing.T) {
 	}
 	dir := t.TempDir()
 	passable(t, dir)
-	bin := filepath.Join(dir, "kino")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildKino(t)
 	clip := makeClip(t, "long.mp4", 320, 180, 300, false) // its ladder runs for many seconds
 	for _, victim := range []string{"serve", "worker"} {
 		t.Run("kill -9 kino "+victim, func(t *testing.T) {

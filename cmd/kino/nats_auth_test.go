@@ -31,6 +31,7 @@ import (
 // key. Without credentials it cannot even connect; with a worker's seed
 // the server refuses the publish; the key never authenticates.
 func TestForgedKeyIssuedIsImpossible(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir())
 	h.account("acme", domain.PlanFree)
 	forgedKey, err := domain.NewAPIKey(rand.Reader)
@@ -85,6 +86,7 @@ func TestForgedKeyIssuedIsImpossible(t *testing.T) {
 // under --data; pointed at a directory without them, each is refused with
 // a message that says what to give. kino.admin.replay included.
 func TestCLIWithoutCredentialsIsRefused(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir())
 	h.account("acme", domain.PlanFree)
 	empty := t.TempDir()
@@ -124,6 +126,7 @@ func TestCLIWithoutCredentialsIsRefused(t *testing.T) {
 // delivers signed webhooks with nothing more than the worker role allows.
 // kino serve fans out too: each event still reaches the subscription once.
 func TestKinoWorkerRunsWithItsOwnRole(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir()) // no workers in kino serve
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
@@ -176,6 +179,7 @@ func TestKinoWorkerRunsWithItsOwnRole(t *testing.T) {
 // finds none, also of a deleted webhook. Deliveries still verify with the
 // secret shown at creation.
 func TestNoSecretInClearOnDisk(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	h := start(t, data, withWebhooks)
 	key := h.account("acme", domain.PlanPro)
@@ -325,6 +329,7 @@ func TestExternalNATSWithOperatorCredentials(t *testing.T) {
 // its secret in clear, read with Secret set) keeps being delivered, signed
 // with that secret; the read model does not copy it.
 func TestWebhookFromBeforeSealingStillDelivers(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	h := start(t, data, withWebhooks)
 	key := h.account("acme", domain.PlanPro)

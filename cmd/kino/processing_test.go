@@ -191,6 +191,7 @@ func (p probed) duration() float64 {
 }
 
 func TestProcessingEndToEnd(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
@@ -387,6 +388,7 @@ func TestProcessingInputs(t *testing.T) {
 
 // Transient failures are retried with backoff, then FAILED.
 func TestTransientFailuresRetryThenFail(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withTranscoder, func(c *Config) { c.Workers.Stall = time.Nanosecond })
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
@@ -440,6 +442,7 @@ func (h *harness) waitProgress(id string) {
 }
 
 func TestDeleteDuringProcessing(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)

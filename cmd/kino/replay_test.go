@@ -252,11 +252,13 @@ func TestReplayOnlineWhileClientsRead(t *testing.T) {
 }
 
 func TestAdminReplayIsOffWithoutAToken(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir())
 	wantError(t, h.do("POST", "/v1/admin/replay", "anything", nil), 404, "Not found")
 }
 
 func TestVideoEventsAudit(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanBusiness)
 	other := h.account("other", domain.PlanBusiness)
@@ -329,6 +331,7 @@ func TestReplayHelpShowsNoNATSDefault(t *testing.T) {
 // kino serve's lock on the read models, before it opens the NATS store a
 // second time, and says to replay online.
 func TestReplayOfflineRefusesARunningServe(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	start(t, data)
 	out, errOut, code := runCLI("replay", "--data", data)

@@ -13,6 +13,7 @@ import (
 )
 
 func TestProcessingLine(t *testing.T) {
+	t.Parallel()
 	f := func(v float64) *float64 { return &v }
 	n := func(v int) *int { return &v }
 	for _, tc := range []struct {
@@ -37,6 +38,7 @@ func TestProcessingLine(t *testing.T) {
 // On a terminal the line is rewritten in place and cleared at the end;
 // elsewhere each change is a line of its own.
 func TestStatusLine(t *testing.T) {
+	t.Parallel()
 	f := func(v float64) *float64 { return &v }
 	vs := []apiclient.Video{
 		{Status: apiclient.StatusPending},

@@ -62,6 +62,7 @@ func (h *harness) cookieDo(method, path string, cookie *http.Cookie, body string
 // The dashboard's key routes and the operator's user routes answer as
 // docs/openapi.yaml says.
 func TestKeysAndUsersMatchTheContract(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir())
 	key := h.account("acme", domain.PlanFree)
 	login := func(args ...string) *http.Cookie {
@@ -96,6 +97,7 @@ func TestKeysAndUsersMatchTheContract(t *testing.T) {
 // The operator creates users with the CLI; the link it prints sets the
 // password once and logs in; the session then works on the API.
 func TestUsersCLIPrintsALinkThatWorksOnce(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir())
 	h.account("acme", domain.PlanFree)
 

@@ -167,6 +167,7 @@ func (h *harness) waitDeliveriesDone() {
 }
 
 func TestWebhooksCompletedAndFailedSignedAndIsolated(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withTranscoder, withWebhooks)
 	key := h.account("acme", domain.PlanBusiness)
 	other := h.account("other", domain.PlanBusiness)
@@ -223,6 +224,7 @@ func TestWebhooksCompletedAndFailedSignedAndIsolated(t *testing.T) {
 }
 
 func TestWebhookRetriedUntilDelivered(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withWebhooks)
 	key := h.account("acme", domain.PlanPro)
 	rc := newReceiver(t, 500, 500, 200)
@@ -255,6 +257,7 @@ func TestWebhookRetriedUntilDelivered(t *testing.T) {
 }
 
 func TestWebhookTimeoutAndGivingUp(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withWebhooks)
 	key := h.account("acme", domain.PlanPro)
 	rc := newReceiver(t, 500, 500, 500)
@@ -277,6 +280,7 @@ func TestWebhookTimeoutAndGivingUp(t *testing.T) {
 }
 
 func TestWebhookLoopbackRefusedWithoutTheFlag(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withWebhooks, func(c *Config) { c.Workers.AllowPrivate = false })
 	key := h.account("acme", domain.PlanPro)
 	rc := newReceiver(t)
@@ -298,6 +302,7 @@ func TestWebhookLoopbackRefusedWithoutTheFlag(t *testing.T) {
 // one every 12 s; the next answers 429 with the spec's body and
 // Retry-After. Another subscription keeps its own allowance.
 func TestWebhookTestIsRateLimited(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withWebhooks)
 	key := h.account("acme", domain.PlanBusiness)
 	rc := newReceiver(t)
@@ -323,6 +328,7 @@ func TestWebhookTestIsRateLimited(t *testing.T) {
 }
 
 func TestWebhookSurvivesRestartBetweenAttempts(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	slow := func(c *Config) { c.Workers.WebhookBackoff = []time.Duration{time.Second} }
 	h := start(t, data, withWebhooks, slow)
@@ -347,6 +353,7 @@ func TestWebhookSurvivesRestartBetweenAttempts(t *testing.T) {
 }
 
 func TestDeletedSubscriptionGetsNoFurtherDeliveries(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withWebhooks, func(c *Config) { c.Workers.WebhookBackoff = []time.Duration{200 * time.Millisecond} })
 	key := h.account("acme", domain.PlanPro)
 	rc := newReceiver(t, 500)
