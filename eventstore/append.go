@@ -12,20 +12,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore/internal/natsconn"
 )
 
 // ErrConcurrency is the cause of the Conflict returned when an aggregate
 // changed between load and append. Execute retries on it.
 var ErrConcurrency = errors.New("aggregate changed concurrently")
-
-func isWrongLastSequence(err error) bool {
-	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) {
-		return apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
-	}
-	return false
-}
 
 // transient reports whether a failed publish may be retried as it is: the
 // server may or may not have stored it.
@@ -92,7 +84,7 @@ func (s *Store) publish(ctx context.Context, id domain.StreamID, expected uint64
 		case err == nil:
 			s.health.wrote(nil)
 			return ack.Sequence, nil
-		case isWrongLastSequence(err):
+		case natsconn.WrongLastSequence(err):
 			s.health.wrote(nil) // the server answered: it takes writes
 			if attempt > 1 {
 				// Our earlier attempt may have landed before its ack was lost.
@@ -109,7 +101,7 @@ func (s *Store) publish(ctx context.Context, id domain.StreamID, expected uint64
 			// (nats.go resends it on reconnect). Send it again, with the
 			// same message id, for as long as ctx allows.
 			continue
-		case noAck || storageRefusal(err):
+		case noAck || natsconn.StorageRefusal(err):
 			// A server whose store failed a write (a full disk) answers
 			// no append until it is restarted: say so at once to the
 			// callers that follow instead of letting each wait.
@@ -178,11 +170,12 @@ type decisionTyped interface {
 
 // loadForDecision loads what an aggregate's Decide needs, and the sequence
 // to expect on append.
-func loadForDecision[S domain.State[S]](ctx context.Context, s *Store, id domain.StreamID) (S, uint64, error) {
+func loadForDecision[S domain.State[S]](ctx context.Context, log Log, id domain.StreamID) (S, uint64, error) {
 	var zero S
 	dt, ok := any(zero).(decisionTyped)
-	if !ok {
-		history, last, err := s.Load(ctx, id)
+	s, isStore := log.(*Store)
+	if !ok || !isStore {
+		history, last, err := log.Load(ctx, id)
 		if err != nil {
 			return zero, 0, err
 		}
@@ -240,8 +233,19 @@ func readFailed(ctx context.Context, op string, err error) error {
 	return domain.Wrap(op, domain.Internal, err, "")
 }
 
+// Log is what Execute and Current need of an event store. *Store is the
+// one kino runs; a caller may hold its own narrower interface and pass
+// that (a *Store behind it still reads only what a decision needs).
+type Log interface {
+	Load(ctx context.Context, id domain.StreamID) ([]domain.Event, uint64, error)
+	Append(ctx context.Context, id domain.StreamID, expected uint64, payloads []domain.Payload) ([]domain.Event, error)
+	Now() time.Time
+}
+
+var _ Log = (*Store)(nil)
+
 // Current is an aggregate's state now, read as Execute reads it.
-func Current[S domain.State[S]](ctx context.Context, s *Store, id domain.StreamID) (S, error) {
+func Current[S domain.State[S]](ctx context.Context, s Log, id domain.StreamID) (S, error) {
 	state, _, err := loadForDecision[S](ctx, s, id)
 	return state, err
 }
@@ -268,10 +272,15 @@ func (r Result[S]) LastSeq() uint64 {
 
 // Execute loads an aggregate, folds it, decides cmd, and appends the
 // outcome with the loaded sequence as expectation. When another writer got
-// there first it starts over, at most Config.MaxAttempts times.
-func Execute[S Aggregate[S]](ctx context.Context, s *Store, id domain.StreamID, cmd any) (Result[S], error) {
+// there first it starts over, at most Config.MaxAttempts times (5 on a
+// Log that is not a *Store).
+func Execute[S Aggregate[S]](ctx context.Context, s Log, id domain.StreamID, cmd any) (Result[S], error) {
+	attempts := 5
+	if st, ok := s.(*Store); ok {
+		attempts = st.cfg.MaxAttempts
+	}
 	var err error
-	for attempt := 0; attempt < s.cfg.MaxAttempts; attempt++ {
+	for attempt := 0; attempt < attempts; attempt++ {
 		var state S
 		var last uint64
 		state, last, err = loadForDecision[S](ctx, s, id)
@@ -292,5 +301,5 @@ func Execute[S Aggregate[S]](ctx context.Context, s *Store, id domain.StreamID, 
 			return Result[S]{State: state, Events: events}, err
 		}
 	}
-	return Result[S]{}, fmt.Errorf("execute %T on %s after %d attempts: %w", cmd, id, s.cfg.MaxAttempts, err)
+	return Result[S]{}, fmt.Errorf("execute %T on %s after %d attempts: %w", cmd, id, attempts, err)
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/kv"
+	"github.com/kino-video/kino/eventstore/queue"
 )
 
 // The buckets a single server keeps in memory (send locks, progress,
@@ -21,11 +23,11 @@ func TestBucketsOutliveTheirServersRestart(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	send, err := s.OpenSendState(ctx)
+	send, err := queue.New(s).OpenSendState(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	progress, err := s.OpenProgress(ctx)
+	progress, err := kv.OpenProgress(ctx, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,10 +44,10 @@ func TestBucketsOutliveTheirServersRestart(t *testing.T) {
 	}
 	beats := make(chan error, 1)
 	beatCtx, stopBeat := context.WithCancel(ctx)
-	go func() { beats <- s.Heartbeat(beatCtx, "serve", nil) }()
+	go func() { beats <- queue.New(s).Heartbeat(beatCtx, "serve", nil) }()
 	defer func() { stopBeat(); <-beats }()
 	eventstoretest.Eventually(t, "the heartbeat to be listed", func() bool {
-		ws, err := s.Workers(ctx)
+		ws, err := queue.New(s).Workers(ctx)
 		return err == nil && len(ws) == 1
 	})
 
@@ -90,7 +92,7 @@ func TestBucketsOutliveTheirServersRestart(t *testing.T) {
 
 	// The heartbeat writes again within a beat: listed again.
 	eventstoretest.Eventually(t, "the heartbeat to be listed again", func() bool {
-		ws, err := s.Workers(ctx)
+		ws, err := queue.New(s).Workers(ctx)
 		return err == nil && len(ws) == 1
 	})
 }

@@ -3,67 +3,19 @@ package eventstore_test
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/natsserver"
 )
-
-// On a replicated (R3) bucket a compare-and-swap conflict comes back as
-// another error code (10164) than on one server (10071): concurrent rate
-// updates through two nodes must still all land, none reported as NATS
-// being unavailable (which would make the API nodes count alone).
-func TestRateUpdatesOnAReplicatedBucket(t *testing.T) {
-	c := eventstoretest.StartCluster(t, 3)
-	ctx := context.Background()
-	var ledgers []*eventstore.RateLimits
-	for i := range 2 {
-		l, err := c.Open(i, 3).OpenRateLimits(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ledgers = append(ledgers, l)
-	}
-	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	until := now.Add(time.Minute).UnixNano()
-	const writers, each = 6, 10
-	errs := make(chan error, writers)
-	for i := range writers {
-		node := string(rune('a' + i))
-		go func() {
-			for n := 1; n <= each; n++ {
-				err := ledgers[i%2].UpdateRate(ctx, "acct:acme", node, now, func([]eventstore.RateHolding) eventstore.RateHolding {
-					return eventstore.RateHolding{Share: n, Until: until}
-				})
-				if err != nil {
-					errs <- err
-					return
-				}
-			}
-			errs <- nil
-		}()
-	}
-	for range writers {
-		if err := <-errs; err != nil {
-			t.Fatalf("a concurrent update on the R3 bucket failed: %v", err)
-		}
-	}
-	total := 0
-	if err := ledgers[0].UpdateRate(ctx, "acct:acme", "reader", now, func(others []eventstore.RateHolding) eventstore.RateHolding {
-		total = 0
-		for _, h := range others {
-			total += h.Share
-		}
-		return eventstore.RateHolding{}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if total != writers*each {
-		t.Fatalf("shares add up to %d, want %d", total, writers*each)
-	}
-}
 
 // With two of three nodes gone the event stream has no quorum. The store
 // finds out by itself, without an append (a node its load balancer
@@ -108,4 +60,42 @@ func TestAppendWithoutQuorumIsUnavailable(t *testing.T) {
 	if err := create("after-quorum"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A node alone, its peers never up: eventstore.Open gives up after ReadyWait with an
+// error that says what to check.
+func TestOpenOnAClusterWithoutQuorumGivesUp(t *testing.T) {
+	dir := t.TempDir()
+	if err := natsserver.InitCluster(dir); err != nil {
+		t.Fatal(err)
+	}
+	self := freeAddr(t)
+	e := loneNode(t, dir, self, "nats://"+self, "nats://"+freeAddr(t), "nats://"+freeAddr(t))
+	_, err := eventstore.Open(context.Background(), eventstore.Config{URL: e.URL(), Auth: e.Auth(eventstore.RoleServe), Manage: true, Replicas: 3, ReadyWait: 2 * time.Second, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err == nil || !strings.Contains(err.Error(), "not ready after 2s") || !strings.Contains(err.Error(), "enough cluster nodes up") {
+		t.Fatalf("want an error saying the cluster is not ready, got %v", err)
+	}
+}
+
+// loneNode starts a cluster node on dir whose routes lead nowhere but to
+// itself.
+func loneNode(t *testing.T, dir, listen string, routes ...string) *natsserver.Embedded {
+	t.Helper()
+	e, err := natsserver.StartNode(dir, "127.0.0.1:0", &natsserver.Cluster{Listen: listen, Routes: routes, Name: "n-" + filepath.Base(dir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Shutdown)
+	return e
+}
+
+// freeAddr is a loopback address with a port free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }

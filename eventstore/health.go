@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore/internal/natsconn"
 )
 
 // ErrUnavailable is the cause of the domain Unavailable errors the store
@@ -119,7 +120,7 @@ func newHealth(log *slog.Logger, probeEvery time.Duration) *health {
 func (h *health) leaderProbeDue() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.writeErr == nil || storageRefusal(h.writeErr) || h.conn.Err() != nil {
+	if h.writeErr == nil || natsconn.StorageRefusal(h.writeErr) || h.conn.Err() != nil {
 		return false
 	}
 	if now := time.Now(); !now.Before(h.nextProbe) {
@@ -292,22 +293,6 @@ func (h *health) noQuorum() bool {
 
 // errNoAck is the write failure of an append the server never answered.
 var errNoAck = errors.New("append not acknowledged in time")
-
-// storageRefusal reports whether the server refused an append for want of
-// storage (it answers these at once).
-func storageRefusal(err error) bool {
-	var apiErr *jetstream.APIError
-	if !errors.As(err, &apiErr) {
-		return false
-	}
-	switch apiErr.ErrorCode {
-	case 10047, // storage resources exceeded
-		10023, // insufficient resources
-		10077: // stream store failed
-		return true
-	}
-	return false
-}
 
 // IsUnavailable reports whether err says NATS (the event store, or the
 // object store on it) could not be reached or did not answer in time: an

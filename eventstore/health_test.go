@@ -12,6 +12,8 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/internal/smalldisk"
+	"github.com/kino-video/kino/eventstore/natsserver"
 )
 
 func createAccount(ctx context.Context, s *eventstore.Store, slug string) error {
@@ -33,7 +35,7 @@ func createAccount(ctx context.Context, s *eventstore.Store, slug string) error 
 // never be had there.
 func TestFullDiskStopsWritesUntilHealRestartsTheServer(t *testing.T) {
 	const size = 64 << 20
-	dir := eventstore.SmallDisk(t, size)
+	dir := smalldisk.Mount(t, size)
 	srv := eventstoretest.Server(t, dir)
 	s, err := eventstore.Open(context.Background(), eventstore.Config{URL: srv.URL(), Auth: srv.Auth(eventstore.RoleServe),
 		Name: t.Name(), Manage: true, AckTimeout: time.Second, ProbeEvery: time.Minute})
@@ -43,7 +45,7 @@ func TestFullDiskStopsWritesUntilHealRestartsTheServer(t *testing.T) {
 	t.Cleanup(func() { _ = s.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
 	healed := make(chan error, 1)
-	go func() { healed <- srv.Heal(ctx, eventstore.HealConfig{Every: 50 * time.Millisecond, Reserve: 4 << 20}) }()
+	go func() { healed <- srv.Heal(ctx, natsserver.HealConfig{Every: 50 * time.Millisecond, Reserve: 4 << 20}) }()
 	t.Cleanup(func() { cancel(); <-healed })
 
 	var stored []string
@@ -55,7 +57,7 @@ func TestFullDiskStopsWritesUntilHealRestartsTheServer(t *testing.T) {
 		stored = append(stored, slug)
 	}
 
-	filler := eventstore.Fill(t, dir, 0)
+	filler := smalldisk.Fill(t, dir, 0)
 	// Appends may still fit in what the filler left; one soon does not.
 	var failed error
 	for i := 0; failed == nil; i++ {
@@ -134,7 +136,7 @@ func TestOutageFailsFastOnlyWhenAsked(t *testing.T) {
 	waited := make(chan error, 1)
 	go func() { waited <- createAccount(ctx, s, "waited") }()
 
-	again, err := eventstore.StartEmbedded(dir, strings.TrimPrefix(url, "nats://"))
+	again, err := natsserver.StartEmbedded(dir, strings.TrimPrefix(url, "nats://"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,10 +13,17 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/oklog/ulid/v2"
+
+	"github.com/kino-video/kino/eventstore/internal/natsconn"
 )
 
 // StreamName is the JetStream stream holding every event.
 const StreamName = "KINO_EVENTS"
+
+// MediaBucket is the JetStream Object Store bucket of kino's media when
+// it is kept in NATS (kino --media nats); eventstore/objects reads and
+// writes it.
+const MediaBucket = "KINO_MEDIA"
 
 // Subjects of the event stream: <aggregate>.<id>.<EventType>.
 var Subjects = []string{"video.>", "collection.>", "account.>", "webhook.>", "user.>"}
@@ -87,16 +94,13 @@ func (c *Config) validate() error {
 
 // Store appends and reads events on the KINO_EVENTS stream.
 type Store struct {
-	cfg        Config
-	nc         *nats.Conn
-	js         jetstream.JetStream
-	stream     jetstream.Stream
-	deliveries jetstream.Stream
-	jobs       jetstream.Stream
-	health     *health
-	progress   jetstream.KeyValue // the progress bucket, found at Open
-	sendState  *SendState         // the senders' buckets, found at Open
-	stopWatch  func()             // stops watchQuorum and waits for it
+	cfg       Config
+	nc        *nats.Conn
+	js        jetstream.JetStream
+	stream    jetstream.Stream
+	health    *health
+	stopWatch func()         // stops watchQuorum and waits for it
+	conn      *natsconn.Conn // what the sibling packages use
 }
 
 // startQuorumWatch runs watchQuorum for kino serve on a replicated stream:
@@ -232,31 +236,32 @@ func setup(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cfg Confi
 		}
 	}
 	cfg.Replicas = stream.CachedInfo().Config.Replicas
-	deliveries, err := openDeliveries(ctx, js, cfg)
+	deliveries, err := natsconn.OpenDeliveries(ctx, js, cfg.Manage, cfg.Replicas)
 	if err != nil {
 		return nil, err
 	}
-	jobs, err := openJobs(ctx, js, cfg)
+	jobs, err := natsconn.OpenJobs(ctx, js, cfg.Manage, cfg.Replicas)
 	if err != nil {
 		return nil, err
 	}
-	st := &Store{cfg: cfg, nc: nc, js: js, stream: stream, deliveries: deliveries, jobs: jobs, health: h}
+	st := &Store{cfg: cfg, nc: nc, js: js, stream: stream, health: h, conn: newConn(nc, js, stream, cfg, h)}
+	st.conn.Jobs, st.conn.Deliveries, st.conn.Decode = jobs, deliveries, st.decodeStored
 	// The senders' and the progress buckets are made (kino serve) or found
 	// here, so that a node rejoining its cluster is ready when Open
 	// returns, and workers, whose role may not create streams, only ever
 	// open them. A client that does not manage them may find them missing
-	// (OpenSendState and OpenProgress say so to those who need them) but,
+	// (queue's OpenSendState and kv.OpenProgress say so to those who need them) but,
 	// waiting for readiness (a cluster node starting beside a kino serve
 	// still creating them), waits for them too.
 	waiting := cfg.ReadyWait > 0
-	if st.sendState, err = st.openSendState(ctx, cfg.Manage); err != nil && (cfg.Manage || waiting) {
+	if st.conn.SendLocks, st.conn.Attempts, err = st.conn.SendStateBuckets(ctx, cfg.Manage); err != nil && (cfg.Manage || waiting) {
 		return nil, fmt.Errorf("open event store: %w", err)
 	}
-	if st.progress, err = st.progressBucket(ctx); err != nil && (cfg.Manage || waiting || !errors.Is(err, jetstream.ErrBucketNotFound)) {
+	if st.conn.Progress, err = st.conn.ProgressBucket(ctx); err != nil && (cfg.Manage || waiting || !errors.Is(err, jetstream.ErrBucketNotFound)) {
 		return nil, fmt.Errorf("open event store: %w", err)
 	}
 	if jobs == nil && waiting {
-		return nil, fmt.Errorf("open event store: no stream %s yet", JobsStream)
+		return nil, fmt.Errorf("open event store: no stream %s yet", natsconn.JobsStream)
 	}
 	return st, nil
 }
@@ -285,6 +290,13 @@ func (s *Store) Close() error {
 // Now is the store's clock, truncated to milliseconds as events store it.
 func (s *Store) Now() time.Time { return s.cfg.Now().UTC().Truncate(time.Millisecond) }
 
+// Log is where the store and the services on its connection log.
+func (s *Store) Log() *slog.Logger { return s.cfg.Log }
+
+// Manages reports whether this client creates and updates kino's streams
+// and buckets (kino serve: Config.Manage).
+func (s *Store) Manages() bool { return s.cfg.Manage }
+
 // NewID returns a fresh ULID string.
 func (s *Store) NewID() string { return s.cfg.NewID() }
 
@@ -312,20 +324,22 @@ func (s *Store) LastSeq(ctx context.Context) (uint64, error) {
 // half a minute. The media bucket is made by the media store that uses it
 // (--media nats only).
 func createAtOnce(ctx context.Context, js jetstream.JetStream, cfg Config) {
-	tmp := &Store{cfg: cfg, js: js}
+	tmp := &Store{cfg: cfg, js: js, conn: newConn(nil, js, nil, cfg, nil)}
 	steps := []func(){
 		func() { _, _ = js.CreateOrUpdateStream(ctx, eventsConfig(cfg.Replicas)) },
-		func() { _, _ = openDeliveries(ctx, js, cfg) },
-		func() { _, _ = openJobs(ctx, js, cfg) },
-		func() { _, _ = tmp.openSendState(ctx, true) },
-		func() { _, _ = tmp.progressBucket(ctx) },
-		func() { _, _ = tmp.bucket(ctx, true, rateBucketConfig(cfg.Replicas)) },
-		func() { _, _ = tmp.bucket(ctx, true, workersBucketConfig(cfg.Replicas)) },
-		func() { _, _ = tmp.bucket(ctx, true, directUploadsBucketConfig(cfg.Replicas)) },
-		func() { _, _ = tmp.bucket(ctx, true, keyUsageBucketConfig(cfg.Replicas)) },
-		// The TTL is kino serve's setting: OpenUsers updates it, quickly
+		func() { _, _ = natsconn.OpenDeliveries(ctx, js, true, cfg.Replicas) },
+		func() { _, _ = natsconn.OpenJobs(ctx, js, true, cfg.Replicas) },
+		func() { _, _, _ = tmp.conn.SendStateBuckets(ctx, true) },
+		func() { _, _ = tmp.conn.ProgressBucket(ctx) },
+		func() { _, _ = tmp.bucket(ctx, true, natsconn.RateBucketConfig(cfg.Replicas)) },
+		func() { _, _ = tmp.bucket(ctx, true, natsconn.WorkersBucketConfig(cfg.Replicas)) },
+		func() { _, _ = tmp.bucket(ctx, true, natsconn.DirectUploadsBucketConfig(cfg.Replicas)) },
+		func() { _, _ = tmp.bucket(ctx, true, natsconn.KeyUsageBucketConfig(cfg.Replicas)) },
+		// The TTL is kino serve's setting: accounts.OpenUsers updates it, quickly
 		// once the bucket's group has a leader.
-		func() { _, _ = tmp.bucket(ctx, true, sessionsBucketConfig(cfg.Replicas, DefaultSessionTTL)) },
+		func() {
+			_, _ = tmp.bucket(ctx, true, natsconn.SessionsBucketConfig(cfg.Replicas, natsconn.DefaultSessionTTL))
+		},
 	}
 	var wg sync.WaitGroup
 	for _, step := range steps {
@@ -375,7 +389,7 @@ func (s *Store) Abort() {
 }
 
 // ErrUnauthorized means NATS refused the credentials (or their absence).
-var ErrUnauthorized = errors.New("not authorized")
+var ErrUnauthorized = natsconn.ErrUnauthorized
 
 // RedactURL hides a password or token in a NATS URL (or comma-separated
 // list of URLs), for errors, logs and --help.
@@ -393,25 +407,39 @@ func RedactURL(raw string) string {
 // duplicateWindow is how long the event stream remembers Nats-Msg-Ids.
 const duplicateWindow = 2 * time.Minute
 
-// untilReady runs step until it succeeds, retrying for at most
-// Config.ReadyWait (not at all when that is 0): on a cluster being formed
-// (or a node rejoining), creating a replicated bucket waits for its Raft
-// group's leader, and a first request can time out although the next
-// succeeds; a worker may also find a bucket kino serve is still creating.
+// untilReady is natsconn.Conn.UntilReady on the store's connection.
 func (s *Store) untilReady(ctx context.Context, step func() error) error {
-	deadline := time.Now().Add(s.cfg.ReadyWait)
-	wait := 100 * time.Millisecond
-	for {
-		err := step()
-		if err == nil || s.cfg.ReadyWait <= 0 || errors.Is(err, ErrUnauthorized) || time.Now().Add(wait).After(deadline) {
-			return err
-		}
-		s.cfg.Log.Debug("not ready yet; retrying", "err", err)
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, 2*time.Second)
+	return s.conn.UntilReady(ctx, step)
+}
+
+// bucket and openBucket open a lasting KV bucket on the store's
+// connection (see natsconn.Conn.Bucket).
+func (s *Store) bucket(ctx context.Context, create bool, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	return s.conn.Bucket(ctx, create, cfg)
+}
+
+func (s *Store) openBucket(ctx context.Context, cfg jetstream.KeyValueConfig, mode natsconn.OpenMode) (jetstream.KeyValue, error) {
+	return s.conn.OpenBucket(ctx, cfg, mode)
+}
+
+// NATS is the store's connection, for eventstore's sibling packages (the
+// work queues, the KV-backed services): they open their streams and
+// buckets on it.
+func (s *Store) NATS() *natsconn.Conn { return s.conn }
+
+// newConn describes the store's connection for the sibling packages.
+func newConn(nc *nats.Conn, js jetstream.JetStream, stream jetstream.Stream, cfg Config, h *health) *natsconn.Conn {
+	c := &natsconn.Conn{
+		NC: nc, JS: js, Events: stream,
+		Manage: cfg.Manage, Replicas: max(cfg.Replicas, 1), ReadyWait: cfg.ReadyWait,
+		DuplicateWindow: duplicateWindow, Log: cfg.Log, NewID: cfg.NewID,
+		Now:      func() time.Time { return cfg.Now().UTC().Truncate(time.Millisecond) },
+		Lost:     lost,
+		NoQuorum: func() bool { return false },
 	}
+	if h != nil {
+		c.Op, c.NoQuorum, c.NextReconnect = h.op, h.noQuorum, h.nextReconnect
+		c.DownSince = func() time.Time { return h.snapshot().Since }
+	}
+	return c
 }

@@ -2,7 +2,6 @@ package eventstore_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/queue"
 )
 
 func TestRacingAppendsExactlyOneWins(t *testing.T) {
@@ -192,14 +192,6 @@ func TestDecisionTypedAggregateLoadsOnlyWhatDecides(t *testing.T) {
 	}
 }
 
-func TestCallAdminWithoutAServer(t *testing.T) {
-	s := eventstoretest.Run(t)
-	_, err := s.CallAdmin(context.Background(), "replay", map[string]bool{}, func(json.RawMessage) {})
-	if !errors.Is(err, eventstore.ErrNoAdmin) {
-		t.Fatalf("got %v, want ErrNoAdmin", err)
-	}
-}
-
 // A work consumer created starting at the stream's beginning keeps that
 // start when later configured to start at its end (the server refuses to
 // change it): the worker still runs and gets new jobs.
@@ -210,8 +202,8 @@ func TestWorkKeepsAnExistingConsumersStart(t *testing.T) {
 		jobs := make(chan string, 1)
 		done := make(chan error, 1)
 		go func() {
-			done <- s.Work(ctx, eventstore.WorkConfig{Durable: "w", FilterSubjects: []string{"account.*.AccountCreated"}, OnlyNew: onlyNew},
-				func(ctx context.Context, j *eventstore.Job) { _ = j.Ack(ctx); jobs <- j.Event.AggregateID })
+			done <- queue.New(s).Work(ctx, queue.WorkConfig{Durable: "w", FilterSubjects: []string{"account.*.AccountCreated"}, OnlyNew: onlyNew},
+				func(ctx context.Context, j *queue.Job) { _ = j.Ack(ctx); jobs <- j.Event.AggregateID })
 		}()
 		slug := fmt.Sprintf("acct-%d", i)
 		if _, err := eventstore.Execute[domain.Account](context.Background(), s, domain.StreamID{Aggregate: domain.AggAccount, ID: slug}, domain.CreateAccount{Slug: slug, Plan: domain.PlanFree}); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/transport/accounts"
 )
 
 // withStore opens the event store of the instance c reaches for one command.
@@ -113,7 +114,7 @@ func newKeysCmd() *cobra.Command {
 				if _, err := loadAccount(cmd.Context(), s, args[0]); err != nil {
 					return err
 				}
-				key, id, err := eventstore.IssueKey(cmd.Context(), s, args[0], label)
+				key, id, err := accounts.IssueKey(cmd.Context(), s, args[0], label)
 				if err != nil {
 					return err
 				}

@@ -17,6 +17,7 @@ import (
 	"github.com/kino-video/kino/cmd/kino/bench"
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/transport/accounts"
 	"github.com/kino-video/kino/transport/apiclient"
 	"github.com/kino-video/kino/transport/hls"
 )
@@ -64,7 +65,7 @@ func benchPlayable(ctx context.Context, o bench.Options, say func(string, ...any
 	if _, err := eventstore.Execute[domain.Account](ctx, k.Store(), domain.AccountStream("bench"), domain.CreateAccount{Slug: "bench", Plan: domain.PlanBusiness}); err != nil {
 		return nil, err
 	}
-	key, _, err := eventstore.IssueKey(ctx, k.Store(), "bench", "bench")
+	key, _, err := accounts.IssueKey(ctx, k.Store(), "bench", "bench")
 	if err != nil {
 		return nil, err
 	}

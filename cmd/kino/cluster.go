@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/natsserver"
 	"github.com/kino-video/kino/transport/seal"
 )
 
@@ -34,14 +34,14 @@ start (they are secrets: keep them 0600, e.g. scp -p or rsync -a).`,
 			if err := os.MkdirAll(data, 0o711); err != nil {
 				return fmt.Errorf("data directory: %w", err)
 			}
-			if err := eventstore.InitCluster(data); err != nil {
+			if err := natsserver.InitCluster(data); err != nil {
 				return err
 			}
 			if _, err := seal.LoadOrCreate(filepath.Join(data, seal.KeyFile)); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "cluster credentials in %s and %s: copy both into every node's --data before its first start\n",
-				filepath.Join(data, eventstore.CredsDir), filepath.Join(data, seal.KeyFile))
+				filepath.Join(data, natsserver.CredsDir), filepath.Join(data, seal.KeyFile))
 			return nil
 		},
 	}

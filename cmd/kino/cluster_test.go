@@ -23,6 +23,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/natsserver"
 	"github.com/kino-video/kino/transport/httpapi/httpapitest"
 )
 
@@ -109,11 +110,11 @@ func newMixedCluster(t testing.TB, kinds []string, flags ...string) *kinoCluster
 	if out, err := exec.Command(c.bin, "cluster", "init", "--data", c.nodes[0].data).CombinedOutput(); err != nil {
 		t.Fatalf("kino cluster init: %v\n%s", err, out)
 	}
-	if fi, err := os.Stat(eventstore.ClusterSecretFile(c.nodes[0].data)); err != nil || fi.Mode().Perm() != 0o600 {
+	if fi, err := os.Stat(natsserver.ClusterSecretFile(c.nodes[0].data)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("cluster secret: %v, mode %v; want 0600", err, fi.Mode())
 	}
 	for _, node := range c.nodes[1:] {
-		copyTree(t, filepath.Join(c.nodes[0].data, eventstore.CredsDir), filepath.Join(node.data, eventstore.CredsDir))
+		copyTree(t, filepath.Join(c.nodes[0].data, natsserver.CredsDir), filepath.Join(node.data, natsserver.CredsDir))
 		copyTree(t, filepath.Join(c.nodes[0].data, "secret.key"), filepath.Join(node.data, "secret.key"))
 	}
 	t.Cleanup(func() {
@@ -282,7 +283,7 @@ func (n *clusterNode) cli(args ...string) string {
 func (n *clusterNode) store() *eventstore.Store {
 	t := n.c.t
 	t.Helper()
-	s, err := eventstore.Open(context.Background(), eventstore.Config{URL: n.nats, Auth: eventstore.Auth{CredsFile: eventstore.CredsFile(n.data, eventstore.RoleAdmin)}, Name: t.Name(), ReadyWait: time.Minute, Log: quiet})
+	s, err := eventstore.Open(context.Background(), eventstore.Config{URL: n.nats, Auth: eventstore.Auth{CredsFile: natsserver.CredsFile(n.data, eventstore.RoleAdmin)}, Name: t.Name(), ReadyWait: time.Minute, Log: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/natsserver"
 )
 
 func TestClusterReplicasDefault(t *testing.T) {
@@ -28,7 +29,7 @@ func TestClusterReplicasDefault(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := clusterReplicas(&eventstore.Cluster{Listen: tt.listen, Routes: tt.routes}); got != tt.want {
+			if got := clusterReplicas(&natsserver.Cluster{Listen: tt.listen, Routes: tt.routes}); got != tt.want {
 				t.Fatalf("replicas %d, want %d", got, tt.want)
 			}
 		})
@@ -75,13 +76,13 @@ func TestClusterNodeWithoutSharedCredentialsMakesNone(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
 	m := &Main{Config: Config{Addr: "127.0.0.1:0", Data: data, NATSListen: "127.0.0.1:0", Log: quiet,
-		Cluster: &eventstore.Cluster{Listen: "127.0.0.1:0", Routes: []string{"nats://127.0.0.1:1"}}, ReadyWait: time.Second}}
+		Cluster: &natsserver.Cluster{Listen: "127.0.0.1:0", Routes: []string{"nats://127.0.0.1:1"}}, ReadyWait: time.Second}}
 	err := m.Run(context.Background())
 	m.Close()
 	if err == nil {
 		t.Fatal("a cluster node started without the cluster's credentials")
 	}
-	for _, p := range []string{filepath.Join(data, "secret.key"), eventstore.CredsFile(data, eventstore.RoleServe)} {
+	for _, p := range []string{filepath.Join(data, "secret.key"), natsserver.CredsFile(data, eventstore.RoleServe)} {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("%s was generated", p)
 		}

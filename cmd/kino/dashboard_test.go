@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/kino-video/kino/domain"
-	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/transport/accounts"
 	"github.com/kino-video/kino/transport/dashboard"
 )
 
@@ -20,7 +20,7 @@ import (
 // returns its one-time set-password link.
 func (h *harness) userLink(account, email string) string {
 	h.t.Helper()
-	_, token, err := h.m.users.CreateUser(context.Background(), eventstore.NewUser{Email: email, Account: account, Operator: account == ""})
+	_, token, err := h.m.users.CreateUser(context.Background(), accounts.NewUser{Email: email, Account: account, Operator: account == ""})
 	if err != nil {
 		h.t.Fatalf("create user %s: %v", email, err)
 	}

@@ -17,7 +17,7 @@
 //     (KINO_SECRET_KEY, --secret-key-file, or <data>/secret.key, made on
 //     the first start except on a cluster node).
 //  3. startNATS: the embedded NATS server, unless --nats is given, and
-//     its task nats-heal (eventstore.Embedded.Heal). A busy --nats-listen
+//     its task nats-heal (natsserver.Embedded.Heal). A busy --nats-listen
 //     address fails the start.
 //  4. openStore: connect, create or update the streams and buckets
 //     (eventstore.Open with Manage), then open the shared rate limits and
@@ -89,7 +89,7 @@
 // differences):
 //
 //   - kino replay --nats URL asks the running kino serve over NATS
-//     (eventstore.Store.CallAdmin on kino.admin.replay) and prints its
+//     (adminrpc.Call on kino.admin.replay) and prints its
 //     progress. Every kino serve on that NATS subscribes (not as a queue
 //     group), so each rebuilds its own read models, and the CLI stops at
 //     the first result. Once a server has answered, the CLI waits as long

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/natsserver"
 )
 
 // With --media nats a worker that shares no directory with kino serve
@@ -29,7 +30,7 @@ func TestMediaInTheObjectStoreNeedsNoSharedDirectory(t *testing.T) {
 	var out, errb bytes.Buffer
 	go func() {
 		done <- run(ctx, []string{"worker", "--media", "nats", "--nats", h.nats, "--data", elsewhere,
-			"--nats-creds", eventstore.CredsFile(h.data, eventstore.RoleWorker), "--workers", "1", "--webhook-workers", "0", "--log-level", "error"}, &out, &errb)
+			"--nats-creds", natsserver.CredsFile(h.data, eventstore.RoleWorker), "--workers", "1", "--webhook-workers", "0", "--log-level", "error"}, &out, &errb)
 	}()
 	stopped := false
 	stop := func() int {

@@ -24,6 +24,8 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/natsserver"
+	"github.com/kino-video/kino/eventstore/queue"
 )
 
 // A forged key: a local process publishes a KeyIssued with a
@@ -54,7 +56,7 @@ func TestForgedKeyIssuedIsImpossible(t *testing.T) {
 	}
 
 	violations := make(chan error, 4)
-	worker, err := nats.NkeyOptionFromSeed(eventstore.CredsFile(h.data, eventstore.RoleWorker))
+	worker, err := nats.NkeyOptionFromSeed(natsserver.CredsFile(h.data, eventstore.RoleWorker))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,10 +113,10 @@ func TestCLIWithoutCredentialsIsRefused(t *testing.T) {
 	// Explicit credentials work from anywhere; another role's are refused
 	// what it may not do.
 	if _, errOut, code := runCLI("keys", "list", "acme", "--nats", h.nats, "--data", empty,
-		"--nats-creds", eventstore.CredsFile(h.data, eventstore.RoleAdmin)); code != 0 {
+		"--nats-creds", natsserver.CredsFile(h.data, eventstore.RoleAdmin)); code != 0 {
 		t.Fatalf("--nats-creds: %s", errOut)
 	}
-	if _, errOut, code := runCLI("replay", "--verify", "--nats", h.nats, "--nats-creds", eventstore.CredsFile(h.data, eventstore.RoleWorker)); code == 0 {
+	if _, errOut, code := runCLI("replay", "--verify", "--nats", h.nats, "--nats-creds", natsserver.CredsFile(h.data, eventstore.RoleWorker)); code == 0 {
 		t.Fatal("the worker role ran kino.admin.replay")
 	} else if !strings.Contains(errOut, "may not call it") {
 		t.Fatalf("worker role replay: %s", errOut)
@@ -166,7 +168,7 @@ func TestKinoWorkerRunsWithItsOwnRole(t *testing.T) {
 		t.Fatalf("the receiver got %d deliveries, want 2", n)
 	}
 	// Its heartbeat, written with the worker role, is among the workers seen.
-	eventstoretest.EventuallyEvery(t, "kino worker's heartbeat in "+eventstore.WorkersBucket, 20*time.Millisecond, func() (bool, string) {
+	eventstoretest.EventuallyEvery(t, "kino worker's heartbeat in "+queue.WorkersBucket, 20*time.Millisecond, func() (bool, string) {
 		return hasWorker(t, h, "worker"), "stderr: " + errb.String()
 	})
 	if code := stop(); code != 0 {
@@ -410,7 +412,7 @@ func newPKI(t *testing.T) pki {
 // hasWorker reports whether a heartbeat of role is live.
 func hasWorker(t *testing.T, h *harness, role string) bool {
 	t.Helper()
-	ws, err := h.m.store.Workers(context.Background())
+	ws, err := queue.New(h.m.store).Workers(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/natsserver"
 	"github.com/kino-video/kino/transport/seal"
 )
 
@@ -47,7 +48,7 @@ func (f *natsAuthFlags) auth(data, role, natsURL string, discover bool) (eventst
 		return a, fmt.Errorf("--nats-token-file: %w", err)
 	}
 	if discover && a.Empty() && !urlHasCredentials(natsURL) {
-		if p := eventstore.CredsFile(data, role); fileExists(p) {
+		if p := natsserver.CredsFile(data, role); fileExists(p) {
 			a.CredsFile = p
 		}
 	}
@@ -125,7 +126,7 @@ func (c *natsClient) explain(err error, a eventstore.Auth) error {
 		return err
 	}
 	if a.Empty() && !urlHasCredentials(c.url) {
-		return fmt.Errorf("%w (no credentials given and none found at %s: pass --data of the kino serve, or --nats-creds)", err, eventstore.CredsFile(c.data, c.role))
+		return fmt.Errorf("%w (no credentials given and none found at %s: pass --data of the kino serve, or --nats-creds)", err, natsserver.CredsFile(c.data, c.role))
 	}
 	return fmt.Errorf("%w (check the credentials: --nats-creds, --nats-user, --nats-token-file)", err)
 }
@@ -180,7 +181,7 @@ func (f *clusterFlags) register(fs *pflag.FlagSet) {
 
 // cluster is the node's cluster configuration, nil when --nats-cluster is
 // not given.
-func (f *clusterFlags) cluster() (*eventstore.Cluster, error) {
+func (f *clusterFlags) cluster() (*natsserver.Cluster, error) {
 	if f.listen == "" {
 		if f.routes != "" || f.name != "" || f.secretFile != "" || f.cert != "" || f.key != "" || f.ca != "" {
 			return nil, errors.New("--nats-routes, --nats-name and the --nats-cluster-* flags need --nats-cluster")
@@ -190,7 +191,7 @@ func (f *clusterFlags) cluster() (*eventstore.Cluster, error) {
 	if f.readyWait <= 0 {
 		return nil, errors.New("--nats-ready-timeout must be positive")
 	}
-	c := &eventstore.Cluster{Listen: f.listen, Name: f.name, SecretFile: f.secretFile, CertFile: f.cert, KeyFile: f.key, CAFile: f.ca}
+	c := &natsserver.Cluster{Listen: f.listen, Name: f.name, SecretFile: f.secretFile, CertFile: f.cert, KeyFile: f.key, CAFile: f.ca}
 	for _, r := range strings.Split(f.routes, ",") {
 		if r = strings.TrimSpace(r); r != "" {
 			c.Routes = append(c.Routes, r)
@@ -204,7 +205,7 @@ func (f *clusterFlags) cluster() (*eventstore.Cluster, error) {
 
 // clusterReplicas is the default replica count on cluster: one per node
 // named in its routes (this node counted once, listed or not), at most 3.
-func clusterReplicas(c *eventstore.Cluster) int {
+func clusterReplicas(c *natsserver.Cluster) int {
 	nodes := map[string]bool{}
 	self := false
 	for _, r := range c.Routes {

@@ -20,6 +20,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/transport/transcoder"
 )
 
@@ -412,7 +413,7 @@ func TestTransientFailuresRetryThenFail(t *testing.T) {
 func (h *harness) waitJobsDone() {
 	h.t.Helper()
 	eventstoretest.EventuallyEvery(h.t, "every transcode job done", 20*time.Millisecond, func() (bool, string) {
-		n, err := h.m.store.JobsUnfinished(context.Background(), transcoder.Durable)
+		n, err := queue.New(h.m.store).JobsUnfinished(context.Background(), transcoder.Durable)
 		if err != nil {
 			h.t.Fatal(err)
 		}
@@ -424,7 +425,7 @@ func (h *harness) waitJobsDone() {
 func (h *harness) waitConsumerDone(stream, durable string) {
 	h.t.Helper()
 	eventstoretest.EventuallyEvery(h.t, "every "+durable+" job done", 20*time.Millisecond, func() (bool, string) {
-		n, err := h.m.store.Unfinished(context.Background(), stream, durable)
+		n, err := queue.New(h.m.store).Unfinished(context.Background(), stream, durable)
 		if err != nil {
 			h.t.Fatal(err)
 		}

@@ -14,6 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/adminrpc"
+	"github.com/kino-video/kino/eventstore/natsserver"
 	"github.com/kino-video/kino/projections"
 )
 
@@ -138,7 +140,7 @@ func report(out io.Writer, res replayResult) error {
 func replayOnline(ctx context.Context, conn *natsClient, verify bool, out io.Writer) (replayResult, error) {
 	var res replayResult
 	err := withStore(ctx, conn, func(s *eventstore.Store) error {
-		raw, err := s.CallAdmin(ctx, "replay", replayRequest{Verify: verify}, func(m json.RawMessage) {
+		raw, err := adminrpc.Call(ctx, s, "replay", replayRequest{Verify: verify}, func(m json.RawMessage) {
 			var p replayProgress
 			if json.Unmarshal(m, &p) == nil {
 				printProgress(out, p)
@@ -167,7 +169,7 @@ func replayOffline(ctx context.Context, data string, verify bool, out io.Writer)
 		return replayResult{}, err
 	}
 	defer live.Close()
-	srv, err := eventstore.StartEmbedded(data, "127.0.0.1:0")
+	srv, err := natsserver.StartEmbedded(data, "127.0.0.1:0")
 	if err != nil {
 		return replayResult{}, err
 	}

@@ -26,7 +26,12 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/adminrpc"
+	"github.com/kino-video/kino/eventstore/kv"
+	"github.com/kino-video/kino/eventstore/natsserver"
+	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/accounts"
 	"github.com/kino-video/kino/transport/dashboard"
 	"github.com/kino-video/kino/transport/httpapi"
 	"github.com/kino-video/kino/transport/media"
@@ -75,7 +80,7 @@ type Config struct {
 
 	// Cluster makes the embedded NATS a node of a cluster (nil: alone);
 	// ReadyWait bounds the wait at start for its JetStream.
-	Cluster   *eventstore.Cluster
+	Cluster   *natsserver.Cluster
 	ReadyWait time.Duration
 
 	TusExpiry time.Duration // an unfinished tus upload lives this long after its last bytes (at most 7× after creation)
@@ -288,8 +293,8 @@ func newServeCmd() *cobra.Command {
 	fs.IntVar(&cfg.AuthFailuresPerMinute, "auth-failures-per-minute", envInt("KINO_AUTH_FAILURES_PER_MINUTE", 60), "requests without a valid API key one client address may send in any minute; more get 429 (env KINO_AUTH_FAILURES_PER_MINUTE)")
 	fs.StringVar(&trustedProxies, "trusted-proxies", env("KINO_TRUSTED_PROXIES", ""), "comma-separated addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For names the client; empty: X-Forwarded-For is ignored (env KINO_TRUSTED_PROXIES)")
 	fs.StringVar(&frameAncestors, "play-frame-ancestors", env("KINO_PLAY_FRAME_ANCESTORS", ""), "origins (https://example.com, comma-separated) that may embed /play in a frame, besides kino itself (env KINO_PLAY_FRAME_ANCESTORS)")
-	fs.DurationVar(&cfg.SessionTTL, "session-ttl", envDuration("KINO_SESSION_TTL", eventstore.DefaultSessionTTL), "a dashboard or admin session unused for this long ends (env KINO_SESSION_TTL)")
-	fs.DurationVar(&cfg.SessionMaxAge, "session-max-age", envDuration("KINO_SESSION_MAX_AGE", eventstore.DefaultSessionMaxAge), "a session ends this long after its login, used or not (env KINO_SESSION_MAX_AGE)")
+	fs.DurationVar(&cfg.SessionTTL, "session-ttl", envDuration("KINO_SESSION_TTL", accounts.DefaultSessionTTL), "a dashboard or admin session unused for this long ends (env KINO_SESSION_TTL)")
+	fs.DurationVar(&cfg.SessionMaxAge, "session-max-age", envDuration("KINO_SESSION_MAX_AGE", accounts.DefaultSessionMaxAge), "a session ends this long after its login, used or not (env KINO_SESSION_MAX_AGE)")
 	fs.StringVar(&cfg.LogLevel, "log-level", env("KINO_LOG_LEVEL", "info"), "debug, info, warn or error (env KINO_LOG_LEVEL)")
 	fs.StringVar(&maxFree, "max-upload-free", env("KINO_MAX_UPLOAD_FREE", "1GiB"), "largest upload on the free plan (env KINO_MAX_UPLOAD_FREE)")
 	fs.StringVar(&maxPro, "max-upload-pro", env("KINO_MAX_UPLOAD_PRO", "10GiB"), "largest upload on the pro plan (env KINO_MAX_UPLOAD_PRO)")
@@ -359,12 +364,12 @@ func parseLevel(s string) (slog.Level, error) {
 type Main struct {
 	Config
 
-	nats       *eventstore.Embedded
+	nats       *natsserver.Embedded
 	secrets    *seal.Key
 	store      *eventstore.Store
 	db         *projections.DB
 	projector  *projections.Projector
-	progress   *eventstore.Progress
+	progress   *kv.Progress
 	media      mediaStore
 	tasks      []*task // background loops, stopped in reverse order of start
 	http       *http.Server
@@ -372,9 +377,9 @@ type Main struct {
 	listener   net.Listener
 	natsURL    string          // the NATS in use: the embedded one, or --nats
 	natsAuth   eventstore.Auth // kino serve's credentials on it
-	limits     *eventstore.RateLimits
+	limits     *kv.RateLimits
 	transcoder *transcoder.Transcoder // nil with --workers 0
-	users      *eventstore.Users
+	users      *accounts.Users
 	DevKey     string // the key --dev created, if it created one
 	devAccount string // the account --dev created, if it created one
 	// publicBase is --base-url as given ("" when it was not: tus Locations
@@ -469,7 +474,7 @@ func (m *Main) startNATS(context.Context) error {
 		return nil
 	}
 	srv, err := startNATS(m.Data, m.NATSListen, m.Cluster, m.Log)
-	if errors.Is(err, eventstore.ErrAddressInUse) {
+	if errors.Is(err, natsserver.ErrAddressInUse) {
 		return fmt.Errorf("%w: choose another address with --nats-listen or KINO_NATS_LISTEN (or --nats-cluster for the cluster port)", err)
 	} else if err != nil {
 		return err
@@ -479,7 +484,7 @@ func (m *Main) startNATS(context.Context) error {
 	// disk: a restart after a full disk never waits for more than that
 	// beyond what the store needs.
 	m.start("nats-heal", func(ctx context.Context) error {
-		return srv.Heal(ctx, eventstore.HealConfig{Reserve: m.DiskReserve.Bytes, ReservePercent: m.DiskReserve.Percent, Log: m.Log.With("component", "nats")})
+		return srv.Heal(ctx, natsserver.HealConfig{Reserve: m.DiskReserve.Bytes, ReservePercent: m.DiskReserve.Percent, Log: m.Log.With("component", "nats")})
 	})
 	return nil
 }
@@ -497,10 +502,10 @@ func (m *Main) openStore(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if m.limits, err = m.store.OpenRateLimits(ctx); err != nil {
+	if m.limits, err = kv.OpenRateLimits(ctx, m.store); err != nil {
 		return err
 	}
-	m.users, err = m.store.OpenUsers(ctx, eventstore.UsersConfig{SessionTTL: m.SessionTTL, SessionMaxAge: m.SessionMaxAge})
+	m.users, err = accounts.OpenUsers(ctx, m.store, accounts.UsersConfig{SessionTTL: m.SessionTTL, SessionMaxAge: m.SessionMaxAge})
 	return err
 }
 
@@ -572,7 +577,7 @@ func reconcileMedia(ctx context.Context, objects *media.Bucket, live func(string
 
 func (m *Main) openProgress(ctx context.Context) error {
 	var err error
-	if m.progress, err = m.store.OpenProgress(ctx); err != nil {
+	if m.progress, err = kv.OpenProgress(ctx, m.store); err != nil {
 		return err
 	}
 	m.start("progress", m.progress.Follow)
@@ -612,7 +617,7 @@ func (m *Main) heartbeat(context.Context) error {
 // worker) as a task of m, with the transcodes it runs.
 func startHeartbeat(m *Main, store *eventstore.Store, role string) {
 	m.start("heartbeat", func(ctx context.Context) error {
-		return store.Heartbeat(ctx, role, func() int {
+		return queue.New(store).Heartbeat(ctx, role, func() int {
 			if m.transcoder == nil {
 				return 0
 			}
@@ -625,7 +630,7 @@ func startHeartbeat(m *Main, store *eventstore.Store, role string) {
 func (m *Main) serveOperator(context.Context) error {
 	log, projector := m.Log, m.projector
 	m.start("admin", func(ctx context.Context) error {
-		return m.store.ServeAdmin(ctx, func(ctx context.Context, op string, raw json.RawMessage, send func(any)) (any, error) {
+		return adminrpc.Serve(ctx, m.store, func(ctx context.Context, op string, raw json.RawMessage, send func(any)) (any, error) {
 			if op != "replay" {
 				return nil, fmt.Errorf("unknown operation %q", op)
 			}
@@ -644,7 +649,7 @@ func (m *Main) serveOperator(context.Context) error {
 
 func (m *Main) serveHTTP(ctx context.Context) error {
 	log := m.Log
-	direct, err := m.store.OpenDirectUploads(ctx)
+	direct, err := kv.OpenDirectUploads(ctx, m.store)
 	if err != nil {
 		return err
 	}
@@ -723,15 +728,15 @@ func (m *Main) eventServer() httpapi.ServerHealth {
 
 // startNATS starts the embedded NATS server, as a node of cluster when it
 // is not nil (kino serve and kino worker alike).
-func startNATS(data, listen string, cluster *eventstore.Cluster, log *slog.Logger) (*eventstore.Embedded, error) {
-	srv, err := eventstore.StartNode(data, listen, cluster)
+func startNATS(data, listen string, cluster *natsserver.Cluster, log *slog.Logger) (*natsserver.Embedded, error) {
+	srv, err := natsserver.StartNode(data, listen, cluster)
 	if err != nil {
 		return nil, err
 	}
 	if host, _, _ := net.SplitHostPort(listen); host != "127.0.0.1" && host != "localhost" && host != "::1" {
 		log.Warn("the embedded NATS server listens beyond loopback without TLS: it takes only kino's nkeys, but events (and the API's traffic with it) cross the network in clear", "listen", listen)
 	}
-	attrs := []any{"url", srv.URL(), "store", filepath.Join(data, "nats"), "credentials", filepath.Join(data, eventstore.CredsDir)}
+	attrs := []any{"url", srv.URL(), "store", filepath.Join(data, "nats"), "credentials", filepath.Join(data, natsserver.CredsDir)}
 	if cluster != nil {
 		attrs = append(attrs, "name", srv.Name(), "cluster", srv.ClusterAddr(), "routes", len(cluster.Routes), "route_tls", cluster.CertFile != "")
 	}
@@ -778,13 +783,13 @@ func (m *Main) catchUp(ctx context.Context) error {
 	return m.projector.WaitFor(ctx, last)
 }
 
-// devBootstrap runs eventstore.DevBootstrap on an empty store, waits for
+// devBootstrap runs accounts.DevBootstrap on an empty store, waits for
 // the read models to include it and prints the key.
 func (m *Main) devBootstrap(ctx context.Context) error {
 	if !m.Dev {
 		return nil
 	}
-	dev, created, err := eventstore.DevBootstrap(ctx, m.store)
+	dev, created, err := accounts.DevBootstrap(ctx, m.store)
 	if err != nil || !created {
 		return err
 	}
@@ -811,7 +816,7 @@ func (m *Main) devUser(ctx context.Context) error {
 	if m.devAccount == "" || m.users == nil {
 		return nil
 	}
-	res, token, err := m.users.CreateUser(ctx, eventstore.NewUser{Email: DevUserEmail, Account: m.devAccount})
+	res, token, err := m.users.CreateUser(ctx, accounts.NewUser{Email: DevUserEmail, Account: m.devAccount})
 	if err != nil {
 		return err
 	}
@@ -827,7 +832,7 @@ func (m *Main) devUser(ctx context.Context) error {
 
 // startWorkers runs the webhook senders and the transcoders of this
 // process (none when their count is 0) as tasks of m.
-func startWorkers(m *Main, store *eventstore.Store, mediaStore mediaStore, progress *eventstore.Progress, cfg WorkerConfig, log *slog.Logger) error {
+func startWorkers(m *Main, store *eventstore.Store, mediaStore mediaStore, progress *kv.Progress, cfg WorkerConfig, log *slog.Logger) error {
 	if cfg.Senders > 0 {
 		d, err := webhook.NewDeliverer(webhook.Config{
 			Store: store, Log: log.With("component", "webhook"), Backoff: cfg.WebhookBackoff,

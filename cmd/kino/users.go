@@ -11,13 +11,14 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/transport/accounts"
 )
 
 // withUsers opens the user service of the instance c reaches for one
 // command.
-func withUsers(ctx context.Context, c *natsClient, fn func(*eventstore.Store, *eventstore.Users) error) error {
+func withUsers(ctx context.Context, c *natsClient, fn func(*eventstore.Store, *accounts.Users) error) error {
 	return withStore(ctx, c, func(s *eventstore.Store) error {
-		u, err := s.OpenUsers(ctx, eventstore.UsersConfig{})
+		u, err := accounts.OpenUsers(ctx, s, accounts.UsersConfig{})
 		if err != nil {
 			return err
 		}
@@ -47,13 +48,13 @@ func newUsersCmd() *cobra.Command {
 			return cobra.ExactArgs(2)(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			nu := eventstore.NewUser{Operator: operator, LinkTTL: linkTTL}
+			nu := accounts.NewUser{Operator: operator, LinkTTL: linkTTL}
 			if operator {
 				nu.Email = args[0]
 			} else {
 				nu.Account, nu.Email = args[0], args[1]
 			}
-			return withUsers(cmd.Context(), &createConn, func(_ *eventstore.Store, u *eventstore.Users) error {
+			return withUsers(cmd.Context(), &createConn, func(_ *eventstore.Store, u *accounts.Users) error {
 				res, token, err := u.CreateUser(cmd.Context(), nu)
 				if err != nil {
 					return err
@@ -72,7 +73,7 @@ func newUsersCmd() *cobra.Command {
 	}
 	create.Flags().BoolVar(&operator, "operator", false, "create an operator of the instance (logs in to /admin) instead of an account's user")
 	create.Flags().StringVar(&base, "url", env("KINO_PUBLIC_URL", "http://localhost:8080"), "public URL of kino, the start of the link (env KINO_PUBLIC_URL)")
-	create.Flags().DurationVar(&linkTTL, "link-ttl", eventstore.DefaultLinkTTL, "how long the link works")
+	create.Flags().DurationVar(&linkTTL, "link-ttl", accounts.DefaultLinkTTL, "how long the link works")
 	natsFlags(create.Flags(), &createConn, eventstore.RoleAdmin)
 
 	var linkConn natsClient
@@ -83,7 +84,7 @@ func newUsersCmd() *cobra.Command {
 		Short: "Print a new one-time link to set a user's password (a forgotten one); older links stop working",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withUsers(cmd.Context(), &linkConn, func(_ *eventstore.Store, u *eventstore.Users) error {
+			return withUsers(cmd.Context(), &linkConn, func(_ *eventstore.Store, u *accounts.Users) error {
 				res, token, err := u.IssuePasswordLink(cmd.Context(), args[0], linkLinkTTL)
 				if err != nil {
 					return err
@@ -95,7 +96,7 @@ func newUsersCmd() *cobra.Command {
 		},
 	}
 	link.Flags().StringVar(&linkBase, "url", env("KINO_PUBLIC_URL", "http://localhost:8080"), "public URL of kino, the start of the link (env KINO_PUBLIC_URL)")
-	link.Flags().DurationVar(&linkLinkTTL, "link-ttl", eventstore.DefaultLinkTTL, "how long the link works")
+	link.Flags().DurationVar(&linkLinkTTL, "link-ttl", accounts.DefaultLinkTTL, "how long the link works")
 	natsFlags(link.Flags(), &linkConn, eventstore.RoleAdmin)
 
 	var listConn natsClient

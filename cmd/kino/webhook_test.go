@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
-	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/transport/webhook"
 )
 
@@ -163,7 +163,7 @@ func (h *harness) waitLogged(key, hookID string, n int) {
 func (h *harness) waitDeliveriesDone() {
 	h.t.Helper()
 	h.waitConsumerDone("", webhook.FanoutDurable)
-	h.waitConsumerDone(eventstore.DeliveriesStream, webhook.DeliveryDurable)
+	h.waitConsumerDone(queue.DeliveriesStream, webhook.DeliveryDurable)
 }
 
 func TestWebhooksCompletedAndFailedSignedAndIsolated(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/kv"
 )
 
 // newWorkerCmd is `kino worker`: the background workers without the HTTP
@@ -84,7 +85,7 @@ func newWorkerCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			progress, err := m.store.OpenProgress(ctx)
+			progress, err := kv.OpenProgress(ctx, m.store)
 			if err != nil {
 				return err
 			}

@@ -13,14 +13,13 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
-	"github.com/kino-video/kino/eventstore/internal/storeaccess"
 )
 
 // Import appends already-formed events (ids and times set) to s's event
 // stream without concurrency checks, many in flight at once: for loading
 // synthetic streams, never for commands.
 func Import(ctx context.Context, s *eventstore.Store, events []domain.Event) error {
-	js := storeaccess.Of(s).JS
+	js := s.NATS().JS
 	const window = 4096
 	futures := make([]jetstream.PubAckFuture, 0, window)
 	wait := func() error {
@@ -60,7 +59,7 @@ func Import(ctx context.Context, s *eventstore.Store, events []domain.Event) err
 // RawTail delivers the raw bodies of s's event stream from sequence 1 up
 // to upTo to fn: the floor any reader of the stream pays.
 func RawTail(ctx context.Context, s *eventstore.Store, upTo uint64, fn func(seq uint64, body []byte) error) error {
-	cons, err := storeaccess.Of(s).Events.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	cons, err := s.NATS().Events.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
 	if err != nil {
 		return err
 	}
@@ -98,7 +97,7 @@ type RawStream struct {
 // OpenRawStream creates (or recreates, empty) the stream name on s's
 // server.
 func OpenRawStream(ctx context.Context, s *eventstore.Store, name string) (*RawStream, error) {
-	h := storeaccess.Of(s)
+	h := s.NATS()
 	_ = h.JS.DeleteStream(ctx, name)
 	_, err := h.JS.CreateStream(ctx, jetstream.StreamConfig{
 		Name: name, Subjects: []string{"raw.>"}, Storage: jetstream.FileStorage,

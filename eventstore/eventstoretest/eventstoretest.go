@@ -15,14 +15,16 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/natsserver"
+	"github.com/nats-io/nats.go"
 )
 
 // Server starts an embedded JetStream server on a random port with its
 // storage (and its generated credentials) in dir, and stops it when the
 // test ends.
-func Server(t testing.TB, dir string) *eventstore.Embedded {
+func Server(t testing.TB, dir string) *natsserver.Embedded {
 	t.Helper()
-	srv, err := eventstore.StartEmbedded(dir, "127.0.0.1:0")
+	srv, err := natsserver.StartEmbedded(dir, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,11 +36,11 @@ func Server(t testing.TB, dir string) *eventstore.Embedded {
 // same port and store, as an operator's restart of nats-server does:
 // clients reconnect by themselves; streams and buckets kept in memory are
 // gone.
-func Restart(t testing.TB, srv *eventstore.Embedded, dir string) *eventstore.Embedded {
+func Restart(t testing.TB, srv *natsserver.Embedded, dir string) *natsserver.Embedded {
 	t.Helper()
 	addr := strings.TrimPrefix(srv.URL(), "nats://")
 	srv.Shutdown()
-	again, err := eventstore.StartEmbedded(dir, addr)
+	again, err := natsserver.StartEmbedded(dir, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +76,7 @@ type Cluster struct {
 	Dirs   []string // each node's data directory
 	Addrs  []string // each node's cluster (route) address
 	Routes []string
-	Nodes  []*eventstore.Embedded // the running server of each node
+	Nodes  []*natsserver.Embedded // the running server of each node
 }
 
 // StartCluster starts n nodes and stops them when the test ends.
@@ -84,10 +86,10 @@ func StartCluster(t testing.TB, n int) *Cluster {
 	for i := range n {
 		c.Dirs = append(c.Dirs, t.TempDir())
 		if i == 0 {
-			if err := eventstore.InitCluster(c.Dirs[0]); err != nil {
+			if err := natsserver.InitCluster(c.Dirs[0]); err != nil {
 				t.Fatal(err)
 			}
-		} else if err := os.CopyFS(filepath.Join(c.Dirs[i], eventstore.CredsDir), os.DirFS(filepath.Join(c.Dirs[0], eventstore.CredsDir))); err != nil {
+		} else if err := os.CopyFS(filepath.Join(c.Dirs[i], natsserver.CredsDir), os.DirFS(filepath.Join(c.Dirs[0], natsserver.CredsDir))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -105,7 +107,7 @@ func StartCluster(t testing.TB, n int) *Cluster {
 			c.Routes = append(c.Routes, "nats://"+l.Addr().String())
 			l.Close()
 		}
-		c.Nodes = make([]*eventstore.Embedded, n)
+		c.Nodes = make([]*natsserver.Embedded, n)
 		var err error
 		for i := range n {
 			if c.Nodes[i], err = c.start(i); err != nil {
@@ -123,7 +125,7 @@ func StartCluster(t testing.TB, n int) *Cluster {
 				e.Shutdown()
 			}
 		}
-		if !errors.Is(err, eventstore.ErrAddressInUse) || attempt == 5 {
+		if !errors.Is(err, natsserver.ErrAddressInUse) || attempt == 5 {
 			t.Fatal(err)
 		}
 	}
@@ -131,7 +133,7 @@ func StartCluster(t testing.TB, n int) *Cluster {
 
 // Start starts node i (again, after a Shutdown) on its directory and
 // cluster address.
-func (c *Cluster) Start(i int) *eventstore.Embedded {
+func (c *Cluster) Start(i int) *natsserver.Embedded {
 	c.t.Helper()
 	e, err := c.start(i)
 	if err != nil {
@@ -142,8 +144,8 @@ func (c *Cluster) Start(i int) *eventstore.Embedded {
 	return e
 }
 
-func (c *Cluster) start(i int) (*eventstore.Embedded, error) {
-	return eventstore.StartNode(c.Dirs[i], "127.0.0.1:0", &eventstore.Cluster{Listen: c.Addrs[i], Routes: c.Routes, Name: fmt.Sprintf("n%d", i)})
+func (c *Cluster) start(i int) (*natsserver.Embedded, error) {
+	return natsserver.StartNode(c.Dirs[i], "127.0.0.1:0", &natsserver.Cluster{Listen: c.Addrs[i], Routes: c.Routes, Name: fmt.Sprintf("n%d", i)})
 }
 
 // Open opens a store managing kino's streams at replicas on node i, with
@@ -162,4 +164,32 @@ func (c *Cluster) Open(i, replicas int, configure ...func(*eventstore.Config)) *
 	}
 	c.t.Cleanup(func() { _ = s.Close() })
 	return s
+}
+
+// Seed is the connection option presenting role's nkey to srv, for tests
+// that connect with nats.go directly (to check what a role may do).
+func Seed(t testing.TB, srv *natsserver.Embedded, role string) nats.Option {
+	t.Helper()
+	o, err := nats.NkeyOptionFromSeed(srv.Auth(role).CredsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// WaitViolation waits (5 s at most) for the server's permission violation
+// on subject among violations (what a connection's error handler got).
+func WaitViolation(t testing.TB, violations <-chan error, subject string) {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case err := <-violations:
+			if errors.Is(err, nats.ErrPermissionViolation) && strings.Contains(err.Error(), subject) {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no permission violation for %s", subject)
+		}
+	}
 }

@@ -22,7 +22,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
-	"github.com/kino-video/kino/eventstore/internal/storeaccess"
+	"github.com/kino-video/kino/eventstore/internal/natsconn"
 	"github.com/kino-video/kino/transport/media"
 )
 
@@ -49,12 +49,37 @@ var (
 // streams (kino serve) creates it when missing, with the streams' replica
 // count; any other (a worker) only opens it.
 func Open(ctx context.Context, store *eventstore.Store) (*Bucket, error) {
-	h, err := storeaccess.OpenMediaBucket(ctx, store)
-	if err != nil {
-		return nil, err
-	}
-	return &Bucket{nc: h.Conn, replies: newReplies(h.Conn), bucket: h.Name, obs: h.Objects, stream: h.Stream}, nil
+	c := store.NATS()
+	var b *Bucket
+	err := c.UntilReady(ctx, func() (err error) {
+		b, err = open(ctx, c)
+		return err
+	})
+	return b, err
 }
+
+func open(ctx context.Context, c *natsconn.Conn) (*Bucket, error) {
+	obs, err := c.JS.ObjectStore(ctx, eventstore.MediaBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) && c.Manage {
+		obs, err = c.JS.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{
+			Bucket:      eventstore.MediaBucket,
+			Description: "kino media: originals and processed outputs, named <videoId>/<path>",
+			Storage:     jetstream.FileStorage,
+			Replicas:    c.Replicas,
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("media bucket %s: %w (start kino serve with --media nats first)", eventstore.MediaBucket, err)
+	}
+	stream, err := c.JS.Stream(ctx, mediaStream)
+	if err != nil {
+		return nil, fmt.Errorf("media bucket %s: %w", eventstore.MediaBucket, err)
+	}
+	return &Bucket{nc: c.NC, replies: newReplies(c.NC), bucket: eventstore.MediaBucket, obs: obs, stream: stream}, nil
+}
+
+// mediaStream is the stream behind the media bucket.
+const mediaStream = "OBJ_" + eventstore.MediaBucket
 
 // objectMeta is what a reader needs of an object's description.
 type objectMeta struct {

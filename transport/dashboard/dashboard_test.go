@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/transport/accounts"
 	"github.com/kino-video/kino/transport/dashboard"
 	"github.com/kino-video/kino/transport/httpapi"
 	"github.com/kino-video/kino/transport/httpapi/httpapitest"
@@ -18,16 +18,16 @@ import (
 // the dashboard's pages registered after its routes, as kino serve does.
 type kino struct {
 	*httpapitest.Kino
-	users *eventstore.Users
+	users *accounts.Users
 }
 
 func startKino(t *testing.T, o httpapitest.Options) kino {
 	t.Helper()
-	var users *eventstore.Users
+	var users *accounts.Users
 	configure := o.Configure
 	o.Configure = func(c *httpapi.Config) {
 		// Cheap hashes: the tests log in often on two shared cores.
-		u, err := c.Store.OpenUsers(context.Background(), eventstore.UsersConfig{Argon2: eventstore.Argon2Params{Time: 1, Memory: 8 << 10, Threads: 1}})
+		u, err := accounts.OpenUsers(context.Background(), c.Store, accounts.UsersConfig{Argon2: accounts.Argon2Params{Time: 1, Memory: 8 << 10, Threads: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}

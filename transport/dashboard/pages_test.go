@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/kino-video/kino/domain"
-	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/transport/accounts"
 	"github.com/kino-video/kino/transport/dashboard"
 	"github.com/kino-video/kino/transport/ffmpeg/ffmpegtest"
 	"github.com/kino-video/kino/transport/httpapi/httpapitest"
@@ -23,7 +23,7 @@ import (
 // and returns a client holding its session cookie.
 func login(t *testing.T, k kino, email, account string) *http.Client {
 	t.Helper()
-	_, token, err := k.users.CreateUser(context.Background(), eventstore.NewUser{Email: email, Account: account, Operator: account == ""})
+	_, token, err := k.users.CreateUser(context.Background(), accounts.NewUser{Email: email, Account: account, Operator: account == ""})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/projections"
 )
 
@@ -294,17 +295,17 @@ func (s *Server) adminHealth(w http.ResponseWriter, r *http.Request) error {
 	defer cancel()
 	type part = map[string]any
 	out := struct {
-		Status     string                  `json:"status"` // ok, or degraded when a check fails
-		NATS       any                     `json:"nats"`
-		JetStream  part                    `json:"jetstream"`
-		ReadModels part                    `json:"readModels"`
-		Workers    []eventstore.WorkerInfo `json:"workers"`
-		Queues     part                    `json:"queues"`
-		Media      string                  `json:"media"`
-		Disk       string                  `json:"disk"`
-		Checks     map[string]string       `json:"checks"`
-		Errors     []string                `json:"errors"`
-	}{Status: "ok", NATS: s.cfg.Store.Conn(ctx), Workers: []eventstore.WorkerInfo{}, Checks: map[string]string{}, Errors: []string{}}
+		Status     string             `json:"status"` // ok, or degraded when a check fails
+		NATS       any                `json:"nats"`
+		JetStream  part               `json:"jetstream"`
+		ReadModels part               `json:"readModels"`
+		Workers    []queue.WorkerInfo `json:"workers"`
+		Queues     part               `json:"queues"`
+		Media      string             `json:"media"`
+		Disk       string             `json:"disk"`
+		Checks     map[string]string  `json:"checks"`
+		Errors     []string           `json:"errors"`
+	}{Status: "ok", NATS: s.cfg.Store.Conn(ctx), Workers: []queue.WorkerInfo{}, Checks: map[string]string{}, Errors: []string{}}
 	log := logger(r, s.cfg.Log)
 	failed := func(what string, err error) {
 		log.Warn("admin health: "+what, "err", err)
@@ -332,19 +333,19 @@ func (s *Server) adminHealth(w http.ResponseWriter, r *http.Request) error {
 		out.ReadModels["lag"] = stream.LastSeq - min(applied, stream.LastSeq)
 	}
 
-	if ws, err := s.cfg.Store.Workers(ctx); err != nil {
+	if ws, err := queue.New(s.cfg.Store).Workers(ctx); err != nil {
 		failed("the workers seen", err)
 	} else {
 		out.Workers = ws
 	}
 
 	out.Queues = part{"transcode": nil, "deliveries": nil}
-	if n, err := s.cfg.Store.JobsUnfinished(ctx, eventstore.TranscodeIntake); err != nil {
+	if n, err := queue.New(s.cfg.Store).JobsUnfinished(ctx, queue.TranscodeIntake); err != nil {
 		failed("the transcode queue", err)
 	} else {
 		out.Queues["transcode"] = n
 	}
-	if n, err := s.cfg.Store.DeliveriesQueued(ctx); err != nil {
+	if n, err := queue.New(s.cfg.Store).DeliveriesQueued(ctx); err != nil {
 		failed("the delivery queue", err)
 	} else {
 		out.Queues["deliveries"] = n

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
-	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/projections"
 )
 
@@ -225,20 +225,20 @@ func TestAdminHealthShape(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	beat := make(chan error, 1)
-	go func() { beat <- a.store.Heartbeat(ctx, "worker", func() int { return 3 }) }()
+	go func() { beat <- queue.New(a.store).Heartbeat(ctx, "worker", func() int { return 3 }) }()
 	var once sync.Once
 	stop := func() { once.Do(func() { cancel(); <-beat }) }
 	defer stop()
 	// A transcoder's intake that holds its job without finishing it.
 	work := make(chan error, 1)
 	go func() {
-		work <- a.store.FairWork(ctx, eventstore.FairConfig{
-			Intake:         eventstore.TranscodeIntake,
+		work <- queue.New(a.store).FairWork(ctx, queue.FairConfig{
+			Intake:         queue.TranscodeIntake,
 			FilterSubjects: []string{domain.TypeFilter(domain.AggVideo, domain.TypeUploadAccepted)},
 			Account:        func(e domain.Event) string { return e.Data.(domain.UploadAccepted).Account },
 			Limit:          func(context.Context, string) int { return 1 },
 			Log:            quiet,
-		}, func(ctx context.Context, job *eventstore.Job) { <-ctx.Done(); _ = job.Release() })
+		}, func(ctx context.Context, job *queue.Job) { <-ctx.Done(); _ = job.Release() })
 	}()
 	defer func() { cancel(); <-work }()
 

@@ -23,7 +23,7 @@ import (
 // uploads and Cloudflare direct creator uploads do. The URL carries a
 // random token; the server keeps only its SHA-256, with the account, the
 // collection, the future video's id and the expiry, in a KV bucket
-// (eventstore.DirectUploads) that every API node reads, removed by the
+// (kv.DirectUploads) that every API node reads, removed by the
 // bucket's TTL.
 
 // DirectUploadStore keeps direct upload records by key (the token's hash).

@@ -20,6 +20,8 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/kv"
+	"github.com/kino-video/kino/eventstore/natsserver"
 	"github.com/kino-video/kino/eventstore/objects"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/media"
@@ -38,7 +40,7 @@ type testAPI struct {
 	media *media.Dir
 	dir   string // the media directory
 	clock *testClock
-	nats  *eventstore.Embedded
+	nats  *natsserver.Embedded
 	// natsDir holds the NATS store, to restart the server on.
 	natsDir string
 	// storeLog is what the event store logged.
@@ -138,7 +140,7 @@ func newClusterAPI(t *testing.T, configure ...func(*Config)) (*testAPI, *eventst
 
 // newTestAPIOn is the API on store, whose server is nats (storing in
 // natsDir).
-func newTestAPIOn(t *testing.T, nats *eventstore.Embedded, natsDir string, store *eventstore.Store, storeLog *lockedBuffer, configure ...func(*Config)) *testAPI {
+func newTestAPIOn(t *testing.T, nats *natsserver.Embedded, natsDir string, store *eventstore.Store, storeLog *lockedBuffer, configure ...func(*Config)) *testAPI {
 	t.Helper()
 	db, err := projections.OpenDB(filepath.Join(t.TempDir(), "projections.db"))
 	if err != nil {
@@ -161,11 +163,11 @@ func newTestAPIOn(t *testing.T, nats *eventstore.Embedded, natsDir string, store
 	if err != nil {
 		t.Fatal(err)
 	}
-	limits, err := store.OpenRateLimits(ctx)
+	limits, err := kv.OpenRateLimits(ctx, store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	direct, err := store.OpenDirectUploads(ctx)
+	direct, err := kv.OpenDirectUploads(ctx, store)
 	if err != nil {
 		t.Fatal(err)
 	}

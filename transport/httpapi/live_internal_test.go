@@ -8,6 +8,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/kv"
 	"github.com/kino-video/kino/transport/wire"
 )
 
@@ -16,12 +17,12 @@ import (
 // and time left as its worker reports them; every other status none of
 // these.
 func TestVideoLiveFields(t *testing.T) {
-	var progress *eventstore.Progress
+	var progress *kv.Progress
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	a := newTestAPI(t, func(c *Config) {
 		var err error
-		if progress, err = c.Store.OpenProgress(ctx); err != nil {
+		if progress, err = kv.OpenProgress(ctx, c.Store); err != nil {
 			t.Fatal(err)
 		}
 		go func() { _ = progress.Follow(ctx) }()
@@ -86,7 +87,7 @@ func TestVideoLiveFields(t *testing.T) {
 		t.Fatalf("after the first started: %d %d", pos(get(ids[1])), pos(get(ids[2])))
 	}
 	speed, eta := 1.9, 31.0
-	if err := progress.Report(ctx, ids[0], eventstore.ProgressReport{Progress: 0.42, Speed: &speed, ETA: &eta}); err != nil {
+	if err := progress.Report(ctx, ids[0], kv.ProgressReport{Progress: 0.42, Speed: &speed, ETA: &eta}); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)

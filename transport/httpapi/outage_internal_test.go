@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
-	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/natsserver"
 )
 
 // video is an upload's file: a container's first bytes, then n bytes.
@@ -99,7 +99,7 @@ func TestUploadsFailFastWhileNATSIsDown(t *testing.T) {
 
 	// NATS comes back where it was: uploads work again.
 	host := strings.TrimPrefix(url, "nats://")
-	srv, err := eventstore.StartEmbedded(a.natsDir, host)
+	srv, err := natsserver.StartEmbedded(a.natsDir, host)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/kv"
 )
 
 // rateWindow is the length of the sliding window of every request limit.
@@ -33,17 +33,17 @@ const (
 	rateTimeout  = time.Second
 )
 
-// RateLedger shares rate limits between API nodes (eventstore.RateLimits
+// RateLedger shares rate limits between API nodes (kv.RateLimits
 // on NATS): for each key it holds the part of the key's budget each node
 // has taken. UpdateRate calls decide with the other nodes' live holdings
 // and stores what it returns as node's, atomically.
 type RateLedger interface {
-	UpdateRate(ctx context.Context, key, node string, now time.Time, decide func(others []eventstore.RateHolding) eventstore.RateHolding) error
+	UpdateRate(ctx context.Context, key, node string, now time.Time, decide func(others []kv.RateHolding) kv.RateHolding) error
 	// Connected is false while this process has no connection to NATS.
 	Connected() bool
 }
 
-var _ RateLedger = (*eventstore.RateLimits)(nil)
+var _ RateLedger = (*kv.RateLimits)(nil)
 
 // limiter allows at most limit requests per key in any rateWindow: a
 // sliding log. For each key it keeps the times of the requests it allowed
@@ -235,10 +235,10 @@ func (l *limiter) update(lg *requestLog, key string, limit int, now time.Time, g
 		return nil
 	}
 	t := now.UnixNano()
-	var mine eventstore.RateHolding
+	var mine kv.RateHolding
 	var othersUsed int
 	var othersOldest int64
-	decide := func(others []eventstore.RateHolding) eventstore.RateHolding {
+	decide := func(others []kv.RateHolding) kv.RateHolding {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		lg.expire(t - int64(rateWindow))
@@ -255,7 +255,7 @@ func (l *limiter) update(lg *requestLog, key string, limit int, now time.Time, g
 		// Never allow more than the smaller of the old and the new share
 		// until the new one is stored.
 		lg.share = min(lg.share, share)
-		mine = eventstore.RateHolding{Share: share, Used: lg.n, Until: t + int64(rateLease)}
+		mine = kv.RateHolding{Share: share, Used: lg.n, Until: t + int64(rateLease)}
 		if lg.n > 0 {
 			mine.Oldest = lg.times[lg.head]
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/kv"
 )
 
 // BenchmarkLimiter measures one request's rate-limit decision: the sliding
@@ -23,7 +24,7 @@ func BenchmarkLimiter(b *testing.B) {
 	b.Run("local", func(b *testing.B) { benchLimiter(b, newLimiter()) })
 	b.Run("shared", func(b *testing.B) {
 		srv := eventstoretest.Server(b, b.TempDir())
-		ledger, err := eventstoretest.Open(b, srv.URL(), srv.Auth(eventstore.RoleServe)).OpenRateLimits(context.Background())
+		ledger, err := kv.OpenRateLimits(context.Background(), eventstoretest.Open(b, srv.URL(), srv.Auth(eventstore.RoleServe)))
 		if err != nil {
 			b.Fatal(err)
 		}

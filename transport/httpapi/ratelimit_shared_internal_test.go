@@ -14,6 +14,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/kv"
 )
 
 // sharedLimiters are n limiters (API nodes) sharing one ledger on a real
@@ -23,7 +24,7 @@ func sharedLimiters(t *testing.T, n int) []*limiter {
 	srv := eventstoretest.Server(t, t.TempDir())
 	var ls []*limiter
 	for i := range n {
-		ledger, err := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe)).OpenRateLimits(context.Background())
+		ledger, err := kv.OpenRateLimits(context.Background(), eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,11 +125,11 @@ func TestSharedLimitAloneIsExact(t *testing.T) {
 func TestSharedLimitFailsOpenWithoutNATS(t *testing.T) {
 	srv := eventstoretest.Server(t, t.TempDir())
 	store := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
-	ledger, err := store.OpenRateLimits(context.Background())
+	ledger, err := kv.OpenRateLimits(context.Background(), store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	peer, err := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe)).OpenRateLimits(context.Background())
+	peer, err := kv.OpenRateLimits(context.Background(), eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +301,7 @@ func TestDeadNodesShareLapses(t *testing.T) {
 	if d := survivor.allow("acme", 60, t0.Add(rateWindow)); d.allowed {
 		t.Fatal("the survivor was allowed while the dead node's lease runs")
 	}
-	lapsed := t0.Add(rateLease + eventstore.RateSkew + time.Second)
+	lapsed := t0.Add(rateLease + kv.RateSkew + time.Second)
 	for i := range 60 {
 		if d := survivor.allow("acme", 60, lapsed); !d.allowed {
 			t.Fatalf("after the lease lapsed, request %d refused: %+v", i, d)
@@ -314,7 +315,7 @@ func TestDeadNodesShareLapses(t *testing.T) {
 // stream leader was killed let 2x the plan through.
 func TestSharedLimitKeepsItsShareWhileTheLedgerElects(t *testing.T) {
 	c := eventstoretest.StartCluster(t, 3)
-	ledger, err := c.Open(0, 3).OpenRateLimits(context.Background())
+	ledger, err := kv.OpenRateLimits(context.Background(), c.Open(0, 3))
 	if err != nil {
 		t.Fatal(err)
 	}

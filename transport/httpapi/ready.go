@@ -24,7 +24,7 @@ type Readier interface {
 }
 
 // ServerHealth is the embedded NATS server's own view of its streams: nil
-// while they take writes (eventstore.Embedded). Nil in Config when NATS is
+// while they take writes (natsserver.Embedded). Nil in Config when NATS is
 // not embedded.
 type ServerHealth interface {
 	Health() error

@@ -25,7 +25,9 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/kv"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/accounts"
 	"github.com/kino-video/kino/transport/media"
 )
 
@@ -40,7 +42,7 @@ type Projector interface {
 // ProgressSource tells how far a PROCESSING video has come (0..1), and
 // how fast, as its worker reports it.
 type ProgressSource interface {
-	Live(videoID string) (eventstore.ProgressReport, bool)
+	Live(videoID string) (kv.ProgressReport, bool)
 }
 
 // WebhookTester sends test deliveries.
@@ -117,7 +119,7 @@ type Config struct {
 
 	// Limits shares the rate limits (per account, and per address for
 	// requests without a valid key) with the other API nodes on the same
-	// NATS (eventstore.RateLimits). Nil: each process counts alone.
+	// NATS (kv.RateLimits). Nil: each process counts alone.
 	Limits RateLedger
 
 	// AuthFailuresPerMinute bounds the requests without a valid API key
@@ -164,12 +166,12 @@ type Config struct {
 	// Location headers and direct upload URLs. Empty: Locations are paths
 	// and direct upload URLs use the request's Host.
 	BaseURL string
-	// DirectUploads keeps direct upload URLs (eventstore.DirectUploads).
+	// DirectUploads keeps direct upload URLs (kv.DirectUploads).
 	// Nil: POST /v1/uploads answers 503.
 	DirectUploads DirectUploadStore
 	// Users is the user service: logins, browser sessions, the keys' last
 	// use. Nil: /auth/* answer 503 and only API keys authenticate.
-	Users *eventstore.Users
+	Users *accounts.Users
 	// PublicURL is the site's public base (e.g. https://kino.example.com):
 	// set-password links start with it, and when it is https session
 	// cookies are Secure. Default: the request's own host.

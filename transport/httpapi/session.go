@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
-	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/transport/accounts"
 )
 
 // Browser sessions: /auth/login gives a random session id in an HttpOnly,
-// SameSite=Lax cookie; the session itself lives in NATS (eventstore.Users,
+// SameSite=Lax cookie; the session itself lives in NATS (accounts.Users,
 // bucket KINO_SESSIONS, under the id's SHA-256), so any API node serves
 // it. Every /v1 route that takes an API key takes the cookie of an account
 // user too, when the request has no Authorization header; such requests,
@@ -332,7 +332,7 @@ func (s *Server) setPassword(w http.ResponseWriter, r *http.Request) error {
 	if err := domain.CheckPassword(op, body.Password); err != nil {
 		return err
 	}
-	hash := eventstore.HashToken(body.Token)
+	hash := accounts.HashToken(body.Token)
 	u, ok, err := s.cfg.DB.UserByLink(hash)
 	if err == nil && !ok && s.catchUp(r.Context()) { // a link made a moment ago
 		u, ok, err = s.cfg.DB.UserByLink(hash)

@@ -18,13 +18,14 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/accounts"
 )
 
 // withUsers enables logins, with cheap argon2 parameters: these tests
 // check the logic, not the cost.
 func withUsers(t *testing.T) func(*Config) {
 	return func(c *Config) {
-		u, err := c.Store.OpenUsers(context.Background(), eventstore.UsersConfig{Argon2: eventstore.Argon2Params{Memory: 1024, Time: 1, Threads: 1}})
+		u, err := accounts.OpenUsers(context.Background(), c.Store, accounts.UsersConfig{Argon2: accounts.Argon2Params{Memory: 1024, Time: 1, Threads: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +40,7 @@ const testPassword = "a long enough password"
 // session cookie that gave.
 func (a *testAPI) user(email, account string) *http.Cookie {
 	a.t.Helper()
-	res, token, err := a.s.cfg.Users.CreateUser(context.Background(), eventstore.NewUser{Email: email, Account: account, Operator: account == ""})
+	res, token, err := a.s.cfg.Users.CreateUser(context.Background(), accounts.NewUser{Email: email, Account: account, Operator: account == ""})
 	if err != nil {
 		a.t.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func TestOperatorLoginRedirectsToAdmin(t *testing.T) {
 func TestPasswordLinkWorksOnce(t *testing.T) {
 	a := newTestAPI(t, withUsers(t))
 	a.account("acme", domain.PlanFree)
-	res, token, err := a.s.cfg.Users.CreateUser(context.Background(), eventstore.NewUser{Email: "ada@example.com", Account: "acme"})
+	res, token, err := a.s.cfg.Users.CreateUser(context.Background(), accounts.NewUser{Email: "ada@example.com", Account: "acme"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,19 +20,20 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/natsserver"
 	"github.com/kino-video/kino/transport/media"
 )
 
 // outage stops a NATS server, and starts it again on its port and store.
 type outage struct {
 	t     *testing.T
-	srv   *eventstore.Embedded
+	srv   *natsserver.Embedded
 	dir   string
 	host  string
 	store *eventstore.Store // a store on the server, to see it go and come back
 }
 
-func newOutage(t *testing.T, srv *eventstore.Embedded, dir string, store *eventstore.Store) *outage {
+func newOutage(t *testing.T, srv *natsserver.Embedded, dir string, store *eventstore.Store) *outage {
 	return &outage{t: t, srv: srv, dir: dir, host: strings.TrimPrefix(srv.URL(), "nats://"), store: store}
 }
 
@@ -46,7 +47,7 @@ func (o *outage) stop() {
 // start starts the server again and waits until the store is back.
 func (o *outage) start() {
 	o.t.Helper()
-	srv, err := eventstore.StartEmbedded(o.dir, o.host)
+	srv, err := natsserver.StartEmbedded(o.dir, o.host)
 	if err != nil {
 		o.t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/kv"
 )
 
 // uploadSlots bounds the uploads in flight: all of them (each holds a
@@ -127,13 +128,13 @@ func (u *uploadSlots) record(account string, count func(others int) int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), rateTimeout)
 	defer cancel()
 	now := u.now()
-	return u.ledger.UpdateRate(ctx, "up:"+account, u.node, now, func(others []eventstore.RateHolding) eventstore.RateHolding {
+	return u.ledger.UpdateRate(ctx, "up:"+account, u.node, now, func(others []kv.RateHolding) kv.RateHolding {
 		n := 0
 		for _, h := range others {
 			n += h.Share
 		}
 		c := count(n)
-		return eventstore.RateHolding{Share: c, Used: c, Until: now.Add(uploadLease).UnixNano()}
+		return kv.RateHolding{Share: c, Used: c, Until: now.Add(uploadLease).UnixNano()}
 	})
 }
 

@@ -4,8 +4,8 @@ import (
 	"net/http"
 
 	"github.com/kino-video/kino/domain"
-	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/accounts"
 )
 
 // The operator's user endpoints (operatorOnly).
@@ -57,7 +57,7 @@ func (s *Server) adminCreateUser(w http.ResponseWriter, r *http.Request) error {
 	if body.Operator == (body.Account != "") {
 		return errBadRequest("give either an account or \"operator\": true")
 	}
-	res, token, err := s.cfg.Users.CreateUser(r.Context(), eventstore.NewUser{Email: body.Email, Account: body.Account, Operator: body.Operator})
+	res, token, err := s.cfg.Users.CreateUser(r.Context(), accounts.NewUser{Email: body.Email, Account: body.Account, Operator: body.Operator})
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/natsserver"
 	"github.com/kino-video/kino/eventstore/objects"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/media/mediatest"
@@ -123,7 +124,7 @@ func TestBucketCommitFailureKeepsTheFile(t *testing.T) {
 		t.Fatalf("the upload's file after a failed commit: %q, %v", got, err)
 	}
 
-	back, err := eventstore.StartEmbedded(dir, host)
+	back, err := natsserver.StartEmbedded(dir, host)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +152,7 @@ func TestBucketCommitFailureKeepsTheFile(t *testing.T) {
 }
 
 // bucketOn is a Bucket on the JetStream bucket of the NATS server srv.
-func bucketOn(t *testing.T, srv *eventstore.Embedded) *media.Bucket {
+func bucketOn(t *testing.T, srv *natsserver.Embedded) *media.Bucket {
 	t.Helper()
 	store := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
 	obj, err := objects.Open(context.Background(), store)

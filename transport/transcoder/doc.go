@@ -10,7 +10,7 @@
 // The intake durable "transcoder" (Durable) on KINO_EVENTS, filtered to
 // video.*.UploadAccepted and video.*.TranscodeRetried, copies each event
 // into its account's queue in KINO_JOBS; Run hands every job to handle
-// through eventstore.FairWork, which keeps the queues and picks whose job
+// through queue.FairWork, which keeps the queues and picks whose job
 // a free slot runs. The
 // transcoder's side of that scheduling is:
 //
@@ -219,7 +219,7 @@
 //
 // Progress is not an event: it changes every second and means nothing once
 // the job ends. The transcoder reports it (progressReporter) at most once a
-// second to the KV bucket KINO_PROGRESS (eventstore.Progress): the
+// second to the KV bucket KINO_PROGRESS (kv.Progress): the
 // fraction of the ladder done, the least advanced lane's when it runs in
 // two; and, once known, the speed (seconds of video a second: an
 // exponential moving average, weight 0.3, of samples at least a second

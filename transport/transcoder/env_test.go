@@ -13,6 +13,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/kv"
 	"github.com/kino-video/kino/transport/ffmpeg"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/transcoder"
@@ -37,7 +38,7 @@ func newEnv(t *testing.T, configure ...func(*transcoder.Config)) *env {
 	store := eventstoretest.Run(t)
 	e := &env{t: t, store: store}
 	setupMedia(t, e)
-	progress, err := store.OpenProgress(ctx)
+	progress, err := kv.OpenProgress(ctx, store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,10 +95,10 @@ func setupMedia(t *testing.T, e *env) {
 
 // followProgress follows every worker's progress reports until the test
 // ends, as an API node does.
-func (e *env) followProgress(t *testing.T) *eventstore.Progress {
+func (e *env) followProgress(t *testing.T) *kv.Progress {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	progress, err := e.store.OpenProgress(ctx)
+	progress, err := kv.OpenProgress(ctx, e.store)
 	if err != nil {
 		cancel()
 		t.Fatal(err)

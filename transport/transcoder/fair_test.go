@@ -7,6 +7,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/kv"
 	"github.com/kino-video/kino/transport/media"
 )
 
@@ -25,7 +26,7 @@ func TestLimitFollowsThePlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	progress, err := store.OpenProgress(ctx)
+	progress, err := kv.OpenProgress(ctx, store)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/kv"
+	"github.com/kino-video/kino/eventstore/natsserver"
 	"github.com/kino-video/kino/eventstore/objects"
 	"github.com/kino-video/kino/transport/ffmpeg"
 	"github.com/kino-video/kino/transport/ffmpeg/ffmpegtest"
@@ -261,7 +263,7 @@ func startNode(t *testing.T, e *env, url string, auth eventstore.Auth, configure
 	if err != nil {
 		t.Fatal(err)
 	}
-	progress, err := store.OpenProgress(context.Background())
+	progress, err := kv.OpenProgress(context.Background(), store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +336,7 @@ func TestGracefulStopHandsTheJobBack(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			natsDir := t.TempDir()
-			srv, err := eventstore.StartEmbedded(natsDir, "127.0.0.1:0")
+			srv, err := natsserver.StartEmbedded(natsDir, "127.0.0.1:0")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -342,7 +344,7 @@ func TestGracefulStopHandsTheJobBack(t *testing.T) {
 			e := &env{t: t}
 			e.store = eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
 			setupMedia(t, e)
-			if _, err := e.store.OpenProgress(context.Background()); err != nil { // made by kino serve
+			if _, err := kv.OpenProgress(context.Background(), e.store); err != nil { // made by kino serve
 				t.Fatal(err)
 			}
 			long := func(c *transcoder.Config) { c.AckWait = 10 * time.Minute; c.MaxAttempts = 1 }
@@ -355,12 +357,12 @@ func TestGracefulStopHandsTheJobBack(t *testing.T) {
 			if restart {
 				_ = e.store.Close()
 				srv.Shutdown()
-				if srv, err = eventstore.StartEmbedded(natsDir, "127.0.0.1:0"); err != nil {
+				if srv, err = natsserver.StartEmbedded(natsDir, "127.0.0.1:0"); err != nil {
 					t.Fatal(err)
 				}
 				t.Cleanup(func() { srv.Shutdown() })
 				e.store = eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
-				if _, err := e.store.OpenProgress(context.Background()); err != nil { // in memory: made again
+				if _, err := kv.OpenProgress(context.Background(), e.store); err != nil { // in memory: made again
 					t.Fatal(err)
 				}
 			}
@@ -385,7 +387,7 @@ func TestCrashesDoNotUseUpAttempts(t *testing.T) {
 	e := &env{t: t}
 	e.store = eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
 	setupMedia(t, e)
-	if _, err := e.store.OpenProgress(context.Background()); err != nil { // made by kino serve
+	if _, err := kv.OpenProgress(context.Background(), e.store); err != nil { // made by kino serve
 		t.Fatal(err)
 	}
 	cfg := func(c *transcoder.Config) { c.AckWait, c.MaxAttempts = time.Second, 2 }

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/kv"
 )
 
 // speedWeight is the weight of the newest sample in the smoothed speed
@@ -54,7 +54,7 @@ func (e *estimator) observe(now time.Time, frac float64) (speed, eta *float64) {
 	}
 	s := e.speed
 	left := e.duration * (1 - min(max(frac, 0), 1)) / s
-	if left > eventstore.MaxETA {
+	if left > kv.MaxETA {
 		return &s, nil
 	}
 	return &s, &left
@@ -87,7 +87,7 @@ func (t *Transcoder) progressReporter(ctx context.Context, id string, length flo
 		last = now
 		f = min(max(f, 0), 1)
 		speed, eta := est.observe(now, f)
-		if err := t.cfg.Progress.Report(ctx, id, eventstore.ProgressReport{Progress: f, Speed: speed, ETA: eta}); err != nil && ctx.Err() == nil {
+		if err := t.cfg.Progress.Report(ctx, id, kv.ProgressReport{Progress: f, Speed: speed, ETA: eta}); err != nil && ctx.Err() == nil {
 			t.cfg.Log.Debug("progress", "video_id", id, "err", err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/kv"
 	"github.com/kino-video/kino/transport/ffmpeg/ffmpegtest"
 )
 
@@ -22,7 +23,7 @@ func TestProgressReportsSpeedAndTimeLeft(t *testing.T) {
 	id := e.uploadFile(acc, "long.mkv", long)
 	progress := e.followProgress(t)
 	deadline := time.Now().Add(60 * time.Second)
-	var r eventstore.ProgressReport
+	var r kv.ProgressReport
 	for {
 		var ok bool
 		if r, ok = progress.Live(id); ok && r.Speed != nil && r.ETA != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/transport/ffmpeg/ffmpegtest"
 	"github.com/kino-video/kino/transport/transcoder"
 )
@@ -160,7 +161,7 @@ func TestProgressiveThenDelete(t *testing.T) {
 	}
 	deadline = time.Now().Add(30 * time.Second)
 	for {
-		n, err := e.store.Unfinished(context.Background(), "", transcoder.Durable)
+		n, err := queue.New(e.store).Unfinished(context.Background(), "", transcoder.Durable)
 		if err != nil {
 			t.Fatal(err)
 		}

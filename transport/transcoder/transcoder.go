@@ -17,6 +17,8 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/kv"
+	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/transport/ffmpeg"
 	"github.com/kino-video/kino/transport/media"
 )
@@ -30,8 +32,8 @@ func (o outage) Unwrap() error { return o.err }
 
 // Durable is the name of the transcoder's intake consumer on the event
 // stream (the single work queue of earlier versions, which it replaces in
-// place); the jobs themselves wait in eventstore.JobsStream.
-const Durable = eventstore.TranscodeIntake
+// place); the jobs themselves wait in queue.JobsStream.
+const Durable = queue.TranscodeIntake
 
 // Media is what the transcoder needs of the media store (media.Dir, a
 // directory, or media.Bucket, an object store such as JetStream's): the
@@ -52,7 +54,7 @@ type Media interface {
 type Config struct {
 	Store    *eventstore.Store
 	Media    Media
-	Progress *eventstore.Progress
+	Progress *kv.Progress
 	Log      *slog.Logger
 
 	Workers     int // jobs this process runs at once (default 1)
@@ -163,7 +165,7 @@ type Transcoder struct {
 }
 
 // Running is the number of jobs this transcoder is working on now (its
-// heartbeat reports it: eventstore.Heartbeat).
+// heartbeat reports it: queue.Heartbeat).
 func (t *Transcoder) Running() int { return int(t.running.Load()) }
 
 // New checks cfg, makes the scratch directory and builds a Transcoder.
@@ -196,7 +198,7 @@ func (t *Transcoder) Run(ctx context.Context) error {
 	defer wg.Wait()
 	wg.Add(1)
 	go func() { defer wg.Done(); t.scratch.sweepLoop(ctx, t.cfg.Log) }()
-	return t.cfg.Store.FairWork(ctx, eventstore.FairConfig{
+	return queue.New(t.cfg.Store).FairWork(ctx, queue.FairConfig{
 		Intake:         Durable,
 		FilterSubjects: intakeFilters,
 		Account:        jobAccount,
@@ -214,7 +216,7 @@ func videoStream(id string) domain.StreamID {
 // handle runs one job to its end: Ack when the video reached a final state
 // (or no longer exists), Retry after a transient failure, Release on
 // shutdown.
-func (t *Transcoder) handle(ctx context.Context, job *eventstore.Job) {
+func (t *Transcoder) handle(ctx context.Context, job *queue.Job) {
 	t.running.Add(1)
 	defer t.running.Add(-1)
 	id := job.Event.AggregateID
@@ -344,7 +346,7 @@ func (t *Transcoder) handle(ctx context.Context, job *eventstore.Job) {
 
 // fail records a failed attempt; a final one ends the job, others come
 // back after the backoff for that attempt.
-func (t *Transcoder) fail(ctx context.Context, log *slog.Logger, job *eventstore.Job, id, reason string, final bool) {
+func (t *Transcoder) fail(ctx context.Context, log *slog.Logger, job *queue.Job, id, reason string, final bool) {
 	res, err := eventstore.Execute[domain.Video](ctx, t.cfg.Store, videoStream(id), domain.FailTranscode{Reason: reason, Final: final})
 	switch {
 	case domain.IsKind(err, domain.NotFound):
@@ -373,7 +375,7 @@ func (t *Transcoder) fail(ctx context.Context, log *slog.Logger, job *eventstore
 
 // handBack returns the job for a later attempt after the backoff for
 // failed attempt number attempt (1-based); the last backoff repeats.
-func (t *Transcoder) handBack(ctx context.Context, log *slog.Logger, job *eventstore.Job, attempt int, cause error) {
+func (t *Transcoder) handBack(ctx context.Context, log *slog.Logger, job *queue.Job, attempt int, cause error) {
 	if ctx.Err() != nil {
 		_ = job.Release()
 		return
@@ -398,7 +400,7 @@ var errDeleted = errors.New("video deleted")
 // heartbeat keeps the job alive while ffmpeg runs and, should the Deleted
 // event have slipped past the watch (a NATS reconnect), checks the video at
 // each beat and cancels the job when it is gone.
-func (t *Transcoder) heartbeat(ctx context.Context, job *eventstore.Job, id string, cancel context.CancelCauseFunc) (stop func()) {
+func (t *Transcoder) heartbeat(ctx context.Context, job *queue.Job, id string, cancel context.CancelCauseFunc) (stop func()) {
 	ticker := time.NewTicker(t.cfg.AckWait / 3)
 	quit := make(chan struct{})
 	var wg sync.WaitGroup

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/transport/ffmpeg"
 	"github.com/kino-video/kino/transport/ffmpeg/ffmpegtest"
 	"github.com/kino-video/kino/transport/media"
@@ -148,7 +149,7 @@ func TestDeleteStopsFFmpeg(t *testing.T) {
 	deadline = time.Now().Add(5 * time.Second)
 	for {
 		running := processesIn(t, filepath.Join(e.media.Root(), ".work"), id)
-		n, err := e.store.Unfinished(context.Background(), "", transcoder.Durable)
+		n, err := queue.New(e.store).Unfinished(context.Background(), "", transcoder.Durable)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,13 +10,14 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/queue"
 )
 
 // Deliverer sends queued deliveries.
 type Deliverer struct {
 	cfg    Config
 	client *http.Client
-	state  *eventstore.SendState
+	state  *queue.SendState
 	onBusy func(deliveryID string) // tests: called on each busy handback
 }
 
@@ -33,13 +34,13 @@ func NewDeliverer(cfg Config) (*Deliverer, error) {
 
 // Run sends deliveries until ctx ends.
 func (d *Deliverer) Run(ctx context.Context) error {
-	st, err := d.cfg.Store.OpenSendState(ctx)
+	st, err := queue.New(d.cfg.Store).OpenSendState(ctx)
 	if err != nil {
 		return err
 	}
 	d.state = st
-	return d.cfg.Store.Work(ctx, eventstore.WorkConfig{
-		Stream:      eventstore.DeliveriesStream,
+	return queue.New(d.cfg.Store).Work(ctx, queue.WorkConfig{
+		Stream:      queue.DeliveriesStream,
 		Durable:     DeliveryDurable,
 		Concurrency: d.cfg.Workers,
 		AckWait:     d.cfg.AckWait,
@@ -62,7 +63,7 @@ const (
 // one POST per subscription is under way across all processes. Every
 // attempt is recorded on the subscription's stream; a failed one comes
 // back after the backoff for its number, until the last, which gives up.
-func (d *Deliverer) handle(ctx context.Context, job *eventstore.Job) {
+func (d *Deliverer) handle(ctx context.Context, job *queue.Job) {
 	hookID, deliveryID, kind := job.Header(hWebhook), job.Header(hDelivery), job.Header(hKind)
 	log := d.cfg.Log.With("webhook_id", hookID, "delivery_id", deliveryID)
 	if !domain.ValidID(hookID) || !validDeliveryID(deliveryID) {
@@ -71,7 +72,7 @@ func (d *Deliverer) handle(ctx context.Context, job *eventstore.Job) {
 		return
 	}
 	lock, err := d.state.TryLock(ctx, hookID)
-	if errors.Is(err, eventstore.ErrBusy) {
+	if errors.Is(err, queue.ErrBusy) {
 		// Not an attempt: the count of attempts is kept apart from the
 		// message's delivery count (see attempt below).
 		_ = job.Retry(min(busyDelay*time.Duration(job.Delivered), maxBusyDelay))
@@ -90,7 +91,7 @@ func (d *Deliverer) handle(ctx context.Context, job *eventstore.Job) {
 	renewed := make(chan struct{})
 	go func() {
 		defer close(renewed)
-		t := time.NewTicker(eventstore.SendLockTTL / 3)
+		t := time.NewTicker(queue.SendLockTTL / 3)
 		defer t.Stop()
 		for {
 			select {
@@ -117,13 +118,13 @@ func (d *Deliverer) handle(ctx context.Context, job *eventstore.Job) {
 
 // attempt is one POST of a delivery whose send lock is held.
 //
-// The attempt number comes from the attempts bucket (eventstore.SendState),
+// The attempt number comes from the attempts bucket (queue.SendState),
 // not from the message's delivery count, which also counts busy handbacks.
 // The count is raised before the POST: a POST cut off by a crash or a
 // shutdown counts as an attempt, and a delivery whose last attempt was cut
 // off gives up. Messages queued before the count existed (no hCounted
 // header) take at least their delivery count, as before.
-func (d *Deliverer) attempt(ctx context.Context, job *eventstore.Job, hookID, deliveryID, kind string, log *slog.Logger) {
+func (d *Deliverer) attempt(ctx context.Context, job *queue.Job, hookID, deliveryID, kind string, log *slog.Logger) {
 	stream := domain.WebhookStream(hookID)
 	w, err := eventstore.Current[domain.Webhook](ctx, d.cfg.Store, stream)
 	if err != nil {
@@ -201,7 +202,7 @@ func (d *Deliverer) attempt(ctx context.Context, job *eventstore.Job, hookID, de
 
 // finish acks a delivery that needs no further attempt and forgets its
 // count.
-func (d *Deliverer) finish(ctx context.Context, job *eventstore.Job, deliveryID string, log *slog.Logger) {
+func (d *Deliverer) finish(ctx context.Context, job *queue.Job, deliveryID string, log *slog.Logger) {
 	if err := job.Ack(ctx); err != nil {
 		log.Warn("ack delivery", "err", err)
 		return
@@ -231,7 +232,7 @@ func (d *Deliverer) record(ctx context.Context, stream domain.StreamID, f domain
 
 // later hands the job back after delay for a failure of kino's own (the
 // event store unreachable). It makes no POST, so it is not an attempt.
-func (d *Deliverer) later(ctx context.Context, job *eventstore.Job, delay time.Duration, log *slog.Logger, err error) {
+func (d *Deliverer) later(ctx context.Context, job *queue.Job, delay time.Duration, log *slog.Logger, err error) {
 	if ctx.Err() != nil {
 		_ = job.Release()
 		return

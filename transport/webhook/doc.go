@@ -88,7 +88,7 @@
 // Config.Timeout + 30 s) is shared by every process with --webhook-workers
 // ≥ 1, each running that many sends at once (Config.Workers, default 4)
 // and fetching one message at a time. Two KV buckets hold what the senders
-// of all processes agree on (eventstore.SendState, opened by Run):
+// of all processes agree on (queue.SendState, opened by Run):
 // KINO_SEND_LOCKS (webhook id → 1; memory on one server, files when
 // replicated; TTL 30 s, SendLockTTL) and KINO_DELIVERY_ATTEMPTS (delivery
 // id → attempts started; files; TTL 7 days). For each message:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/transport/wire"
 )
 
@@ -36,7 +37,7 @@ func NewFanout(cfg Config) (*Fanout, error) {
 		return nil, errors.New("webhook fan-out: the CDN URL (--cdn-url) is required: webhook bodies carry media URLs")
 	}
 	subs := newSubscriptions(cfg.Store, func(ctx context.Context) (uint64, error) {
-		return cfg.Store.AckFloor(ctx, "", FanoutDurable)
+		return queue.New(cfg.Store).AckFloor(ctx, "", FanoutDurable)
 	})
 	return &Fanout{cfg: cfg, subs: subs}, nil
 }
@@ -44,7 +45,7 @@ func NewFanout(cfg Config) (*Fanout, error) {
 // Run consumes TranscodePlayable, TranscodeSucceeded and TranscodeFailed
 // until ctx ends.
 func (f *Fanout) Run(ctx context.Context) error {
-	return f.cfg.Store.Work(ctx, eventstore.WorkConfig{
+	return queue.New(f.cfg.Store).Work(ctx, queue.WorkConfig{
 		Durable: FanoutDurable,
 		FilterSubjects: []string{
 			domain.AggVideo + ".*." + domain.TypeTranscodePlayable,
@@ -60,7 +61,7 @@ func (f *Fanout) Run(ctx context.Context) error {
 	}, f.handle)
 }
 
-func (f *Fanout) handle(ctx context.Context, job *eventstore.Job) {
+func (f *Fanout) handle(ctx context.Context, job *queue.Job) {
 	e := job.Event
 	log := f.cfg.Log.With("video_id", e.AggregateID, "event_id", e.ID, "seq", e.Seq)
 	var kind string

@@ -14,6 +14,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/transport/wire"
 )
 
@@ -131,7 +132,7 @@ func (env *fanoutEnv) createFanoutConsumer(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- f.Run(ctx) }()
 	eventstoretest.Eventually(t, "the fan-out consumer", func() bool {
-		_, err := env.serve.Unfinished(context.Background(), "", FanoutDurable)
+		_, err := queue.New(env.serve).Unfinished(context.Background(), "", FanoutDurable)
 		return err == nil
 	})
 	cancel()
@@ -171,7 +172,7 @@ func (env *fanoutEnv) deliverAll(t *testing.T, last uint64) {
 	defer func() { cancel(); wg.Wait() }()
 	env.fannedOut(t, last)
 	eventstoretest.Eventually(t, "every delivery sent", func() bool {
-		n, err := env.serve.DeliveriesQueued(context.Background())
+		n, err := queue.New(env.serve).DeliveriesQueued(context.Background())
 		return err == nil && n == 0
 	})
 }
@@ -182,7 +183,7 @@ func (env *fanoutEnv) deliverAll(t *testing.T, last uint64) {
 func (env *fanoutEnv) fannedOut(t *testing.T, last uint64) {
 	t.Helper()
 	eventstoretest.Eventually(t, "the fan-out", func() bool {
-		floor, err := env.serve.AckFloor(context.Background(), "", FanoutDurable)
+		floor, err := queue.New(env.serve).AckFloor(context.Background(), "", FanoutDurable)
 		return err == nil && floor >= last
 	})
 }

@@ -14,14 +14,15 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/wire"
 )
 
 // Consumer names.
 const (
-	FanoutDurable   = eventstore.FanoutDurable
-	DeliveryDurable = eventstore.DeliveryDurable
+	FanoutDurable   = queue.FanoutDurable
+	DeliveryDurable = queue.DeliveryDurable
 )
 
 // DefaultBackoff is the wait before each retry of a failed delivery.
@@ -37,7 +38,7 @@ const (
 	hVideo    = "Kino-Video-Id"
 	hAccount  = "Kino-Account"
 	// hCounted marks a message whose attempts are counted in the attempts
-	// bucket (eventstore.SendState); older messages count them by their
+	// bucket (queue.SendState); older messages count them by their
 	// delivery count.
 	hCounted = "Kino-Attempts-Counted"
 )
@@ -113,7 +114,7 @@ func enqueue(ctx context.Context, store *eventstore.Store, hookID, account strin
 	if err != nil {
 		return err
 	}
-	return store.Enqueue(ctx, hookID, msgID, raw, map[string]string{
+	return queue.New(store).Enqueue(ctx, hookID, msgID, raw, map[string]string{
 		hWebhook: hookID, hDelivery: deliveryID, hKind: body.Type, hEvent: body.ID, hVideo: videoID, hAccount: account, hCounted: "1",
 	})
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/benchstore"
+	"github.com/kino-video/kino/transport/accounts"
 )
 
 // A Result is one line of `kino bench`: kino's figure beside a baseline
@@ -257,7 +258,7 @@ func benchAccount(ctx context.Context, m Kino) (string, error) {
 	if _, err := eventstore.Execute[domain.Account](ctx, m.Store(), domain.AccountStream("bench"), domain.CreateAccount{Slug: "bench", Plan: domain.PlanBusiness}); err != nil {
 		return "", err
 	}
-	key, _, err := eventstore.IssueKey(ctx, m.Store(), "bench", "bench")
+	key, _, err := accounts.IssueKey(ctx, m.Store(), "bench", "bench")
 	if err != nil {
 		return "", err
 	}

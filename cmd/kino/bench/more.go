@@ -12,6 +12,7 @@ import (
 
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/benchstore"
+	"github.com/kino-video/kino/eventstore/natsserver"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/apiclient"
 	"github.com/kino-video/kino/transport/ffmpeg"
@@ -219,7 +220,7 @@ func benchReplay(ctx context.Context, o Options, say func(string, ...any)) ([]Re
 }
 
 func replayOnce(ctx context.Context, dir string, n, runs int, say func(string, ...any)) (Result, float64, error) {
-	srv, err := eventstore.StartEmbedded(dir, "127.0.0.1:0")
+	srv, err := natsserver.StartEmbedded(dir, "127.0.0.1:0")
 	if err != nil {
 		return Result{}, 0, err
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/kv"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/ffmpeg"
 	"github.com/kino-video/kino/transport/httpapi"
@@ -137,15 +138,15 @@ func Start(t testing.TB, o Options) *Kino {
 	if err != nil {
 		t.Fatal(err)
 	}
-	limits, err := store.OpenRateLimits(ctx)
+	limits, err := kv.OpenRateLimits(ctx, store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	progress, err := store.OpenProgress(ctx)
+	progress, err := kv.OpenProgress(ctx, store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	direct, err := store.OpenDirectUploads(ctx)
+	direct, err := kv.OpenDirectUploads(ctx, store)
 	if err != nil {
 		t.Fatal(err)
 	}
