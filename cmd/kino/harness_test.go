@@ -130,7 +130,9 @@ func (h *harness) cli(args ...string) (string, error) {
 // event, so what the CLI just wrote is what the API answers.
 func (h *harness) settle() {
 	h.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// The shared patience: a loaded machine running tests in parallel
+	// may take more than seconds to project thousands of events.
+	ctx, cancel := context.WithTimeout(context.Background(), eventstoretest.Patience)
 	defer cancel()
 	last, err := h.m.store.LastSeq(ctx)
 	if err != nil {
