@@ -17,4 +17,99 @@
 // on a new cluster, so that a process is ready when Open returns. What
 // decides (passwords, sessions' lifetimes, accounts) is not here but in
 // the packages that call the store (transport/accounts).
+//
+// # The stream
+//
+// KINO_EVENTS (StreamName) holds every event under the subject
+// <aggregate>.<id>.<Type> (Subjects), on file storage, kept forever, with
+// direct gets allowed (AllowDirect) and a duplicate window of 2 minutes.
+// Every message carries its event type in the Kino-Event-Type header
+// (HeaderEventType), so consumers route without decoding bodies.
+//
+// # Execute
+//
+// Execute(ctx, log, id, cmd) runs one command on one aggregate:
+//
+//  1. Load the aggregate's events by direct get, walking the subject filter
+//     <aggregate>.<id>.* from sequence 1, and the sequence of its last
+//     event (0 when none). An aggregate whose decisions depend on a few
+//     event types, each stored at most once, names them with
+//     DecisionTypes(); on a *Store, Execute and Current then read only the
+//     aggregate's last sequence and the last message of each of those
+//     types. domain.Webhook is the one such aggregate: its stream also
+//     holds a DeliverySucceeded or DeliveryFailed per attempt, which
+//     nothing decides on.
+//  2. Fold the events with Evolve.
+//  3. Decide. An error is returned as it is (a domain Conflict such as
+//     "collection already exists" is not retried). No events is a no-op:
+//     nothing is appended.
+//  4. Append each event to <aggregate>.<id>.<Type> with Nats-Msg-Id set to
+//     the event's id (a ULID), the expected stream KINO_EVENTS, and the
+//     expected last subject sequence set to the loaded one over the filter
+//     <aggregate>.<id>.*, so that the check covers every event type of the
+//     aggregate.
+//  5. Retry. A wrong last sequence is a domain Conflict wrapping
+//     ErrConcurrency; Execute starts over from Load, at most
+//     Config.MaxAttempts times (default 5; 5 on a Log that is not a
+//     *Store), then returns the last Conflict, wrapped.
+//
+// Record appends without the concurrency check: a subscription's delivery
+// attempts, from which nothing is decided.
+//
+// An account command (issue or revoke a key, change a plan), and the
+// creation of one of its users (which checks the account exists), folds
+// the account's whole stream, one direct get per event, so keys created
+// and revoked over and over (two events each) make it slower.
+//
+// # Lost acknowledgements
+//
+// A publish with no answer is sent again with the same Nats-Msg-Id and
+// expectation: while the connection was down, for as long as the context
+// allows; on other transient errors up to 3 attempts, after 100 ms and
+// 200 ms. If a resend meets a wrong last sequence, the aggregate's last
+// message is read: when its Nats-Msg-Id is ours, the earlier attempt
+// landed and its sequence is returned; otherwise it is a Conflict. Each
+// attempt waits at most Config.AckTimeout (default 5 s).
+//
+// # Outages
+//
+// The store follows its connection and logs one line when it drops and
+// one when it is back. Under a context marked FailFast (what a request
+// with a client waiting wants) operations fail at once while the
+// connection is down, with a domain Unavailable wrapping ErrUnavailable
+// (and ErrNotStored when nothing was sent), and are cancelled when it
+// drops; without it (workers, the CLI) they wait for the connection as
+// long as their context allows. An append cancelled by a dropped
+// connection has an unknown outcome: it was sent and may be stored.
+//
+// nats-server, once a stream's store has failed a write (a full disk),
+// answers no more appends to it until it restarts (natsserver's Heal
+// does that). So an append not acknowledged in time, or refused for want
+// of storage, marks writes as failing (Health().Writes): appends are then
+// refused at once but for one probe per Config.ProbeEvery (default 2 s),
+// and the mark clears when an append succeeds or the connection is made
+// again. On a cluster an append still unanswered after its retries means
+// the stream has no leader: it is Unavailable too, and marks writes as
+// failing; Health clears that mark without a client's append by reading
+// the stream's info (which only a leader answers) at most once per probe
+// interval.
+//
+// kino serve on a replicated stream also runs the quorum watch
+// (quorum.go): every second it reads the stream's info and counts the
+// replicas its leader has heard from in the last 4 s. While fewer than a
+// majority answer, or no leader does, writes are refused at once and
+// Health says why, so /readyz answers 503 for as long as appends cannot
+// succeed.
+//
+// # Reads
+//
+// Tail and Scan read through an ordered consumer. Next and Between use
+// STREAM.MSG.GET, which the stream's leader answers (a direct get may be
+// answered by any replica, possibly behind). A message that does not
+// decode, or whose body names another subject than the one it is stored
+// under, is logged and comes back as a domain.Refused event in its place
+// (Load and Between skip it), so that no reader applies or decides on it
+// and none stops on it. Watch is a core NATS subscription on one event
+// subject: it stores nothing and sees only events appended after it
+// returns.
 package eventstore

@@ -33,7 +33,9 @@ import (
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/accounts"
 	"github.com/kino-video/kino/transport/dashboard"
+	"github.com/kino-video/kino/transport/diskspace"
 	"github.com/kino-video/kino/transport/httpapi"
+	"github.com/kino-video/kino/transport/httpapi/admin"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/seal"
 	"github.com/kino-video/kino/transport/transcoder"
@@ -67,8 +69,8 @@ type Config struct {
 	TrustedProxies        []netip.Prefix // peers whose X-Forwarded-For is believed
 	FrameAncestors        []string       // origins that may frame /play, besides kino's own
 
-	DiskReserve httpapi.DiskReserve // free space kept on the data directory's disk: uploads eating into it get 507
-	MaxReadLag  uint64              // events the read models may trail the stream by before /readyz says not ready
+	DiskReserve diskspace.Reserve // free space kept on the data directory's disk: uploads eating into it get 507
+	MaxReadLag  uint64            // events the read models may trail the stream by before /readyz says not ready
 
 	NATSAuth      eventstore.Auth // credentials for NATSURL (the embedded server's are generated)
 	SecretKeyFile string          // key sealing webhook secrets; "" is <Data>/secret.key (or KINO_SECRET_KEY)
@@ -89,10 +91,10 @@ type Config struct {
 // adminReplayer adapts the projector to the API's admin endpoint.
 type adminReplayer struct{ p *projections.Projector }
 
-func (a adminReplayer) Replay(ctx context.Context, verify bool, progress func(httpapi.ReplayProgress)) (any, error) {
+func (a adminReplayer) Replay(ctx context.Context, verify bool, progress func(admin.ReplayProgress)) (any, error) {
 	return replay(ctx, a.p, verify, func(v any) {
 		if p, ok := v.(replayProgress); ok {
-			progress(httpapi.ReplayProgress{Events: p.Applied, Total: p.Total, EventsPerSecond: p.EventsPerSecond})
+			progress(admin.ReplayProgress{Events: p.Applied, Total: p.Total, EventsPerSecond: p.EventsPerSecond})
 		}
 	})
 }
@@ -237,7 +239,7 @@ func newServeCmd() *cobra.Command {
 			if cfg.TrustedProxies, err = httpapi.ParseTrustedProxies(trustedProxies); err != nil {
 				return fmt.Errorf("--trusted-proxies: %w", err)
 			}
-			if cfg.DiskReserve, err = httpapi.ParseDiskReserve(diskReserve); err != nil {
+			if cfg.DiskReserve, err = diskspace.ParseReserve(diskReserve); err != nil {
 				return fmt.Errorf("--disk-reserve: %w", err)
 			}
 			cfg.FrameAncestors = strings.FieldsFunc(frameAncestors, func(r rune) bool { return r == ',' || r == ' ' })
@@ -660,14 +662,17 @@ func (m *Main) serveHTTP(ctx context.Context) error {
 	api, err := httpapi.New(httpapi.Config{
 		Store: m.store, DB: m.db, Projector: m.projector, Media: m.media, Progress: m.progress,
 		Webhooks: webhook.Tester{Store: m.store}, Redeliver: webhook.Redeliverer{Store: m.store, CDNURL: m.CDNURL},
-		Secrets: m.secrets,
-		Admin:   adminReplayer{m.projector}, AdminToken: m.AdminToken,
-		Plans: m.Plans, Log: log.With("component", "http"), Now: m.Now, CDNURL: m.publicCDN, LocalOrigin: localOrigin(m.listener.Addr()),
-		MaxUploads: m.MaxUploads, UploadIdleTimeout: m.UploadIdleTimeout, AuthFailuresPerMinute: m.AuthFailuresPerMinute,
-		TrustedProxies: m.TrustedProxies, FrameAncestors: m.FrameAncestors, Limits: m.limits,
-		EventServer: m.eventServer(), DiskDirs: []string{m.Data, filepath.Join(m.Data, "media")}, DiskReserve: m.DiskReserve, MaxReadLag: m.MaxReadLag,
-		TusDir: tus, TusExpiry: m.TusExpiry, BaseURL: m.publicBase, DirectUploads: direct,
-		Users: m.users, PublicURL: siteOf(m.publicBase),
+		Secrets: m.secrets, Users: m.users, EventServer: m.eventServer(),
+		Plans: m.Plans, Log: log.With("component", "http"), Now: m.Now, MaxReadLag: m.MaxReadLag,
+		Origin: httpapi.Origin{CDNURL: m.publicCDN, Local: localOrigin(m.listener.Addr()),
+			BaseURL: m.publicBase, PublicURL: siteOf(m.publicBase)},
+		Uploads: httpapi.Uploads{MaxInFlight: m.MaxUploads, IdleTimeout: m.UploadIdleTimeout,
+			DiskDirs: []string{m.Data, filepath.Join(m.Data, "media")}, DiskReserve: m.DiskReserve,
+			TusDir: tus, TusExpiry: m.TusExpiry, Direct: direct},
+		Playback: httpapi.Playback{FrameAncestors: m.FrameAncestors},
+		Limits: httpapi.Limits{Ledger: m.limits, AuthFailuresPerMinute: m.AuthFailuresPerMinute,
+			TrustedProxies: m.TrustedProxies},
+		Admin: httpapi.Admin{Token: m.AdminToken, Replayer: adminReplayer{m.projector}},
 	})
 	if err != nil {
 		return err

@@ -1,10 +1,3 @@
-// Package natsserver runs the nats-server embedded in kino serve: its
-// store under the data directory, the nkey credentials of each client
-// role and what each role may publish or subscribe (creds.go), the
-// cluster a node forms with others over its routes, and Heal, which
-// restarts a server whose store stopped taking writes once its disk has
-// room again. Clients reach it through eventstore.Open with the Auth it
-// hands out; nothing here keeps or reads events.
 package natsserver
 
 import (

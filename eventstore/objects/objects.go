@@ -1,11 +1,3 @@
-// Package objects is kino's media bucket in the JetStream object store
-// (kino --media nats): a media.ObjectStore, so media.Bucket keeps its
-// index, cache and scratch above it. Callers see names, readers and
-// media.ObjectInfo, never a nats type: a missing object is a domain
-// NotFound wrapping fs.ErrNotExist.
-//
-// Objects are written in full chunks (objectChunk) and read, from any
-// offset, with JetStream batch direct gets (reader.go).
 package objects
 
 import (

@@ -1,10 +1,3 @@
-// Package queue holds kino's work queues on JetStream: durable consumers
-// whose events are jobs (Work, Job), the per-account transcode queue
-// KINO_JOBS and its fair scheduler (FairWork), the webhook deliveries
-// waiting in KINO_DELIVERIES with the senders' shared state (SendState),
-// and the heartbeats of the processes running them (Heartbeat, Workers).
-// A job is acknowledged only once its side effect is recorded, so a
-// crash redelivers it.
 package queue
 
 import (

@@ -533,7 +533,7 @@ func holdUpload(t *testing.T, k *httpapitest.Kino, key string) (finish func()) {
 // A server with all its upload slots taken answers 503 (Retry-After: 5)
 // before reading the file: the client sends the file again once one is free.
 func TestUploadRetriedOn503(t *testing.T) {
-	k, c := setup(t, httpapitest.Options{Configure: func(cfg *httpapi.Config) { cfg.MaxUploads = 1 }}, domain.PlanPro)
+	k, c := setup(t, httpapitest.Options{Configure: func(cfg *httpapi.Config) { cfg.Uploads.MaxInFlight = 1 }}, domain.PlanPro)
 	finish := holdUpload(t, k, c.Key)
 	// Wait until the server streams it: it holds the one slot.
 	full := func() {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/httpapi/respond"
 )
 
 // accountUsage is GET /v1/account: the caller's plan, limits, what is
@@ -63,15 +64,15 @@ func (s *Server) getAccount(w http.ResponseWriter, r *http.Request) error {
 	} else {
 		// A browser has a budget of its own (rateBudget): it is told the
 		// API keys' budget, as this node counts it, without spending it.
-		d := s.limiter.take(c.Account, c.Limits.RequestsPerMinute, s.cfg.Now(), false)
-		out.RateLimit.Limit, out.RateLimit.Remaining = c.Limits.RequestsPerMinute, d.remaining
-		if d.reset.IsZero() {
-			d.reset = s.cfg.Now()
+		d := s.limiter.Peek(c.Account, c.Limits.RequestsPerMinute, s.cfg.Now())
+		out.RateLimit.Limit, out.RateLimit.Remaining = c.Limits.RequestsPerMinute, d.Remaining
+		if d.Reset.IsZero() {
+			d.Reset = s.cfg.Now()
 		}
-		out.RateLimit.Reset = ceilUnix(d.reset)
+		out.RateLimit.Reset = ceilUnix(d.Reset)
 	}
 	out.StorageBytes, out.Videos = u.StorageBytes, u.Videos()
-	writeJSON(w, http.StatusOK, out)
+	respond.JSON(w, http.StatusOK, out)
 	return nil
 }
 

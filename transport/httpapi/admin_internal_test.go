@@ -12,6 +12,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/httpapi/admin"
 )
 
 const testAdminToken = "operator-token-0123456789abcdef"
@@ -19,9 +20,9 @@ const testAdminToken = "operator-token-0123456789abcdef"
 // projReplayer runs replays on the test's real projector.
 type projReplayer struct{ p *projections.Projector }
 
-func (r projReplayer) Replay(ctx context.Context, verify bool, progress func(ReplayProgress)) (any, error) {
+func (r projReplayer) Replay(ctx context.Context, verify bool, progress func(admin.ReplayProgress)) (any, error) {
 	report := func(p projections.Progress) {
-		progress(ReplayProgress{Events: p.Applied, Total: p.Total, EventsPerSecond: p.PerSecond()})
+		progress(admin.ReplayProgress{Events: p.Applied, Total: p.Total, EventsPerSecond: p.PerSecond()})
 	}
 	if verify {
 		diffs, _, err := r.p.Verify(ctx, 10, report)
@@ -41,17 +42,17 @@ func newAdminAPI(t *testing.T, configure ...func(*Config)) *testAPI {
 	var a *testAPI
 	rep := &lateReplayer{}
 	a = newTestAPI(t, append([]func(*Config){func(c *Config) {
-		c.AdminToken = testAdminToken
-		c.Admin = rep
+		c.Admin.Token = testAdminToken
+		c.Admin.Replayer = rep
 	}}, configure...)...)
 	rep.r = projReplayer{a.proj}
 	return a
 }
 
 // lateReplayer lets the replayer be set once the projector exists.
-type lateReplayer struct{ r Replayer }
+type lateReplayer struct{ r admin.Replayer }
 
-func (l *lateReplayer) Replay(ctx context.Context, verify bool, progress func(ReplayProgress)) (any, error) {
+func (l *lateReplayer) Replay(ctx context.Context, verify bool, progress func(admin.ReplayProgress)) (any, error) {
 	return l.r.Replay(ctx, verify, progress)
 }
 
@@ -356,8 +357,8 @@ func TestAdminReplayOneAtATime(t *testing.T) {
 	release := make(chan struct{})
 	fail := false
 	a := newTestAPI(t, func(c *Config) {
-		c.AdminToken = testAdminToken
-		c.Admin = replayFunc(func() (any, error) {
+		c.Admin.Token = testAdminToken
+		c.Admin.Replayer = replayFunc(func() (any, error) {
 			<-release
 			if fail {
 				return nil, domain.E("rebuild", domain.Internal, "open /secret/path: boom")

@@ -44,14 +44,14 @@ func bearer(r *http.Request) string {
 // refused too, and a check that finds no or wrong credentials counts
 // against the address.
 func (s *Server) guardCredentials(w http.ResponseWriter, r *http.Request, check func() error) error {
-	addr := clientAddr(r, s.cfg.TrustedProxies)
-	if over, wait := s.failures.over(addr, s.cfg.AuthFailuresPerMinute, s.cfg.Now()); over {
+	addr := clientAddr(r, s.cfg.Limits.TrustedProxies)
+	if over, wait := s.failures.Over(addr, s.cfg.Limits.AuthFailuresPerMinute, s.cfg.Now()); over {
 		return tooManyFailures(w, wait)
 	}
 	err := check()
 	if k := domain.KindOf(err); k == domain.Unauthenticated || k == domain.BadCredentials || k == domain.LoginRequired {
-		if d := s.failures.allow(addr, s.cfg.AuthFailuresPerMinute, s.cfg.Now()); !d.allowed {
-			return tooManyFailures(w, d.retry)
+		if d := s.failures.Allow(addr, s.cfg.Limits.AuthFailuresPerMinute, s.cfg.Now()); !d.Allowed {
+			return tooManyFailures(w, d.Retry)
 		}
 	}
 	return err
@@ -231,15 +231,15 @@ func rateBudget(account, user string, l domain.Limits) (key string, perMinute in
 // request carries; past the budget it refuses with 429 and Retry-After.
 // whose names the budget in the message ("your plan").
 func (s *Server) charge(w http.ResponseWriter, key string, perMinute int, whose string) error {
-	d := s.limiter.allow(key, perMinute, s.cfg.Now())
+	d := s.limiter.Allow(key, perMinute, s.cfg.Now())
 	h := w.Header()
 	// Spelled as the spec spells them: Header.Set would canonicalise
 	// "RateLimit" to "Ratelimit". Header lookups stay case-insensitive.
 	h["X-RateLimit-Limit"] = []string{strconv.Itoa(perMinute)}
-	h["X-RateLimit-Remaining"] = []string{strconv.Itoa(d.remaining)}
-	h["X-RateLimit-Reset"] = []string{strconv.FormatInt(ceilUnix(d.reset), 10)}
-	if !d.allowed {
-		wait := retrySeconds(d.retry)
+	h["X-RateLimit-Remaining"] = []string{strconv.Itoa(d.Remaining)}
+	h["X-RateLimit-Reset"] = []string{strconv.FormatInt(ceilUnix(d.Reset), 10)}
+	if !d.Allowed {
+		wait := retrySeconds(d.Retry)
 		h.Set("Retry-After", strconv.Itoa(wait))
 		return domain.E("authenticate", domain.RateLimited,
 			"Too many requests; %s allows %d per minute; retry after %d seconds", whose, perMinute, wait)

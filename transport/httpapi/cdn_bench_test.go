@@ -25,6 +25,7 @@ import (
 	"github.com/kino-video/kino/eventstore/objects"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/media"
+	"github.com/kino-video/kino/transport/playback"
 )
 
 // BenchmarkCDNSegment measures /cdn serving one HLS segment over loopback
@@ -159,7 +160,8 @@ func cdnBench(b *testing.B, backend string, size int) string {
 		b.Fatal(err)
 	}
 	key := bytes.Repeat([]byte{1}, 32)
-	s, err := New(Config{Store: store, DB: db, Projector: proj, Media: ms, Log: quiet, CDNURL: "http://cdn.example.test/cdn", PlaybackKey: key})
+	s, err := New(Config{Store: store, DB: db, Projector: proj, Media: ms, Log: quiet,
+		Origin: Origin{CDNURL: "http://cdn.example.test/cdn"}, Playback: Playback{Key: key}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -168,9 +170,7 @@ func cdnBench(b *testing.B, backend string, size int) string {
 	b.Cleanup(srv.Close)
 	u := srv.URL + "/cdn/" + id + "/hls/720p/seg_00000.ts"
 	if policy == domain.PlaybackSigned {
-		t := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.RegisteredClaims{Subject: id, ExpiresAt: jwt.NewNumericDate(time.Now().Add(time.Hour))})
-		t.Header["kid"] = kinoKID
-		tok, err := t.SignedString(key)
+		tok, _, err := playback.Tokens{Key: key, Now: time.Now}.Mint(id, "", time.Hour)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -226,7 +226,7 @@ func BenchmarkCDNAccess(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				if _, err := s.mediaAccess(req, id); err != nil {
+				if _, err := s.cdn.Access(req, id); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/httpapi/respond"
 	"github.com/kino-video/kino/transport/wire"
 )
 
@@ -50,7 +51,7 @@ func (s *Server) createCollection(w http.ResponseWriter, r *http.Request) error 
 	}
 	s.settle(r, res.LastSeq())
 	e := res.Events[0]
-	writeJSON(w, http.StatusCreated, wire.Collection{Slug: res.State.Slug, Name: res.State.Name,
+	respond.JSON(w, http.StatusCreated, wire.Collection{Slug: res.State.Slug, Name: res.State.Name,
 		CreatedAt: domain.FormatTime(e.OccurredAt), UpdatedAt: domain.FormatTime(e.OccurredAt),
 		PlaybackPolicy: res.State.Policy.OrPublic(), Downloads: res.State.Downloads})
 	return nil
@@ -64,7 +65,7 @@ func (s *Server) writeCollection(w http.ResponseWriter, acct, slug string, statu
 	if !ok {
 		return errNotFound("collection")
 	}
-	writeJSON(w, status, renderCollection(c))
+	respond.JSON(w, status, renderCollection(c))
 	return nil
 }
 
@@ -77,7 +78,7 @@ func (s *Server) listCollections(w http.ResponseWriter, r *http.Request) error {
 	for i, c := range cs {
 		out[i] = renderCollection(c)
 	}
-	writeJSON(w, http.StatusOK, wire.Collections{Collections: out})
+	respond.JSON(w, http.StatusOK, wire.Collections{Collections: out})
 	return nil
 }
 
@@ -153,7 +154,7 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	s.settle(r, res.LastSeq())
-	writeJSON(w, http.StatusOK, wire.Message{Message: "Collection deleted"})
+	respond.JSON(w, http.StatusOK, wire.Message{Message: "Collection deleted"})
 	return nil
 }
 

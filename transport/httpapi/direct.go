@@ -15,6 +15,8 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/httpapi/respond"
+	"github.com/kino-video/kino/transport/tus"
 	"github.com/kino-video/kino/transport/wire"
 )
 
@@ -72,32 +74,6 @@ func directCORS(h http.Header) {
 	h.Set("Access-Control-Expose-Headers", "Location, Upload-Offset, Upload-Length, Upload-Metadata, Upload-Expires, Tus-Resumable, Tus-Version, Tus-Extension, Tus-Max-Size, Tus-Checksum-Algorithm, Retry-After, X-Request-Id")
 }
 
-func (s *Server) uploadRoutes() {
-	r := s.router
-	auth := func(h handlerFunc) http.Handler { return s.tusProtocol(s.authenticate(s.handle(h))) }
-	r.Handle("/v1/uploads", s.authenticate(s.handle(s.createDirectUpload))).Methods(http.MethodPost)
-	r.Handle("/v1/uploads", s.authenticate(s.handle(s.listUploads))).Methods(http.MethodGet)
-	r.Handle("/v1/uploads/tus", s.handle(s.tusOptions)).Methods(http.MethodOptions)
-	r.Handle("/v1/uploads/tus", auth(s.tusCreate)).Methods(http.MethodPost)
-	r.Handle("/v1/uploads/tus/{id}", s.handle(s.tusOptions)).Methods(http.MethodOptions)
-	r.Handle("/v1/uploads/tus/{id}", auth(s.tusHead)).Methods(http.MethodHead)
-	r.Handle("/v1/uploads/tus/{id}", auth(s.tusPatch)).Methods(http.MethodPatch)
-	r.Handle("/v1/uploads/tus/{id}", auth(s.tusDelete)).Methods(http.MethodDelete)
-
-	direct := func(h handlerFunc) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			directCORS(w.Header())
-			s.tusProtocol(s.handle(h)).ServeHTTP(w, r)
-		})
-	}
-	r.Handle("/v1/uploads/tus/direct/{token}", s.handle(s.directPreflight)).Methods(http.MethodOptions)
-	r.Handle("/v1/uploads/tus/direct/{token}", direct(s.directCreate)).Methods(http.MethodPost)
-	r.Handle("/v1/uploads/tus/direct/{token}/{id}", s.handle(s.directPreflight)).Methods(http.MethodOptions)
-	r.Handle("/v1/uploads/tus/direct/{token}/{id}", direct(s.directUpload(s.headUpload))).Methods(http.MethodHead)
-	r.Handle("/v1/uploads/tus/direct/{token}/{id}", direct(s.directUpload(s.patchUpload))).Methods(http.MethodPatch)
-	r.Handle("/v1/uploads/tus/direct/{token}/{id}", direct(s.directUpload(s.deleteUpload))).Methods(http.MethodDelete)
-}
-
 // directPreflight answers a browser's CORS preflight (and tus discovery).
 func (s *Server) directPreflight(w http.ResponseWriter, r *http.Request) error {
 	h := w.Header()
@@ -110,7 +86,7 @@ func (s *Server) directPreflight(w http.ResponseWriter, r *http.Request) error {
 
 // createDirectUpload is POST /v1/uploads.
 func (s *Server) createDirectUpload(w http.ResponseWriter, r *http.Request) error {
-	if s.cfg.DirectUploads == nil || s.tus == nil {
+	if s.cfg.Uploads.Direct == nil || s.tus == nil {
 		return domain.E("direct upload", domain.Unavailable, "direct uploads are not enabled on this server")
 	}
 	var req struct {
@@ -123,7 +99,7 @@ func (s *Server) createDirectUpload(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	settings := uploadSettings{Download: req.Download}
-	if err := settings.parse(req.PlaybackPolicy, nil); err != nil {
+	if err := parseSettings(&settings, req.PlaybackPolicy, nil); err != nil {
 		return err
 	}
 	life := directDefault
@@ -163,12 +139,12 @@ func (s *Server) createDirectUpload(w http.ResponseWriter, r *http.Request) erro
 		}
 		return storeFailure(w, err)
 	}
-	if err := s.cfg.DirectUploads.Create(ctx, directKey(token), b); err != nil {
+	if err := s.cfg.Uploads.Direct.Create(ctx, directKey(token), b); err != nil {
 		s.directUsed(rec.Account, rec.ID)
 		return storeFailure(w, err)
 	}
 	logger(r, s.cfg.Log).Info("direct upload URL issued", "video_id", rec.ID, "collection", rec.Collection, "expires_at", rec.ExpiresAt)
-	writeJSON(w, http.StatusCreated, wire.DirectUpload{ID: rec.ID, URL: s.publicBase(r) + "/uploads/tus/direct/" + token,
+	respond.JSON(w, http.StatusCreated, wire.DirectUpload{ID: rec.ID, URL: s.publicBase(r) + "/uploads/tus/direct/" + token,
 		ExpiresAt: domain.FormatTime(rec.ExpiresAt)})
 	return nil
 }
@@ -207,7 +183,7 @@ func (s *Server) directOutstanding(ctx context.Context, account string, change f
 			}
 		}
 		idx := make(map[string]time.Time)
-		b, rev, err := s.cfg.DirectUploads.Get(ctx, key)
+		b, rev, err := s.cfg.Uploads.Direct.Get(ctx, key)
 		switch {
 		case domain.IsKind(err, domain.NotFound):
 			rev = 0
@@ -227,9 +203,9 @@ func (s *Server) directOutstanding(ctx context.Context, account string, change f
 		}
 		b, _ = json.Marshal(idx)
 		if rev == 0 {
-			err = s.cfg.DirectUploads.Create(ctx, key, b)
+			err = s.cfg.Uploads.Direct.Create(ctx, key, b)
 		} else {
-			err = s.cfg.DirectUploads.Update(ctx, key, b, rev)
+			err = s.cfg.Uploads.Direct.Update(ctx, key, b, rev)
 		}
 		if !domain.IsKind(err, domain.Conflict) {
 			return err
@@ -254,8 +230,8 @@ func (s *Server) directUsed(account, id string) {
 // publicBase is the API's public base (ending in /v1): the configured
 // one, else the request's own host.
 func (s *Server) publicBase(r *http.Request) string {
-	if s.cfg.BaseURL != "" {
-		return s.cfg.BaseURL
+	if s.cfg.Origin.BaseURL != "" {
+		return s.cfg.Origin.BaseURL
 	}
 	return s.origin(r) + "/v1"
 }
@@ -279,7 +255,7 @@ func errDirectUnknown() error {
 // directCreate is the tus creation POST on a direct upload URL: no
 // Authorization, once.
 func (s *Server) directCreate(w http.ResponseWriter, r *http.Request) error {
-	if s.cfg.DirectUploads == nil {
+	if s.cfg.Uploads.Direct == nil {
 		return domain.E("direct upload", domain.Unavailable, "direct uploads are not enabled on this server")
 	}
 	token := mux.Vars(r)["token"]
@@ -294,7 +270,7 @@ func (s *Server) directCreate(w http.ResponseWriter, r *http.Request) error {
 		if key == "" {
 			return domain.E("direct upload", domain.BadCredentials, "this direct upload URL is unknown or has expired; ask for a new one")
 		}
-		b, rv, err := s.cfg.DirectUploads.Get(r.Context(), key)
+		b, rv, err := s.cfg.Uploads.Direct.Get(r.Context(), key)
 		if domain.IsKind(err, domain.NotFound) {
 			return domain.E("direct upload", domain.BadCredentials, "this direct upload URL is unknown or has expired; ask for a new one")
 		}
@@ -325,7 +301,7 @@ func (s *Server) directCreate(w http.ResponseWriter, r *http.Request) error {
 			b, _ := json.Marshal(rec)
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 			defer cancel()
-			err := s.cfg.DirectUploads.Update(ctx, key, b, rev)
+			err := s.cfg.Uploads.Direct.Update(ctx, key, b, rev)
 			if domain.IsKind(err, domain.Conflict) {
 				return domain.E("direct upload", domain.Conflict, "this direct upload URL has already been used: it is good for one upload")
 			}
@@ -337,18 +313,18 @@ func (s *Server) directCreate(w http.ResponseWriter, r *http.Request) error {
 		unclaim: func() {
 			ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 			defer cancel()
-			b, rv, err := s.cfg.DirectUploads.Get(ctx, key)
+			b, rv, err := s.cfg.Uploads.Direct.Get(ctx, key)
 			var cur directRecord
 			if err == nil && json.Unmarshal(b, &cur) == nil && cur.Used {
 				cur.Used = false
 				b, _ = json.Marshal(cur)
-				err = s.cfg.DirectUploads.Update(ctx, key, b, rv)
+				err = s.cfg.Uploads.Direct.Update(ctx, key, b, rv)
 			}
 			if err != nil {
 				s.cfg.Log.Warn("give a refused direct upload's URL back", "video_id", rec.ID, "err", err)
 			}
 		}})
-	if _, ok := s.tus.get(rec.ID); ok || err == nil {
+	if _, ok := s.tus.Get(rec.ID); ok || err == nil {
 		s.directUsed(rec.Account, rec.ID) // the upload exists: the URL is used
 	}
 	return err
@@ -360,13 +336,13 @@ func (s *Server) directUpload(h func(http.ResponseWriter, *http.Request, tusTarg
 	return func(w http.ResponseWriter, r *http.Request) error {
 		vars := mux.Vars(r)
 		key, id := directKey(vars["token"]), vars["id"]
-		var u tusUpload
+		var u tus.Upload
 		if err := s.guardCredentials(w, r, func() error {
 			var ok bool
-			if u, ok = s.tus.get(id); !ok {
-				var d tusDone // finished: its completion record answers
-				d, ok = s.tus.completed(id)
-				u = tusUpload{Account: d.Account, Direct: d.Direct}
+			if u, ok = s.tus.Get(id); !ok {
+				var d tus.Done // finished: its completion record answers
+				d, ok = s.tus.Completed(id)
+				u = tus.Upload{Account: d.Account, Direct: d.Direct}
 			}
 			if key == "" || !ok || !domain.ValidID(id) || u.Direct != key {
 				return domain.E("direct upload", domain.BadCredentials, "upload not found")

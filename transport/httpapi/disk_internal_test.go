@@ -21,6 +21,8 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore/objects"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/diskspace"
+	"github.com/kino-video/kino/transport/httpapi/respond"
 	"github.com/kino-video/kino/transport/media"
 )
 
@@ -48,7 +50,7 @@ func mediaOn(t *testing.T, dir string) func(*Config) {
 			t.Fatal(err)
 		}
 		c.Media = ms
-		c.TusDir = filepath.Join(dir, "media", ".tus") // on the media's file system
+		c.Uploads.TusDir = filepath.Join(dir, "media", ".tus") // on the media's file system
 	}
 }
 
@@ -134,7 +136,7 @@ func TestUploadFailureMessages(t *testing.T) {
 	}{
 		{"disk full", &storeError{&os.PathError{Op: "write", Path: path, Err: syscall.ENOSPC}}, 507},
 		{"quota exceeded", &storeError{&os.PathError{Op: "write", Path: path, Err: syscall.EDQUOT}}, 507},
-		{"inside the reserve", errNoRoom, 507},
+		{"inside the reserve", diskspace.ErrNoRoom, 507},
 		{"disk error", &storeError{&os.PathError{Op: "write", Path: path, Err: syscall.EIO}}, 500},
 		{"body cut short", io.ErrUnexpectedEOF, 400},
 	}
@@ -143,12 +145,12 @@ func TestUploadFailureMessages(t *testing.T) {
 			w := httptest.NewRecorder()
 			var err error
 			var serr *storeError
-			if errors.As(tt.err, &serr) || errors.Is(tt.err, errNoRoom) {
+			if errors.As(tt.err, &serr) || errors.Is(tt.err, diskspace.ErrNoRoom) {
 				err = storeFailure(w, tt.err)
 			} else {
 				err = (&idleBody{}).bodyError(w, tt.err)
 			}
-			writeError(w, quiet, err)
+			respond.Error(w, quiet, err)
 			if w.Code != tt.status || strings.Contains(w.Body.String(), "/srv") || strings.Contains(w.Body.String(), "EOF") {
 				t.Fatalf("%d %s, want %d without the error's text", w.Code, w.Body.String(), tt.status)
 			}
@@ -199,11 +201,11 @@ func (a *testAPI) readyz() (status int, failing []string, checks map[string]stri
 func TestDiskReserveRefusesUploadsWith507(t *testing.T) {
 	disk := smallDisk(t, "size=8m")
 	a := newTestAPI(t, mediaOn(t, disk), func(c *Config) {
-		c.DiskDirs = []string{disk}
-		c.DiskReserve = DiskReserve{Bytes: 4 << 20}
+		c.Uploads.DiskDirs = []string{disk}
+		c.Uploads.DiskReserve = diskspace.Reserve{Bytes: 4 << 20}
 	})
 	a.dir = filepath.Join(disk, "media")
-	a.s.disk.every = 64 << 10
+	a.s.disk.Every = 64 << 10
 	key := a.account("acme", domain.PlanFree)
 	if r := a.upload(key, "a.mp4", video(900<<10)); r.status != 202 {
 		t.Fatalf("upload with room: %d %s", r.status, r.body)
@@ -212,7 +214,7 @@ func TestDiskReserveRefusesUploadsWith507(t *testing.T) {
 		t.Fatalf("readyz with room: %d %v", st, failing)
 	}
 	// Leave about 512 KiB above the reserve.
-	room, err := a.s.disk.room()
+	room, err := a.s.disk.Room()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,32 +243,6 @@ func TestDiskReserveRefusesUploadsWith507(t *testing.T) {
 	}
 	if st, failing, _ := a.readyz(); st != 200 {
 		t.Fatalf("readyz once space is freed: %d %v", st, failing)
-	}
-}
-
-func TestParseDiskReserve(t *testing.T) {
-	tests := []struct {
-		in   string
-		want DiskReserve
-		bad  bool
-	}{
-		{in: "1GiB", want: DiskReserve{Bytes: 1 << 30}},
-		{in: "512MiB", want: DiskReserve{Bytes: 512 << 20}},
-		{in: "4096", want: DiskReserve{Bytes: 4096}},
-		{in: "0", want: DiskReserve{}},
-		{in: "5%", want: DiskReserve{Percent: 5}},
-		{in: "2.5%", want: DiskReserve{Percent: 2.5}},
-		{in: "100%", bad: true},
-		{in: "-1GiB", bad: true},
-		{in: "lots", bad: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			got, err := ParseDiskReserve(tt.in)
-			if (err != nil) != tt.bad || got != tt.want {
-				t.Fatalf("ParseDiskReserve(%q) = %+v, %v", tt.in, got, err)
-			}
-		})
 	}
 }
 
@@ -323,12 +299,12 @@ func TestObjectStoreUploadNeedsRoomForItsCopy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Media, c.DiskDirs, c.DiskReserve = m, []string{disk}, DiskReserve{Bytes: 2 << 20}
+		c.Media, c.Uploads.DiskDirs, c.Uploads.DiskReserve = m, []string{disk}, diskspace.Reserve{Bytes: 2 << 20}
 	})
 	a.dir = filepath.Join(disk, "media")
-	a.s.disk.every = 64 << 10
+	a.s.disk.Every = 64 << 10
 	key := a.account("acme", domain.PlanFree)
-	room, err := a.s.disk.room()
+	room, err := a.s.disk.Room()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/kino-video/kino/eventstore/natsserver"
 	"github.com/kino-video/kino/eventstore/objects"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/httpapi/admin"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/seal"
 )
@@ -172,8 +173,8 @@ func newTestAPIOn(t *testing.T, nats *natsserver.Embedded, natsDir string, store
 		t.Fatal(err)
 	}
 	cfg := Config{Store: store, DB: db, Projector: proj, Media: ms, Plans: testPlans(), Log: quiet, Now: clk.Now,
-		CDNURL: "http://cdn.example.test:8443/cdn", Secrets: key, Limits: limits,
-		TusDir: filepath.Join(dir, ".tus"), DirectUploads: direct}
+		Secrets: key, Origin: Origin{CDNURL: "http://cdn.example.test:8443/cdn"}, Limits: Limits{Ledger: limits},
+		Uploads: Uploads{TusDir: filepath.Join(dir, ".tus"), Direct: direct}}
 	for _, c := range configure {
 		c(&cfg)
 	}
@@ -205,7 +206,7 @@ func withObjects(t *testing.T, c *Config, store *eventstore.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Media, c.TusDir = m, filepath.Join(local, ".tus")
+	c.Media, c.Uploads.TusDir = m, filepath.Join(local, ".tus")
 }
 
 // settle waits until the read models hold seq.
@@ -352,4 +353,6 @@ func poll(t *testing.T, what string, cond func() bool) {
 // replayFunc is a Replayer for tests of the admin route.
 type replayFunc func() (any, error)
 
-func (f replayFunc) Replay(context.Context, bool, func(ReplayProgress)) (any, error) { return f() }
+func (f replayFunc) Replay(context.Context, bool, func(admin.ReplayProgress)) (any, error) {
+	return f()
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/httpapi/respond"
 )
 
 // API keys of the caller's account, managed from the dashboard: these
@@ -91,7 +92,7 @@ func (s *Server) listAccountKeys(w http.ResponseWriter, r *http.Request, account
 		}
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusOK, map[string]any{"data": out})
+	respond.JSON(w, http.StatusOK, map[string]any{"data": out})
 	return nil
 }
 
@@ -120,7 +121,7 @@ func (s *Server) createAccountKey(w http.ResponseWriter, r *http.Request, accoun
 	s.settle(r, res.LastSeq())
 	logger(r, s.cfg.Log).Info("key issued", "key_id", id, "account", account)
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusCreated, newKeyView{ID: id, Key: key, Prefix: prefix, Label: body.Label,
+	respond.JSON(w, http.StatusCreated, newKeyView{ID: id, Key: key, Prefix: prefix, Label: body.Label,
 		CreatedAt: domain.FormatTime(res.Events[0].OccurredAt)})
 	return nil
 }

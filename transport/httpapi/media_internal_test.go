@@ -150,7 +150,7 @@ func TestPlayPageHeaders(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			a := newTestAPI(t, func(c *Config) { c.FrameAncestors = tc.ancestors })
+			a := newTestAPI(t, func(c *Config) { c.Playback.FrameAncestors = tc.ancestors })
 			key := a.account("acme", domain.PlanPro)
 			id := a.completedVideo(key)
 			r := a.do("GET", "/play/"+id, "", "")
@@ -220,7 +220,7 @@ func TestAssets(t *testing.T) {
 		t.Fatal("an origin that breaks out of the CSP was accepted")
 	}
 	cfg := a.s.cfg
-	cfg.FrameAncestors = []string{"https://ok.example", "javascript:alert(1)"}
+	cfg.Playback.FrameAncestors = []string{"https://ok.example", "javascript:alert(1)"}
 	if _, err := New(cfg); err == nil {
 		t.Fatal("a bad frame ancestor was accepted")
 	}

@@ -26,7 +26,7 @@ const maxHostLen = 253 + 6
 func (s *Server) origin(r *http.Request) string {
 	host, ok := cleanHost(r.Host)
 	if !ok {
-		return s.cfg.LocalOrigin
+		return s.cfg.Origin.Local
 	}
 	scheme := "http"
 	if s.secure(r) {
@@ -39,11 +39,11 @@ func (s *Server) origin(r *http.Request) string {
 // else this server's /cdn under the site's public URL (--base-url) when
 // that was set, else at the request's origin.
 func (s *Server) cdnURL(r *http.Request) string {
-	if s.cfg.CDNURL != "" {
-		return s.cfg.CDNURL
+	if s.cfg.Origin.CDNURL != "" {
+		return s.cfg.Origin.CDNURL
 	}
-	if s.cfg.PublicURL != "" {
-		return s.cfg.PublicURL + "/cdn"
+	if s.cfg.Origin.PublicURL != "" {
+		return s.cfg.Origin.PublicURL + "/cdn"
 	}
 	return s.origin(r) + "/cdn"
 }

@@ -62,8 +62,8 @@ func TestCleanHost(t *testing.T) {
 func TestMediaURLsFollowTheRequestsHost(t *testing.T) {
 	proxy := netip.MustParsePrefix("10.0.0.0/8")
 	a := newTestAPI(t, func(c *Config) {
-		c.CDNURL, c.LocalOrigin = "", "http://192.168.1.5:8080"
-		c.TrustedProxies = []netip.Prefix{proxy}
+		c.Origin.CDNURL, c.Origin.Local = "", "http://192.168.1.5:8080"
+		c.Limits.TrustedProxies = []netip.Prefix{proxy}
 	})
 	key := a.account("acme", domain.PlanPro)
 	id := a.completedVideo(key)
@@ -132,7 +132,7 @@ func TestMediaURLsFollowTheRequestsHost(t *testing.T) {
 	})
 
 	t.Run("--base-url's site, without --cdn-url", func(t *testing.T) {
-		c := newTestAPI(t, func(c *Config) { c.CDNURL, c.PublicURL = "", "https://kino.example.com/" })
+		c := newTestAPI(t, func(c *Config) { c.Origin.CDNURL, c.Origin.PublicURL = "", "https://kino.example.com/" })
 		key3 := c.account("acme", domain.PlanPro)
 		id3 := c.completedVideo(key3)
 		key, id = key3, id3

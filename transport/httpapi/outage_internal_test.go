@@ -197,7 +197,7 @@ func TestUploadInFlightWhenNATSGoesDown(t *testing.T) {
 // become a video. So is a direct upload URL. Once the stream is back,
 // they work again without any append.
 func TestTusRefusedWhileTheEventStoreTakesNoWrites(t *testing.T) {
-	a, c, stream := newClusterAPI(t, func(c *Config) { c.Limits = nil }) // the shared ledger may be on that server
+	a, c, stream := newClusterAPI(t, func(c *Config) { c.Limits.Ledger = nil }) // the shared ledger may be on that server
 	key := a.account("acme", domain.PlanFree)
 	file := clip(3000)
 	loc := a.tusCreate(key, len(file))

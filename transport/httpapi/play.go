@@ -72,7 +72,7 @@ func (s *Server) play(w http.ResponseWriter, r *http.Request) error {
 		// visitor without a valid token. An origin-bound token is checked
 		// for its origin by the media requests, not here: a page's own
 		// request names no origin.
-		if _, err := s.verifyToken(v, r.URL.Query().Get("token")); err != nil {
+		if _, err := s.tokens.Verify(v.ID, v.Account, r.URL.Query().Get("token")); err != nil {
 			return err
 		}
 	}
@@ -94,7 +94,7 @@ func (s *Server) pageHeaders(h http.Header) {
 	h.Set("Content-Security-Policy", s.csp)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
-	if len(s.cfg.FrameAncestors) == 0 {
+	if len(s.cfg.Playback.FrameAncestors) == 0 {
 		h.Set("X-Frame-Options", "SAMEORIGIN") // for browsers without frame-ancestors
 	}
 	h.Set("Cache-Control", "no-store")

@@ -2,9 +2,7 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -13,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/httpapi/respond"
 	"github.com/kino-video/kino/transport/media"
 )
 
@@ -29,10 +28,6 @@ type Readier interface {
 type ServerHealth interface {
 	Health() error
 }
-
-// unavailableRetry is the Retry-After (seconds) of a 503 whose handler set
-// none: an outage of the event store, a part not running.
-const unavailableRetry = 5
 
 // readyTimeout bounds one /readyz (and /healthz) round.
 const readyTimeout = 2 * time.Second
@@ -83,7 +78,7 @@ func (s *Server) readyChecks() []check {
 			return "", nil
 		}},
 		{"disk", func(context.Context) (string, error) {
-			room, err := s.disk.room()
+			room, err := s.disk.Room()
 			if err != nil {
 				return "free disk space is unknown", err
 			}
@@ -118,15 +113,15 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.readiness.report(s.cfg.Log, failing, details)
 	if len(failing) > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(unavailableRetry))
-		writeJSON(w, http.StatusServiceUnavailable, struct {
+		w.Header().Set("Retry-After", strconv.Itoa(respond.UnavailableRetry))
+		respond.JSON(w, http.StatusServiceUnavailable, struct {
 			Status  string            `json:"status"`
 			Failing []string          `json:"failing"`
 			Checks  map[string]string `json:"checks"`
 		}{"unavailable", failing, checks})
 		return nil
 	}
-	writeJSON(w, http.StatusOK, struct {
+	respond.JSON(w, http.StatusOK, struct {
 		Status string            `json:"status"`
 		Checks map[string]string `json:"checks"`
 	}{"ready", checks})
@@ -150,11 +145,11 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.health.report(s.cfg.Log, failing, []any{"err", err})
 	if err != nil {
-		w.Header().Set("Retry-After", strconv.Itoa(unavailableRetry))
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+		w.Header().Set("Retry-After", strconv.Itoa(respond.UnavailableRetry))
+		respond.JSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
 		return nil
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	respond.JSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	return nil
 }
 
@@ -237,109 +232,10 @@ func (t *transitions) report(log interface {
 	log.Warn("node not "+t.what, append([]any{"failing", strings.Join(failing, ",")}, details...)...)
 }
 
-// DiskReserve is the free space kept on the data directory's file system:
-// uploads that would eat into it are refused (507), so the event store
-// never runs dry. Bytes, or Percent of the file system's size.
-type DiskReserve struct {
-	Bytes   int64
-	Percent float64
-}
-
-// ParseDiskReserve reads "1GiB", "512MiB", "10%", a byte count, or "0"
-// (no reserve).
-func ParseDiskReserve(s string) (DiskReserve, error) {
-	s = strings.TrimSpace(s)
-	if p, ok := strings.CutSuffix(s, "%"); ok {
-		f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
-		if err != nil || f < 0 || f >= 100 {
-			return DiskReserve{}, fmt.Errorf("a percentage must be from 0 to 99 (got %q)", s)
-		}
-		return DiskReserve{Percent: f}, nil
-	}
-	num, mult := s, int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}} {
-		if n, ok := strings.CutSuffix(s, u.suffix); ok {
-			num, mult = strings.TrimSpace(n), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n < 0 {
-		return DiskReserve{}, fmt.Errorf("want a size (1GiB, 512MiB, bytes) or a percentage of the disk (5%%), got %q", s)
-	}
-	return DiskReserve{Bytes: n * mult}, nil
-}
-
-func (r DiskReserve) String() string {
-	if r.Percent > 0 {
-		return strconv.FormatFloat(r.Percent, 'f', -1, 64) + "%"
-	}
-	return strconv.FormatInt(r.Bytes, 10) + " bytes"
-}
-
-// diskGuard measures the room left above the reserve on the file systems
-// of dirs (the NATS store and the media directory: usually one).
-type diskGuard struct {
-	dirs    []string
-	reserve DiskReserve
-	every   int64 // an upload checks the room each time it has written this much
-}
-
-// errNoRoom is what an upload's writer meets when the disk's free space
-// falls below the reserve while it streams.
-var errNoRoom = errors.New("free disk space below the reserve")
-
-// room is the smallest free space above the reserve among the guarded
-// file systems, in bytes; negative when one is inside its reserve. With
-// no dirs it is effectively unbounded.
-func (g diskGuard) room() (int64, error) {
-	room := int64(1<<63 - 1)
-	for _, dir := range g.dirs {
-		avail, total, err := statfs(dir)
-		if err == errStatfsUnsupported {
-			continue
-		}
-		if err != nil {
-			return 0, fmt.Errorf("free space of %s: %w", dir, err)
-		}
-		reserve := g.reserve.Bytes
-		if g.reserve.Percent > 0 {
-			reserve = int64(float64(total) * g.reserve.Percent / 100)
-		}
-		room = min(room, int64(avail)-reserve)
-	}
-	return room, nil
-}
-
 // errInsufficientStorage is the 507 of an upload that does not fit.
 func errInsufficientStorage(cause error) error {
 	return domain.Wrap("upload video", domain.InsufficientStorage, cause,
 		"the server is short of disk space and cannot store this upload now; try again later")
-}
-
-// roomWriter writes an upload to its file and checks, every
-// roomCheckEvery bytes, that the disk still has room above the reserve.
-type roomWriter struct {
-	w         io.Writer
-	guard     diskGuard
-	sinceLast int64
-}
-
-func (rw *roomWriter) Write(p []byte) (int, error) {
-	if rw.sinceLast += int64(len(p)); rw.sinceLast >= rw.guard.every {
-		rw.sinceLast = 0
-		if room, err := rw.guard.room(); err == nil && room < 0 {
-			return 0, errNoRoom
-		}
-	}
-	n, err := rw.w.Write(p)
-	if err != nil {
-		err = &storeError{err}
-	}
-	return n, err
 }
 
 // storeError is a failure to write an upload to the server's own disk
@@ -348,6 +244,9 @@ type storeError struct{ err error }
 
 func (e *storeError) Error() string { return "store upload: " + e.err.Error() }
 func (e *storeError) Unwrap() error { return e.err }
+
+// wrapStoreError marks a write error of an upload's file as the server's.
+func wrapStoreError(err error) error { return &storeError{err} }
 
 var (
 	_ Readier = (*media.Dir)(nil)

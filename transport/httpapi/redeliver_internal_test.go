@@ -64,7 +64,7 @@ func (rc *flakyReceiver) receipts() []flakyReceipt {
 func TestRedeliverAGivenUpDeliveryEndToEnd(t *testing.T) {
 	a := newTestAPI(t, func(c *Config) {
 		c.Webhooks = webhook.Tester{Store: c.Store}
-		c.Redeliver = webhook.Redeliverer{Store: c.Store, CDNURL: c.CDNURL}
+		c.Redeliver = webhook.Redeliverer{Store: c.Store, CDNURL: c.Origin.CDNURL}
 	})
 	opener, ok := a.s.cfg.Secrets.(webhook.Opener)
 	if !ok {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/transport/httpapi/respond"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/wire"
 )
@@ -51,7 +52,7 @@ func (s *Server) retryVideo(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusAccepted, wire.Uploaded{
+	respond.JSON(w, http.StatusAccepted, wire.Uploaded{
 		Message: "Video queued for another attempt.",
 		Video:   wire.UploadedVideo{ID: id, Filename: v.Filename, Status: domain.StatusPending, Collection: v.Collection},
 	})

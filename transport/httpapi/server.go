@@ -1,6 +1,16 @@
 // Package httpapi is kino's public HTTP API (spec: video-hosting-interface.md)
-// under /v1, on gorilla/mux. Handlers return errors; writeError turns them
+// under /v1, on gorilla/mux, and the server that mounts kino's other HTTP
+// protocols beside it. Handlers return errors; respond.Error turns them
 // into the spec's {"error", "message"} bodies.
+//
+// routes.go lists every route. httpapi itself holds the /v1 resources
+// (videos, collections, webhooks, keys, signing keys, the account),
+// authentication (API keys, sessions and logins under /auth, the
+// operator's guard), uploads (multipart, direct upload URLs and the tus
+// handler, whose store is package tus), /play, the probes, and the
+// request log. It mounts package admin (/v1/admin) and package cdn
+// (/cdn); rate limits are package ratelimit, playback tokens package
+// playback.
 package httpapi
 
 import (
@@ -28,7 +38,14 @@ import (
 	"github.com/kino-video/kino/eventstore/kv"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/accounts"
+	"github.com/kino-video/kino/transport/diskspace"
+	"github.com/kino-video/kino/transport/httpapi/admin"
+	"github.com/kino-video/kino/transport/httpapi/cdn"
+	"github.com/kino-video/kino/transport/httpapi/respond"
 	"github.com/kino-video/kino/transport/media"
+	"github.com/kino-video/kino/transport/playback"
+	"github.com/kino-video/kino/transport/ratelimit"
+	"github.com/kino-video/kino/transport/tus"
 )
 
 // Projector is what the API needs of the projector: to wait until the read
@@ -50,12 +67,6 @@ type WebhookTester interface {
 	SendTest(ctx context.Context, w projections.Webhook) (deliveryID string, err error)
 }
 
-// Replayer rebuilds (or verifies) the read models of a running service,
-// reporting its progress now and then.
-type Replayer interface {
-	Replay(ctx context.Context, verify bool, progress func(ReplayProgress)) (result any, err error)
-}
-
 // Redeliverer queues a delivery that gave up once more, as a new delivery
 // (webhook.Redeliverer), and records it; first is its first attempt.
 type Redeliverer interface {
@@ -73,7 +84,8 @@ type Media interface {
 	Remove(ctx context.Context, id string) error
 }
 
-// Config wires the API. validate fills the defaults.
+// Config wires the API: the services it calls, then one documented group
+// per concern. validate fills the defaults.
 type Config struct {
 	Store     *eventstore.Store
 	DB        *projections.DB
@@ -83,78 +95,70 @@ type Config struct {
 	Webhooks  WebhookTester  // nil: POST /v1/webhooks/{id}/test answers 503
 	Redeliver Redeliverer    // nil: POST .../deliveries/{deliveryId}/redeliver answers 503
 	Secrets   Sealer         // seals webhook secrets; nil: POST /v1/webhooks fails
+	// Users is the user service: logins, browser sessions, the keys' last
+	// use. Nil: /auth/* answer 503 and only API keys authenticate.
+	Users *accounts.Users
+	// EventServer is the embedded NATS server's health (nil with an
+	// external NATS): while it reports a fault, writes are refused (503)
+	// and /readyz and /healthz say so.
+	EventServer ServerHealth
+	Plans       domain.Plans
+	Log         *slog.Logger
+	Now         func() time.Time
 
-	// PlaybackKey signs and checks kino's playback tokens (HS256). Nil:
-	// derived from Secrets when it derives keys (seal.Key), else kino
-	// issues and accepts none (customer-signed tokens still work).
-	PlaybackKey []byte
+	// SettleTimeout bounds how long a write waits for the read models to
+	// include it before answering (the write is durable either way).
+	// Default 5 s.
+	SettleTimeout time.Duration
+	// MaxReadLag is how many events the read models may be behind the
+	// stream before /readyz reports this node not ready. Default 1000.
+	MaxReadLag uint64
 
-	// AdminToken enables the /v1/admin routes for operators
-	// (Authorization: Bearer <token>, not an API key); Admin runs
-	// POST /v1/admin/replay.
-	Admin      Replayer
-	AdminToken string
-	Plans      domain.Plans
-	Log        *slog.Logger
-	Now        func() time.Time
+	Origin   Origin
+	Uploads  Uploads
+	Playback Playback
+	Limits   Limits
+	Admin    Admin
+}
 
+// Origin is where the API and its media are reached from outside.
+type Origin struct {
 	// CDNURL is the public base of media ({cdn_url}) written into video
 	// records; files are served under /cdn by this server either way.
 	// Empty: each answer uses this server's /cdn at the origin the request
 	// reached (origin.go).
 	CDNURL string
-	// LocalOrigin (scheme://host[:port]) stands in for the request's origin
-	// when its Host header is not a plain host[:port] (origin.go). Default
+	// Local (scheme://host[:port]) stands in for the request's origin when
+	// its Host header is not a plain host[:port] (origin.go). Default
 	// http://localhost.
-	LocalOrigin string
+	Local string
+	// BaseURL is the API's public base, ending in /v1, written into tus
+	// Location headers and direct upload URLs. Empty: Locations are paths
+	// and direct upload URLs use the request's Host.
+	BaseURL string
+	// PublicURL is the site's public base (e.g. https://kino.example.com):
+	// set-password links start with it, and when it is https session
+	// cookies are Secure. Default: the request's own host.
+	PublicURL string
+}
 
-	// MaxUploads bounds uploads in flight (each holds a 1 MiB buffer);
+// Uploads bounds uploads (POST /v1/videos, tus, direct) and says where
+// unfinished ones are kept.
+type Uploads struct {
+	// MaxInFlight bounds uploads in flight (each holds a 1 MiB buffer);
 	// more get 503 with Retry-After. Default 64. Each account is also
 	// bounded by its plan's ConcurrentUploads (more get 429).
-	MaxUploads int
-
-	// UploadIdleTimeout ends an upload whose body makes no progress for
-	// this long: 408, and the partial file is removed. Default 30 s.
-	UploadIdleTimeout time.Duration
-
-	// Limits shares the rate limits (per account, and per address for
-	// requests without a valid key) with the other API nodes on the same
-	// NATS (kv.RateLimits). Nil: each process counts alone.
-	Limits RateLedger
-
-	// AuthFailuresPerMinute bounds the requests without a valid API key
-	// (missing or wrong) that one client address may send in any minute;
-	// more get 429. Default 60.
-	AuthFailuresPerMinute int
-
-	// TrustedProxies are the peers whose X-Forwarded-For is believed when
-	// telling client addresses apart. Empty: the peer's own address.
-	TrustedProxies []netip.Prefix
-
-	// FrameAncestors are origins, besides kino's own, that may embed
-	// /play in a frame (CSP frame-ancestors).
-	FrameAncestors []string
-
-	// SettleTimeout bounds how long a write waits for the read models to
-	// include it before answering (the write is durable either way).
-	SettleTimeout time.Duration
-
-	// EventServer is the embedded NATS server's health (nil with an
-	// external NATS): while it reports a fault, writes are refused (503)
-	// and /readyz and /healthz say so.
-	EventServer ServerHealth
-
+	MaxInFlight int
+	// IdleTimeout ends an upload whose body makes no progress for this
+	// long: 408, and the partial file is removed. Any other request body
+	// must arrive whole within it. Default 30 s.
+	IdleTimeout time.Duration
 	// DiskDirs are directories whose file systems keep DiskReserve free
 	// (the NATS store, the media directory): an upload that would eat into
 	// it is refused with 507, so the event store never runs dry. None: no
 	// reserve.
 	DiskDirs    []string
-	DiskReserve DiskReserve
-
-	// MaxReadLag is how many events the read models may be behind the
-	// stream before /readyz reports this node not ready. Default 1000.
-	MaxReadLag uint64
-
+	DiskReserve diskspace.Reserve
 	// TusDir holds this node's unfinished tus uploads (a file of bytes and
 	// a file of state each); it must be on the media store's file system,
 	// so the last byte commits with a rename. Empty: tus answers 503.
@@ -162,25 +166,50 @@ type Config struct {
 	// TusExpiry is how long an unfinished tus upload lives after its last
 	// PATCH (or its creation). Default 24 h.
 	TusExpiry time.Duration
-	// BaseURL is the API's public base, ending in /v1, written into tus
-	// Location headers and direct upload URLs. Empty: Locations are paths
-	// and direct upload URLs use the request's Host.
-	BaseURL string
-	// DirectUploads keeps direct upload URLs (kv.DirectUploads).
-	// Nil: POST /v1/uploads answers 503.
-	DirectUploads DirectUploadStore
-	// Users is the user service: logins, browser sessions, the keys' last
-	// use. Nil: /auth/* answer 503 and only API keys authenticate.
-	Users *accounts.Users
-	// PublicURL is the site's public base (e.g. https://kino.example.com):
-	// set-password links start with it, and when it is https session
-	// cookies are Secure. Default: the request's own host.
-	PublicURL string
+	// Direct keeps direct upload URLs (kv.DirectUploads). Nil:
+	// POST /v1/uploads answers 503.
+	Direct DirectUploadStore
+}
+
+// Playback configures signed playback and the /play page.
+type Playback struct {
+	// Key signs and checks kino's playback tokens (HS256). Nil: derived
+	// from Config.Secrets when it derives keys (seal.Key), else kino
+	// issues and accepts none (customer-signed tokens still work).
+	Key []byte
+	// FrameAncestors are origins, besides kino's own, that may embed
+	// /play in a frame (CSP frame-ancestors).
+	FrameAncestors []string
+}
+
+// Limits are the request limits that are not a plan's.
+type Limits struct {
+	// Ledger shares the rate limits (per account, and per address for
+	// requests without a valid key) with the other API nodes on the same
+	// NATS (kv.RateLimits). Nil: each process counts alone.
+	Ledger ratelimit.Ledger
+	// AuthFailuresPerMinute bounds the requests without a valid API key
+	// (missing or wrong) that one client address may send in any minute;
+	// more get 429. Default 60.
+	AuthFailuresPerMinute int
 	// LoginsPerAddress and LoginsPerUser bound login attempts per client
 	// address and per email tried, in any minute, across API nodes; more
 	// get 429. Defaults 20 and 10.
 	LoginsPerAddress int
 	LoginsPerUser    int
+	// TrustedProxies are the peers whose X-Forwarded-For is believed when
+	// telling client addresses apart. Empty: the peer's own address.
+	TrustedProxies []netip.Prefix
+}
+
+// Admin enables the /v1/admin routes for operators.
+type Admin struct {
+	// Token is the operators' bearer token (Authorization: Bearer
+	// <token>, not an API key), at least MinAdminTokenLen characters.
+	// Empty: /v1/admin answers 404.
+	Token string
+	// Replayer runs POST /v1/admin/replay.
+	Replayer admin.Replayer
 }
 
 func (c *Config) validate() error {
@@ -196,57 +225,72 @@ func (c *Config) validate() error {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if d, ok := c.Secrets.(deriver); ok && c.PlaybackKey == nil {
-		c.PlaybackKey = d.Derive(PlaybackKeyPurpose)
-	}
-	c.CDNURL = strings.TrimRight(c.CDNURL, "/")
-	if c.LocalOrigin == "" {
-		c.LocalOrigin = "http://localhost"
-	}
-	if u, err := url.Parse(c.LocalOrigin); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.User != nil {
-		return fmt.Errorf("httpapi: local origin %q is not an origin like http://localhost:8080", c.LocalOrigin)
-	}
-	if c.MaxUploads <= 0 {
-		c.MaxUploads = 64
-	}
-	if c.UploadIdleTimeout <= 0 {
-		c.UploadIdleTimeout = 30 * time.Second
-	}
-	if c.AuthFailuresPerMinute <= 0 {
-		c.AuthFailuresPerMinute = 60
-	}
-	if n := utf8.RuneCountInString(c.AdminToken); c.AdminToken != "" && n < MinAdminTokenLen {
-		return fmt.Errorf("httpapi: the admin token must be at least %d characters (got %d)", MinAdminTokenLen, n)
-	}
-	for _, o := range c.FrameAncestors {
-		if err := checkOrigin(o); err != nil {
-			return fmt.Errorf("httpapi: frame ancestor: %w", err)
-		}
-	}
 	if c.SettleTimeout <= 0 {
 		c.SettleTimeout = 5 * time.Second
 	}
 	if c.MaxReadLag == 0 {
 		c.MaxReadLag = 1000
 	}
-	if c.TusExpiry <= 0 {
-		c.TusExpiry = 24 * time.Hour
+	if d, ok := c.Secrets.(deriver); ok && c.Playback.Key == nil {
+		c.Playback.Key = d.Derive(playback.KeyPurpose)
 	}
-	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
-	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
-	if c.PublicURL != "" {
-		u, err := url.Parse(c.PublicURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-			return fmt.Errorf("httpapi: public url %q is not a URL like https://kino.example.com", c.PublicURL)
+	for _, o := range c.Playback.FrameAncestors {
+		if err := checkOrigin(o); err != nil {
+			return fmt.Errorf("httpapi: frame ancestor: %w", err)
 		}
 	}
-	if c.LoginsPerAddress <= 0 {
-		c.LoginsPerAddress = 20
+	if n := utf8.RuneCountInString(c.Admin.Token); c.Admin.Token != "" && n < MinAdminTokenLen {
+		return fmt.Errorf("httpapi: the admin token must be at least %d characters (got %d)", MinAdminTokenLen, n)
 	}
-	if c.LoginsPerUser <= 0 {
-		c.LoginsPerUser = 10
+	if err := c.Origin.validate(); err != nil {
+		return err
+	}
+	c.Uploads.validate()
+	c.Limits.validate()
+	return nil
+}
+
+func (o *Origin) validate() error {
+	o.CDNURL = strings.TrimRight(o.CDNURL, "/")
+	if o.Local == "" {
+		o.Local = "http://localhost"
+	}
+	if u, err := url.Parse(o.Local); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.User != nil {
+		return fmt.Errorf("httpapi: local origin %q is not an origin like http://localhost:8080", o.Local)
+	}
+	o.BaseURL = strings.TrimRight(o.BaseURL, "/")
+	o.PublicURL = strings.TrimRight(o.PublicURL, "/")
+	if o.PublicURL != "" {
+		u, err := url.Parse(o.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("httpapi: public url %q is not a URL like https://kino.example.com", o.PublicURL)
+		}
 	}
 	return nil
+}
+
+func (u *Uploads) validate() {
+	if u.MaxInFlight <= 0 {
+		u.MaxInFlight = 64
+	}
+	if u.IdleTimeout <= 0 {
+		u.IdleTimeout = 30 * time.Second
+	}
+	if u.TusExpiry <= 0 {
+		u.TusExpiry = 24 * time.Hour
+	}
+}
+
+func (l *Limits) validate() {
+	if l.AuthFailuresPerMinute <= 0 {
+		l.AuthFailuresPerMinute = 60
+	}
+	if l.LoginsPerAddress <= 0 {
+		l.LoginsPerAddress = 20
+	}
+	if l.LoginsPerUser <= 0 {
+		l.LoginsPerUser = 10
+	}
 }
 
 // MinAdminTokenLen is the shortest admin token accepted.
@@ -255,23 +299,30 @@ const MinAdminTokenLen = 24
 // Server is the HTTP API.
 type Server struct {
 	cfg      Config
-	limiter  *limiter    // requests per account
-	failures *limiter    // requests without a valid key per client address
-	tests    testLimiter // POST /v1/webhooks/{id}/test, per subscription
+	limiter  *ratelimit.Limiter // requests per account
+	failures *ratelimit.Limiter // requests without a valid key per client address
+	tests    testLimiter        // POST /v1/webhooks/{id}/test, per subscription
 	lastSeq  lastSeqCache
 	uploads  uploadSlots
-	disk     diskGuard
-	tus      *tusStore // nil: no TusDir
+	disk     diskspace.Guard
+	tus      uploadStore // nil: no TusDir
+	// tusRetryEvery is how often pending tus uploads are tried again
+	// (tusRetryEvery); tusAccepting, in tests only, is called as a
+	// complete upload is accepted.
+	tusRetryEvery time.Duration
+	tusAccepting  func(id string)
+	tokens        playback.Tokens
+	cdn           *cdn.Handler // /cdn
 	// health and readiness log their probes' outcomes when they change.
 	health, readiness transitions
-	replays           replays    // POST /v1/admin/replay: one at a time
-	redeliveries      sync.Mutex // one redelivery decided at a time on this node
-	openapi           []byte     // docs/openapi.yaml as JSON
-	csp               string     // Content-Security-Policy of /play
+	admin             *admin.Handler // the operator's /v1/admin
+	redeliveries      sync.Mutex     // one redelivery decided at a time on this node
+	openapi           []byte         // docs/openapi.yaml as JSON
+	csp               string         // Content-Security-Policy of /play
 	router            *mux.Router
 	// Logins: attempts per client address and per email; cross-origin
 	// checks of cookie-authenticated requests.
-	loginAddrs, loginUsers *limiter
+	loginAddrs, loginUsers *ratelimit.Limiter
 	cop                    *http.CrossOriginProtection
 }
 
@@ -288,33 +339,41 @@ func New(cfg Config) (*Server, error) {
 	_, _ = rand.Read(node)
 	limitLog := cfg.Log.With("component", "ratelimit")
 	s := &Server{cfg: cfg, openapi: doc, router: mux.NewRouter(),
-		limiter:  newSharedLimiter(cfg.Limits, "acct:", hex.EncodeToString(node), limitLog),
-		failures: newSharedLimiter(cfg.Limits, "addr:", hex.EncodeToString(node), limitLog),
-		uploads: uploadSlots{global: cfg.MaxUploads, perAccount: make(map[string]int),
-			ledger: cfg.Limits, node: hex.EncodeToString(node), now: cfg.Now, log: limitLog},
-		disk:   diskGuard{dirs: cfg.DiskDirs, reserve: cfg.DiskReserve, every: 8 << 20},
+		limiter:  ratelimit.NewShared(cfg.Limits.Ledger, "acct:", hex.EncodeToString(node), limitLog),
+		failures: ratelimit.NewShared(cfg.Limits.Ledger, "addr:", hex.EncodeToString(node), limitLog),
+		uploads: uploadSlots{global: cfg.Uploads.MaxInFlight, perAccount: make(map[string]int),
+			ledger: cfg.Limits.Ledger, node: hex.EncodeToString(node), now: cfg.Now, log: limitLog},
+		disk:   diskspace.Guard{Dirs: cfg.Uploads.DiskDirs, Reserve: cfg.Uploads.DiskReserve, Every: 8 << 20},
 		health: transitions{what: "healthy"}, readiness: transitions{what: "ready"},
-		loginAddrs: newSharedLimiter(cfg.Limits, "login-addr:", hex.EncodeToString(node), limitLog),
-		loginUsers: newSharedLimiter(cfg.Limits, "login-user:", hex.EncodeToString(node), limitLog),
-		cop:        http.NewCrossOriginProtection()}
-	if cfg.PublicURL != "" {
-		u, _ := url.Parse(cfg.PublicURL)
+		loginAddrs:    ratelimit.NewShared(cfg.Limits.Ledger, "login-addr:", hex.EncodeToString(node), limitLog),
+		loginUsers:    ratelimit.NewShared(cfg.Limits.Ledger, "login-user:", hex.EncodeToString(node), limitLog),
+		cop:           http.NewCrossOriginProtection(),
+		tusRetryEvery: tusRetryEvery,
+		tokens:        playback.Tokens{Key: cfg.Playback.Key, Keys: cfg.DB, Now: cfg.Now}}
+	if cfg.Origin.PublicURL != "" {
+		u, _ := url.Parse(cfg.Origin.PublicURL)
 		if err := s.cop.AddTrustedOrigin(u.Scheme + "://" + u.Host); err != nil {
 			return nil, fmt.Errorf("httpapi: public url: %w", err)
 		}
 	}
-	mediaBase := cfg.CDNURL // what cdnURL names, when it is not the page's own origin
+	mediaBase := cfg.Origin.CDNURL // what cdnURL names, when it is not the page's own origin
 	if mediaBase == "" {
-		mediaBase = cfg.PublicURL
+		mediaBase = cfg.Origin.PublicURL
 	}
-	if s.csp, err = playCSP(mediaBase, cfg.FrameAncestors); err != nil {
+	if s.csp, err = playCSP(mediaBase, cfg.Playback.FrameAncestors); err != nil {
 		return nil, err
 	}
-	if cfg.TusDir != "" {
-		if s.tus, err = openTusStore(cfg.TusDir); err != nil {
+	if cfg.Uploads.TusDir != "" {
+		store, err := tus.OpenFileStore(cfg.Uploads.TusDir)
+		if err != nil {
 			return nil, err
 		}
+		s.tus = store
 	}
+	s.cdn = cdn.New(cdn.Config{Videos: cfg.DB, Media: cfg.Media, Tokens: s.tokens,
+		Logger: func(r *http.Request) *slog.Logger { return logger(r, cfg.Log) }})
+	s.admin = admin.New(admin.Config{Store: cfg.Store, DB: cfg.DB, Projector: cfg.Projector,
+		Replayer: cfg.Admin.Replayer, Host: adminHost{s}, Now: cfg.Now})
 	s.routes()
 	return s, nil
 }
@@ -330,7 +389,7 @@ func (s *Server) Handler() http.Handler {
 // and lets an answer given before the body is read go out at once.
 //
 // A request that announces a body must deliver it within
-// UploadIdleTimeout (uploads move the deadline on at each read instead, so
+// Uploads.IdleTimeout (uploads move the deadline on at each read instead, so
 // only a stall ends them). Until the body has been read to its end the
 // answer carries Connection: close: otherwise net/http, before sending an
 // answer, waits to read up to 256 KiB of what is left, and a client that
@@ -345,7 +404,7 @@ func (s *Server) bodyDeadline(next http.Handler) http.Handler {
 			return
 		}
 		rc := http.NewResponseController(w)
-		_ = rc.SetReadDeadline(time.Now().Add(s.cfg.UploadIdleTimeout)) // unsupported (HTTP/2): net/http's own limits
+		_ = rc.SetReadDeadline(time.Now().Add(s.cfg.Uploads.IdleTimeout)) // unsupported (HTTP/2): net/http's own limits
 		w.Header().Set("Connection", "close")
 		r.Body = &deadlineBody{ReadCloser: r.Body, done: func() {
 			w.Header().Del("Connection")
@@ -374,79 +433,11 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 // Router lets other transports (media serving) add their routes.
 func (s *Server) Router() *mux.Router { return s.router }
 
-type handlerFunc func(w http.ResponseWriter, r *http.Request) error
-
-func (s *Server) routes() {
-	r := s.router
-	// No 301 to a cleaned path: /v1/videos/../x simply matches nothing (404).
-	r.SkipClean(true)
-	r.NotFoundHandler = s.handle(func(w http.ResponseWriter, r *http.Request) error {
-		return errNotFound("route " + r.URL.Path)
-	})
-	r.MethodNotAllowedHandler = s.handle(func(w http.ResponseWriter, r *http.Request) error {
-		return domain.E("", domain.NotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path)
-	})
-	r.Handle("/healthz", s.handle(s.healthz)).Methods(http.MethodGet, http.MethodHead)
-	r.Handle("/readyz", s.handle(s.readyz)).Methods(http.MethodGet, http.MethodHead)
-	r.Handle("/play/{id}", s.handle(s.play)).Methods(http.MethodGet, http.MethodHead)
-	r.Handle("/assets/{name}", s.handle(s.serveAsset)).Methods(http.MethodGet, http.MethodHead)
-	r.PathPrefix("/cdn/").Handler(s.handle(s.serveMedia)).Methods(http.MethodGet, http.MethodHead, http.MethodOptions)
-
-	r.Handle("/auth/login", s.handle(s.login)).Methods(http.MethodPost)
-	r.Handle("/auth/logout", s.handle(s.logout)).Methods(http.MethodPost)
-	r.Handle("/auth/me", s.handle(s.me)).Methods(http.MethodGet)
-	r.Handle("/auth/password", s.handle(s.setPassword)).Methods(http.MethodPost)
-
-	s.adminRoutes()
-	r.Handle("/v1/admin/users", s.operatorOnly(s.adminListUsers)).Methods(http.MethodGet)
-	r.Handle("/v1/admin/users", s.operatorOnly(s.adminCreateUser)).Methods(http.MethodPost)
-	r.Handle("/v1/openapi.json", s.handle(s.openAPI)).Methods(http.MethodGet)
-	// Every other /v1 route is authenticated with an API key. (A mux subrouter would answer 404
-	// instead of 405 for a known path with the wrong method.)
-	route := func(path string, h handlerFunc, method string) {
-		r.Handle("/v1"+path, s.authenticate(s.handle(h))).Methods(method)
-	}
-	route("/videos", s.uploadVideo, http.MethodPost)
-	route("/videos", s.listVideos, http.MethodGet)
-	route("/videos/{id}", s.getVideo, http.MethodGet)
-	route("/videos/{id}", s.deleteVideo, http.MethodDelete)
-	route("/videos/{id}/events", s.videoEvents, http.MethodGet)
-	route("/videos/{id}/retry", s.retryVideo, http.MethodPost)
-
-	route("/collections", s.createCollection, http.MethodPost)
-	route("/collections", s.listCollections, http.MethodGet)
-	route("/collections/{slug}", s.getCollection, http.MethodGet)
-	route("/collections/{slug}", s.renameCollection, http.MethodPatch)
-	route("/collections/{slug}", s.deleteCollection, http.MethodDelete)
-
-	route("/webhooks", s.createWebhook, http.MethodPost)
-	route("/webhooks", s.listWebhooks, http.MethodGet)
-	route("/webhooks/{id}", s.getWebhook, http.MethodGet)
-	route("/webhooks/{id}", s.deleteWebhook, http.MethodDelete)
-	route("/webhooks/{id}/deliveries", s.listDeliveries, http.MethodGet)
-	route("/webhooks/{id}/test", s.testWebhook, http.MethodPost)
-	route("/webhooks/{id}/deliveries/{deliveryId}/redeliver", s.redeliver, http.MethodPost)
-
-	route("/account", s.getAccount, http.MethodGet)
-
-	s.uploadRoutes()
-
-	route("/keys", s.listKeys, http.MethodGet)
-	route("/keys", s.createKey, http.MethodPost)
-	route("/keys/{id}", s.revokeKey, http.MethodDelete)
-
-	route("/videos/{id}", s.setVideoPolicy, http.MethodPatch)
-	route("/videos/{id}/playback-tokens", s.issuePlaybackToken, http.MethodPost)
-	route("/signing-keys", s.createSigningKey, http.MethodPost)
-	route("/signing-keys", s.listSigningKeys, http.MethodGet)
-	route("/signing-keys/{id}", s.deleteSigningKey, http.MethodDelete)
-}
-
 // handle adapts a handler that returns an error.
 func (s *Server) handle(h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
-			writeError(w, logger(r, s.cfg.Log), err)
+			respond.Error(w, logger(r, s.cfg.Log), err)
 		}
 	})
 }
@@ -517,7 +508,7 @@ func (s *Server) requestLog(next http.Handler) http.Handler {
 				}
 				log.Error("panic", "panic", fmt.Sprint(p))
 				if sw.status == 0 {
-					writeError(sw, log, domain.E("", domain.Internal, ""))
+					respond.Error(sw, log, domain.E("", domain.Internal, ""))
 				}
 			}
 			log.Debug("request", "method", r.Method, "path", redactPath(r.URL.Path), "status", sw.status,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/transport/accounts"
+	"github.com/kino-video/kino/transport/httpapi/respond"
 )
 
 // Browser sessions: /auth/login gives a random session id in an HttpOnly,
@@ -38,10 +39,10 @@ const (
 // X-Forwarded-Proto, or the public URL is https (a proxy in front of
 // kino, however it is configured).
 func (s *Server) secure(r *http.Request) bool {
-	if r.TLS != nil || strings.HasPrefix(strings.ToLower(s.cfg.PublicURL), "https://") {
+	if r.TLS != nil || strings.HasPrefix(strings.ToLower(s.cfg.Origin.PublicURL), "https://") {
 		return true
 	}
-	if len(s.cfg.TrustedProxies) == 0 || !inPrefixes(peerAddr(r.RemoteAddr), s.cfg.TrustedProxies) {
+	if len(s.cfg.Limits.TrustedProxies) == 0 || !inPrefixes(peerAddr(r.RemoteAddr), s.cfg.Limits.TrustedProxies) {
 		return false
 	}
 	protos := strings.Split(strings.Join(r.Header.Values("X-Forwarded-Proto"), ","), ",")
@@ -180,7 +181,7 @@ func (s *Server) operatorOnly(h handlerFunc) http.Handler {
 			ctx = context.WithValue(ctx, ctxLog, logger(r, s.cfg.Log).With("user_id", id.UserID))
 			return h(w, r.WithContext(ctx))
 		}
-		if s.cfg.AdminToken == "" && bearer(r) != "" {
+		if s.cfg.Admin.Token == "" && bearer(r) != "" {
 			return errNotFound("route " + r.URL.Path)
 		}
 		if err := s.guardCredentials(w, r, func() error { return s.checkAdminToken(r) }); err != nil {
@@ -196,14 +197,14 @@ func (s *Server) operatorOnly(h handlerFunc) http.Handler {
 // across API nodes (the shared ledger, keys login-addr: and login-user:).
 func (s *Server) loginLimit(w http.ResponseWriter, r *http.Request, email string) error {
 	now := s.cfg.Now()
-	d := s.loginAddrs.allow(clientAddr(r, s.cfg.TrustedProxies), s.cfg.LoginsPerAddress, now)
-	if d.allowed && email != "" {
-		d = s.loginUsers.allow(domain.UserKey(email), s.cfg.LoginsPerUser, now)
+	d := s.loginAddrs.Allow(clientAddr(r, s.cfg.Limits.TrustedProxies), s.cfg.Limits.LoginsPerAddress, now)
+	if d.Allowed && email != "" {
+		d = s.loginUsers.Allow(domain.UserKey(email), s.cfg.Limits.LoginsPerUser, now)
 	}
-	if d.allowed {
+	if d.Allowed {
 		return nil
 	}
-	secs := retrySeconds(d.retry)
+	secs := retrySeconds(d.Retry)
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
 	return domain.E("log in", domain.RateLimited, "Too many login attempts; retry after %d seconds", secs)
 }
@@ -227,7 +228,7 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u domain.U
 		redirect = "/admin"
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusOK, loginAnswer{User: who, Redirect: redirect})
+	respond.JSON(w, http.StatusOK, loginAnswer{User: who, Redirect: redirect})
 	return nil
 }
 
@@ -305,7 +306,7 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusOK, id)
+	respond.JSON(w, http.StatusOK, id)
 	return nil
 }
 

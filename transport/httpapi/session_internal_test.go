@@ -267,8 +267,8 @@ func TestCrossOriginProtection(t *testing.T) {
 
 func TestLoginLimits(t *testing.T) {
 	a := newTestAPI(t, withUsers(t), func(c *Config) {
-		c.LoginsPerAddress, c.LoginsPerUser = 3, 2
-		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+		c.Limits.LoginsPerAddress, c.Limits.LoginsPerUser = 3, 2
+		c.Limits.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	})
 	a.account("acme", domain.PlanFree)
 	a.user("ada@example.com", "acme") // its password link counts against 127.0.0.1, not the clients below
@@ -357,8 +357,8 @@ func TestKeysFromTheDashboard(t *testing.T) {
 func TestOperatorOnly(t *testing.T) {
 	const token = "0123456789abcdef0123456789abcdef"
 	a := newTestAPI(t, withUsers(t), func(c *Config) {
-		c.AdminToken = token
-		c.PublicURL = "https://kino.example.com"
+		c.Admin.Token = token
+		c.Origin.PublicURL = "https://kino.example.com"
 	})
 	a.account("acme", domain.PlanFree)
 	op := a.user("op@example.com", "")
@@ -426,7 +426,7 @@ func TestSecureCookieBehindAProxy(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newTestAPI(t, withUsers(t), func(c *Config) {
-				c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix(tc.trusted)}
+				c.Limits.TrustedProxies = []netip.Prefix{netip.MustParsePrefix(tc.trusted)}
 			})
 			a.user("op@example.com", "")
 			r := a.login("op@example.com", testPassword, "X-Forwarded-Proto", "https")
@@ -523,7 +523,7 @@ func TestLaggingReadModelsDoNotEndSessions(t *testing.T) {
 // Made-up session cookies on /auth/me (which every dashboard page asks)
 // count against the client address like wrong keys: past the limit, 429.
 func TestMadeUpSessionCookiesAreLimited(t *testing.T) {
-	a := newTestAPI(t, withUsers(t), func(c *Config) { c.AuthFailuresPerMinute = 5 })
+	a := newTestAPI(t, withUsers(t), func(c *Config) { c.Limits.AuthFailuresPerMinute = 5 })
 	for i := range 5 {
 		r := a.send("GET", "/auth/me", "", &http.Cookie{Name: sessionCookie, Value: fmt.Sprintf("made-up-%d", i)})
 		wantError(t, r, 401, "Unauthorized")

@@ -2,15 +2,9 @@ package httpapi
 
 import (
 	"context"
-	"crypto/md5"
-	"crypto/sha1"
-	"crypto/sha256"
-	"crypto/sha512"
 	"crypto/subtle"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"mime"
 	"net/http"
@@ -22,7 +16,10 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/diskspace"
 	"github.com/kino-video/kino/transport/ffmpeg"
+	"github.com/kino-video/kino/transport/httpapi/respond"
+	"github.com/kino-video/kino/transport/tus"
 )
 
 // tus 1.0 resumable uploads (https://tus.io/protocols/resumable-upload),
@@ -37,18 +34,6 @@ import (
 // collection at creation (from Upload-Length and Upload-Metadata), the
 // contents once the first bytes are in, the collection again at the end.
 const (
-	tusVersion    = "1.0.0"
-	tusExtensions = "creation,creation-with-upload,termination,expiration,checksum"
-	tusChecksums  = "sha1,md5,sha256,sha512"
-	tusOctets     = "application/offset+octet-stream"
-
-	// statusChecksumMismatch is tus's answer to a chunk whose
-	// Upload-Checksum does not match.
-	statusChecksumMismatch = 460
-
-	// maxUploadMetadata bounds the Upload-Metadata header.
-	maxUploadMetadata = 4 << 10
-
 	// tusSweepEvery is how often expired partial uploads are removed.
 	tusSweepEvery = 5 * time.Minute
 
@@ -63,6 +48,40 @@ const (
 	tusTakeoverWait = 10 * time.Second
 )
 
+// uploadStore keeps this node's unfinished tus uploads (tus.FileStore):
+// their records and bytes, the completion records of finished ones, and
+// which request holds each.
+type uploadStore interface {
+	Create(u tus.Upload) error
+	Get(id string) (tus.Upload, bool)
+	Save(u tus.Upload) error
+	Remove(id string) error
+	// DataPath is the file of an upload's bytes, on the media store's
+	// file system.
+	DataPath(id string) string
+	// Reopen makes a pending upload one byte short again, for a PATCH of
+	// that byte; CommitFile gives a complete upload's bytes a second name
+	// for the media store's Commit.
+	Reopen(u tus.Upload) (tus.Upload, error)
+	CommitFile(id string) (string, error)
+	Complete(u tus.Upload, expires time.Time) error
+	Completed(id string) (tus.Done, bool)
+	Forget(id string) error
+
+	Lock(id string) bool
+	Unlock(id string)
+	Takeover(ctx context.Context, id string, wait time.Duration) bool
+	Interruptible(id string, interrupt func())
+
+	Usage(account string, direct bool) int
+	Unfinished(account string, now time.Time) []tus.Upload
+	PendingIDs() []string
+	Expired(now time.Time) []string
+	ExpiredDone(now time.Time) []string
+}
+
+var _ uploadStore = (*tus.FileStore)(nil)
+
 // tusTarget is who asks about which upload: an account (with its API
 // key), or the holder of a direct upload URL (direct: its token's hash).
 type tusTarget struct {
@@ -75,11 +94,11 @@ type tusTarget struct {
 // request of another protocol version. OPTIONS needs no version.
 func (s *Server) tusProtocol(next http.Handler) http.Handler {
 	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
-		w.Header().Set("Tus-Resumable", tusVersion)
-		if r.Method != http.MethodOptions && r.Header.Get("Tus-Resumable") != tusVersion {
-			w.Header().Set("Tus-Version", tusVersion)
+		w.Header().Set("Tus-Resumable", tus.Version)
+		if r.Method != http.MethodOptions && r.Header.Get("Tus-Resumable") != tus.Version {
+			w.Header().Set("Tus-Version", tus.Version)
 			return domain.E("tus", domain.PreconditionFailed,
-				"this is a tus %s server: send the header Tus-Resumable: %s", tusVersion, tusVersion)
+				"this is a tus %s server: send the header Tus-Resumable: %s", tus.Version, tus.Version)
 		}
 		if s.tus == nil {
 			return domain.E("tus", domain.Unavailable, "resumable uploads are not enabled on this server")
@@ -92,10 +111,10 @@ func (s *Server) tusProtocol(next http.Handler) http.Handler {
 // tusOptions answers tus's discovery request.
 func (s *Server) tusOptions(w http.ResponseWriter, _ *http.Request) error {
 	h := w.Header()
-	h.Set("Tus-Resumable", tusVersion)
-	h.Set("Tus-Version", tusVersion)
-	h.Set("Tus-Extension", tusExtensions)
-	h.Set("Tus-Checksum-Algorithm", tusChecksums)
+	h.Set("Tus-Resumable", tus.Version)
+	h.Set("Tus-Version", tus.Version)
+	h.Set("Tus-Extension", tus.Extensions)
+	h.Set("Tus-Checksum-Algorithm", tus.Checksums)
 	var largest int64
 	for _, l := range s.cfg.Plans {
 		largest = max(largest, l.MaxUploadBytes)
@@ -153,7 +172,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 		return domain.E("upload video", domain.TooLarge, "upload is %d bytes; your plan allows files of at most %d bytes", length, c.Limits.MaxUploadBytes)
 	}
 	metaRaw := r.Header.Get("Upload-Metadata")
-	meta, err := parseUploadMetadata(metaRaw)
+	meta, err := tus.ParseMetadata(metaRaw)
 	if err != nil {
 		return err
 	}
@@ -198,11 +217,11 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 	// Uploads through direct upload URLs are counted apart, under a cap
 	// of their own (as many as the unused URLs an account may hold): the
 	// URLs' holders must not lock the account out of its own uploads.
-	n := s.tus.usage(c.Account, cr.direct != "")
+	n := s.tus.Usage(c.Account, cr.direct != "")
 	if most := maxUnfinished(c.Limits); cr.direct == "" && n >= most {
 		w.Header().Set("Retry-After", strconv.Itoa(uploadRetry))
 		return domain.E("upload video", domain.RateLimited,
-			"your account has %d unfinished resumable uploads, the most it may hold: finish or DELETE one first (GET /v1/uploads lists them; unfinished uploads expire %s after their last bytes)", n, s.cfg.TusExpiry)
+			"your account has %d unfinished resumable uploads, the most it may hold: finish or DELETE one first (GET /v1/uploads lists them; unfinished uploads expire %s after their last bytes)", n, s.cfg.Uploads.TusExpiry)
 	}
 	if cr.direct != "" && n >= directOutstandingMax {
 		w.Header().Set("Retry-After", strconv.Itoa(uploadRetry))
@@ -213,7 +232,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 	// still send is not held against it, or one account's announced but
 	// unsent bytes would refuse everyone else. The disk is still guarded
 	// where it is filled: every chunk is written above the reserve
-	// (roomWriter), as a multipart upload is, and an account's unsent
+	// (diskspace.Writer), as a multipart upload is, and an account's unsent
 	// bytes are bounded by its own plan (maxUnfinished uploads of at most
 	// MaxUploadBytes each).
 	if err := s.checkRoom(length); err != nil {
@@ -226,7 +245,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 		}
 		// The slot first: an upload created and then refused a slot
 		// would be left behind, unknown to the client.
-		release, err := s.uploads.acquire(w, uploadPool(tusUpload{Account: c.Account, Direct: cr.direct}), c.Limits.ConcurrentUploads)
+		release, err := s.uploads.acquire(w, uploadPool(tus.Upload{Account: c.Account, Direct: cr.direct}), c.Limits.ConcurrentUploads)
 		if err != nil {
 			w.Header().Set("Connection", "close")
 			return err
@@ -243,23 +262,23 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 		id = s.cfg.Store.NewID()
 	}
 	if withBody { // held from before the upload exists: no PATCH can slip in
-		if !s.tus.lock(id) {
+		if !s.tus.Lock(id) {
 			return domain.E("upload video", domain.Conflict, "the upload is busy")
 		}
-		defer s.tus.unlock(id)
+		defer s.tus.Unlock(id)
 	}
 	now := s.cfg.Now()
-	u := tusUpload{ID: id, Account: c.Account, Collection: slug, Filename: filename, Ext: ext,
+	u := tus.Upload{ID: id, Account: c.Account, Collection: slug, Filename: filename, Ext: ext,
 		Length: length, MaxSize: c.Limits.MaxUploadBytes, Metadata: metaRaw, Direct: cr.direct, Settings: settings,
 		Created: now.UTC(), Expires: s.tusExpires(now, now)}
-	if err := s.tus.create(u); err != nil {
+	if err := s.tus.Create(u); err != nil {
 		return storeFailure(w, err)
 	}
 	logger(r, s.cfg.Log).Info("resumable upload created", "video_id", id, "bytes", length, "collection", slug, "direct", cr.direct != "")
 	w.Header().Set("Location", s.tusLocation(id, cr.token))
 	if withBody {
 		if u, err = s.writeChunk(w, r, u); err != nil {
-			if cur, ok := s.tus.get(id); ok && cur.pending() {
+			if cur, ok := s.tus.Get(id); ok && cur.Pending() {
 				// Every byte is in, but the video could not be stored:
 				// the upload is made and kept, and its client, told the
 				// offset of the last byte, sends that again (or kino
@@ -272,8 +291,8 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 			if !interrupted(err) {
 				// Refused (not a video, a bad checksum...): the client
 				// learns it now, and there is no upload to go on with.
-				if _, ok := s.tus.get(id); ok {
-					_ = s.tus.remove(id)
+				if _, ok := s.tus.Get(id); ok {
+					_ = s.tus.Remove(id)
 				}
 				w.Header().Del("Location")
 				if cr.unclaim != nil { // no upload came of it: the URL is not spent
@@ -288,7 +307,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 			// The body broke off: the client resumes from Upload-Offset.
 		}
 	}
-	w.Header().Set("Upload-Offset", strconv.FormatInt(u.resumeOffset(), 10))
+	w.Header().Set("Upload-Offset", strconv.FormatInt(u.ResumeOffset(), 10))
 	w.Header().Set("Upload-Expires", u.Expires.Format(http.TimeFormat))
 	w.WriteHeader(http.StatusCreated)
 	return nil
@@ -298,7 +317,7 @@ func (s *Server) createUpload(w http.ResponseWriter, r *http.Request, c caller, 
 // base, else a path (clients resolve it against the creation URL, so it
 // is right behind any proxy).
 func (s *Server) tusLocation(id, token string) string {
-	base := s.cfg.BaseURL
+	base := s.cfg.Origin.BaseURL
 	if base == "" {
 		base = "/v1"
 	}
@@ -311,36 +330,36 @@ func (s *Server) tusLocation(id, token string) string {
 // findUpload is the target's upload: 404 when it does not exist or is
 // not the caller's (never 403), 410 once it has expired (and then it is
 // removed).
-func (s *Server) findUpload(t tusTarget) (tusUpload, error) {
-	u, ok := s.tus.get(t.id)
+func (s *Server) findUpload(t tusTarget) (tus.Upload, error) {
+	u, ok := s.tus.Get(t.id)
 	if !ok {
 		return s.findCompleted(t)
 	}
 	if !ok || !domain.ValidID(t.id) || u.Account != t.c.Account ||
 		t.direct != "" && subtle.ConstantTimeCompare([]byte(u.Direct), []byte(t.direct)) != 1 {
-		return tusUpload{}, errNotFound("upload")
+		return tus.Upload{}, errNotFound("upload")
 	}
 	if now := s.cfg.Now(); !now.Before(u.Expires) {
-		if s.tus.lock(u.ID) {
-			_ = s.tus.remove(u.ID)
-			s.tus.unlock(u.ID)
+		if s.tus.Lock(u.ID) {
+			_ = s.tus.Remove(u.ID)
+			s.tus.Unlock(u.ID)
 		}
-		return tusUpload{}, domain.E("upload video", domain.Gone,
-			"this upload expired at %s (%s after its last bytes arrived, or %s after it was created) and was removed; start a new one", u.Expires.Format(time.RFC3339), s.cfg.TusExpiry, tusMaxAge(s.cfg.TusExpiry))
+		return tus.Upload{}, domain.E("upload video", domain.Gone,
+			"this upload expired at %s (%s after its last bytes arrived, or %s after it was created) and was removed; start a new one", u.Expires.Format(time.RFC3339), s.cfg.Uploads.TusExpiry, tusMaxAge(s.cfg.Uploads.TusExpiry))
 	}
 	return u, nil
 }
 
 // findCompleted is the target's finished upload, from its completion
 // record: complete (Offset == Length), for its owner only.
-func (s *Server) findCompleted(t tusTarget) (tusUpload, error) {
-	d, ok := s.tus.completed(t.id)
+func (s *Server) findCompleted(t tusTarget) (tus.Upload, error) {
+	d, ok := s.tus.Completed(t.id)
 	if !ok || !domain.ValidID(t.id) || d.Account != t.c.Account ||
 		subtle.ConstantTimeCompare([]byte(d.Direct), []byte(t.direct)) != 1 || !s.cfg.Now().Before(d.Expires) {
-		return tusUpload{}, errNotFound("upload")
+		return tus.Upload{}, errNotFound("upload")
 	}
-	return tusUpload{ID: d.ID, Account: d.Account, Direct: d.Direct, Length: d.Length, Offset: d.Length,
-		Metadata: d.Metadata, Expires: d.Expires, done: true}, nil
+	return tus.Upload{ID: d.ID, Account: d.Account, Direct: d.Direct, Length: d.Length, Offset: d.Length,
+		Metadata: d.Metadata, Expires: d.Expires, Finished: true}, nil
 }
 
 func (s *Server) headUpload(w http.ResponseWriter, _ *http.Request, t tusTarget) error {
@@ -350,7 +369,7 @@ func (s *Server) headUpload(w http.ResponseWriter, _ *http.Request, t tusTarget)
 	}
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
-	h.Set("Upload-Offset", strconv.FormatInt(u.resumeOffset(), 10))
+	h.Set("Upload-Offset", strconv.FormatInt(u.ResumeOffset(), 10))
 	h.Set("Upload-Length", strconv.FormatInt(u.Length, 10))
 	h.Set("Upload-Expires", u.Expires.Format(http.TimeFormat))
 	if u.Metadata != "" {
@@ -373,7 +392,7 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 	if err != nil || offset < 0 {
 		return errBadRequest("Upload-Offset must be the offset in bytes this chunk starts at (got %q)", raw)
 	}
-	if found.done {
+	if found.Finished {
 		return patchDone(w, r, found, offset)
 	}
 	// A PATCH still in flight is one the client has given up on (a dead
@@ -384,16 +403,16 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 	if !resumesAt(found, offset) {
 		return errOffset(w, offset, found)
 	}
-	if !s.tus.takeover(r.Context(), t.id, tusTakeoverWait) {
+	if !s.tus.Takeover(r.Context(), t.id, tusTakeoverWait) {
 		w.Header().Set("Connection", "close") // the body is not read
 		return domain.E("upload video", domain.Conflict, "another request is writing to this upload; retry once it has ended")
 	}
-	defer s.tus.unlock(t.id)
+	defer s.tus.Unlock(t.id)
 	u, err := s.findUpload(t) // again, now that it is ours
 	if err != nil {
 		return err
 	}
-	if u.done { // the request we waited for was its last chunk
+	if u.Finished { // the request we waited for was its last chunk
 		return patchDone(w, r, u, offset)
 	}
 	if !resumesAt(u, offset) {
@@ -403,7 +422,7 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 		w.Header().Set("Connection", "close")
 		return err
 	}
-	if u.pending() {
+	if u.Pending() {
 		// A try whose answer was lost may have made the video after all:
 		// then the upload is complete, and its bytes, which may be linked
 		// to the video's original, are not written again.
@@ -431,8 +450,8 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 		return err
 	}
 	defer release()
-	if u.pending() { // its last byte again: the acceptance is tried again
-		if u, err = s.tus.reopen(u); err != nil {
+	if u.Pending() { // its last byte again: the acceptance is tried again
+		if u, err = s.tus.Reopen(u); err != nil {
 			return storeFailure(w, err)
 		}
 	}
@@ -450,8 +469,8 @@ func (s *Server) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarget
 // at the offset HEAD answers, or, for a pending upload, also at its
 // length without a body (a client that sent every byte asks for the
 // acceptance again).
-func resumesAt(u tusUpload, offset int64) bool {
-	return offset == u.resumeOffset() || u.pending() && offset == u.Length
+func resumesAt(u tus.Upload, offset int64) bool {
+	return offset == u.ResumeOffset() || u.Pending() && offset == u.Length
 }
 
 // hasBody reports whether r carries a body.
@@ -461,14 +480,14 @@ func hasBody(r *http.Request) bool {
 
 // errOffset refuses a PATCH at offset, which is not where upload u
 // resumes.
-func errOffset(w http.ResponseWriter, offset int64, u tusUpload) error {
+func errOffset(w http.ResponseWriter, offset int64, u tus.Upload) error {
 	w.Header().Set("Connection", "close")
-	return domain.E("upload video", domain.Conflict, "Upload-Offset is %d but the upload has %d bytes: send HEAD to learn the offset, and resume from it", offset, u.resumeOffset())
+	return domain.E("upload video", domain.Conflict, "Upload-Offset is %d but the upload has %d bytes: send HEAD to learn the offset, and resume from it", offset, u.ResumeOffset())
 }
 
 // patchDone answers a PATCH of a finished upload u: at its length, a
 // no-op (as tusd answers); elsewhere 409.
-func patchDone(w http.ResponseWriter, r *http.Request, u tusUpload, offset int64) error {
+func patchDone(w http.ResponseWriter, r *http.Request, u tus.Upload, offset int64) error {
 	switch {
 	case offset != u.Length:
 		w.Header().Set("Connection", "close")
@@ -482,28 +501,28 @@ func patchDone(w http.ResponseWriter, r *http.Request, u tusUpload, offset int64
 	return nil
 }
 
-func errUploadComplete(u tusUpload) error {
+func errUploadComplete(u tus.Upload) error {
 	return domain.E("upload video", domain.Conflict, "the upload is complete: it is video %s (DELETE /v1/videos/%s removes it)", u.ID, u.ID)
 }
 
 func (s *Server) deleteUpload(w http.ResponseWriter, r *http.Request, t tusTarget) error {
 	if u, err := s.findUpload(t); err != nil {
 		return err
-	} else if u.done {
+	} else if u.Finished {
 		return errUploadComplete(u)
 	}
-	if !s.tus.takeover(r.Context(), t.id, tusTakeoverWait) {
+	if !s.tus.Takeover(r.Context(), t.id, tusTakeoverWait) {
 		return domain.E("upload video", domain.Conflict, "a PATCH of this upload is in progress; retry once it has ended")
 	}
-	defer s.tus.unlock(t.id)
+	defer s.tus.Unlock(t.id)
 	// Again, now that it is ours: the PATCH we waited for may have been
 	// its last chunk, and then there is a video, not an upload, here.
 	if u, err := s.findUpload(t); err != nil {
 		return err
-	} else if u.done {
+	} else if u.Finished {
 		return errUploadComplete(u)
 	}
-	if err := s.tus.remove(t.id); err != nil {
+	if err := s.tus.Remove(t.id); err != nil {
 		return domain.Wrap("delete upload", domain.Internal, err, "")
 	}
 	logger(r, s.cfg.Log).Info("resumable upload terminated", "video_id", t.id)
@@ -512,8 +531,8 @@ func (s *Server) deleteUpload(w http.ResponseWriter, r *http.Request, t tusTarge
 }
 
 func tusContentType(r *http.Request) error {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != tusOctets {
-		return domain.E("upload video", domain.Unsupported, "a tus PATCH carries Content-Type: %s", tusOctets)
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != tus.ContentType {
+		return domain.E("upload video", domain.Unsupported, "a tus PATCH carries Content-Type: %s", tus.ContentType)
 	}
 	return nil
 }
@@ -532,18 +551,18 @@ func interrupted(err error) bool {
 // writeChunk appends the request's body to upload u (whose lock the
 // caller holds) and records the new offset; at the last byte it accepts
 // the upload as a video. It returns the upload as recorded.
-func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tusUpload) (tusUpload, error) {
+func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tus.Upload) (tus.Upload, error) {
 	remaining := u.Length - u.Offset
 	if r.ContentLength > remaining {
 		w.Header().Set("Connection", "close")
 		return u, domain.E("upload video", domain.RequestTooLarge, "the chunk of %d bytes goes past Upload-Length (%d bytes are left to send)", r.ContentLength, remaining)
 	}
-	sum, err := parseUploadChecksum(r.Header.Get("Upload-Checksum"))
+	sum, err := tus.ParseChecksum(r.Header.Get("Upload-Checksum"))
 	if err != nil {
 		w.Header().Set("Connection", "close")
 		return u, err
 	}
-	f, err := os.OpenFile(s.tus.data(u.ID), os.O_WRONLY, 0)
+	f, err := os.OpenFile(s.tus.DataPath(u.ID), os.O_WRONLY, 0)
 	if err != nil {
 		return u, storeFailure(w, err)
 	}
@@ -556,12 +575,12 @@ func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tusUpload)
 	if _, err := f.Seek(u.Offset, io.SeekStart); err != nil {
 		return u, storeFailure(w, err)
 	}
-	body := newIdleBody(w, r, s.cfg.UploadIdleTimeout, s.cfg.Now)
+	body := newIdleBody(w, r, s.cfg.Uploads.IdleTimeout, s.cfg.Now)
 	defer body.done()
-	s.tus.interruptible(u.ID, body.interrupt)
-	var dst io.Writer = &roomWriter{w: f, guard: s.disk}
+	s.tus.Interruptible(u.ID, body.interrupt)
+	var dst io.Writer = &diskspace.Writer{W: f, Guard: s.disk, Wrap: wrapStoreError}
 	if sum != nil {
-		dst = io.MultiWriter(dst, sum.h)
+		dst = io.MultiWriter(dst, sum)
 	}
 	n, err := io.CopyBuffer(dst, io.LimitReader(body, remaining+1), make([]byte, uploadBuffer))
 	body.done() // past the body: a takeover waits for the rest, never cuts it
@@ -572,15 +591,15 @@ func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tusUpload)
 		discard()
 		w.Header().Set("Connection", "close")
 		return u, domain.E("upload video", domain.RequestTooLarge, "the chunk goes past Upload-Length (%d bytes were left to send); nothing of it was kept", remaining)
-	case errors.Is(err, errNoRoom), errors.As(err, &serr):
+	case errors.Is(err, diskspace.ErrNoRoom), errors.As(err, &serr):
 		discard()
 		return u, storeFailure(w, err)
 	case err != nil && sum != nil:
 		discard() // a chunk with a checksum is kept whole or not at all
 		return u, errInterrupted{tusBodyError(w, body, err, false)}
-	case err == nil && sum != nil && subtle.ConstantTimeCompare(sum.h.Sum(nil), sum.want) != 1:
+	case err == nil && sum != nil && !sum.Matches():
 		discard()
-		return u, domain.E("upload video", domain.ChecksumMismatch, "the chunk does not match its Upload-Checksum (%s); it was discarded: send it again", sum.alg)
+		return u, domain.E("upload video", domain.ChecksumMismatch, "the chunk does not match its Upload-Checksum (%s); it was discarded: send it again", sum.Algorithm)
 	}
 	readErr := err
 	if err := f.Close(); err != nil {
@@ -592,13 +611,13 @@ func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tusUpload)
 	}
 	if !u.Sniffed && (u.Offset >= ffmpeg.SniffLen || u.Offset == u.Length) {
 		if err := s.sniffUpload(u); err != nil {
-			_ = s.tus.remove(u.ID)
+			_ = s.tus.Remove(u.ID)
 			logger(r, s.cfg.Log).Info("resumable upload refused: not a video", "video_id", u.ID)
 			return u, err
 		}
 		u.Sniffed = true
 	}
-	if err := s.tus.save(u); err != nil {
+	if err := s.tus.Save(u); err != nil {
 		return u, storeFailure(w, err)
 	}
 	if readErr != nil {
@@ -610,7 +629,7 @@ func (s *Server) writeChunk(w http.ResponseWriter, r *http.Request, u tusUpload)
 	if err := s.finishUpload(r.Context(), u); err != nil {
 		return u, storeFailureOr(w, err)
 	}
-	u.done = true
+	u.Finished = true
 	return u, nil
 }
 
@@ -640,75 +659,14 @@ func tusBodyError(w http.ResponseWriter, body *idleBody, err error, kept bool) e
 
 // sniffUpload refuses (415) an upload whose first bytes are not a video,
 // as sniffVideo does for a multipart upload.
-func (s *Server) sniffUpload(u tusUpload) error {
-	f, err := os.Open(s.tus.data(u.ID))
+func (s *Server) sniffUpload(u tus.Upload) error {
+	f, err := os.Open(s.tus.DataPath(u.ID))
 	if err != nil {
 		return domain.Wrap("upload video", domain.Internal, err, "")
 	}
 	defer f.Close()
 	_, err = sniffVideo(io.LimitReader(f, ffmpeg.SniffLen))
 	return err
-}
-
-// checksum is a chunk's Upload-Checksum being verified.
-type checksum struct {
-	alg  string
-	h    hash.Hash
-	want []byte
-}
-
-// parseUploadChecksum reads "Upload-Checksum: <algorithm> <base64>"; nil
-// when there is none.
-func parseUploadChecksum(v string) (*checksum, error) {
-	if v == "" {
-		return nil, nil
-	}
-	alg, enc, ok := strings.Cut(strings.TrimSpace(v), " ")
-	var h hash.Hash
-	switch alg {
-	case "sha1":
-		h = sha1.New()
-	case "md5":
-		h = md5.New()
-	case "sha256":
-		h = sha256.New()
-	case "sha512":
-		h = sha512.New()
-	default:
-		return nil, errBadRequest("Upload-Checksum: unsupported algorithm %q (supported: %s)", alg, tusChecksums)
-	}
-	want, err := base64.StdEncoding.DecodeString(strings.TrimSpace(enc))
-	if !ok || err != nil || len(want) != h.Size() {
-		return nil, errBadRequest("Upload-Checksum must be \"%s <base64 of the %d-byte digest>\"", alg, h.Size())
-	}
-	return &checksum{alg: alg, h: h, want: want}, nil
-}
-
-// parseUploadMetadata reads Upload-Metadata: comma-separated pairs of a
-// key and a base64 value (the value may be left out).
-func parseUploadMetadata(v string) (map[string]string, error) {
-	meta := make(map[string]string)
-	if strings.TrimSpace(v) == "" {
-		return meta, nil
-	}
-	if len(v) > maxUploadMetadata {
-		return nil, errBadRequest("Upload-Metadata must be at most %d bytes", maxUploadMetadata)
-	}
-	for pair := range strings.SplitSeq(v, ",") {
-		key, val, _ := strings.Cut(strings.TrimSpace(pair), " ")
-		if key == "" || strings.ContainsAny(key, " \t") {
-			return nil, errBadRequest("Upload-Metadata is malformed: want comma-separated \"key base64value\" pairs")
-		}
-		if _, dup := meta[key]; dup {
-			return nil, errBadRequest("Upload-Metadata has key %q twice", key)
-		}
-		b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(val))
-		if err != nil {
-			return nil, errBadRequest("Upload-Metadata value of %q is not base64", key)
-		}
-		meta[key] = string(b)
-	}
-	return meta, nil
 }
 
 // SweepUploads looks after this node's tus uploads until ctx ends: it
@@ -721,7 +679,7 @@ func (s *Server) SweepUploads(ctx context.Context) {
 	}
 	sweep := time.NewTicker(tusSweepEvery)
 	defer sweep.Stop()
-	retry := time.NewTicker(s.tus.retryEvery)
+	retry := time.NewTicker(s.tusRetryEvery)
 	defer retry.Stop()
 	s.sweepUploads()
 	s.finishPending(ctx)
@@ -739,21 +697,21 @@ func (s *Server) SweepUploads(ctx context.Context) {
 
 // sweepUploads removes the expired uploads no request holds.
 func (s *Server) sweepUploads() (removed int) {
-	for _, id := range s.tus.expired(s.cfg.Now()) {
-		if !s.tus.lock(id) {
+	for _, id := range s.tus.Expired(s.cfg.Now()) {
+		if !s.tus.Lock(id) {
 			continue
 		}
-		if u, ok := s.tus.get(id); ok && !s.cfg.Now().Before(u.Expires) {
-			if err := s.tus.remove(id); err != nil {
+		if u, ok := s.tus.Get(id); ok && !s.cfg.Now().Before(u.Expires) {
+			if err := s.tus.Remove(id); err != nil {
 				s.cfg.Log.Warn("remove expired upload", "video_id", id, "err", err)
 			} else {
 				removed++
 			}
 		}
-		s.tus.unlock(id)
+		s.tus.Unlock(id)
 	}
-	for _, id := range s.tus.expiredDone(s.cfg.Now()) {
-		if err := s.tus.forget(id); err != nil {
+	for _, id := range s.tus.ExpiredDone(s.cfg.Now()) {
+		if err := s.tus.Forget(id); err != nil {
 			s.cfg.Log.Warn("remove the completion record of a finished upload", "video_id", id, "err", err)
 		}
 	}
@@ -768,11 +726,11 @@ func (s *Server) sweepUploads() (removed int) {
 func tusMaxAge(expiry time.Duration) time.Duration { return 7 * expiry }
 
 // tusExpires is when an upload created at created, whose last bytes
-// arrived at now, expires: TusExpiry later, and never later than
+// arrived at now, expires: Uploads.TusExpiry later, and never later than
 // tusMaxAge after its creation.
 func (s *Server) tusExpires(created, now time.Time) time.Time {
-	e := now.Add(s.cfg.TusExpiry)
-	if most := created.Add(tusMaxAge(s.cfg.TusExpiry)); e.After(most) {
+	e := now.Add(s.cfg.Uploads.TusExpiry)
+	if most := created.Add(tusMaxAge(s.cfg.Uploads.TusExpiry)); e.After(most) {
 		e = most
 	}
 	return e.UTC()
@@ -791,7 +749,7 @@ func (s *Server) tusMethodOverride(next http.Handler) http.Handler {
 			case http.MethodPatch, http.MethodDelete, http.MethodHead:
 				if r.Header.Get("Authorization") == "" && s.sessionID(r) != "" && !strings.HasPrefix(r.URL.Path, "/v1/uploads/tus/direct/") {
 					if err := s.crossOrigin(r); err != nil {
-						writeError(w, logger(r, s.cfg.Log), err)
+						respond.Error(w, logger(r, s.cfg.Log), err)
 						return
 					}
 				}
@@ -809,7 +767,7 @@ func (s *Server) tusMethodOverride(next http.Handler) http.Handler {
 func directPool(account string) string { return "direct:" + account }
 
 // uploadPool is the upload slots' key of upload u's PATCHes.
-func uploadPool(u tusUpload) string {
+func uploadPool(u tus.Upload) string {
 	if u.Direct != "" {
 		return directPool(u.Account)
 	}

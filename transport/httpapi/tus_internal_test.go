@@ -21,6 +21,9 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/diskspace"
+	"github.com/kino-video/kino/transport/httpapi/respond"
+	"github.com/kino-video/kino/transport/tus"
 )
 
 // tusReq sends a tus request: Tus-Resumable is set unless hdr says
@@ -99,7 +102,7 @@ func (a *testAPI) tusOffset(path, key string) (int, response) {
 // tusFiles lists the tus directory.
 func (a *testAPI) tusFiles() []string {
 	a.t.Helper()
-	es, err := os.ReadDir(a.s.cfg.TusDir)
+	es, err := os.ReadDir(a.s.cfg.Uploads.TusDir)
 	if err != nil {
 		a.t.Fatal(err)
 	}
@@ -254,7 +257,7 @@ func TestTusCreationChecks(t *testing.T) {
 	}
 	// The same collection a multipart upload is refused for: the same answer.
 	wantError(t, a.uploadTo(key, "nope", "a.mp4", video(10)), 404, "Not found")
-	wantError(t, a.tusReq("POST", "/v1/uploads/tus", "", map[string]string{"Upload-Length": "10", "Upload-Metadata": meta}, nil), 401, labelMissingKey)
+	wantError(t, a.tusReq("POST", "/v1/uploads/tus", "", map[string]string{"Upload-Length": "10", "Upload-Metadata": meta}, nil), 401, respond.LabelMissingKey)
 	if files := a.tusFiles(); len(files) != 0 {
 		t.Fatalf("refused creations left %v", files)
 	}
@@ -321,7 +324,7 @@ func TestTusPatchChecks(t *testing.T) {
 			if off, _ := a.tusOffset(loc, key); off != 1000 {
 				t.Fatalf("offset after a refused chunk: %d, want 1000", off)
 			}
-			if fi, err := os.Stat(filepath.Join(a.s.cfg.TusDir, strings.TrimPrefix(loc, "/v1/uploads/tus/")+".bin")); err != nil || fi.Size() != 1000 {
+			if fi, err := os.Stat(filepath.Join(a.s.cfg.Uploads.TusDir, strings.TrimPrefix(loc, "/v1/uploads/tus/")+".bin")); err != nil || fi.Size() != 1000 {
 				t.Fatalf("partial file after a refused chunk: %v %v", fi, err)
 			}
 		})
@@ -397,10 +400,10 @@ func TestTusTermination(t *testing.T) {
 	}
 }
 
-// An upload untouched for TusExpiry answers 410 and is removed; the
+// An upload untouched for Uploads.TusExpiry answers 410 and is removed; the
 // sweeper removes those nobody asks about.
 func TestTusExpiry(t *testing.T) {
-	a := newTestAPI(t, func(c *Config) { c.TusExpiry = time.Hour })
+	a := newTestAPI(t, func(c *Config) { c.Uploads.TusExpiry = time.Hour })
 	key := a.account("acme", domain.PlanFree)
 	file := clip(3000)
 	asked := a.tusCreate(key, len(file))
@@ -441,14 +444,14 @@ func TestTusSurvivesRestart(t *testing.T) {
 	}
 	// A crash in the middle of a PATCH leaves unrecorded bytes: cut off.
 	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
-	f, err := os.OpenFile(filepath.Join(a.s.cfg.TusDir, id+".bin"), os.O_WRONLY|os.O_APPEND, 0)
+	f, err := os.OpenFile(filepath.Join(a.s.cfg.Uploads.TusDir, id+".bin"), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, _ = f.Write([]byte("garbage never acknowledged"))
 	f.Close()
 	// And a half-written record of another upload goes.
-	if err := os.WriteFile(filepath.Join(a.s.cfg.TusDir, "01JZZZZZZZZZZZZZZZZZZZZZZZ.bin"), []byte("x"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(a.s.cfg.Uploads.TusDir, "01JZZZZZZZZZZZZZZZZZZZZZZZ.bin"), []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 
@@ -488,7 +491,7 @@ func TestTusUnfinishedUploadsAreCapped(t *testing.T) {
 	}
 	r := a.tusReq("POST", "/v1/uploads/tus", key, map[string]string{
 		"Upload-Length": "1000", "Upload-Metadata": tusMeta("filename", "a.mp4", "collection", "main")}, nil)
-	wantError(t, r, 429, labelRateLimited)
+	wantError(t, r, 429, respond.LabelRateLimited)
 	a.tusCreate(other, 1000) // another account is not held back
 	if r := a.tusReq("DELETE", locs[0], key, nil, nil); r.status != 204 {
 		t.Fatalf("DELETE: %d", r.status)
@@ -517,10 +520,8 @@ func TestTusConcurrentPatch(t *testing.T) {
 		"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", loc, key, len(file))
 	_, _ = conn.Write(file[:3000]) // then nothing: a connection gone dead
 	poll(t, "the first PATCH to hold the upload and write its bytes", func() bool {
-		a.s.tus.mu.Lock()
-		defer a.s.tus.mu.Unlock()
-		fi, err := os.Stat(a.s.tus.data(id))
-		return a.s.tus.busy[id] != nil && err == nil && fi.Size() == 3000
+		fi, err := os.Stat(a.s.tus.DataPath(id))
+		return a.tusStore().Busy(id) && err == nil && fi.Size() == 3000
 	})
 	// Another account cannot interrupt it.
 	wantError(t, a.tusPatch(loc, other, 0, file), 404, "Not found")
@@ -578,7 +579,7 @@ func TestDirectUpload(t *testing.T) {
 
 	wantError(t, a.do("POST", "/v1/uploads", key, `{"collection":"nope"}`), 404, "Not found")
 	wantError(t, a.do("POST", "/v1/uploads", key, `{"collection":"main","expiresIn":999999}`), 400, "Bad request")
-	wantError(t, a.do("POST", "/v1/uploads", "", `{"collection":"main"}`), 401, labelMissingKey)
+	wantError(t, a.do("POST", "/v1/uploads", "", `{"collection":"main"}`), 401, respond.LabelMissingKey)
 	r := a.do("POST", "/v1/uploads", key, `{"collection":"main"}`)
 	if r.status != 201 {
 		t.Fatalf("POST /v1/uploads: %d %s", r.status, r.body)
@@ -681,8 +682,8 @@ func TestRedactPath(t *testing.T) {
 func TestTusCreationIsCheckedWithItsOwnLength(t *testing.T) {
 	disk := smallDisk(t, "size=8m")
 	a := newTestAPI(t, mediaOn(t, disk), func(c *Config) {
-		c.DiskDirs = []string{disk}
-		c.DiskReserve = DiskReserve{Bytes: 4 << 20}
+		c.Uploads.DiskDirs = []string{disk}
+		c.Uploads.DiskReserve = diskspace.Reserve{Bytes: 4 << 20}
 		c.Plans = testPlans()
 		for name, l := range c.Plans {
 			l.MaxUploadBytes = 8 << 20
@@ -692,7 +693,7 @@ func TestTusCreationIsCheckedWithItsOwnLength(t *testing.T) {
 	a.dir = filepath.Join(disk, "media")
 	carol := a.account("carol", domain.PlanPro)
 	bob := a.account("bob", domain.PlanPro)
-	room, err := a.s.disk.room()
+	room, err := a.s.disk.Room()
 	if err != nil || room < 2<<20 {
 		t.Fatalf("room %d %v", room, err)
 	}
@@ -718,7 +719,7 @@ func TestTusCreationIsCheckedWithItsOwnLength(t *testing.T) {
 // An empty PATCH does not move the expiry (only bytes do), and an
 // unfinished upload lives at most tusMaxAge whatever arrives.
 func TestTusExpiryMovesOnlyWithBytes(t *testing.T) {
-	a := newTestAPI(t, func(c *Config) { c.TusExpiry = time.Hour })
+	a := newTestAPI(t, func(c *Config) { c.Uploads.TusExpiry = time.Hour })
 	key := a.account("acme", domain.PlanFree)
 	file := clip(3000)
 	loc := a.tusCreate(key, len(file))
@@ -727,7 +728,7 @@ func TestTusExpiryMovesOnlyWithBytes(t *testing.T) {
 		t.Fatalf("PATCH: %d", r.status)
 	}
 	a.clock.Set(start.Add(50 * time.Minute))
-	r := a.tusReq("PATCH", loc, key, map[string]string{"Upload-Offset": "1000", "Content-Type": tusOctets}, nil)
+	r := a.tusReq("PATCH", loc, key, map[string]string{"Upload-Offset": "1000", "Content-Type": tus.ContentType}, nil)
 	if r.status != 204 {
 		t.Fatalf("empty PATCH: %d %s", r.status, r.body)
 	}
@@ -765,7 +766,7 @@ func TestTusPatchTakesAnUploadSlot(t *testing.T) {
 	}
 	poll(t, "two uploads in flight", func() bool { return a.s.uploads.count("acme") == 2 })
 	r := a.tusPatch(loc, key, 0, file)
-	wantError(t, r, 429, labelRateLimited)
+	wantError(t, r, 429, respond.LabelRateLimited)
 	if off, _ := a.tusOffset(loc, key); off != 0 {
 		t.Fatalf("offset after a refused PATCH: %d", off)
 	}
@@ -813,12 +814,12 @@ func TestTusCompleteButUnacceptedAtStart(t *testing.T) {
 	}
 	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
 	// What a crash after the last PATCH wrote, before the commit, leaves.
-	if err := os.WriteFile(filepath.Join(a.s.cfg.TusDir, id+".bin"), file, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(a.s.cfg.Uploads.TusDir, id+".bin"), file, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	u, _ := a.s.tus.get(id)
+	u, _ := a.s.tus.Get(id)
 	u.Offset = u.Length
-	if err := a.s.tus.save(u); err != nil {
+	if err := a.s.tus.Save(u); err != nil {
 		t.Fatal(err)
 	}
 	s2, err := New(a.s.cfg)
@@ -886,7 +887,7 @@ func TestDirectUploadHasItsOwnRateBudget(t *testing.T) {
 // HEAD says it is complete and a PATCH at its length is a 204 no-op, so a
 // client that lost the last answer does not upload the file again.
 func TestTusCompletedUploadAnswersComplete(t *testing.T) {
-	a := newTestAPI(t, func(c *Config) { c.TusExpiry = time.Hour })
+	a := newTestAPI(t, func(c *Config) { c.Uploads.TusExpiry = time.Hour })
 	key := a.account("acme", domain.PlanFree)
 	other := a.account("other", domain.PlanFree)
 	file := clip(3000)
@@ -898,7 +899,7 @@ func TestTusCompletedUploadAnswersComplete(t *testing.T) {
 	if off, r := a.tusOffset(loc, key); r.status != 200 || off != len(file) || r.header.Get("Upload-Length") != "3000" {
 		t.Fatalf("HEAD of a finished upload: %d %v", r.status, r.header)
 	}
-	r := a.tusReq("PATCH", loc, key, map[string]string{"Upload-Offset": "3000", "Content-Type": tusOctets}, nil)
+	r := a.tusReq("PATCH", loc, key, map[string]string{"Upload-Offset": "3000", "Content-Type": tus.ContentType}, nil)
 	if r.status != 204 || r.header.Get("Upload-Offset") != "3000" {
 		t.Fatalf("PATCH at the final offset: %d %v %s", r.status, r.header, r.body)
 	}
@@ -1016,7 +1017,7 @@ func TestDirectUploadURLsAreCapped(t *testing.T) {
 			a.clock.Set(a.clock.Now().Add(time.Minute))
 		}
 	}
-	m := wantError(t, a.do("POST", "/v1/uploads", key, `{"collection":"main"}`), 429, labelRateLimited)
+	m := wantError(t, a.do("POST", "/v1/uploads", key, `{"collection":"main"}`), 429, respond.LabelRateLimited)
 	if !strings.Contains(m["message"].(string), strconv.Itoa(directOutstandingMax)) {
 		t.Fatalf("message %q", m["message"])
 	}
@@ -1026,7 +1027,7 @@ func TestDirectUploadURLsAreCapped(t *testing.T) {
 	// Using one frees its place.
 	wantStatus(t, a.tusReq("POST", first, "", map[string]string{"Upload-Length": "3000", "Upload-Metadata": tusMeta("filename", "d.mp4")}, nil), 201)
 	wantStatus(t, a.do("POST", "/v1/uploads", key, `{"collection":"main"}`), 201)
-	wantError(t, a.do("POST", "/v1/uploads", key, `{"collection":"main"}`), 429, labelRateLimited)
+	wantError(t, a.do("POST", "/v1/uploads", key, `{"collection":"main"}`), 429, respond.LabelRateLimited)
 	// Expiring frees the places of the first half.
 	a.clock.Set(a.clock.Now().Add(61 * time.Second))
 	wantStatus(t, a.do("POST", "/v1/uploads", key, `{"collection":"main"}`), 201)
@@ -1060,7 +1061,7 @@ func TestDirectUploadRefusedCreationKeepsTheURL(t *testing.T) {
 // hold an account's upload slots forever: 408 for multipart, 503 (which
 // tus clients retry) for a tus PATCH, which keeps what arrived.
 func TestSlowDripUploadsEnd(t *testing.T) {
-	a := newTestAPI(t, func(c *Config) { c.UploadIdleTimeout = time.Hour }) // only the rate ends them
+	a := newTestAPI(t, func(c *Config) { c.Uploads.IdleTimeout = time.Hour }) // only the rate ends them
 	key := a.account("acme", domain.PlanFree)
 	file := clip(6000)
 	loc := a.tusCreate(key, len(file))
@@ -1074,7 +1075,7 @@ func TestSlowDripUploadsEnd(t *testing.T) {
 		"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", loc, key, len(file))
 	_, _ = conn.Write(file[:3000])
 	poll(t, "the PATCH to write its first bytes", func() bool {
-		fi, err := os.Stat(a.s.tus.data(id))
+		fi, err := os.Stat(a.s.tus.DataPath(id))
 		return err == nil && fi.Size() == 3000
 	})
 	a.clock.Set(a.clock.Now().Add(uploadRateWindow + time.Second))
@@ -1120,7 +1121,7 @@ func TestTusRequestWaitingOnTheLastChunkSeesItFinished(t *testing.T) {
 			id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
 			wantStatus(t, a.tusPatch(loc, key, 0, file[:3000]), 204)
 			accepting, release := make(chan struct{}), make(chan struct{})
-			a.s.tus.accepting = func(string) { close(accepting); <-release }
+			a.s.tusAccepting = func(string) { close(accepting); <-release }
 			released := false
 			defer func() {
 				if !released {
@@ -1167,15 +1168,7 @@ func TestTusRequestWaitingOnTheLastChunkSeesItFinished(t *testing.T) {
 				second <- response{status: 409}
 			} else {
 				poll(t, "the second request to wait for the last chunk's", func() bool {
-					a.s.tus.mu.Lock()
-					h := a.s.tus.busy[id]
-					a.s.tus.mu.Unlock()
-					if h == nil {
-						return false
-					}
-					h.mu.Lock()
-					defer h.mu.Unlock()
-					return h.interrupted
+					return a.tusStore().Interrupted(id)
 				})
 			}
 			released = true
@@ -1234,7 +1227,7 @@ func TestDirectUploadsDoNotTakeTheAccountsOwn(t *testing.T) {
 	// A direct upload past the direct pool waits its turn, as the
 	// account's own would.
 	r := a.tusPatch(locs[len(locs)-1], "", 0, file)
-	wantError(t, r, 429, labelRateLimited)
+	wantError(t, r, 429, respond.LabelRateLimited)
 }
 
 // A tus PATCH ended for a stalled or too slow body answers 503 with
@@ -1251,7 +1244,7 @@ func TestTusStalledPatchAsksForARetry(t *testing.T) {
 		{"too slow", time.Hour, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := newTestAPI(t, func(c *Config) { c.UploadIdleTimeout = tc.idle })
+			a := newTestAPI(t, func(c *Config) { c.Uploads.IdleTimeout = tc.idle })
 			key := a.account("acme", domain.PlanFree)
 			file := clip(6000)
 			loc := a.tusCreate(key, len(file))
@@ -1267,7 +1260,7 @@ func TestTusStalledPatchAsksForARetry(t *testing.T) {
 			want := 3000
 			if tc.slow {
 				poll(t, "the PATCH to write its first bytes", func() bool {
-					fi, err := os.Stat(a.s.tus.data(id))
+					fi, err := os.Stat(a.s.tus.DataPath(id))
 					return err == nil && fi.Size() == 3000
 				})
 				a.clock.Set(a.clock.Now().Add(uploadRateWindow + time.Second))
@@ -1334,7 +1327,7 @@ func TestDirectUploadURLsIssuedConcurrently(t *testing.T) {
 
 func (a *testAPI) directIndexLen(account string) int {
 	a.t.Helper()
-	b, _, err := a.s.cfg.DirectUploads.Get(context.Background(), directIndexKey(account))
+	b, _, err := a.s.cfg.Uploads.Direct.Get(context.Background(), directIndexKey(account))
 	if err != nil {
 		a.t.Fatal(err)
 	}
@@ -1363,10 +1356,8 @@ func TestTusStrayPatchDoesNotTakeOver(t *testing.T) {
 		"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", loc, key, len(file))
 	_, _ = conn.Write(file[:3000])
 	poll(t, "the PATCH to hold the upload and write its bytes", func() bool {
-		a.s.tus.mu.Lock()
-		defer a.s.tus.mu.Unlock()
-		fi, err := os.Stat(a.s.tus.data(id))
-		return a.s.tus.busy[id] != nil && err == nil && fi.Size() == 3000
+		fi, err := os.Stat(a.s.tus.DataPath(id))
+		return a.tusStore().Busy(id) && err == nil && fi.Size() == 3000
 	})
 	for _, off := range []int{100, 3000, 6000} {
 		wantError(t, a.tusPatch(loc, key, off, file[:10]), 409, "Conflict")
@@ -1376,4 +1367,10 @@ func TestTusStrayPatchDoesNotTakeOver(t *testing.T) {
 		t.Fatalf("the PATCH in flight, after stray PATCHes: %d %s", r.status, r.body)
 	}
 	a.wantVideo(key, id, "clip.mp4")
+}
+
+// tusStore is the API's tus store, to watch which request holds an upload.
+func (a *testAPI) tusStore() *tus.FileStore {
+	a.t.Helper()
+	return a.s.tus.(*tus.FileStore)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/transport/tus"
 )
 
 // A tus upload whose last byte is in is accepted as a video here. When
@@ -32,7 +33,7 @@ import (
 // last byte tries again, and so does kino itself (finishPending) while
 // the event store takes writes. Tries never make a second video: the
 // video's id is the upload's, and a try first looks for the video.
-func (s *Server) finishUpload(ctx context.Context, u tusUpload) error {
+func (s *Server) finishUpload(ctx context.Context, u tus.Upload) error {
 	log := loggerFrom(ctx, s.cfg.Log).With("video_id", u.ID)
 	switch ok, err := s.uploadAccepted(ctx, u); {
 	case err != nil:
@@ -52,7 +53,7 @@ func (s *Server) finishUpload(ctx context.Context, u tusUpload) error {
 	}
 	u.MaxSize = s.cfg.Plans.Limits(acct.Plan).MaxUploadBytes
 	if u.Length > u.MaxSize {
-		_ = s.tus.remove(u.ID)
+		_ = s.tus.Remove(u.ID)
 		log.Info("resumable upload refused: larger than the plan allows now", "bytes", u.Length)
 		return domain.E("upload video", domain.TooLarge, "upload is %d bytes; your plan allows files of at most %d bytes (the plan changed since the upload began); the upload was removed", u.Length, u.MaxSize)
 	}
@@ -61,12 +62,12 @@ func (s *Server) finishUpload(ctx context.Context, u tusUpload) error {
 	if err := s.cfg.Media.Remove(ctx, u.ID); err != nil {
 		return s.keepPending(log, errStore{err})
 	}
-	if s.tus.accepting != nil {
-		s.tus.accepting(u.ID)
+	if s.tusAccepting != nil {
+		s.tusAccepting(u.ID)
 	}
-	src, err := s.tus.commitFile(u.ID)
+	src, err := s.tus.CommitFile(u.ID)
 	if errors.Is(err, fs.ErrNotExist) { // its bytes are gone: nothing to try again with
-		_ = s.tus.remove(u.ID)
+		_ = s.tus.Remove(u.ID)
 		return domain.Wrap("upload video", domain.Internal, err, "")
 	}
 	if err != nil {
@@ -81,7 +82,7 @@ func (s *Server) finishUpload(ctx context.Context, u tusUpload) error {
 		s.completeUpload(log, u)
 		return nil
 	case refused(err) && !errors.As(err, &se):
-		_ = s.tus.remove(u.ID)
+		_ = s.tus.Remove(u.ID)
 		log.Info("resumable upload refused at its last byte", "err", err)
 		return err
 	case domain.IsKind(err, domain.Conflict):
@@ -104,7 +105,7 @@ func (s *Server) keepPending(log *slog.Logger, err error) error {
 
 // uploadAccepted reports whether upload u is a video already: a try
 // stored its event (the read models may not show it yet).
-func (s *Server) uploadAccepted(ctx context.Context, u tusUpload) (bool, error) {
+func (s *Server) uploadAccepted(ctx context.Context, u tus.Upload) (bool, error) {
 	if v, ok, err := s.cfg.DB.Video(u.ID); err == nil && ok && v.Account == u.Account {
 		return true, nil
 	}
@@ -123,8 +124,8 @@ func (s *Server) uploadAccepted(ctx context.Context, u tusUpload) (bool, error) 
 // upload would (tusd keeps a finished upload's info likewise): a client
 // that lost the last answer learns from HEAD that it is complete, instead
 // of uploading the file again.
-func (s *Server) completeUpload(log *slog.Logger, u tusUpload) {
-	if err := s.tus.complete(u, s.cfg.Now().Add(s.cfg.TusExpiry).UTC()); err != nil {
+func (s *Server) completeUpload(log *slog.Logger, u tus.Upload) {
+	if err := s.tus.Complete(u, s.cfg.Now().Add(s.cfg.Uploads.TusExpiry).UTC()); err != nil {
 		log.Warn("record a finished upload", "err", err)
 	}
 }
@@ -134,7 +135,7 @@ func (s *Server) completeUpload(log *slog.Logger, u tusUpload) {
 // the stores are back whether or not their clients come back. It stops at
 // the first try that fails for want of a store.
 func (s *Server) finishPending(ctx context.Context) (finished int) {
-	ids := s.tus.pending()
+	ids := s.tus.PendingIDs()
 	if len(ids) == 0 || !s.storesReady(ctx) {
 		return 0
 	}
@@ -142,17 +143,17 @@ func (s *Server) finishPending(ctx context.Context) (finished int) {
 		if ctx.Err() != nil {
 			return finished
 		}
-		if !s.tus.lock(id) {
+		if !s.tus.Lock(id) {
 			continue
 		}
 		var err error
-		if u, ok := s.tus.get(id); ok && u.pending() && s.cfg.Now().Before(u.Expires) {
+		if u, ok := s.tus.Get(id); ok && u.Pending() && s.cfg.Now().Before(u.Expires) {
 			if err = s.finishUpload(eventstore.FailFast(ctx), u); err == nil {
 				finished++
 				s.cfg.Log.Info("pending resumable upload accepted", "video_id", id)
 			}
 		}
-		s.tus.unlock(id)
+		s.tus.Unlock(id)
 		if err != nil && !refused(err) {
 			return finished
 		}

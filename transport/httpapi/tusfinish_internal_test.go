@@ -22,6 +22,7 @@ import (
 	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/eventstore/natsserver"
 	"github.com/kino-video/kino/transport/media"
+	"github.com/kino-video/kino/transport/tus"
 )
 
 // outage stops a NATS server, and starts it again on its port and store.
@@ -91,9 +92,9 @@ func (a *testAPI) pendingUpload(key string, file []byte, o *outage) string {
 		a.t.Fatalf("PATCH: %d %s", r.status, r.body)
 	}
 	var once sync.Once
-	a.s.tus.accepting = func(string) { once.Do(o.stop) }
+	a.s.tusAccepting = func(string) { once.Do(o.stop) }
 	r := a.tusPatch(loc, key, len(file)/2, file[len(file)/2:])
-	a.s.tus.accepting = nil
+	a.s.tusAccepting = nil
 	wantError(a.t, r, 503, "Service unavailable")
 	if s, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || s < 1 {
 		a.t.Fatalf("503 with Retry-After %q", r.header.Get("Retry-After"))
@@ -124,7 +125,7 @@ func (a *testAPI) wantPending(loc, key string, file []byte) {
 		a.t.Fatalf("HEAD of a complete upload not accepted yet: %d, Upload-Offset %d, Upload-Length %q; want 200, %d, %d",
 			r.status, off, r.header.Get("Upload-Length"), len(file)-1, len(file))
 	}
-	if got, err := os.ReadFile(filepath.Join(a.s.cfg.TusDir, id+".bin")); err != nil || !bytes.Equal(got, file) {
+	if got, err := os.ReadFile(filepath.Join(a.s.cfg.Uploads.TusDir, id+".bin")); err != nil || !bytes.Equal(got, file) {
 		a.t.Fatalf("the upload's bytes: %d of %d kept (%v)", len(got), len(file), err)
 	}
 	if files := a.tusFiles(); !slices.Equal(files, []string{id + ".bin", id + ".json"}) {
@@ -229,7 +230,7 @@ func TestTusPendingUploadIsAcceptedByKino(t *testing.T) {
 	for _, tc := range pendingCases {
 		t.Run(tc.name, func(t *testing.T) {
 			a, o, key, loc, file := tc.pending(t)
-			a.s.tus.retryEvery = 10 * time.Millisecond
+			a.s.tusRetryEvery = 10 * time.Millisecond
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
 			go func() { a.s.SweepUploads(ctx); close(done) }()
@@ -239,7 +240,7 @@ func TestTusPendingUploadIsAcceptedByKino(t *testing.T) {
 			id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
 			poll20(t, "kino to accept the upload", func() bool { return slices.Equal(a.tusFiles(), []string{id + ".done"}) })
 			a.wantAccepted(loc, key, file)
-			if r := a.tusPatch(loc, key, len(file), nil, "Content-Type", tusOctets); r.status != 204 || r.header.Get("Upload-Offset") != strconv.Itoa(len(file)) {
+			if r := a.tusPatch(loc, key, len(file), nil, "Content-Type", tus.ContentType); r.status != 204 || r.header.Get("Upload-Offset") != strconv.Itoa(len(file)) {
 				t.Fatalf("PATCH at the length: %d %v %s", r.status, r.header, r.body)
 			}
 		})
@@ -268,7 +269,7 @@ func TestTusPendingUploadTriedTwiceAtOnce(t *testing.T) {
 		}
 		a.wantAccepted(loc, key, file)
 		id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
-		if err := a.s.tus.forget(id); err != nil { // the next round's tus directory holds its own files only
+		if err := a.s.tus.Forget(id); err != nil { // the next round's tus directory holds its own files only
 			t.Fatal(err)
 		}
 	}
@@ -283,10 +284,10 @@ func TestTusCreationWithUploadSurvivesAFailedAcceptance(t *testing.T) {
 	key := a.account("acme", domain.PlanFree)
 	file := clip(3000)
 	var once sync.Once
-	a.s.tus.accepting = func(string) { once.Do(o.stop) }
+	a.s.tusAccepting = func(string) { once.Do(o.stop) }
 	r := a.tusReq("POST", "/v1/uploads/tus", key, map[string]string{
 		"Upload-Length": strconv.Itoa(len(file)), "Upload-Metadata": tusMeta("filename", "clip.mp4", "collection", "main")}, file)
-	a.s.tus.accepting = nil
+	a.s.tusAccepting = nil
 	loc := r.header.Get("Location")
 	if r.status != 201 || !strings.HasPrefix(loc, "/v1/uploads/tus/") || r.header.Get("Upload-Offset") != strconv.Itoa(len(file)-1) {
 		t.Fatalf("creation with the whole file, not accepted: %d %v %s", r.status, r.header, r.body)
@@ -312,7 +313,7 @@ func TestTusPendingUploadWhoseVideoExists(t *testing.T) {
 	poll20(t, "the event store to take writes", func() bool { return a.s.writableNow() == nil })
 	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
 	ctx := context.Background()
-	src, err := a.s.tus.commitFile(id)
+	src, err := a.s.tus.CommitFile(id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/httpapi/respond"
 )
 
 type unfinishedList struct {
@@ -43,10 +44,10 @@ func (l unfinishedList) ids() []string {
 // an expired one; and a listed upload can be DELETEd at
 // /v1/uploads/tus/{id} with the account's key, direct ones too.
 func TestUploadsListsUnfinished(t *testing.T) {
-	a := newTestAPI(t, func(c *Config) { c.TusExpiry = time.Hour })
+	a := newTestAPI(t, func(c *Config) { c.Uploads.TusExpiry = time.Hour })
 	key := a.account("acme", domain.PlanPro)
 	other := a.account("other", domain.PlanPro)
-	wantError(t, a.do("GET", "/v1/uploads", "", ""), 401, labelMissingKey)
+	wantError(t, a.do("GET", "/v1/uploads", "", ""), 401, respond.LabelMissingKey)
 	if l := a.unfinished(key); len(l.Data) != 0 {
 		t.Fatalf("no uploads yet: %v", l)
 	}

@@ -18,6 +18,8 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/kv"
+	"github.com/kino-video/kino/transport/diskspace"
+	"github.com/kino-video/kino/transport/ratelimit"
 )
 
 // uploadSlots bounds the uploads in flight: all of them (each holds a
@@ -36,7 +38,7 @@ type uploadSlots struct {
 	inFlight   int
 	perAccount map[string]int
 
-	ledger  RateLedger // nil: the account's bound is per process
+	ledger  ratelimit.Ledger // nil: the account's bound is per process
 	node    string
 	now     func() time.Time
 	log     *slog.Logger
@@ -47,10 +49,12 @@ type uploadSlots struct {
 // uploadRetry is the Retry-After of an upload refused for want of a slot.
 const uploadRetry = 5
 
-// Leases of the uploads recorded in the ledger.
+// Leases of the uploads recorded in the ledger; each update of the ledger
+// waits at most uploadLedgerTimeout.
 const (
-	uploadLease = 30 * time.Second
-	uploadBeat  = 10 * time.Second
+	uploadLease         = 30 * time.Second
+	uploadBeat          = 10 * time.Second
+	uploadLedgerTimeout = time.Second
 )
 
 // acquire takes a slot for account, whose plan allows accountCap uploads
@@ -125,7 +129,7 @@ func (u *uploadSlots) acquire(w http.ResponseWriter, account string, accountCap 
 // record stores this node's count of account's uploads in the ledger:
 // count is given the other nodes' uploads and returns this node's.
 func (u *uploadSlots) record(account string, count func(others int) int) error {
-	ctx, cancel := context.WithTimeout(context.Background(), rateTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), uploadLedgerTimeout)
 	defer cancel()
 	now := u.now()
 	return u.ledger.UpdateRate(ctx, "up:"+account, u.node, now, func(others []kv.RateHolding) kv.RateHolding {
@@ -308,7 +312,7 @@ func (b *idleBody) bodyError(w http.ResponseWriter, err error) error {
 // noSpace reports whether err is a file system out of room (or quota, or
 // a file larger than it takes).
 func noSpace(err error) bool {
-	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EFBIG) || errors.Is(err, errNoRoom)
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EFBIG) || errors.Is(err, diskspace.ErrNoRoom)
 }
 
 // storeFailure is what the client is told when the server could not store
@@ -328,13 +332,13 @@ func storeFailure(w http.ResponseWriter, err error) error {
 // checkRoom refuses (507) an upload when the disk is inside its reserve,
 // or when its announced length (n > 0) does not fit above it.
 func (s *Server) checkRoom(n int64) error {
-	room, err := s.disk.room()
+	room, err := s.disk.Room()
 	switch {
 	case err != nil:
 		s.cfg.Log.Warn("free disk space unknown; upload not checked against the reserve", "err", err)
 		return nil
 	case room < 0:
-		return errInsufficientStorage(errNoRoom)
+		return errInsufficientStorage(diskspace.ErrNoRoom)
 	case n > room:
 		return domain.E("upload video", domain.InsufficientStorage,
 			"the server is short of disk space: an upload of %d bytes does not fit now; try again later", n)

@@ -54,7 +54,7 @@ func (u *slowUpload) response(t *testing.T) response {
 // at most A's plan's slots; B's upload goes through. On a server with only
 // the global cap, A's six uploads took all four slots and B got 503.
 func TestSlowUploadsOfOneAccountDoNotStopAnother(t *testing.T) {
-	a := newTestAPI(t, func(c *Config) { c.MaxUploads = 4 })
+	a := newTestAPI(t, func(c *Config) { c.Uploads.MaxInFlight = 4 })
 	keyA := a.account("alpha", domain.PlanFree) // 2 uploads at once
 	keyB := a.account("beta", domain.PlanFree)
 	keyC := a.account("gamma", domain.PlanFree)
@@ -106,7 +106,7 @@ func TestSlowUploadsOfOneAccountDoNotStopAnother(t *testing.T) {
 // An upload whose body stops arriving ends after the idle timeout with
 // 408, and its partial file is removed from media/.incoming.
 func TestIdleUploadEndsWith408(t *testing.T) {
-	a := newTestAPI(t, func(c *Config) { c.UploadIdleTimeout = 200 * time.Millisecond })
+	a := newTestAPI(t, func(c *Config) { c.Uploads.IdleTimeout = 200 * time.Millisecond })
 	key := a.account("acme", domain.PlanFree)
 	u := a.slowUpload(key)
 	// While bytes keep coming the upload lives, whatever the idle timeout.
@@ -215,7 +215,7 @@ func TestAnnouncedBodiesThatNeverCome(t *testing.T) {
 		return response{status: resp.StatusCode, header: resp.Header, body: b, close: resp.Close}
 	}
 	t.Run("no key", func(t *testing.T) {
-		a := newTestAPI(t, func(c *Config) { c.UploadIdleTimeout = time.Hour })
+		a := newTestAPI(t, func(c *Config) { c.Uploads.IdleTimeout = time.Hour })
 		r := raw(a, "POST /v1/videos HTTP/1.1\r\nHost: kino\r\nContent-Type: multipart/form-data; boundary=B\r\nContent-Length: 100000\r\n\r\n")
 		wantError(t, r, 401, "Missing API key")
 		if !r.close {
@@ -223,7 +223,7 @@ func TestAnnouncedBodiesThatNeverCome(t *testing.T) {
 		}
 	})
 	t.Run("stalled JSON body", func(t *testing.T) {
-		a := newTestAPI(t, func(c *Config) { c.UploadIdleTimeout = 200 * time.Millisecond })
+		a := newTestAPI(t, func(c *Config) { c.Uploads.IdleTimeout = 200 * time.Millisecond })
 		key := a.account("acme", domain.PlanFree)
 		r := raw(a, "POST /v1/collections HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer "+key+
 			"\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"")
@@ -232,7 +232,7 @@ func TestAnnouncedBodiesThatNeverCome(t *testing.T) {
 		}
 	})
 	t.Run("a body read to its end keeps the connection", func(t *testing.T) {
-		a := newTestAPI(t, func(c *Config) { c.UploadIdleTimeout = time.Hour })
+		a := newTestAPI(t, func(c *Config) { c.Uploads.IdleTimeout = time.Hour })
 		key := a.account("acme", domain.PlanFree)
 		body := `{"slug":"kept","name":"Kept"}`
 		r := raw(a, fmt.Sprintf("POST /v1/collections HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", key, len(body), body))

@@ -6,6 +6,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/accounts"
+	"github.com/kino-video/kino/transport/httpapi/respond"
 )
 
 // The operator's user endpoints (operatorOnly).
@@ -36,7 +37,7 @@ func (s *Server) adminListUsers(w http.ResponseWriter, r *http.Request) error {
 		out[i] = renderUser(u)
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusOK, map[string]any{"data": out})
+	respond.JSON(w, http.StatusOK, map[string]any{"data": out})
 	return nil
 }
 
@@ -65,7 +66,7 @@ func (s *Server) adminCreateUser(w http.ResponseWriter, r *http.Request) error {
 	u := res.State
 	logger(r, s.cfg.Log).Info("user created", "user_id", u.ID, "account", u.Account, "operator", u.Operator)
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusCreated, map[string]any{
+	respond.JSON(w, http.StatusCreated, map[string]any{
 		"user": userView{ID: u.ID, Email: u.Email, Account: u.Account, Operator: u.Operator, CreatedAt: domain.FormatTime(u.CreatedAt)},
 		"link": s.publicSite(r) + "/password?token=" + token,
 	})
@@ -75,8 +76,8 @@ func (s *Server) adminCreateUser(w http.ResponseWriter, r *http.Request) error {
 // publicSite is the site's public URL, or, without one configured, the
 // request's own scheme and host.
 func (s *Server) publicSite(r *http.Request) string {
-	if s.cfg.PublicURL != "" {
-		return s.cfg.PublicURL
+	if s.cfg.Origin.PublicURL != "" {
+		return s.cfg.Origin.PublicURL
 	}
 	return s.origin(r)
 }

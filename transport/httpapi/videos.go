@@ -17,7 +17,9 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/diskspace"
 	"github.com/kino-video/kino/transport/ffmpeg"
+	"github.com/kino-video/kino/transport/httpapi/respond"
 	"github.com/kino-video/kino/transport/wire"
 )
 
@@ -61,8 +63,8 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 	}
 	// A large read buffer: multipart would otherwise read the socket and
 	// hand out the file 4 KiB at a time (one syscall each way per 4 KiB).
-	// The body ends when it makes no progress for UploadIdleTimeout.
-	body := newIdleBody(w, r, s.cfg.UploadIdleTimeout, s.cfg.Now)
+	// The body ends when it makes no progress for Uploads.IdleTimeout.
+	body := newIdleBody(w, r, s.cfg.Uploads.IdleTimeout, s.cfg.Now)
 	defer body.done()
 	mr := multipart.NewReader(bufio.NewReaderSize(body, uploadBuffer), params["boundary"])
 
@@ -112,9 +114,9 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 			}
 			v := string(b)
 			if part.FormName() == "download" {
-				err = settings.parse(nil, &v)
+				err = parseSettings(&settings, nil, &v)
 			} else {
-				err = settings.parse(&v, nil)
+				err = parseSettings(&settings, &v, nil)
 			}
 			if err != nil {
 				return err
@@ -141,13 +143,13 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 			if tmp, err = s.cfg.Media.Incoming(); err != nil {
 				return storeFailure(w, err)
 			}
-			size, err = copyLimited(&roomWriter{w: tmp, guard: s.disk}, io.MultiReader(bytes.NewReader(head), part), maxSize)
+			size, err = copyLimited(&diskspace.Writer{W: tmp, Guard: s.disk, Wrap: wrapStoreError}, io.MultiReader(bytes.NewReader(head), part), maxSize)
 			var serr *storeError
 			switch {
 			case errors.Is(err, errTooLarge):
 				w.Header().Set("Connection", "close")
 				return domain.E("upload video", domain.TooLarge, "file exceeds your plan's limit of %d bytes", maxSize)
-			case errors.Is(err, errNoRoom), errors.As(err, &serr):
+			case errors.Is(err, diskspace.ErrNoRoom), errors.As(err, &serr):
 				return storeFailure(w, err)
 			case err != nil:
 				return body.bodyError(w, err)
@@ -176,7 +178,7 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 		return storeFailureOr(w, err)
 	}
 	tmp = nil // now owned by the video's directory
-	writeJSON(w, http.StatusAccepted, wire.Uploaded{
+	respond.JSON(w, http.StatusAccepted, wire.Uploaded{
 		Message: "Video uploaded and queued for processing",
 		Video:   wire.UploadedVideo{ID: id, Filename: filename, Status: domain.StatusPending, Collection: slug},
 	})
@@ -225,14 +227,14 @@ func (s *Server) acceptUpload(ctx context.Context, u upload) error {
 	// A backend that commits by copying (the object store, on the disk of
 	// the embedded NATS) needs the file's size again above the reserve.
 	if c, ok := s.cfg.Media.(interface{ CommitCopies() bool }); ok && c.CommitCopies() {
-		if room, err := s.disk.room(); err == nil && room < u.Size {
-			return errStore{errNoRoom}
+		if room, err := s.disk.Room(); err == nil && room < u.Size {
+			return errStore{diskspace.ErrNoRoom}
 		}
 	}
 	if err := s.cfg.Media.Commit(ctx, u.Path, u.ID, u.Ext); err != nil {
 		return errStore{err}
 	}
-	policy, download := u.Settings.apply(coll)
+	policy, download := applySettings(u.Settings, coll)
 	res, err := executeIn[domain.Video](ctx, s.cfg.Store, videoStream(u.ID), domain.AcceptUpload{
 		Account: u.Account, Collection: coll.Slug, CollectionName: coll.Name,
 		Filename: u.Filename, Size: u.Size, MaxSize: u.MaxSize, PlaybackPolicy: policy, Download: download,
@@ -358,7 +360,7 @@ func (s *Server) listVideos(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, wire.Videos{Videos: s.renderVideos(r, videos)})
+	respond.JSON(w, http.StatusOK, wire.Videos{Videos: s.renderVideos(r, videos)})
 	return nil
 }
 
@@ -384,7 +386,7 @@ func (s *Server) getVideo(w http.ResponseWriter, r *http.Request) error {
 	if v.Account != callerOf(r).Account {
 		return errNotFound("video")
 	}
-	writeJSON(w, http.StatusOK, s.renderVideo(r, v))
+	respond.JSON(w, http.StatusOK, s.renderVideo(r, v))
 	return nil
 }
 
@@ -404,7 +406,7 @@ func (s *Server) deleteVideo(w http.ResponseWriter, r *http.Request) error {
 		logger(r, s.cfg.Log).Error("remove video files", "video_id", id, "err", err)
 	}
 	s.settle(r, res.LastSeq())
-	writeJSON(w, http.StatusOK, wire.Message{Message: "Video deleted"})
+	respond.JSON(w, http.StatusOK, wire.Message{Message: "Video deleted"})
 	return nil
 }
 
@@ -429,7 +431,7 @@ func (s *Server) videoEvents(w http.ResponseWriter, r *http.Request) error {
 	for i, e := range events {
 		out[i] = wire.Event{Seq: e.Seq, ID: e.ID, Type: e.Type, Version: e.Version, OccurredAt: domain.FormatTime(e.OccurredAt), Data: tenantView(e.Data)}
 	}
-	writeJSON(w, http.StatusOK, wire.Events{Events: out})
+	respond.JSON(w, http.StatusOK, wire.Events{Events: out})
 	return nil
 }
 

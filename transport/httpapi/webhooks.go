@@ -14,6 +14,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/httpapi/respond"
 	"github.com/kino-video/kino/transport/wire"
 )
 
@@ -73,7 +74,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	s.settle(r, res.LastSeq())
 	e := res.Events[0]
 	d := e.Data.(domain.WebhookSubscribed)
-	writeJSON(w, http.StatusCreated, wire.CreatedWebhook{
+	respond.JSON(w, http.StatusCreated, wire.CreatedWebhook{
 		ID: id, URL: d.URL, Events: d.Events, Secret: secret, CreatedAt: domain.FormatTime(e.OccurredAt),
 	})
 	return nil
@@ -88,7 +89,7 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
 	for i, h := range hooks {
 		out[i] = renderWebhook(h)
 	}
-	writeJSON(w, http.StatusOK, wire.Webhooks{Webhooks: out})
+	respond.JSON(w, http.StatusOK, wire.Webhooks{Webhooks: out})
 	return nil
 }
 
@@ -110,7 +111,7 @@ func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, renderWebhook(h))
+	respond.JSON(w, http.StatusOK, renderWebhook(h))
 	return nil
 }
 
@@ -148,7 +149,7 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
 		}
 		out[i] = j
 	}
-	writeJSON(w, http.StatusOK, wire.Deliveries{Deliveries: out})
+	respond.JSON(w, http.StatusOK, wire.Deliveries{Deliveries: out})
 	return nil
 }
 
@@ -174,7 +175,7 @@ func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusAccepted, wire.TestQueued{Message: "Test delivery queued; its attempts appear in GET /v1/webhooks/" + h.ID + "/deliveries", DeliveryID: id})
+	respond.JSON(w, http.StatusAccepted, wire.TestQueued{Message: "Test delivery queued; its attempts appear in GET /v1/webhooks/" + h.ID + "/deliveries", DeliveryID: id})
 	return nil
 }
 
@@ -188,7 +189,7 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.settle(r, res.LastSeq())
-	writeJSON(w, http.StatusOK, wire.Message{Message: "Webhook deleted"})
+	respond.JSON(w, http.StatusOK, wire.Message{Message: "Webhook deleted"})
 	return nil
 }
 
@@ -287,7 +288,7 @@ func (s *Server) redeliver(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.settle(r, seq)
 	logger(r, s.cfg.Log).Info("webhook delivery sent again", "webhook_id", h.ID, "delivery_id", dlv, "redelivery_id", id)
-	writeJSON(w, http.StatusAccepted, struct {
+	respond.JSON(w, http.StatusAccepted, struct {
 		Message    string `json:"message"`
 		DeliveryID string `json:"deliveryId"`
 	}{"Delivery queued again; its attempts appear in GET /v1/webhooks/" + h.ID + "/deliveries as " + id, id})

@@ -21,6 +21,64 @@
 //     transcode attempts, and an optional cache of copies of the objects
 //     served (bucket.go, cache.go).
 //
+// A Dir's root, <data>/media for kino, holds <videoId>/original<ext>,
+// <videoId>/hls/..., thumbnail.jpg, preview.mp4, the storyboard and
+// download.mp4, beside .incoming (uploads in flight, and the directories
+// Remove moves away before deleting them) and .work (transcode attempts);
+// kino also keeps .tus/<node> there, and a Bucket's cache in .cache. Every
+// process using one Dir must see the same directory (shared storage), or
+// use a Bucket: otherwise a worker that takes a job for an original it
+// cannot see spends its attempts on it, /cdn answers 404 on the other
+// nodes, and a delete removes files only where it is served.
+//
+// # Publishing
+//
+// Publish takes the finished work directory back from ffmpeg's user
+// first (reclaim: directories owned by kino and not writable by others,
+// then no symlink, hard link, FIFO or device left) and then moves the
+// outputs in. Over files published early, each file is renamed over its
+// early copy (segments, then media playlists, then the master), then what
+// the final tree lacks is removed, so a player never meets a missing file.
+//
+// PublishFiles publishes the HLS files ffmpeg has finished while it still
+// writes the directory (early.go says how each file is checked where it
+// is opened). A Dir copies the checked descriptor's bytes into a
+// temporary file beside the destination and renames it over; directories
+// are made one by one, never with MkdirAll, so a video directory Remove
+// moved away is never made again.
+//
+// A Bucket writes <videoId>/index.json before the original (Commit), so
+// that a failed or interrupted store leaves an object Remove can find.
+// Commit streams the upload into the store and needs the room of a second
+// copy there for a moment (CommitCopies); when the store does not take
+// it, the local file stays the caller's, since a resumable upload's bytes
+// must outlive an outage of the store. Publish stores each output,
+// rewrites the index, then deletes what an earlier attempt wrote and this
+// one did not; an output already listed whose SHA-256 matches is not
+// stored again, so the final publish after early publishing costs about
+// the playlists. Publish checks that the original exists before and after
+// it stores, and Remove deletes the original first and reads the index
+// again after, so a publish racing a delete either sees it and removes
+// what it stored, or is seen by it.
+//
+// A Bucket's cache (kino serve's --media-cache-mb) keeps local copies of
+// the objects /cdn reads, up to 64 MiB each, named by their SHA-256. The
+// object is still opened in the store first, so a deleted object is a 404 and a
+// republished one gets a new copy; past the limit the oldest copies go.
+//
+// # Sweeping
+//
+// Dir.Sweep empties .incoming and removes every video directory the read
+// models do not know (a crash between storing a file and recording its
+// event, or between a deletion's event and its files' removal); run it
+// only when no upload is in flight and the read models are caught up.
+// The transcoder removes dead attempts under .work itself. A Bucket
+// splits the same work: SweepLocal empties the local .incoming, and
+// Reconcile lists the whole store, so it runs beside serving, and removes
+// the objects of videos the read models do not know, and objects named by
+// no video id, except those stored in the last Grace (10 minutes: another
+// node may be appending their UploadAccepted).
+//
 // # The object store seam
 //
 // ObjectStore (objectstore.go) is what a Bucket needs of an object store,

@@ -155,8 +155,10 @@ func Start(t testing.TB, o Options) *Kino {
 	cdn := url + "/cdn"
 	cfg := httpapi.Config{Store: store, DB: db, Projector: proj, Media: ms, Progress: progress,
 		Webhooks: webhook.Tester{Store: store}, Redeliver: webhook.Redeliverer{Store: store, CDNURL: cdn},
-		Secrets: key, Plans: o.Plans, Log: quiet, Now: clk.Now, CDNURL: cdn, Limits: limits,
-		TusDir: filepath.Join(base, "media", ".tus"), BaseURL: url + "/v1", DirectUploads: direct}
+		Secrets: key, Plans: o.Plans, Log: quiet, Now: clk.Now,
+		Origin:  httpapi.Origin{CDNURL: cdn, BaseURL: url + "/v1"},
+		Uploads: httpapi.Uploads{TusDir: filepath.Join(base, "media", ".tus"), Direct: direct},
+		Limits:  httpapi.Limits{Ledger: limits}}
 	if o.Configure != nil {
 		o.Configure(&cfg)
 	}

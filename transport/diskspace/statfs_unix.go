@@ -1,6 +1,6 @@
 //go:build unix
 
-package httpapi
+package diskspace
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package httpapi
+package ratelimit
 
 import (
 	"context"
@@ -21,18 +21,18 @@ import (
 // asked (lease renewals every 5 s, refusals every second) a thousand times
 // more often per request than in real time: an upper bound of its cost.
 func BenchmarkLimiter(b *testing.B) {
-	b.Run("local", func(b *testing.B) { benchLimiter(b, newLimiter()) })
+	b.Run("local", func(b *testing.B) { benchLimiter(b, New()) })
 	b.Run("shared", func(b *testing.B) {
 		srv := eventstoretest.Server(b, b.TempDir())
 		ledger, err := kv.OpenRateLimits(context.Background(), eventstoretest.Open(b, srv.URL(), srv.Auth(eventstore.RoleServe)))
 		if err != nil {
 			b.Fatal(err)
 		}
-		benchLimiter(b, newSharedLimiter(ledger, "acct:", "bench", quiet))
+		benchLimiter(b, NewShared(ledger, "acct:", "bench", quiet))
 	})
 }
 
-func benchLimiter(b *testing.B, l *limiter) {
+func benchLimiter(b *testing.B, l *Limiter) {
 	start := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	accounts := make([]string, 1000)
 	for i := range accounts {
@@ -45,7 +45,7 @@ func benchLimiter(b *testing.B, l *limiter) {
 		for pb.Next() {
 			i := n.Add(1)
 			// 20 requests per simulated ms: every log fills and slides.
-			l.allow(accounts[i%int64(len(accounts))], 1000, start.Add(time.Duration(i)*50*time.Microsecond))
+			l.Allow(accounts[i%int64(len(accounts))], 1000, start.Add(time.Duration(i)*50*time.Microsecond))
 		}
 	})
 }

@@ -1,6 +1,7 @@
-package httpapi
+package tus
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,10 +18,10 @@ import (
 	"github.com/kino-video/kino/transport/media"
 )
 
-// tusUpload is what the server knows of an unfinished tus upload. It is
+// Upload is what the server knows of an unfinished tus upload. It is
 // kept in <dir>/<id>.json beside the bytes received, <dir>/<id>.bin, so
 // that an upload outlives a restart of kino.
-type tusUpload struct {
+type Upload struct {
 	ID         string    `json:"id"` // the id of the video it becomes
 	Account    string    `json:"account"`
 	Collection string    `json:"collection"`
@@ -34,33 +36,40 @@ type tusUpload struct {
 	Created    time.Time `json:"created"`
 	Expires    time.Time `json:"expires"`
 
-	Settings uploadSettings `json:"settings"` // playbackPolicy and download asked for
+	Settings Settings `json:"settings"` // playbackPolicy and download asked for
 
-	done bool // finished: a completion record (tusDone), not an upload
+	Finished bool `json:"-"` // a completion record (Done), not an upload
 }
 
-// pending reports whether every byte of u is in but u is not a video yet:
+// Settings are an upload's optional playbackPolicy and download,
+// overriding its collection's defaults.
+type Settings struct {
+	Policy   domain.PlaybackPolicy `json:"playbackPolicy,omitempty"` // "": the collection's
+	Download *bool                 `json:"download,omitempty"`       // nil: the collection's
+}
+
+// Pending reports whether every byte of u is in but u is not a video yet:
 // its acceptance failed (the event or media store did not take it, or
 // kino stopped during it) and is tried again.
-func (u tusUpload) pending() bool { return !u.done && u.Length > 0 && u.Offset == u.Length }
+func (u Upload) Pending() bool { return !u.Finished && u.Length > 0 && u.Offset == u.Length }
 
-// resumeOffset is the offset a client is told (HEAD's Upload-Offset) and
+// ResumeOffset is the offset a client is told (HEAD's Upload-Offset) and
 // resumes from. A pending upload's is one byte short of its length: a tus
 // client takes an offset equal to the length for a finished upload, and
 // sends no more (tus-js-client ends there); told this, it sends the last
 // byte again, and that PATCH tries the acceptance again.
-func (u tusUpload) resumeOffset() int64 {
-	if u.pending() {
+func (u Upload) ResumeOffset() int64 {
+	if u.Pending() {
 		return u.Length - 1
 	}
 	return u.Offset
 }
 
-// tusDone is what is kept of a finished upload, in <dir>/<id>.done, until
+// Done is what is kept of a finished upload, in <dir>/<id>.done, until
 // Expires: enough for its owner's HEAD to learn that it is complete, and
 // for a PATCH at its last offset to be a no-op, so a client that lost the
 // last answer does not upload the file again (a second video).
-type tusDone struct {
+type Done struct {
 	ID       string    `json:"id"`
 	Account  string    `json:"account"`
 	Direct   string    `json:"direct,omitempty"`
@@ -69,7 +78,7 @@ type tusDone struct {
 	Expires  time.Time `json:"expires"`
 }
 
-// tusStore keeps this node's unfinished tus uploads in one directory, on
+// FileStore keeps this node's unfinished tus uploads in one directory, on
 // the file system of the media store (so the last byte commits with a
 // rename), and an index of them in memory. The index is the directory's
 // content as read at start plus this process's changes: a node serves the
@@ -78,27 +87,25 @@ type tusDone struct {
 // The .json file is rewritten (atomically) at the end of each PATCH; the
 // .bin may hold more bytes than the .json records after a crash in the
 // middle of one: those are cut off before the next PATCH writes. A
-// complete upload's bytes are committed as the video's original under a
+// Complete upload's bytes are committed as the video's original under a
 // second name, <dir>/<id>.commit, which the media store takes: the .bin
 // stays until the video exists, whatever becomes of the acceptance.
-type tusStore struct {
+type FileStore struct {
 	dir string
 
 	mu      sync.Mutex
-	uploads map[string]tusUpload
-	done    map[string]tusDone
-	busy    map[string]*tusHold // a PATCH or DELETE is at work on it
-
-	retryEvery time.Duration   // how often pending uploads are tried again: tusRetryEvery
-	accepting  func(id string) // tests only: called as a complete upload is accepted
+	uploads map[string]Upload
+	done    map[string]Done
+	busy    map[string]*hold // a PATCH or DELETE is at work on it
 }
 
-func openTusStore(dir string) (*tusStore, error) {
+// OpenFileStore opens the store in dir (made if need be), reading the
+// uploads a previous run left and removing what cannot be resumed.
+func OpenFileStore(dir string) (*FileStore, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("tus store: %w", err)
 	}
-	t := &tusStore{dir: dir, uploads: make(map[string]tusUpload), done: make(map[string]tusDone), busy: make(map[string]*tusHold),
-		retryEvery: tusRetryEvery}
+	t := &FileStore{dir: dir, uploads: make(map[string]Upload), done: make(map[string]Done), busy: make(map[string]*hold)}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("tus store: %w", err)
@@ -108,7 +115,7 @@ func openTusStore(dir string) (*tusStore, error) {
 		if !ok || !domain.ValidID(id) {
 			continue
 		}
-		var d tusDone
+		var d Done
 		if b, err := os.ReadFile(t.finished(id)); err == nil && json.Unmarshal(b, &d) == nil && d.ID == id {
 			t.done[id] = d
 		} else {
@@ -122,11 +129,11 @@ func openTusStore(dir string) (*tusStore, error) {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(dir, name))
-		var u tusUpload
+		var u Upload
 		if err == nil {
 			err = json.Unmarshal(b, &u)
 		}
-		if _, serr := os.Stat(t.data(id)); err != nil || serr != nil || u.ID != id || u.Offset > u.Length {
+		if _, serr := os.Stat(t.DataPath(id)); err != nil || serr != nil || u.ID != id || u.Offset > u.Length {
 			_ = t.removeFiles(id) // unreadable: nothing can resume it
 			continue
 		}
@@ -151,55 +158,56 @@ func openTusStore(dir string) (*tusStore, error) {
 	return t, nil
 }
 
-func (t *tusStore) data(id string) string     { return filepath.Join(t.dir, id+".bin") }
-func (t *tusStore) info(id string) string     { return filepath.Join(t.dir, id+".json") }
-func (t *tusStore) finished(id string) string { return filepath.Join(t.dir, id+".done") }
-func (t *tusStore) commit(id string) string   { return filepath.Join(t.dir, id+".commit") }
+// DataPath is the file of the bytes of upload id received so far.
+func (t *FileStore) DataPath(id string) string { return filepath.Join(t.dir, id+".bin") }
+func (t *FileStore) info(id string) string     { return filepath.Join(t.dir, id+".json") }
+func (t *FileStore) finished(id string) string { return filepath.Join(t.dir, id+".done") }
+func (t *FileStore) commit(id string) string   { return filepath.Join(t.dir, id+".commit") }
 
-// commitFile gives the bytes of the complete upload id their second name,
+// CommitFile gives the bytes of the complete upload id their second name,
 // for the media store's Commit to take: a hard link (or a copy, where the
 // file system has none).
-func (t *tusStore) commitFile(id string) (string, error) {
+func (t *FileStore) CommitFile(id string) (string, error) {
 	p := t.commit(id)
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("tus store: commit %s: %w", id, err)
 	}
-	if err := media.LinkOrCopy(t.data(id), p); err != nil {
+	if err := media.LinkOrCopy(t.DataPath(id), p); err != nil {
 		_ = os.Remove(p)
 		return "", fmt.Errorf("tus store: commit %s: %w", id, err)
 	}
 	return p, nil
 }
 
-// reopen makes the pending upload u unfinished again, one byte short of
+// Reopen makes the pending upload u unfinished again, one byte short of
 // its length (what HEAD told the client), on disk and in its record, for
 // a PATCH of that byte: whatever becomes of the PATCH, the record and the
 // bytes agree.
-func (t *tusStore) reopen(u tusUpload) (tusUpload, error) {
+func (t *FileStore) Reopen(u Upload) (Upload, error) {
 	u.Offset = u.Length - 1
-	if err := os.Truncate(t.data(u.ID), u.Offset); err != nil {
+	if err := os.Truncate(t.DataPath(u.ID), u.Offset); err != nil {
 		return u, fmt.Errorf("tus store: reopen %s: %w", u.ID, err)
 	}
-	return u, t.save(u)
+	return u, t.Save(u)
 }
 
-// pending lists the pending uploads no request holds.
-func (t *tusStore) pending() []string {
+// PendingIDs lists the pending uploads no request holds.
+func (t *FileStore) PendingIDs() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var ids []string
 	for id, u := range t.uploads {
-		if u.pending() && t.busy[id] == nil {
+		if u.Pending() && t.busy[id] == nil {
 			ids = append(ids, id)
 		}
 	}
 	return ids
 }
 
-// complete replaces the upload u, accepted as a video, by its completion
+// Complete replaces the upload u, accepted as a video, by its completion
 // record, kept until expires.
-func (t *tusStore) complete(u tusUpload, expires time.Time) error {
-	d := tusDone{ID: u.ID, Account: u.Account, Direct: u.Direct, Length: u.Length, Metadata: u.Metadata, Expires: expires}
+func (t *FileStore) Complete(u Upload, expires time.Time) error {
+	d := Done{ID: u.ID, Account: u.Account, Direct: u.Direct, Length: u.Length, Metadata: u.Metadata, Expires: expires}
 	b, err := json.Marshal(d)
 	if err == nil {
 		tmp := t.finished(u.ID) + ".tmp"
@@ -215,19 +223,19 @@ func (t *tusStore) complete(u tusUpload, expires time.Time) error {
 		t.done[u.ID] = d
 		t.mu.Unlock()
 	}
-	return errors.Join(err, t.remove(u.ID))
+	return errors.Join(err, t.Remove(u.ID))
 }
 
-// completed is the completion record of a finished upload.
-func (t *tusStore) completed(id string) (tusDone, bool) {
+// Completed is the completion record of a finished upload.
+func (t *FileStore) Completed(id string) (Done, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	d, ok := t.done[id]
 	return d, ok
 }
 
-// forget removes a completion record.
-func (t *tusStore) forget(id string) error {
+// Forget removes a completion record.
+func (t *FileStore) Forget(id string) error {
 	t.mu.Lock()
 	delete(t.done, id)
 	t.mu.Unlock()
@@ -237,8 +245,8 @@ func (t *tusStore) forget(id string) error {
 	return nil
 }
 
-// expiredDone lists the completion records expired at now.
-func (t *tusStore) expiredDone(now time.Time) []string {
+// ExpiredDone lists the completion records expired at now.
+func (t *FileStore) ExpiredDone(now time.Time) []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var ids []string
@@ -250,24 +258,24 @@ func (t *tusStore) expiredDone(now time.Time) []string {
 	return ids
 }
 
-// create records a new upload with an empty file.
-func (t *tusStore) create(u tusUpload) error {
-	f, err := os.OpenFile(t.data(u.ID), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+// Create records a new upload with an empty file.
+func (t *FileStore) Create(u Upload) error {
+	f, err := os.OpenFile(t.DataPath(u.ID), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("tus store: create %s: %w", u.ID, err)
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("tus store: create %s: %w", u.ID, err)
 	}
-	if err := t.save(u); err != nil {
-		_ = os.Remove(t.data(u.ID))
+	if err := t.Save(u); err != nil {
+		_ = os.Remove(t.DataPath(u.ID))
 		return err
 	}
 	return nil
 }
 
-// save records u (after a PATCH), atomically.
-func (t *tusStore) save(u tusUpload) error {
+// Save records u (after a PATCH), atomically.
+func (t *FileStore) Save(u Upload) error {
 	b, err := json.Marshal(u)
 	if err != nil {
 		return fmt.Errorf("tus store: save %s: %w", u.ID, err)
@@ -287,24 +295,25 @@ func (t *tusStore) save(u tusUpload) error {
 	return nil
 }
 
-func (t *tusStore) get(id string) (tusUpload, bool) {
+// Get is the unfinished upload id.
+func (t *FileStore) Get(id string) (Upload, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	u, ok := t.uploads[id]
 	return u, ok
 }
 
-// remove forgets an upload and removes its files.
-func (t *tusStore) remove(id string) error {
+// Remove forgets an upload and removes its files.
+func (t *FileStore) Remove(id string) error {
 	t.mu.Lock()
 	delete(t.uploads, id)
 	t.mu.Unlock()
 	return t.removeFiles(id)
 }
 
-func (t *tusStore) removeFiles(id string) error {
+func (t *FileStore) removeFiles(id string) error {
 	var errs []error
-	for _, p := range []string{t.info(id), t.data(id), t.info(id) + ".tmp", t.commit(id)} {
+	for _, p := range []string{t.info(id), t.DataPath(id), t.info(id) + ".tmp", t.commit(id)} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}
@@ -312,27 +321,28 @@ func (t *tusStore) removeFiles(id string) error {
 	return errors.Join(errs...)
 }
 
-// tusHold is a request's hold on an upload: while it reads a body, a
+// hold is a request's hold on an upload: while it reads a body, a
 // later request of the same owner may interrupt it (takeover).
-type tusHold struct {
+type hold struct {
 	mu          sync.Mutex
 	interrupt   func() // ends the body read in progress; nil when none is
 	interrupted bool
 	done        chan struct{} // closed when the hold is released
 }
 
-// lock marks an upload busy; false when it is already.
-func (t *tusStore) lock(id string) bool {
+// Lock marks an upload busy; false when it is already.
+func (t *FileStore) Lock(id string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.busy[id] != nil {
 		return false
 	}
-	t.busy[id] = &tusHold{done: make(chan struct{})}
+	t.busy[id] = &hold{done: make(chan struct{})}
 	return true
 }
 
-func (t *tusStore) unlock(id string) {
+// Unlock releases the hold Lock or Takeover took.
+func (t *FileStore) Unlock(id string) {
 	t.mu.Lock()
 	if h := t.busy[id]; h != nil {
 		close(h.done)
@@ -341,9 +351,9 @@ func (t *tusStore) unlock(id string) {
 	t.mu.Unlock()
 }
 
-// interruptible registers f as the way to end the body read of the hold
+// Interruptible registers f as the way to end the body read of the hold
 // on id (called at once if a takeover came first).
-func (t *tusStore) interruptible(id string, f func()) {
+func (t *FileStore) Interruptible(id string, f func()) {
 	t.mu.Lock()
 	h := t.busy[id]
 	t.mu.Unlock()
@@ -359,14 +369,14 @@ func (t *tusStore) interruptible(id string, f func()) {
 	}
 }
 
-// takeover locks id, interrupting the request that holds it if any (its
+// Takeover locks id, interrupting the request that holds it if any (its
 // body read ends; it records what it wrote and lets go), and waiting at
 // most wait for it to let go; false when it did not.
-func (t *tusStore) takeover(ctx context.Context, id string, wait time.Duration) bool {
+func (t *FileStore) Takeover(ctx context.Context, id string, wait time.Duration) bool {
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for {
-		if t.lock(id) {
+		if t.Lock(id) {
 			return true
 		}
 		t.mu.Lock()
@@ -392,9 +402,9 @@ func (t *tusStore) takeover(ctx context.Context, id string, wait time.Duration) 
 	}
 }
 
-// usage is the number of unfinished uploads of account: its direct
+// Usage is the number of unfinished uploads of account: its direct
 // uploads (made through direct upload URLs) or its own.
-func (t *tusStore) usage(account string, direct bool) (n int) {
+func (t *FileStore) Usage(account string, direct bool) (n int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, u := range t.uploads {
@@ -405,8 +415,8 @@ func (t *tusStore) usage(account string, direct bool) (n int) {
 	return n
 }
 
-// expired lists the uploads expired at now that no request holds.
-func (t *tusStore) expired(now time.Time) []string {
+// Expired lists the uploads expired at now that no request holds.
+func (t *FileStore) Expired(now time.Time) []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var ids []string
@@ -416,4 +426,47 @@ func (t *tusStore) expired(now time.Time) []string {
 		}
 	}
 	return ids
+}
+
+// Unfinished lists account's unfinished uploads on this node that have
+// not expired at now, newest first. Completion records are not uploads
+// (they live in t.done): a finished upload is a video, listed there.
+// Read-only: an expired upload is left for findUpload or the sweeper.
+func (t *FileStore) Unfinished(account string, now time.Time) []Upload {
+	t.mu.Lock()
+	var out []Upload
+	for _, u := range t.uploads {
+		if u.Account == account && now.Before(u.Expires) {
+			out = append(out, u)
+		}
+	}
+	t.mu.Unlock()
+	slices.SortFunc(out, func(a, b Upload) int {
+		if c := b.Created.Compare(a.Created); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.ID, a.ID)
+	})
+	return out
+}
+
+// Busy reports whether a request holds upload id.
+func (t *FileStore) Busy(id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.busy[id] != nil
+}
+
+// Interrupted reports whether the request that holds upload id was asked
+// to let it go (a takeover waits for it).
+func (t *FileStore) Interrupted(id string) bool {
+	t.mu.Lock()
+	h := t.busy[id]
+	t.mu.Unlock()
+	if h == nil {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.interrupted
 }

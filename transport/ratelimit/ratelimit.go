@@ -1,51 +1,51 @@
-package httpapi
+// Package ratelimit is the request-rate algorithm of the API: a sliding
+// log per key (at most limit requests in any minute, wherever the minute
+// starts), optionally shared between API nodes through a Ledger that holds
+// each node's share of a key's budget. It knows nothing of HTTP: callers
+// pick the key (an account, a client address, an email) and the limit, and
+// turn a refused Decision into their own answer.
+package ratelimit
 
 import (
 	"context"
 	"log/slog"
-	"net"
-	"net/http"
-	"net/netip"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/kino-video/kino/eventstore/kv"
 )
 
-// rateWindow is the length of the sliding window of every request limit.
-const rateWindow = time.Minute
+// Window is the length of the sliding window of every request limit.
+const Window = time.Minute
 
-// Timings of the shared ledger (RateLedger). A node holds its share of a
+// Timings of the shared ledger (Ledger). A node holds its share of a
 // key for rateLease after each update and allows a request only while the
 // share is held for a whole window after it. Once less than
-// rateWindow+rateRenew is left (10 s after an update) the next request
+// Window+rateRenew is left (10 s after an update) the next request
 // that fits renews the lease in the background; one that does not fit
 // (or finds the lease too short) waits for an update. A refusal for want
 // of share asks the ledger again at most every rateDryRetry; a ledger that
 // cannot be reached is not asked again for rateDown, and each update waits
 // at most rateTimeout.
 const (
-	rateLease    = rateWindow + 30*time.Second
+	rateLease    = Window + 30*time.Second
 	rateRenew    = 20 * time.Second
 	rateDryRetry = time.Second
 	rateDown     = 5 * time.Second
 	rateTimeout  = time.Second
 )
 
-// RateLedger shares rate limits between API nodes (kv.RateLimits
+// Ledger shares rate limits between API nodes (kv.RateLimits
 // on NATS): for each key it holds the part of the key's budget each node
 // has taken. UpdateRate calls decide with the other nodes' live holdings
 // and stores what it returns as node's, atomically.
-type RateLedger interface {
+type Ledger interface {
 	UpdateRate(ctx context.Context, key, node string, now time.Time, decide func(others []kv.RateHolding) kv.RateHolding) error
 	// Connected is false while this process has no connection to NATS.
 	Connected() bool
 }
 
-var _ RateLedger = (*kv.RateLimits)(nil)
-
-// limiter allows at most limit requests per key in any rateWindow: a
+// Limiter allows at most limit requests per key in any Window: a
 // sliding log. For each key it keeps the times of the requests it allowed
 // in the last window (at most limit of them, in a ring), so no 60 s span
 // ever holds more than limit allowed requests, wherever it starts. (A
@@ -68,14 +68,14 @@ var _ RateLedger = (*kv.RateLimits)(nil)
 // when NATS is reached but the ledger does not answer (its stream electing
 // a leader after a node died), the node keeps to the shares it holds while
 // their leases run, and counts alone only for keys it holds none of.
-type limiter struct {
+type Limiter struct {
 	mu      sync.Mutex
 	logs    map[string]*requestLog
 	sweepAt time.Time
 
-	ledger    RateLedger // nil: each process counts alone
-	prefix    string     // of the ledger's keys: "acct:", "addr:"
-	node      string     // this process in the ledger
+	ledger    Ledger // nil: each process counts alone
+	prefix    string // of the ledger's keys: "acct:", "addr:"
+	node      string // this process in the ledger
 	log       *slog.Logger
 	downUntil int64 // the ledger failed: count alone until then (Unix ns)
 	keepShare bool  // ...but keep to the shares held: NATS was connected
@@ -101,12 +101,12 @@ type requestLog struct {
 	syncMu       sync.Mutex // one update at a time
 }
 
-func newLimiter() *limiter { return &limiter{logs: make(map[string]*requestLog)} }
+func New() *Limiter { return &Limiter{logs: make(map[string]*requestLog)} }
 
-// newSharedLimiter is a limiter whose keys (prefixed) are shared through
+// NewShared is a limiter whose keys (prefixed) are shared through
 // ledger; a nil ledger makes a process-local limiter.
-func newSharedLimiter(ledger RateLedger, prefix, node string, log *slog.Logger) *limiter {
-	l := newLimiter()
+func NewShared(ledger Ledger, prefix, node string, log *slog.Logger) *Limiter {
+	l := New()
 	l.ledger, l.prefix, l.node, l.log = ledger, prefix, node, log
 	return l
 }
@@ -115,43 +115,49 @@ func newSharedLimiter(ledger RateLedger, prefix, node string, log *slog.Logger) 
 func rateBlock(limit int) int { return max(1, limit/20) }
 
 // decision is the outcome of one request against a limit.
-type decision struct {
-	allowed   bool
-	remaining int           // requests left in the window after this one
-	reset     time.Time     // when the oldest counted request leaves the window
-	retry     time.Duration // when refused: the wait until one request is allowed
+type Decision struct {
+	Allowed   bool
+	Remaining int           // requests left in the window after this one
+	Reset     time.Time     // when the oldest counted request leaves the window
+	Retry     time.Duration // when refused: the wait until one request is allowed
 }
 
-// allow counts one request of key against limit at now, unless it is over
+// Allow counts one request of key against limit at now, unless it is over
 // the limit.
-func (l *limiter) allow(key string, limit int, now time.Time) decision {
+func (l *Limiter) Allow(key string, limit int, now time.Time) Decision {
 	return l.take(key, limit, now, true)
 }
 
-// over reports, without counting anything, whether key has used its limit.
+// Over reports, without counting anything, whether key has used its limit.
 // A key this node has not counted is not over, without asking the ledger.
-func (l *limiter) over(key string, limit int, now time.Time) (bool, time.Duration) {
+func (l *Limiter) Over(key string, limit int, now time.Time) (bool, time.Duration) {
 	d := l.take(key, limit, now, false)
-	return !d.allowed, d.retry
+	return !d.Allowed, d.Retry
 }
 
-func (l *limiter) take(key string, limit int, now time.Time, count bool) decision {
+// Peek is the decision a request of key would get now, without counting
+// it (the account page's remaining budget).
+func (l *Limiter) Peek(key string, limit int, now time.Time) Decision {
+	return l.take(key, limit, now, false)
+}
+
+func (l *Limiter) take(key string, limit int, now time.Time, count bool) Decision {
 	t := now.UnixNano()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if now.After(l.sweepAt) {
 		l.sweep(t)
-		l.sweepAt = now.Add(rateWindow)
+		l.sweepAt = now.Add(Window)
 	}
 	lg := l.logs[key]
 	if lg == nil {
 		if !count {
-			return decision{allowed: true, remaining: limit}
+			return Decision{Allowed: true, Remaining: limit}
 		}
 		lg = &requestLog{}
 		l.logs[key] = lg
 	}
-	lg.expire(t - int64(rateWindow))
+	lg.expire(t - int64(Window))
 	for synced := false; ; synced = true {
 		if lg.n >= limit || l.ledger == nil {
 			return lg.local(limit, t, count)
@@ -169,8 +175,8 @@ func (l *limiter) take(key string, limit int, now time.Time, count bool) decisio
 			}
 			return lg.local(limit, t, count)
 		}
-		held := t+int64(rateWindow) <= lg.until
-		if held && lg.n < lg.share && t+int64(rateWindow+rateRenew) <= lg.until {
+		held := t+int64(Window) <= lg.until
+		if held && lg.n < lg.share && t+int64(Window+rateRenew) <= lg.until {
 			return lg.grant(limit, t, count)
 		}
 		dry := lg.dryAt != 0 && t < lg.dryAt+int64(rateDryRetry)
@@ -191,12 +197,12 @@ func (l *limiter) take(key string, limit int, now time.Time, count bool) decisio
 		err := l.update(lg, key, limit, now, gen)
 		l.mu.Lock()
 		l.updated(err, t)
-		lg.expire(t - int64(rateWindow))
+		lg.expire(t - int64(Window))
 	}
 }
 
 // renew updates key's share in the background.
-func (l *limiter) renew(lg *requestLog, key string, limit int, now time.Time, gen uint64) {
+func (l *Limiter) renew(lg *requestLog, key string, limit int, now time.Time, gen uint64) {
 	err := l.update(lg, key, limit, now, gen)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -206,7 +212,7 @@ func (l *limiter) renew(lg *requestLog, key string, limit int, now time.Time, ge
 
 // updated notes the outcome of an update at t: after a failure the node
 // counts alone for rateDown. Each outage is logged once. l.mu is held.
-func (l *limiter) updated(err error, t int64) {
+func (l *Limiter) updated(err error, t int64) {
 	switch {
 	case err != nil:
 		if !l.failing {
@@ -225,7 +231,7 @@ func (l *limiter) updated(err error, t int64) {
 // more request and up to a block beyond, as far as the other nodes leave
 // room. Callers that waited while another request updated the same key
 // (gen moved on) use its answer instead.
-func (l *limiter) update(lg *requestLog, key string, limit int, now time.Time, gen uint64) error {
+func (l *Limiter) update(lg *requestLog, key string, limit int, now time.Time, gen uint64) error {
 	lg.syncMu.Lock()
 	defer lg.syncMu.Unlock()
 	l.mu.Lock()
@@ -241,13 +247,13 @@ func (l *limiter) update(lg *requestLog, key string, limit int, now time.Time, g
 	decide := func(others []kv.RateHolding) kv.RateHolding {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		lg.expire(t - int64(rateWindow))
+		lg.expire(t - int64(Window))
 		taken := 0
 		othersUsed, othersOldest = 0, 0
 		for _, h := range others {
 			taken += h.Share
 			othersUsed += h.Used
-			if h.Used > 0 && h.Oldest+int64(rateWindow) > t && (othersOldest == 0 || h.Oldest < othersOldest) {
+			if h.Used > 0 && h.Oldest+int64(Window) > t && (othersOldest == 0 || h.Oldest < othersOldest) {
 				othersOldest = h.Oldest
 			}
 		}
@@ -280,37 +286,37 @@ func (l *limiter) update(lg *requestLog, key string, limit int, now time.Time, g
 }
 
 // local decides on the node's own log alone: the whole limit is its.
-func (lg *requestLog) local(limit int, t int64, count bool) decision {
+func (lg *requestLog) local(limit int, t int64, count bool) Decision {
 	if lg.n >= limit {
 		oldest := lg.times[lg.head]
-		return decision{reset: resetAt(oldest), retry: time.Duration(oldest + int64(rateWindow) - t)}
+		return Decision{Reset: resetAt(oldest), Retry: time.Duration(oldest + int64(Window) - t)}
 	}
 	if !count {
-		return decision{allowed: true, remaining: limit - lg.n}
+		return Decision{Allowed: true, Remaining: limit - lg.n}
 	}
 	if lg.n > 0 { // keep the log in order even if the clock steps back
 		t = max(t, lg.newest())
 	}
 	lg.push(t, limit)
-	return decision{allowed: true, remaining: limit - lg.n, reset: resetAt(lg.times[lg.head])}
+	return Decision{Allowed: true, Remaining: limit - lg.n, Reset: resetAt(lg.times[lg.head])}
 }
 
 // grant allows (and, if count, counts) a request within the node's share.
 // Remaining and Reset are the cluster's as of the last update.
-func (lg *requestLog) grant(limit int, t int64, count bool) decision {
+func (lg *requestLog) grant(limit int, t int64, count bool) Decision {
 	if count {
 		if lg.n > 0 {
 			t = max(t, lg.newest())
 		}
 		lg.push(t, limit)
 	}
-	d := decision{allowed: true, remaining: max(0, limit-lg.n-lg.othersUsed)}
+	d := Decision{Allowed: true, Remaining: max(0, limit-lg.n-lg.othersUsed)}
 	if lg.n > 0 {
 		oldest := lg.times[lg.head]
-		if lg.othersOldest != 0 && lg.othersOldest < oldest && lg.othersOldest+int64(rateWindow) > t {
+		if lg.othersOldest != 0 && lg.othersOldest < oldest && lg.othersOldest+int64(Window) > t {
 			oldest = lg.othersOldest
 		}
-		d.reset = resetAt(oldest)
+		d.Reset = resetAt(oldest)
 	}
 	return d
 }
@@ -318,17 +324,17 @@ func (lg *requestLog) grant(limit int, t int64, count bool) decision {
 // refuse answers a request for which the cluster has no budget left: it is
 // allowed again once the oldest request counted anywhere (as of the last
 // update) leaves the window, or in a second if none is known.
-func (lg *requestLog) refuse(t int64) decision {
+func (lg *requestLog) refuse(t int64) Decision {
 	next := int64(0)
 	for _, o := range []int64{lg.oldest(), lg.othersOldest} {
-		if o != 0 && o+int64(rateWindow) > t && (next == 0 || o < next) {
+		if o != 0 && o+int64(Window) > t && (next == 0 || o < next) {
 			next = o
 		}
 	}
 	if next == 0 {
-		return decision{reset: time.Unix(0, t).Add(time.Second), retry: time.Second}
+		return Decision{Reset: time.Unix(0, t).Add(time.Second), Retry: time.Second}
 	}
-	return decision{reset: resetAt(next), retry: time.Duration(next + int64(rateWindow) - t)}
+	return Decision{Reset: resetAt(next), Retry: time.Duration(next + int64(Window) - t)}
 }
 
 func (lg *requestLog) oldest() int64 {
@@ -338,15 +344,15 @@ func (lg *requestLog) oldest() int64 {
 	return lg.times[lg.head]
 }
 
-func resetAt(oldest int64) time.Time { return time.Unix(0, oldest).Add(rateWindow) }
+func resetAt(oldest int64) time.Time { return time.Unix(0, oldest).Add(Window) }
 
 // sweep drops the logs of keys with no request in the last window, so
 // keys seen once (client addresses, say) do not stay forever. A dropped
 // log's share stays in the ledger until its lease lapses or a new log of
 // the key updates it.
-func (l *limiter) sweep(now int64) {
+func (l *Limiter) sweep(now int64) {
 	for k, lg := range l.logs {
-		if lg.n == 0 || lg.newest() <= now-int64(rateWindow) {
+		if lg.n == 0 || lg.newest() <= now-int64(Window) {
 			delete(l.logs, k)
 		}
 	}
@@ -374,79 +380,4 @@ func (lg *requestLog) push(t int64, limit int) {
 	}
 	lg.times[(lg.head+lg.n)%len(lg.times)] = t
 	lg.n++
-}
-
-// clientAddr is the address requests without a valid key are counted
-// under: the peer's IP, or, when the peer is a proxy the operator trusts
-// (--trusted-proxies), the address that proxy reports in X-Forwarded-For
-// (the rightmost entry that is not itself a trusted proxy). Without
-// trusted proxies X-Forwarded-For is ignored: any client can write it.
-// IPv6 addresses count by their /64, which one host usually holds whole.
-func clientAddr(r *http.Request, trusted []netip.Prefix) string {
-	addr := peerAddr(r.RemoteAddr)
-	if addr.IsValid() && len(trusted) > 0 && inPrefixes(addr, trusted) {
-		hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
-		for i := len(hops) - 1; i >= 0; i-- {
-			hop, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
-			if err != nil {
-				break // a malformed entry: stop at the last proxy we trust
-			}
-			addr = hop.Unmap()
-			if !inPrefixes(addr, trusted) {
-				break
-			}
-		}
-	}
-	if !addr.IsValid() {
-		return r.RemoteAddr
-	}
-	if addr.Is6() {
-		p, _ := addr.Prefix(64)
-		return p.String()
-	}
-	return addr.String()
-}
-
-func peerAddr(remote string) netip.Addr {
-	host, _, err := net.SplitHostPort(remote)
-	if err != nil {
-		host = remote
-	}
-	addr, err := netip.ParseAddr(host)
-	if err != nil {
-		return netip.Addr{}
-	}
-	return addr.Unmap()
-}
-
-func inPrefixes(a netip.Addr, ps []netip.Prefix) bool {
-	for _, p := range ps {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
-
-// ParseTrustedProxies reads a comma-separated list of addresses and CIDR
-// prefixes (--trusted-proxies).
-func ParseTrustedProxies(s string) ([]netip.Prefix, error) {
-	var out []netip.Prefix
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		if p, err := netip.ParsePrefix(part); err == nil {
-			out = append(out, p.Masked())
-			continue
-		}
-		a, err := netip.ParseAddr(part)
-		if err != nil {
-			return nil, &net.ParseError{Type: "IP address or CIDR prefix", Text: part}
-		}
-		a = a.Unmap()
-		out = append(out, netip.PrefixFrom(a, a.BitLen()))
-	}
-	return out, nil
 }

@@ -1,0 +1,121 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/kino-video/kino/domain"
+)
+
+// The routes of every protocol the server speaks, in one place: probes,
+// the player and its media (/play, /assets, /cdn), browser sessions
+// (/auth), the operator's /v1/admin, the /v1 API, and uploads (tus and
+// direct upload URLs). Each protocol's handlers live in the files named
+// after it; every handler returns an error that respond.Error answers.
+
+// handlerFunc is a handler that returns its error for handle to answer.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+func (s *Server) routes() {
+	r := s.router
+	// No 301 to a cleaned path: /v1/videos/../x simply matches nothing (404).
+	r.SkipClean(true)
+	r.NotFoundHandler = s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		return errNotFound("route " + r.URL.Path)
+	})
+	r.MethodNotAllowedHandler = s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		return domain.E("", domain.NotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path)
+	})
+	r.Handle("/healthz", s.handle(s.healthz)).Methods(http.MethodGet, http.MethodHead)
+	r.Handle("/readyz", s.handle(s.readyz)).Methods(http.MethodGet, http.MethodHead)
+	r.Handle("/play/{id}", s.handle(s.play)).Methods(http.MethodGet, http.MethodHead)
+	r.Handle("/assets/{name}", s.handle(s.serveAsset)).Methods(http.MethodGet, http.MethodHead)
+	r.PathPrefix("/cdn/").Handler(s.handle(s.cdn.Serve)).Methods(http.MethodGet, http.MethodHead, http.MethodOptions)
+
+	r.Handle("/auth/login", s.handle(s.login)).Methods(http.MethodPost)
+	r.Handle("/auth/logout", s.handle(s.logout)).Methods(http.MethodPost)
+	r.Handle("/auth/me", s.handle(s.me)).Methods(http.MethodGet)
+	r.Handle("/auth/password", s.handle(s.setPassword)).Methods(http.MethodPost)
+
+	s.adminRoutes()
+	r.Handle("/v1/admin/users", s.operatorOnly(s.adminListUsers)).Methods(http.MethodGet)
+	r.Handle("/v1/admin/users", s.operatorOnly(s.adminCreateUser)).Methods(http.MethodPost)
+	r.Handle("/v1/openapi.json", s.handle(s.openAPI)).Methods(http.MethodGet)
+	// Every other /v1 route is authenticated with an API key. (A mux subrouter would answer 404
+	// instead of 405 for a known path with the wrong method.)
+	route := func(path string, h handlerFunc, method string) {
+		r.Handle("/v1"+path, s.authenticate(s.handle(h))).Methods(method)
+	}
+	route("/videos", s.uploadVideo, http.MethodPost)
+	route("/videos", s.listVideos, http.MethodGet)
+	route("/videos/{id}", s.getVideo, http.MethodGet)
+	route("/videos/{id}", s.deleteVideo, http.MethodDelete)
+	route("/videos/{id}/events", s.videoEvents, http.MethodGet)
+	route("/videos/{id}/retry", s.retryVideo, http.MethodPost)
+
+	route("/collections", s.createCollection, http.MethodPost)
+	route("/collections", s.listCollections, http.MethodGet)
+	route("/collections/{slug}", s.getCollection, http.MethodGet)
+	route("/collections/{slug}", s.renameCollection, http.MethodPatch)
+	route("/collections/{slug}", s.deleteCollection, http.MethodDelete)
+
+	route("/webhooks", s.createWebhook, http.MethodPost)
+	route("/webhooks", s.listWebhooks, http.MethodGet)
+	route("/webhooks/{id}", s.getWebhook, http.MethodGet)
+	route("/webhooks/{id}", s.deleteWebhook, http.MethodDelete)
+	route("/webhooks/{id}/deliveries", s.listDeliveries, http.MethodGet)
+	route("/webhooks/{id}/test", s.testWebhook, http.MethodPost)
+	route("/webhooks/{id}/deliveries/{deliveryId}/redeliver", s.redeliver, http.MethodPost)
+
+	route("/account", s.getAccount, http.MethodGet)
+
+	s.uploadRoutes()
+
+	route("/keys", s.listKeys, http.MethodGet)
+	route("/keys", s.createKey, http.MethodPost)
+	route("/keys/{id}", s.revokeKey, http.MethodDelete)
+
+	route("/videos/{id}", s.setVideoPolicy, http.MethodPatch)
+	route("/videos/{id}/playback-tokens", s.issuePlaybackToken, http.MethodPost)
+	route("/signing-keys", s.createSigningKey, http.MethodPost)
+	route("/signing-keys", s.listSigningKeys, http.MethodGet)
+	route("/signing-keys/{id}", s.deleteSigningKey, http.MethodDelete)
+}
+
+// adminRoutes mounts the operator's endpoints (package admin) under
+// /v1/admin, each behind operatorOnly (an operator's session, or kino's
+// --admin-token as a Bearer value): the one place that names the
+// operator's guard.
+func (s *Server) adminRoutes() {
+	s.admin.Routes(func(path string, h func(http.ResponseWriter, *http.Request) error, method string) {
+		s.router.Handle("/v1/admin"+path, s.operatorOnly(h)).Methods(method)
+	})
+}
+
+// uploadRoutes registers the upload protocols: direct upload URLs, the
+// caller's unfinished uploads, and tus, for API keys and for direct
+// upload URLs (with CORS for browsers on any site).
+func (s *Server) uploadRoutes() {
+	r := s.router
+	auth := func(h handlerFunc) http.Handler { return s.tusProtocol(s.authenticate(s.handle(h))) }
+	r.Handle("/v1/uploads", s.authenticate(s.handle(s.createDirectUpload))).Methods(http.MethodPost)
+	r.Handle("/v1/uploads", s.authenticate(s.handle(s.listUploads))).Methods(http.MethodGet)
+	r.Handle("/v1/uploads/tus", s.handle(s.tusOptions)).Methods(http.MethodOptions)
+	r.Handle("/v1/uploads/tus", auth(s.tusCreate)).Methods(http.MethodPost)
+	r.Handle("/v1/uploads/tus/{id}", s.handle(s.tusOptions)).Methods(http.MethodOptions)
+	r.Handle("/v1/uploads/tus/{id}", auth(s.tusHead)).Methods(http.MethodHead)
+	r.Handle("/v1/uploads/tus/{id}", auth(s.tusPatch)).Methods(http.MethodPatch)
+	r.Handle("/v1/uploads/tus/{id}", auth(s.tusDelete)).Methods(http.MethodDelete)
+
+	direct := func(h handlerFunc) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			directCORS(w.Header())
+			s.tusProtocol(s.handle(h)).ServeHTTP(w, r)
+		})
+	}
+	r.Handle("/v1/uploads/tus/direct/{token}", s.handle(s.directPreflight)).Methods(http.MethodOptions)
+	r.Handle("/v1/uploads/tus/direct/{token}", direct(s.directCreate)).Methods(http.MethodPost)
+	r.Handle("/v1/uploads/tus/direct/{token}/{id}", s.handle(s.directPreflight)).Methods(http.MethodOptions)
+	r.Handle("/v1/uploads/tus/direct/{token}/{id}", direct(s.directUpload(s.headUpload))).Methods(http.MethodHead)
+	r.Handle("/v1/uploads/tus/direct/{token}/{id}", direct(s.directUpload(s.patchUpload))).Methods(http.MethodPatch)
+	r.Handle("/v1/uploads/tus/direct/{token}/{id}", direct(s.directUpload(s.deleteUpload))).Methods(http.MethodDelete)
+}
