@@ -336,7 +336,13 @@ func TestDeliveriesGoOnAfterTheNATSServerRestarts(t *testing.T) {
 	waitRecorded(t, store, hook.ID, 1)
 
 	eventstoretest.Restart(t, srv, dir)
-	after := sendTests(t, store, hook, 3) // waits for the reconnection
+	// The restarted server recovers its streams before it answers; on a
+	// loaded machine that outlasts one publish's timeout.
+	eventstoretest.Eventually(t, "the deliveries stream answers again", func() bool {
+		_, err := queue.New(store).DeliveriesQueued(context.Background())
+		return err == nil
+	})
+	after := sendTests(t, store, hook, 3)
 	outcomes := waitRecorded(t, store, hook.ID, 4)
 	mu.Lock()
 	defer mu.Unlock()
