@@ -37,7 +37,7 @@ func TestBucketsOutliveTheirServersRestart(t *testing.T) {
 	if err := progress.Set(ctx, "stale", 0.5); err != nil {
 		t.Fatal(err)
 	}
-	pollUntil(t, "the follower to see a report", func() bool { _, ok := progress.Live("stale"); return ok })
+	eventstoretest.Eventually(t, "the follower to see a report", func() bool { _, ok := progress.Live("stale"); return ok })
 	lock, err := send.TryLock(ctx, "sub-held")
 	if err != nil {
 		t.Fatal(err)
@@ -46,17 +46,17 @@ func TestBucketsOutliveTheirServersRestart(t *testing.T) {
 	beatCtx, stopBeat := context.WithCancel(ctx)
 	go func() { beats <- queue.New(s).Heartbeat(beatCtx, "serve", nil) }()
 	defer func() { stopBeat(); <-beats }()
-	pollUntil(t, "the heartbeat to be listed", func() bool {
+	eventstoretest.Eventually(t, "the heartbeat to be listed", func() bool {
 		ws, err := queue.New(s).Workers(ctx)
 		return err == nil && len(ws) == 1
 	})
 
 	eventstoretest.Restart(t, srv, dir)
-	pollUntil(t, "the store to reconnect", func() bool { return s.Health().Connected })
+	eventstoretest.Eventually(t, "the store to reconnect", func() bool { return s.Health().Connected })
 
 	// A lock taken before the restart is gone with its bucket; taking
 	// locks works again, and Release of the lost one is harmless.
-	pollUntil(t, "a send lock to be taken", func() bool {
+	eventstoretest.Eventually(t, "a send lock to be taken", func() bool {
 		l, err := send.TryLock(ctx, "sub-1")
 		if err != nil {
 			return false
@@ -79,8 +79,8 @@ func TestBucketsOutliveTheirServersRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	pollUntil(t, "progress reports to be stored again", func() bool { return progress.Set(ctx, "fresh", 0.25) == nil })
-	pollUntil(t, "the follower to see the new bucket", func() bool {
+	eventstoretest.Eventually(t, "progress reports to be stored again", func() bool { return progress.Set(ctx, "fresh", 0.25) == nil })
+	eventstoretest.Eventually(t, "the follower to see the new bucket", func() bool {
 		_, stale := progress.Live("stale")
 		r, ok := progress.Live("fresh")
 		return ok && r.Progress == 0.25 && !stale
@@ -88,10 +88,10 @@ func TestBucketsOutliveTheirServersRestart(t *testing.T) {
 	if err := progress.Clear(ctx, "fresh"); err != nil {
 		t.Fatal(err)
 	}
-	pollUntil(t, "the follower to see a clear", func() bool { _, ok := progress.Live("fresh"); return !ok })
+	eventstoretest.Eventually(t, "the follower to see a clear", func() bool { _, ok := progress.Live("fresh"); return !ok })
 
 	// The heartbeat writes again within a beat: listed again.
-	pollUntil(t, "the heartbeat to be listed again", func() bool {
+	eventstoretest.Eventually(t, "the heartbeat to be listed again", func() bool {
 		ws, err := queue.New(s).Workers(ctx)
 		return err == nil && len(ws) == 1
 	})

@@ -41,7 +41,7 @@ func TestAppendWithoutQuorumIsUnavailable(t *testing.T) {
 	c.Nodes[1].Shutdown()
 	c.Nodes[2].Shutdown()
 	lost := time.Now()
-	pollUntil(t, "the store to see the quorum lost", func() bool { return s.Health().Writes != nil })
+	eventstoretest.Eventually(t, "the store to see the quorum lost", func() bool { return s.Health().Writes != nil })
 	t.Logf("quorum lost -> writes reported failing: %s", time.Since(lost).Round(100*time.Millisecond))
 	err := create("without-quorum")
 	if !domain.IsKind(err, domain.Unavailable) || !errors.Is(err, eventstore.ErrUnavailable) || !errors.Is(err, eventstore.ErrNotStored) {
@@ -56,7 +56,7 @@ func TestAppendWithoutQuorumIsUnavailable(t *testing.T) {
 	}
 	c.Start(1)
 	c.Start(2)
-	pollUntil(t, "writes to be reported working again", func() bool { return s.Health().Writes == nil })
+	eventstoretest.Eventually(t, "writes to be reported working again", func() bool { return s.Health().Writes == nil })
 	if err := create("after-quorum"); err != nil {
 		t.Fatal(err)
 	}

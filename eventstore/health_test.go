@@ -83,7 +83,7 @@ func TestFullDiskStopsWritesUntilHealRestartsTheServer(t *testing.T) {
 	if s.Health().Writes == nil {
 		t.Fatal("Health().Writes is nil after an unacknowledged append")
 	}
-	pollUntil(t, "Heal to see the store's write error", func() bool { return srv.Health() != nil })
+	eventstoretest.Eventually(t, "Heal to see the store's write error", func() bool { return srv.Health() != nil })
 
 	// Freeing the space is not enough for nats-server; Heal restarts it.
 	st, err := os.Stat(filler)
@@ -93,9 +93,9 @@ func TestFullDiskStopsWritesUntilHealRestartsTheServer(t *testing.T) {
 	if err := os.Truncate(filler, st.Size()-size/4); err != nil {
 		t.Fatal(err)
 	}
-	pollUntil(t, "appends to work again", func() bool { return createAccount(ctx, s, "after") == nil })
+	eventstoretest.Eventually(t, "appends to work again", func() bool { return createAccount(ctx, s, "after") == nil })
 	stored = append(stored, "after")
-	pollUntil(t, "Heal to report the server healthy", func() bool { return srv.Health() == nil })
+	eventstoretest.Eventually(t, "Heal to report the server healthy", func() bool { return srv.Health() == nil })
 	if err := s.Writable(); err != nil {
 		t.Fatalf("Writable after recovery: %v", err)
 	}
@@ -104,18 +104,6 @@ func TestFullDiskStopsWritesUntilHealRestartsTheServer(t *testing.T) {
 		if err != nil || len(events) != 1 {
 			t.Fatalf("account %s acknowledged before the fault: %d events, %v", slug, len(events), err)
 		}
-	}
-}
-
-// pollUntil waits (at most 60 s) until cond holds.
-func pollUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -133,7 +121,7 @@ func TestOutageFailsFastOnlyWhenAsked(t *testing.T) {
 	}
 	url := srv.URL()
 	srv.Shutdown()
-	pollUntil(t, "the store to see the outage", func() bool { return !s.Health().Connected })
+	eventstoretest.Eventually(t, "the store to see the outage", func() bool { return !s.Health().Connected })
 
 	fast := eventstore.FailFast(ctx)
 	if err := createAccount(fast, s, "refused"); !domain.IsKind(err, domain.Unavailable) || !errors.Is(err, eventstore.ErrUnavailable) || !errors.Is(err, eventstore.ErrNotStored) {

@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
 )
 
 // The operator's endpoints, GET /v1/account and redelivery through a real
 // kino serve, every exchange checked against docs/openapi.yaml (harness).
 func TestAdminAccountAndRedeliverEndToEnd(t *testing.T) {
+	t.Parallel()
 	const token = "operator-secret-0123456789abcdef"
 	h := start(t, t.TempDir(), withWebhooks, func(c *Config) { c.AdminToken = token })
 
@@ -40,18 +42,11 @@ func TestAdminAccountAndRedeliverEndToEnd(t *testing.T) {
 	}
 
 	// kino serve's own heartbeat shows in the health.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	eventstoretest.EventuallyEvery(t, "kino serve's heartbeat in the health", 20*time.Millisecond, func() (bool, string) {
 		r = h.do("GET", "/v1/admin/health", token, nil)
 		wantStatus(t, r, 200)
-		if strings.Contains(string(r.body), `"role":"serve"`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no heartbeat of kino serve: %s", r.body)
-		}
-		time.Sleep(20 * time.Millisecond) // polling an HTTP answer
-	}
+		return strings.Contains(string(r.body), `"role":"serve"`), string(r.body)
+	})
 	if m := r.json(t); m["status"] != "ok" {
 		t.Fatalf("health %s", r.body)
 	}

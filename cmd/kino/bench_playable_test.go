@@ -11,6 +11,7 @@ import (
 // kino bench --quick --only playable runs only the playable measure, and
 // finds the video playable no later than COMPLETED.
 func TestBenchPlayableQuick(t *testing.T) {
+	t.Parallel()
 	rs, err := bench.Run(context.Background(), bench.Options{Quick: true, Only: []string{playableMeasure},
 		Start: startBenchKino, CDN: startCDNKino, More: benchMore}, io.Discard)
 	if err != nil {

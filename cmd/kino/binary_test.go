@@ -19,12 +19,10 @@ import (
 // would: `kino serve --dev`, a request with the printed key, then SIGTERM,
 // which must end the process cleanly (exit 0).
 func TestBinaryServeDevAndGracefulShutdown(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	passable(t, dir)
-	bin := filepath.Join(dir, "kino")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildKino(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "serve", "--dev", "--data", filepath.Join(dir, "data"),

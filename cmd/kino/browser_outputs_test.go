@@ -14,6 +14,7 @@ import (
 // fast path) and switches to the lowest, encoded, rung: the rungs' segments
 // line up although only one of them was encoded by kino.
 func TestBrowserPlaysAFastPathLadder(t *testing.T) {
+	t.Parallel()
 	b := browserTools(t)
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanBusiness)

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -10,7 +13,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/transport/httpapi"
@@ -83,7 +88,7 @@ func (b browser) run(t *testing.T, what string, res any, script string, args ...
 	t.Helper()
 	cmd := exec.Command(b.node, append([]string{script}, args...)...)
 	cmd.Dir = b.dir
-	cmd.Env = append(os.Environ(), "KINO_CHROMIUM="+b.chromium)
+	cmd.Env = append(os.Environ(), "KINO_CHROMIUM="+b.chromium, "KINO_CHROMIUM_WS="+b.shared(t))
 	out, err := cmd.Output()
 	var report struct {
 		OK    bool   `json:"ok"`
@@ -106,6 +111,62 @@ func (b browser) run(t *testing.T, what string, res any, script string, args ...
 		}
 		t.Fatalf("%s%v %v\n%s\n%s", what, err, jerr, out, stderr)
 	}
+}
+
+// chromium is the package's one Chromium (browser_server.mjs), started
+// by the first browser test that runs a script. It runs until the test
+// binary exits, which closes its standard input.
+var chromium struct {
+	once  sync.Once
+	ws    string // the address scripts connect to
+	err   error
+	cmd   *exec.Cmd
+	stdin io.WriteCloser // held open for as long as the binary runs
+}
+
+// shared returns the address of the package's Chromium, starting it first.
+func (b browser) shared(t *testing.T) string {
+	t.Helper()
+	chromium.once.Do(func() {
+		cmd := exec.Command(b.node, "browser_server.mjs")
+		cmd.Dir = b.dir
+		cmd.Env = append(os.Environ(), "KINO_CHROMIUM="+b.chromium)
+		cmd.Stderr = os.Stderr
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			chromium.err = err
+			return
+		}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			chromium.err = err
+			return
+		}
+		if err := cmd.Start(); err != nil {
+			chromium.err = err
+			return
+		}
+		chromium.cmd, chromium.stdin = cmd, stdin
+		line := make(chan string, 1)
+		go func() {
+			s, _ := bufio.NewReader(stdout).ReadString('\n')
+			line <- strings.TrimSpace(s)
+			_, _ = io.Copy(io.Discard, stdout)
+		}()
+		select {
+		case ws := <-line:
+			if !strings.HasPrefix(ws, "ws://") {
+				chromium.err = fmt.Errorf("browser_server.mjs printed %q, not an address", ws)
+			}
+			chromium.ws = ws
+		case <-time.After(time.Minute):
+			chromium.err = errors.New("browser_server.mjs printed no address within a minute")
+		}
+	})
+	if chromium.err != nil {
+		t.Fatalf("the package's Chromium: %v", chromium.err)
+	}
+	return chromium.ws
 }
 
 // playbackFindings is what playback.mjs reports.
@@ -136,6 +197,7 @@ func (b browser) playback(t *testing.T, v map[string]any, heights string) playba
 // hls.js sees exactly the video's resolutions, a forced switch to the
 // lowest level keeps playing, the thumbnail loads and the preview plays.
 func TestBrowserPlayback(t *testing.T) {
+	t.Parallel()
 	b := browserTools(t)
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanBusiness)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestCLIErrorsAreOneLineWithNonZeroExit(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir())
 	h.mustCLI("accounts", "create", "acme", "--plan", "pro")
 	for _, tt := range []struct {
@@ -49,6 +50,7 @@ func TestCLIErrorsAreOneLineWithNonZeroExit(t *testing.T) {
 }
 
 func TestCLIAdminFlow(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir())
 	// Flags may stand before or after positional arguments.
 	var out, errb bytes.Buffer
@@ -77,6 +79,22 @@ func TestCLIAdminFlow(t *testing.T) {
 	if !strings.Contains(list, "ci") || !strings.Contains(list, key[:13]) || strings.Contains(list, key) {
 		t.Fatalf("keys list:\n%s", list)
 	}
+	// keys revoke: the key is refused at once, and listed revoked.
+	second := lastLine(h.mustCLI("keys", "create", "acme", "--label", "rotated"))
+	var keyID string
+	for _, line := range strings.Split(list, "\n") {
+		if strings.Contains(line, "ci") {
+			keyID = strings.Fields(line)[0]
+		}
+	}
+	h.mustCLI("keys", "revoke", keyID)
+	if r := h.do("GET", "/v1/videos", key, nil); r.status != 401 {
+		t.Fatalf("a revoked key: %d %s", r.status, r.body)
+	}
+	if out := h.mustCLI("keys", "list", "acme"); !strings.Contains(out, "revoked") || strings.Contains(out, second) {
+		t.Fatalf("keys list after revoke:\n%s", out)
+	}
+	key = second
 
 	up := h.upload(key, "news", "a.mp4", clip(t))
 	wantStatus(t, up, 202)
@@ -97,6 +115,7 @@ func TestCLIAdminFlow(t *testing.T) {
 
 // kino bench --quick runs in the test suite, so the bench cannot rot.
 func TestBenchQuick(t *testing.T) {
+	t.Parallel()
 	var out, errb bytes.Buffer
 	if code := run(context.Background(), []string{"bench", "--quick", "--json"}, &out, &errb); code != 0 {
 		t.Fatalf("kino bench --quick: exit %d\n%s", code, errb.String())

@@ -22,7 +22,9 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/eventstore/natsserver"
+	"github.com/kino-video/kino/transport/httpapi/httpapitest"
 )
 
 // kinoCluster is N real `kino serve` processes (the built binary) whose
@@ -239,7 +241,7 @@ func (n *clusterNode) waitUp() {
 	case u := <-n.up:
 		n.nats = u[0]
 		if u[1] != "" {
-			n.api = &harness{t: t, url: "http://" + u[1], api: newContract(t, "http://"+u[1])}
+			n.api = &harness{t: t, url: "http://" + u[1], api: httpapitest.NewClient(t, "http://"+u[1])}
 		}
 	case <-n.exited:
 		t.Fatalf("%s exited before serving:\n%s", n.name, tail(n.logText(), 30))
@@ -316,7 +318,7 @@ func (n *clusterNode) upload(key, coll, name string, data []byte) string {
 	t := n.c.t
 	t.Helper()
 	var id string
-	eventually(t, time.Minute, 200*time.Millisecond, func() (bool, string) {
+	eventstoretest.EventuallyEvery(t, "an upload accepted", 200*time.Millisecond, func() (bool, string) {
 		r := n.api.upload(key, coll, name, data)
 		if r.status == 202 {
 			id = r.json(t)["video"].(map[string]any)["id"].(string)
@@ -328,25 +330,6 @@ func (n *clusterNode) upload(key, coll, name string, data []byte) string {
 		return false, fmt.Sprintf("upload %s through %s: %d %s", name, n.name, r.status, r.body)
 	})
 	return id
-}
-
-// eventually calls try every interval until it reports done; after within,
-// it fails the test with what try last said.
-func eventually(t testing.TB, within, every time.Duration, try func() (done bool, why string)) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		done, why := try()
-		if done {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not done after %s: %s", within, why)
-		}
-		<-tick.C
-	}
 }
 
 // videos is node n's list of the account's videos: id to status. ok is
@@ -377,7 +360,7 @@ func (n *clusterNode) waitListed(key string, want domain.Status, ids ...string) 
 	t := n.c.t
 	t.Helper()
 	// Every 250 ms: few requests, for the plan's rate limit.
-	eventually(t, 90*time.Second, 250*time.Millisecond, func() (bool, string) {
+	eventstoretest.EventuallyEvery(t, "the videos listed", 250*time.Millisecond, func() (bool, string) {
 		got, ok := n.videos(key)
 		if !ok {
 			return false, n.name + " refused the list"
@@ -429,7 +412,7 @@ func ffmpegChild(pid int) int {
 func (c *kinoCluster) waitEncoding() *clusterNode {
 	c.t.Helper()
 	var found *clusterNode
-	eventually(c.t, time.Minute, 5*time.Millisecond, func() (bool, string) {
+	eventstoretest.EventuallyEvery(c.t, "a node encoding", 5*time.Millisecond, func() (bool, string) {
 		for _, n := range c.nodes {
 			if n.running() && ffmpegChild(n.cmd.Process.Pid) != 0 {
 				found = n
@@ -510,6 +493,7 @@ func transcodeSucceeded(t *testing.T, s *eventstore.Store) map[string]int {
 // every survivor; a killed node restarted rejoins, lists everything and
 // plays it.
 func TestClusterOfThreeSurvivesANodesDeath(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts three kino processes")
 	}
@@ -598,7 +582,7 @@ func TestClusterOfThreeSurvivesANodesDeath(t *testing.T) {
 	// The scan is served by a replica, which on a node just restarted may
 	// still be catching up: read until it has every video's success.
 	var succeeded map[string]int
-	eventually(t, 30*time.Second, 100*time.Millisecond, func() (bool, string) {
+	eventstoretest.EventuallyEvery(t, "every video's success read", 100*time.Millisecond, func() (bool, string) {
 		succeeded = transcodeSucceeded(t, s)
 		for _, id := range ids {
 			if succeeded[id] == 0 {
@@ -620,7 +604,7 @@ func TestClusterOfThreeSurvivesANodesDeath(t *testing.T) {
 	}
 	// One video.completed per video reached the receiver, each once
 	// although senders and fan-outs died on the way.
-	eventually(t, time.Minute, 100*time.Millisecond, func() (bool, string) {
+	eventstoretest.EventuallyEvery(t, "one delivery a video", 100*time.Millisecond, func() (bool, string) {
 		got := hooks.deliveries()
 		return len(got) >= len(ids), fmt.Sprintf("%d deliveries received, want %d: %v", len(got), len(ids), got)
 	})
@@ -669,7 +653,7 @@ func (n *clusterNode) plays(key string, ids ...string) {
 	get := func(url string) []byte {
 		t.Helper()
 		var b []byte
-		eventually(t, 30*time.Second, 200*time.Millisecond, func() (bool, string) {
+		eventstoretest.EventuallyEvery(t, "the media served", 200*time.Millisecond, func() (bool, string) {
 			resp, err := http.Get(url)
 			if err != nil {
 				t.Fatalf("%s: GET %s: %v", n.name, url, err)
@@ -719,7 +703,7 @@ func (n *clusterNode) plays(key string, ids ...string) {
 func (n *clusterNode) waitKey(key string) {
 	t := n.c.t
 	t.Helper()
-	eventually(t, 30*time.Second, 50*time.Millisecond, func() (bool, string) {
+	eventstoretest.EventuallyEvery(t, "the key and collection served", 50*time.Millisecond, func() (bool, string) {
 		r := n.api.do("GET", "/v1/collections/films", key, nil)
 		return r.status == 200, fmt.Sprintf("%s does not know the key yet: %d %s", n.name, r.status, r.body)
 	})
@@ -729,6 +713,7 @@ func (n *clusterNode) waitKey(key string) {
 // replica of the event stream, and it transcodes what is uploaded through
 // a kino serve; killed and restarted, it rejoins and goes on.
 func TestClusterWorkerNodeIsAFullPeer(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts three kino processes")
 	}

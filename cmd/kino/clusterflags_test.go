@@ -13,6 +13,7 @@ import (
 )
 
 func TestClusterReplicasDefault(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		listen string
@@ -36,6 +37,7 @@ func TestClusterReplicasDefault(t *testing.T) {
 }
 
 func TestClusterFlagsRefuseHalfAConfiguration(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		flags clusterFlags
@@ -71,6 +73,7 @@ func TestClusterFlagsRefuseHalfAConfiguration(t *testing.T) {
 // it refuses to start and makes none of its own: a secret.key or nkeys of
 // its own would silently differ from every other node's.
 func TestClusterNodeWithoutSharedCredentialsMakesNone(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	m := &Main{Config: Config{Addr: "127.0.0.1:0", Data: data, NATSListen: "127.0.0.1:0", Log: quiet,
 		Cluster: &natsserver.Cluster{Listen: "127.0.0.1:0", Routes: []string{"nats://127.0.0.1:1"}}, ReadyWait: time.Second}}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"mime/multipart"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
 )
 
 // kinoProc is a running kino binary.
@@ -117,15 +119,13 @@ func processAlive(pid int) bool {
 // attempt's work directory at once (not an hour later, and by a kino
 // worker too).
 func TestKill9KillsFFmpegAndTheNextStartSweeps(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/proc/self/cwd"); err != nil {
 		t.Skip("needs /proc to find ffmpeg")
 	}
 	dir := t.TempDir()
 	passable(t, dir)
-	bin := filepath.Join(dir, "kino")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildKino(t)
 	clip := makeClip(t, "long.mp4", 320, 180, 300, false) // its ladder runs for many seconds
 	for _, victim := range []string{"serve", "worker"} {
 		t.Run("kill -9 kino "+victim, func(t *testing.T) {
@@ -149,19 +149,14 @@ func TestKill9KillsFFmpegAndTheNextStartSweeps(t *testing.T) {
 				k = startVictim()
 			}
 			upload(t, serve, clip)
-			running := waitFFmpeg(t, ctx, work)
+			running := waitFFmpeg(t, work)
 			if err := k.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
 			_ = k.cmd.Wait()
-			deadline := time.Now().Add(10 * time.Second)
 			for pid, cwd := range running {
-				for processAlive(pid) {
-					if time.Now().After(deadline) {
-						t.Fatalf("ffmpeg %d (in %s) outlived kino %s killed with SIGKILL", pid, cwd, victim)
-					}
-					time.Sleep(10 * time.Millisecond)
-				}
+				eventstoretest.Eventually(t, fmt.Sprintf("ffmpeg %d (in %s) to die with kino %s killed with SIGKILL", pid, cwd, victim),
+					func() bool { return !processAlive(pid) })
 			}
 			var dead []string // the dead attempts' work directories
 			for _, cwd := range running {
@@ -173,16 +168,10 @@ func TestKill9KillsFFmpegAndTheNextStartSweeps(t *testing.T) {
 			}
 			startVictim()
 			for _, d := range dead {
-				for {
+				eventstoretest.Eventually(t, fmt.Sprintf("kino %s, restarted, to sweep the dead attempt's work directory %s", victim, d), func() bool {
 					_, err := os.Stat(d)
-					if errors.Is(err, fs.ErrNotExist) {
-						break
-					}
-					if ctx.Err() != nil {
-						t.Fatalf("the dead attempt's work directory %s is still there after kino %s restarted (%v)", d, victim, err)
-					}
-					time.Sleep(20 * time.Millisecond)
-				}
+					return errors.Is(err, fs.ErrNotExist)
+				})
 			}
 		})
 	}
@@ -212,20 +201,17 @@ func upload(t *testing.T, k *kinoProc, data []byte) {
 
 // waitFFmpeg waits until ffmpeg runs in a work directory under work, and
 // makes sure (should the test fail) that none is left behind.
-func waitFFmpeg(t *testing.T, ctx context.Context, work string) map[int]string {
+func waitFFmpeg(t *testing.T, work string) map[int]string {
 	t.Helper()
-	for {
-		if running := ffmpegsUnder(t, work); len(running) > 0 {
-			t.Cleanup(func() {
-				for pid := range running {
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-				}
-			})
-			return running
+	var running map[int]string
+	eventstoretest.Eventually(t, "ffmpeg to start", func() bool {
+		running = ffmpegsUnder(t, work)
+		return len(running) > 0
+	})
+	t.Cleanup(func() {
+		for pid := range running {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
-		if ctx.Err() != nil {
-			t.Fatal("ffmpeg never started")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	})
+	return running
 }

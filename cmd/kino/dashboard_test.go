@@ -66,6 +66,7 @@ func getJSON(t *testing.T, c *http.Client, url string, out any) {
 // a transcoder and webhook delivery: the whole dashboard as its people use
 // it (see the script), screenshotted into $KINO_SCREENSHOTS or a temp dir.
 func TestBrowserDashboard(t *testing.T) {
+	t.Parallel()
 	b := browserTools(t)
 	if !dashboard.AssetsBuilt() {
 		msg := "the dashboard test needs tus-js-client built into kino: run `just assets`"
@@ -138,14 +139,14 @@ func TestBrowserDashboard(t *testing.T) {
 // TestBrowserDashboardWhileProcessing runs dashboard_processing.mjs: a
 // signed video plays on its dashboard page while it is still PROCESSING
 // (with the page's playback token), and the page does not reload under
-// it when processing ends. ffmpeg reads at the input's rate (slowFFmpeg),
-// so the encode of the 20 s clip takes about 20 s.
+// it when processing ends. ffmpeg reads at twice the input's rate
+// (slowFFmpeg), so the encode of the 14 s clip takes 7 s or more.
 func TestBrowserDashboardWhileProcessing(t *testing.T) {
 	b := browserTools(t)
 	if !dashboard.AssetsBuilt() {
 		t.Skip("the dashboard test needs the dashboard's assets: run `just assets`")
 	}
-	clip := makeClip(t, "clip.mp4", 640, 360, 20, true)
+	clip := makeClip(t, "clip.mp4", 640, 360, 14, true)
 	slowFFmpeg(t)
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanBusiness)

@@ -10,13 +10,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"mime/multipart"
-	"net"
 	"net/http"
-	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +22,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/transport/httpapi/httpapitest"
 )
 
 // harness is one running kino service, wired exactly as `kino serve`
@@ -36,7 +34,7 @@ type harness struct {
 	url  string // http://127.0.0.1:port
 	nats string
 	now  *clock
-	api  *contract // docs/openapi.yaml, checked on every request through h.request
+	api  *httpapitest.Client // checks every request against docs/openapi.yaml
 
 	// natsAuth is kino serve's own NATS credentials (tests reading the
 	// stream directly); natsArgs what the CLI is given to reach this NATS.
@@ -102,7 +100,7 @@ func start(t testing.TB, data string, configure ...func(*Config)) *harness {
 	if m.nats != nil {
 		h.natsAuth, h.natsArgs = m.nats.Auth(eventstore.RoleServe), []string{"--nats", h.nats, "--data", data}
 	}
-	h.api = newContract(t, h.url)
+	h.api = httpapitest.NewClient(t, h.url)
 	t.Cleanup(h.stop)
 	return h
 }
@@ -132,7 +130,9 @@ func (h *harness) cli(args ...string) (string, error) {
 // event, so what the CLI just wrote is what the API answers.
 func (h *harness) settle() {
 	h.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// The shared patience: a loaded machine running tests in parallel
+	// may take more than seconds to project thousands of events.
+	ctx, cancel := context.WithTimeout(context.Background(), eventstoretest.Patience)
 	defer cancel()
 	last, err := h.m.store.LastSeq(ctx)
 	if err != nil {
@@ -179,88 +179,27 @@ func (r response) json(t testing.TB) map[string]any {
 	return m
 }
 
+// request, do and upload go through httpapitest's client, which checks
+// every exchange against docs/openapi.yaml.
 func (h *harness) request(method, path, key, contentType string, body io.Reader) response {
 	h.t.Helper()
-	// Bodies held in memory are kept to check the request against the
-	// contract; streamed ones (large uploads) are not.
-	var sent []byte
-	checkContract := true
-	switch b := body.(type) {
-	case nil:
-	case *bytes.Buffer, *bytes.Reader, *strings.Reader:
-		raw, err := io.ReadAll(b)
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		sent, body = raw, bytes.NewReader(raw)
-	default:
-		checkContract = false
-	}
-	req, err := http.NewRequest(method, h.url+path, body)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		h.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if checkContract && h.api != nil {
-		h.api.check(h.t, req, sent, resp.StatusCode, resp.Header, b)
-	}
-	return response{status: resp.StatusCode, header: resp.Header, body: b}
+	r := h.api.Request(method, path, key, contentType, body)
+	return response{status: r.Status, header: r.Header, body: r.Body}
 }
 
 // do sends body (marshalled unless it is a string) as JSON.
 func (h *harness) do(method, path, key string, body any) response {
 	h.t.Helper()
-	var r io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		r = strings.NewReader(b)
-	default:
-		raw, err := json.Marshal(b)
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		r = bytes.NewReader(raw)
-	}
-	ct := ""
-	if r != nil {
-		ct = "application/json"
-	}
-	return h.request(method, path, key, ct, r)
+	r := h.api.Do(method, path, key, body)
+	return response{status: r.Status, header: r.Header, body: r.Body}
 }
 
 // upload posts a multipart upload. A nil file omits the file field; an
 // empty collection omits the collection field.
 func (h *harness) upload(key, collection, filename string, file []byte) response {
 	h.t.Helper()
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	if collection != "" {
-		_ = mw.WriteField("collection", collection)
-	}
-	if file != nil {
-		fw, err := mw.CreateFormFile("file", filename)
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		_, _ = fw.Write(file)
-	}
-	_ = mw.Close()
-	return h.request(http.MethodPost, "/v1/videos", key, mw.FormDataContentType(), &buf)
+	r := h.api.Upload(key, collection, filename, file)
+	return response{status: r.Status, header: r.Header, body: r.Body}
 }
 
 // wantError checks an error response: status and {error, message}.
@@ -295,14 +234,7 @@ var (
 // notAVideo is n bytes that start like an MP4 (so the upload's container
 // check takes them) and hold nothing ffmpeg can read: an upload that is
 // accepted and then FAILED.
-func notAVideo(n int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(i * 31)
-	}
-	copy(b, mp4Box)
-	return b
-}
+func notAVideo(n int) []byte { return httpapitest.NotAVideo(n) }
 
 // clip is a real 1 s 320x180 MP4 made by ffmpeg.
 func clip(t testing.TB) []byte {
@@ -376,18 +308,6 @@ func countEvents(t *testing.T, h *harness, filter string) int {
 	return n
 }
 
-// countEventsContaining counts stored events whose raw body contains s.
-func countEventsContaining(t *testing.T, h *harness, s string) int {
-	t.Helper()
-	n := 0
-	scan(t, h, nil, func(_ domain.Event, raw []byte) {
-		if bytes.Contains(raw, []byte(s)) {
-			n++
-		}
-	})
-	return n
-}
-
 func scan(t *testing.T, h *harness, filters []string, fn func(domain.Event, []byte)) {
 	t.Helper()
 	store := eventstoretest.Open(t, h.nats, h.natsAuth)
@@ -402,27 +322,6 @@ func scan(t *testing.T, h *harness, filters []string, fn func(domain.Event, []by
 	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-// rawHeaders returns the response head as sent on the wire.
-func rawHeaders(t *testing.T, url, key string) string {
-	t.Helper()
-	u, err := neturl.Parse(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := net.Dial("tcp", u.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n", u.Path, u.Host, key)
-	b, err := io.ReadAll(conn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	head, _, _ := strings.Cut(string(b), "\r\n\r\n")
-	return head
 }
 
 // streamingUpload builds a multipart body of size bytes generated on the
@@ -453,10 +352,4 @@ func streamingUpload(collection, filename string, size int64) (io.Reader, string
 		pw.CloseWithError(mw.Close())
 	}()
 	return pr, mw.FormDataContentType()
-}
-
-func totalAlloc() uint64 {
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.TotalAlloc
 }

@@ -15,6 +15,7 @@ import (
 // ffmpeg to read it. The upload is refused (415) or ends FAILED, and /cdn
 // serves nothing for it.
 func TestPlaylistUploadPublishesNothing(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withTranscoder)
 	victim := h.account("victim", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", victim, map[string]string{"slug": "v", "name": "V"}), 201)

@@ -17,6 +17,7 @@ import (
 // publishes the outputs there, and kino serve plays them on /cdn (ranges,
 // ETag) with nothing of the video on its disk. A delete removes them.
 func TestMediaInTheObjectStoreNeedsNoSharedDirectory(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), func(c *Config) { c.Media, c.MediaCache = mediaNATS, 64 })
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)

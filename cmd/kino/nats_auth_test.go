@@ -23,6 +23,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/eventstore/natsserver"
 	"github.com/kino-video/kino/eventstore/queue"
 )
@@ -32,6 +33,7 @@ import (
 // key. Without credentials it cannot even connect; with a worker's seed
 // the server refuses the publish; the key never authenticates.
 func TestForgedKeyIssuedIsImpossible(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir())
 	h.account("acme", domain.PlanFree)
 	forgedKey, err := domain.NewAPIKey(rand.Reader)
@@ -86,6 +88,7 @@ func TestForgedKeyIssuedIsImpossible(t *testing.T) {
 // under --data; pointed at a directory without them, each is refused with
 // a message that says what to give. kino.admin.replay included.
 func TestCLIWithoutCredentialsIsRefused(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir())
 	h.account("acme", domain.PlanFree)
 	empty := t.TempDir()
@@ -125,6 +128,7 @@ func TestCLIWithoutCredentialsIsRefused(t *testing.T) {
 // delivers signed webhooks with nothing more than the worker role allows.
 // kino serve fans out too: each event still reaches the subscription once.
 func TestKinoWorkerRunsWithItsOwnRole(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir()) // no workers in kino serve
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
@@ -164,13 +168,9 @@ func TestKinoWorkerRunsWithItsOwnRole(t *testing.T) {
 		t.Fatalf("the receiver got %d deliveries, want 2", n)
 	}
 	// Its heartbeat, written with the worker role, is among the workers seen.
-	deadline := time.Now().Add(30 * time.Second)
-	for !hasWorker(t, h, "worker") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no heartbeat of kino worker in %s; stderr: %s", queue.WorkersBucket, errb.String())
-		}
-		time.Sleep(20 * time.Millisecond) // polling the bucket
-	}
+	eventstoretest.EventuallyEvery(t, "kino worker's heartbeat in "+queue.WorkersBucket, 20*time.Millisecond, func() (bool, string) {
+		return hasWorker(t, h, "worker"), "stderr: " + errb.String()
+	})
 	if code := stop(); code != 0 {
 		t.Fatalf("kino worker exit %d: %s", code, errb.String())
 	}
@@ -181,6 +181,7 @@ func TestKinoWorkerRunsWithItsOwnRole(t *testing.T) {
 // finds none, also of a deleted webhook. Deliveries still verify with the
 // secret shown at creation.
 func TestNoSecretInClearOnDisk(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	h := start(t, data, withWebhooks)
 	key := h.account("acme", domain.PlanPro)
@@ -330,6 +331,7 @@ func TestExternalNATSWithOperatorCredentials(t *testing.T) {
 // its secret in clear, read with Secret set) keeps being delivered, signed
 // with that secret; the read model does not copy it.
 func TestWebhookFromBeforeSealingStillDelivers(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	h := start(t, data, withWebhooks)
 	key := h.account("acme", domain.PlanPro)

@@ -17,6 +17,7 @@ import (
 // header that is not a plain host[:port] is not reflected; webhook bodies,
 // which have no request, name the listen address (127.0.0.1:<port>).
 func TestServeMediaURLsFollowTheRequestsHost(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanPro)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)

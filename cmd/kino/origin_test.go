@@ -8,6 +8,7 @@ import (
 // Without --cdn-url, what has no request (webhook bodies, redeliveries)
 // names the listen address when it is one address, else localhost.
 func TestLocalOrigin(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		addr net.Addr
 		want string
@@ -26,6 +27,7 @@ func TestLocalOrigin(t *testing.T) {
 }
 
 func TestPageCDN(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ cdn, base, want string }{
 		{"", "", ""},
 		{"https://media.example.com/cdn", "https://kino.example.com/v1", "https://media.example.com/cdn"},

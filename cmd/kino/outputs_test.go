@@ -17,6 +17,7 @@ import (
 // its moov first. A collection with downloads off gives a storyboard and
 // no download, and /cdn has none to serve.
 func TestStoryboardAndDownloadThroughTheBinary(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]any{"slug": "main", "name": "Main"}), 201)

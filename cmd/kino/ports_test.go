@@ -3,26 +3,40 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/kino-video/kino/domain"
 )
 
-// buildKino builds the kino binary into a temp directory.
+// buildKino builds the kino binary once for the package, into packageDir,
+// and returns its path.
 func buildKino(t testing.TB) string {
 	t.Helper()
-	dir := t.TempDir()
-	passable(t, dir)
-	bin := filepath.Join(dir, "kino")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		bin := filepath.Join(packageDir, "kino")
+		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+		built.bin = bin
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return bin
+	return built.bin
+}
+
+// built is the kino binary the package's tests run, built once.
+var built struct {
+	once sync.Once
+	bin  string
+	err  error
 }
 
 // TestBinaryServeBusyPortFailsAtOnce runs the real binary with its HTTP or
@@ -30,6 +44,7 @@ func buildKino(t testing.TB) string {
 // naming the flag to change, well within the embedded server's 30 s
 // readiness wait, and --dev must not have printed a key nobody can use.
 func TestBinaryServeBusyPortFailsAtOnce(t *testing.T) {
+	t.Parallel()
 	bin := buildKino(t)
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -108,26 +108,17 @@ func (h *harness) waitStatus(key, id string, want domain.Status) map[string]any 
 	// The wait reads this node's read models, not the API: polling the API
 	// every few milliseconds spent the account's rate limit while a slow
 	// machine transcoded, and the next request of the test got 429.
-	deadline := time.Now().Add(2 * time.Minute)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	eventstoretest.EventuallyEvery(h.t, "video "+id+" "+string(want), 20*time.Millisecond, func() (bool, string) {
 		v, ok, err := h.m.db.Video(id)
 		if err != nil {
 			h.t.Fatal(err)
 		}
-		if ok && v.Status == want {
-			break
-		}
-		if ok && (v.Status == domain.StatusCompleted || v.Status == domain.StatusFailed) {
+		if ok && v.Status != want && (v.Status == domain.StatusCompleted || v.Status == domain.StatusFailed) {
 			r := h.do("GET", "/v1/videos/"+id, key, nil)
 			h.t.Fatalf("video %s is %s, want %s: %s", id, v.Status, want, r.body)
 		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("video %s still %s after the deadline (known: %v)", id, v.Status, ok)
-		}
-		<-tick.C
-	}
+		return ok && v.Status == want, fmt.Sprintf("still %s (known: %v)", v.Status, ok)
+	})
 	r := h.do("GET", "/v1/videos/"+id, key, nil)
 	if r.status != 200 {
 		h.t.Fatalf("GET video: %d %s", r.status, r.body)
@@ -201,6 +192,7 @@ func (p probed) duration() float64 {
 }
 
 func TestProcessingEndToEnd(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
@@ -328,6 +320,7 @@ func videoEventTypes(t *testing.T, h *harness, id string) []string {
 }
 
 func TestProcessingInputs(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
@@ -396,6 +389,7 @@ func TestProcessingInputs(t *testing.T) {
 
 // Transient failures are retried with backoff, then FAILED.
 func TestTransientFailuresRetryThenFail(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withTranscoder, func(c *Config) { c.Workers.Stall = time.Nanosecond })
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
@@ -418,63 +412,38 @@ func TestTransientFailuresRetryThenFail(t *testing.T) {
 // left to move into the account queues, none waiting, running or backing off.
 func (h *harness) waitJobsDone() {
 	h.t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	eventstoretest.EventuallyEvery(h.t, "every transcode job done", 20*time.Millisecond, func() (bool, string) {
 		n, err := queue.New(h.m.store).JobsUnfinished(context.Background(), transcoder.Durable)
 		if err != nil {
 			h.t.Fatal(err)
 		}
-		if n == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("%d transcode jobs unfinished after the deadline", n)
-		}
-		<-tick.C
-	}
+		return n == 0, fmt.Sprintf("%d unfinished", n)
+	})
 }
 
 // waitConsumerDone waits until a work consumer has acknowledged every job.
 func (h *harness) waitConsumerDone(stream, durable string) {
 	h.t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	eventstoretest.EventuallyEvery(h.t, "every "+durable+" job done", 20*time.Millisecond, func() (bool, string) {
 		n, err := queue.New(h.m.store).Unfinished(context.Background(), stream, durable)
 		if err != nil {
 			h.t.Fatal(err)
 		}
-		if n == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("%d %s jobs unfinished after the deadline", n, durable)
-		}
-		<-tick.C
-	}
+		return n == 0, fmt.Sprintf("%d unfinished", n)
+	})
 }
 
 // waitProgress waits until ffmpeg has reported progress for the video.
 func (h *harness) waitProgress(id string) {
 	h.t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if f, ok := h.m.progress.Get(id); ok && f > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatal("no progress reported")
-		}
-		<-tick.C
-	}
+	eventstoretest.EventuallyEvery(h.t, "progress reported", 5*time.Millisecond, func() (bool, string) {
+		f, ok := h.m.progress.Get(id)
+		return ok && f > 0, ""
+	})
 }
 
 func TestDeleteDuringProcessing(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
@@ -493,11 +462,12 @@ func TestDeleteDuringProcessing(t *testing.T) {
 // A worker stopped mid-job hands it back; another finishes it, and the
 // stream holds exactly one TranscodeSucceeded.
 func TestWorkerStoppedMidJobAnotherFinishes(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir()) // no in-process transcoder: the test runs its own
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
 	newWorker := func() (*transcoder.Transcoder, context.CancelFunc, chan struct{}) {
-		tc, err := transcoder.New(transcoder.Config{Store: h.m.store, Media: h.m.media, Progress: h.m.progress, Log: quiet,
+		tc, err := transcoder.New(transcoder.Config{Store: h.m.store, Jobs: queue.New(h.m.store), Media: h.m.media, Progress: h.m.progress, Log: quiet,
 			Backoff: []time.Duration{time.Millisecond}, Name: t.Name()})
 		if err != nil {
 			t.Fatal(err)
@@ -541,12 +511,13 @@ func TestWorkerStoppedMidJobAnotherFinishes(t *testing.T) {
 // loses the job only for AckWait: the server redelivers it to another
 // worker, which finishes it; the stream holds one TranscodeSucceeded.
 func TestCrashedWorkerJobIsRedelivered(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir())
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
 	const ackWait = time.Second
 	run := func(store *eventstore.Store) (context.CancelFunc, chan struct{}) {
-		tc, err := transcoder.New(transcoder.Config{Store: store, Media: h.m.media, Progress: h.m.progress, Log: quiet,
+		tc, err := transcoder.New(transcoder.Config{Store: store, Jobs: queue.New(store), Media: h.m.media, Progress: h.m.progress, Log: quiet,
 			Backoff: []time.Duration{time.Millisecond}, AckWait: ackWait, Name: t.Name()})
 		if err != nil {
 			t.Fatal(err)

@@ -2,23 +2,30 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
 )
 
+// readRate is how many times faster than real time slowFFmpeg's ladders
+// read their input, and the browser plays a video still processing.
+const readRate = 2
+
 // slowFFmpeg puts an ffmpeg first on PATH whose HLS ladders read their
-// input at the input's own rate (-re): the encode of a clip takes about the
-// clip's length, whatever the machine, so a test can play it while it is
-// still being encoded. Its other runs (thumbnail, preview, storyboard) go
+// input at twice the input's own rate (-readrate 2, readRate): the encode
+// of a clip takes about half the clip's length, whatever the machine, so a
+// test can play it (at readRate) while it is still being encoded. Its other runs (thumbnail, preview, storyboard) go
 // at full speed, so the video completes as its ladder ends. Make the
 // test's clips before calling it.
 func slowFFmpeg(t *testing.T) {
@@ -29,7 +36,7 @@ func slowFFmpeg(t *testing.T) {
 	}
 	dir := t.TempDir()
 	passable(t, dir)
-	script := "#!/bin/sh\ncase \"$*\" in *\"-f hls\"*) exec " + real + " -re \"$@\" ;; esac\nexec " + real + " \"$@\"\n"
+	script := "#!/bin/sh\ncase \"$*\" in *\"-f hls\"*) exec " + real + " -readrate " + strconv.Itoa(readRate) + " \"$@\" ;; esac\nexec " + real + " \"$@\"\n"
 	if err := os.WriteFile(filepath.Join(dir, "ffmpeg"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -40,23 +47,16 @@ func slowFFmpeg(t *testing.T) {
 // video is playable while PROCESSING; it fails should it complete first.
 func (h *harness) waitPlayable(id string) {
 	h.t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	eventstoretest.EventuallyEvery(h.t, "video "+id+" playable while processing", 20*time.Millisecond, func() (bool, string) {
 		v, ok, err := h.m.db.Video(id)
 		if err != nil {
 			h.t.Fatal(err)
 		}
-		if ok && v.Status == domain.StatusProcessing && v.Playable {
-			return
-		}
 		if ok && (v.Status == domain.StatusCompleted || v.Status == domain.StatusFailed) {
 			h.t.Fatalf("video %s %s before it was playable while processing", id, v.Status)
 		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("video %s not playable after the deadline (%+v)", id, v)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return ok && v.Status == domain.StatusProcessing && v.Playable, fmt.Sprintf("%+v", v)
+	})
 }
 
 // TestBrowserProgressivePlayback: a video plays in Chromium with hls.js
@@ -69,7 +69,7 @@ func (h *harness) waitPlayable(id string) {
 // lists every rung. (A video in one lane plays while processing in
 // TestBrowserDashboardWhileProcessing.)
 func TestBrowserProgressivePlayback(t *testing.T) {
-	const lanes, length = "two", 24
+	const lanes, length = "two", 16
 	b := browserTools(t)
 	clip := makeClip(t, "clip.mp4", 640, 360, length, true)
 	slowFFmpeg(t)
@@ -142,7 +142,7 @@ func TestBrowserProgressivePlayback(t *testing.T) {
 		Stalls    int      `json:"stalls"`
 		Console   []string `json:"console"`
 	}
-	b.run(t, "progressive playback", &res, "progressive.mjs", site+"/?"+url.Values{"playlist": {playlist}}.Encode())
+	b.run(t, "progressive playback", &res, "progressive.mjs", site+"/?"+url.Values{"playlist": {playlist}, "rate": {strconv.Itoa(readRate)}}.Encode())
 	mu.Lock()
 	defer mu.Unlock()
 	if statusAtPlay != string(domain.StatusProcessing) {

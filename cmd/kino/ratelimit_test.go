@@ -13,6 +13,7 @@ import (
 // (and 60 less at most a block per node), the rest 429. Before the limits
 // were shared each node allowed 60 of its own: 120.
 func TestTwoServeProcessesShareOneRateLimit(t *testing.T) {
+	t.Parallel()
 	a := start(t, t.TempDir())
 	b := start(t, t.TempDir(), func(c *Config) { c.NATSURL, c.NATSAuth = a.nats, a.natsAuth })
 	key := a.account("acme", domain.PlanFree)

@@ -16,6 +16,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/projections"
 )
 
@@ -83,6 +84,7 @@ func scenario(t *testing.T, h *harness) {
 }
 
 func TestReplayOfflineRebuildsByteForByte(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	h := start(t, data, withTranscoder, withWebhooks)
 	scenario(t, h)
@@ -135,6 +137,7 @@ func TestReplayOfflineRebuildsByteForByte(t *testing.T) {
 }
 
 func TestReplayOnlineWhileClientsRead(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), benchPlans, func(c *Config) { c.AdminToken = "operator-secret-0123456789abcdef" })
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
@@ -212,8 +215,8 @@ func TestReplayOnlineWhileClientsRead(t *testing.T) {
 	adminReplay := func(body any) replayResult {
 		t.Helper()
 		wantStatus(t, h.do("POST", "/v1/admin/replay", token, body), 202)
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		var result replayResult
+		eventstoretest.EventuallyEvery(t, "the replay done", 20*time.Millisecond, func() (bool, string) {
 			r := h.do("GET", "/v1/admin/replay", token, nil)
 			wantStatus(t, r, 200)
 			var st struct {
@@ -230,16 +233,16 @@ func TestReplayOnlineWhileClientsRead(t *testing.T) {
 				if st.Events != st.Total || st.Total == 0 {
 					t.Fatalf("done at %d of %d events: %s", st.Events, st.Total, r.body)
 				}
-				return st.Result
+				result = st.Result
+				return true, ""
 			case "running":
+				return false, string(r.body)
 			default:
 				t.Fatalf("replay: %s", r.body)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("replay still running: %s", r.body)
-			}
-			time.Sleep(20 * time.Millisecond) // polling an HTTP status, not waiting for a fixed time
-		}
+			return false, ""
+		})
+		return result
 	}
 	if res := adminReplay(`{"verify":true}`); !res.Verified || len(res.Differences) != 0 || res.Applied == 0 {
 		t.Fatalf("admin verify: %+v", res)
@@ -250,11 +253,13 @@ func TestReplayOnlineWhileClientsRead(t *testing.T) {
 }
 
 func TestAdminReplayIsOffWithoutAToken(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir())
 	wantError(t, h.do("POST", "/v1/admin/replay", "anything", nil), 404, "Not found")
 }
 
 func TestVideoEventsAudit(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanBusiness)
 	other := h.account("other", domain.PlanBusiness)
@@ -327,6 +332,7 @@ func TestReplayHelpShowsNoNATSDefault(t *testing.T) {
 // kino serve's lock on the read models, before it opens the NATS store a
 // second time, and says to replay online.
 func TestReplayOfflineRefusesARunningServe(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	start(t, data)
 	out, errOut, code := runCLI("replay", "--data", data)

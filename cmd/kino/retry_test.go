@@ -12,6 +12,7 @@ import (
 // being what it is, fails again), a COMPLETED one is refused, another
 // account's is not found.
 func TestRetryThroughServe(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanPro)
 	other := h.account("other", domain.PlanPro)

@@ -659,9 +659,10 @@ func (m *Main) serveHTTP(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	queues := queue.New(m.store)
 	api, err := httpapi.New(httpapi.Config{
 		Store: m.store, DB: m.db, Projector: m.projector, Media: m.media, Progress: m.progress,
-		Webhooks: webhook.Tester{Store: m.store}, Redeliver: webhook.Redeliverer{Store: m.store, CDNURL: m.CDNURL},
+		Webhooks: webhook.Tester{Store: m.store, Queue: queues}, Redeliver: webhook.Redeliverer{Store: m.store, Queue: queues, CDNURL: m.CDNURL},
 		Secrets: m.secrets, Users: m.users, EventServer: m.eventServer(),
 		Plans: m.Plans, Log: log.With("component", "http"), Now: m.Now, MaxReadLag: m.MaxReadLag,
 		Origin: httpapi.Origin{CDNURL: m.publicCDN, Local: localOrigin(m.listener.Addr()),
@@ -835,12 +836,24 @@ func (m *Main) devUser(ctx context.Context) error {
 	return nil
 }
 
+// The workers declare what they use of the event store, the work queues
+// and the progress bucket; these are the types wired into them here.
+var (
+	_ transcoder.Store    = (*eventstore.Store)(nil)
+	_ transcoder.Jobs     = (*queue.Queues)(nil)
+	_ transcoder.Progress = (*kv.Progress)(nil)
+	_ webhook.Store       = (*eventstore.Store)(nil)
+	_ webhook.Queue       = (*queue.Queues)(nil)
+	_ webhook.IDClock     = (*eventstore.Store)(nil)
+)
+
 // startWorkers runs the webhook senders and the transcoders of this
 // process (none when their count is 0) as tasks of m.
 func startWorkers(m *Main, store *eventstore.Store, mediaStore mediaStore, progress *kv.Progress, cfg WorkerConfig, log *slog.Logger) error {
+	queues := queue.New(store)
 	if cfg.Senders > 0 {
 		d, err := webhook.NewDeliverer(webhook.Config{
-			Store: store, Log: log.With("component", "webhook"), Backoff: cfg.WebhookBackoff,
+			Store: store, Queue: queues, Log: log.With("component", "webhook"), Backoff: cfg.WebhookBackoff,
 			Timeout: cfg.WebhookTimeout, AllowPrivate: cfg.AllowPrivate, Workers: cfg.Senders, AckWait: cfg.WebhookAckWait,
 			Secrets: cfg.Secrets,
 		})
@@ -869,7 +882,7 @@ func startWorkers(m *Main, store *eventstore.Store, mediaStore mediaStore, progr
 		plans[plan] = l
 	}
 	tc, err := transcoder.New(transcoder.Config{
-		Store: store, Media: mediaStore, Progress: progress, Log: log.With("component", "transcoder"),
+		Store: store, Jobs: queues, Media: mediaStore, Progress: progress, Log: log.With("component", "transcoder"),
 		Workers: cfg.Transcoders, MaxAttempts: cfg.Attempts, Backoff: cfg.Backoff, AckWait: cfg.AckWait, Stall: cfg.Stall,
 		Lanes: transcoder.Lanes(cfg.Lanes), Plans: plans, Bounds: cfg.FFmpeg.Bounds, User: ffmpegUser, Limits: cfg.FFmpeg.Limits,
 	})
@@ -885,7 +898,7 @@ func startWorkers(m *Main, store *eventstore.Store, mediaStore mediaStore, progr
 // It reads only the event stream, so kino serve and kino worker both run
 // it; cdnURL must be the API's --cdn-url.
 func startFanout(m *Main, store *eventstore.Store, cdnURL string, log *slog.Logger) error {
-	fanout, err := webhook.NewFanout(webhook.Config{Store: store, Log: log.With("component", "webhook-fanout"), CDNURL: cdnURL})
+	fanout, err := webhook.NewFanout(webhook.Config{Store: store, Queue: queue.New(store), Log: log.With("component", "webhook-fanout"), CDNURL: cdnURL})
 	if err != nil {
 		return err
 	}

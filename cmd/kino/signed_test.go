@@ -26,6 +26,7 @@ import (
 // with a token on the master playlist only; without one, with an expired
 // one, or with another video's, hls.js fails with a network error.
 func TestSignedPlayback(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]any{"slug": "private", "name": "Private", "playbackPolicy": "signed"}), 201)

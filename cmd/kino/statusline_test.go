@@ -13,6 +13,7 @@ import (
 )
 
 func TestProcessingLine(t *testing.T) {
+	t.Parallel()
 	f := func(v float64) *float64 { return &v }
 	n := func(v int) *int { return &v }
 	for _, tc := range []struct {
@@ -37,6 +38,7 @@ func TestProcessingLine(t *testing.T) {
 // On a terminal the line is rewritten in place and cleared at the end;
 // elsewhere each change is a line of its own.
 func TestStatusLine(t *testing.T) {
+	t.Parallel()
 	f := func(v float64) *float64 { return &v }
 	vs := []apiclient.Video{
 		{Status: apiclient.StatusPending},
@@ -64,6 +66,7 @@ func TestStatusLine(t *testing.T) {
 // kino upload --wait shows the processing state as percent (with time
 // left and speed once the server knows them), not a per-mille counter.
 func TestUploadCommandShowsProcessing(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanPro)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)

@@ -154,6 +154,7 @@ func (p *cutProxy) stats() (sent int64, cut bool) {
 // resumes from the server's offset (it does not start over) and the video
 // ends COMPLETED.
 func TestTusResumesAfterDroppedConnection(t *testing.T) {
+	t.Parallel()
 	node, dir := tusTools(t)
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanBusiness)
@@ -190,6 +191,7 @@ func TestTusResumesAfterDroppedConnection(t *testing.T) {
 // A direct upload URL takes one upload from tus-js-client without an API
 // key, then refuses a second; an expired one is refused.
 func TestDirectUploadWithTusJSClient(t *testing.T) {
+	t.Parallel()
 	node, dir := tusTools(t)
 	h := start(t, t.TempDir())
 	key := h.account("acme", domain.PlanBusiness)
@@ -235,13 +237,11 @@ func TestDirectUploadWithTusJSClient(t *testing.T) {
 // data directory): the upload resumes where the server had it and the
 // video ends COMPLETED.
 func TestTusResumesAcrossKinoRestart(t *testing.T) {
+	t.Parallel()
 	node, ndir := tusTools(t)
 	dir := t.TempDir()
 	passable(t, dir)
-	bin := filepath.Join(dir, "kino")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildKino(t)
 	data := makeClip(t, "clip.mp4", 320, 180, 3, true)
 	file := filepath.Join(t.TempDir(), "clip.mp4")
 	if err := os.WriteFile(file, data, 0o600); err != nil {
@@ -387,6 +387,7 @@ func (zeroReader) Read(p []byte) (int, error) {
 // under the media directory, named by an id kept in its data directory:
 // the same across restarts, another for another node sharing the media.
 func TestTusDirIsPerNode(t *testing.T) {
+	t.Parallel()
 	a, b := t.TempDir(), t.TempDir()
 	dirA, err := tusDir(a)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 // each exchange against it): empty, then the unfinished upload, then
 // empty again once it is terminated.
 func TestUnfinishedUploadsMatchOpenAPI(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir())
 	key := h.account("acme", domain.PlanPro)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)

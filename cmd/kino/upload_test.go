@@ -24,6 +24,7 @@ func writeFile(t *testing.T, name string, data []byte) string {
 }
 
 func TestUploadCommand(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanPro)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
@@ -89,6 +90,7 @@ func TestUploadCommand(t *testing.T) {
 }
 
 func TestClientUploadReportsProgressAndErrors(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir())
 	key := h.account("acme", domain.PlanPro)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)

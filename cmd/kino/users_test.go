@@ -51,23 +51,18 @@ func (h *harness) cookieDo(method, path string, cookie *http.Cookie, body string
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
 	var sent []byte
 	if body != "" {
 		sent = []byte(body)
 	}
-	h.api.check(h.t, req, sent, resp.StatusCode, resp.Header, b)
-	return response{status: resp.StatusCode, header: resp.Header, body: b}
+	r := h.api.Send(req, sent)
+	return response{status: r.Status, header: r.Header, body: r.Body}
 }
 
 // The dashboard's key routes and the operator's user routes answer as
 // docs/openapi.yaml says.
 func TestKeysAndUsersMatchTheContract(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir())
 	key := h.account("acme", domain.PlanFree)
 	login := func(args ...string) *http.Cookie {
@@ -102,6 +97,7 @@ func TestKeysAndUsersMatchTheContract(t *testing.T) {
 // The operator creates users with the CLI; the link it prints sets the
 // password once and logs in; the session then works on the API.
 func TestUsersCLIPrintsALinkThatWorksOnce(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir())
 	h.account("acme", domain.PlanFree)
 

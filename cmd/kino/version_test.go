@@ -10,6 +10,7 @@ import (
 )
 
 func TestDescribeBuild(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name string
 		info *debug.BuildInfo
@@ -44,6 +45,7 @@ func TestDescribeBuild(t *testing.T) {
 // TestVersionCommandAndFlag: `kino version` and `kino --version` print the
 // same description of this build, exit 0.
 func TestVersionCommandAndFlag(t *testing.T) {
+	t.Parallel()
 	var outs []string
 	for _, args := range [][]string{{"version"}, {"--version"}} {
 		var out, errb bytes.Buffer

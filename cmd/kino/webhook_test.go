@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/transport/webhook"
 )
@@ -147,22 +149,14 @@ func (h *harness) deliveries(key, hookID string) deliveriesLog {
 // waitLogged polls the deliveries log until it holds n attempts.
 func (h *harness) waitLogged(key, hookID string, n int) {
 	h.t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for { // the read models, not the API: a fast poll would spend the rate limit
+	// The read models, not the API: a fast poll would spend the rate limit.
+	eventstoretest.Eventually(h.t, fmt.Sprintf("%d attempts logged", n), func() bool {
 		l, err := h.m.db.Deliveries(hookID, n, 0)
 		if err != nil {
 			h.t.Fatal(err)
 		}
-		if len(l) >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("fewer than %d attempts logged", n)
-		}
-		<-tick.C
-	}
+		return len(l) >= n
+	})
 }
 
 // waitDeliveriesDone waits until fan-out and delivery have finished every job.
@@ -173,6 +167,7 @@ func (h *harness) waitDeliveriesDone() {
 }
 
 func TestWebhooksCompletedAndFailedSignedAndIsolated(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withTranscoder, withWebhooks)
 	key := h.account("acme", domain.PlanBusiness)
 	other := h.account("other", domain.PlanBusiness)
@@ -229,6 +224,7 @@ func TestWebhooksCompletedAndFailedSignedAndIsolated(t *testing.T) {
 }
 
 func TestWebhookRetriedUntilDelivered(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withWebhooks)
 	key := h.account("acme", domain.PlanPro)
 	rc := newReceiver(t, 500, 500, 200)
@@ -261,6 +257,7 @@ func TestWebhookRetriedUntilDelivered(t *testing.T) {
 }
 
 func TestWebhookTimeoutAndGivingUp(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withWebhooks)
 	key := h.account("acme", domain.PlanPro)
 	rc := newReceiver(t, 500, 500, 500)
@@ -283,6 +280,7 @@ func TestWebhookTimeoutAndGivingUp(t *testing.T) {
 }
 
 func TestWebhookLoopbackRefusedWithoutTheFlag(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withWebhooks, func(c *Config) { c.Workers.AllowPrivate = false })
 	key := h.account("acme", domain.PlanPro)
 	rc := newReceiver(t)
@@ -304,6 +302,7 @@ func TestWebhookLoopbackRefusedWithoutTheFlag(t *testing.T) {
 // one every 12 s; the next answers 429 with the spec's body and
 // Retry-After. Another subscription keeps its own allowance.
 func TestWebhookTestIsRateLimited(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withWebhooks)
 	key := h.account("acme", domain.PlanBusiness)
 	rc := newReceiver(t)
@@ -329,6 +328,7 @@ func TestWebhookTestIsRateLimited(t *testing.T) {
 }
 
 func TestWebhookSurvivesRestartBetweenAttempts(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	slow := func(c *Config) { c.Workers.WebhookBackoff = []time.Duration{time.Second} }
 	h := start(t, data, withWebhooks, slow)
@@ -353,6 +353,7 @@ func TestWebhookSurvivesRestartBetweenAttempts(t *testing.T) {
 }
 
 func TestDeletedSubscriptionGetsNoFurtherDeliveries(t *testing.T) {
+	t.Parallel()
 	h := start(t, t.TempDir(), withWebhooks, func(c *Config) { c.Workers.WebhookBackoff = []time.Duration{200 * time.Millisecond} })
 	key := h.account("acme", domain.PlanPro)
 	rc := newReceiver(t, 500)

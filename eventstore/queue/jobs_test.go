@@ -76,20 +76,6 @@ func ack(t *testing.T, job *queue.Job) {
 	}
 }
 
-// waitFor polls cond until it holds, failing the test after a deadline.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
-}
-
 func receive(t *testing.T, ch <-chan started) started {
 	t.Helper()
 	select {
@@ -103,7 +89,7 @@ func receive(t *testing.T, ch <-chan started) started {
 
 func waitDone(t *testing.T, s *eventstore.Store) {
 	t.Helper()
-	waitFor(t, "every job acknowledged", func() bool {
+	eventstoretest.Eventually(t, "every job acknowledged", func() bool {
 		n, err := queue.New(s).JobsUnfinished(context.Background(), "transcoder")
 		if err != nil {
 			t.Fatal(err)
@@ -132,7 +118,7 @@ func TestFairQueueOneAccountDoesNotStarveAnother(t *testing.T) {
 		t.Fatalf("first job of %q, want a", got.account)
 	}
 	b := upload(t, s, "b")
-	waitFor(t, "b's job queued", func() bool {
+	eventstoretest.Eventually(t, "b's job queued", func() bool {
 		backlog, err := queue.New(s).JobBacklog(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -180,7 +166,7 @@ func TestFairQueuePlanConcurrency(t *testing.T) {
 		mu.Unlock()
 		ack(t, job)
 	})
-	waitFor(t, "four jobs running", func() bool {
+	eventstoretest.Eventually(t, "four jobs running", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return running["free"]+running["biz"] == 4
@@ -230,7 +216,7 @@ func TestFairQueueRetryDoesNotCountAsRunning(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("jobs %v, want %v", got, want)
 	}
-	waitFor(t, "only v1 left, backing off", func() bool {
+	eventstoretest.Eventually(t, "only v1 left, backing off", func() bool {
 		n, err := queue.New(s).JobsUnfinished(context.Background(), "transcoder")
 		if err != nil {
 			t.Fatal(err)

@@ -1,8 +1,3 @@
-// Package diskspace keeps a reserve of free disk space under uploads: the
-// reserve's configuration (--disk-reserve: bytes or a percentage), the room
-// left above it on the file systems of the data directories, and a writer
-// that stops an upload once the room is gone, so the event store on the
-// same disk never runs dry. It knows no HTTP: httpapi answers 507.
 package diskspace
 
 import (

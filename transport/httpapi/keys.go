@@ -13,8 +13,8 @@ import (
 // API keys of the caller's account, managed from the dashboard: these
 // routes take an account user's session, never an API key (a leaked key
 // must not be able to mint more, nor revoke the others). The operator
-// manages any account's keys under /v1/admin with the same handlers
-// (listAccountKeys, createAccountKey, revokeAccountKey).
+// manages any account's keys under /v1/admin/accounts/{slug}/keys
+// (package admin).
 
 // keyView is one key as GET /v1/keys lists it: never the key, nor its hash.
 type keyView struct {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/transport/webhook"
 	"github.com/kino-video/kino/transport/wire"
 )
@@ -63,14 +64,14 @@ func (rc *flakyReceiver) receipts() []flakyReceipt {
 // another account's, an unknown or a malformed one a 404.
 func TestRedeliverAGivenUpDeliveryEndToEnd(t *testing.T) {
 	a := newTestAPI(t, func(c *Config) {
-		c.Webhooks = webhook.Tester{Store: c.Store}
-		c.Redeliver = webhook.Redeliverer{Store: c.Store, CDNURL: c.Origin.CDNURL}
+		c.Webhooks = webhook.Tester{Store: c.Store, Queue: queue.New(c.Store)}
+		c.Redeliver = webhook.Redeliverer{Store: c.Store, Queue: queue.New(c.Store), CDNURL: c.Origin.CDNURL}
 	})
 	opener, ok := a.s.cfg.Secrets.(webhook.Opener)
 	if !ok {
 		t.Fatal("the test's secret key cannot open secrets")
 	}
-	d, err := webhook.NewDeliverer(webhook.Config{Store: a.store, Log: quiet, Backoff: []time.Duration{time.Millisecond},
+	d, err := webhook.NewDeliverer(webhook.Config{Store: a.store, Queue: queue.New(a.store), Log: quiet, Backoff: []time.Duration{time.Millisecond},
 		AllowPrivate: true, Secrets: opener, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -1,16 +1,3 @@
-// Package httpapi is kino's public HTTP API (spec: video-hosting-interface.md)
-// under /v1, on gorilla/mux, and the server that mounts kino's other HTTP
-// protocols beside it. Handlers return errors; respond.Error turns them
-// into the spec's {"error", "message"} bodies.
-//
-// routes.go lists every route. httpapi itself holds the /v1 resources
-// (videos, collections, webhooks, keys, signing keys, the account),
-// authentication (API keys, sessions and logins under /auth, the
-// operator's guard), uploads (multipart, direct upload URLs and the tus
-// handler, whose store is package tus), /play, the probes, and the
-// request log. It mounts package admin (/v1/admin) and package cdn
-// (/cdn); rate limits are package ratelimit, playback tokens package
-// playback.
 package httpapi
 
 import (

@@ -12,13 +12,6 @@ import (
 	"github.com/kino-video/kino/transport/httpapi/respond"
 )
 
-// Browser sessions: /auth/login gives a random session id in an HttpOnly,
-// SameSite=Lax cookie; the session itself lives in NATS (accounts.Users,
-// bucket KINO_SESSIONS, under the id's SHA-256), so any API node serves
-// it. Every /v1 route that takes an API key takes the cookie of an account
-// user too, when the request has no Authorization header; such requests,
-// and /auth/*, pass the standard library's cross-origin protection.
-
 // Identity is the person a session belongs to.
 type Identity struct {
 	UserID   string `json:"id"`

@@ -1,9 +1,3 @@
-// Package ratelimit is the request-rate algorithm of the API: a sliding
-// log per key (at most limit requests in any minute, wherever the minute
-// starts), optionally shared between API nodes through a Ledger that holds
-// each node's share of a key's budget. It knows nothing of HTTP: callers
-// pick the key (an account, a client address, an email) and the limit, and
-// turn a refused Decision into their own answer.
 package ratelimit
 
 import (
@@ -46,28 +40,8 @@ type Ledger interface {
 }
 
 // Limiter allows at most limit requests per key in any Window: a
-// sliding log. For each key it keeps the times of the requests it allowed
-// in the last window (at most limit of them, in a ring), so no 60 s span
-// ever holds more than limit allowed requests, wherever it starts. (A
-// fixed window lets 2x the limit through across its boundary; a token
-// bucket lets the bucket plus a minute's refill through.) Memory is 8
-// bytes per request counted: 8 KB for an account on a 1000/min plan.
-//
-// With a ledger, the API nodes share each key's limit. Each node holds a
-// share of the key's budget in the ledger and allows a request only while
-// its own sliding log holds fewer than its share; the shares of all nodes
-// never add up to more than the limit, so no 60 s span holds more than the
-// limit across the cluster either. A node takes its share in blocks of a
-// twentieth of the limit (rateBlock), when it has used what it holds; it
-// gives back what it does not use (keeping at most a block beyond its
-// log) whenever it updates; and it holds its share for a whole window
-// after its last allowed request (the lease), so a share is never handed
-// to another node while requests it allowed still count. Alone, a node
-// takes the whole budget and behaves exactly as without a ledger. When
-// NATS cannot be reached, the node counts alone (fails open) until it can;
-// when NATS is reached but the ledger does not answer (its stream electing
-// a leader after a node died), the node keeps to the shares it holds while
-// their leases run, and counts alone only for keys it holds none of.
+// sliding log, optionally shared between API nodes through a Ledger (the
+// package doc tells how).
 type Limiter struct {
 	mu      sync.Mutex
 	logs    map[string]*requestLog

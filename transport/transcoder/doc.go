@@ -33,7 +33,7 @@
 // For each job (handle, then transcode):
 //
 //  1. Watch: before anything else the job subscribes to its video's
-//     Deleted event (eventstore.Store.Watch), so a delete from then on
+//     Deleted event (Config.Store's Watch), so a delete from then on
 //     cancels the job's context, killing ffmpeg's process group at once.
 //     Should the message be lost (a reconnect), every heartbeat also
 //     reloads the video and cancels the job when it is deleted.

@@ -14,6 +14,7 @@ import (
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/eventstore/kv"
+	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/transport/ffmpeg"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/transcoder"
@@ -43,7 +44,7 @@ func newEnv(t *testing.T, configure ...func(*transcoder.Config)) *env {
 		t.Fatal(err)
 	}
 	cfg := transcoder.Config{
-		Store: store, Media: e.media, Progress: progress, Log: quiet,
+		Store: store, Jobs: queue.New(store), Media: e.media, Progress: progress, Log: quiet,
 		Backoff: []time.Duration{50 * time.Millisecond},
 		User:    e.user, Limits: ffmpeg.DefaultRLimits(),
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/eventstore/kv"
+	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/transport/media"
 )
 
@@ -34,7 +35,7 @@ func TestLimitFollowsThePlan(t *testing.T) {
 	pro := plans[domain.PlanPro]
 	pro.TranscodeConcurrency = 3 // --transcode-concurrency-pro 3
 	plans[domain.PlanPro] = pro
-	tc, err := New(Config{Store: store, Media: mediaStore, Progress: progress, Plans: plans})
+	tc, err := New(Config{Store: store, Jobs: queue.New(store), Media: mediaStore, Progress: progress, Plans: plans})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/kino-video/kino/eventstore/kv"
 	"github.com/kino-video/kino/eventstore/natsserver"
 	"github.com/kino-video/kino/eventstore/objects"
+	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/transport/ffmpeg"
 	"github.com/kino-video/kino/transport/ffmpeg/ffmpegtest"
 	"github.com/kino-video/kino/transport/media"
@@ -267,7 +268,7 @@ func startNode(t *testing.T, e *env, url string, auth eventstore.Auth, configure
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := transcoder.Config{Store: store, Media: e.media, Progress: progress, Log: quiet,
+	cfg := transcoder.Config{Store: store, Jobs: queue.New(store), Media: e.media, Progress: progress, Log: quiet,
 		Backoff: []time.Duration{50 * time.Millisecond}, User: e.user, Limits: ffmpeg.DefaultRLimits()}
 	if configure != nil {
 		configure(&cfg)

@@ -31,7 +31,7 @@ func TestFastPathRefusesNonIDRKeyframes(t *testing.T) {
 		{"open_gop.mp4", "keyint=50:open-gop=1:bframes=3:scenecut=0", "High"},
 		{"closed_gop.mp4", "keyint=50", "Constrained Baseline"},
 	} {
-		src := ffmpegtest.Encode(t, dir, tt.name, 640, 360, 9, true, append(h264, "-x264-params", tt.params)...)
+		src := ffmpegtest.Encode(t, dir, tt.name, 640, 360, 6, true, append(h264, "-x264-params", tt.params)...)
 		id := e.uploadAsking(acct, tt.name, src, false)
 		done := e.succeeded(id)
 		if got := ffprobeField(t, e.file(id, "hls/360p/seg_00000.ts"), "v:0", "profile"); got != tt.profile {

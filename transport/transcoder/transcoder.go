@@ -50,11 +50,34 @@ type Media interface {
 	Remove(ctx context.Context, id string) error
 }
 
+// Store is what the transcoder needs of the event log (eventstore.Store):
+// the video's and account's events read and commands executed on them
+// (eventstore.Execute, Current), and a watch for a video's Deleted event
+// that fires as soon as it is appended (cancelling that video's ffmpeg).
+type Store interface {
+	eventstore.Log
+	Watch(id domain.StreamID, eventType string) (fired <-chan struct{}, stop func(), err error)
+}
+
+// Jobs is the transcode work queue (queue.Queues): fair across accounts,
+// each job handed to handle until it is acked, retried or released.
+type Jobs interface {
+	FairWork(ctx context.Context, cfg queue.FairConfig, handle func(ctx context.Context, job *queue.Job)) error
+}
+
+// Progress is where a running job's progress goes (kv.Progress), read by
+// the API while the video transcodes.
+type Progress interface {
+	Report(ctx context.Context, videoID string, r kv.ProgressReport) error
+	Clear(ctx context.Context, videoID string) error
+}
+
 // Config configures a Transcoder; validate fills the defaults.
 type Config struct {
-	Store    *eventstore.Store
+	Store    Store
+	Jobs     Jobs
 	Media    Media
-	Progress *kv.Progress
+	Progress Progress
 	Log      *slog.Logger
 
 	Workers     int // jobs this process runs at once (default 1)
@@ -95,8 +118,8 @@ type Config struct {
 }
 
 func (c *Config) validate() error {
-	if c.Store == nil || c.Media == nil || c.Progress == nil {
-		return errors.New("transcoder: store, media and progress are required")
+	if c.Store == nil || c.Jobs == nil || c.Media == nil || c.Progress == nil {
+		return errors.New("transcoder: store, jobs, media and progress are required")
 	}
 	if c.Log == nil {
 		c.Log = slog.Default()
@@ -198,7 +221,7 @@ func (t *Transcoder) Run(ctx context.Context) error {
 	defer wg.Wait()
 	wg.Add(1)
 	go func() { defer wg.Done(); t.scratch.sweepLoop(ctx, t.cfg.Log) }()
-	return queue.New(t.cfg.Store).FairWork(ctx, queue.FairConfig{
+	return t.cfg.Jobs.FairWork(ctx, queue.FairConfig{
 		Intake:         Durable,
 		FilterSubjects: intakeFilters,
 		Account:        jobAccount,

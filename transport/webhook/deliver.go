@@ -34,12 +34,12 @@ func NewDeliverer(cfg Config) (*Deliverer, error) {
 
 // Run sends deliveries until ctx ends.
 func (d *Deliverer) Run(ctx context.Context) error {
-	st, err := queue.New(d.cfg.Store).OpenSendState(ctx)
+	st, err := d.cfg.Queue.OpenSendState(ctx)
 	if err != nil {
 		return err
 	}
 	d.state = st
-	return queue.New(d.cfg.Store).Work(ctx, queue.WorkConfig{
+	return d.cfg.Queue.Work(ctx, queue.WorkConfig{
 		Stream:      queue.DeliveriesStream,
 		Durable:     DeliveryDurable,
 		Concurrency: d.cfg.Workers,

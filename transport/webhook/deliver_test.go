@@ -14,6 +14,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/seal"
 )
@@ -54,7 +55,7 @@ func sendTests(t *testing.T, store *eventstore.Store, w projections.Webhook, n i
 	t.Helper()
 	var ids []string
 	for i := 0; i < n; i++ {
-		id, err := Tester{Store: store}.SendTest(context.Background(), w)
+		id, err := Tester{Store: store, Queue: queue.New(store)}.SendTest(context.Background(), w)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +172,7 @@ func TestStalledReceiverDelaysOnlyItsOwnSubscription(t *testing.T) {
 	sendTests(t, store, hookA, 40) // queued first: the senders meet them first
 	sendTests(t, store, hookB, 1)
 	for _, st := range []*eventstore.Store{store, other} {
-		runDeliverer(t, newTestDeliverer(t, Config{Store: st, Workers: 2, Timeout: 10 * time.Minute, AllowPrivate: true}))
+		runDeliverer(t, newTestDeliverer(t, Config{Store: st, Queue: queue.New(st), Workers: 2, Timeout: 10 * time.Minute, AllowPrivate: true}))
 	}
 
 	select {
@@ -234,7 +235,7 @@ func TestBusyHandbackDoesNotUseAnAttempt(t *testing.T) {
 	t.Cleanup(rc.Close)
 	hook := subscribe(t, store, "acme", rc.URL)
 	ids := sendTests(t, store, hook, 2)
-	d := newTestDeliverer(t, Config{Store: store, Workers: 4, Timeout: 2 * time.Minute, AllowPrivate: true,
+	d := newTestDeliverer(t, Config{Store: store, Queue: queue.New(store), Workers: 4, Timeout: 2 * time.Minute, AllowPrivate: true,
 		Backoff: []time.Duration{50 * time.Millisecond}})
 	d.onBusy = func(deliveryID string) { handedBack <- deliveryID }
 	runDeliverer(t, d)
@@ -294,7 +295,7 @@ func TestDeliveryErrorsCarryNoServerAddresses(t *testing.T) {
 			hook := subscribe(t, store, "acme", tc.url)
 			sendTests(t, store, hook, 1)
 			ctx, cancel := context.WithCancel(context.Background())
-			d := newTestDeliverer(t, Config{Store: store, Workers: 1, Timeout: 30 * time.Second, AllowPrivate: tc.allowPrivate, Backoff: []time.Duration{}})
+			d := newTestDeliverer(t, Config{Store: store, Queue: queue.New(store), Workers: 1, Timeout: 30 * time.Second, AllowPrivate: tc.allowPrivate, Backoff: []time.Duration{}})
 			done := make(chan struct{})
 			go func() { defer close(done); _ = d.Run(ctx) }()
 			got := waitRecorded(t, store, hook.ID, 1)
@@ -329,13 +330,19 @@ func TestDeliveriesGoOnAfterTheNATSServerRestarts(t *testing.T) {
 	}))
 	t.Cleanup(rc.Close)
 	hook := subscribe(t, store, "acme", rc.URL)
-	runDeliverer(t, newTestDeliverer(t, Config{Store: store, Workers: 2, Timeout: 10 * time.Second, AllowPrivate: true,
+	runDeliverer(t, newTestDeliverer(t, Config{Store: store, Queue: queue.New(store), Workers: 2, Timeout: 10 * time.Second, AllowPrivate: true,
 		Backoff: []time.Duration{50 * time.Millisecond}}))
 	before := sendTests(t, store, hook, 1)
 	waitRecorded(t, store, hook.ID, 1)
 
 	eventstoretest.Restart(t, srv, dir)
-	after := sendTests(t, store, hook, 3) // waits for the reconnection
+	// The restarted server recovers its streams before it answers; on a
+	// loaded machine that outlasts one publish's timeout.
+	eventstoretest.Eventually(t, "the deliveries stream answers again", func() bool {
+		_, err := queue.New(store).DeliveriesQueued(context.Background())
+		return err == nil
+	})
+	after := sendTests(t, store, hook, 3)
 	outcomes := waitRecorded(t, store, hook.ID, 4)
 	mu.Lock()
 	defer mu.Unlock()

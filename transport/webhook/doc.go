@@ -126,7 +126,7 @@
 //     1h, 3h, 6h).
 //  7. Release the lock.
 //
-// Attempts are recorded with eventstore.Store.Record on
+// Attempts are recorded with Config.Store's Record on
 // webhook.<id>.DeliverySucceeded or .DeliveryFailed, without the
 // concurrency check: nothing is decided from them; the projector turns them
 // into the deliveries log. A shutdown cuts off a running POST: the message

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
-	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/transport/wire"
 )
@@ -37,7 +36,7 @@ func NewFanout(cfg Config) (*Fanout, error) {
 		return nil, errors.New("webhook fan-out: the CDN URL (--cdn-url) is required: webhook bodies carry media URLs")
 	}
 	subs := newSubscriptions(cfg.Store, func(ctx context.Context) (uint64, error) {
-		return queue.New(cfg.Store).AckFloor(ctx, "", FanoutDurable)
+		return cfg.Queue.AckFloor(ctx, "", FanoutDurable)
 	})
 	return &Fanout{cfg: cfg, subs: subs}, nil
 }
@@ -45,7 +44,7 @@ func NewFanout(cfg Config) (*Fanout, error) {
 // Run consumes TranscodePlayable, TranscodeSucceeded and TranscodeFailed
 // until ctx ends.
 func (f *Fanout) Run(ctx context.Context) error {
-	return queue.New(f.cfg.Store).Work(ctx, queue.WorkConfig{
+	return f.cfg.Queue.Work(ctx, queue.WorkConfig{
 		Durable: FanoutDurable,
 		FilterSubjects: []string{
 			domain.AggVideo + ".*." + domain.TypeTranscodePlayable,
@@ -123,7 +122,7 @@ func (f *Fanout) fanout(ctx context.Context, e domain.Event, kind string, alive 
 		if !s.wants(kind) {
 			continue
 		}
-		if _, err := Enqueue(ctx, f.cfg.Store, s.id, account, body, e.AggregateID); err != nil {
+		if _, err := Enqueue(ctx, f.cfg.Queue, s.id, account, body, e.AggregateID); err != nil {
 			return err
 		}
 		if i%100 == 99 { // thousands of subscriptions must not outlast the ack wait
@@ -137,7 +136,7 @@ func (f *Fanout) fanout(ctx context.Context, e domain.Event, kind string, alive 
 // rendered with cdnURL as the API renders it; the account that owns it;
 // and whether it existed (accepted and not deleted) there. It folds the
 // video's events as the read model does (projections), up to e.
-func videoAt(ctx context.Context, store *eventstore.Store, e domain.Event, cdnURL string) (wire.Video, string, bool, error) {
+func videoAt(ctx context.Context, store Store, e domain.Event, cdnURL string) (wire.Video, string, bool, error) {
 	at, err := foldAt(ctx, store, e, cdnURL)
 	return at.video, at.account, at.ok, err
 }
@@ -152,7 +151,7 @@ type at struct {
 	toldPlayable bool
 }
 
-func foldAt(ctx context.Context, store *eventstore.Store, e domain.Event, cdnURL string) (at, error) {
+func foldAt(ctx context.Context, store Store, e domain.Event, cdnURL string) (at, error) {
 	var (
 		r            wire.VideoRecord
 		account      string
@@ -243,7 +242,7 @@ func foldAt(ctx context.Context, store *eventstore.Store, e domain.Event, cdnURL
 // come anyway (the fanout() of a test, a consumer reset), the index is
 // rebuilt from the stream for it: slower, never wrong.
 type subscriptions struct {
-	store     *eventstore.Store
+	store     Store
 	floor     func(context.Context) (uint64, error) // the fan-out's ack floor
 	pruneOver int                                   // deleted entries tolerated before pruning
 	mu        sync.Mutex
@@ -266,7 +265,7 @@ func (s subscription) wants(kind string) bool {
 
 var indexedTypes = [2]string{domain.TypeWebhookSubscribed, domain.TypeWebhookDeleted}
 
-func newSubscriptions(store *eventstore.Store, floor func(context.Context) (uint64, error)) *subscriptions {
+func newSubscriptions(store Store, floor func(context.Context) (uint64, error)) *subscriptions {
 	x := &subscriptions{store: store, floor: floor, pruneOver: 1024}
 	x.reset()
 	return x

@@ -131,7 +131,7 @@ func (env *fanoutEnv) createFanoutConsumer(t *testing.T) {
 	f := newTestFanout(t, env.worker)
 	done := make(chan error, 1)
 	go func() { done <- f.Run(ctx) }()
-	waitFor(t, "the fan-out consumer", func() bool {
+	eventstoretest.Eventually(t, "the fan-out consumer", func() bool {
 		_, err := queue.New(env.serve).Unfinished(context.Background(), "", FanoutDurable)
 		return err == nil
 	})
@@ -145,7 +145,7 @@ func (env *fanoutEnv) createFanoutConsumer(t *testing.T) {
 
 func newTestFanout(t *testing.T, store *eventstore.Store) *Fanout {
 	t.Helper()
-	f, err := NewFanout(Config{Store: store, CDNURL: testCDN})
+	f, err := NewFanout(Config{Store: store, Queue: queue.New(store), CDNURL: testCDN})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func (env *fanoutEnv) deliverAll(t *testing.T, last uint64) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	f := newTestFanout(t, env.worker)
-	d := newTestDeliverer(t, Config{Store: env.worker, Workers: 2, Timeout: 30 * time.Second, AllowPrivate: true})
+	d := newTestDeliverer(t, Config{Store: env.worker, Queue: queue.New(env.worker), Workers: 2, Timeout: 30 * time.Second, AllowPrivate: true})
 	for _, run := range []func(context.Context) error{f.Run, d.Run} {
 		wg.Add(1)
 		go func() {
@@ -171,7 +171,7 @@ func (env *fanoutEnv) deliverAll(t *testing.T, last uint64) {
 	}
 	defer func() { cancel(); wg.Wait() }()
 	env.fannedOut(t, last)
-	waitFor(t, "every delivery sent", func() bool {
+	eventstoretest.Eventually(t, "every delivery sent", func() bool {
 		n, err := queue.New(env.serve).DeliveriesQueued(context.Background())
 		return err == nil && n == 0
 	})
@@ -182,21 +182,10 @@ func (env *fanoutEnv) deliverAll(t *testing.T, last uint64) {
 // each ack is processed; a consumer's pending count may lag a new message.
 func (env *fanoutEnv) fannedOut(t *testing.T, last uint64) {
 	t.Helper()
-	waitFor(t, "the fan-out", func() bool {
+	eventstoretest.Eventually(t, "the fan-out", func() bool {
 		floor, err := queue.New(env.serve).AckFloor(context.Background(), "", FanoutDurable)
 		return err == nil && floor >= last
 	})
-}
-
-func waitFor(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond) // polling, not waiting for the work itself
-	}
 }
 
 // The body is the video as of the event it announces: a video deleted

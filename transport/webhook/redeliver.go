@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/kino-video/kino/domain"
-	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/wire"
 )
@@ -16,7 +15,8 @@ import (
 // per subscription and retried like any other, and its attempts appear in
 // the deliveries log under the new id.
 type Redeliverer struct {
-	Store  *eventstore.Store
+	Store  Store
+	Queue  Enqueuer
 	CDNURL string // the API's --cdn-url, as the fan-out has it
 }
 
@@ -36,7 +36,7 @@ func (r Redeliverer) Redeliver(ctx context.Context, w projections.Webhook, first
 		return "", 0, err
 	}
 	id := RedeliveryID(first.DeliveryID, w.ID)
-	if err := enqueue(ctx, r.Store, w.ID, w.Account, body, first.VideoID, id, id); err != nil {
+	if err := enqueue(ctx, r.Queue, w.ID, w.Account, body, first.VideoID, id, id); err != nil {
 		return "", 0, err
 	}
 	events, err := r.Store.Record(ctx, domain.WebhookStream(w.ID), domain.DeliveryRedelivered{

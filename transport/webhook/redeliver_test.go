@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/projections"
 )
 
@@ -26,7 +27,7 @@ func TestRedeliverSendsTheSameBodyAsANewDelivery(t *testing.T) {
 	first := projections.Delivery{WebhookID: hook, DeliveryID: DeliveryID(done.ID, hook), EventID: done.ID,
 		Kind: domain.EventVideoCompleted, VideoID: v.ID, Attempt: 1}
 	w := projections.Webhook{ID: hook, Account: "acme", URL: env.rc.srv.URL + "/all", Events: []string{domain.EventVideoCompleted}}
-	r := Redeliverer{Store: env.serve, CDNURL: testCDN}
+	r := Redeliverer{Store: env.serve, Queue: queue.New(env.serve), CDNURL: testCDN}
 	id, seq, err := r.Redeliver(ctx, w, first)
 	if err != nil {
 		t.Fatal(err)

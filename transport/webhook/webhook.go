@@ -53,9 +53,40 @@ func DeliveryID(eventID, webhookID string) string {
 	return "dlv_" + hex.EncodeToString(sum[:12])
 }
 
+// Store is what the webhook workers need of the event log
+// (eventstore.Store): a subscription read (eventstore.Current) and its
+// attempts recorded, and the events up to one read by subject (Next,
+// Between) to fold a video, a collection and the subscriptions as they
+// stood at that event.
+type Store interface {
+	eventstore.Log
+	Record(ctx context.Context, id domain.StreamID, payloads ...domain.Payload) ([]domain.Event, error)
+	Next(ctx context.Context, filter string, from uint64) (domain.Event, bool, error)
+	Between(ctx context.Context, filter string, from, to uint64, fn func(domain.Event) error) error
+}
+
+// Enqueuer queues a delivery on the delivery queue (queue.Queues): one
+// message per subscription subject, dropped when msgID was queued within
+// the duplicate window.
+type Enqueuer interface {
+	Enqueue(ctx context.Context, sub, msgID string, body []byte, header map[string]string) error
+}
+
+// Queue is what the fan-out and the senders need of the work queues
+// (queue.Queues): consuming the event stream (the fan-out) and the
+// delivery queue (the senders), the fan-out's ack floor, the senders'
+// shared locks and attempt counts, and queueing deliveries.
+type Queue interface {
+	Enqueuer
+	Work(ctx context.Context, cfg queue.WorkConfig, handle func(ctx context.Context, job *queue.Job)) error
+	AckFloor(ctx context.Context, stream, durable string) (uint64, error)
+	OpenSendState(ctx context.Context) (*queue.SendState, error)
+}
+
 // Config configures the fan-out and delivery workers.
 type Config struct {
-	Store *eventstore.Store
+	Store Store
+	Queue Queue
 	Log   *slog.Logger
 
 	Backoff      []time.Duration // waits before retries; len+1 attempts in all
@@ -73,8 +104,8 @@ type Config struct {
 }
 
 func (c *Config) validate() error {
-	if c.Store == nil {
-		return errors.New("webhook: store is required")
+	if c.Store == nil || c.Queue == nil {
+		return errors.New("webhook: store and queue are required")
 	}
 	if c.Log == nil {
 		c.Log = slog.Default()
@@ -102,19 +133,19 @@ type Opener interface {
 // Enqueue queues the delivery of one event to subscription hookID of
 // account. Enqueueing the same (event, subscription) again within the
 // delivery queue's duplicate window (24 h) is a no-op (Nats-Msg-Id).
-func Enqueue(ctx context.Context, store *eventstore.Store, hookID, account string, body Body, videoID string) (string, error) {
+func Enqueue(ctx context.Context, q Enqueuer, hookID, account string, body Body, videoID string) (string, error) {
 	id := DeliveryID(body.ID, hookID)
-	return id, enqueue(ctx, store, hookID, account, body, videoID, id, body.ID+"."+hookID)
+	return id, enqueue(ctx, q, hookID, account, body, videoID, id, body.ID+"."+hookID)
 }
 
 // enqueue queues body to hookID as delivery deliveryID, once per msgID
 // within the queue's duplicate window.
-func enqueue(ctx context.Context, store *eventstore.Store, hookID, account string, body Body, videoID, deliveryID, msgID string) error {
+func enqueue(ctx context.Context, q Enqueuer, hookID, account string, body Body, videoID, deliveryID, msgID string) error {
 	raw, err := json.Marshal(body)
 	if err != nil {
 		return err
 	}
-	return queue.New(store).Enqueue(ctx, hookID, msgID, raw, map[string]string{
+	return q.Enqueue(ctx, hookID, msgID, raw, map[string]string{
 		hWebhook: hookID, hDelivery: deliveryID, hKind: body.Type, hEvent: body.ID, hVideo: videoID, hAccount: account, hCounted: "1",
 	})
 }
@@ -123,7 +154,14 @@ func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
 
 // Tester sends test deliveries (POST /v1/webhooks/{id}/test).
 type Tester struct {
-	Store *eventstore.Store
+	Store IDClock
+	Queue Enqueuer
+}
+
+// IDClock gives a test delivery its id and time (eventstore.Store).
+type IDClock interface {
+	NewID() string
+	Now() time.Time
 }
 
 // SendTest queues a signed webhook.test delivery to w, sent like any other
@@ -131,7 +169,7 @@ type Tester struct {
 func (t Tester) SendTest(ctx context.Context, w projections.Webhook) (string, error) {
 	id := t.Store.NewID()
 	body := testBody(w, id, t.Store.Now())
-	return Enqueue(ctx, t.Store, w.ID, w.Account, body, "")
+	return Enqueue(ctx, t.Queue, w.ID, w.Account, body, "")
 }
 
 // testBody is the body of the webhook.test delivery id to w. Its createdAt

@@ -1,10 +1,3 @@
-// Package cdn serves the files of videos under /cdn: playlists, segments,
-// thumbnails, previews, storyboards and downloads, with Range support and
-// open CORS, for known videos only. A signed video's files need a valid
-// playback token (package playback), and its playlists and storyboard are
-// rewritten so every URI they list carries the token. httpapi's routes.go
-// mounts Serve; errors are answered by respond.Error like every other
-// protocol's.
 package cdn
 
 import (

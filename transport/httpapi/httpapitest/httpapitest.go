@@ -26,6 +26,7 @@ import (
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/eventstore/kv"
+	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/ffmpeg"
 	"github.com/kino-video/kino/transport/httpapi"
@@ -153,8 +154,9 @@ func Start(t testing.TB, o Options) *Kino {
 	srv := httptest.NewUnstartedServer(nil)
 	url := "http://" + srv.Listener.Addr().String()
 	cdn := url + "/cdn"
+	q := queue.New(store)
 	cfg := httpapi.Config{Store: store, DB: db, Projector: proj, Media: ms, Progress: progress,
-		Webhooks: webhook.Tester{Store: store}, Redeliver: webhook.Redeliverer{Store: store, CDNURL: cdn},
+		Webhooks: webhook.Tester{Store: store, Queue: q}, Redeliver: webhook.Redeliverer{Store: store, Queue: q, CDNURL: cdn},
 		Secrets: key, Plans: o.Plans, Log: quiet, Now: clk.Now,
 		Origin:  httpapi.Origin{CDNURL: cdn, BaseURL: url + "/v1"},
 		Uploads: httpapi.Uploads{TusDir: filepath.Join(base, "media", ".tus"), Direct: direct},
@@ -173,7 +175,7 @@ func Start(t testing.TB, o Options) *Kino {
 	run("projector", proj.Run)
 	run("progress", progress.Follow)
 	if o.Transcode {
-		tc, err := transcoder.New(transcoder.Config{Store: store, Media: ms, Progress: progress, Log: quiet,
+		tc, err := transcoder.New(transcoder.Config{Store: store, Jobs: q, Media: ms, Progress: progress, Log: quiet,
 			MaxAttempts: 2, Backoff: []time.Duration{10 * time.Millisecond}, AckWait: 30 * time.Second,
 			Plans: o.Plans, User: user, Limits: ffmpeg.DefaultRLimits()})
 		if err != nil {
@@ -182,11 +184,11 @@ func Start(t testing.TB, o Options) *Kino {
 		run("transcoder", tc.Run)
 	}
 	if o.Webhooks {
-		fan, err := webhook.NewFanout(webhook.Config{Store: store, Log: quiet, CDNURL: cdn})
+		fan, err := webhook.NewFanout(webhook.Config{Store: store, Queue: q, Log: quiet, CDNURL: cdn})
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := webhook.NewDeliverer(webhook.Config{Store: store, Log: quiet, Secrets: key, AllowPrivate: true,
+		d, err := webhook.NewDeliverer(webhook.Config{Store: store, Queue: q, Log: quiet, Secrets: key, AllowPrivate: true,
 			Backoff: []time.Duration{50 * time.Millisecond}, Timeout: 5 * time.Second})
 		if err != nil {
 			t.Fatal(err)

@@ -1,4 +1,4 @@
-package main
+package httpapitest
 
 import (
 	"bytes"
@@ -16,16 +16,18 @@ import (
 	"github.com/kino-video/kino/docs"
 )
 
-// contract checks requests and responses against docs/openapi.yaml, so the
-// document cannot drift from the server: every end-to-end test that goes
-// through harness.request runs it. Responses are always checked; requests
-// when the server accepted them (the tests also send invalid requests on
+// Contract checks requests and responses against docs/openapi.yaml, so
+// the document cannot drift from the server: every test request sent
+// through a Client runs it. Responses are always checked; requests when
+// the server accepted them (the tests also send invalid requests on
 // purpose, which the document rightly does not describe).
-type contract struct {
+type Contract struct {
 	router routers.Router
 }
 
-func newContract(t testing.TB, baseURL string) *contract {
+// NewContract loads docs/openapi.yaml for a server whose root is baseURL
+// (http://host:port, without /v1).
+func NewContract(t testing.TB, baseURL string) *Contract {
 	t.Helper()
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromData(docs.OpenAPI)
@@ -40,12 +42,12 @@ func newContract(t testing.TB, baseURL string) *contract {
 	if err != nil {
 		t.Fatalf("docs/openapi.yaml routes: %v", err)
 	}
-	return &contract{router: router}
+	return &Contract{router: router}
 }
 
-// check validates one exchange. body is the request body as sent (nil
+// Check validates one exchange. body is the request body as sent (nil
 // when there was none).
-func (c *contract) check(t testing.TB, req *http.Request, body []byte, status int, header http.Header, respBody []byte) {
+func (c *Contract) Check(t testing.TB, req *http.Request, body []byte, status int, header http.Header, respBody []byte) {
 	t.Helper()
 	if c == nil || !strings.HasPrefix(req.URL.Path, "/v1/") {
 		return

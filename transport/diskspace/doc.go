@@ -1,0 +1,32 @@
+// Package diskspace keeps a reserve of free disk space under uploads: the
+// reserve's configuration (--disk-reserve: bytes or a percentage), the room
+// left above it on the file systems of the data directories, and a writer
+// that stops an upload once the room is gone, so the event store on the
+// same disk never runs dry. It knows no HTTP: httpapi answers 507.
+//
+// # The reserve
+//
+// ParseReserve reads --disk-reserve (default 1GiB; "5%" of the file
+// system's size; "0" for none). Guard.Room is the smallest free space above
+// the reserve among Guard.Dirs (kino serve guards the data directory and
+// its media directory, usually one file system); negative once one of them
+// is inside its reserve. On systems without statfs (statfs_other.go)
+// the reserve is not enforced.
+//
+// # Where uploads meet it
+//
+// httpapi checks the room three times for an upload:
+//   - before the body is read (checkRoom): 507 while the disk is inside its
+//     reserve, or when the announced Content-Length does not fit above it;
+//     a Room that fails is logged and the upload let through;
+//   - while the body streams to disk: a Writer asks Room every
+//     Guard.Every bytes (httpapi: 8 MiB) and fails with ErrNoRoom once it
+//     is negative, so an upload without a length, or several at once,
+//     stop at the reserve;
+//   - before committing to a media backend that copies the file (the
+//     object store on the embedded NATS's disk): the file's size must fit
+//     again.
+//
+// The same reserve bounds the embedded NATS server's restart after a full
+// disk (cmd/kino passes it to natsserver.Heal).
+package diskspace
