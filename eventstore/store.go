@@ -335,7 +335,7 @@ func createAtOnce(ctx context.Context, js jetstream.JetStream, cfg Config) {
 		func() { _, _ = tmp.bucket(ctx, true, natsconn.WorkersBucketConfig(cfg.Replicas)) },
 		func() { _, _ = tmp.bucket(ctx, true, natsconn.DirectUploadsBucketConfig(cfg.Replicas)) },
 		func() { _, _ = tmp.bucket(ctx, true, natsconn.KeyUsageBucketConfig(cfg.Replicas)) },
-		// The TTL is kino serve's setting: accounts.OpenUsers updates it, quickly
+		// The TTL is kino serve's setting: kv.OpenSessions updates it, quickly
 		// once the bucket's group has a leader.
 		func() {
 			_, _ = tmp.bucket(ctx, true, natsconn.SessionsBucketConfig(cfg.Replicas, natsconn.DefaultSessionTTL))

@@ -507,7 +507,7 @@ func (m *Main) openStore(ctx context.Context) error {
 	if m.limits, err = kv.OpenRateLimits(ctx, m.store); err != nil {
 		return err
 	}
-	m.users, err = accounts.OpenUsers(ctx, m.store, accounts.UsersConfig{SessionTTL: m.SessionTTL, SessionMaxAge: m.SessionMaxAge})
+	m.users, err = openUsers(ctx, m.store, accounts.UsersConfig{SessionTTL: m.SessionTTL, SessionMaxAge: m.SessionMaxAge})
 	return err
 }
 
@@ -661,7 +661,7 @@ func (m *Main) serveHTTP(ctx context.Context) error {
 	}
 	queues := queue.New(m.store)
 	api, err := httpapi.New(httpapi.Config{
-		Store: m.store, DB: m.db, Projector: m.projector, Media: m.media, Progress: m.progress,
+		Store: m.store, Queues: queues, DB: m.db, Projector: m.projector, Media: m.media, Progress: m.progress,
 		Webhooks: webhook.Tester{Store: m.store, Queue: queues}, Redeliver: webhook.Redeliverer{Store: m.store, Queue: queues, CDNURL: m.CDNURL},
 		Secrets: m.secrets, Users: m.users, EventServer: m.eventServer(),
 		Plans: m.Plans, Log: log.With("component", "http"), Now: m.Now, MaxReadLag: m.MaxReadLag,
@@ -836,15 +836,20 @@ func (m *Main) devUser(ctx context.Context) error {
 	return nil
 }
 
-// The workers declare what they use of the event store, the work queues
-// and the progress bucket; these are the types wired into them here.
+// The workers, the API and the user service declare what they use of the
+// event store, the work queues and the buckets; these are the types wired
+// into them here.
 var (
-	_ transcoder.Store    = (*eventstore.Store)(nil)
-	_ transcoder.Jobs     = (*queue.Queues)(nil)
-	_ transcoder.Progress = (*kv.Progress)(nil)
-	_ webhook.Store       = (*eventstore.Store)(nil)
-	_ webhook.Queue       = (*queue.Queues)(nil)
-	_ webhook.IDClock     = (*eventstore.Store)(nil)
+	_ transcoder.Store      = (*eventstore.Store)(nil)
+	_ transcoder.Jobs       = (*queue.Queues)(nil)
+	_ transcoder.Progress   = (*kv.Progress)(nil)
+	_ webhook.Store         = (*eventstore.Store)(nil)
+	_ webhook.Queue         = (*queue.Queues)(nil)
+	_ webhook.IDClock       = (*eventstore.Store)(nil)
+	_ httpapi.Store         = (*eventstore.Store)(nil)
+	_ admin.Queues          = (*queue.Queues)(nil)
+	_ accounts.Events       = (*eventstore.Store)(nil)
+	_ accounts.SessionStore = (*kv.Sessions)(nil)
 )
 
 // startWorkers runs the webhook senders and the transcoders of this

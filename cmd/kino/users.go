@@ -11,6 +11,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/kv"
 	"github.com/kino-video/kino/transport/accounts"
 )
 
@@ -18,12 +19,28 @@ import (
 // command.
 func withUsers(ctx context.Context, c *natsClient, fn func(*eventstore.Store, *accounts.Users) error) error {
 	return withStore(ctx, c, func(s *eventstore.Store) error {
-		u, err := accounts.OpenUsers(ctx, s, accounts.UsersConfig{})
+		u, err := openUsers(ctx, s, accounts.UsersConfig{})
 		if err != nil {
 			return err
 		}
 		return fn(s, u)
 	})
+}
+
+// openUsers opens the sessions buckets on s (kino serve creates them, or
+// updates the sessions bucket's TTL to cfg.SessionTTL) and the user
+// service over them.
+func openUsers(ctx context.Context, s *eventstore.Store, cfg accounts.UsersConfig) (*accounts.Users, error) {
+	ttl := cfg.SessionTTL
+	if ttl <= 0 {
+		ttl = accounts.DefaultSessionTTL
+	}
+	sessions, err := kv.OpenSessions(ctx, s, ttl)
+	if err != nil {
+		return nil, fmt.Errorf("open users: %w", err)
+	}
+	cfg.Log, cfg.Warm = s.Log(), s.Manages()
+	return accounts.NewUsers(s, sessions, cfg)
 }
 
 // passwordLink is the page a set-password token opens.

@@ -11,7 +11,8 @@
 // A user is the user aggregate: one stream per normalised email, its id a
 // hash of the address (domain.UserStream), so the stream's optimistic
 // concurrency keeps emails unique with no lock or index. kino serve and
-// the CLI open the service on the store with OpenUsers.
+// the CLI make the service with NewUsers on the event store and the
+// sessions buckets (kv.OpenSessions): it calls them, it is neither.
 //
 //   - CreateUser checks that an account user's account exists, draws a
 //     256-bit token (NewToken) and records UserCreated with the token's

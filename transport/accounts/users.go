@@ -40,9 +40,27 @@ type UsersConfig struct {
 	HashWait      time.Duration // how long a login waits for one of them before 503
 	Argon2        Argon2Params  // cost of new hashes (existing ones keep theirs)
 	Now           func() time.Time
+	Log           *slog.Logger // default slog.Default()
+	// Warm makes the hash verified for unknown emails at once (kino
+	// serve), so the first unknown email is not slower than the next.
+	Warm bool
 }
 
-func (c *UsersConfig) validate(s *eventstore.Store) {
+// SessionStore is where the user service keeps sessions and API keys'
+// last use (a *kv.Sessions): values by the SHA-256 of their id, with the
+// revision an update must match.
+type SessionStore interface {
+	Create(ctx context.Context, key string, value []byte) error
+	Get(ctx context.Context, key string) (value []byte, revision uint64, found bool, err error)
+	Update(ctx context.Context, key string, value []byte, revision uint64) error
+	Delete(ctx context.Context, key string) error
+	End(ctx context.Context, key string) error
+	RecordsKeyUse() bool
+	PutKeyUse(ctx context.Context, keyID string, t time.Time) error
+	KeyUse(ctx context.Context, keyID string) (t time.Time, found bool, err error)
+}
+
+func (c *UsersConfig) validate(s Events) {
 	if c.SessionTTL <= 0 {
 		c.SessionTTL = DefaultSessionTTL
 	}
@@ -62,6 +80,9 @@ func (c *UsersConfig) validate(s *eventstore.Store) {
 	if c.Now == nil {
 		c.Now = s.Now
 	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
 }
 
 // Users is the user service.
@@ -69,7 +90,7 @@ type Users struct {
 	s        Events
 	cfg      UsersConfig
 	log      *slog.Logger
-	sessions *kv.Sessions
+	sessions SessionStore
 	slots    chan struct{} // argon2 computations under way
 
 	dummyOnce sync.Once
@@ -81,18 +102,12 @@ type Users struct {
 	usedSwept time.Time
 }
 
-// OpenUsers opens the user service on s and its sessions buckets; kino
-// serve (eventstore.Config.Manage) creates them, or updates the sessions
-// bucket's TTL to cfg.SessionTTL.
-func OpenUsers(ctx context.Context, s *eventstore.Store, cfg UsersConfig) (*Users, error) {
+// NewUsers is the user service on the event log s, keeping sessions in
+// sessions (kv.OpenSessions, whose bucket's TTL is cfg.SessionTTL).
+func NewUsers(s Events, sessions SessionStore, cfg UsersConfig) (*Users, error) {
 	cfg.validate(s)
-	u := &Users{s: s, cfg: cfg, log: s.Log(), slots: make(chan struct{}, cfg.MaxHashing), usedAt: map[string]time.Time{}}
-	sessions, err := kv.OpenSessions(ctx, s, cfg.SessionTTL)
-	if err != nil {
-		return nil, fmt.Errorf("open users: %w", err)
-	}
-	u.sessions = sessions
-	if s.Manages() { // made now, so the first unknown email is not slower than the next
+	u := &Users{s: s, cfg: cfg, log: cfg.Log, sessions: sessions, slots: make(chan struct{}, cfg.MaxHashing), usedAt: map[string]time.Time{}}
+	if cfg.Warm {
 		if _, err := u.dummyHash(); err != nil {
 			return nil, err
 		}

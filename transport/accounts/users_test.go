@@ -80,11 +80,26 @@ func openUsers(t *testing.T, s *eventstore.Store, cfg accounts.UsersConfig) *acc
 	if cfg.Argon2 == (accounts.Argon2Params{}) {
 		cfg.Argon2 = cheap
 	}
-	u, err := accounts.OpenUsers(context.Background(), s, cfg)
+	u, err := open(context.Background(), s, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// open opens the sessions buckets on s and the user service over them, as
+// kino serve and the CLI do.
+func open(ctx context.Context, s *eventstore.Store, cfg accounts.UsersConfig) (*accounts.Users, error) {
+	ttl := cfg.SessionTTL
+	if ttl <= 0 {
+		ttl = accounts.DefaultSessionTTL
+	}
+	sessions, err := kv.OpenSessions(ctx, s, ttl)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Warm = s.Manages()
+	return accounts.NewUsers(s, sessions, cfg)
 }
 
 func TestUserPasswordLinkAndLogin(t *testing.T) {
@@ -272,7 +287,7 @@ func TestWorkerRoleCannotReadSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer admin.Close()
-	if _, err := accounts.OpenUsers(ctx, admin, accounts.UsersConfig{Argon2: cheap}); err != nil {
+	if _, err := open(ctx, admin, accounts.UsersConfig{Argon2: cheap}); err != nil {
 		t.Fatalf("admin opens the user service: %v", err)
 	}
 

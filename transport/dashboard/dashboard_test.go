@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/kv"
 	"github.com/kino-video/kino/transport/accounts"
 	"github.com/kino-video/kino/transport/dashboard"
 	"github.com/kino-video/kino/transport/httpapi"
@@ -27,7 +29,11 @@ func startKino(t *testing.T, o httpapitest.Options) kino {
 	configure := o.Configure
 	o.Configure = func(c *httpapi.Config) {
 		// Cheap hashes: the tests log in often on two shared cores.
-		u, err := accounts.OpenUsers(context.Background(), c.Store, accounts.UsersConfig{Argon2: accounts.Argon2Params{Time: 1, Memory: 8 << 10, Threads: 1}})
+		sessions, err := kv.OpenSessions(context.Background(), c.Store.(*eventstore.Store), accounts.DefaultSessionTTL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := accounts.NewUsers(c.Store, sessions, accounts.UsersConfig{Argon2: accounts.Argon2Params{Time: 1, Memory: 8 << 10, Threads: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}

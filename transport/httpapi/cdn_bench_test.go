@@ -23,6 +23,7 @@ import (
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/eventstore/objects"
+	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/playback"
@@ -160,7 +161,7 @@ func cdnBench(b *testing.B, backend string, size int) string {
 		b.Fatal(err)
 	}
 	key := bytes.Repeat([]byte{1}, 32)
-	s, err := New(Config{Store: store, DB: db, Projector: proj, Media: ms, Log: quiet,
+	s, err := New(Config{Store: store, Queues: queue.New(store), DB: db, Projector: proj, Media: ms, Log: quiet,
 		Origin: Origin{CDNURL: "http://cdn.example.test/cdn"}, Playback: Playback{Key: key}})
 	if err != nil {
 		b.Fatal(err)

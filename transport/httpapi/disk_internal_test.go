@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/objects"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/diskspace"
@@ -272,7 +273,7 @@ func TestReadyzNamesFailingChecks(t *testing.T) {
 
 	// A projector that does not follow: the read models fall behind.
 	b := newTestAPI(t, func(c *Config) {
-		p, err := projections.NewProjector(c.DB, c.Store, quiet)
+		p, err := projections.NewProjector(c.DB, c.Store.(*eventstore.Store), quiet)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -291,7 +292,7 @@ func TestReadyzNamesFailingChecks(t *testing.T) {
 func TestObjectStoreUploadNeedsRoomForItsCopy(t *testing.T) {
 	disk := smallDisk(t, "size=8m")
 	a := newTestAPI(t, func(c *Config) {
-		obj, err := objects.Open(context.Background(), c.Store)
+		obj, err := objects.Open(context.Background(), c.Store.(*eventstore.Store))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/kino-video/kino/eventstore/kv"
 	"github.com/kino-video/kino/eventstore/natsserver"
 	"github.com/kino-video/kino/eventstore/objects"
+	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/httpapi/admin"
 	"github.com/kino-video/kino/transport/media"
@@ -172,7 +173,7 @@ func newTestAPIOn(t *testing.T, nats *natsserver.Embedded, natsDir string, store
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Store: store, DB: db, Projector: proj, Media: ms, Plans: testPlans(), Log: quiet, Now: clk.Now,
+	cfg := Config{Store: store, Queues: queue.New(store), DB: db, Projector: proj, Media: ms, Plans: testPlans(), Log: quiet, Now: clk.Now,
 		Secrets: key, Origin: Origin{CDNURL: "http://cdn.example.test:8443/cdn"}, Limits: Limits{Ledger: limits},
 		Uploads: Uploads{TusDir: filepath.Join(dir, ".tus"), Direct: direct}}
 	for _, c := range configure {

@@ -22,7 +22,7 @@ func TestVideoLiveFields(t *testing.T) {
 	t.Cleanup(cancel)
 	a := newTestAPI(t, func(c *Config) {
 		var err error
-		if progress, err = kv.OpenProgress(ctx, c.Store); err != nil {
+		if progress, err = kv.OpenProgress(ctx, c.Store.(*eventstore.Store)); err != nil {
 			t.Fatal(err)
 		}
 		go func() { _ = progress.Follow(ctx) }()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/transport/webhook"
 	"github.com/kino-video/kino/transport/wire"
@@ -64,8 +65,8 @@ func (rc *flakyReceiver) receipts() []flakyReceipt {
 // another account's, an unknown or a malformed one a 404.
 func TestRedeliverAGivenUpDeliveryEndToEnd(t *testing.T) {
 	a := newTestAPI(t, func(c *Config) {
-		c.Webhooks = webhook.Tester{Store: c.Store, Queue: queue.New(c.Store)}
-		c.Redeliver = webhook.Redeliverer{Store: c.Store, Queue: queue.New(c.Store), CDNURL: c.Origin.CDNURL}
+		c.Webhooks = webhook.Tester{Store: c.Store.(*eventstore.Store), Queue: queue.New(c.Store.(*eventstore.Store))}
+		c.Redeliver = webhook.Redeliverer{Store: c.Store.(*eventstore.Store), Queue: queue.New(c.Store.(*eventstore.Store)), CDNURL: c.Origin.CDNURL}
 	})
 	opener, ok := a.s.cfg.Secrets.(webhook.Opener)
 	if !ok {

@@ -71,10 +71,22 @@ type Media interface {
 	Remove(ctx context.Context, id string) error
 }
 
+// Store is what the API needs of the event store (an *eventstore.Store):
+// the log its commands run on, ids, whether writes can land now, and what
+// the operator's endpoints read.
+type Store interface {
+	admin.Store
+	LastSeq(ctx context.Context) (uint64, error)
+	Healthy() error
+	Writable() error
+	Health() eventstore.Health
+}
+
 // Config wires the API: the services it calls, then one documented group
 // per concern. validate fills the defaults.
 type Config struct {
-	Store     *eventstore.Store
+	Store     Store
+	Queues    admin.Queues // the operator's view of the work queues
 	DB        *projections.DB
 	Projector Projector
 	Media     Media
@@ -200,8 +212,8 @@ type Admin struct {
 }
 
 func (c *Config) validate() error {
-	if c.Store == nil || c.DB == nil || c.Projector == nil || c.Media == nil {
-		return errors.New("httpapi: store, db, projector and media are required")
+	if c.Store == nil || c.Queues == nil || c.DB == nil || c.Projector == nil || c.Media == nil {
+		return errors.New("httpapi: store, queues, db, projector and media are required")
 	}
 	if c.Plans == nil {
 		c.Plans = domain.DefaultPlans()
@@ -372,7 +384,7 @@ func New(cfg Config) (*Server, error) {
 		}})
 	s.cdn = cdn.New(cdn.Config{Videos: cfg.DB, Media: cfg.Media, Tokens: s.tokens,
 		Logger: func(r *http.Request) *slog.Logger { return logger(r, cfg.Log) }})
-	s.admin = admin.New(admin.Config{Store: cfg.Store, DB: cfg.DB, Projector: cfg.Projector,
+	s.admin = admin.New(admin.Config{Store: cfg.Store, Queues: cfg.Queues, DB: cfg.DB, Projector: cfg.Projector,
 		Replayer: cfg.Admin.Replayer, Host: adminHost{s}, Now: cfg.Now})
 	s.routes()
 	return s, nil
@@ -528,13 +540,13 @@ const writeTimeout = 30 * time.Second
 // goes away: an append that may already have landed must finish, or the
 // handler could not tell whether to keep or undo what goes with it (the
 // stored file of an upload, the files of a deletion).
-func execute[S eventstore.Aggregate[S]](r *http.Request, s *eventstore.Store, id domain.StreamID, cmd any) (eventstore.Result[S], error) {
+func execute[S eventstore.Aggregate[S]](r *http.Request, s eventstore.Log, id domain.StreamID, cmd any) (eventstore.Result[S], error) {
 	return executeIn[S](r.Context(), s, id, cmd)
 }
 
 // executeIn is execute under ctx, for work that is not a request's
 // (kino accepting a complete tus upload by itself).
-func executeIn[S eventstore.Aggregate[S]](ctx context.Context, s *eventstore.Store, id domain.StreamID, cmd any) (eventstore.Result[S], error) {
+func executeIn[S eventstore.Aggregate[S]](ctx context.Context, s eventstore.Log, id domain.StreamID, cmd any) (eventstore.Result[S], error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
 	return eventstore.Execute[S](ctx, s, id, cmd)

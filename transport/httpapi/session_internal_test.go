@@ -17,6 +17,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/kv"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/accounts"
 )
@@ -25,7 +26,11 @@ import (
 // check the logic, not the cost.
 func withUsers(t *testing.T) func(*Config) {
 	return func(c *Config) {
-		u, err := accounts.OpenUsers(context.Background(), c.Store, accounts.UsersConfig{Argon2: accounts.Argon2Params{Memory: 1024, Time: 1, Threads: 1}})
+		sessions, err := kv.OpenSessions(context.Background(), c.Store.(*eventstore.Store), accounts.DefaultSessionTTL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := accounts.NewUsers(c.Store, sessions, accounts.UsersConfig{Argon2: accounts.Argon2Params{Memory: 1024, Time: 1, Threads: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}

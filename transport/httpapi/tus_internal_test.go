@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/transport/diskspace"
 	"github.com/kino-video/kino/transport/httpapi/respond"
 	"github.com/kino-video/kino/transport/tus"
@@ -543,7 +544,7 @@ func TestTusPatchTakesAnUploadSlot(t *testing.T) {
 // With the media in the object store (--media nats), the last byte
 // streams the upload's file into the bucket, and nothing stays in .tus.
 func TestTusUploadIntoTheObjectStore(t *testing.T) {
-	a := newTestAPI(t, func(c *Config) { withObjects(t, c, c.Store) })
+	a := newTestAPI(t, func(c *Config) { withObjects(t, c, c.Store.(*eventstore.Store)) })
 	key := a.account("acme", domain.PlanFree)
 	file := clip(5000)
 	loc := a.tusCreate(key, len(file))

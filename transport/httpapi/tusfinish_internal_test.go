@@ -70,7 +70,7 @@ var pendingCases = []pendingCase{
 		return a, newOutage(t, a.nats, a.natsDir, a.store)
 	}},
 	{"media in the object store, its NATS server (the event store's) stops", func(t *testing.T) (*testAPI, *outage) {
-		a := newTestAPI(t, func(c *Config) { withObjects(t, c, c.Store) })
+		a := newTestAPI(t, func(c *Config) { withObjects(t, c, c.Store.(*eventstore.Store)) })
 		return a, newOutage(t, a.nats, a.natsDir, a.store)
 	}},
 	{"media in the object store, which alone stops", func(t *testing.T) (*testAPI, *outage) {

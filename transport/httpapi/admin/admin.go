@@ -54,9 +54,28 @@ type Check struct {
 	Run  func(ctx context.Context) (problem string, detail error)
 }
 
+// Store is what the operator's endpoints need of the event store (an
+// *eventstore.Store): the log account commands run on, ids, and the
+// connection's and stream's state for /v1/admin/health.
+type Store interface {
+	eventstore.Log
+	NewID() string
+	Conn(ctx context.Context) eventstore.ConnStatus
+	Status(ctx context.Context) (eventstore.StreamStatus, error)
+}
+
+// Queues is what /v1/admin/health reads of the work queues (a
+// *queue.Queues): the workers seen, the transcodes and deliveries waiting.
+type Queues interface {
+	Workers(ctx context.Context) ([]queue.WorkerInfo, error)
+	JobsUnfinished(ctx context.Context, intake string) (int, error)
+	DeliveriesQueued(ctx context.Context) (uint64, error)
+}
+
 // Config wires the operator's endpoints.
 type Config struct {
-	Store     *eventstore.Store
+	Store     Store
+	Queues    Queues
 	DB        *projections.DB
 	Projector Projector
 	Replayer  Replayer // nil: POST /v1/admin/replay answers 503
@@ -93,7 +112,7 @@ const writeTimeout = 30 * time.Second
 
 // execute runs a command on an account for a request, to its end even if
 // the client goes away (an append that may have landed must finish).
-func execute(r *http.Request, s *eventstore.Store, id domain.StreamID, cmd any) (eventstore.Result[domain.Account], error) {
+func execute(r *http.Request, s eventstore.Log, id domain.StreamID, cmd any) (eventstore.Result[domain.Account], error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), writeTimeout)
 	defer cancel()
 	return eventstore.Execute[domain.Account](ctx, s, id, cmd)
@@ -383,19 +402,19 @@ func (h *Handler) health(w http.ResponseWriter, r *http.Request) error {
 		out.ReadModels["lag"] = stream.LastSeq - min(applied, stream.LastSeq)
 	}
 
-	if ws, err := queue.New(h.cfg.Store).Workers(ctx); err != nil {
+	if ws, err := h.cfg.Queues.Workers(ctx); err != nil {
 		failed("the workers seen", err)
 	} else {
 		out.Workers = ws
 	}
 
 	out.Queues = part{"transcode": nil, "deliveries": nil}
-	if n, err := queue.New(h.cfg.Store).JobsUnfinished(ctx, queue.TranscodeIntake); err != nil {
+	if n, err := h.cfg.Queues.JobsUnfinished(ctx, queue.TranscodeIntake); err != nil {
 		failed("the transcode queue", err)
 	} else {
 		out.Queues["transcode"] = n
 	}
-	if n, err := queue.New(h.cfg.Store).DeliveriesQueued(ctx); err != nil {
+	if n, err := h.cfg.Queues.DeliveriesQueued(ctx); err != nil {
 		failed("the delivery queue", err)
 	} else {
 		out.Queues["deliveries"] = n

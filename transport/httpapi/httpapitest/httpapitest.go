@@ -155,7 +155,7 @@ func Start(t testing.TB, o Options) *Kino {
 	url := "http://" + srv.Listener.Addr().String()
 	cdn := url + "/cdn"
 	q := queue.New(store)
-	cfg := httpapi.Config{Store: store, DB: db, Projector: proj, Media: ms, Progress: progress,
+	cfg := httpapi.Config{Store: store, Queues: q, DB: db, Projector: proj, Media: ms, Progress: progress,
 		Webhooks: webhook.Tester{Store: store, Queue: q}, Redeliver: webhook.Redeliverer{Store: store, Queue: q, CDNURL: cdn},
 		Secrets: key, Plans: o.Plans, Log: quiet, Now: clk.Now,
 		Origin:  httpapi.Origin{CDNURL: cdn, BaseURL: url + "/v1"},
