@@ -203,6 +203,7 @@ func (a *testAPI) wantAccepted(loc, key string, file []byte) {
 // gone: the event store (the original stored first is taken back), or the
 // object store.
 func TestTusLastChunkSurvivesAFailedAcceptance(t *testing.T) {
+	t.Parallel() // waits on servers stopping and coming back, not on the CPU
 	for _, tc := range pendingCases {
 		t.Run(tc.name, func(t *testing.T) {
 			a, o, key, loc, file := tc.pending(t)
@@ -227,6 +228,7 @@ func TestTusLastChunkSurvivesAFailedAcceptance(t *testing.T) {
 // some do, takes HEAD's offset at the length for a finished upload) finds
 // it complete.
 func TestTusPendingUploadIsAcceptedByKino(t *testing.T) {
+	t.Parallel() // waits on servers stopping and coming back, not on the CPU
 	for _, tc := range pendingCases {
 		t.Run(tc.name, func(t *testing.T) {
 			a, o, key, loc, file := tc.pending(t)
@@ -251,6 +253,7 @@ func TestTusPendingUploadIsAcceptedByKino(t *testing.T) {
 // one video, whichever gets the upload first; the client is told 204, or
 // 409 when kino has made the video meanwhile (HEAD then says complete).
 func TestTusPendingUploadTriedTwiceAtOnce(t *testing.T) {
+	t.Parallel() // waits on servers stopping and coming back, not on the CPU
 	a, o := pendingCases[1].open(t)
 	key := a.account("acme", domain.PlanFree)
 	for round := range 2 {
