@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/httpapi/admin"
@@ -271,7 +272,7 @@ func TestAdminHealthShape(t *testing.T) {
 		Checks      map[string]string
 	}
 	var h health
-	poll(t, "the heartbeat in /v1/admin/health", func() bool {
+	eventstoretest.Eventually(t, "the heartbeat in /v1/admin/health", func() bool {
 		r := a.do("GET", "/v1/admin/health", testAdminToken, "")
 		wantCode(t, r, 200)
 		h = decodeBody[health](t, r)
@@ -331,7 +332,7 @@ func TestAdminReplayRunsInTheBackgroundToDone(t *testing.T) {
 			t.Fatalf("started: %s", r.body)
 		}
 		var st testReplay
-		poll(t, "the replay to end", func() bool {
+		eventstoretest.Eventually(t, "the replay to end", func() bool {
 			st = decodeBody[testReplay](t, a.do("GET", "/v1/admin/replay", testAdminToken, ""))
 			return st.State != "running"
 		})
@@ -372,13 +373,13 @@ func TestAdminReplayOneAtATime(t *testing.T) {
 		t.Fatalf("%+v", st)
 	}
 	close(release)
-	poll(t, "the replay to end", func() bool {
+	eventstoretest.Eventually(t, "the replay to end", func() bool {
 		return decodeBody[testReplay](t, a.do("GET", "/v1/admin/replay", testAdminToken, "")).State == "done"
 	})
 	fail = true
 	wantCode(t, a.do("POST", "/v1/admin/replay", testAdminToken, ""), 202)
 	var st testReplay
-	poll(t, "the replay to fail", func() bool {
+	eventstoretest.Eventually(t, "the replay to fail", func() bool {
 		st = decodeBody[testReplay](t, a.do("GET", "/v1/admin/replay", testAdminToken, ""))
 		return st.State != "running"
 	})
@@ -448,7 +449,7 @@ func TestAccountUsageAfterUploadsAndDeletes(t *testing.T) {
 	// The admin view agrees, and a rebuild and a verify keep the numbers.
 	wantCode(t, a.do("POST", "/v1/admin/replay", testAdminToken, `{"verify":true}`), 202)
 	var st testReplay
-	poll(t, "verify", func() bool {
+	eventstoretest.Eventually(t, "verify", func() bool {
 		st = decodeBody[testReplay](t, a.do("GET", "/v1/admin/replay", testAdminToken, ""))
 		return st.State != "running"
 	})

@@ -339,18 +339,6 @@ func wantError(t *testing.T, r response, status int, label string) map[string]an
 	return m
 }
 
-// poll waits (at most 10 s) until cond holds.
-func poll(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // replayFunc is a Replayer for tests of the admin route.
 type replayFunc func() (any, error)
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/eventstore/natsserver"
 )
 
@@ -65,7 +66,7 @@ func TestUploadsFailFastWhileNATSIsDown(t *testing.T) {
 	}
 	url := a.nats.URL()
 	a.nats.Shutdown()
-	poll(t, "the store to see the outage", func() bool { return !a.store.Health().Connected })
+	eventstoretest.Eventually(t, "the store to see the outage", func() bool { return !a.store.Health().Connected })
 
 	client := &http.Client{Timeout: 10 * time.Second}
 	for i := 0; i < 3; i++ {
@@ -104,7 +105,7 @@ func TestUploadsFailFastWhileNATSIsDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = a.store.Close(); srv.Shutdown() })
-	poll20(t, "the store to reconnect", func() bool { return a.store.Health().Connected })
+	eventstoretest.Eventually(t, "the store to reconnect", func() bool { return a.store.Health().Connected })
 	if r := a.upload(key, "b.mp4", video(1000)); r.status != 202 {
 		t.Fatalf("upload after the outage: %d %s", r.status, r.body)
 	}
@@ -117,19 +118,6 @@ func TestUploadsFailFastWhileNATSIsDown(t *testing.T) {
 	}
 	if n := strings.Count(logs, "event store reconnected"); n != 1 {
 		t.Fatalf("%d reconnect lines for one outage:\n%s", n, logs)
-	}
-}
-
-// poll20 waits (at most 20 s: a reconnect waits a few seconds) until cond
-// holds.
-func poll20(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -157,9 +145,9 @@ func TestUploadInFlightWhenNATSGoesDown(t *testing.T) {
 	if _, err := conn.Write(raw[:len(raw)/2]); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, "the upload's partial file", func() bool { return len(a.incoming()) == 1 })
+	eventstoretest.Eventually(t, "the upload's partial file", func() bool { return len(a.incoming()) == 1 })
 	a.nats.Shutdown()
-	poll(t, "the store to see the outage", func() bool { return !a.store.Health().Connected })
+	eventstoretest.Eventually(t, "the store to see the outage", func() bool { return !a.store.Health().Connected })
 	if _, err := conn.Write(raw[len(raw)/2:]); err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +215,7 @@ func TestTusRefusedWhileTheEventStoreTakesNoWrites(t *testing.T) {
 		{"multipart upload", func() response { return a.upload(key, "clip.mp4", file) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			poll(t, "a probe of the writes to be due", func() bool { return a.store.Writable() == nil })
+			eventstoretest.Eventually(t, "a probe of the writes to be due", func() bool { return a.store.Writable() == nil })
 			r := tc.send()
 			wantError(t, r, 503, "Service unavailable")
 			if s, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || s < 1 {
@@ -243,7 +231,7 @@ func TestTusRefusedWhileTheEventStoreTakesNoWrites(t *testing.T) {
 	}
 
 	c.Start(stream)
-	poll20(t, "writes to be found working again", func() bool { return a.s.writableNow() == nil })
+	eventstoretest.Eventually(t, "writes to be found working again", func() bool { return a.s.writableNow() == nil })
 	a.tusCreate(key, len(file))
 	if r := a.tusPatch(loc, key, 0, file); r.status != 204 {
 		t.Fatalf("PATCH once the stream is back: %d %s", r.status, r.body)

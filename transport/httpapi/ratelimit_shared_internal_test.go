@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
 )
 
 // Two API nodes (two Servers with their own limiters) on one NATS share an
@@ -118,16 +119,16 @@ func TestUploadSlotsAreSharedAcrossNodes(t *testing.T) {
 	b.s, b.srv = s2, httptest.NewServer(s2.Handler())
 	t.Cleanup(b.srv.Close)
 	first := a.slowUpload(keyA)
-	poll(t, "A's upload on node 1", func() bool { return a.s.uploads.count("alpha") == 1 })
+	eventstoretest.Eventually(t, "A's upload on node 1", func() bool { return a.s.uploads.count("alpha") == 1 })
 	second := b.slowUpload(keyA)
-	poll(t, "A's upload on node 2", func() bool { return s2.uploads.count("alpha") == 1 })
+	eventstoretest.Eventually(t, "A's upload on node 2", func() bool { return s2.uploads.count("alpha") == 1 })
 	for _, n := range []*testAPI{a, &b} {
 		wantError(t, n.slowUpload(keyA).response(t), 429, "Rate limit exceeded")
 	}
 	first.conn.Close()
-	poll(t, "the upload on node 1 to end", func() bool { return a.s.uploads.count("alpha") == 0 })
+	eventstoretest.Eventually(t, "the upload on node 1 to end", func() bool { return a.s.uploads.count("alpha") == 0 })
 	third := b.slowUpload(keyA)
-	poll(t, "a second upload on node 2", func() bool { return s2.uploads.count("alpha") == 2 })
+	eventstoretest.Eventually(t, "a second upload on node 2", func() bool { return s2.uploads.count("alpha") == 2 })
 	second.conn.Close()
 	third.conn.Close()
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/transport/webhook"
 	"github.com/kino-video/kino/transport/wire"
@@ -105,7 +106,7 @@ func TestRedeliverAGivenUpDeliveryEndToEnd(t *testing.T) {
 		}
 		return false
 	}
-	poll(t, "the delivery to give up", func() bool { return find(original, func(d wire.Delivery) bool { return d.GaveUp }) })
+	eventstoretest.Eventually(t, "the delivery to give up", func() bool { return find(original, func(d wire.Delivery) bool { return d.GaveUp }) })
 	failedBody := rc.receipts()[0]
 
 	// Someone else's webhook, or a delivery not of this webhook: 404.
@@ -122,7 +123,7 @@ func TestRedeliverAGivenUpDeliveryEndToEnd(t *testing.T) {
 	if again == "" || again == original {
 		t.Fatalf("redelivery id %q (original %q)", again, original)
 	}
-	poll(t, "the redelivery to succeed", func() bool {
+	eventstoretest.Eventually(t, "the redelivery to succeed", func() bool {
 		return find(again, func(d wire.Delivery) bool { return d.Succeeded && d.Attempt == 1 })
 	})
 	var sent flakyReceipt

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/eventstore/kv"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/accounts"
@@ -325,7 +326,7 @@ func TestKeysFromTheDashboard(t *testing.T) {
 		t.Fatalf("the new key: %d %s", r.status, r.body)
 	}
 	var list struct{ Data []keyView }
-	poll(t, "the key's last use", func() bool {
+	eventstoretest.Eventually(t, "the key's last use", func() bool {
 		r := a.send("GET", "/v1/keys", "", ada)
 		if r.status != 200 || json.Unmarshal(r.body, &list) != nil {
 			t.Fatalf("list: %d %s", r.status, r.body)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/transport/diskspace"
 	"github.com/kino-video/kino/transport/httpapi/respond"
 	"github.com/kino-video/kino/transport/tus"
@@ -288,7 +289,7 @@ func TestTusConcurrentPatch(t *testing.T) {
 	fmt.Fprintf(conn, "PATCH %s HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nTus-Resumable: 1.0.0\r\n"+
 		"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", loc, key, len(file))
 	_, _ = conn.Write(file[:3000]) // then nothing: a connection gone dead
-	poll(t, "the first PATCH to hold the upload and write its bytes", func() bool {
+	eventstoretest.Eventually(t, "the first PATCH to hold the upload and write its bytes", func() bool {
 		fi, err := os.Stat(a.s.tus.DataPath(id))
 		return a.tusStore().Busy(id) && err == nil && fi.Size() == 3000
 	})
@@ -533,7 +534,7 @@ func TestTusPatchTakesAnUploadSlot(t *testing.T) {
 	for range 2 {
 		a.slowUpload(key)
 	}
-	poll(t, "two uploads in flight", func() bool { return a.s.uploads.count("acme") == 2 })
+	eventstoretest.Eventually(t, "two uploads in flight", func() bool { return a.s.uploads.count("acme") == 2 })
 	r := a.tusPatch(loc, key, 0, file)
 	wantError(t, r, 429, respond.LabelRateLimited)
 	if off, _ := a.tusOffset(loc, key); off != 0 {
@@ -843,7 +844,7 @@ func TestSlowDripUploadsEnd(t *testing.T) {
 	fmt.Fprintf(conn, "PATCH %s HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nTus-Resumable: 1.0.0\r\n"+
 		"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", loc, key, len(file))
 	_, _ = conn.Write(file[:3000])
-	poll(t, "the PATCH to write its first bytes", func() bool {
+	eventstoretest.Eventually(t, "the PATCH to write its first bytes", func() bool {
 		fi, err := os.Stat(a.s.tus.DataPath(id))
 		return err == nil && fi.Size() == 3000
 	})
@@ -858,7 +859,7 @@ func TestSlowDripUploadsEnd(t *testing.T) {
 	}
 
 	up := a.slowUpload(key)
-	poll(t, "the multipart upload in flight", func() bool { return a.s.uploads.count("acme") == 1 })
+	eventstoretest.Eventually(t, "the multipart upload in flight", func() bool { return a.s.uploads.count("acme") == 1 })
 	a.clock.Set(a.clock.Now().Add(uploadRateWindow + time.Second))
 	_, _ = up.conn.Write([]byte("x"))
 	if r := up.response(t); r.status != 408 {
@@ -936,7 +937,7 @@ func TestTusRequestWaitingOnTheLastChunkSeesItFinished(t *testing.T) {
 				}
 				second <- response{status: 409}
 			} else {
-				poll(t, "the second request to wait for the last chunk's", func() bool {
+				eventstoretest.Eventually(t, "the second request to wait for the last chunk's", func() bool {
 					return a.tusStore().Interrupted(id)
 				})
 			}
@@ -983,7 +984,7 @@ func TestDirectUploadsDoNotTakeTheAccountsOwn(t *testing.T) {
 			"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", locs[i], len(file))
 		_, _ = conn.Write(file[:3000])
 	}
-	poll(t, "the direct PATCHes in flight", func() bool {
+	eventstoretest.Eventually(t, "the direct PATCHes in flight", func() bool {
 		return a.s.uploads.count(tus.DirectPool("acme")) == limits.ConcurrentUploads
 	})
 	own := a.tusCreate(key, len(file))
@@ -1028,7 +1029,7 @@ func TestTusStalledPatchAsksForARetry(t *testing.T) {
 			_, _ = conn.Write(file[:3000])
 			want := 3000
 			if tc.slow {
-				poll(t, "the PATCH to write its first bytes", func() bool {
+				eventstoretest.Eventually(t, "the PATCH to write its first bytes", func() bool {
 					fi, err := os.Stat(a.s.tus.DataPath(id))
 					return err == nil && fi.Size() == 3000
 				})
@@ -1124,7 +1125,7 @@ func TestTusStrayPatchDoesNotTakeOver(t *testing.T) {
 	fmt.Fprintf(conn, "PATCH %s HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nTus-Resumable: 1.0.0\r\n"+
 		"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", loc, key, len(file))
 	_, _ = conn.Write(file[:3000])
-	poll(t, "the PATCH to hold the upload and write its bytes", func() bool {
+	eventstoretest.Eventually(t, "the PATCH to hold the upload and write its bytes", func() bool {
 		fi, err := os.Stat(a.s.tus.DataPath(id))
 		return a.tusStore().Busy(id) && err == nil && fi.Size() == 3000
 	})

@@ -42,7 +42,7 @@ func newOutage(t *testing.T, srv *natsserver.Embedded, dir string, store *events
 func (o *outage) stop() {
 	o.t.Helper()
 	o.srv.Shutdown()
-	poll(o.t, "the store to see its server gone", func() bool { return !o.store.Health().Connected })
+	eventstoretest.Eventually(o.t, "the store to see its server gone", func() bool { return !o.store.Health().Connected })
 }
 
 // start starts the server again and waits until the store is back.
@@ -54,7 +54,7 @@ func (o *outage) start() {
 	}
 	o.t.Cleanup(srv.Shutdown)
 	o.srv = srv
-	poll20(o.t, "the store to reconnect", func() bool { return o.store.Health().Connected })
+	eventstoretest.Eventually(o.t, "the store to reconnect", func() bool { return o.store.Health().Connected })
 }
 
 // pendingCase is a way the acceptance of a complete tus upload fails: an
@@ -213,7 +213,7 @@ func TestTusLastChunkSurvivesAFailedAcceptance(t *testing.T) {
 			a.wantPending(loc, key, file)
 
 			o.start()
-			poll20(t, "the event store to take writes", func() bool { return a.s.writableNow() == nil })
+			eventstoretest.Eventually(t, "the event store to take writes", func() bool { return a.s.writableNow() == nil })
 			off, _ := a.tusOffset(loc, key)
 			if r := a.tusPatch(loc, key, off, file[off:]); r.status != 204 || r.header.Get("Upload-Offset") != strconv.Itoa(len(file)) {
 				t.Fatalf("PATCH of the last byte once the store is back: %d %v %s", r.status, r.header, r.body)
@@ -240,7 +240,7 @@ func TestTusPendingUploadIsAcceptedByKino(t *testing.T) {
 
 			o.start()
 			id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
-			poll20(t, "kino to accept the upload", func() bool { return slices.Equal(a.tusFiles(), []string{id + ".done"}) })
+			eventstoretest.Eventually(t, "kino to accept the upload", func() bool { return slices.Equal(a.tusFiles(), []string{id + ".done"}) })
 			a.wantAccepted(loc, key, file)
 			if r := a.tusPatch(loc, key, len(file), nil, "Content-Type", tus.ContentType); r.status != 204 || r.header.Get("Upload-Offset") != strconv.Itoa(len(file)) {
 				t.Fatalf("PATCH at the length: %d %v %s", r.status, r.header, r.body)
@@ -260,7 +260,7 @@ func TestTusPendingUploadTriedTwiceAtOnce(t *testing.T) {
 		file := clip(5000 + round)
 		loc := a.pendingUpload(key, file, o)
 		o.start()
-		poll20(t, "the event store to take writes", func() bool { return a.s.writableNow() == nil })
+		eventstoretest.Eventually(t, "the event store to take writes", func() bool { return a.s.writableNow() == nil })
 		var wg sync.WaitGroup
 		var r response
 		wg.Add(2)
@@ -297,7 +297,7 @@ func TestTusCreationWithUploadSurvivesAFailedAcceptance(t *testing.T) {
 	}
 	a.wantPending(loc, key, file)
 	o.start()
-	poll20(t, "the event store to take writes", func() bool { return a.s.writableNow() == nil })
+	eventstoretest.Eventually(t, "the event store to take writes", func() bool { return a.s.writableNow() == nil })
 	if r := a.tusPatch(loc, key, len(file)-1, file[len(file)-1:]); r.status != 204 {
 		t.Fatalf("PATCH of the last byte: %d %s", r.status, r.body)
 	}
@@ -313,7 +313,7 @@ func TestTusCreationWithUploadSurvivesAFailedAcceptance(t *testing.T) {
 func TestTusPendingUploadWhoseVideoExists(t *testing.T) {
 	a, o, key, loc, file := pendingCases[0].pending(t)
 	o.start()
-	poll20(t, "the event store to take writes", func() bool { return a.s.writableNow() == nil })
+	eventstoretest.Eventually(t, "the event store to take writes", func() bool { return a.s.writableNow() == nil })
 	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
 	ctx := context.Background()
 	src, err := a.s.tus.CommitFile(id)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
 )
 
 // slowUpload is an upload that sends its headers and the start of its
@@ -63,7 +64,7 @@ func TestSlowUploadsOfOneAccountDoNotStopAnother(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		held = append(held, a.slowUpload(keyA))
 	}
-	poll(t, "A's two uploads in flight", func() bool { return a.s.uploads.count("alpha") == 2 })
+	eventstoretest.Eventually(t, "A's two uploads in flight", func() bool { return a.s.uploads.count("alpha") == 2 })
 	for i := 0; i < 4; i++ {
 		r := a.slowUpload(keyA).response(t)
 		m := wantError(t, r, 429, "Rate limit exceeded")
@@ -84,21 +85,21 @@ func TestSlowUploadsOfOneAccountDoNotStopAnother(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		heldC = append(heldC, a.slowUpload(keyC))
 	}
-	poll(t, "C's two uploads in flight", func() bool { return a.s.uploads.count("") == 4 })
+	eventstoretest.Eventually(t, "C's two uploads in flight", func() bool { return a.s.uploads.count("") == 4 })
 	r := a.upload(keyB, "b.mp4", []byte("\x00\x00\x00\x18ftypmp42 a small video"))
 	wantError(t, r, 503, "Service unavailable")
 	if r.header.Get("Retry-After") == "" {
 		t.Fatalf("503 without Retry-After: %v", r.header)
 	}
 	heldC[0].conn.Close()
-	poll(t, "C's upload to end", func() bool { return a.s.uploads.count("") == 3 })
+	eventstoretest.Eventually(t, "C's upload to end", func() bool { return a.s.uploads.count("") == 3 })
 	if r := a.upload(keyB, "b.mp4", []byte("\x00\x00\x00\x18ftypmp42 a small video")); r.status != 202 {
 		t.Fatalf("B's upload after a slot freed: %d %s", r.status, r.body)
 	}
 	for _, u := range append(held, heldC...) {
 		u.conn.Close()
 	}
-	poll(t, "every slow upload to end and its partial file to go", func() bool {
+	eventstoretest.Eventually(t, "every slow upload to end and its partial file to go", func() bool {
 		return a.s.uploads.count("") == 0 && len(a.incoming()) == 0
 	})
 }
@@ -125,7 +126,7 @@ func TestIdleUploadEndsWith408(t *testing.T) {
 			}
 		}
 	}()
-	poll(t, "the partial file", func() bool { return len(a.incoming()) == 1 })
+	eventstoretest.Eventually(t, "the partial file", func() bool { return len(a.incoming()) == 1 })
 	close(stop)
 	<-trickled
 	r := u.response(t)

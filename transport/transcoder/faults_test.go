@@ -76,7 +76,8 @@ func cutPlaylist(name string) damage {
 func TestShortWritesAreNotCompleted(t *testing.T) {
 	e := newEnv(t, func(c *transcoder.Config) { c.MaxAttempts = 2 })
 	acc := e.account("acme", domain.PlanFree)
-	clip := ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 320, 180, 5, true)
+	// One segment a rung (2 s) is enough: each case damages one file.
+	clip := ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 320, 180, 2, true)
 	tests := []struct {
 		name   string
 		damage damage
@@ -85,7 +86,7 @@ func TestShortWritesAreNotCompleted(t *testing.T) {
 		{"empty master playlist", truncate("hls/master.m3u8"), 0},
 		{"empty rendition playlist", truncate("hls/180p/index.m3u8"), 0},
 		{"playlist cut before its segments", cutPlaylist("hls/180p/index.m3u8"), 0},
-		{"empty segment", truncate("hls/180p/seg_00001.ts"), 0},
+		{"empty segment", truncate("hls/180p/seg_00000.ts"), 0},
 		{"missing segment", remove("hls/audio/seg_00000.ts"), 0},
 		{"empty thumbnail", truncate("thumbnail.jpg"), 0},
 		{"preview cut short", func(t *testing.T, work string) {
