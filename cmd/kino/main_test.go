@@ -15,7 +15,7 @@ var packageDir string
 // -test.parallel says otherwise: most of this package's long tests wait
 // (on video played in real time, cluster elections, restarts) rather than
 // compute, so more of them than the machine's cores overlap their waits.
-const parallel = 4
+const parallel = 6
 
 func TestMain(m *testing.M) {
 	flag.Parse()
