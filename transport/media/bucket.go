@@ -196,15 +196,7 @@ func (b *Bucket) getFile(ctx context.Context, name, path string) error {
 		return err
 	}
 	defer r.Close()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, r); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return writeNew(path, r)
 }
 
 // notFound is err, a missing object of the store's, as a NotFound (still
