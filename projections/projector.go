@@ -86,7 +86,13 @@ func (p *Projector) Run(ctx context.Context) error {
 	for {
 		var err error
 		if p.Err() == nil {
-			from := p.Applied() + 1
+			// A rebuild swaps in a file further on than Applied until its
+			// advance: start after the file's own checkpoint.
+			cp, cerr := p.db.Checkpoint()
+			if cerr != nil {
+				return cerr
+			}
+			from := max(cp, p.Applied()) + 1
 			p.log.Info("projector following the stream", "from_seq", from)
 			tctx, stop := context.WithCancel(ctx)
 			done := make(chan error, 1)
@@ -111,9 +117,19 @@ func (p *Projector) Run(ctx context.Context) error {
 			p.mu.Unlock()
 			p.log.Error("projector stopped: the read models stay at the last good batch until a replay repairs them", "err", err)
 		}
+		// Stopped: wait for a rebuild. Its pause may end before it clears
+		// the failure, so a commit after that (the rebuild's advance) is
+		// also a reason to look again.
+		p.mu.Lock()
+		failed, changed := p.failed, p.changed
+		p.mu.Unlock()
+		if failed == nil {
+			continue
+		}
 		select {
 		case req := <-p.pause:
 			p.pausedFor(ctx, req)
+		case <-changed:
 		case <-ctx.Done():
 			return p.Err()
 		}
