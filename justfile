@@ -40,15 +40,15 @@ ensure-browser:
         npm ci --prefix cmd/kino/testdata/browser --no-audit --no-fund >/dev/null
     fi
 
-# Install hls.js and tus-js-client from npm (transport/httpapi/web and transport/dashboard/web, lock files pinned) and copy them where go:embed builds them into kino (/play and the dashboard).
+# Install hls.js and tus-js-client from npm (transport/httpapi/player/web and transport/dashboard/web, lock files pinned) and copy them where go:embed builds them into kino (/play and the dashboard).
 assets:
     #!/usr/bin/env bash
     set -euo pipefail
-    web=transport/httpapi/web
+    web=transport/httpapi/player/web
     if [ ! -f $web/node_modules/hls.js/dist/hls.min.js ] || [ $web/package-lock.json -nt $web/node_modules/.package-lock.json ]; then
         npm ci --prefix $web --no-audit --no-fund >/dev/null
     fi
-    cp $web/node_modules/hls.js/dist/hls.min.js transport/httpapi/assets/hls.min.js
+    cp $web/node_modules/hls.js/dist/hls.min.js transport/httpapi/player/assets/hls.min.js
     web=transport/dashboard/web
     if [ ! -f $web/node_modules/tus-js-client/dist/tus.min.js ] || [ $web/package-lock.json -nt $web/node_modules/.package-lock.json ]; then
         npm ci --prefix $web --no-audit --no-fund >/dev/null

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
-	"github.com/kino-video/kino/transport/httpapi"
+	"github.com/kino-video/kino/transport/httpapi/player"
 )
 
 // browser is what a browser test drives Chromium with: Chromium itself,
@@ -49,7 +49,7 @@ func browserTools(t *testing.T) browser {
 			missing = append(missing, "node_modules/"+m)
 		}
 	}
-	if !httpapi.PlayerAssetsBuilt() {
+	if !player.AssetsBuilt() {
 		missing = append(missing, "hls.js built into kino (`just assets`)")
 	}
 	if len(missing) > 0 {

@@ -36,6 +36,7 @@ import (
 	"github.com/kino-video/kino/transport/diskspace"
 	"github.com/kino-video/kino/transport/httpapi"
 	"github.com/kino-video/kino/transport/httpapi/admin"
+	"github.com/kino-video/kino/transport/httpapi/player"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/seal"
 	"github.com/kino-video/kino/transport/transcoder"
@@ -680,7 +681,7 @@ func (m *Main) serveHTTP(ctx context.Context) error {
 	}
 	// The dashboard's pages, after the API's routes (exact paths: /v1, /cdn,
 	// /play, /assets, /auth stay the API's).
-	pages, err := dashboard.New(dashboard.Config{API: api.Router(), CDNURL: pageCDN(m.publicCDN, m.publicBase), HLSJS: httpapi.PlayerAssetsBuilt(),
+	pages, err := dashboard.New(dashboard.Config{API: api.Router(), CDNURL: pageCDN(m.publicCDN, m.publicBase), HLSJS: player.AssetsBuilt(),
 		Log: log.With("component", "dashboard")})
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"github.com/kino-video/kino/transport/dashboard"
 	"github.com/kino-video/kino/transport/httpapi"
 	"github.com/kino-video/kino/transport/httpapi/httpapitest"
+	"github.com/kino-video/kino/transport/httpapi/player"
 )
 
 // kino is kino's API on real dependencies, with its user service and
@@ -43,7 +44,7 @@ func startKino(t *testing.T, o httpapitest.Options) kino {
 		}
 	}
 	k := httpapitest.Start(t, o)
-	d, err := dashboard.New(dashboard.Config{API: k.Server.Router(), CDNURL: k.URL + "/cdn", HLSJS: httpapi.PlayerAssetsBuilt()})
+	d, err := dashboard.New(dashboard.Config{API: k.Server.Router(), CDNURL: k.URL + "/cdn", HLSJS: player.AssetsBuilt()})
 	if err != nil {
 		t.Fatal(err)
 	}

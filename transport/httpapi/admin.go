@@ -7,7 +7,7 @@ import (
 	"net/http"
 
 	"github.com/kino-video/kino/domain"
-	"github.com/kino-video/kino/transport/httpapi/admin"
+	"github.com/kino-video/kino/transport/httpapi/probes"
 )
 
 // checkAdminToken checks the request's Bearer value against kino's
@@ -34,10 +34,4 @@ func (h adminHost) Logger(r *http.Request) *slog.Logger { return logger(r, h.s.c
 func (h adminHost) Settle(r *http.Request, seq uint64)  { h.s.settle(r, seq) }
 func (h adminHost) WriteFault() error                   { return h.s.writeFault() }
 
-func (h adminHost) Checks() []admin.Check {
-	var out []admin.Check
-	for _, c := range h.s.readyChecks() {
-		out = append(out, admin.Check{Name: c.name, Run: c.run})
-	}
-	return out
-}
+func (h adminHost) Checks() []probes.Check { return h.s.readyChecks() }

@@ -6,9 +6,10 @@
 // routes.go lists every route. httpapi itself holds the /v1 resources
 // (videos, collections, webhooks, keys, signing keys, the account),
 // authentication (API keys, sessions and logins under /auth, the
-// operator's guard), multipart uploads, /play, the probes, and the
-// request log. It mounts package admin (/v1/admin), package cdn (/cdn)
-// and package tus (tus and direct upload URLs, through uploadhost.go);
+// operator's guard), multipart uploads, the probes, and the request log.
+// It mounts package admin (/v1/admin), package cdn (/cdn), package player
+// (/play and its /assets, through playHost) and package tus (tus and
+// direct upload URLs, through uploadhost.go);
 // rate limits are package ratelimit, playback tokens package playback.
 //
 // # API keys and sessions

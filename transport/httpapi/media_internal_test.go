@@ -13,6 +13,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/transport/httpapi/player"
 )
 
 // completedVideo uploads a file and records a finished transcode for it
@@ -188,8 +189,8 @@ func TestPlayPageHeaders(t *testing.T) {
 			if !strings.Contains(page, `<script src="/assets/play.js"></script>`) || !strings.Contains(page, `data-src="http://cdn.example.test:8443/cdn/`+id+`/hls/master.m3u8"`) {
 				t.Fatalf("page:\n%s", page)
 			}
-			if hlsBuilt != strings.Contains(page, `<script src="/assets/hls.min.js"></script>`) || hlsBuilt == strings.Contains(page, "player assets were not built") {
-				t.Fatalf("hls.js built: %v; page:\n%s", hlsBuilt, page)
+			if player.AssetsBuilt() != strings.Contains(page, `<script src="/assets/hls.min.js"></script>`) || player.AssetsBuilt() == strings.Contains(page, "player assets were not built") {
+				t.Fatalf("hls.js built: %v; page:\n%s", player.AssetsBuilt(), page)
 			}
 		})
 	}
@@ -205,10 +206,10 @@ func TestAssets(t *testing.T) {
 		t.Fatalf("play.css: %d %v", r.status, r.header)
 	}
 	r = a.do("GET", "/assets/hls.min.js", "", "")
-	if hlsBuilt && (r.status != 200 || len(r.body) < 100000) {
+	if player.AssetsBuilt() && (r.status != 200 || len(r.body) < 100000) {
 		t.Fatalf("hls.min.js: %d, %d bytes", r.status, len(r.body))
 	}
-	if !hlsBuilt {
+	if !player.AssetsBuilt() {
 		wantError(t, r, 404, "Not found")
 	}
 	for _, p := range []string{"/assets/", "/assets/missing.js", "/assets/..%2fplay.go", "/assets/play.go"} {
@@ -216,7 +217,7 @@ func TestAssets(t *testing.T) {
 			t.Fatalf("%s: %d", p, r.status)
 		}
 	}
-	if err := checkOrigin("https://a.example; script-src *"); err == nil {
+	if err := player.CheckOrigin("https://a.example; script-src *"); err == nil {
 		t.Fatal("an origin that breaks out of the CSP was accepted")
 	}
 	cfg := a.s.cfg

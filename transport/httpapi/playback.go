@@ -252,3 +252,26 @@ func truncateString(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// playHost gives package player the video a public page shows.
+type playHost struct{ s *Server }
+
+// PlayVideo is the live video named by {id} with its media URLs. A signed
+// video's page shows nothing (not even its name) to a visitor without a
+// valid token. An origin-bound token is checked for its origin by the
+// media requests, not here: a page's own request names no origin.
+func (h playHost) PlayVideo(r *http.Request) (wire.Video, error) {
+	s := h.s
+	v, err := s.videoVar(r)
+	if err != nil {
+		return wire.Video{}, err
+	}
+	if v.PlaybackPolicy.OrPublic() == domain.PlaybackSigned {
+		if _, err := s.tokens.Verify(v.ID, v.Account, r.URL.Query().Get("token")); err != nil {
+			return wire.Video{}, err
+		}
+	}
+	res := s.renderVideo(r, v)
+	playTokenURLs(r, &res)
+	return res, nil
+}

@@ -3,15 +3,9 @@ package httpapi
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"slices"
-	"strconv"
-	"strings"
-	"sync"
-	"time"
 
 	"github.com/kino-video/kino/domain"
-	"github.com/kino-video/kino/transport/httpapi/respond"
+	"github.com/kino-video/kino/transport/httpapi/probes"
 	"github.com/kino-video/kino/transport/media"
 )
 
@@ -29,32 +23,22 @@ type ServerHealth interface {
 	Health() error
 }
 
-// readyTimeout bounds one /readyz (and /healthz) round.
-const readyTimeout = 2 * time.Second
-
-// check is one readiness check: its name in /readyz, and what a failure
-// tells an operator (fixed text: details, which may name files, go to the
-// log).
-type check struct {
-	name string
-	run  func(ctx context.Context) (problem string, detail error)
-}
-
-func (s *Server) readyChecks() []check {
-	return []check{
-		{"nats", func(context.Context) (string, error) {
+// readyChecks are /readyz's checks (package probes).
+func (s *Server) readyChecks() []probes.Check {
+	return []probes.Check{
+		{Name: "nats", Run: func(context.Context) (string, error) {
 			if err := s.cfg.Store.Healthy(); err != nil {
 				return "NATS is unreachable", err
 			}
 			return "", nil
 		}},
-		{"jetstream", func(context.Context) (string, error) {
+		{Name: "jetstream", Run: func(context.Context) (string, error) {
 			if err := s.writeFault(); err != nil {
 				return "the event store is not accepting writes", err
 			}
 			return "", nil
 		}},
-		{"read_models", func(ctx context.Context) (string, error) {
+		{Name: "read_models", Run: func(ctx context.Context) (string, error) {
 			if err := s.cfg.Projector.Err(); err != nil {
 				return "the projector has stopped", err
 			}
@@ -67,7 +51,7 @@ func (s *Server) readyChecks() []check {
 			}
 			return "", nil
 		}},
-		{"media", func(ctx context.Context) (string, error) {
+		{Name: "media", Run: func(ctx context.Context) (string, error) {
 			r, ok := any(s.cfg.Media).(Readier)
 			if !ok {
 				return "", nil
@@ -77,7 +61,7 @@ func (s *Server) readyChecks() []check {
 			}
 			return "", nil
 		}},
-		{"disk", func(context.Context) (string, error) {
+		{Name: "disk", Run: func(context.Context) (string, error) {
 			room, err := s.disk.Room()
 			if err != nil {
 				return "free disk space is unknown", err
@@ -90,48 +74,10 @@ func (s *Server) readyChecks() []check {
 	}
 }
 
-// readyz answers whether this node can serve requests: 200
-// {"status":"ready","checks":{...}} or 503 with the failing checks named,
-// so a load balancer can take it out. /healthz stays liveness.
-func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
-	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
-	defer cancel()
-	checks := map[string]string{}
-	var failing []string
-	var details []any
-	for _, c := range s.readyChecks() {
-		problem, detail := c.run(ctx)
-		if problem == "" {
-			checks[c.name] = "ok"
-			continue
-		}
-		checks[c.name] = problem
-		failing = append(failing, c.name)
-		if detail != nil {
-			details = append(details, c.name, detail.Error())
-		}
-	}
-	s.readiness.report(s.cfg.Log, failing, details)
-	if len(failing) > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(respond.UnavailableRetry))
-		respond.JSON(w, http.StatusServiceUnavailable, struct {
-			Status  string            `json:"status"`
-			Failing []string          `json:"failing"`
-			Checks  map[string]string `json:"checks"`
-		}{"unavailable", failing, checks})
-		return nil
-	}
-	respond.JSON(w, http.StatusOK, struct {
-		Status string            `json:"status"`
-		Checks map[string]string `json:"checks"`
-	}{"ready", checks})
-	return nil
-}
-
-// healthz is liveness: the process answers, is connected to NATS, its
+// live is /healthz's question: the process is connected to NATS, its
 // event store takes writes (or its embedded server is healing itself) and
 // its projector runs.
-func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) live() error {
 	err := s.cfg.Store.Healthy()
 	if err == nil {
 		err = s.writeFault()
@@ -139,18 +85,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 	if err == nil {
 		err = s.cfg.Projector.Err()
 	}
-	var failing []string
-	if err != nil {
-		failing = []string{"liveness"}
-	}
-	s.health.report(s.cfg.Log, failing, []any{"err", err})
-	if err != nil {
-		w.Header().Set("Retry-After", strconv.Itoa(respond.UnavailableRetry))
-		respond.JSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
-		return nil
-	}
-	respond.JSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	return nil
+	return err
 }
 
 // writable is nil when the event store may be written to now: connected,
@@ -204,32 +139,6 @@ func (s *Server) serverFault() error {
 		}
 	}
 	return nil
-}
-
-// transitions logs a probe's outcome when it changes, not on every probe:
-// one line when checks start failing (or the failing set changes), one
-// when all pass again.
-type transitions struct {
-	what    string // "ready" or "healthy", for the log
-	mu      sync.Mutex
-	failing []string
-}
-
-func (t *transitions) report(log interface {
-	Warn(string, ...any)
-	Info(string, ...any)
-}, failing []string, details []any) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if slices.Equal(t.failing, failing) {
-		return
-	}
-	t.failing = failing
-	if len(failing) == 0 {
-		log.Info("node " + t.what + " again")
-		return
-	}
-	log.Warn("node not "+t.what, append([]any{"failing", strings.Join(failing, ",")}, details...)...)
 }
 
 // errInsufficientStorage is the 507 of an upload that does not fit.

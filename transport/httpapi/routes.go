@@ -26,10 +26,11 @@ func (s *Server) routes() {
 	r.MethodNotAllowedHandler = s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return domain.E("", domain.NotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path)
 	})
-	r.Handle("/healthz", s.handle(s.healthz)).Methods(http.MethodGet, http.MethodHead)
-	r.Handle("/readyz", s.handle(s.readyz)).Methods(http.MethodGet, http.MethodHead)
-	r.Handle("/play/{id}", s.handle(s.play)).Methods(http.MethodGet, http.MethodHead)
-	r.Handle("/assets/{name}", s.handle(s.serveAsset)).Methods(http.MethodGet, http.MethodHead)
+	mount := func(path string, h func(http.ResponseWriter, *http.Request) error, methods ...string) {
+		r.Handle(path, s.handle(h)).Methods(methods...)
+	}
+	s.probes.Routes(mount)
+	s.pages.Routes(mount)
 	r.PathPrefix("/cdn/").Handler(s.handle(s.cdn.Serve)).Methods(http.MethodGet, http.MethodHead, http.MethodOptions)
 
 	r.Handle("/auth/login", s.handle(s.login)).Methods(http.MethodPost)

@@ -28,6 +28,8 @@ import (
 	"github.com/kino-video/kino/transport/diskspace"
 	"github.com/kino-video/kino/transport/httpapi/admin"
 	"github.com/kino-video/kino/transport/httpapi/cdn"
+	"github.com/kino-video/kino/transport/httpapi/player"
+	"github.com/kino-video/kino/transport/httpapi/probes"
 	"github.com/kino-video/kino/transport/httpapi/respond"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/playback"
@@ -234,7 +236,7 @@ func (c *Config) validate() error {
 		c.Playback.Key = d.Derive(playback.KeyPurpose)
 	}
 	for _, o := range c.Playback.FrameAncestors {
-		if err := checkOrigin(o); err != nil {
+		if err := player.CheckOrigin(o); err != nil {
 			return fmt.Errorf("httpapi: frame ancestor: %w", err)
 		}
 	}
@@ -313,14 +315,13 @@ type Server struct {
 	tusRetryEvery time.Duration
 	tusAccepting  func(id string)
 	tokens        playback.Tokens
-	cdn           *cdn.Handler // /cdn
-	// health and readiness log their probes' outcomes when they change.
-	health, readiness transitions
-	admin             *admin.Handler // the operator's /v1/admin
-	redeliveries      sync.Mutex     // one redelivery decided at a time on this node
-	openapi           []byte         // docs/openapi.yaml as JSON
-	csp               string         // Content-Security-Policy of /play
-	router            *mux.Router
+	cdn           *cdn.Handler   // /cdn
+	probes        *probes.Probes // /healthz, /readyz
+	admin         *admin.Handler // the operator's /v1/admin
+	redeliveries  sync.Mutex     // one redelivery decided at a time on this node
+	openapi       []byte         // docs/openapi.yaml as JSON
+	pages         *player.Pages  // /play and its assets
+	router        *mux.Router
 	// Logins: attempts per client address and per email; cross-origin
 	// checks of cookie-authenticated requests.
 	loginAddrs, loginUsers *ratelimit.Limiter
@@ -344,8 +345,8 @@ func New(cfg Config) (*Server, error) {
 		failures: ratelimit.NewShared(cfg.Limits.Ledger, "addr:", hex.EncodeToString(node), limitLog),
 		uploads: uploadSlots{global: cfg.Uploads.MaxInFlight, perAccount: make(map[string]int),
 			ledger: cfg.Limits.Ledger, node: hex.EncodeToString(node), now: cfg.Now, log: limitLog},
-		disk:   diskspace.Guard{Dirs: cfg.Uploads.DiskDirs, Reserve: cfg.Uploads.DiskReserve, Every: 8 << 20},
-		health: transitions{what: "healthy"}, readiness: transitions{what: "ready"},
+		disk: diskspace.Guard{Dirs: cfg.Uploads.DiskDirs, Reserve: cfg.Uploads.DiskReserve, Every: 8 << 20},
+
 		loginAddrs:    ratelimit.NewShared(cfg.Limits.Ledger, "login-addr:", hex.EncodeToString(node), limitLog),
 		loginUsers:    ratelimit.NewShared(cfg.Limits.Ledger, "login-user:", hex.EncodeToString(node), limitLog),
 		cop:           http.NewCrossOriginProtection(),
@@ -361,8 +362,8 @@ func New(cfg Config) (*Server, error) {
 	if mediaBase == "" {
 		mediaBase = cfg.Origin.PublicURL
 	}
-	if s.csp, err = playCSP(mediaBase, cfg.Playback.FrameAncestors); err != nil {
-		return nil, err
+	if s.pages, err = player.New(playHost{s}, mediaBase, cfg.Playback.FrameAncestors); err != nil {
+		return nil, fmt.Errorf("httpapi: %w", err)
 	}
 	if cfg.Uploads.TusDir != "" {
 		store, err := tus.OpenFileStore(cfg.Uploads.TusDir)
@@ -386,6 +387,7 @@ func New(cfg Config) (*Server, error) {
 		Logger: func(r *http.Request) *slog.Logger { return logger(r, cfg.Log) }})
 	s.admin = admin.New(admin.Config{Store: cfg.Store, Queues: cfg.Queues, DB: cfg.DB, Projector: cfg.Projector,
 		Replayer: cfg.Admin.Replayer, Host: adminHost{s}, Now: cfg.Now})
+	s.probes = probes.New(probes.Config{Checks: s.readyChecks(), Live: s.live, Log: cfg.Log})
 	s.routes()
 	return s, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/transport/diskspace"
+	"github.com/kino-video/kino/transport/httpapi/probes"
 	"github.com/kino-video/kino/transport/httpapi/respond"
 	"github.com/kino-video/kino/transport/tus"
 )
@@ -166,7 +167,7 @@ func (s *Server) storesReady(ctx context.Context) bool {
 	if !ok {
 		return true
 	}
-	ctx, cancel := context.WithTimeout(eventstore.FailFast(ctx), readyTimeout)
+	ctx, cancel := context.WithTimeout(eventstore.FailFast(ctx), probes.Timeout)
 	defer cancel()
 	return m.Ready(ctx) == nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/httpapi/probes"
 	"github.com/kino-video/kino/transport/httpapi/respond"
 )
 
@@ -44,14 +45,7 @@ type Host interface {
 	Logger(r *http.Request) *slog.Logger
 	Settle(r *http.Request, seq uint64)
 	WriteFault() error
-	Checks() []Check
-}
-
-// Check is one of /readyz's checks: problem is "" when it passes; detail
-// is logged.
-type Check struct {
-	Name string
-	Run  func(ctx context.Context) (problem string, detail error)
+	Checks() []probes.Check // /readyz's checks
 }
 
 // Store is what the operator's endpoints need of the event store (an

@@ -1,4 +1,4 @@
-package httpapi
+package player
 
 import (
 	"embed"
@@ -16,12 +16,13 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/wire"
 )
 
-// assets are the files of /play, served under /assets/. play.js and
+// assets are the files of the pages, served under /assets/. play.js and
 // play.css are committed; hls.min.js is copied from npm by `just assets`
-// (transport/httpapi/web holds its package.json and lock file) and is
-// absent in a clean clone, which still builds: /play then says so.
+// (web/ holds its package.json and lock file) and is absent in a clean
+// clone, which still builds: /play then says so.
 //
 //go:embed assets
 var assets embed.FS
@@ -36,8 +37,48 @@ var hlsBuilt = func() bool {
 	return err == nil
 }()
 
-// PlayerAssetsBuilt reports whether hls.js was built into this binary.
-func PlayerAssetsBuilt() bool { return hlsBuilt }
+// AssetsBuilt reports whether hls.js was built into this binary.
+func AssetsBuilt() bool { return hlsBuilt }
+
+// Host is what the pages need from the API server.
+type Host interface {
+	// PlayVideo is the video the request's {id} names, rendered as the
+	// API's Video object with its media URLs (tokens on them for a signed
+	// video), or the error to answer: not found, or a signed video without
+	// a valid token.
+	PlayVideo(r *http.Request) (wire.Video, error)
+}
+
+// Pages serves kino's public pages of a video and their assets.
+type Pages struct {
+	host     Host
+	csp      string
+	sameOnly bool // framed only by kino itself
+}
+
+// New prepares the pages. mediaBase is the absolute origin media are
+// served from when it is not the page's own ("" when it is);
+// frameAncestors are the origins allowed to frame the pages, each checked
+// by CheckOrigin.
+func New(host Host, mediaBase string, frameAncestors []string) (*Pages, error) {
+	for _, o := range frameAncestors {
+		if err := CheckOrigin(o); err != nil {
+			return nil, fmt.Errorf("frame ancestor: %w", err)
+		}
+	}
+	csp, err := playCSP(mediaBase, frameAncestors)
+	if err != nil {
+		return nil, err
+	}
+	return &Pages{host: host, csp: csp, sameOnly: len(frameAncestors) == 0}, nil
+}
+
+// Routes mounts the pages with mount, which wraps each handler's error
+// answer.
+func (p *Pages) Routes(mount func(path string, h func(http.ResponseWriter, *http.Request) error, methods ...string)) {
+	mount("/play/{id}", p.play, http.MethodGet, http.MethodHead)
+	mount("/assets/{name}", p.serveAsset, http.MethodGet, http.MethodHead)
+}
 
 // playPage is a minimal player: native HLS where the browser has it
 // (Safari, iOS), hls.js elsewhere. It holds no inline script or style:
@@ -62,57 +103,46 @@ var playPage = template.Must(template.New("play").Parse(`<!doctype html>
 // play serves a page that plays a video: a convenience for people trying
 // kino (the URL `just demo` prints). It shows only what the video's public
 // {cdn_url} files show, to whoever knows its unguessable id.
-func (s *Server) play(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.videoVar(r)
+func (p *Pages) play(w http.ResponseWriter, r *http.Request) error {
+	v, err := p.host.PlayVideo(r)
 	if err != nil {
 		return err
 	}
-	if v.PlaybackPolicy.OrPublic() == domain.PlaybackSigned {
-		// A signed video's page shows nothing (not even its name) to a
-		// visitor without a valid token. An origin-bound token is checked
-		// for its origin by the media requests, not here: a page's own
-		// request names no origin.
-		if _, err := s.tokens.Verify(v.ID, v.Account, r.URL.Query().Get("token")); err != nil {
-			return err
-		}
-	}
-	res := s.renderVideo(r, v)
-	playTokenURLs(r, &res)
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	s.pageHeaders(h)
+	p.headers(h)
 	return playPage.Execute(w, struct {
 		Filename, Status    string
 		Playlist, Thumbnail string
 		Resolutions         []string
 		HLSJS               bool
-	}{res.Filename, string(res.Status), deref(res.PlaylistURL), deref(res.ThumbnailURL), res.Resolutions, hlsBuilt})
+	}{v.Filename, string(v.Status), deref(v.PlaylistURL), deref(v.ThumbnailURL), v.Resolutions, hlsBuilt})
 }
 
-// pageHeaders are the security headers of kino's HTML pages.
-func (s *Server) pageHeaders(h http.Header) {
-	h.Set("Content-Security-Policy", s.csp)
+// headers are the security headers of kino's HTML pages.
+func (p *Pages) headers(h http.Header) {
+	h.Set("Content-Security-Policy", p.csp)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
-	if len(s.cfg.Playback.FrameAncestors) == 0 {
+	if p.sameOnly {
 		h.Set("X-Frame-Options", "SAMEORIGIN") // for browsers without frame-ancestors
 	}
 	h.Set("Cache-Control", "no-store")
 }
 
-// playCSP is the Content-Security-Policy of /play: everything from kino
-// itself, media (and hls.js's fetches) from the {cdn_url} origin as well,
+// playCSP is the Content-Security-Policy of the pages: everything from
+// kino itself, media (and hls.js's fetches) from the media origin as well,
 // MSE and hls.js's worker from blob: URLs, no inline script or style, no
 // plugins, forms or <base>; framed only by kino itself and the operator's
-// --play-frame-ancestors. Without a --cdn-url ("") media come from the
-// page's own origin, which 'self' already names: nothing of the request
-// goes into the header.
-func playCSP(cdnURL string, frameAncestors []string) (string, error) {
+// frame ancestors. Without a media origin ("") media come from the page's
+// own origin, which 'self' already names: nothing of the request goes
+// into the header.
+func playCSP(mediaBase string, frameAncestors []string) (string, error) {
 	cdn := ""
-	if cdnURL != "" {
-		u, err := url.Parse(cdnURL)
+	if mediaBase != "" {
+		u, err := url.Parse(mediaBase)
 		if err != nil || u.Scheme == "" || u.Host == "" {
-			return "", fmt.Errorf("httpapi: cdn url %q is not an absolute URL", cdnURL)
+			return "", fmt.Errorf("cdn url %q is not an absolute URL", mediaBase)
 		}
 		cdn = " " + u.Scheme + "://" + u.Host
 	}
@@ -134,10 +164,10 @@ func playCSP(cdnURL string, frameAncestors []string) (string, error) {
 
 var originRE = regexp.MustCompile(`^https?://(\*\.)?[A-Za-z0-9.-]+(:[0-9]{1,5})?$`)
 
-// checkOrigin accepts an origin for frame-ancestors ("https://example.com",
+// CheckOrigin accepts an origin for frame-ancestors ("https://example.com",
 // "https://*.example.com:8443") and nothing that could break out of the
 // header (spaces, semicolons, quotes, paths).
-func checkOrigin(o string) error {
+func CheckOrigin(o string) error {
 	if !originRE.MatchString(o) {
 		return fmt.Errorf("%q is not an origin like https://example.com", o)
 	}
@@ -149,22 +179,24 @@ var assetTypes = map[string]string{
 	".css": "text/css; charset=utf-8",
 }
 
-// serveAsset serves one embedded file of /play. Names are looked up in the
+func errNoAsset() error { return domain.E("", domain.NotFound, "asset not found") }
+
+// serveAsset serves one embedded file. Names are looked up in the
 // embedded tree only; there is no listing.
-func (s *Server) serveAsset(w http.ResponseWriter, r *http.Request) error {
+func (p *Pages) serveAsset(w http.ResponseWriter, r *http.Request) error {
 	name := mux.Vars(r)["name"]
 	ct, ok := assetTypes[path.Ext(name)]
 	if !ok {
-		return errNotFound("asset")
+		return errNoAsset()
 	}
 	f, err := assets.Open("assets/" + name)
 	if err != nil {
-		return errNotFound("asset")
+		return errNoAsset()
 	}
 	defer f.Close()
 	rs, ok := f.(io.ReadSeeker) // embedded files seek; served without a copy
 	if !ok {
-		return errNotFound("asset")
+		return errNoAsset()
 	}
 	h := w.Header()
 	h.Set("Content-Type", ct)
