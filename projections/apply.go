@@ -51,6 +51,7 @@ func apply(b *batch, e domain.Event) error {
 			dur, size := d.Duration, d.ProcessedSize
 			v.Status, v.Duration, v.ProcessedSize, v.ErrorMessage = domain.StatusCompleted, &dur, &size, nil
 			v.Playable, v.Storyboard, v.Download = false, d.Storyboard, d.Download
+			v.Width, v.Height = d.Width, d.Height
 			v.Resolutions = d.Resolutions // events are never changed
 			if v.Resolutions == nil {
 				v.Resolutions = []string{}

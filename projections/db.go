@@ -56,8 +56,8 @@ var (
 // prefixes and the account index of keys, and the users, which the
 // records of an older file lack; version 3 the playback policies, the
 // playable and extra-output flags, collection settings and signing keys;
-// version 4 the videos' details (title, description, tags, metadata) and
-// their search indexes.
+// version 4 the videos' details (title, description, tags, metadata),
+// their search indexes and their displayed size.
 const schema = 4
 
 // DB is the bbolt file holding every read model. A rebuild replaces the

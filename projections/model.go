@@ -33,6 +33,9 @@ type Video struct {
 	Download   bool `json:"download,omitempty"`
 	// WantsDownload: the upload asked for the download rendition.
 	WantsDownload bool `json:"wantsDownload,omitempty"`
+	// Width and Height are the source's displayed size (COMPLETED).
+	Width  int `json:"width,omitempty"`
+	Height int `json:"height,omitempty"`
 	// The video's details (domain.Details, normalized): the title is never
 	// empty.
 	Title       string            `json:"title"`
