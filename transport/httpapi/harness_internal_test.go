@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"mime/multipart"
@@ -28,6 +27,7 @@ import (
 	"github.com/kino-video/kino/transport/httpapi/admin"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/seal"
+	"github.com/kino-video/kino/transport/tus/tustest"
 )
 
 // testAPI is the API on real dependencies: an embedded JetStream server
@@ -252,6 +252,11 @@ type response struct {
 	close  bool // the server closes the connection after it
 }
 
+// tus is r as a tus client's answer, for its checks.
+func (r response) tus() tustest.Response {
+	return tustest.Response{Status: r.status, Header: r.header, Body: r.body}
+}
+
 func (a *testAPI) request(req *http.Request, key string) response {
 	a.t.Helper()
 	if key != "" {
@@ -320,23 +325,7 @@ func (a *testAPI) incoming() []string {
 // {error, message} with a message.
 func wantError(t *testing.T, r response, status int, label string) map[string]any {
 	t.Helper()
-	if r.status != status {
-		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(r.body, &m); err != nil {
-		t.Fatalf("error body is not JSON: %v: %s", err, r.body)
-	}
-	if m["error"] != label {
-		t.Fatalf("error %q, want %q: %s", m["error"], label, r.body)
-	}
-	if msg, _ := m["message"].(string); msg == "" || len(m) != 2 {
-		t.Fatalf("error body must be exactly {error, message}: %s", r.body)
-	}
-	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		t.Fatalf("error Content-Type %q", ct)
-	}
-	return m
+	return tustest.WantError(t, r.tus(), status, label)
 }
 
 // replayFunc is a Replayer for tests of the admin route.

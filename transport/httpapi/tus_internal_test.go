@@ -26,116 +26,60 @@ import (
 	"github.com/kino-video/kino/transport/diskspace"
 	"github.com/kino-video/kino/transport/httpapi/respond"
 	"github.com/kino-video/kino/transport/tus"
+	"github.com/kino-video/kino/transport/tus/tustest"
 )
+
+// tus is a tus client of the running server.
+func (a *testAPI) tus() *tustest.Client { return &tustest.Client{T: a.t, URL: a.srv.URL} }
+
+// fromTus is a tus client's answer as the other helpers' answers.
+func fromTus(r tustest.Response) response {
+	return response{status: r.Status, header: r.Header, body: r.Body}
+}
 
 // tusReq sends a tus request: Tus-Resumable is set unless hdr says
 // otherwise ("" removes it).
 func (a *testAPI) tusReq(method, path, key string, hdr map[string]string, body []byte) response {
 	a.t.Helper()
-	var r io.Reader
-	if body != nil {
-		r = bytes.NewReader(body)
-	}
-	url := path
-	if strings.HasPrefix(path, "/") {
-		url = a.srv.URL + path
-	}
-	req, err := http.NewRequest(method, url, r)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	req.Header.Set("Tus-Resumable", "1.0.0")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/offset+octet-stream")
-	}
-	for k, v := range hdr {
-		if v == "" {
-			req.Header.Del(k)
-		} else {
-			req.Header.Set(k, v)
-		}
-	}
-	return a.request(req, key)
-}
-
-func tusMeta(pairs ...string) string {
-	var out []string
-	for i := 0; i+1 < len(pairs); i += 2 {
-		out = append(out, pairs[i]+" "+base64.StdEncoding.EncodeToString([]byte(pairs[i+1])))
-	}
-	return strings.Join(out, ",")
+	return fromTus(a.tus().Tus(method, path, key, hdr, body))
 }
 
 // tusCreate creates an upload of n bytes of clip.mp4 into main and
 // returns its path (the Location).
 func (a *testAPI) tusCreate(key string, n int) string {
 	a.t.Helper()
-	r := a.tusReq("POST", "/v1/uploads/tus", key, map[string]string{
-		"Upload-Length": strconv.Itoa(n), "Upload-Metadata": tusMeta("filename", "clip.mp4", "collection", "main")}, nil)
-	if r.status != 201 {
-		a.t.Fatalf("create: %d %s", r.status, r.body)
-	}
-	loc := r.header.Get("Location")
-	if !strings.HasPrefix(loc, "/v1/uploads/tus/") || r.header.Get("Upload-Offset") != "" && r.header.Get("Upload-Offset") != "0" {
-		a.t.Fatalf("create: Location %q, Upload-Offset %q", loc, r.header.Get("Upload-Offset"))
-	}
-	if r.header.Get("Tus-Resumable") != "1.0.0" || r.header.Get("Upload-Expires") == "" {
-		a.t.Fatalf("create: headers %v", r.header)
-	}
-	return loc
+	return a.tus().Create(key, n)
 }
 
+// tusPatch sends chunk at offset; hdr are more headers, name then value.
 func (a *testAPI) tusPatch(path, key string, offset int, chunk []byte, hdr ...string) response {
 	a.t.Helper()
-	h := map[string]string{"Upload-Offset": strconv.Itoa(offset)}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		h[hdr[i]] = hdr[i+1]
-	}
-	return a.tusReq("PATCH", path, key, h, chunk)
+	return fromTus(a.tus().Patch(path, key, offset, chunk, hdr...))
 }
 
+// tusOffset asks (HEAD) for an upload's offset.
 func (a *testAPI) tusOffset(path, key string) (int, response) {
 	a.t.Helper()
-	r := a.tusReq("HEAD", path, key, nil, nil)
-	n, _ := strconv.Atoi(r.header.Get("Upload-Offset"))
-	return n, r
+	n, r := a.tus().Offset(path, key)
+	return n, fromTus(r)
 }
 
 // tusFiles lists the tus directory.
 func (a *testAPI) tusFiles() []string {
 	a.t.Helper()
-	es, err := os.ReadDir(a.s.cfg.Uploads.TusDir)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
+	return tustest.Files(a.t, a.s.cfg.Uploads.TusDir)
 }
 
 // wantVideo checks that video id is readable by key, in main.
 func (a *testAPI) wantVideo(key, id, filename string) {
 	a.t.Helper()
-	r := a.do("GET", "/v1/videos/"+id, key, "")
-	if r.status != 200 {
-		a.t.Fatalf("GET video %s: %d %s", id, r.status, r.body)
-	}
-	var v struct {
-		ID, Filename, Status string
-		Collection           struct{ Slug string }
-	}
-	if err := json.Unmarshal(r.body, &v); err != nil {
-		a.t.Fatal(err)
-	}
-	if v.ID != id || v.Filename != filename || v.Collection.Slug != "main" {
-		a.t.Fatalf("video: %s", r.body)
-	}
+	a.tus().WantVideo(key, id, filename)
 }
 
-// clip is a file of n bytes that sniffs as MP4.
-func clip(n int) []byte { return video(n - 12) }
+var (
+	tusMeta = tustest.Meta
+	clip    = tustest.Clip
+)
 
 // A file sent in three chunks becomes the video the upload's URL names,
 // with the same record as a multipart upload, and leaves nothing behind.
@@ -180,14 +124,7 @@ func TestTusUploadInChunks(t *testing.T) {
 // uploadTo is a multipart upload into collection slug.
 func (a *testAPI) uploadTo(key, slug, filename string, file []byte) response {
 	a.t.Helper()
-	body := "--B\r\nContent-Disposition: form-data; name=\"collection\"\r\n\r\n" + slug + "\r\n" +
-		"--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"" + filename + "\"\r\n\r\n" + string(file) + "\r\n--B--\r\n"
-	req, err := http.NewRequest("POST", a.srv.URL+"/v1/videos", strings.NewReader(body))
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "multipart/form-data; boundary=B")
-	return a.request(req, key)
+	return fromTus(a.tus().Multipart(key, slug, filename, file))
 }
 
 // An upload untouched for Uploads.TusExpiry answers 410 and is removed; the
@@ -428,9 +365,7 @@ func TestDirectUpload(t *testing.T) {
 
 func wantStatus(t *testing.T, r response, status int) {
 	t.Helper()
-	if r.status != status {
-		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
-	}
+	tustest.WantStatus(t, r.tus(), status)
 }
 
 func TestRedactPath(t *testing.T) {
