@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -254,37 +253,27 @@ type response struct {
 
 // tus is r as a tus client's answer, for its checks.
 func (r response) tus() tustest.Response {
-	return tustest.Response{Status: r.status, Header: r.header, Body: r.body}
+	return tustest.Response{Status: r.status, Header: r.header, Body: r.body, Close: r.close}
 }
 
+// tus is a client of the running server: tus requests and the others.
+func (a *testAPI) tus() *tustest.Client { return &tustest.Client{T: a.t, URL: a.srv.URL} }
+
+// fromTus is a tus client's answer as the other helpers' answers.
+func fromTus(r tustest.Response) response {
+	return response{status: r.Status, header: r.Header, body: r.Body, close: r.Close}
+}
+
+// request sends req with key as its bearer token (none when empty).
 func (a *testAPI) request(req *http.Request, key string) response {
 	a.t.Helper()
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		a.t.Fatalf("%s %s: %v", req.Method, req.URL, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	return response{status: resp.StatusCode, header: resp.Header, body: b, close: resp.Close}
+	return fromTus(a.tus().Send(req, key))
 }
 
+// do sends method to path with body (none when empty) as it is.
 func (a *testAPI) do(method, path, key, body string) response {
 	a.t.Helper()
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, a.srv.URL+path, r)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	return a.request(req, key)
+	return fromTus(a.tus().Do(method, path, key, body))
 }
 
 // upload posts a multipart upload of file named filename into "main".

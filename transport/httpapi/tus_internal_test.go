@@ -29,14 +29,6 @@ import (
 	"github.com/kino-video/kino/transport/tus/tustest"
 )
 
-// tus is a tus client of the running server.
-func (a *testAPI) tus() *tustest.Client { return &tustest.Client{T: a.t, URL: a.srv.URL} }
-
-// fromTus is a tus client's answer as the other helpers' answers.
-func fromTus(r tustest.Response) response {
-	return response{status: r.Status, header: r.Header, body: r.Body}
-}
-
 // tusReq sends a tus request: Tus-Resumable is set unless hdr says
 // otherwise ("" removes it).
 func (a *testAPI) tusReq(method, path, key string, hdr map[string]string, body []byte) response {

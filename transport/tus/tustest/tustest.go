@@ -26,6 +26,7 @@ type Response struct {
 	Status int
 	Header http.Header
 	Body   []byte
+	Close  bool // the server closes the connection after it
 }
 
 // Client sends requests with a bearer key to the API whose root is URL
@@ -50,7 +51,7 @@ func (c *Client) Send(req *http.Request, key string) Response {
 	if err != nil {
 		c.T.Fatal(err)
 	}
-	return Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+	return Response{Status: resp.StatusCode, Header: resp.Header, Body: b, Close: resp.Close}
 }
 
 // Do sends method to path with body (none when empty) as it is.
