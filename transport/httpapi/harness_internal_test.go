@@ -40,7 +40,7 @@ type testAPI struct {
 	proj  *projections.Projector
 	media *media.Dir
 	dir   string // the media directory
-	clock *testClock
+	clock *eventstoretest.Clock
 	nats  *natsserver.Embedded
 	// natsDir holds the NATS store, to restart the server on.
 	natsDir string
@@ -64,23 +64,6 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
-}
-
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
 }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -159,7 +142,7 @@ func newTestAPIOn(t *testing.T, nats *natsserver.Embedded, natsDir string, store
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := &testClock{t: time.Date(2026, 11, 22, 12, 0, 10, 0, time.UTC)}
+	clk := eventstoretest.NewClock(time.Date(2026, 11, 22, 12, 0, 10, 0, time.UTC))
 	key, err := seal.LoadOrCreate(filepath.Join(t.TempDir(), "secret.key"))
 	if err != nil {
 		t.Fatal(err)
@@ -207,6 +190,30 @@ func withObjects(t *testing.T, c *Config, store *eventstore.Store) {
 		t.Fatal(err)
 	}
 	c.Media, c.Uploads.TusDir = m, filepath.Join(local, ".tus")
+}
+
+// node is another API node on a's configuration (its store, read model
+// and directories), served until the test ends.
+func (a *testAPI) node() (*Server, *httptest.Server) {
+	a.t.Helper()
+	s, err := New(a.s.cfg)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	a.t.Cleanup(srv.Close)
+	return s, srv
+}
+
+// restart serves the API from a new Server on the same configuration, as
+// a restarted process would, stops the old one's listener and returns the
+// new Server.
+func (a *testAPI) restart() *Server {
+	a.t.Helper()
+	s, srv := a.node()
+	a.srv.Close()
+	a.srv = srv
+	return s
 }
 
 // settle waits until the read models hold seq.

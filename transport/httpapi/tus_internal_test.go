@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -73,6 +72,41 @@ var (
 	clip    = tustest.Clip
 )
 
+// tusStart creates an upload of file and sends its first n bytes.
+func (a *testAPI) tusStart(key string, file []byte, n int) string {
+	a.t.Helper()
+	loc := a.tusCreate(key, len(file))
+	if r := a.tusPatch(loc, key, 0, file[:n]); r.status != 204 {
+		a.t.Fatalf("PATCH: %d %s", r.status, r.body)
+	}
+	return loc
+}
+
+// heldPatch opens a connection to the API and sends the head of a PATCH
+// of size bytes at offset 0 to the upload at loc: the test writes the
+// body, or part of it. The connection is closed when the test ends.
+func (a *testAPI) heldPatch(loc, key string, size int) net.Conn {
+	a.t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(a.srv.URL, "http://"))
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	a.t.Cleanup(func() { conn.Close() })
+	fmt.Fprintf(conn, "PATCH %s HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nTus-Resumable: 1.0.0\r\n"+
+		"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", loc, key, size)
+	return conn
+}
+
+// wantOriginal checks that the media directory holds file as video id's
+// original.
+func (a *testAPI) wantOriginal(id string, file []byte) {
+	a.t.Helper()
+	got, err := os.ReadFile(filepath.Join(a.dir, id, "original.mp4"))
+	if err != nil || !bytes.Equal(got, file) {
+		a.t.Fatalf("stored original differs (%v)", err)
+	}
+}
+
 // A file sent in three chunks becomes the video the upload's URL names,
 // with the same record as a multipart upload, and leaves nothing behind.
 func TestTusUploadInChunks(t *testing.T) {
@@ -104,10 +138,7 @@ func TestTusUploadInChunks(t *testing.T) {
 		t.Fatalf("last PATCH: %d %v %s", r.status, r.header, r.body)
 	}
 	a.wantVideo(key, id, "clip.mp4")
-	got, err := os.ReadFile(filepath.Join(a.dir, id, "original.mp4"))
-	if err != nil || !bytes.Equal(got, file) {
-		t.Fatalf("stored original differs (%v)", err)
-	}
+	a.wantOriginal(id, file)
 	if files := a.tusFiles(); len(files) != 1 || files[0] != id+".done" {
 		t.Fatalf("finished upload left %v, want its completion record only", files)
 	}
@@ -157,10 +188,7 @@ func TestTusSurvivesRestart(t *testing.T) {
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanFree)
 	file := clip(4000)
-	loc := a.tusCreate(key, len(file))
-	if r := a.tusPatch(loc, key, 0, file[:2500]); r.status != 204 {
-		t.Fatalf("PATCH: %d", r.status)
-	}
+	loc := a.tusStart(key, file, 2500)
 	// A crash in the middle of a PATCH leaves unrecorded bytes: cut off.
 	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
 	f, err := os.OpenFile(filepath.Join(a.s.cfg.Uploads.TusDir, id+".bin"), os.O_WRONLY|os.O_APPEND, 0)
@@ -174,14 +202,7 @@ func TestTusSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s2, err := New(a.s.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv2 := httptest.NewServer(s2.Handler())
-	t.Cleanup(srv2.Close)
-	a.srv.Close()
-	a.srv = srv2
+	a.restart()
 	if off, r := a.tusOffset(loc, key); r.status != 200 || off != 2500 {
 		t.Fatalf("HEAD after restart: %d offset %d", r.status, off)
 	}
@@ -192,10 +213,7 @@ func TestTusSurvivesRestart(t *testing.T) {
 		t.Fatalf("PATCH after restart: %d %s", r.status, r.body)
 	}
 	a.wantVideo(key, id, "clip.mp4")
-	got, err := os.ReadFile(filepath.Join(a.dir, id, "original.mp4"))
-	if err != nil || !bytes.Equal(got, file) {
-		t.Fatalf("stored original differs (%v)", err)
-	}
+	a.wantOriginal(id, file)
 }
 
 // A new PATCH of an upload takes over from one still in flight (a dead
@@ -210,13 +228,7 @@ func TestTusConcurrentPatch(t *testing.T) {
 	loc := a.tusCreate(key, len(file))
 	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
 
-	conn, err := net.Dial("tcp", strings.TrimPrefix(a.srv.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "PATCH %s HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nTus-Resumable: 1.0.0\r\n"+
-		"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", loc, key, len(file))
+	conn := a.heldPatch(loc, key, len(file))
 	_, _ = conn.Write(file[:3000]) // then nothing: a connection gone dead
 	eventstoretest.Eventually(t, "the first PATCH to hold the upload and write its bytes", func() bool {
 		fi, err := os.Stat(a.s.tus.DataPath(id))
@@ -235,10 +247,7 @@ func TestTusConcurrentPatch(t *testing.T) {
 		t.Fatalf("resume: %d %s", r.status, r.body)
 	}
 	a.wantVideo(key, id, "clip.mp4")
-	got, err := os.ReadFile(filepath.Join(a.dir, id, "original.mp4"))
-	if err != nil || !bytes.Equal(got, file) {
-		t.Fatalf("stored original differs (%v)", err)
-	}
+	a.wantOriginal(id, file)
 }
 
 // The collection is checked again at the last byte, as for a multipart
@@ -475,10 +484,7 @@ func TestTusUploadIntoTheObjectStore(t *testing.T) {
 	a := newTestAPI(t, func(c *Config) { withObjects(t, c, c.Store.(*eventstore.Store)) })
 	key := a.account("acme", domain.PlanFree)
 	file := clip(5000)
-	loc := a.tusCreate(key, len(file))
-	if r := a.tusPatch(loc, key, 0, file[:2500]); r.status != 204 {
-		t.Fatalf("PATCH: %d %s", r.status, r.body)
-	}
+	loc := a.tusStart(key, file, 2500)
 	if r := a.tusPatch(loc, key, 2500, file[2500:]); r.status != 204 {
 		t.Fatalf("last PATCH: %d %s", r.status, r.body)
 	}
@@ -505,10 +511,7 @@ func TestTusCompleteButUnacceptedAtStart(t *testing.T) {
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanFree)
 	file := clip(3000)
-	loc := a.tusCreate(key, len(file))
-	if r := a.tusPatch(loc, key, 0, file[:2000]); r.status != 204 {
-		t.Fatalf("PATCH: %d", r.status)
-	}
+	loc := a.tusStart(key, file, 2000)
 	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
 	// What a crash after the last PATCH wrote, before the commit, leaves.
 	if err := os.WriteFile(filepath.Join(a.s.cfg.Uploads.TusDir, id+".bin"), file, 0o600); err != nil {
@@ -519,14 +522,7 @@ func TestTusCompleteButUnacceptedAtStart(t *testing.T) {
 	if err := a.s.tus.Save(u); err != nil {
 		t.Fatal(err)
 	}
-	s2, err := New(a.s.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv2 := httptest.NewServer(s2.Handler())
-	t.Cleanup(srv2.Close)
-	a.srv.Close()
-	a.srv = srv2
+	a.restart()
 	off, _ := a.tusOffset(loc, key)
 	if off != len(file)-1 {
 		t.Fatalf("offset after restart: %d, want %d", off, len(file)-1)
@@ -618,14 +614,7 @@ func TestTusCompletedUploadAnswersComplete(t *testing.T) {
 	wantStatus(t, a.tusReq("HEAD", "/v1/uploads/tus/"+did, other, nil, nil), 404)
 
 	// Kept through a restart, forgotten after the expiry.
-	s2, err := New(a.s.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv2 := httptest.NewServer(s2.Handler())
-	t.Cleanup(srv2.Close)
-	a.srv.Close()
-	a.srv, a.s = srv2, s2
+	a.s = a.restart()
 	if off, r := a.tusOffset(loc, key); r.status != 200 || off != 3000 {
 		t.Fatalf("HEAD of a finished upload after a restart: %d %d", r.status, off)
 	}
@@ -763,13 +752,7 @@ func TestSlowDripUploadsEnd(t *testing.T) {
 	file := clip(6000)
 	loc := a.tusCreate(key, len(file))
 	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
-	conn, err := net.Dial("tcp", strings.TrimPrefix(a.srv.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "PATCH %s HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nTus-Resumable: 1.0.0\r\n"+
-		"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", loc, key, len(file))
+	conn := a.heldPatch(loc, key, len(file))
 	_, _ = conn.Write(file[:3000])
 	eventstoretest.Eventually(t, "the PATCH to write its first bytes", func() bool {
 		fi, err := os.Stat(a.s.tus.DataPath(id))
@@ -946,13 +929,7 @@ func TestTusStalledPatchAsksForARetry(t *testing.T) {
 			file := clip(6000)
 			loc := a.tusCreate(key, len(file))
 			id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
-			conn, err := net.Dial("tcp", strings.TrimPrefix(a.srv.URL, "http://"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			fmt.Fprintf(conn, "PATCH %s HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nTus-Resumable: 1.0.0\r\n"+
-				"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", loc, key, len(file))
+			conn := a.heldPatch(loc, key, len(file))
 			_, _ = conn.Write(file[:3000])
 			want := 3000
 			if tc.slow {
@@ -1044,13 +1021,7 @@ func TestTusStrayPatchDoesNotTakeOver(t *testing.T) {
 	file := clip(6000)
 	loc := a.tusCreate(key, len(file))
 	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
-	conn, err := net.Dial("tcp", strings.TrimPrefix(a.srv.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "PATCH %s HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nTus-Resumable: 1.0.0\r\n"+
-		"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", loc, key, len(file))
+	conn := a.heldPatch(loc, key, len(file))
 	_, _ = conn.Write(file[:3000])
 	eventstoretest.Eventually(t, "the PATCH to hold the upload and write its bytes", func() bool {
 		fi, err := os.Stat(a.s.tus.DataPath(id))
