@@ -99,7 +99,8 @@ func (a api) events(t *testing.T, filter, s string) int {
 var videoFields = []string{"id", "filename", "status", "duration", "originalSize", "processedSize", "playlistUrl",
 	"thumbnailUrl", "previewUrl", "resolutions", "errorMessage", "collection", "createdAt", "updatedAt",
 	"progress", // progress and the rest are kino's additions to spec §2
-	"playbackPolicy", "storyboardUrl", "downloadUrl", "speed", "eta", "queuePosition"}
+	"playbackPolicy", "storyboardUrl", "downloadUrl", "speed", "eta", "queuePosition",
+	"title", "description", "tags", "metadata"}
 
 func keys(m map[string]any) []string {
 	out := make([]string, 0, len(m))
