@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
@@ -96,11 +95,7 @@ func (a api) events(t *testing.T, filter, s string) int {
 }
 
 // videoFields are the fields of a Video: spec §2's and kino's additions.
-var videoFields = []string{"id", "filename", "status", "duration", "originalSize", "processedSize", "playlistUrl",
-	"thumbnailUrl", "previewUrl", "resolutions", "errorMessage", "collection", "createdAt", "updatedAt",
-	"progress", // progress and the rest are kino's additions to spec §2
-	"playbackPolicy", "storyboardUrl", "downloadUrl", "speed", "eta", "queuePosition",
-	"title", "description", "tags", "metadata"}
+var videoFields = httpapitest.VideoFields
 
 func keys(m map[string]any) []string {
 	out := make([]string, 0, len(m))
@@ -111,11 +106,5 @@ func keys(m map[string]any) []string {
 	return out
 }
 
-func checkTimestamp(t *testing.T, name string, v any) {
-	t.Helper()
-	s, _ := v.(string)
-	ts, err := time.Parse(domain.TimeFormat, s)
-	if err != nil || !strings.HasSuffix(s, "Z") || len(s) != len("2006-01-02T15:04:05.000Z") || ts.IsZero() {
-		t.Fatalf("%s = %v: want ISO 8601 UTC with milliseconds", name, v)
-	}
-}
+// checkTimestamp checks that a field is an ISO 8601 UTC time with milliseconds.
+var checkTimestamp = httpapitest.WantTimestamp
