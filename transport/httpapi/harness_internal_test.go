@@ -9,7 +9,6 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -306,15 +305,7 @@ func (a *testAPI) upload(key, filename string, file []byte) response {
 // incoming lists what lies in the media directory's upload area.
 func (a *testAPI) incoming() []string {
 	a.t.Helper()
-	es, err := os.ReadDir(filepath.Join(a.dir, ".incoming"))
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
+	return tustest.Files(a.t, filepath.Join(a.dir, ".incoming"))
 }
 
 // wantError checks an error answer: status, label, and a body of exactly

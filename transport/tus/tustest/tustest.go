@@ -186,7 +186,7 @@ func Clip(n int) []byte {
 	return append([]byte("\x00\x00\x00\x18ftypmp42"), make([]byte, n-12)...)
 }
 
-// Files lists dir, a tus directory.
+// Files lists the names in dir (a tus directory, say).
 func Files(t testing.TB, dir string) []string {
 	t.Helper()
 	es, err := os.ReadDir(dir)
