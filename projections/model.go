@@ -121,14 +121,6 @@ type Webhook struct {
 	CreatedAt    time.Time `json:"createdAt"`
 }
 
-// VideoFilter selects videos of one account.
-type VideoFilter struct {
-	Collection string        // "" for all
-	Status     domain.Status // "" for all
-	Limit      int
-	Offset     int
-}
-
 // Delivery is one attempt of a webhook delivery, as the deliveries log
 // shows it.
 type Delivery struct {
