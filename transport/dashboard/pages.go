@@ -282,7 +282,7 @@ func (d *Dashboard) webhooks(w http.ResponseWriter, r *http.Request, me identity
 	if err := d.get(r, "/v1/webhooks", &list); err != nil {
 		return err
 	}
-	p := WebhooksPage{Webhooks: list.Webhooks, Events: []string{domain.EventVideoCompleted, domain.EventVideoFailed, domain.EventVideoPlayable}}
+	p := WebhooksPage{Webhooks: list.Webhooks, Events: domain.EventKinds}
 	d.render(w, r, http.StatusOK, "webhooks", view{Title: "Webhooks", Nav: "webhooks", Me: me, Data: p})
 	return nil
 }
