@@ -10,6 +10,8 @@
 //                       data-then = a path, or refresh:<id> to refresh a region).
 //   [data-copy="<id>"]  copies that input's value.
 //   [data-refresh="s"]  an element (with an id) re-read from the page every s seconds.
+//   [data-list]         a list (with an id) re-read from the page after a form
+//                       with data-result created something.
 //   [data-live-videos]  the videos list: polls /v1/videos every 2 s while any
 //                       video is PENDING or PROCESSING, updating it in place.
 //   [data-live-video]   the video page: polls /v1/videos/{id} the same way
@@ -160,6 +162,8 @@
       if (form.dataset.result) {
         showResult(form.dataset.result, data || {});
         form.reset();
+        // The new thing shows in the page's lists at once, not after Done.
+        for (const list of $$("[data-list]")) refresh(list);
       } else if (localPath(form.dataset.redirect)) {
         location.assign(form.dataset.redirect);
       } else if (data && localPath(data.redirect)) {
