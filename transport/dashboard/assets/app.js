@@ -478,6 +478,15 @@
     const collection = $("#collection", uploader);
     const policy = $("#up-policy", uploader);
     const download = $("#up-download", uploader);
+    const tags = $("#up-tags", uploader);
+    // Leaving the page stops the uploads running in it: the browser asks
+    // first (a later visit resumes them, but the visitor may not know).
+    const running = new Set();
+    window.addEventListener("beforeunload", (e) => {
+      if (running.size) { e.preventDefault(); e.returnValue = ""; }
+    });
+    const size = (n) => n >= 1e9 ? (n / 1e9).toFixed(2) + " GB" : n >= 1e6 ? (n / 1e6).toFixed(1) + " MB" : Math.ceil(n / 1e3) + " kB";
+    const clock = (s) => { s = Math.round(s); const m = Math.floor(s / 60); return (m >= 60 ? Math.floor(m / 60) + ":" + String(m % 60).padStart(2, "0") : m) + ":" + String(s % 60).padStart(2, "0"); };
     const start = (files) => { for (const f of files) upload(f); };
     input.addEventListener("change", () => { start(input.files); input.value = ""; });
     for (const t of ["dragenter", "dragover"]) drop.addEventListener(t, (e) => { e.preventDefault(); drop.classList.add("over"); });
@@ -527,17 +536,29 @@
         retryDelays: [0, 1000, 3000, 5000, 10000],
         metadata: Object.assign({ filename: file.name, filetype: file.type, collection: collection.value },
           policy && policy.value ? { playbackPolicy: policy.value } : {},
-          download && download.value ? { download: download.value } : {}),
+          download && download.value ? { download: download.value } : {},
+          tags && tags.value.trim() ? { tags: tags.value } : {}),
         removeFingerprintOnSuccess: true,
         onProgress(sent, total) {
           const p = total ? Math.floor((sent / total) * 100) : 0;
           bar.value = p;
-          pct.textContent = p + "%";
+          // Bytes, speed (smoothed over the last seconds) and time left.
+          const now = performance.now();
+          if (last && now > last.at) {
+            const rate = (sent - last.sent) / ((now - last.at) / 1000);
+            speed = speed == null ? rate : 0.7 * speed + 0.3 * rate;
+          }
+          last = { at: now, sent };
+          let text = p + "% · " + size(sent) + " of " + size(total);
+          if (speed > 0) text += " · " + size(speed) + "/s · " + clock((total - sent) / speed) + " left";
+          pct.textContent = text;
           state.textContent = "uploading";
+          running.add(up);
         },
         onSuccess() {
+          running.delete(up);
           bar.value = 100;
-          pct.textContent = "100%";
+          pct.textContent = "100% · " + size(file.size);
           state.textContent = "uploaded: kino is processing it";
           li.dataset.done = "true";
           toggle.remove();
@@ -552,6 +573,7 @@
           }
         },
         onError(err) {
+          running.delete(up);
           state.textContent = "failed";
           li.dataset.failed = "true";
           const p = document.createElement("p");
@@ -559,12 +581,24 @@
           p.setAttribute("role", "alert");
           p.textContent = apiMessage(err);
           li.append(p);
-          toggle.textContent = "Retry";
+          // A refusal of the file itself (too large, not a video, an
+          // unknown collection) comes back the same: no Retry then.
+          const res = err && err.originalResponse;
+          const status = res ? res.getStatus() : 0;
+          if ([400, 403, 404, 413, 415].includes(status)) {
+            toggle.remove();
+            li.dataset.permanent = "true";
+          } else {
+            toggle.textContent = "Retry";
+          }
         },
       });
-      let running = true;
+      let last = null;
+      let speed = null;
+      let going = true;
       toggle.addEventListener("click", () => {
-        if (running) {
+        if (going) {
+          running.delete(up);
           up.abort();
           state.textContent = "paused";
           toggle.textContent = "Resume";
@@ -572,10 +606,11 @@
           const e = $(".error", li);
           if (e) e.remove();
           delete li.dataset.failed;
+          last = null;
           up.start();
           toggle.textContent = "Pause";
         }
-        running = !running;
+        going = !going;
       });
       up.findPreviousUploads().then((prev) => {
         if (prev.length) {

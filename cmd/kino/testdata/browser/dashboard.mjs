@@ -149,6 +149,7 @@ try {
   step("upload a clip through the page");
   await ana.goto(base + "/upload");
   await ana.selectOption("#collection", "demo-clips");
+  await ana.fill("#up-tags", "demo, clip");
   await ana.setInputFiles("#files", cfg.clip);
   await ana.locator("#uploads li.upload").waitFor();
   await ana.waitForFunction(() => {
@@ -160,7 +161,10 @@ try {
     return { done: li.dataset.done, video: li.dataset.video, bar: li.querySelector("progress").value, text: li.textContent };
   });
   check(up.done === "true" && up.video && up.bar === 100, "the upload did not finish: " + JSON.stringify(up));
+  check(/100% · [\d.]+ (kB|MB)/.test(up.text), "the upload does not say its size: " + up.text);
   result.video = up.video;
+  const uploadedTags = await ana.evaluate(async (id) => (await (await fetch("/v1/videos/" + id, { credentials: "same-origin" })).json()).tags, up.video);
+  check(JSON.stringify(uploadedTags) === '["demo","clip"]', "the upload's tags: " + JSON.stringify(uploadedTags));
   await shot(ana, "upload");
   // The videos list, opened in a second tab while kino processes the
   // video, follows it to COMPLETED without reloading.
@@ -179,6 +183,12 @@ try {
   check(/^(PENDING|PROCESSING)\b/.test(result.uploadStatuses) && result.uploadStatuses.endsWith("COMPLETED"),
     "the upload page did not follow the video from processing to completed: " + result.uploadStatuses);
   await shot(ana, "upload-done");
+
+  step("a file kino refuses for good offers no Retry");
+  await ana.setInputFiles("#files", { name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("not a video") });
+  await ana.waitForFunction(() => document.querySelector("#uploads li.upload")?.dataset.failed === "true", null, { timeout: T });
+  const refusedFile = await ana.evaluate(() => { const li = document.querySelector("#uploads li.upload"); return { permanent: li.dataset.permanent, retry: !!li.querySelector(".toggle"), text: li.textContent }; });
+  check(refusedFile.permanent === "true" && !refusedFile.retry, "a refused file offers Retry: " + JSON.stringify(refusedFile));
 
   step("the upload page's playback and download choices override the collection's");
   await ana.selectOption("#up-policy", "signed");
