@@ -331,12 +331,14 @@ func videoEvents(t *testing.T, store *eventstore.Store, id string) []string {
 // its embedded NATS server. The interruption is recorded as a shutdown,
 // not as a failed attempt.
 func TestGracefulStopHandsTheJobBack(t *testing.T) {
+	t.Parallel()
 	for _, restart := range []bool{false, true} {
 		name := "another node takes it"
 		if restart {
 			name = "the node restarted with its embedded NATS takes it"
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			natsDir := t.TempDir()
 			srv, err := natsserver.StartEmbedded(natsDir, "127.0.0.1:0")
 			if err != nil {
@@ -385,6 +387,7 @@ func TestGracefulStopHandsTheJobBack(t *testing.T) {
 // with two attempts allowed, does not fail the video: each redelivery
 // records the crash and the fifth attempt completes it.
 func TestCrashesDoNotUseUpAttempts(t *testing.T) {
+	t.Parallel()
 	srv := eventstoretest.Server(t, t.TempDir())
 	e := &env{t: t}
 	e.store = eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))

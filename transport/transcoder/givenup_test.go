@@ -18,6 +18,7 @@ import (
 // progressive attempt publishes as it goes) is removed: a FAILED video
 // serves nothing, and a retry starts clean.
 func TestGivenUpVideoLosesItsOutputs(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *transcoder.Config) { c.MaxCrashes = 1 })
 	acc := e.account("acme", domain.PlanFree) // one transcode at a time
 	// A long video holds the account's only slot while B is set up.

@@ -20,6 +20,7 @@ import (
 // points gave segments ffprobe read no frame of); a closed-GOP one is
 // still copied.
 func TestFastPathRefusesNonIDRKeyframes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	acct := e.account("carol", domain.PlanFree)
 	dir := t.TempDir()
@@ -64,6 +65,7 @@ func TestFastPathRefusesNonIDRKeyframes(t *testing.T) {
 // progress until the end: 0, then done). The video still gets its
 // storyboard.
 func TestLadderProgressRises(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	acc := e.account("dave", domain.PlanFree)
 	src := ffmpegtest.Clip(t, t.TempDir(), "long.mkv", 320, 180, 120, false)

@@ -52,6 +52,7 @@ func (e *env) file(id, rel string) string {
 // the highest rung (≤ 1080p) with its audio; one not asking has the
 // storyboard and no download.
 func TestStoryboardAndDownload(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	acct := e.account("alice", domain.PlanFree)
 	dir := t.TempDir()
@@ -118,6 +119,7 @@ func TestStoryboardAndDownload(t *testing.T) {
 // profile, not kino's High) and still plays as the ladder (verified as
 // every output is); one over the cap is encoded.
 func TestFastPath(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	acct := e.account("bob", domain.PlanFree)
 	dir := t.TempDir()

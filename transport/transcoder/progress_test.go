@@ -16,6 +16,7 @@ import (
 // video per second) and the time left with the progress, consistent with
 // each other: time left = length × (1 - progress) / speed.
 func TestProgressReportsSpeedAndTimeLeft(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	acc := e.account("acme", domain.PlanFree)
 	const length = 300.0

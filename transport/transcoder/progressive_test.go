@@ -136,6 +136,7 @@ func TestProgressiveShortAudio(t *testing.T) {
 // being published keeps nothing: no file under its directory, no work
 // directory, no publisher writing after the delete.
 func TestProgressiveThenDelete(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	acc := e.account("acme", domain.PlanFree)
 	// The encode outlasts the test's wait for its first published segment.

@@ -21,6 +21,7 @@ import (
 // tell: the storyboard sprite, another output of the same pass, ends a
 // tile step past the last picture.
 func TestTruncatedIndexFirstFails(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	acct := e.account("bob", domain.PlanFree)
 	dir := t.TempDir()
@@ -72,6 +73,7 @@ func TestTruncatedIndexFirstFails(t *testing.T) {
 // team: a 12 s file holding 10.6 s said 12, its playlist, storyboard and
 // download 10.6); a whole file keeps its announced duration.
 func TestCutFileReportsTheDurationItHolds(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	acct := e.account("bob", domain.PlanFree)
 	whole := indexFirst(t, ffmpegtest.Encode(t, t.TempDir(), "long.mp4", 320, 180, 12, true))
