@@ -74,7 +74,23 @@ func cutPlaylist(name string) damage {
 // message that says so, never COMPLETED. Damaged once, it is retried and
 // ends COMPLETED.
 func TestShortWritesAreNotCompleted(t *testing.T) {
-	e := newEnv(t, func(c *transcoder.Config) { c.MaxAttempts = 2 })
+	t.Parallel()
+	var mu sync.Mutex
+	byID := map[string]damage{}
+	left := map[string]int{}
+	e := newEnv(t, func(c *transcoder.Config) {
+		c.MaxAttempts = 2
+		transcoder.SetEncodeHooks(c, nil, func(work string) {
+			mu.Lock()
+			defer mu.Unlock()
+			for id, d := range byID {
+				if strings.HasPrefix(filepath.Base(work), id+"-") && left[id] != 0 {
+					left[id]--
+					d(t, work)
+				}
+			}
+		})
+	})
 	acc := e.account("acme", domain.PlanFree)
 	// One segment a rung (2 s) is enough: each case damages one file.
 	clip := ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 320, 180, 2, true)
@@ -96,19 +112,6 @@ func TestShortWritesAreNotCompleted(t *testing.T) {
 		}, 0},
 		{"damaged once, then fine", truncate("hls/master.m3u8"), 1},
 	}
-	var mu sync.Mutex
-	byID := map[string]damage{}
-	left := map[string]int{}
-	defer transcoder.SetEncodeHooks(nil, func(work string) {
-		mu.Lock()
-		defer mu.Unlock()
-		for id, d := range byID {
-			if strings.HasPrefix(filepath.Base(work), id+"-") && left[id] != 0 {
-				left[id]--
-				d(t, work)
-			}
-		}
-	})()
 	ids := make([]string, len(tests))
 	for i, tt := range tests {
 		ids[i] = e.uploadFile(acc, "clip.mp4", clip)
@@ -151,12 +154,12 @@ func TestShortWritesAreNotCompleted(t *testing.T) {
 // backoff may be minutes) the video shows none, not the 1 its last attempt
 // reached before its outputs failed the checks.
 func TestFailedAttemptClearsItsProgress(t *testing.T) {
-	e := newEnv(t, func(c *transcoder.Config) { c.MaxAttempts = 2; c.Backoff = []time.Duration{time.Hour} })
-	progress := e.followProgress(t)
+	t.Parallel()
 	var id string
-	var mu sync.Mutex
+	var progress *kv.Progress
+	var mu sync.Mutex // guards id and progress, which the hook reads
 	seen := make(chan float64, 1)
-	defer transcoder.SetEncodeHooks(nil, func(work string) {
+	hook := func(work string) {
 		mu.Lock()
 		defer mu.Unlock()
 		deadline := time.Now().Add(30 * time.Second)
@@ -172,7 +175,15 @@ func TestFailedAttemptClearsItsProgress(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		truncate("hls/master.m3u8")(t, work)
-	})()
+	}
+	e := newEnv(t, func(c *transcoder.Config) {
+		c.MaxAttempts = 2
+		c.Backoff = []time.Duration{time.Hour}
+		transcoder.SetEncodeHooks(c, nil, hook)
+	})
+	mu.Lock()
+	progress = e.followProgress(t)
+	mu.Unlock()
 	clip := ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 320, 180, 3, true)
 	mu.Lock()
 	id = e.uploadFile(e.account("acme", domain.PlanFree), "clip.mp4", clip)
@@ -203,15 +214,11 @@ func TestFailedAttemptClearsItsProgress(t *testing.T) {
 // the video ends FAILED, not COMPLETED with empty playlists, and nothing
 // is published.
 func TestFullDiskIsNotCompleted(t *testing.T) {
-	e := newEnv(t, func(c *transcoder.Config) { c.MaxAttempts = 2 })
-	clip := ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 640, 360, 8, true)
+	t.Parallel()
 	var mu sync.Mutex
 	var mountErr error
-	owner := ""
-	if e.user != nil {
-		owner = fmt.Sprintf(",uid=%d,gid=%d", e.user.UID, e.user.GID)
-	}
-	defer transcoder.SetEncodeHooks(func(work string) {
+	owner := "" // set before the transcoder starts
+	mount := func(work string) {
 		hls := filepath.Join(work, "hls")
 		err := os.Mkdir(hls, 0o755)
 		if err == nil {
@@ -220,7 +227,8 @@ func TestFullDiskIsNotCompleted(t *testing.T) {
 		mu.Lock()
 		mountErr = errors.Join(mountErr, err)
 		mu.Unlock()
-	}, func(work string) {
+	}
+	unmount := func(work string) {
 		// What ffmpeg left stays; the file system goes (a real disk would
 		// stay full, and the work directory must come off it).
 		hls := filepath.Join(work, "hls")
@@ -234,7 +242,15 @@ func TestFullDiskIsNotCompleted(t *testing.T) {
 		if err := os.CopyFS(hls, os.DirFS(keep)); err != nil {
 			t.Error(err)
 		}
-	})()
+	}
+	e := newEnv(t, func(c *transcoder.Config) {
+		c.MaxAttempts = 2
+		if c.User != nil {
+			owner = fmt.Sprintf(",uid=%d,gid=%d", c.User.UID, c.User.GID)
+		}
+		transcoder.SetEncodeHooks(c, mount, unmount)
+	})
+	clip := ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 640, 360, 8, true)
 	id := e.uploadFile(e.account("acme", domain.PlanFree), "clip.mp4", clip)
 	got := e.wait(id, 2*time.Minute)
 	mu.Lock()
@@ -424,6 +440,7 @@ func TestCrashesDoNotUseUpAttempts(t *testing.T) {
 // outage), not a failure: with one attempt allowed the video is not
 // FAILED, and the job waits for NATS to come back.
 func TestMediaOutageIsAnInterruption(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	mediaSrv := eventstoretest.Server(t, t.TempDir())
 	obj, err := objects.Open(ctx, eventstoretest.Open(t, mediaSrv.URL(), mediaSrv.Auth(eventstore.RoleServe)))
@@ -440,10 +457,12 @@ func TestMediaOutageIsAnInterruption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEnv(t, func(c *transcoder.Config) { c.Media, c.MaxAttempts = bucket, 1 })
-	acc := e.account("acme", domain.PlanFree)
 	var once sync.Once
-	defer transcoder.SetEncodeHooks(nil, func(string) { once.Do(mediaSrv.Shutdown) })()
+	e := newEnv(t, func(c *transcoder.Config) {
+		c.Media, c.MaxAttempts = bucket, 1
+		transcoder.SetEncodeHooks(c, nil, func(string) { once.Do(mediaSrv.Shutdown) })
+	})
+	acc := e.account("acme", domain.PlanFree)
 
 	clip := ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 320, 180, 1, false)
 	data, err := os.ReadFile(clip)

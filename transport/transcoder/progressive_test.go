@@ -25,13 +25,15 @@ import (
 // ENDLIST, the master), TranscodePlayable is recorded once, before
 // TranscodeSucceeded, and the published playlists end VOD.
 func TestProgressivePublishing(t *testing.T) {
-	e := newEnv(t)
-	acc := e.account("acme", domain.PlanFree)
+	t.Parallel()
 	release := make(chan struct{})
 	var once sync.Once
 	unblock := func() { once.Do(func() { close(release) }) }
 	var held atomic.Bool
-	defer transcoder.SetEncodeHooks(nil, func(string) { held.Store(true); <-release })()
+	e := newEnv(t, func(c *transcoder.Config) {
+		transcoder.SetEncodeHooks(c, nil, func(string) { held.Store(true); <-release })
+	})
+	acc := e.account("acme", domain.PlanFree)
 	t.Cleanup(unblock) // a failure below must not leave the job held
 	id := e.uploadFile(acc, "clip.mp4", ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 320, 240, 10, true))
 
@@ -104,12 +106,14 @@ func TestProgressivePublishing(t *testing.T) {
 // has begun (otherwise its audio playlist, which stops growing at its end,
 // holds the video back until it completes).
 func TestProgressiveShortAudio(t *testing.T) {
-	e := newEnv(t)
-	acc := e.account("acme", domain.PlanFree)
+	t.Parallel()
 	held := make(chan struct{})
 	release := make(chan struct{})
 	var once sync.Once
-	defer transcoder.SetEncodeHooks(nil, func(string) { close(held); <-release })()
+	e := newEnv(t, func(c *transcoder.Config) {
+		transcoder.SetEncodeHooks(c, nil, func(string) { close(held); <-release })
+	})
+	acc := e.account("acme", domain.PlanFree)
 	t.Cleanup(func() { once.Do(func() { close(release) }) })
 	clip := filepath.Join(t.TempDir(), "short-audio.mp4")
 	// A third of a second of audio: what its playlist holds over the time
