@@ -369,8 +369,8 @@ func TestGracefulStopHandsTheJobBack(t *testing.T) {
 			}
 			long := func(c *transcoder.Config) { c.AckWait = 10 * time.Minute; c.MaxAttempts = 1 }
 			first := startNode(t, e, srv.URL(), srv.Auth(eventstore.RoleWorker), long)
-			id := e.uploadFile(e.account("acme", domain.PlanFree), "clip.mp4",
-				ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 320, 180, 60, false))
+			// Long enough to be under way when the node stops.
+			id := e.uploadFile(e.account("acme", domain.PlanFree), "clip.mp4", longClip(t, "clip.mp4", 30))
 			waitRunning(t, e, id)
 			first.stop()
 

@@ -68,7 +68,7 @@ func TestLadderProgressRises(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	acc := e.account("dave", domain.PlanFree)
-	src := ffmpegtest.Clip(t, t.TempDir(), "long.mkv", 320, 180, 120, false)
+	src := longClip(t, "long.mkv", 120)
 	progress := e.followProgress(t)
 	id := e.uploadFile(acc, "long.mkv", src)
 	deadline := time.Now().Add(3 * time.Minute)

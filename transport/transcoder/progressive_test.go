@@ -144,7 +144,7 @@ func TestProgressiveThenDelete(t *testing.T) {
 	e := newEnv(t)
 	acc := e.account("acme", domain.PlanFree)
 	// The encode outlasts the test's wait for its first published segment.
-	id := e.uploadFile(acc, "long.mkv", ffmpegtest.Clip(t, t.TempDir(), "long.mkv", 320, 180, 300, false))
+	id := e.uploadFile(acc, "long.mkv", longClip(t, "long.mkv", 300))
 	deadline := time.Now().Add(time.Minute)
 	for {
 		if _, err := e.media.Open(context.Background(), id, "hls/180p/index.m3u8"); err == nil {

@@ -129,7 +129,7 @@ func TestDeleteStopsFFmpeg(t *testing.T) {
 	acc := e.account("acme", domain.PlanFree)
 	// Five minutes of video: its ladder takes many times the bound below
 	// (about 15 s on two idle cores), so only a kill meets that bound.
-	long := ffmpegtest.Clip(t, t.TempDir(), "long.mkv", 320, 180, 300, false)
+	long := longClip(t, "long.mkv", 300)
 	id := e.uploadFile(acc, "long.mkv", long)
 
 	var pids []int
