@@ -250,7 +250,8 @@ func TestFullDiskIsNotCompleted(t *testing.T) {
 		}
 		transcoder.SetEncodeHooks(c, mount, unmount)
 	})
-	clip := ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 640, 360, 8, true)
+	// A segment of 360p alone (4 s at 800 kbit/s) is six times the tmpfs.
+	clip := ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 640, 360, 4, true)
 	id := e.uploadFile(e.account("acme", domain.PlanFree), "clip.mp4", clip)
 	got := e.wait(id, 2*time.Minute)
 	mu.Lock()

@@ -32,7 +32,9 @@ func TestFastPathRefusesNonIDRKeyframes(t *testing.T) {
 		{"open_gop.mp4", "keyint=50:open-gop=1:bframes=3:scenecut=0", "High"},
 		{"closed_gop.mp4", "keyint=50", "Constrained Baseline"},
 	} {
-		src := ffmpegtest.Encode(t, dir, tt.name, 640, 360, 6, true, append(h264, "-x264-params", tt.params)...)
+		// 5 s: two 4 s segments a rung, the second starting at a
+		// keyframe that is not the first.
+		src := ffmpegtest.Encode(t, dir, tt.name, 640, 360, 5, true, append(h264, "-x264-params", tt.params)...)
 		id := e.uploadAsking(acct, tt.name, src, false)
 		done := e.succeeded(id)
 		if got := ffprobeField(t, e.file(id, "hls/360p/seg_00000.ts"), "v:0", "profile"); got != tt.profile {
