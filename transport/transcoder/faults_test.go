@@ -181,8 +181,9 @@ func TestFailedAttemptClearsItsProgress(t *testing.T) {
 		c.Backoff = []time.Duration{time.Hour}
 		transcoder.SetEncodeHooks(c, nil, hook)
 	})
+	p := e.followProgress(t)
 	mu.Lock()
-	progress = e.followProgress(t)
+	progress = p
 	mu.Unlock()
 	clip := ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 320, 180, 3, true)
 	mu.Lock()
