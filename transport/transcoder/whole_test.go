@@ -76,7 +76,8 @@ func TestCutFileReportsTheDurationItHolds(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	acct := e.account("bob", domain.PlanFree)
-	whole := indexFirst(t, ffmpegtest.Encode(t, t.TempDir(), "long.mp4", 320, 180, 12, true))
+	// 160x90: the lengths are the point, not the picture.
+	whole := indexFirst(t, ffmpegtest.Encode(t, t.TempDir(), "long.mp4", 160, 90, 12, true))
 	data, err := os.ReadFile(whole)
 	if err != nil {
 		t.Fatal(err)
