@@ -230,6 +230,7 @@ var registry = map[string]eventSpec{
 	TypeTranscodePlayable:     {version: 1, decode: decodeAs[TranscodePlayable], current: decodeCurrent[TranscodePlayable]},
 	TypeTranscodeRetried:      {version: 1, decode: decodeAs[TranscodeRetried], current: decodeCurrent[TranscodeRetried]},
 	TypePlaybackPolicyChanged: {version: 1, decode: decodeAs[PlaybackPolicyChanged], current: decodeCurrent[PlaybackPolicyChanged]},
+	TypeVideoDetailsChanged:   {version: 1, decode: decodeAs[VideoDetailsChanged], current: decodeCurrent[VideoDetailsChanged]},
 
 	TypeCollectionCreated:         {version: 1, decode: decodeAs[CollectionCreated], current: decodeCurrent[CollectionCreated]},
 	TypeCollectionRenamed:         {version: 1, decode: decodeAs[CollectionRenamed], current: decodeCurrent[CollectionRenamed]},

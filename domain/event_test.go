@@ -27,7 +27,7 @@ type sample struct {
 var samples = map[string]sample{
 	domain.TypeUploadAccepted: {
 		aggregateID: videoID,
-		payload:     accepted,
+		payload:     func() domain.UploadAccepted { a := accepted; a.Title = ""; return a }(), // as written before details
 		v1:          `{"id":"01JFIXTURE0000000000000001","type":"UploadAccepted","version":1,"aggregate":"video","aggregateId":"01JVIDEO00000000000000000A","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme","collection":"holiday","collectionName":"Holiday 2026","filename":"Clip.MP4","originalSize":1234,"ext":".mp4"}}`,
 	},
 	domain.TypeVideoDeleted: {
@@ -146,6 +146,12 @@ var samples = map[string]sample{
 		aggregateID: videoID,
 		payload:     domain.PlaybackPolicyChanged{Account: "acme", Policy: domain.PlaybackSigned},
 		v1:          `{"id":"01JFIXTURE0000000000000001","type":"PlaybackPolicyChanged","version":1,"aggregate":"video","aggregateId":"01JVIDEO00000000000000000A","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme","playbackPolicy":"signed"}}`,
+	},
+	domain.TypeVideoDetailsChanged: {
+		aggregateID: videoID,
+		payload: domain.VideoDetailsChanged{Account: "acme", Title: "Launch talk", Description: "Our launch.\nWith questions.",
+			Tags: []string{"launch", "talk"}, Metadata: map[string]string{"order_id": "A-42"}},
+		v1: `{"id":"01JFIXTURE0000000000000001","type":"VideoDetailsChanged","version":1,"aggregate":"video","aggregateId":"01JVIDEO00000000000000000A","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme","title":"Launch talk","description":"Our launch.\nWith questions.","tags":["launch","talk"],"metadata":{"order_id":"A-42"}}}`,
 	},
 	domain.TypeTranscodePlayable: {
 		aggregateID: videoID,

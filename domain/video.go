@@ -18,6 +18,7 @@ const (
 	TypePlaybackPolicyChanged = "PlaybackPolicyChanged"
 	TypeTranscodePlayable     = "TranscodePlayable"
 	TypeTranscodeRetried      = "TranscodeRetried"
+	TypeVideoDetailsChanged   = "VideoDetailsChanged"
 )
 
 // Status is a video's processing status (spec §3).
@@ -53,6 +54,22 @@ type UploadAccepted struct {
 	// Download asks for the MP4 download rendition (the collection's
 	// setting, or the upload's own).
 	Download bool `json:"download,omitempty"`
+	// The video's details as normalized (Details.Normalize); absent in
+	// older events, whose title is DefaultTitle(Filename).
+	Title       string            `json:"title,omitempty"`
+	Description string            `json:"description,omitempty"`
+	Tags        []string          `json:"tags,omitempty"`
+	Metadata    map[string]string `json:"metadata,omitempty"`
+}
+
+// Details are the upload's details; an older event's title is the
+// filename's default.
+func (e UploadAccepted) Details() Details {
+	d := Details{Title: e.Title, Description: e.Description, Tags: e.Tags, Metadata: e.Metadata}
+	if d.Title == "" {
+		d.Title = DefaultTitle(e.Filename)
+	}
+	return d
 }
 
 // TranscodeStarted: a worker began attempt Attempt (1, 2, ...).
@@ -154,10 +171,28 @@ func (TranscodeFailed) Aggregate() string      { return AggVideo }
 func (TranscodeInterrupted) EventType() string { return TypeTranscodeInterrupted }
 func (TranscodeInterrupted) Aggregate() string { return AggVideo }
 
-func (TranscodePlayable) EventType() string     { return TypeTranscodePlayable }
-func (TranscodePlayable) Aggregate() string     { return AggVideo }
-func (TranscodeRetried) EventType() string      { return TypeTranscodeRetried }
-func (TranscodeRetried) Aggregate() string      { return AggVideo }
+func (TranscodePlayable) EventType() string { return TypeTranscodePlayable }
+func (TranscodePlayable) Aggregate() string { return AggVideo }
+func (TranscodeRetried) EventType() string  { return TypeTranscodeRetried }
+func (TranscodeRetried) Aggregate() string  { return AggVideo }
+
+// VideoDetailsChanged: the video's details are now these, whole (title,
+// description, tags, metadata as normalized).
+type VideoDetailsChanged struct {
+	Account     string            `json:"account"`
+	Title       string            `json:"title"`
+	Description string            `json:"description,omitempty"`
+	Tags        []string          `json:"tags,omitempty"`
+	Metadata    map[string]string `json:"metadata,omitempty"`
+}
+
+// Details are the event's details.
+func (e VideoDetailsChanged) Details() Details {
+	return Details{Title: e.Title, Description: e.Description, Tags: e.Tags, Metadata: e.Metadata}
+}
+
+func (VideoDetailsChanged) EventType() string   { return TypeVideoDetailsChanged }
+func (VideoDetailsChanged) Aggregate() string   { return AggVideo }
 func (PlaybackPolicyChanged) EventType() string { return TypePlaybackPolicyChanged }
 func (PlaybackPolicyChanged) Aggregate() string { return AggVideo }
 
@@ -177,6 +212,8 @@ type Video struct {
 	Policy     PlaybackPolicy // never empty once created
 	Download   bool           // the upload asked for the MP4 download rendition
 	Playable   bool           // the running (or last) attempt recorded TranscodePlayable
+	Filename   string         // the upload's display filename
+	Details    Details        // normalized; the title never empty once created
 }
 
 func (v Video) Evolve(e Event) Video {
@@ -185,6 +222,9 @@ func (v Video) Evolve(e Event) Video {
 		v.ID, v.Account, v.Collection, v.Ext = e.AggregateID, d.Account, d.Collection, d.Ext
 		v.Status, v.Created = StatusPending, true
 		v.Policy, v.Download = d.PlaybackPolicy.OrPublic(), d.Download
+		v.Filename, v.Details = d.Filename, d.Details()
+	case VideoDetailsChanged:
+		v.Details = d.Details()
 	case TranscodeStarted:
 		v.Status, v.Attempts, v.Running, v.Playable = StatusProcessing, d.Attempt, true, false
 	case TranscodePlayable:
@@ -227,6 +267,15 @@ type AcceptUpload struct {
 	MaxSize        int64          // the account plan's limit
 	PlaybackPolicy PlaybackPolicy // "" is public
 	Download       bool
+	Details        Details // normalized by Decide; no title: the filename's default
+}
+
+// UpdateVideo changes a video's playback policy (when Policy is set) and
+// details (Details), in one step: either both changes happen or neither.
+type UpdateVideo struct {
+	Account string
+	Policy  *PlaybackPolicy
+	Details DetailsPatch
 }
 
 // DeleteVideo removes a video for its account.
@@ -316,10 +365,15 @@ func (v Video) Decide(cmd any, _ time.Time) ([]Payload, error) {
 				return nil, err
 			}
 		}
+		d, err := c.Details.Normalize(op, c.Filename)
+		if err != nil {
+			return nil, err
+		}
 		return []Payload{UploadAccepted{
 			Account: c.Account, Collection: c.Collection, CollectionName: c.CollectionName,
 			Filename: c.Filename, OriginalSize: c.Size, Ext: ext,
 			PlaybackPolicy: c.PlaybackPolicy, Download: c.Download,
+			Title: d.Title, Description: d.Description, Tags: d.Tags, Metadata: d.Metadata,
 		}}, nil
 	case StartTranscode:
 		const op = "start transcode"
@@ -410,6 +464,30 @@ func (v Video) Decide(cmd any, _ time.Time) ([]Payload, error) {
 			return nil, nil
 		}
 		return []Payload{PlaybackPolicyChanged{Account: v.Account, Policy: c.Policy}}, nil
+	case UpdateVideo:
+		const op = "update video"
+		if !v.Exists(c.Account) {
+			return nil, E(op, NotFound, "video not found")
+		}
+		var out []Payload
+		if c.Policy != nil {
+			if _, err := ParsePlaybackPolicy(string(*c.Policy)); err != nil {
+				return nil, err
+			}
+			if *c.Policy != v.Policy {
+				out = append(out, PlaybackPolicyChanged{Account: v.Account, Policy: *c.Policy})
+			}
+		}
+		if !c.Details.Empty() {
+			d, err := c.Details.Apply(v.Details).Normalize(op, v.Filename)
+			if err != nil {
+				return nil, err
+			}
+			if !d.Equal(v.Details) {
+				out = append(out, VideoDetailsChanged{Account: v.Account, Title: d.Title, Description: d.Description, Tags: d.Tags, Metadata: d.Metadata})
+			}
+		}
+		return out, nil
 	case FailTranscode:
 		const op = "fail transcode"
 		if !v.Created || v.Deleted {

@@ -1,6 +1,8 @@
 package domain_test
 
 import (
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -32,7 +34,17 @@ var accepted = domain.UploadAccepted{
 	Filename:       "Clip.MP4",
 	OriginalSize:   1234,
 	Ext:            ".mp4",
+	Title:          "Clip",
 }
+
+// withMeta is an upload with details.
+var withMeta = func() domain.UploadAccepted {
+	a := accepted
+	a.Title, a.Tags, a.Metadata = "Mine", []string{"x"}, map[string]string{"a": "1"}
+	return a
+}()
+
+func ptr[T any](v T) *T { return &v }
 
 func TestVideoDecide(t *testing.T) {
 	name255 := strings.Repeat("é", 251) + ".mp4" // 255 characters, 506 bytes
@@ -47,7 +59,7 @@ func TestVideoDecide(t *testing.T) {
 			when: upload(func(c *domain.AcceptUpload) { c.Size, c.MaxSize = 10*domain.MiB, 10*domain.MiB }),
 			then: []domain.Payload{domain.UploadAccepted{
 				Account: "acme", Collection: "holiday", CollectionName: "Holiday 2026",
-				Filename: "Clip.MP4", OriginalSize: 10 * domain.MiB, Ext: ".mp4",
+				Filename: "Clip.MP4", OriginalSize: 10 * domain.MiB, Ext: ".mp4", Title: "Clip",
 			}},
 		},
 		{
@@ -55,8 +67,90 @@ func TestVideoDecide(t *testing.T) {
 			when: upload(func(c *domain.AcceptUpload) { c.Filename = name255 }),
 			then: []domain.Payload{domain.UploadAccepted{
 				Account: "acme", Collection: "holiday", CollectionName: "Holiday 2026",
-				Filename: name255, OriginalSize: 1234, Ext: ".mp4",
+				Filename: name255, OriginalSize: 1234, Ext: ".mp4", Title: strings.Repeat("é", domain.MaxTitleLen),
 			}},
+		},
+		{
+			name: "upload with details, normalized",
+			when: upload(func(c *domain.AcceptUpload) {
+				c.Details = domain.Details{Title: "  Talk ", Description: "a\r\nb ", Tags: []string{"Go", "go", " video "},
+					Metadata: map[string]string{"order_id": "42"}}
+			}),
+			then: []domain.Payload{domain.UploadAccepted{
+				Account: "acme", Collection: "holiday", CollectionName: "Holiday 2026",
+				Filename: "Clip.MP4", OriginalSize: 1234, Ext: ".mp4",
+				Title: "Talk", Description: "a\nb", Tags: []string{"Go", "video"}, Metadata: map[string]string{"order_id": "42"},
+			}},
+		},
+		{
+			name: "upload with a title of bidi controls",
+			when: upload(func(c *domain.AcceptUpload) { c.Details.Title = "a\u202eb" }),
+			err:  domain.Invalid,
+		},
+		{
+			name: "upload with a bad metadata key",
+			when: upload(func(c *domain.AcceptUpload) { c.Details.Metadata = map[string]string{"a b": "x"} }),
+			err:  domain.Invalid,
+		},
+		{
+			name: "upload with too many tags",
+			when: upload(func(c *domain.AcceptUpload) {
+				for i := range domain.MaxTags + 1 {
+					c.Details.Tags = append(c.Details.Tags, fmt.Sprint("t", i))
+				}
+			}),
+			err: domain.Invalid,
+		},
+		{
+			name:  "update: title and metadata merged",
+			given: []domain.Payload{withMeta},
+			when: domain.UpdateVideo{Account: "acme", Details: domain.DetailsPatch{Title: ptr("New"),
+				Metadata: map[string]string{"b": "2", "a": ""}}},
+			then: []domain.Payload{domain.VideoDetailsChanged{Account: "acme", Title: "New", Tags: []string{"x"}, Metadata: map[string]string{"b": "2"}}},
+		},
+		{
+			name:  "update: an empty title is the default again; metadata cleared",
+			given: []domain.Payload{withMeta},
+			when:  domain.UpdateVideo{Account: "acme", Details: domain.DetailsPatch{Title: ptr(""), ClearMetadata: true}},
+			then:  []domain.Payload{domain.VideoDetailsChanged{Account: "acme", Title: "Clip", Tags: []string{"x"}}},
+		},
+		{
+			name:  "update: tags replaced",
+			given: []domain.Payload{withMeta},
+			when:  domain.UpdateVideo{Account: "acme", Details: domain.DetailsPatch{Tags: &[]string{"X"}}},
+			then:  []domain.Payload{domain.VideoDetailsChanged{Account: "acme", Title: "Mine", Tags: []string{"X"}, Metadata: map[string]string{"a": "1"}}},
+		},
+		{
+			name:  "update: the same details again write nothing",
+			given: []domain.Payload{withMeta},
+			when:  domain.UpdateVideo{Account: "acme", Details: domain.DetailsPatch{Title: ptr(" Mine ")}},
+		},
+		{
+			name:  "update: policy and details together",
+			given: []domain.Payload{accepted},
+			when: domain.UpdateVideo{Account: "acme", Policy: ptr(domain.PlaybackSigned),
+				Details: domain.DetailsPatch{Description: ptr("d")}},
+			then: []domain.Payload{domain.PlaybackPolicyChanged{Account: "acme", Policy: domain.PlaybackSigned},
+				domain.VideoDetailsChanged{Account: "acme", Title: "Clip", Description: "d"}},
+		},
+		{
+			name:  "update: a bad tag changes nothing, policy neither",
+			given: []domain.Payload{accepted},
+			when: domain.UpdateVideo{Account: "acme", Policy: ptr(domain.PlaybackSigned),
+				Details: domain.DetailsPatch{Tags: &[]string{"a,b"}}},
+			err: domain.Invalid,
+		},
+		{
+			name:  "update by another account",
+			given: []domain.Payload{accepted},
+			when:  domain.UpdateVideo{Account: "other", Details: domain.DetailsPatch{Title: ptr("x")}},
+			err:   domain.NotFound,
+		},
+		{
+			name:  "update of a deleted video",
+			given: []domain.Payload{accepted, domain.VideoDeleted{Account: "acme"}},
+			when:  domain.UpdateVideo{Account: "acme", Details: domain.DetailsPatch{Title: ptr("x")}},
+			err:   domain.NotFound,
 		},
 		{
 			name:  "upload twice",
@@ -192,6 +286,25 @@ func TestVideoEvolve(t *testing.T) {
 			want: domain.Video{
 				ID: videoID, Account: "acme", Collection: "holiday", Ext: ".mp4",
 				Status: domain.StatusPending, Created: true, Policy: domain.PlaybackPublic,
+				Filename: "Clip.MP4", Details: domain.Details{Title: "Clip"},
+			},
+		},
+		{
+			name:  "an older upload without a title: the filename's",
+			given: []domain.Payload{func() domain.UploadAccepted { a := accepted; a.Title = ""; return a }()},
+			want: domain.Video{
+				ID: videoID, Account: "acme", Collection: "holiday", Ext: ".mp4",
+				Status: domain.StatusPending, Created: true, Policy: domain.PlaybackPublic,
+				Filename: "Clip.MP4", Details: domain.Details{Title: "Clip"},
+			},
+		},
+		{
+			name:  "details changed",
+			given: []domain.Payload{accepted, domain.VideoDetailsChanged{Account: "acme", Title: "T", Tags: []string{"a"}}},
+			want: domain.Video{
+				ID: videoID, Account: "acme", Collection: "holiday", Ext: ".mp4",
+				Status: domain.StatusPending, Created: true, Policy: domain.PlaybackPublic,
+				Filename: "Clip.MP4", Details: domain.Details{Title: "T", Tags: []string{"a"}},
 			},
 		},
 		{
@@ -200,13 +313,14 @@ func TestVideoEvolve(t *testing.T) {
 			want: domain.Video{
 				ID: videoID, Account: "acme", Collection: "holiday", Ext: ".mp4",
 				Status: domain.StatusPending, Created: true, Deleted: true, Policy: domain.PlaybackPublic,
+				Filename: "Clip.MP4", Details: domain.Details{Title: "Clip"},
 			},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := given[domain.Video](t, videoID, tc.given...)
-			if got != tc.want {
+			if !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("state = %+v; want %+v", got, tc.want)
 			}
 		})

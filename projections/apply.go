@@ -31,6 +31,7 @@ func apply(b *batch, e domain.Event) error {
 			CreatedAt: e.OccurredAt, UpdatedAt: e.OccurredAt, CreatedSeq: e.Seq,
 			PlaybackPolicy: d.PlaybackPolicy.OrPublic(), WantsDownload: d.Download,
 		}
+		cv.v.setDetails(d.Details())
 		b.videos[e.AggregateID] = cv
 		return b.changeCollection(d.Account, d.Collection, func(c *Collection) { c.VideoCount++ })
 	case domain.TranscodeStarted:
@@ -43,6 +44,8 @@ func apply(b *batch, e domain.Event) error {
 		})
 	case domain.PlaybackPolicyChanged:
 		return b.changeVideo(e, func(v *Video) { v.PlaybackPolicy = d.Policy.OrPublic() })
+	case domain.VideoDetailsChanged:
+		return b.changeVideo(e, func(v *Video) { v.setDetails(d.Details()) })
 	case domain.TranscodeSucceeded:
 		return b.changeVideo(e, func(v *Video) {
 			dur, size := d.Duration, d.ProcessedSize

@@ -51,8 +51,9 @@ var (
 // projector fills it again from sequence 1: version 2 added the keys'
 // prefixes and the account index of keys, and the users, which the
 // records of an older file lack; version 3 the playback policies, the
-// playable and extra-output flags, collection settings and signing keys.
-const schema = 3
+// playable and extra-output flags, collection settings and signing keys;
+// version 4 the videos' details (title, description, tags, metadata).
+const schema = 4
 
 // DB is the bbolt file holding every read model. A rebuild replaces the
 // file underneath while the DB keeps answering: every transaction holds mu

@@ -33,6 +33,21 @@ type Video struct {
 	Download   bool `json:"download,omitempty"`
 	// WantsDownload: the upload asked for the download rendition.
 	WantsDownload bool `json:"wantsDownload,omitempty"`
+	// The video's details (domain.Details, normalized): the title is never
+	// empty.
+	Title       string            `json:"title"`
+	Description string            `json:"description,omitempty"`
+	Tags        []string          `json:"tags,omitempty"`
+	Metadata    map[string]string `json:"metadata,omitempty"`
+}
+
+// Details are the video's details.
+func (v Video) Details() domain.Details {
+	return domain.Details{Title: v.Title, Description: v.Description, Tags: v.Tags, Metadata: v.Metadata}
+}
+
+func (v *Video) setDetails(d domain.Details) {
+	v.Title, v.Description, v.Tags, v.Metadata = d.Title, d.Description, d.Tags, d.Metadata
 }
 
 // Collection is the read model of one collection.

@@ -17,7 +17,8 @@ import (
 var videoFields = []string{"id", "filename", "status", "duration", "originalSize", "processedSize", "playlistUrl",
 	"thumbnailUrl", "previewUrl", "resolutions", "errorMessage", "collection", "createdAt", "updatedAt",
 	"progress", // progress and the rest are kino's additions to spec §2
-	"playbackPolicy", "storyboardUrl", "downloadUrl", "speed", "eta", "queuePosition"}
+	"playbackPolicy", "storyboardUrl", "downloadUrl", "speed", "eta", "queuePosition",
+	"title", "description", "tags", "metadata"}
 
 func checkTimestamp(t *testing.T, name string, v any) {
 	t.Helper()

@@ -49,8 +49,9 @@ func newUploadCmd() *cobra.Command {
 	var collection string
 	var wait, asJSON, showStatus bool
 	var poll time.Duration
+	var details apiclient.Details
 	cmd := &cobra.Command{
-		Use:   "upload FILE --collection SLUG [--key K] [--url BASE] [--wait] [--json]",
+		Use:   "upload FILE --collection SLUG [--title T] [--description D] [--tag T]... [--meta K=V]... [--key K] [--url BASE] [--wait] [--json]",
 		Short: "Upload a video, with a progress bar; --wait follows its processing to the end",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -77,7 +78,7 @@ func newUploadCmd() *cobra.Command {
 				bar = progressbar.DefaultBytes(fi.Size(), "uploading "+filepath.Base(args[0]))
 				progress = func(sent, _ int64) { _ = bar.Set64(sent) }
 			}
-			up, err := c.Upload(cmd.Context(), f, fi.Size(), filepath.Base(args[0]), collection, progress)
+			up, err := c.Upload(cmd.Context(), f, fi.Size(), filepath.Base(args[0]), collection, progress, apiclient.WithDetails(details))
 			if bar != nil {
 				_ = bar.Finish()
 			}
@@ -124,6 +125,10 @@ func newUploadCmd() *cobra.Command {
 	}
 	clientFlags(cmd.Flags(), &c)
 	cmd.Flags().StringVar(&collection, "collection", "", "slug of the target collection")
+	cmd.Flags().StringVar(&details.Title, "title", "", "the video's title (default: the filename without its extension)")
+	cmd.Flags().StringVar(&details.Description, "description", "", "the video's description")
+	cmd.Flags().StringArrayVar(&details.Tags, "tag", nil, "a tag of the video (repeat for more)")
+	cmd.Flags().StringToStringVar(&details.Metadata, "meta", nil, "a metadata key=value of the video (repeat for more)")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the video is COMPLETED (print the playlist URL) or FAILED (exit 1)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the video as JSON")
 	cmd.Flags().DurationVar(&poll, "poll", apiclient.PollInterval, "how often --wait asks (spec §3: every 2 s)")

@@ -48,10 +48,14 @@ func TestUploadCommand(t *testing.T) {
 		t.Fatalf("player of an unknown video: %d", r.status)
 	}
 
-	out, _, code = runCLI(append([]string{"upload", writeFile(t, "clip.mp4", clip(t)), "--collection", "main", "--wait", "--json"}, api...)...)
+	out, _, code = runCLI(append([]string{"upload", writeFile(t, "clip.mp4", clip(t)), "--collection", "main", "--wait", "--json",
+		"--title", "Launch talk", "--tag", "launch", "--tag", "talk", "--meta", "order_id=A-42"}, api...)...)
 	var v apiclient.Video
 	if err := json.Unmarshal([]byte(out), &v); code != 0 || err != nil || v.Status != "COMPLETED" || v.PlaylistURL == nil {
 		t.Fatalf("upload --json: exit %d %v\n%s", code, err, out)
+	}
+	if v.Title != "Launch talk" || strings.Join(v.Tags, ",") != "launch,talk" || v.Metadata["order_id"] != "A-42" {
+		t.Fatalf("upload --title --tag --meta: %+v", v.Details)
 	}
 
 	_, errOut, code = runCLI(append([]string{"upload", writeFile(t, "bad.mp4", notAVideo(2000)), "--collection", "main", "--wait"}, api...)...)

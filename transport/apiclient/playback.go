@@ -5,9 +5,12 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -35,6 +38,24 @@ type UploadOption func(*uploadSettings)
 type uploadSettings struct {
 	policy   PlaybackPolicy
 	download *bool
+	details  Details
+}
+
+// Details are what an application says about a video: a title (by
+// default the filename without its extension), a description, tags (at
+// most 20 of up to 40 characters, no commas) and metadata of its own (at
+// most 20 keys of A-Z a-z 0-9 _ . -, values up to 500 characters).
+type Details struct {
+	Title       string            `json:"title,omitempty"`
+	Description string            `json:"description,omitempty"`
+	Tags        []string          `json:"tags,omitempty"`
+	Metadata    map[string]string `json:"metadata,omitempty"`
+}
+
+// WithDetails gives the uploaded video a title, description, tags and
+// metadata.
+func WithDetails(d Details) UploadOption {
+	return func(s *uploadSettings) { s.details = d }
 }
 
 // WithPlaybackPolicy gives the uploaded video policy p instead of its
@@ -68,7 +89,63 @@ func (s uploadSettings) fields() [][2]string {
 	if s.download != nil {
 		out = append(out, [2]string{"download", strconv.FormatBool(*s.download)})
 	}
+	d := s.details
+	if d.Title != "" {
+		out = append(out, [2]string{"title", d.Title})
+	}
+	if d.Description != "" {
+		out = append(out, [2]string{"description", d.Description})
+	}
+	if len(d.Tags) > 0 {
+		out = append(out, [2]string{"tags", strings.Join(d.Tags, ",")})
+	}
+	for _, k := range slices.Sorted(maps.Keys(d.Metadata)) {
+		out = append(out, [2]string{"metadata[" + k + "]", d.Metadata[k]})
+	}
 	return out
+}
+
+// VideoUpdate changes a video (UpdateVideo): a nil field is left as it
+// is. Title "" goes back to the default title; Tags replaces the tags;
+// Metadata merges key by key, a key set to "" is removed, and
+// ClearMetadata removes every key first.
+type VideoUpdate struct {
+	PlaybackPolicy *PlaybackPolicy
+	Title          *string
+	Description    *string
+	Tags           *[]string
+	Metadata       map[string]string
+	ClearMetadata  bool
+}
+
+// UpdateVideo changes a video's playback policy and details (PATCH
+// /v1/videos/{id}) in one step, and returns the video.
+func (c *Client) UpdateVideo(ctx context.Context, id string, u VideoUpdate) (Video, error) {
+	body := map[string]any{}
+	if u.PlaybackPolicy != nil {
+		body["playbackPolicy"] = *u.PlaybackPolicy
+	}
+	if u.Title != nil {
+		body["title"] = *u.Title
+	}
+	if u.Description != nil {
+		body["description"] = *u.Description
+	}
+	if u.Tags != nil {
+		body["tags"] = *u.Tags
+	}
+	switch {
+	case u.ClearMetadata && len(u.Metadata) == 0:
+		body["metadata"] = nil
+	case u.ClearMetadata:
+		return Video{}, errors.New("kino: UpdateVideo: ClearMetadata with Metadata: clear first, then set")
+	case u.Metadata != nil:
+		body["metadata"] = u.Metadata
+	}
+	cl := c.api(http.MethodPatch, "/videos/"+url.PathEscape(id), nil)
+	cl.body, cl.contentType = jsonBody(body), "application/json"
+	var v Video
+	return v, c.do(ctx, cl, &v)
 }
 
 // SetPlaybackPolicy changes a video's playback policy (PATCH

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -82,7 +84,8 @@ func (c *Client) CreateDirectUpload(ctx context.Context, collection string, expi
 		ExpiresIn      int64          `json:"expiresIn,omitempty"`
 		PlaybackPolicy PlaybackPolicy `json:"playbackPolicy,omitempty"`
 		Download       *bool          `json:"download,omitempty"`
-	}{collection, int64(expiresIn / time.Second), set.policy, set.download}
+		Details
+	}{collection, int64(expiresIn / time.Second), set.policy, set.download, set.details}
 	cl := c.api(http.MethodPost, "/uploads", nil)
 	cl.body, cl.contentType = jsonBody(body), "application/json"
 	var out struct {
@@ -144,7 +147,10 @@ func (c *Client) create(ctx context.Context, creationURL string, size int64, met
 		return nil, errors.New("kino: a resumable upload needs its size (Upload-Length), more than 0")
 	}
 	var pairs []string
-	for _, k := range []string{"filename", "collection", "playbackPolicy", "download"} {
+	// The upload's own keys first, then its details in key order.
+	first := []string{"filename", "collection", "playbackPolicy", "download"}
+	keys := slices.DeleteFunc(slices.Sorted(maps.Keys(meta)), func(k string) bool { return slices.Contains(first, k) })
+	for _, k := range append(first, keys...) {
 		if v, ok := meta[k]; ok {
 			pairs = append(pairs, k+" "+base64.StdEncoding.EncodeToString([]byte(v)))
 		}

@@ -65,6 +65,9 @@ type Video struct {
 	Speed          *float64 // × real time; PROCESSING only, once known
 	ETA            *float64 // seconds left; PROCESSING only, once known
 	QueuePosition  *int     // 1 = next to start; PENDING only, when known
+	// The video's details: Title is never empty (the filename without
+	// its extension unless one was given).
+	Details
 }
 
 // Done reports whether processing is over.
@@ -80,7 +83,8 @@ func videoFrom(w wire.Video) Video {
 		ErrorMessage: w.ErrorMessage, Collection: w.Collection,
 		CreatedAt: parseTime(w.CreatedAt), UpdatedAt: parseTime(w.UpdatedAt), Progress: w.Progress,
 		PlaybackPolicy: PlaybackPolicy(w.PlaybackPolicy), StoryboardURL: w.StoryboardURL, DownloadURL: w.DownloadURL,
-		Speed: w.Speed, ETA: w.ETA, QueuePosition: w.QueuePosition}
+		Speed: w.Speed, ETA: w.ETA, QueuePosition: w.QueuePosition,
+		Details: Details{Title: w.Title, Description: w.Description, Tags: w.Tags, Metadata: w.Metadata}}
 }
 
 func (v Video) wire() wire.Video {
@@ -93,7 +97,14 @@ func (v Video) wire() wire.Video {
 		ThumbnailURL: v.ThumbnailURL, PreviewURL: v.PreviewURL, Resolutions: res,
 		ErrorMessage: v.ErrorMessage, Collection: v.Collection,
 		CreatedAt: formatTime(v.CreatedAt), UpdatedAt: formatTime(v.UpdatedAt), Progress: v.Progress,
-		StoryboardURL: v.StoryboardURL, DownloadURL: v.DownloadURL, Speed: v.Speed, ETA: v.ETA, QueuePosition: v.QueuePosition}
+		StoryboardURL: v.StoryboardURL, DownloadURL: v.DownloadURL, Speed: v.Speed, ETA: v.ETA, QueuePosition: v.QueuePosition,
+		Title: v.Title, Description: v.Description, Tags: v.Tags, Metadata: v.Metadata}
+	if w.Tags == nil {
+		w.Tags = []string{}
+	}
+	if w.Metadata == nil {
+		w.Metadata = map[string]string{}
+	}
 	setString(&w.Status, string(v.Status))
 	setString(&w.PlaybackPolicy, string(v.PlaybackPolicy))
 	return w

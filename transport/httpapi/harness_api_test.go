@@ -158,7 +158,8 @@ func (c *fixedClock) Set(t time.Time) {
 var videoFields = []string{"id", "filename", "status", "duration", "originalSize", "processedSize", "playlistUrl",
 	"thumbnailUrl", "previewUrl", "resolutions", "errorMessage", "collection", "createdAt", "updatedAt",
 	"progress", // progress and the rest are kino's additions to spec §2
-	"playbackPolicy", "storyboardUrl", "downloadUrl", "speed", "eta", "queuePosition"}
+	"playbackPolicy", "storyboardUrl", "downloadUrl", "speed", "eta", "queuePosition",
+	"title", "description", "tags", "metadata"}
 
 func keys(m map[string]any) []string {
 	out := make([]string, 0, len(m))

@@ -75,8 +75,11 @@ func (s *Server) issuePlaybackToken(w http.ResponseWriter, r *http.Request) erro
 	return nil
 }
 
-// setVideoPolicy is PATCH /v1/videos/{id} {"playbackPolicy"}.
-func (s *Server) setVideoPolicy(w http.ResponseWriter, r *http.Request) error {
+// updateVideo is PATCH /v1/videos/{id}: playbackPolicy, title,
+// description, tags (the whole set) and metadata (merged key by key: a
+// key set to null or "" is removed; "metadata": null removes every key).
+// One step: every change or none.
+func (s *Server) updateVideo(w http.ResponseWriter, r *http.Request) error {
 	id := mux.Vars(r)["id"]
 	if !domain.ValidID(id) {
 		return errNotFound("video")
@@ -87,23 +90,63 @@ func (s *Server) setVideoPolicy(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &body); err != nil {
 		return err
 	}
-	for name := range body {
-		if name != "playbackPolicy" {
-			return errBadRequest("only playbackPolicy can be changed on a video (got %q)", truncateString(name, 40))
+	cmd := domain.UpdateVideo{Account: callerOf(r).Account}
+	for name, raw := range body {
+		var err error
+		switch name {
+		case "playbackPolicy":
+			var policy string
+			if json.Unmarshal(raw, &policy) != nil {
+				return errBadRequest(`playbackPolicy must be "public" or "signed"`)
+			}
+			p, err := domain.ParsePlaybackPolicy(policy)
+			if err != nil {
+				return err
+			}
+			cmd.Policy = &p
+		case "title":
+			cmd.Details.Title, err = patchString(name, raw)
+		case "description":
+			cmd.Details.Description, err = patchString(name, raw)
+		case "tags":
+			var tags []string
+			if json.Unmarshal(raw, &tags) != nil {
+				return errBadRequest("tags must be an array of strings")
+			}
+			if tags == nil {
+				tags = []string{}
+			}
+			cmd.Details.Tags = &tags
+		case "metadata":
+			if string(raw) == "null" {
+				cmd.Details.ClearMetadata = true
+				continue
+			}
+			var m map[string]*string
+			if json.Unmarshal(raw, &m) != nil {
+				return errBadRequest("metadata must be an object of strings (a value of null or \"\" removes its key)")
+			}
+			if len(m) > domain.MaxMetadataKeys {
+				return errBadRequest("at most %d metadata keys are allowed (got %d)", domain.MaxMetadataKeys, len(m))
+			}
+			cmd.Details.Metadata = make(map[string]string, len(m))
+			for k, v := range m {
+				cmd.Details.Metadata[k] = ""
+				if v != nil {
+					cmd.Details.Metadata[k] = *v
+				}
+			}
+		default:
+			return errBadRequest("only playbackPolicy, title, description, tags and metadata can be changed on a video (got %q)", truncateString(name, 40))
+		}
+		if err != nil {
+			return err
 		}
 	}
-	var policy string
-	if raw, ok := body["playbackPolicy"]; !ok {
-		return errBadRequest("playbackPolicy is required")
-	} else if err := json.Unmarshal(raw, &policy); err != nil {
-		return errBadRequest(`playbackPolicy must be "public" or "signed"`)
+	if cmd.Policy == nil && cmd.Details.Empty() {
+		return errBadRequest("name what to change: playbackPolicy, title, description, tags or metadata")
 	}
-	p, err := domain.ParsePlaybackPolicy(policy)
-	if err != nil {
-		return err
-	}
-	acct := callerOf(r).Account
-	res, err := execute[domain.Video](r, s.cfg.Store, videoStream(id), domain.SetPlaybackPolicy{Account: acct, Policy: p})
+	res, err := execute[domain.Video](r, s.cfg.Store, videoStream(id), cmd)
 	if err != nil {
 		return err
 	}
@@ -112,11 +155,23 @@ func (s *Server) setVideoPolicy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if !ok || v.Account != acct {
+	if !ok || v.Account != cmd.Account {
 		return errNotFound("video")
 	}
 	respond.JSON(w, http.StatusOK, s.renderVideo(r, v))
 	return nil
+}
+
+// patchString reads a PATCH's text field: a string, or null for "".
+func patchString(name string, raw json.RawMessage) (*string, error) {
+	var v *string
+	if json.Unmarshal(raw, &v) != nil {
+		return nil, errBadRequest("%s must be a string", name)
+	}
+	if v == nil {
+		v = new(string)
+	}
+	return v, nil
 }
 
 // Signing keys of the caller's account (API key or session).

@@ -76,7 +76,7 @@ func (s *Server) routes() {
 	route("/keys", s.createKey, http.MethodPost)
 	route("/keys/{id}", s.revokeKey, http.MethodDelete)
 
-	route("/videos/{id}", s.setVideoPolicy, http.MethodPatch)
+	route("/videos/{id}", s.updateVideo, http.MethodPatch)
 	route("/videos/{id}/playback-tokens", s.issuePlaybackToken, http.MethodPost)
 	route("/signing-keys", s.createSigningKey, http.MethodPost)
 	route("/signing-keys", s.listSigningKeys, http.MethodGet)

@@ -73,6 +73,8 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 		slug, filename, ext string
 		haveSlug            bool
 		settings            uploadSettings
+		details             = map[string][]string{} // title, description, tags, metadata[<key>]
+		nDetails            int
 		size                int64
 		tmp                 *os.File
 	)
@@ -93,7 +95,23 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 			}
 			return errBadRequest("malformed multipart body: %v", err)
 		}
-		switch part.FormName() {
+		name := part.FormName()
+		if name == "title" || name == "description" || name == "tags" || strings.HasPrefix(name, "metadata[") {
+			// Bounded: each field's size, and how many there are.
+			if nDetails++; nDetails > domain.MaxTags+domain.MaxMetadataKeys+2 {
+				return errBadRequest("too many title, description, tags and metadata fields")
+			}
+			b, err := io.ReadAll(io.LimitReader(part, maxDetailField+1))
+			if err != nil {
+				return body.bodyError(w, err)
+			}
+			if len(b) > maxDetailField {
+				return errBadRequest("field %q is too large", truncateString(name, 60))
+			}
+			details[name] = append(details[name], string(b))
+			continue
+		}
+		switch name {
 		case "collection":
 			b, err := io.ReadAll(io.LimitReader(part, 257))
 			if err != nil {
@@ -128,6 +146,10 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 			}
 			filename, err = partFilename(part)
 			if err != nil {
+				return err
+			}
+			// Details sent before the file are checked before it is read.
+			if settings.Details, err = uploadDetails(details, filename); err != nil {
 				return err
 			}
 			if ext, err = domain.Extension(filename); err != nil {
@@ -173,6 +195,9 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 	if !haveSlug || slug == "" {
 		return errBadRequest("collection is required: send the collection slug in the multipart field \"collection\"")
 	}
+	if settings.Details, err = uploadDetails(details, filename); err != nil {
+		return err
+	}
 	id := s.cfg.Store.NewID()
 	if err := s.acceptUpload(r.Context(), upload{ID: id, Account: c.Account, Collection: slug, Filename: filename,
 		Ext: ext, Size: size, MaxSize: maxSize, Path: tmp.Name(), Settings: settings}); err != nil {
@@ -184,6 +209,20 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 		Video:   wire.UploadedVideo{ID: id, Filename: filename, Status: domain.StatusPending, Collection: slug},
 	})
 	return nil
+}
+
+// maxDetailField bounds one title, description, tags or metadata field of
+// a multipart upload, in bytes (a description of MaxDescriptionLen
+// characters of up to four bytes each).
+const maxDetailField = 4 * domain.MaxDescriptionLen
+
+// uploadDetails reads and normalizes a multipart upload's details.
+func uploadDetails(fields map[string][]string, filename string) (domain.Details, error) {
+	d, err := domain.DetailsFromFields(fields)
+	if err != nil {
+		return domain.Details{}, err
+	}
+	return d.Normalize("upload video", filename)
 }
 
 // upload is a complete file received by the API (a multipart POST, or a
@@ -237,6 +276,7 @@ func (s *Server) acceptUpload(ctx context.Context, u upload) error {
 	res, err := executeIn[domain.Video](ctx, s.cfg.Store, videoStream(u.ID), domain.AcceptUpload{
 		Account: u.Account, Collection: coll.Slug, CollectionName: coll.Name,
 		Filename: u.Filename, Size: u.Size, MaxSize: u.MaxSize, PlaybackPolicy: policy, Download: download,
+		Details: u.Settings.Details,
 	})
 	if err != nil {
 		s.undoUpload(ctx, u.ID, err)

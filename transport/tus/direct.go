@@ -46,7 +46,7 @@ type directRecord struct {
 	ID         string    `json:"id"`
 	ExpiresAt  time.Time `json:"expiresAt"`
 	Used       bool      `json:"used"`
-	// Settings are the request's playbackPolicy and download.
+	// Settings are the request's playbackPolicy, download and details.
 	Settings Settings `json:"settings"`
 }
 
@@ -78,6 +78,7 @@ func (h *Handler) createDirectUpload(w http.ResponseWriter, r *http.Request) err
 		ExpiresIn      *int64  `json:"expiresIn"`
 		PlaybackPolicy *string `json:"playbackPolicy"`
 		Download       *bool   `json:"download"`
+		domain.Details
 	}
 	if err := h.host.Decode(w, r, &req); err != nil {
 		return err
@@ -87,6 +88,10 @@ func (h *Handler) createDirectUpload(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	settings.Download = req.Download
+	// No filename yet: without a title the upload's filename gives it.
+	if settings.Details, err = req.Details.Normalize("direct upload", ""); err != nil {
+		return err
+	}
 	life := directDefault
 	if req.ExpiresIn != nil {
 		if *req.ExpiresIn < int64(directMin/time.Second) || *req.ExpiresIn > int64(directMax/time.Second) {

@@ -106,8 +106,10 @@ const BufferSize = 1 << 20
 // account's unfinished uploads (as of an upload refused a slot).
 const uploadRetry = 5
 
-// metaSettings reads an upload's settings from Upload-Metadata.
-func (h *Handler) metaSettings(meta map[string]string) (Settings, error) {
+// metaSettings reads an upload's settings from Upload-Metadata: its
+// playbackPolicy and download, and its details (title, description, tags
+// comma-separated, metadata[<key>]), normalized for filename.
+func (h *Handler) metaSettings(meta map[string]string, filename string) (Settings, error) {
 	var p, d *string
 	if v, ok := meta["playbackPolicy"]; ok {
 		p = &v
@@ -115,7 +117,33 @@ func (h *Handler) metaSettings(meta map[string]string) (Settings, error) {
 	if v, ok := meta["download"]; ok {
 		d = &v
 	}
-	return h.host.Settings(p, d)
+	s, err := h.host.Settings(p, d)
+	if err != nil {
+		return Settings{}, err
+	}
+	fields := make(map[string][]string, len(meta))
+	for k, v := range meta {
+		fields[k] = []string{v}
+	}
+	details, err := domain.DetailsFromFields(fields)
+	if err != nil {
+		return Settings{}, err
+	}
+	if s.Details, err = details.Normalize("upload video", filename); err != nil {
+		return Settings{}, err
+	}
+	return s, nil
+}
+
+// hasDetails reports whether Upload-Metadata names any of an upload's
+// details.
+func hasDetails(meta map[string]string) bool {
+	for k := range meta {
+		if k == "title" || k == "description" || k == "tags" || strings.HasPrefix(k, "metadata[") {
+			return true
+		}
+	}
+	return false
 }
 
 // creation is what a direct upload URL fixes of the upload it creates.
@@ -175,16 +203,24 @@ func (h *Handler) createUpload(w http.ResponseWriter, r *http.Request, c Caller,
 	if slug == "" {
 		return errBadRequest("collection is required: send the collection slug (base64) in Upload-Metadata")
 	}
-	settings, err := h.metaSettings(meta)
+	settings, err := h.metaSettings(meta, filename)
 	if err != nil {
 		return err
 	}
 	if cr.settings != nil {
 		// The URL's holder (a browser) must not make a signed video public.
-		if settings != (Settings{}) {
+		if settings.Policy != "" || settings.Download != nil {
 			return errBadRequest("this direct upload URL's playbackPolicy and download are set by whoever asked for it (POST /v1/uploads); leave them out of Upload-Metadata")
 		}
-		settings = *cr.settings
+		// Its details too, when the issuer gave any; otherwise the
+		// holder's (the title a visitor typed).
+		if issued := cr.settings.Details; !issued.IsZero() {
+			if hasDetails(meta) {
+				return errBadRequest("this direct upload URL's title, description, tags and metadata are set by whoever asked for it (POST /v1/uploads); leave them out of Upload-Metadata")
+			}
+			settings.Details = issued
+		}
+		settings.Policy, settings.Download = cr.settings.Policy, cr.settings.Download
 	}
 	if err := h.host.Collection(r.Context(), c.Account, slug); err != nil {
 		return err

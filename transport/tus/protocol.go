@@ -21,8 +21,10 @@ const (
 	Checksums   = "sha1,md5,sha256,sha512"
 	ContentType = "application/offset+octet-stream" // of a PATCH's body
 
-	// MaxMetadata bounds the Upload-Metadata header.
-	MaxMetadata = 4 << 10
+	// MaxMetadata bounds the Upload-Metadata header: room for a video's
+	// whole details (a description of 5,000 characters, 20 metadata
+	// values of 500) in base64.
+	MaxMetadata = 64 << 10
 )
 
 func invalid(format string, args ...any) error {

@@ -42,10 +42,12 @@ type Upload struct {
 }
 
 // Settings are an upload's optional playbackPolicy and download,
-// overriding its collection's defaults.
+// overriding its collection's defaults, and its details (title,
+// description, tags, metadata; normalized when the upload is created).
 type Settings struct {
 	Policy   domain.PlaybackPolicy `json:"playbackPolicy,omitempty"` // "": the collection's
 	Download *bool                 `json:"download,omitempty"`       // nil: the collection's
+	Details  domain.Details        `json:"details,omitzero"`
 }
 
 // Pending reports whether every byte of u is in but u is not a video yet:

@@ -171,7 +171,7 @@ func foldAt(ctx context.Context, store Store, e domain.Event, cdnURL string) (at
 			accepted, account = ev.Seq, d.Account
 			r = wire.VideoRecord{ID: ev.AggregateID, Filename: d.Filename, Status: domain.StatusPending,
 				OriginalSize: d.OriginalSize, Resolutions: []string{}, Collection: d.Collection, CollectionName: d.CollectionName,
-				CreatedAt: ev.OccurredAt, UpdatedAt: ev.OccurredAt, PlaybackPolicy: d.PlaybackPolicy.OrPublic()}
+				CreatedAt: ev.OccurredAt, UpdatedAt: ev.OccurredAt, PlaybackPolicy: d.PlaybackPolicy.OrPublic(), Details: d.Details()}
 			return nil
 		case domain.TranscodeStarted:
 			r.Status, r.Playable = domain.StatusProcessing, false
@@ -185,6 +185,8 @@ func foldAt(ctx context.Context, store Store, e domain.Event, cdnURL string) (at
 			toldPlayable = false
 		case domain.PlaybackPolicyChanged:
 			r.PlaybackPolicy = d.Policy.OrPublic()
+		case domain.VideoDetailsChanged:
+			r.Details = d.Details()
 		case domain.TranscodeSucceeded:
 			dur, size := d.Duration, d.ProcessedSize
 			r.Status, r.Duration, r.ProcessedSize, r.ErrorMessage = domain.StatusCompleted, &dur, &size, nil

@@ -203,8 +203,11 @@ func TestFanoutRendersTheVideoAsOfItsEvent(t *testing.T) {
 	v := env.upload(t, "acme", "clip.mp4")
 	failed := env.upload(t, "acme", "bad.mp4")
 	do[domain.Collection](t, env.serve, coll, domain.RenameCollection{Account: "acme", Name: "Renamed"})
+	before, after := "Before", "After"
+	do[domain.Video](t, env.serve, v, domain.UpdateVideo{Account: "acme", Details: domain.DetailsPatch{Title: &before, Tags: &[]string{"t"}}})
 	done := env.complete(t, v)
 	do[domain.Collection](t, env.serve, coll, domain.RenameCollection{Account: "acme", Name: "Later"})
+	do[domain.Video](t, env.serve, v, domain.UpdateVideo{Account: "acme", Details: domain.DetailsPatch{Title: &after}})
 	do[domain.Video](t, env.serve, v, domain.DeleteVideo{Account: "acme"})
 	gaveUp := do[domain.Video](t, env.worker, failed, domain.FailTranscode{Reason: "No video stream found.", Final: true})[0]
 
@@ -224,7 +227,8 @@ func TestFanoutRendersTheVideoAsOfItsEvent(t *testing.T) {
 	want := wire.Video{ID: v.ID, Filename: "clip.mp4", Status: domain.StatusCompleted, Duration: &dur, OriginalSize: 1234,
 		ProcessedSize: &size, PlaylistURL: &playlist, ThumbnailURL: &thumb, PreviewURL: &preview, Resolutions: []string{"180p"},
 		Collection: wire.CollectionRef{Slug: "main", Name: "Renamed"}, CreatedAt: completed.Data.Video.CreatedAt,
-		UpdatedAt: domain.FormatTime(done.OccurredAt), Progress: &one, PlaybackPolicy: domain.PlaybackPublic}
+		UpdatedAt: domain.FormatTime(done.OccurredAt), Progress: &one, PlaybackPolicy: domain.PlaybackPublic,
+		Title: "Before", Tags: []string{"t"}, Metadata: map[string]string{}}
 	if completed.ID != done.ID || completed.CreatedAt != domain.FormatTime(done.OccurredAt) || !sameJSON(t, completed.Data.Video, want) {
 		t.Fatalf("video.completed: %+v\nvideo %s\nwant  %s", completed, mustJSON(t, completed.Data.Video), mustJSON(t, want))
 	}
@@ -232,7 +236,8 @@ func TestFanoutRendersTheVideoAsOfItsEvent(t *testing.T) {
 	reason := "No video stream found."
 	wantFailed := wire.Video{ID: failed.ID, Filename: "bad.mp4", Status: domain.StatusFailed, OriginalSize: 1234, Resolutions: []string{},
 		ErrorMessage: &reason, Collection: wire.CollectionRef{Slug: "main", Name: "Later"}, CreatedAt: f.Data.Video.CreatedAt,
-		UpdatedAt: domain.FormatTime(gaveUp.OccurredAt), PlaybackPolicy: domain.PlaybackPublic}
+		UpdatedAt: domain.FormatTime(gaveUp.OccurredAt), PlaybackPolicy: domain.PlaybackPublic,
+		Title: "bad", Tags: []string{}, Metadata: map[string]string{}}
 	if f.ID != gaveUp.ID || !sameJSON(t, f.Data.Video, wantFailed) {
 		t.Fatalf("video.failed: %s\nwant %s", mustJSON(t, f.Data.Video), mustJSON(t, wantFailed))
 	}

@@ -53,6 +53,13 @@ type Video struct {
 	// QueuePosition is 1 for the next of the account's PENDING videos to
 	// start, 2 for the one after it...: PENDING only, null when unknown.
 	QueuePosition *int `json:"queuePosition"`
+	// The application's details of the video: title (the filename without
+	// its extension unless one was given), description ("" when none),
+	// tags ([] when none) and metadata ({} when none).
+	Title       string            `json:"title"`
+	Description string            `json:"description"`
+	Tags        []string          `json:"tags"`
+	Metadata    map[string]string `json:"metadata"`
 }
 
 // Done reports whether processing is over.
@@ -85,6 +92,7 @@ type VideoRecord struct {
 	Playable       bool                  // PROCESSING and TranscodePlayable recorded: playlistUrl is set
 	Storyboard     bool                  // COMPLETED with storyboard outputs
 	Download       bool                  // COMPLETED with download.mp4
+	Details        domain.Details
 }
 
 // Live is what changes while a video waits or is processed, kept beside
@@ -125,6 +133,16 @@ func NewVideo(r VideoRecord, cdnURL string, live Live) Video {
 		Collection: CollectionRef{Slug: r.Collection, Name: r.CollectionName},
 		CreatedAt:  domain.FormatTime(r.CreatedAt), UpdatedAt: domain.FormatTime(r.UpdatedAt),
 		PlaybackPolicy: r.PlaybackPolicy.OrPublic(),
+		Title:          r.Details.Title, Description: r.Details.Description, Tags: r.Details.Tags, Metadata: r.Details.Metadata,
+	}
+	if out.Title == "" {
+		out.Title = domain.DefaultTitle(r.Filename)
+	}
+	if out.Tags == nil {
+		out.Tags = []string{}
+	}
+	if out.Metadata == nil {
+		out.Metadata = map[string]string{}
 	}
 	base := cdnURL + "/" + r.ID + "/"
 	var frac float64

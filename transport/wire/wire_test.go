@@ -58,6 +58,8 @@ func TestGolden(t *testing.T) {
 		{"video_completed_extras", wire.NewVideo(with(record, func(r *wire.VideoRecord) {
 			r.Status, r.Duration, r.ProcessedSize, r.Resolutions = domain.StatusCompleted, ptr(2.5), ptr(int64(4321)), []string{"720p", "480p"}
 			r.Storyboard, r.Download = true, true
+			r.Details = domain.Details{Title: "Launch talk", Description: "Our launch.\nWith questions.",
+				Tags: []string{"launch", "talk"}, Metadata: map[string]string{"order_id": "A-42"}}
 		}), cdn, wire.Live{Speed: ptr(9.0), QueuePosition: ptr(1)})},
 		{"playback_token", wire.PlaybackToken{Token: "eyJhbGciOiJIUzI1NiJ9.e30.sig", ExpiresAt: "2026-11-22T13:00:10.123Z"}},
 		{"signing_keys", wire.SigningKeys{SigningKeys: []wire.SigningKey{{ID: "01JSIGN000000000000000000A", Algorithm: "EdDSA", Label: "backend", CreatedAt: "2026-11-22T12:00:10.123Z"}}}},
