@@ -55,9 +55,13 @@ assets:
     fi
     cp $web/node_modules/tus-js-client/dist/tus.min.js transport/dashboard/assets/tus.min.js
 
-# Build the kino binary into ./bin (player assets included).
+# Build the kino binary into ./bin (player assets included), stamped with the commit (kino version).
 build: assets
-    go build -o bin/kino ./cmd/kino
+    #!/usr/bin/env bash
+    set -euo pipefail
+    commit=$(git describe --always --dirty=-dirty --abbrev=40 2>/dev/null || git -c safe.directory="$PWD" describe --always --dirty=-dirty --abbrev=40 2>/dev/null || true)
+    when=$(git log -1 --format=%cI 2>/dev/null || git -c safe.directory="$PWD" log -1 --format=%cI 2>/dev/null || true)
+    go build -ldflags "-X main.commit=$commit -X main.commitTime=$when" -o bin/kino ./cmd/kino
 
 # Run kino serve --dev on {{data}}: embedded NATS, API on :8080, prints a dev API key on first start.
 run: ensure-ffmpeg build

@@ -69,3 +69,23 @@ func TestDetailsNormalize(t *testing.T) {
 		}
 	}
 }
+
+func TestSearchTerms(t *testing.T) {
+	if got := domain.SearchTerms("Café-Crème: l'ÉTÉ 2026 (ß)"); strings.Join(got, "|") != "cafe|creme|l|ete|2026|ß" {
+		t.Fatalf("terms %q", got)
+	}
+	if got := domain.SearchTerms(".*[a-z]+$ ^(foo|bar)"); strings.Join(got, "|") != "a|z|foo|bar" {
+		t.Fatalf("regex-like input: %q", got)
+	}
+	terms := domain.VideoTerms("talk.final.mp4", domain.Details{Title: "Talk", Tags: []string{"Go Lang"}, Description: strings.Repeat("w ", 10)})
+	if strings.Join(terms, "|") != "talk|final|go|lang|w" {
+		t.Fatalf("video terms %q", terms)
+	}
+	var many []string
+	for i := range domain.MaxVideoTerms + 10 {
+		many = append(many, "w"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+string(rune('a'+i/26)))
+	}
+	if n := len(domain.VideoTerms("a.mp4", domain.Details{Description: strings.Join(many, " ")})); n != domain.MaxVideoTerms {
+		t.Fatalf("%d terms, want the bound %d", n, domain.MaxVideoTerms)
+	}
+}

@@ -26,7 +26,15 @@ const (
 	// the video plays (from a growing playlist) while still PROCESSING.
 	// Sent once per processing run, always before video.completed.
 	EventVideoPlayable = "video.playable"
+	// The video's life around processing, kino's additions too: its upload
+	// was accepted, its details or policy changed, it was deleted.
+	EventVideoCreated = "video.created"
+	EventVideoUpdated = "video.updated"
+	EventVideoDeleted = "video.deleted"
 )
+
+// EventKinds are the subscribable kinds, in the order the docs list them.
+var EventKinds = []string{EventVideoCreated, EventVideoPlayable, EventVideoCompleted, EventVideoFailed, EventVideoUpdated, EventVideoDeleted}
 
 // WebhookSubscribed holds the signing secret sealed with the server's
 // secret key (v2): the stream never holds it in clear. Deliveries open it
@@ -173,12 +181,12 @@ func CheckWebhookURL(op, raw string) error {
 // the subscribable kinds; duplicates are dropped and the order made stable.
 func NormalizeEvents(op string, events []string) ([]string, error) {
 	if len(events) == 0 {
-		return nil, E(op, Invalid, "events must list at least one of %s, %s, %s", EventVideoCompleted, EventVideoFailed, EventVideoPlayable)
+		return nil, E(op, Invalid, "events must list at least one of %s", strings.Join(EventKinds, ", "))
 	}
 	var out []string
 	for _, e := range events {
-		if e != EventVideoCompleted && e != EventVideoFailed && e != EventVideoPlayable {
-			return nil, E(op, Invalid, "unknown event %q; events must be among %s, %s, %s", truncate(e, 40), EventVideoCompleted, EventVideoFailed, EventVideoPlayable)
+		if !slices.Contains(EventKinds, e) {
+			return nil, E(op, Invalid, "unknown event %q; events must be among %s", truncate(e, 40), strings.Join(EventKinds, ", "))
 		}
 		if !slices.Contains(out, e) {
 			out = append(out, e)

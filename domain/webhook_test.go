@@ -52,7 +52,7 @@ func TestWebhookDecide(t *testing.T) {
 		},
 		{name: "no events", when: subscribe("https://example.com/h"), err: domain.Invalid},
 		{name: "empty event list", when: subscribe("https://example.com/h", []string{}...), err: domain.Invalid},
-		{name: "unknown event", when: subscribe("https://example.com/h", domain.EventVideoCompleted, "video.created"), err: domain.Invalid},
+		{name: "unknown event", when: subscribe("https://example.com/h", domain.EventVideoCompleted, "video.uploaded"), err: domain.Invalid},
 		{name: "event in upper case", when: subscribe("https://example.com/h", "VIDEO.COMPLETED"), err: domain.Invalid},
 		{name: "relative url", when: subscribe("/hooks/kino", both...), err: domain.Invalid},
 		{name: "host without scheme", when: subscribe("example.com/hooks", both...), err: domain.Invalid},

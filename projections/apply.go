@@ -51,6 +51,7 @@ func apply(b *batch, e domain.Event) error {
 			dur, size := d.Duration, d.ProcessedSize
 			v.Status, v.Duration, v.ProcessedSize, v.ErrorMessage = domain.StatusCompleted, &dur, &size, nil
 			v.Playable, v.Storyboard, v.Download = false, d.Storyboard, d.Download
+			v.Width, v.Height = d.Width, d.Height
 			v.Resolutions = d.Resolutions // events are never changed
 			if v.Resolutions == nil {
 				v.Resolutions = []string{}
@@ -493,11 +494,12 @@ func (a *arena) reset() {
 }
 
 type cachedVideo struct {
-	v          Video
-	stored     bool          // in the file when the batch began
-	origStatus domain.Status // its status then (for the status index)
-	origBytes  int64         // and its stored bytes then (for the usage)
-	deleted    bool
+	v           Video
+	stored      bool           // in the file when the batch began
+	origStatus  domain.Status  // its status then (for the status index)
+	origBytes   int64          // and its stored bytes then (for the usage)
+	origDetails domain.Details // and its details then (for the search indexes)
+	deleted     bool
 }
 
 type cachedCollection struct {
@@ -515,7 +517,7 @@ func (b *batch) video(id string) (*cachedVideo, bool, error) {
 		return nil, false, err
 	}
 	cv := b.newVideo()
-	cv.v, cv.stored, cv.origStatus, cv.origBytes = v, true, v.Status, storedBytes(&v)
+	cv.v, cv.stored, cv.origStatus, cv.origBytes, cv.origDetails = v, true, v.Status, storedBytes(&v), v.Details()
 	b.videos[id] = cv
 	return cv, true, nil
 }
@@ -611,12 +613,18 @@ func (b *batch) flushVideos() error {
 			stored := cv.v
 			stored.Status = cv.origStatus
 			b.deleteVideo(stored)
+			b.indexDetails(&cv.v, cv.origDetails, false)
 		case cv.deleted:
 			// created and deleted within the batch: nothing was written
 		case cv.stored:
 			err = b.putVideo(&cv.v, cv.origStatus)
+			if d := cv.v.Details(); err == nil && !d.Equal(cv.origDetails) {
+				b.indexDetails(&cv.v, cv.origDetails, false)
+				b.indexDetails(&cv.v, d, true)
+			}
 		default:
 			err = b.putVideo(&cv.v, "")
+			b.indexDetails(&cv.v, cv.v.Details(), true)
 		}
 		if err != nil {
 			return err

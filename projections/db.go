@@ -38,9 +38,13 @@ var (
 	bUserAccts   = []byte("users_by_account") // account 0 id -> id
 	bUserLinks   = []byte("users_by_link")    // set-password link sha256 hex -> id
 	bSigningKeys = []byte("signing_keys")     // account 0 key id -> SigningKey
+	bSearch      = []byte("videos_by_word")   // account 0 word 0 seq -> id (domain.VideoTerms)
+	bByTag       = []byte("videos_by_tag")    // account 0 folded tag 0 seq -> id
+	bByMeta      = []byte("videos_by_meta")   // account 0 key 0 value 0 seq -> id
 
 	allBuckets = [][]byte{bMeta, bVideos, bByAccount, bByColl, bByStatus, bCollections, bAccounts, bKeys, bWebhooks, bDeliveries,
-		bUsage, bRedelivered, bKeysByAcct, bUsers, bUserEmails, bUserAccts, bUserLinks, bSigningKeys}
+		bUsage, bRedelivered, bKeysByAcct, bUsers, bUserEmails, bUserAccts, bUserLinks, bSigningKeys,
+		bSearch, bByTag, bByMeta}
 
 	kCheckpoint = []byte("checkpoint")
 	kSchema     = []byte("schema")
@@ -52,7 +56,8 @@ var (
 // prefixes and the account index of keys, and the users, which the
 // records of an older file lack; version 3 the playback policies, the
 // playable and extra-output flags, collection settings and signing keys;
-// version 4 the videos' details (title, description, tags, metadata).
+// version 4 the videos' details (title, description, tags, metadata),
+// their search indexes and their displayed size.
 const schema = 4
 
 // DB is the bbolt file holding every read model. A rebuild replaces the
@@ -250,51 +255,6 @@ func (db *DB) Video(id string) (Video, bool, error) {
 		return err
 	})
 	return v, ok, err
-}
-
-// Videos lists an account's videos, newest first.
-func (db *DB) Videos(account string, f VideoFilter) ([]Video, error) {
-	out := []Video{}
-	err := db.view(func(tx *bolt.Tx) error {
-		var idx *bolt.Bucket
-		var prefix []byte
-		switch {
-		case f.Collection != "":
-			idx, prefix = tx.Bucket(bByColl), key(account, f.Collection)
-		case f.Status != "":
-			idx, prefix = tx.Bucket(bByStatus), key(account, string(f.Status))
-		default:
-			idx, prefix = tx.Bucket(bByAccount), key(account)
-		}
-		prefix = append(prefix, 0)
-		videos := tx.Bucket(bVideos)
-		skip := f.Offset
-		c := idx.Cursor()
-		// Seek past the last key with this prefix, then walk back.
-		end := append(bytes.Clone(prefix), bytes.Repeat([]byte{0xff}, 9)...)
-		k, id := c.Seek(end)
-		if k == nil {
-			k, id = c.Last()
-		} else {
-			k, id = c.Prev()
-		}
-		for ; k != nil && bytes.HasPrefix(k, prefix) && len(out) < f.Limit; k, id = c.Prev() {
-			v, ok, err := getJSON[Video](videos, id)
-			if err != nil {
-				return err
-			}
-			if !ok || (f.Status != "" && v.Status != f.Status) {
-				continue
-			}
-			if skip > 0 {
-				skip--
-				continue
-			}
-			out = append(out, v)
-		}
-		return nil
-	})
-	return out, err
 }
 
 // Collection returns one collection of an account.

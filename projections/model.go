@@ -33,6 +33,9 @@ type Video struct {
 	Download   bool `json:"download,omitempty"`
 	// WantsDownload: the upload asked for the download rendition.
 	WantsDownload bool `json:"wantsDownload,omitempty"`
+	// Width and Height are the source's displayed size (COMPLETED).
+	Width  int `json:"width,omitempty"`
+	Height int `json:"height,omitempty"`
 	// The video's details (domain.Details, normalized): the title is never
 	// empty.
 	Title       string            `json:"title"`
@@ -119,14 +122,6 @@ type Webhook struct {
 	Events       []string  `json:"events"`
 	SealedSecret string    `json:"sealedSecret,omitempty"`
 	CreatedAt    time.Time `json:"createdAt"`
-}
-
-// VideoFilter selects videos of one account.
-type VideoFilter struct {
-	Collection string        // "" for all
-	Status     domain.Status // "" for all
-	Limit      int
-	Offset     int
 }
 
 // Delivery is one attempt of a webhook delivery, as the deliveries log

@@ -207,28 +207,28 @@ func TestListNewestFirstWithFilters(t *testing.T) {
 
 	tests := []struct {
 		name string
-		f    projections.VideoFilter
+		f    projections.VideoQuery
 		want []string
 	}{
-		{"all newest first", projections.VideoFilter{Limit: 50}, []string{ids[4], ids[3], ids[1], ids[0]}},
-		{"limit", projections.VideoFilter{Limit: 2}, []string{ids[4], ids[3]}},
-		{"offset", projections.VideoFilter{Limit: 2, Offset: 2}, []string{ids[1], ids[0]}},
-		{"offset past end", projections.VideoFilter{Limit: 2, Offset: 9}, []string{}},
-		{"collection", projections.VideoFilter{Collection: "a", Limit: 50}, []string{ids[4], ids[0]}},
-		{"collection offset", projections.VideoFilter{Collection: "b", Limit: 50, Offset: 1}, []string{ids[1]}},
-		{"status", projections.VideoFilter{Status: domain.StatusPending, Limit: 50}, []string{ids[4], ids[3], ids[1], ids[0]}},
-		{"status none", projections.VideoFilter{Status: domain.StatusCompleted, Limit: 50}, []string{}},
-		{"collection and status", projections.VideoFilter{Collection: "b", Status: domain.StatusPending, Limit: 50}, []string{ids[3], ids[1]}},
-		{"unknown collection", projections.VideoFilter{Collection: "zzz", Limit: 50}, []string{}},
+		{"all newest first", projections.VideoQuery{Limit: 50}, []string{ids[4], ids[3], ids[1], ids[0]}},
+		{"limit", projections.VideoQuery{Limit: 2}, []string{ids[4], ids[3]}},
+		{"offset", projections.VideoQuery{Limit: 2, Offset: 2}, []string{ids[1], ids[0]}},
+		{"offset past end", projections.VideoQuery{Limit: 2, Offset: 9}, []string{}},
+		{"collection", projections.VideoQuery{Collection: "a", Limit: 50}, []string{ids[4], ids[0]}},
+		{"collection offset", projections.VideoQuery{Collection: "b", Limit: 50, Offset: 1}, []string{ids[1]}},
+		{"status", projections.VideoQuery{Status: domain.StatusPending, Limit: 50}, []string{ids[4], ids[3], ids[1], ids[0]}},
+		{"status none", projections.VideoQuery{Status: domain.StatusCompleted, Limit: 50}, []string{}},
+		{"collection and status", projections.VideoQuery{Collection: "b", Status: domain.StatusPending, Limit: 50}, []string{ids[3], ids[1]}},
+		{"unknown collection", projections.VideoQuery{Collection: "zzz", Limit: 50}, []string{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := db.Videos("acme", tt.f)
+			page, err := db.QueryVideos("acme", tt.f)
 			if err != nil {
 				t.Fatal(err)
 			}
 			gotIDs := []string{}
-			for _, v := range got {
+			for _, v := range page.Videos {
 				if v.Account != "acme" {
 					t.Fatalf("video of account %s leaked", v.Account)
 				}

@@ -7,27 +7,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/transport/httpapi/httpapitest"
 )
 
-var videoFields = []string{"id", "filename", "status", "duration", "originalSize", "processedSize", "playlistUrl",
-	"thumbnailUrl", "previewUrl", "resolutions", "errorMessage", "collection", "createdAt", "updatedAt",
-	"progress", // progress and the rest are kino's additions to spec §2
-	"playbackPolicy", "storyboardUrl", "downloadUrl", "speed", "eta", "queuePosition",
-	"title", "description", "tags", "metadata"}
-
-func checkTimestamp(t *testing.T, name string, v any) {
-	t.Helper()
-	s, _ := v.(string)
-	ts, err := time.Parse(domain.TimeFormat, s)
-	if err != nil || !strings.HasSuffix(s, "Z") || len(s) != len("2006-01-02T15:04:05.000Z") || ts.IsZero() {
-		t.Fatalf("%s = %v: want ISO 8601 UTC with milliseconds", name, v)
-	}
-}
+var (
+	videoFields    = httpapitest.VideoFields
+	checkTimestamp = httpapitest.WantTimestamp
+)
 
 func TestRestartKeepsEverything(t *testing.T) {
 	t.Parallel()

@@ -217,16 +217,25 @@ func TestBrowserPlayback(t *testing.T) {
 
 	// kino's own /play page plays it too, under its CSP, with hls.js from
 	// kino, and no request leaves localhost.
-	var play struct {
+	type pageFindings struct {
 		OK        bool     `json:"ok"`
 		Error     string   `json:"error"`
 		PlayedTo  float64  `json:"playedTo"`
 		Requests  int      `json:"requests"`
 		Elsewhere []string `json:"elsewhere"`
 	}
+	var play pageFindings
 	b.run(t, "/play", &play, "play.mjs", h.url+"/play/"+id)
 	if len(play.Elsewhere) > 0 || play.Requests == 0 {
 		t.Fatalf("/play findings: %+v", play)
 	}
 	t.Logf("/play played to %.1fs with %d requests, all to localhost", play.PlayedTo, play.Requests)
+
+	// Its /embed plays alone in the frame and shows the storyboard's
+	// thumbnail over the seek bar.
+	play = pageFindings{}
+	b.run(t, "/embed", &play, "play.mjs", h.url+"/embed/"+id)
+	if len(play.Elsewhere) > 0 || play.Requests == 0 {
+		t.Fatalf("/embed findings: %+v", play)
+	}
 }

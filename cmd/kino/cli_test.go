@@ -76,6 +76,13 @@ func TestCLIAdminFlow(t *testing.T) {
 		t.Fatalf("plan change not applied: %v", r.header)
 	}
 	list := h.mustCLI("keys", "list", "acme")
+	// Given only --data, an operator command finds the NATS kino serve
+	// started there (on a random port here, not the default).
+	out.Reset()
+	errb.Reset()
+	if code := run(context.Background(), []string{"keys", "list", "acme", "--data", h.data}, &out, &errb); code != 0 || out.String() != list {
+		t.Fatalf("keys list --data alone: exit %d\n%s%s", code, out.String(), errb.String())
+	}
 	if !strings.Contains(list, "ci") || !strings.Contains(list, key[:13]) || strings.Contains(list, key) {
 		t.Fatalf("keys list:\n%s", list)
 	}

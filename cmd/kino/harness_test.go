@@ -9,13 +9,10 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"mime/multipart"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -33,7 +30,7 @@ type harness struct {
 	data string
 	url  string // http://127.0.0.1:port
 	nats string
-	now  *clock
+	now  *eventstoretest.Clock
 	api  *httpapitest.Client // checks every request against docs/openapi.yaml
 
 	// natsAuth is kino serve's own NATS credentials (tests reading the
@@ -42,42 +39,15 @@ type harness struct {
 	natsArgs []string
 }
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
-
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // testPlans are the default plans with small upload limits, so size
-// checks need only small files.
-func testPlans() domain.Plans {
-	p := domain.DefaultPlans()
-	for name, l := range p {
-		l.MaxUploadBytes = 256 << 10
-		if name == domain.PlanBusiness {
-			l.MaxUploadBytes = 512 << 20
-		}
-		p[name] = l
-	}
-	return p
-}
+// checks need only small files: 256 KiB, 512 MiB on business.
+var testPlans = httpapitest.SmallPlans
 
 func start(t testing.TB, data string, configure ...func(*Config)) *harness {
 	t.Helper()
-	clk := &clock{t: time.Date(2026, 11, 22, 12, 0, 10, 0, time.UTC)}
+	clk := eventstoretest.NewClock(time.Date(2026, 11, 22, 12, 0, 10, 0, time.UTC))
 	cfg := Config{
 		Addr: "127.0.0.1:0", Data: data, NATSListen: "127.0.0.1:0",
 		Log: quiet, Plans: testPlans(), Now: clk.Now,
@@ -225,41 +195,18 @@ func wantStatus(t *testing.T, r response, status int) {
 	}
 }
 
-var (
-	clipOnce sync.Once
-	clipData []byte
-	clipErr  error
-)
-
 // notAVideo is n bytes that start like an MP4 (so the upload's container
 // check takes them) and hold nothing ffmpeg can read: an upload that is
 // accepted and then FAILED.
 func notAVideo(n int) []byte { return httpapitest.NotAVideo(n) }
 
-// clip is a real 1 s 320x180 MP4 made by ffmpeg.
-func clip(t testing.TB) []byte {
-	t.Helper()
-	clipOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "kino-clip")
-		if err != nil {
-			clipErr = err
-			return
-		}
-		defer os.RemoveAll(dir)
-		path := filepath.Join(dir, "clip.mp4")
-		out, err := exec.Command("ffmpeg", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25",
-			"-t", "1", "-pix_fmt", "yuv420p", path).CombinedOutput()
-		if err != nil {
-			clipErr = fmt.Errorf("ffmpeg: %v: %s", err, out)
-			return
-		}
-		clipData, clipErr = os.ReadFile(path)
-	})
-	if clipErr != nil {
-		t.Fatal(clipErr)
-	}
-	return clipData
-}
+var (
+	// clip is a real 1 s 320x180 MP4 made by ffmpeg.
+	clip = httpapitest.Clip
+	// streamingUpload builds a multipart body of size bytes generated on
+	// the fly, so the test itself holds no copy of the file.
+	streamingUpload = httpapitest.StreamingUpload
+)
 
 // mediaEntries lists the video directories under <data>/media, and what
 // lies in its incoming, tus and work directories.
@@ -322,34 +269,4 @@ func scan(t *testing.T, h *harness, filters []string, fn func(domain.Event, []by
 	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-// streamingUpload builds a multipart body of size bytes generated on the
-// fly, so the test itself holds no copy of the file.
-func streamingUpload(collection, filename string, size int64) (io.Reader, string) {
-	head := notAVideo(64 << 10)[:len(mp4Box)] // passes the upload's container check
-	pr, pw := io.Pipe()
-	mw := multipart.NewWriter(pw)
-	go func() {
-		_ = mw.WriteField("collection", collection)
-		fw, err := mw.CreateFormFile("file", filename)
-		if err != nil {
-			pw.CloseWithError(err)
-			return
-		}
-		chunk := bytes.Repeat([]byte{0x42}, 64<<10)
-		if _, err := fw.Write(head); err != nil {
-			pw.CloseWithError(err)
-			return
-		}
-		for left := size - int64(len(head)); left > 0; left -= int64(len(chunk)) {
-			n := min(left, int64(len(chunk)))
-			if _, err := fw.Write(chunk[:n]); err != nil {
-				pw.CloseWithError(err)
-				return
-			}
-		}
-		pw.CloseWithError(mw.Close())
-	}()
-	return pr, mw.FormDataContentType()
 }

@@ -3,15 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +18,7 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/eventstore/eventstoretest/tlstest"
 	"github.com/kino-video/kino/eventstore/natsserver"
 	"github.com/kino-video/kino/eventstore/queue"
 )
@@ -364,48 +359,10 @@ type pki struct{ ca, serverCert, serverKey, clientCert, clientKey string }
 
 func newPKI(t *testing.T) pki {
 	t.Helper()
-	dir := t.TempDir()
-	write := func(name, typ string, der []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	newKey := func() *ecdsa.PrivateKey {
-		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	caKey := newKey()
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kino test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	issue := func(serial int64, name string, usage x509.ExtKeyUsage) (string, string) {
-		k := newKey()
-		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
-			IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, caTmpl, &k.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		kder, err := x509.MarshalECPrivateKey(k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return write(name+".pem", "CERTIFICATE", der), write(name+"-key.pem", "EC PRIVATE KEY", kder)
-	}
-	p := pki{ca: write("ca.pem", "CERTIFICATE", caDER)}
-	p.serverCert, p.serverKey = issue(2, "server", x509.ExtKeyUsageServerAuth)
-	p.clientCert, p.clientKey = issue(3, "client", x509.ExtKeyUsageClientAuth)
+	ca := tlstest.NewCA(t, "kino test CA")
+	p := pki{ca: ca.File}
+	p.serverCert, p.serverKey = ca.Issue("server", x509.ExtKeyUsageServerAuth)
+	p.clientCert, p.clientKey = ca.Issue("client", x509.ExtKeyUsageClientAuth)
 	return p
 }
 

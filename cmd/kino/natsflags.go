@@ -84,10 +84,25 @@ func urlHasCredentials(raw string) bool {
 
 // natsClient is how an operator command or a worker reaches kino's NATS.
 type natsClient struct {
-	url  string
-	data string
-	role string
+	url     string
+	urlFlag *pflag.Flag // --nats, to know whether it was given
+	data    string
+	role    string
 	natsAuthFlags
+}
+
+// natsURLFile, under --data, holds the client URL of the embedded NATS
+// server that kino serve last started there: the operator commands given
+// only --data reach that kino whatever its --nats-listen.
+const natsURLFile = "nats.url"
+
+// writeNATSURL records the embedded server's client URL under data.
+func writeNATSURL(data, u string) error {
+	tmp := filepath.Join(data, natsURLFile+".tmp")
+	if err := os.WriteFile(tmp, []byte(u+"\n"), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(data, natsURLFile))
 }
 
 // natsFlags adds --nats (KINO_NATS_URL), --data (unless the command has
@@ -95,8 +110,9 @@ type natsClient struct {
 // credential flags to a command acting as role.
 func natsFlags(fs *pflag.FlagSet, c *natsClient, role string) {
 	c.role = role
-	fs.StringVar(&c.url, "nats", env("KINO_NATS_URL", "nats://127.0.0.1:4222"), "NATS server of the kino instance (env KINO_NATS_URL; prefer credential files to secrets in the URL, which ps shows)")
+	fs.StringVar(&c.url, "nats", env("KINO_NATS_URL", "nats://127.0.0.1:4222"), "NATS server of the kino instance (env KINO_NATS_URL; default: the one kino serve last started under --data, else nats://127.0.0.1:4222; prefer credential files to secrets in the URL, which ps shows)")
 	hideURLSecret(fs, "nats")
+	c.urlFlag = fs.Lookup("nats")
 	if fs.Lookup("data") == nil {
 		fs.StringVar(&c.data, "data", env("KINO_DATA", "./data"), "data directory of the kino serve, whose generated NATS credentials are used (env KINO_DATA)")
 	}
@@ -113,6 +129,13 @@ func hideURLSecret(fs *pflag.FlagSet, name string) {
 
 // config is the event store configuration of this client, named name.
 func (c *natsClient) config(name string) (eventstore.Config, error) {
+	if c.urlFlag != nil && !c.urlFlag.Changed && os.Getenv("KINO_NATS_URL") == "" {
+		if b, err := os.ReadFile(filepath.Join(c.data, natsURLFile)); err == nil {
+			if u := strings.TrimSpace(string(b)); strings.HasPrefix(u, "nats://") || strings.HasPrefix(u, "tls://") {
+				c.url = u
+			}
+		}
+	}
 	a, err := c.auth(c.data, c.role, c.url, true)
 	if err != nil {
 		return eventstore.Config{}, err
@@ -128,7 +151,8 @@ func (c *natsClient) explain(err error, a eventstore.Auth) error {
 	if a.Empty() && !urlHasCredentials(c.url) {
 		return fmt.Errorf("%w (no credentials given and none found at %s: pass --data of the kino serve, or --nats-creds)", err, natsserver.CredsFile(c.data, c.role))
 	}
-	return fmt.Errorf("%w (check the credentials: --nats-creds, --nats-user, --nats-token-file)", err)
+	return fmt.Errorf("%w by %s: is that the NATS of the kino serve whose --data is %s? (check --nats, or the credentials: --nats-creds, --nats-user, --nats-token-file)",
+		err, eventstore.RedactURL(c.url), c.data)
 }
 
 // secretKey is the key sealing webhook secrets: KINO_SECRET_KEY when set,

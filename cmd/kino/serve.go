@@ -483,6 +483,9 @@ func (m *Main) startNATS(context.Context) error {
 		return err
 	}
 	m.nats, m.natsURL, m.natsAuth = srv, srv.URL(), srv.Auth(eventstore.RoleServe)
+	if err := writeNATSURL(m.Data, srv.URL()); err != nil {
+		m.Log.Warn("record the NATS address for the operator commands", "file", filepath.Join(m.Data, natsURLFile), "err", err)
+	}
 	// The reserve the API keeps is free space kino counts as a healthy
 	// disk: a restart after a full disk never waits for more than that
 	// beyond what the store needs.

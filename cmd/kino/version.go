@@ -9,6 +9,12 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// commit and commitTime are stamped by the build recipe (`just build`:
+// -ldflags "-X main.commit=... -X main.commitTime=..."), for the builds
+// the toolchain records no VCS data for (git missing, or a checkout owned
+// by another user, which git refuses to read).
+var commit, commitTime string
+
 // version describes this binary from the build information the Go
 // toolchain records: the module version (a tag when built with go install
 // ...@vX.Y.Z, "(devel)" in a checkout), the commit, its time, whether the
@@ -33,6 +39,12 @@ func describeBuild(info *debug.BuildInfo) string {
 		}
 		for _, s := range info.Settings {
 			settings[s.Key] = s.Value
+		}
+	}
+	if settings["vcs.revision"] == "" && commit != "" {
+		settings["vcs.revision"], settings["vcs.time"] = strings.TrimSuffix(commit, "-dirty"), commitTime
+		if strings.HasSuffix(commit, "-dirty") {
+			settings["vcs.modified"] = "true"
 		}
 	}
 	var b strings.Builder

@@ -42,6 +42,21 @@ func TestDescribeBuild(t *testing.T) {
 	}
 }
 
+// A build the toolchain could not stamp shows the commit the build recipe
+// stamped. (Not parallel: it sets the package's stamp.)
+func TestDescribeBuildStampedByTheRecipe(t *testing.T) {
+	commit, commitTime = "0123abc-dirty", "2026-11-27T05:00:00Z"
+	defer func() { commit, commitTime = "", "" }()
+	got := describeBuild(&debug.BuildInfo{GoVersion: "go1.99.1", Main: debug.Module{Version: "(devel)"}})
+	if !strings.Contains(got, "commit 0123abc (2026-11-27T05:00:00Z), with uncommitted changes\n") {
+		t.Fatalf("stamped build:\n%s", got)
+	}
+	got = describeBuild(&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "fff"}}})
+	if !strings.Contains(got, "commit fff\n") {
+		t.Fatalf("the toolchain's own stamp comes first:\n%s", got)
+	}
+}
+
 // TestVersionCommandAndFlag: `kino version` and `kino --version` print the
 // same description of this build, exit 0.
 func TestVersionCommandAndFlag(t *testing.T) {

@@ -2,16 +2,10 @@ package natsserver
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	cryptorand "crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"log/slog"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -21,6 +15,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/eventstore/eventstoretest/tlstest"
 )
 
 // copyCreds gives dst the cluster credentials of src, as an operator
@@ -195,48 +190,13 @@ func TestRouteURL(t *testing.T) {
 // both ends of a route) as PEM files.
 func nodeCerts(t *testing.T, names ...string) (ca string, certs map[string][2]string) {
 	t.Helper()
-	dir := t.TempDir()
-	write := func(name, typ string, der []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	newKey := func() *ecdsa.PrivateKey {
-		k, err := ecdsa.GenerateKey(elliptic.P256(), cryptorand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	caKey := newKey()
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kino cluster test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(cryptorand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := tlstest.NewCA(t, "kino cluster test CA")
 	certs = map[string][2]string{}
-	for i, name := range names {
-		k := newKey()
-		tmpl := &x509.Certificate{SerialNumber: big.NewInt(int64(i + 2)), Subject: pkix.Name{CommonName: name},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-			KeyUsage:    x509.KeyUsageDigitalSignature,
-			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-			IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
-		der, err := x509.CreateCertificate(cryptorand.Reader, tmpl, caTmpl, &k.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		kder, err := x509.MarshalECPrivateKey(k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		certs[name] = [2]string{write(name+".pem", "CERTIFICATE", der), write(name+"-key.pem", "EC PRIVATE KEY", kder)}
+	for _, name := range names {
+		cert, key := c.Issue(name, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)
+		certs[name] = [2]string{cert, key}
 	}
-	return write("ca.pem", "CERTIFICATE", caDER), certs
+	return c.File, certs
 }
 
 // With route TLS, two nodes form a cluster over TLS; a node without TLS

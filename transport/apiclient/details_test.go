@@ -87,6 +87,18 @@ func TestDetails(t *testing.T) {
 		t.Fatalf("after a refused change: %+v, %v", v2, err)
 	}
 
+	// Found by words, tag and metadata, page after page by cursor.
+	var found []string
+	for v, err := range c.AllVideos(ctx(t), apiclient.ListOptions{Query: "launch ta", Tag: "TALK", Meta: map[string]string{"order_id": "A-42"}, Limit: 1}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		found = append(found, v.ID)
+	}
+	if len(found) != 2 || found[0] != d.ID || found[1] != tu.VideoID() {
+		t.Fatalf("search: %v, want the direct and tus uploads, newest first", found)
+	}
+
 	// The history records each change.
 	events, err := c.VideoEvents(ctx(t), id)
 	if err != nil {

@@ -31,7 +31,14 @@ const (
 	// EventVideoPlayable is kino's addition: the video plays already, while
 	// PROCESSING (sent once per processing run, before video.completed).
 	EventVideoPlayable EventType = "video.playable"
-	EventWebhookTest   EventType = "webhook.test" // POST /v1/webhooks/{id}/test; never subscribed to
+	// EventVideoCreated, EventVideoUpdated and EventVideoDeleted are
+	// kino's additions too: the upload was accepted; the details or the
+	// playback policy changed; the video was deleted (the body holds it as
+	// it was).
+	EventVideoCreated EventType = "video.created"
+	EventVideoUpdated EventType = "video.updated"
+	EventVideoDeleted EventType = "video.deleted"
+	EventWebhookTest  EventType = "webhook.test" // POST /v1/webhooks/{id}/test; never subscribed to
 )
 
 // Video is the Video resource (spec §2). The nullable fields are nil until

@@ -107,6 +107,16 @@ type ListOptions struct {
 	Status     Status
 	Limit      int // 1..100
 	Offset     int
+	// Query finds videos by the words of their title, description, tags
+	// and filename (case- and accent-insensitive; the last word matches
+	// as a prefix unless a space follows it).
+	Query string
+	Tag   string            // videos with this tag (case-insensitive)
+	Meta  map[string]string // videos with these metadata values
+	// CreatedAfter and CreatedBefore bound createdAt (zero: no bound).
+	CreatedAfter, CreatedBefore time.Time
+	Oldest                      bool   // oldest first (default newest first)
+	Cursor                      string // a page's NextCursor: the page after it
 }
 
 func (o ListOptions) query() url.Values {
@@ -123,48 +133,85 @@ func (o ListOptions) query() url.Values {
 	if o.Offset != 0 {
 		q.Set("offset", strconv.Itoa(o.Offset))
 	}
+	if o.Query != "" {
+		q.Set("q", o.Query)
+	}
+	if o.Tag != "" {
+		q.Set("tag", o.Tag)
+	}
+	for k, v := range o.Meta {
+		q.Set("metadata["+k+"]", v)
+	}
+	if !o.CreatedAfter.IsZero() {
+		q.Set("createdAfter", formatTime(o.CreatedAfter))
+	}
+	if !o.CreatedBefore.IsZero() {
+		q.Set("createdBefore", formatTime(o.CreatedBefore))
+	}
+	if o.Oldest {
+		q.Set("sort", "oldest")
+	}
+	if o.Cursor != "" {
+		q.Set("cursor", o.Cursor)
+	}
 	return q
 }
 
-// Videos lists one page of videos, newest first.
-func (c *Client) Videos(ctx context.Context, o ListOptions) ([]Video, error) {
-	var out struct {
-		Videos []Video `json:"videos"`
-	}
-	return out.Videos, c.get(ctx, "/videos", o.query(), &out)
+// VideoPage is one page of a listing; NextCursor ("" on the last page)
+// gives the next (ListOptions.Cursor).
+type VideoPage struct {
+	Videos     []Video
+	NextCursor string
 }
 
-// AllVideos iterates over every video that matches o's filters, newest
-// first, a page (o.Limit, default 100) at a time from o.Offset. The API
-// pages by offset: a video uploaded during the iteration shifts the
-// pages, so a video already yielded is skipped when it shows up again,
-// and one deleted meanwhile may make the next page skip a video. An error
-// ends the iteration (it is yielded with a zero Video).
+// Videos lists one page of videos, newest first (ListOptions.Oldest:
+// oldest first).
+func (c *Client) Videos(ctx context.Context, o ListOptions) ([]Video, error) {
+	p, err := c.VideosPage(ctx, o)
+	return p.Videos, err
+}
+
+// VideosPage lists one page of videos, with the cursor of the next.
+func (c *Client) VideosPage(ctx context.Context, o ListOptions) (VideoPage, error) {
+	var out struct {
+		Videos     []Video `json:"videos"`
+		NextCursor *string `json:"nextCursor"`
+	}
+	if err := c.get(ctx, "/videos", o.query(), &out); err != nil {
+		return VideoPage{}, err
+	}
+	p := VideoPage{Videos: out.Videos}
+	if out.NextCursor != nil {
+		p.NextCursor = *out.NextCursor
+	}
+	return p, nil
+}
+
+// AllVideos iterates over every video that matches o's filters, in o's
+// order, a page (o.Limit, default 100) at a time, from o.Offset (or
+// o.Cursor): the pages follow each other by cursor, so a video uploaded
+// or deleted during the iteration neither repeats nor hides another. An
+// error ends the iteration (it is yielded with a zero Video).
 func (c *Client) AllVideos(ctx context.Context, o ListOptions) iter.Seq2[Video, error] {
 	if o.Limit == 0 {
 		o.Limit = 100
 	}
 	return func(yield func(Video, error) bool) {
-		seen := map[string]bool{}
 		for {
-			page, err := c.Videos(ctx, o)
+			page, err := c.VideosPage(ctx, o)
 			if err != nil {
 				yield(Video{}, err)
 				return
 			}
-			for _, v := range page {
-				if seen[v.ID] {
-					continue
-				}
-				seen[v.ID] = true
+			for _, v := range page.Videos {
 				if !yield(v, nil) {
 					return
 				}
 			}
-			if len(page) < o.Limit {
+			if page.NextCursor == "" {
 				return
 			}
-			o.Offset += len(page)
+			o.Cursor, o.Offset = page.NextCursor, 0
 		}
 	}
 }

@@ -166,6 +166,13 @@ func TestAPIRoutesStayTheAPIs(t *testing.T) {
 		if r.status != want {
 			t.Errorf("GET %s: %d, want %d", p, r.status, want)
 		}
+		if strings.HasPrefix(p, "/play/") {
+			// The player's pages answer people: HTML, as the API serves them.
+			if !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") || !strings.Contains(r.body, "Video not found") {
+				t.Errorf("GET %s: %s, not the player's own 404 page", p, r.header.Get("Content-Type"))
+			}
+			continue
+		}
 		if r.status == 404 || r.status == 401 {
 			if !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
 				t.Errorf("GET %s: %s, not the API's JSON error", p, r.header.Get("Content-Type"))

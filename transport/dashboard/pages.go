@@ -2,6 +2,8 @@ package dashboard
 
 import (
 	"errors"
+	"fmt"
+	"html"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -114,28 +116,30 @@ type VideosPage struct {
 	Collections []wire.Collection
 	Collection  string // the filter
 	Status      string // the filter
+	Search      string // the words searched for (q)
+	Tag         string // the filter
 	Statuses    []domain.Status
-	Offset      int
-	Next, Prev  string // page links, "" when none
+	Next, First string // page links, "" when none
 	Query       string // the /v1/videos query the page polls
 }
 
 func (d *Dashboard) videos(w http.ResponseWriter, r *http.Request, me identity) error {
 	q := r.URL.Query()
-	p := VideosPage{Collection: q.Get("collection"), Status: q.Get("status"), Statuses: statuses}
-	if off, err := strconv.Atoi(q.Get("offset")); err == nil && off > 0 {
-		p.Offset = off
-	}
+	p := VideosPage{Collection: q.Get("collection"), Status: q.Get("status"), Search: q.Get("q"), Tag: q.Get("tag"), Statuses: statuses}
 	const limit = 50
+	filters := url.Values{}
+	for k, v := range map[string]string{"collection": p.Collection, "status": p.Status, "q": p.Search, "tag": p.Tag} {
+		if v != "" {
+			filters.Set(k, v)
+		}
+	}
 	api := url.Values{"limit": {strconv.Itoa(limit)}}
-	if p.Collection != "" {
-		api.Set("collection", p.Collection)
+	for k, v := range filters {
+		api[k] = v
 	}
-	if p.Status != "" {
-		api.Set("status", p.Status)
-	}
-	if p.Offset > 0 {
-		api.Set("offset", strconv.Itoa(p.Offset))
+	cursor := q.Get("cursor")
+	if cursor != "" {
+		api.Set("cursor", cursor)
 	}
 	p.Query = api.Encode()
 	var list wire.Videos
@@ -152,27 +156,24 @@ func (d *Dashboard) videos(w http.ResponseWriter, r *http.Request, me identity) 
 		return err
 	}
 	p.Videos, p.Collections = list.Videos, colls.Collections
-	page := func(off int) string {
+	page := func(cursor string) string {
 		v := url.Values{}
-		if p.Collection != "" {
-			v.Set("collection", p.Collection)
+		for k, vals := range filters {
+			v[k] = vals
 		}
-		if p.Status != "" {
-			v.Set("status", p.Status)
-		}
-		if off > 0 {
-			v.Set("offset", strconv.Itoa(off))
+		if cursor != "" {
+			v.Set("cursor", cursor)
 		}
 		if len(v) == 0 {
 			return "/"
 		}
 		return "/?" + v.Encode()
 	}
-	if len(p.Videos) == limit {
-		p.Next = page(p.Offset + limit)
+	if list.NextCursor != nil {
+		p.Next = page(*list.NextCursor)
 	}
-	if p.Offset > 0 {
-		p.Prev = page(max(0, p.Offset-limit))
+	if cursor != "" {
+		p.First = page("")
 	}
 	d.render(w, r, http.StatusOK, "videos", view{Title: "Videos", Nav: "videos", Me: me, Data: p})
 	return nil
@@ -187,6 +188,9 @@ func (d *Dashboard) withNotice(w http.ResponseWriter, r *http.Request, me identi
 type VideoPage struct {
 	Video  wire.Video
 	Events []wire.Event
+	// EmbedCode is the iframe of a public video's /embed ("" for a signed
+	// one).
+	EmbedCode string
 }
 
 func (d *Dashboard) video(w http.ResponseWriter, r *http.Request, me identity) error {
@@ -200,7 +204,15 @@ func (d *Dashboard) video(w http.ResponseWriter, r *http.Request, me identity) e
 		return err
 	}
 	p.Events = ev.Events
-	d.render(w, r, http.StatusOK, "video", view{Title: p.Video.Filename, Nav: "videos", Me: me, Data: p})
+	if p.Video.PlaybackPolicy.OrPublic() == domain.PlaybackPublic {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		p.EmbedCode = fmt.Sprintf(`<iframe src="%s://%s/embed/%s" width="640" height="360" title="%s" frameborder="0" allow="autoplay; fullscreen; picture-in-picture" allowfullscreen></iframe>`,
+			scheme, r.Host, p.Video.ID, html.EscapeString(p.Video.Title))
+	}
+	d.render(w, r, http.StatusOK, "video", view{Title: p.Video.Title, Nav: "videos", Me: me, Data: p})
 	return nil
 }
 
@@ -282,7 +294,7 @@ func (d *Dashboard) webhooks(w http.ResponseWriter, r *http.Request, me identity
 	if err := d.get(r, "/v1/webhooks", &list); err != nil {
 		return err
 	}
-	p := WebhooksPage{Webhooks: list.Webhooks, Events: []string{domain.EventVideoCompleted, domain.EventVideoFailed, domain.EventVideoPlayable}}
+	p := WebhooksPage{Webhooks: list.Webhooks, Events: domain.EventKinds}
 	d.render(w, r, http.StatusOK, "webhooks", view{Title: "Webhooks", Nav: "webhooks", Me: me, Data: p})
 	return nil
 }

@@ -120,7 +120,7 @@ func TestPagesOfOneAccount(t *testing.T) {
 	keyOfA, keyOfB := keyIDs(t, ana, k)[0], keyIDs(t, bob, k)[0]
 
 	pages := map[string]string{
-		"/":                  "acme-&lt;img src=x onerror=alert(1)&gt;.mp4",
+		"/":                  "acme-&lt;img src=x onerror=alert(1)&gt;", // its title: the filename without .mp4
 		"/?collection=main":  "Main of acme",
 		"/?status=PENDING":   "<h1>Videos</h1>",
 		"/videos/" + videoA:  "acme-&lt;img src=x onerror=alert(1)&gt;.mp4",

@@ -90,6 +90,7 @@ var funcs = template.FuncMap{
 	},
 	// pair passes three values to a sub-template.
 	"pair": func(a, b, c string) struct{ A, B, C string } { return struct{ A, B, C string }{a, b, c} },
+	"join": strings.Join,
 }
 
 func formatBytes(n int64) string {

@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/transport/httpapi/probes"
@@ -35,3 +37,10 @@ func (h adminHost) Settle(r *http.Request, seq uint64)  { h.s.settle(r, seq) }
 func (h adminHost) WriteFault() error                   { return h.s.writeFault() }
 
 func (h adminHost) Checks() []probes.Check { return h.s.readyChecks() }
+
+func (h adminHost) KeyLastUsed(ctx context.Context, keyIDs []string) (map[string]time.Time, error) {
+	if h.s.cfg.Users == nil {
+		return nil, nil
+	}
+	return h.s.cfg.Users.KeyLastUsed(ctx, keyIDs)
+}

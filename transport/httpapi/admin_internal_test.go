@@ -461,3 +461,25 @@ func TestAccountUsageAfterUploadsAndDeletes(t *testing.T) {
 		t.Fatalf("admin view: %+v", got)
 	}
 }
+
+// The operator's list of an account's keys says when each was last used,
+// as the account's own list does.
+func TestAdminKeysShowLastUse(t *testing.T) {
+	a := newAdminAPI(t, withUsers(t))
+	key := a.account("acme", domain.PlanPro)
+	type listed struct {
+		Data []struct {
+			ID         string
+			LastUsedAt *string
+		}
+	}
+	r := decodeBody[listed](t, a.do("GET", "/v1/admin/accounts/acme/keys", testAdminToken, ""))
+	if len(r.Data) != 1 {
+		t.Fatalf("keys: %+v", r)
+	}
+	wantCode(t, a.do("GET", "/v1/videos", key, ""), 200)
+	eventstoretest.Eventually(t, "the key's use in the operator's list", func() bool {
+		r = decodeBody[listed](t, a.do("GET", "/v1/admin/accounts/acme/keys", testAdminToken, ""))
+		return len(r.Data) == 1 && r.Data[0].LastUsedAt != nil
+	})
+}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/transport/httpapi"
 )
 
@@ -91,7 +92,7 @@ func rawHeaders(t *testing.T, rawURL, key string) string {
 
 func TestRateLimit(t *testing.T) {
 	t.Parallel()
-	clk := &fixedClock{now: time.Date(2026, 11, 22, 12, 0, 10, 0, time.UTC)}
+	clk := eventstoretest.NewClock(time.Date(2026, 11, 22, 12, 0, 10, 0, time.UTC))
 	a := startAPI(t, func(c *httpapi.Config) { c.Now = clk.Now })
 	key := a.Account("free", domain.PlanFree)
 	second, _ := a.issueKey(t, "free", "second") // all keys share the account's budget

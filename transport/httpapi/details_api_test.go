@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -182,4 +183,96 @@ func manyKeys(n int) string {
 		parts = append(parts, `"k`+strings.Repeat("x", i)+`":"v"`)
 	}
 	return strings.Join(parts, ",")
+}
+
+// GET /v1/videos finds videos by their words, tags and metadata, and
+// pages by cursor; every bad parameter is a 400 naming it.
+func TestSearchAndCursors(t *testing.T) {
+	t.Parallel()
+	a := startAPI(t)
+	key := a.Account("acme", domain.PlanPro)
+	other := a.Account("other", domain.PlanPro)
+	for _, k := range []string{key, other} {
+		wantStatus(t, a.Do("POST", "/v1/collections", k, map[string]string{"slug": "main", "name": "Main"}), 201)
+	}
+	data := clip(t)
+	up := func(k, filename string, fields ...[2]string) string {
+		r := a.uploadWith(k, filename, data, fields...)
+		wantStatus(t, r, 202)
+		return r.JSON(t)["video"].(map[string]any)["id"].(string)
+	}
+	launch := up(key, "a.mp4", [2]string{"title", "Launch Talk"}, [2]string{"tags", "Keynote"}, [2]string{"metadata[order_id]", "A-42"})
+	cafe := up(key, "Café crème.mp4", [2]string{"description", "Über the talks"})
+	plain := up(key, "holiday.mov")
+	up(other, "launch.mp4", [2]string{"title", "Launch talk"}, [2]string{"tags", "keynote"}, [2]string{"metadata[order_id]", "A-42"})
+
+	ids := func(path string) []string {
+		t.Helper()
+		r := a.Do("GET", path, key, nil)
+		wantStatus(t, r, 200)
+		var out []string
+		for _, v := range r.JSON(t)["videos"].([]any) {
+			out = append(out, v.(map[string]any)["id"].(string))
+		}
+		return out
+	}
+	for path, want := range map[string][]string{
+		"/v1/videos?q=launch":                       {launch},
+		"/v1/videos?q=TALK+":                        {launch},       // a whole word: not "talks"
+		"/v1/videos?q=tal":                          {cafe, launch}, // prefix: talk, talks
+		"/v1/videos?q=tal%20":                       nil,            // a whole word now
+		"/v1/videos?q=cafe+uber":                    {cafe},
+		"/v1/videos?q=.*(cafe)%5B%5D":               {cafe},
+		"/v1/videos?q=holiday":                      {plain},
+		"/v1/videos?tag=keynote":                    {launch},
+		"/v1/videos?metadata%5Border_id%5D=A-42":    {launch},
+		"/v1/videos?metadata%5Border_id%5D=A-4":     nil,
+		"/v1/videos?sort=oldest":                    {launch, cafe, plain},
+		"/v1/videos":                                {plain, cafe, launch},
+		"/v1/videos?q=talk&tag=keynote&sort=newest": {launch},
+		"/v1/videos?createdAfter=2000-01-01T00:00:00Z&createdBefore=2999-01-01T00:00:00.5Z": {plain, cafe, launch},
+		"/v1/videos?createdBefore=2000-01-01T00:00:00Z":                                     nil,
+	} {
+		if got := ids(path); !slices.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", path, got, want)
+		}
+	}
+
+	// Cursors walk without repeats; the last page has none.
+	r := a.Do("GET", "/v1/videos?limit=2", key, nil).JSON(t)
+	next, _ := r["nextCursor"].(string)
+	if len(r["videos"].([]any)) != 2 || next == "" {
+		t.Fatalf("first page: %v", r)
+	}
+	r = a.Do("GET", "/v1/videos?limit=2&cursor="+next, key, nil).JSON(t)
+	if vs := r["videos"].([]any); len(vs) != 1 || vs[0].(map[string]any)["id"] != launch || r["nextCursor"] != nil {
+		t.Fatalf("second page: %v", r)
+	}
+	// Another account with the same cursor sees only its own videos.
+	r = a.Do("GET", "/v1/videos?limit=2&cursor="+next, other, nil).JSON(t)
+	for _, v := range r["videos"].([]any) {
+		if id := v.(map[string]any)["id"]; id == launch || id == cafe || id == plain {
+			t.Fatalf("another account's cursor page shows %v", id)
+		}
+	}
+
+	for path, want := range map[string]string{
+		"/v1/videos?q=" + strings.Repeat("a", 201):  "at most 200",
+		"/v1/videos?q=...":                          "no words",
+		"/v1/videos?q=a+b+c+d+e+f+g+h+i":            "at most 8 words",
+		"/v1/videos?tag=" + strings.Repeat("t", 41): "tag",
+		"/v1/videos?metadata%5Bno+space%5D=1":       "metadata filter",
+		"/v1/videos?metadata%5Ba%5D=":               "metadata[a]",
+		"/v1/videos?createdAfter=yesterday":         "createdAfter",
+		"/v1/videos?sort=title":                     "sort",
+		"/v1/videos?cursor=forged":                  "cursor",
+		"/v1/videos?cursor=" + next + "&q=talk":     "another query",
+		"/v1/videos?cursor=AAAAAAAAAAAAAAAAAAAAAA":  "cursor",
+		"/v1/videos?collection=main&cursor=" + next: "another query",
+	} {
+		r := a.Do("GET", path, key, nil)
+		if r.Status != 400 || !strings.Contains(string(r.Body), want) {
+			t.Errorf("%s: %d %s (want 400 naming %q)", path, r.Status, r.Body, want)
+		}
+	}
 }

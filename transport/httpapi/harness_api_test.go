@@ -3,15 +3,9 @@ package httpapi_test
 import (
 	"context"
 	"crypto/rand"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
@@ -41,21 +35,16 @@ func startAPI(t *testing.T, configure ...func(*httpapi.Config)) api {
 
 // testPlans are the default plans with small upload limits, so size
 // checks need only small files: 256 KiB, 512 MiB on business.
-func testPlans() domain.Plans {
-	p := domain.DefaultPlans()
-	for name, l := range p {
-		l.MaxUploadBytes = 256 << 10
-		if name == domain.PlanBusiness {
-			l.MaxUploadBytes = 512 << 20
-		}
-		p[name] = l
-	}
-	return p
-}
+var testPlans = httpapitest.SmallPlans
 
 var (
 	wantStatus = httpapitest.WantStatus
 	wantError  = httpapitest.WantError
+	// clip is a real 1 s 320x180 MP4 made by ffmpeg, once per test binary.
+	clip = httpapitest.Clip
+	// streamingUpload builds a multipart body of size bytes generated on
+	// the fly, so the test itself holds no copy of the file.
+	streamingUpload = httpapitest.StreamingUpload
 )
 
 // issueKey gives the account another API key, as `kino keys create`
@@ -105,61 +94,8 @@ func (a api) events(t *testing.T, filter, s string) int {
 	return n
 }
 
-var (
-	clipOnce sync.Once
-	clipData []byte
-	clipErr  error
-)
-
-// clip is a real 1 s 320x180 MP4 made by ffmpeg, once per test binary.
-func clip(t *testing.T) []byte {
-	t.Helper()
-	clipOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "kino-clip")
-		if err != nil {
-			clipErr = err
-			return
-		}
-		defer os.RemoveAll(dir)
-		path := filepath.Join(dir, "clip.mp4")
-		out, err := exec.Command("ffmpeg", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25",
-			"-t", "1", "-pix_fmt", "yuv420p", path).CombinedOutput()
-		if err != nil {
-			clipErr = fmt.Errorf("ffmpeg: %v: %s", err, out)
-			return
-		}
-		clipData, clipErr = os.ReadFile(path)
-	})
-	if clipErr != nil {
-		t.Fatal(clipErr)
-	}
-	return clipData
-}
-
-// fixedClock is the API's clock where a test sets the time.
-type fixedClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fixedClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fixedClock) Set(t time.Time) {
-	c.mu.Lock()
-	c.now = t
-	c.mu.Unlock()
-}
-
 // videoFields are the fields of a Video: spec §2's and kino's additions.
-var videoFields = []string{"id", "filename", "status", "duration", "originalSize", "processedSize", "playlistUrl",
-	"thumbnailUrl", "previewUrl", "resolutions", "errorMessage", "collection", "createdAt", "updatedAt",
-	"progress", // progress and the rest are kino's additions to spec §2
-	"playbackPolicy", "storyboardUrl", "downloadUrl", "speed", "eta", "queuePosition",
-	"title", "description", "tags", "metadata"}
+var videoFields = httpapitest.VideoFields
 
 func keys(m map[string]any) []string {
 	out := make([]string, 0, len(m))
@@ -170,11 +106,5 @@ func keys(m map[string]any) []string {
 	return out
 }
 
-func checkTimestamp(t *testing.T, name string, v any) {
-	t.Helper()
-	s, _ := v.(string)
-	ts, err := time.Parse(domain.TimeFormat, s)
-	if err != nil || !strings.HasSuffix(s, "Z") || len(s) != len("2006-01-02T15:04:05.000Z") || ts.IsZero() {
-		t.Fatalf("%s = %v: want ISO 8601 UTC with milliseconds", name, v)
-	}
-}
+// checkTimestamp checks that a field is an ISO 8601 UTC time with milliseconds.
+var checkTimestamp = httpapitest.WantTimestamp

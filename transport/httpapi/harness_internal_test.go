@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -28,6 +25,7 @@ import (
 	"github.com/kino-video/kino/transport/httpapi/admin"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/seal"
+	"github.com/kino-video/kino/transport/tus/tustest"
 )
 
 // testAPI is the API on real dependencies: an embedded JetStream server
@@ -41,7 +39,7 @@ type testAPI struct {
 	proj  *projections.Projector
 	media *media.Dir
 	dir   string // the media directory
-	clock *testClock
+	clock *eventstoretest.Clock
 	nats  *natsserver.Embedded
 	// natsDir holds the NATS store, to restart the server on.
 	natsDir string
@@ -65,23 +63,6 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
-}
-
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
 }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -160,7 +141,7 @@ func newTestAPIOn(t *testing.T, nats *natsserver.Embedded, natsDir string, store
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := &testClock{t: time.Date(2026, 11, 22, 12, 0, 10, 0, time.UTC)}
+	clk := eventstoretest.NewClock(time.Date(2026, 11, 22, 12, 0, 10, 0, time.UTC))
 	key, err := seal.LoadOrCreate(filepath.Join(t.TempDir(), "secret.key"))
 	if err != nil {
 		t.Fatal(err)
@@ -210,6 +191,30 @@ func withObjects(t *testing.T, c *Config, store *eventstore.Store) {
 	c.Media, c.Uploads.TusDir = m, filepath.Join(local, ".tus")
 }
 
+// node is another API node on a's configuration (its store, read model
+// and directories), served until the test ends.
+func (a *testAPI) node() (*Server, *httptest.Server) {
+	a.t.Helper()
+	s, err := New(a.s.cfg)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	a.t.Cleanup(srv.Close)
+	return s, srv
+}
+
+// restart serves the API from a new Server on the same configuration, as
+// a restarted process would, stops the old one's listener and returns the
+// new Server.
+func (a *testAPI) restart() *Server {
+	a.t.Helper()
+	s, srv := a.node()
+	a.srv.Close()
+	a.srv = srv
+	return s
+}
+
 // settle waits until the read models hold seq.
 func (a *testAPI) settle(seq uint64) {
 	a.t.Helper()
@@ -252,34 +257,29 @@ type response struct {
 	close  bool // the server closes the connection after it
 }
 
-func (a *testAPI) request(req *http.Request, key string) response {
-	a.t.Helper()
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		a.t.Fatalf("%s %s: %v", req.Method, req.URL, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	return response{status: resp.StatusCode, header: resp.Header, body: b, close: resp.Close}
+// tus is r as a tus client's answer, for its checks.
+func (r response) tus() tustest.Response {
+	return tustest.Response{Status: r.status, Header: r.header, Body: r.body, Close: r.close}
 }
 
+// tus is a client of the running server: tus requests and the others.
+func (a *testAPI) tus() *tustest.Client { return &tustest.Client{T: a.t, URL: a.srv.URL} }
+
+// fromTus is a tus client's answer as the other helpers' answers.
+func fromTus(r tustest.Response) response {
+	return response{status: r.Status, header: r.Header, body: r.Body, close: r.Close}
+}
+
+// request sends req with key as its bearer token (none when empty).
+func (a *testAPI) request(req *http.Request, key string) response {
+	a.t.Helper()
+	return fromTus(a.tus().Send(req, key))
+}
+
+// do sends method to path with body (none when empty) as it is.
 func (a *testAPI) do(method, path, key, body string) response {
 	a.t.Helper()
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, a.srv.URL+path, r)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	return a.request(req, key)
+	return fromTus(a.tus().Do(method, path, key, body))
 }
 
 // upload posts a multipart upload of file named filename into "main".
@@ -305,38 +305,14 @@ func (a *testAPI) upload(key, filename string, file []byte) response {
 // incoming lists what lies in the media directory's upload area.
 func (a *testAPI) incoming() []string {
 	a.t.Helper()
-	es, err := os.ReadDir(filepath.Join(a.dir, ".incoming"))
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
+	return tustest.Files(a.t, filepath.Join(a.dir, ".incoming"))
 }
 
 // wantError checks an error answer: status, label, and a body of exactly
 // {error, message} with a message.
 func wantError(t *testing.T, r response, status int, label string) map[string]any {
 	t.Helper()
-	if r.status != status {
-		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(r.body, &m); err != nil {
-		t.Fatalf("error body is not JSON: %v: %s", err, r.body)
-	}
-	if m["error"] != label {
-		t.Fatalf("error %q, want %q: %s", m["error"], label, r.body)
-	}
-	if msg, _ := m["message"].(string); msg == "" || len(m) != 2 {
-		t.Fatalf("error body must be exactly {error, message}: %s", r.body)
-	}
-	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		t.Fatalf("error Content-Type %q", ct)
-	}
-	return m
+	return tustest.WantError(t, r.tus(), status, label)
 }
 
 // replayFunc is a Replayer for tests of the admin route.

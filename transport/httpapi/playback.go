@@ -15,6 +15,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/httpapi/player"
 	"github.com/kino-video/kino/transport/httpapi/respond"
 	"github.com/kino-video/kino/transport/playback"
 	"github.com/kino-video/kino/transport/tus"
@@ -286,15 +287,14 @@ func applySettings(u uploadSettings, c projections.Collection) (domain.PlaybackP
 	return policy, download
 }
 
-// playTokenURLs passes /play's ?token= on to the media URLs its player
-// loads, so an embed of a signed video plays (/cdn checks the token; a
-// malformed one is not passed on).
-func playTokenURLs(r *http.Request, v *wire.Video) {
-	token := r.URL.Query().Get("token")
+// withToken passes a page's ?token= on to the media URLs its player
+// loads, so a page or an embed of a signed video plays (/cdn checks the
+// token; a malformed one is not passed on).
+func withToken(v *wire.Video, token string) {
 	if !playback.Plausible(token) {
 		return
 	}
-	for _, u := range []**string{&v.PlaylistURL, &v.ThumbnailURL} {
+	for _, u := range []**string{&v.PlaylistURL, &v.ThumbnailURL, &v.StoryboardURL} {
 		if *u != nil {
 			*u = ptr(**u + "?token=" + token)
 		}
@@ -311,22 +311,32 @@ func truncateString(s string, n int) string {
 // playHost gives package player the video a public page shows.
 type playHost struct{ s *Server }
 
-// PlayVideo is the live video named by {id} with its media URLs. A signed
-// video's page shows nothing (not even its name) to a visitor without a
-// valid token. An origin-bound token is checked for its origin by the
-// media requests, not here: a page's own request names no origin.
-func (h playHost) PlayVideo(r *http.Request) (wire.Video, error) {
+// PageVideo is live video id with its media URLs. A signed video's page
+// shows nothing (not even its title) to a visitor without a valid token.
+// An origin-bound token is checked for its origin by the media requests,
+// not here: a page's own request names no origin.
+func (h playHost) PageVideo(r *http.Request, id, token string) (player.Video, error) {
 	s := h.s
-	v, err := s.videoVar(r)
+	if !domain.ValidID(id) {
+		return player.Video{}, errNotFound("video")
+	}
+	v, ok, err := s.cfg.DB.Video(id)
 	if err != nil {
-		return wire.Video{}, err
+		return player.Video{}, err
+	}
+	if !ok {
+		return player.Video{}, errNotFound("video")
 	}
 	if v.PlaybackPolicy.OrPublic() == domain.PlaybackSigned {
-		if _, err := s.tokens.Verify(v.ID, v.Account, r.URL.Query().Get("token")); err != nil {
-			return wire.Video{}, err
+		if _, err := s.tokens.Verify(v.ID, v.Account, token); err != nil {
+			return player.Video{}, err
 		}
 	}
 	res := s.renderVideo(r, v)
-	playTokenURLs(r, &res)
-	return res, nil
+	if token != "" {
+		withToken(&res, token)
+	}
+	return player.Video{Video: res, Width: v.Width, Height: v.Height}, nil
 }
+
+func (h playHost) Origin(r *http.Request) string { return h.s.origin(r) }

@@ -21,44 +21,11 @@ import (
 func TestRateLimitAcrossWindowBoundary(t *testing.T) {
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanFree)
-	var ok, limited atomic.Int64
-	burst := func(at time.Time) {
-		a.clock.Set(at)
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := 0; i < 100; i++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				req, _ := http.NewRequest("GET", a.srv.URL+"/v1/videos", nil)
-				req.Header.Set("Authorization", "Bearer "+key)
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				resp.Body.Close()
-				switch resp.StatusCode {
-				case 200:
-					ok.Add(1)
-				case 429:
-					limited.Add(1)
-					if resp.Header.Get("Retry-After") == "" || resp.Header.Get("X-RateLimit-Remaining") != "0" {
-						t.Errorf("429 headers: %v", resp.Header)
-					}
-				default:
-					t.Errorf("status %d", resp.StatusCode)
-				}
-			}()
-		}
-		close(start)
-		wg.Wait()
-	}
-	burst(time.Date(2026, 11, 22, 12, 1, 59, 500e6, time.UTC))
-	burst(time.Date(2026, 11, 22, 12, 2, 0, 500e6, time.UTC))
-	if ok.Load() != 60 || limited.Load() != 140 {
-		t.Fatalf("%d allowed, %d limited across the boundary; want 60 and 140", ok.Load(), limited.Load())
+	urls := []string{a.srv.URL}
+	ok1, limited1 := a.burst(time.Date(2026, 11, 22, 12, 1, 59, 500e6, time.UTC), key, urls)
+	ok2, limited2 := a.burst(time.Date(2026, 11, 22, 12, 2, 0, 500e6, time.UTC), key, urls)
+	if ok, limited := ok1+ok2, limited1+limited2; ok != 60 || limited != 140 {
+		t.Fatalf("%d allowed, %d limited across the boundary; want 60 and 140", ok, limited)
 	}
 	// A minute after the first burst the budget is back.
 	a.clock.Set(time.Date(2026, 11, 22, 12, 2, 59, 500e6, time.UTC))
@@ -69,6 +36,47 @@ func TestRateLimitAcrossWindowBoundary(t *testing.T) {
 	if reset := r.header.Get("X-RateLimit-Reset"); reset != strconv.FormatInt(time.Date(2026, 11, 22, 12, 3, 59, 500e6, time.UTC).Unix()+1, 10) {
 		t.Fatalf("X-RateLimit-Reset %s", reset)
 	}
+}
+
+// burst sends 100 requests of key (GET /v1/videos) at once at time at on
+// the API's clock, spread over the nodes at urls in turn, and counts those
+// allowed and those limited (whose headers it checks).
+func (a *testAPI) burst(at time.Time, key string, urls []string) (ok, limited int64) {
+	a.t.Helper()
+	t := a.t
+	var oks, limits atomic.Int64
+	a.clock.Set(at)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := 0; i < 100; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			req, _ := http.NewRequest("GET", urls[i%len(urls)]+"/v1/videos", nil)
+			req.Header.Set("Authorization", "Bearer "+key)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			switch resp.StatusCode {
+			case 200:
+				oks.Add(1)
+			case 429:
+				limits.Add(1)
+				if resp.Header.Get("Retry-After") == "" || resp.Header.Get("X-RateLimit-Remaining") != "0" {
+					t.Errorf("429 headers: %v", resp.Header)
+				}
+			default:
+				t.Errorf("status %d", resp.StatusCode)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return oks.Load(), limits.Load()
 }
 
 // Requests without a valid key count against their client address: past

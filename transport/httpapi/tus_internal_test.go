@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -26,116 +25,87 @@ import (
 	"github.com/kino-video/kino/transport/diskspace"
 	"github.com/kino-video/kino/transport/httpapi/respond"
 	"github.com/kino-video/kino/transport/tus"
+	"github.com/kino-video/kino/transport/tus/tustest"
 )
 
 // tusReq sends a tus request: Tus-Resumable is set unless hdr says
 // otherwise ("" removes it).
 func (a *testAPI) tusReq(method, path, key string, hdr map[string]string, body []byte) response {
 	a.t.Helper()
-	var r io.Reader
-	if body != nil {
-		r = bytes.NewReader(body)
-	}
-	url := path
-	if strings.HasPrefix(path, "/") {
-		url = a.srv.URL + path
-	}
-	req, err := http.NewRequest(method, url, r)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	req.Header.Set("Tus-Resumable", "1.0.0")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/offset+octet-stream")
-	}
-	for k, v := range hdr {
-		if v == "" {
-			req.Header.Del(k)
-		} else {
-			req.Header.Set(k, v)
-		}
-	}
-	return a.request(req, key)
-}
-
-func tusMeta(pairs ...string) string {
-	var out []string
-	for i := 0; i+1 < len(pairs); i += 2 {
-		out = append(out, pairs[i]+" "+base64.StdEncoding.EncodeToString([]byte(pairs[i+1])))
-	}
-	return strings.Join(out, ",")
+	return fromTus(a.tus().Tus(method, path, key, hdr, body))
 }
 
 // tusCreate creates an upload of n bytes of clip.mp4 into main and
 // returns its path (the Location).
 func (a *testAPI) tusCreate(key string, n int) string {
 	a.t.Helper()
-	r := a.tusReq("POST", "/v1/uploads/tus", key, map[string]string{
-		"Upload-Length": strconv.Itoa(n), "Upload-Metadata": tusMeta("filename", "clip.mp4", "collection", "main")}, nil)
-	if r.status != 201 {
-		a.t.Fatalf("create: %d %s", r.status, r.body)
-	}
-	loc := r.header.Get("Location")
-	if !strings.HasPrefix(loc, "/v1/uploads/tus/") || r.header.Get("Upload-Offset") != "" && r.header.Get("Upload-Offset") != "0" {
-		a.t.Fatalf("create: Location %q, Upload-Offset %q", loc, r.header.Get("Upload-Offset"))
-	}
-	if r.header.Get("Tus-Resumable") != "1.0.0" || r.header.Get("Upload-Expires") == "" {
-		a.t.Fatalf("create: headers %v", r.header)
-	}
-	return loc
+	return a.tus().Create(key, n)
 }
 
+// tusPatch sends chunk at offset; hdr are more headers, name then value.
 func (a *testAPI) tusPatch(path, key string, offset int, chunk []byte, hdr ...string) response {
 	a.t.Helper()
-	h := map[string]string{"Upload-Offset": strconv.Itoa(offset)}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		h[hdr[i]] = hdr[i+1]
-	}
-	return a.tusReq("PATCH", path, key, h, chunk)
+	return fromTus(a.tus().Patch(path, key, offset, chunk, hdr...))
 }
 
+// tusOffset asks (HEAD) for an upload's offset.
 func (a *testAPI) tusOffset(path, key string) (int, response) {
 	a.t.Helper()
-	r := a.tusReq("HEAD", path, key, nil, nil)
-	n, _ := strconv.Atoi(r.header.Get("Upload-Offset"))
-	return n, r
+	n, r := a.tus().Offset(path, key)
+	return n, fromTus(r)
 }
 
 // tusFiles lists the tus directory.
 func (a *testAPI) tusFiles() []string {
 	a.t.Helper()
-	es, err := os.ReadDir(a.s.cfg.Uploads.TusDir)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
+	return tustest.Files(a.t, a.s.cfg.Uploads.TusDir)
 }
 
 // wantVideo checks that video id is readable by key, in main.
 func (a *testAPI) wantVideo(key, id, filename string) {
 	a.t.Helper()
-	r := a.do("GET", "/v1/videos/"+id, key, "")
-	if r.status != 200 {
-		a.t.Fatalf("GET video %s: %d %s", id, r.status, r.body)
-	}
-	var v struct {
-		ID, Filename, Status string
-		Collection           struct{ Slug string }
-	}
-	if err := json.Unmarshal(r.body, &v); err != nil {
-		a.t.Fatal(err)
-	}
-	if v.ID != id || v.Filename != filename || v.Collection.Slug != "main" {
-		a.t.Fatalf("video: %s", r.body)
-	}
+	a.tus().WantVideo(key, id, filename)
 }
 
-// clip is a file of n bytes that sniffs as MP4.
-func clip(n int) []byte { return video(n - 12) }
+var (
+	tusMeta = tustest.Meta
+	clip    = tustest.Clip
+)
+
+// tusStart creates an upload of file and sends its first n bytes.
+func (a *testAPI) tusStart(key string, file []byte, n int) string {
+	a.t.Helper()
+	loc := a.tusCreate(key, len(file))
+	if r := a.tusPatch(loc, key, 0, file[:n]); r.status != 204 {
+		a.t.Fatalf("PATCH: %d %s", r.status, r.body)
+	}
+	return loc
+}
+
+// heldPatch opens a connection to the API and sends the head of a PATCH
+// of size bytes at offset 0 to the upload at loc: the test writes the
+// body, or part of it. The connection is closed when the test ends.
+func (a *testAPI) heldPatch(loc, key string, size int) net.Conn {
+	a.t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(a.srv.URL, "http://"))
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	a.t.Cleanup(func() { conn.Close() })
+	fmt.Fprintf(conn, "PATCH %s HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nTus-Resumable: 1.0.0\r\n"+
+		"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", loc, key, size)
+	return conn
+}
+
+// wantOriginal checks that the media directory holds file as video id's
+// original.
+func (a *testAPI) wantOriginal(id string, file []byte) {
+	a.t.Helper()
+	got, err := os.ReadFile(filepath.Join(a.dir, id, "original.mp4"))
+	if err != nil || !bytes.Equal(got, file) {
+		a.t.Fatalf("stored original differs (%v)", err)
+	}
+}
 
 // A file sent in three chunks becomes the video the upload's URL names,
 // with the same record as a multipart upload, and leaves nothing behind.
@@ -168,10 +138,7 @@ func TestTusUploadInChunks(t *testing.T) {
 		t.Fatalf("last PATCH: %d %v %s", r.status, r.header, r.body)
 	}
 	a.wantVideo(key, id, "clip.mp4")
-	got, err := os.ReadFile(filepath.Join(a.dir, id, "original.mp4"))
-	if err != nil || !bytes.Equal(got, file) {
-		t.Fatalf("stored original differs (%v)", err)
-	}
+	a.wantOriginal(id, file)
 	if files := a.tusFiles(); len(files) != 1 || files[0] != id+".done" {
 		t.Fatalf("finished upload left %v, want its completion record only", files)
 	}
@@ -180,14 +147,7 @@ func TestTusUploadInChunks(t *testing.T) {
 // uploadTo is a multipart upload into collection slug.
 func (a *testAPI) uploadTo(key, slug, filename string, file []byte) response {
 	a.t.Helper()
-	body := "--B\r\nContent-Disposition: form-data; name=\"collection\"\r\n\r\n" + slug + "\r\n" +
-		"--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"" + filename + "\"\r\n\r\n" + string(file) + "\r\n--B--\r\n"
-	req, err := http.NewRequest("POST", a.srv.URL+"/v1/videos", strings.NewReader(body))
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "multipart/form-data; boundary=B")
-	return a.request(req, key)
+	return fromTus(a.tus().Multipart(key, slug, filename, file))
 }
 
 // An upload untouched for Uploads.TusExpiry answers 410 and is removed; the
@@ -228,10 +188,7 @@ func TestTusSurvivesRestart(t *testing.T) {
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanFree)
 	file := clip(4000)
-	loc := a.tusCreate(key, len(file))
-	if r := a.tusPatch(loc, key, 0, file[:2500]); r.status != 204 {
-		t.Fatalf("PATCH: %d", r.status)
-	}
+	loc := a.tusStart(key, file, 2500)
 	// A crash in the middle of a PATCH leaves unrecorded bytes: cut off.
 	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
 	f, err := os.OpenFile(filepath.Join(a.s.cfg.Uploads.TusDir, id+".bin"), os.O_WRONLY|os.O_APPEND, 0)
@@ -245,14 +202,7 @@ func TestTusSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s2, err := New(a.s.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv2 := httptest.NewServer(s2.Handler())
-	t.Cleanup(srv2.Close)
-	a.srv.Close()
-	a.srv = srv2
+	a.restart()
 	if off, r := a.tusOffset(loc, key); r.status != 200 || off != 2500 {
 		t.Fatalf("HEAD after restart: %d offset %d", r.status, off)
 	}
@@ -263,10 +213,7 @@ func TestTusSurvivesRestart(t *testing.T) {
 		t.Fatalf("PATCH after restart: %d %s", r.status, r.body)
 	}
 	a.wantVideo(key, id, "clip.mp4")
-	got, err := os.ReadFile(filepath.Join(a.dir, id, "original.mp4"))
-	if err != nil || !bytes.Equal(got, file) {
-		t.Fatalf("stored original differs (%v)", err)
-	}
+	a.wantOriginal(id, file)
 }
 
 // A new PATCH of an upload takes over from one still in flight (a dead
@@ -281,13 +228,7 @@ func TestTusConcurrentPatch(t *testing.T) {
 	loc := a.tusCreate(key, len(file))
 	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
 
-	conn, err := net.Dial("tcp", strings.TrimPrefix(a.srv.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "PATCH %s HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nTus-Resumable: 1.0.0\r\n"+
-		"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", loc, key, len(file))
+	conn := a.heldPatch(loc, key, len(file))
 	_, _ = conn.Write(file[:3000]) // then nothing: a connection gone dead
 	eventstoretest.Eventually(t, "the first PATCH to hold the upload and write its bytes", func() bool {
 		fi, err := os.Stat(a.s.tus.DataPath(id))
@@ -306,10 +247,7 @@ func TestTusConcurrentPatch(t *testing.T) {
 		t.Fatalf("resume: %d %s", r.status, r.body)
 	}
 	a.wantVideo(key, id, "clip.mp4")
-	got, err := os.ReadFile(filepath.Join(a.dir, id, "original.mp4"))
-	if err != nil || !bytes.Equal(got, file) {
-		t.Fatalf("stored original differs (%v)", err)
-	}
+	a.wantOriginal(id, file)
 }
 
 // The collection is checked again at the last byte, as for a multipart
@@ -428,9 +366,7 @@ func TestDirectUpload(t *testing.T) {
 
 func wantStatus(t *testing.T, r response, status int) {
 	t.Helper()
-	if r.status != status {
-		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
-	}
+	tustest.WantStatus(t, r.tus(), status)
 }
 
 func TestRedactPath(t *testing.T) {
@@ -548,10 +484,7 @@ func TestTusUploadIntoTheObjectStore(t *testing.T) {
 	a := newTestAPI(t, func(c *Config) { withObjects(t, c, c.Store.(*eventstore.Store)) })
 	key := a.account("acme", domain.PlanFree)
 	file := clip(5000)
-	loc := a.tusCreate(key, len(file))
-	if r := a.tusPatch(loc, key, 0, file[:2500]); r.status != 204 {
-		t.Fatalf("PATCH: %d %s", r.status, r.body)
-	}
+	loc := a.tusStart(key, file, 2500)
 	if r := a.tusPatch(loc, key, 2500, file[2500:]); r.status != 204 {
 		t.Fatalf("last PATCH: %d %s", r.status, r.body)
 	}
@@ -578,10 +511,7 @@ func TestTusCompleteButUnacceptedAtStart(t *testing.T) {
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanFree)
 	file := clip(3000)
-	loc := a.tusCreate(key, len(file))
-	if r := a.tusPatch(loc, key, 0, file[:2000]); r.status != 204 {
-		t.Fatalf("PATCH: %d", r.status)
-	}
+	loc := a.tusStart(key, file, 2000)
 	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
 	// What a crash after the last PATCH wrote, before the commit, leaves.
 	if err := os.WriteFile(filepath.Join(a.s.cfg.Uploads.TusDir, id+".bin"), file, 0o600); err != nil {
@@ -592,14 +522,7 @@ func TestTusCompleteButUnacceptedAtStart(t *testing.T) {
 	if err := a.s.tus.Save(u); err != nil {
 		t.Fatal(err)
 	}
-	s2, err := New(a.s.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv2 := httptest.NewServer(s2.Handler())
-	t.Cleanup(srv2.Close)
-	a.srv.Close()
-	a.srv = srv2
+	a.restart()
 	off, _ := a.tusOffset(loc, key)
 	if off != len(file)-1 {
 		t.Fatalf("offset after restart: %d, want %d", off, len(file)-1)
@@ -691,14 +614,7 @@ func TestTusCompletedUploadAnswersComplete(t *testing.T) {
 	wantStatus(t, a.tusReq("HEAD", "/v1/uploads/tus/"+did, other, nil, nil), 404)
 
 	// Kept through a restart, forgotten after the expiry.
-	s2, err := New(a.s.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv2 := httptest.NewServer(s2.Handler())
-	t.Cleanup(srv2.Close)
-	a.srv.Close()
-	a.srv, a.s = srv2, s2
+	a.s = a.restart()
 	if off, r := a.tusOffset(loc, key); r.status != 200 || off != 3000 {
 		t.Fatalf("HEAD of a finished upload after a restart: %d %d", r.status, off)
 	}
@@ -836,13 +752,7 @@ func TestSlowDripUploadsEnd(t *testing.T) {
 	file := clip(6000)
 	loc := a.tusCreate(key, len(file))
 	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
-	conn, err := net.Dial("tcp", strings.TrimPrefix(a.srv.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "PATCH %s HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nTus-Resumable: 1.0.0\r\n"+
-		"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", loc, key, len(file))
+	conn := a.heldPatch(loc, key, len(file))
 	_, _ = conn.Write(file[:3000])
 	eventstoretest.Eventually(t, "the PATCH to write its first bytes", func() bool {
 		fi, err := os.Stat(a.s.tus.DataPath(id))
@@ -1019,13 +929,7 @@ func TestTusStalledPatchAsksForARetry(t *testing.T) {
 			file := clip(6000)
 			loc := a.tusCreate(key, len(file))
 			id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
-			conn, err := net.Dial("tcp", strings.TrimPrefix(a.srv.URL, "http://"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			fmt.Fprintf(conn, "PATCH %s HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nTus-Resumable: 1.0.0\r\n"+
-				"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", loc, key, len(file))
+			conn := a.heldPatch(loc, key, len(file))
 			_, _ = conn.Write(file[:3000])
 			want := 3000
 			if tc.slow {
@@ -1117,13 +1021,7 @@ func TestTusStrayPatchDoesNotTakeOver(t *testing.T) {
 	file := clip(6000)
 	loc := a.tusCreate(key, len(file))
 	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
-	conn, err := net.Dial("tcp", strings.TrimPrefix(a.srv.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "PATCH %s HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nTus-Resumable: 1.0.0\r\n"+
-		"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", loc, key, len(file))
+	conn := a.heldPatch(loc, key, len(file))
 	_, _ = conn.Write(file[:3000])
 	eventstoretest.Eventually(t, "the PATCH to hold the upload and write its bytes", func() bool {
 		fi, err := os.Stat(a.s.tus.DataPath(id))

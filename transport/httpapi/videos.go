@@ -371,6 +371,9 @@ func copyLimited(dst io.Writer, src io.Reader, limit int64) (int64, error) {
 	return n, nil
 }
 
+// listVideos is GET /v1/videos: the spec's collection, status, limit and
+// offset, and kino's search (q, tag, metadata[<key>]), createdAfter,
+// createdBefore, sort and cursor pages (nextCursor).
 func (s *Server) listVideos(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	limit, err := atoiParam(r, "limit", 50, 1, 100)
@@ -381,21 +384,21 @@ func (s *Server) listVideos(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var status domain.Status
-	if raw, ok := q["status"]; ok {
-		if status, err = domain.ParseStatus(strings.Join(raw, ",")); err != nil {
-			return err
-		}
-	}
-	collection := q.Get("collection")
-	if _, ok := q["collection"]; ok && !domain.ValidSlug(collection) {
-		return errBadRequest("collection must be a collection slug matching ^[a-z0-9][a-z0-9-]{0,62}$ (got %q)", collection)
-	}
-	videos, err := s.cfg.DB.Videos(callerOf(r).Account, projections.VideoFilter{Collection: collection, Status: status, Limit: limit, Offset: offset})
+	vq, err := videoQuery(q)
 	if err != nil {
 		return err
 	}
-	respond.JSON(w, http.StatusOK, wire.Videos{Videos: s.renderVideos(r, videos)})
+	vq.Limit, vq.Offset = limit, offset
+	page, err := s.cfg.DB.QueryVideos(callerOf(r).Account, vq)
+	if err != nil {
+		return err
+	}
+	out := wire.Videos{Videos: s.renderVideos(r, page.Videos)}
+	if page.Next != 0 {
+		c := encodeCursor(page.Next, q)
+		out.NextCursor = &c
+	}
+	respond.JSON(w, http.StatusOK, out)
 	return nil
 }
 

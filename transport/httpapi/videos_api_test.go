@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"mime/multipart"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -258,36 +256,6 @@ func TestUploadBadInput(t *testing.T) {
 	if !slices.Equal(videos, []string{id}) {
 		t.Fatalf("media holds %v, want only %s", videos, id)
 	}
-}
-
-// streamingUpload builds a multipart body of size bytes generated on the
-// fly, so the test itself holds no copy of the file.
-func streamingUpload(collection, filename string, size int64) (io.Reader, string) {
-	head := httpapitest.MP4Box // passes the upload's container check
-	pr, pw := io.Pipe()
-	mw := multipart.NewWriter(pw)
-	go func() {
-		_ = mw.WriteField("collection", collection)
-		fw, err := mw.CreateFormFile("file", filename)
-		if err != nil {
-			pw.CloseWithError(err)
-			return
-		}
-		chunk := bytes.Repeat([]byte{0x42}, 64<<10)
-		if _, err := fw.Write(head); err != nil {
-			pw.CloseWithError(err)
-			return
-		}
-		for left := size - int64(len(head)); left > 0; left -= int64(len(chunk)) {
-			n := min(left, int64(len(chunk)))
-			if _, err := fw.Write(chunk[:n]); err != nil {
-				pw.CloseWithError(err)
-				return
-			}
-		}
-		pw.CloseWithError(mw.Close())
-	}()
-	return pr, mw.FormDataContentType()
 }
 
 func totalAlloc() uint64 {

@@ -51,7 +51,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 		return errBadRequest("url is required")
 	}
 	if body.Events == nil {
-		return errBadRequest("events is required: a non-empty list of %s, %s, %s", domain.EventVideoCompleted, domain.EventVideoFailed, domain.EventVideoPlayable)
+		return errBadRequest("events is required: a non-empty list of %s", strings.Join(domain.EventKinds, ", "))
 	}
 	secret, err := newWebhookSecret()
 	if err != nil {

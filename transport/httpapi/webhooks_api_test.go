@@ -46,7 +46,7 @@ func TestWebhookSubscriptions(t *testing.T) {
 		{"credentials in url", map[string]any{"url": "https://u:p@example.com/", "events": []string{"video.completed"}}},
 		{"no events", map[string]any{"url": "https://example.com/"}},
 		{"empty events", map[string]any{"url": "https://example.com/", "events": []string{}}},
-		{"unknown event", map[string]any{"url": "https://example.com/", "events": []string{"video.deleted"}}},
+		{"unknown event", map[string]any{"url": "https://example.com/", "events": []string{"video.removed"}}},
 		{"events not a list", map[string]any{"url": "https://example.com/", "events": "video.completed"}},
 		{"url not a string", map[string]any{"url": 5, "events": []string{"video.completed"}}},
 	} {

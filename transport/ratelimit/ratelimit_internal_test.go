@@ -25,42 +25,64 @@ func TestLimiterNeverExceedsLimitInAnyMinute(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, uint64(tc.limit)))
-			times := make([]time.Time, tc.n)
-			for i := range times {
-				if i%3 == 0 { // bursts just before and after each minute boundary
-					m := time.Duration(rng.IntN(5)+1) * time.Minute
-					times[i] = base.Add(m + time.Duration(rng.IntN(2000)-1000)*time.Millisecond)
-				} else {
-					times[i] = base.Add(time.Duration(rng.Int64N(int64(5 * time.Minute))))
-				}
-			}
-			sortTimes(times)
+			times := requestTimes(rng, base, tc.n)
 			l := New()
 			var allowed []time.Time
 			for _, now := range times {
-				d := l.Allow("acct", tc.limit, now)
-				if d.Allowed {
+				if wantDecision(t, l.Allow("acct", tc.limit, now), now, tc.limit) {
 					allowed = append(allowed, now)
-				} else if d.Retry <= 0 || d.Retry > Window {
-					t.Fatalf("refused at %v with retry %v", now, d.Retry)
-				}
-				if d.Remaining < 0 || d.Remaining >= tc.limit {
-					t.Fatalf("remaining %d", d.Remaining)
 				}
 			}
-			for i := range allowed {
-				j := i
-				for j < len(allowed) && allowed[j].Sub(allowed[i]) < Window {
-					j++
-				}
-				if j-i > tc.limit {
-					t.Fatalf("%d requests allowed within 60 s from %v (limit %d)", j-i, allowed[i], tc.limit)
-				}
-			}
+			wantWithinLimit(t, allowed, tc.limit, "")
 			if len(allowed) < tc.limit*3 {
 				t.Fatalf("only %d allowed over five minutes", len(allowed))
 			}
 		})
+	}
+}
+
+// requestTimes are n times over the five minutes from base, in order: at
+// random, and a third of them within a second of a minute boundary.
+func requestTimes(rng *rand.Rand, base time.Time, n int) []time.Time {
+	times := make([]time.Time, n)
+	for i := range times {
+		if i%3 == 0 { // bursts just before and after each minute boundary
+			m := time.Duration(rng.IntN(5)+1) * time.Minute
+			times[i] = base.Add(m + time.Duration(rng.IntN(2000)-1000)*time.Millisecond)
+		} else {
+			times[i] = base.Add(time.Duration(rng.Int64N(int64(5 * time.Minute))))
+		}
+	}
+	sortTimes(times)
+	return times
+}
+
+// wantDecision checks a decision at now under limit (a refusal's retry
+// within the window, the remaining budget below the limit) and returns
+// whether it allowed the request.
+func wantDecision(t *testing.T, d Decision, now time.Time, limit int) bool {
+	t.Helper()
+	if !d.Allowed && (d.Retry <= 0 || d.Retry > Window) {
+		t.Fatalf("refused at %v with retry %v", now, d.Retry)
+	}
+	if d.Remaining < 0 || d.Remaining >= limit {
+		t.Fatalf("remaining %d", d.Remaining)
+	}
+	return d.Allowed
+}
+
+// wantWithinLimit checks, pairwise, that no 60 s span of allowed (in
+// order) holds more than limit requests; where says where they were made.
+func wantWithinLimit(t *testing.T, allowed []time.Time, limit int, where string) {
+	t.Helper()
+	for i := range allowed {
+		j := i
+		for j < len(allowed) && allowed[j].Sub(allowed[i]) < Window {
+			j++
+		}
+		if j-i > limit {
+			t.Fatalf("%d requests allowed within 60 s from %v%s (limit %d)", j-i, allowed[i], where, limit)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"testing"
@@ -51,41 +52,18 @@ func TestSharedLimitNeverExceedsLimitAcrossNodes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ls := sharedLimiters(t, tc.nodes)
 			rng := rand.New(rand.NewPCG(2, uint64(tc.limit)))
-			times := make([]time.Time, tc.n)
-			for i := range times {
-				if i%3 == 0 {
-					m := time.Duration(rng.IntN(5)+1) * time.Minute
-					times[i] = base.Add(m + time.Duration(rng.IntN(2000)-1000)*time.Millisecond)
-				} else {
-					times[i] = base.Add(time.Duration(rng.Int64N(int64(5 * time.Minute))))
-				}
-			}
-			sortTimes(times)
+			times := requestTimes(rng, base, tc.n)
 			var allowed []time.Time
 			node := 0
 			for _, now := range times {
 				if !tc.sticky || rng.IntN(50) == 0 {
 					node = rng.IntN(tc.nodes)
 				}
-				d := ls[node].Allow("acme", tc.limit, now)
-				if d.Allowed {
+				if wantDecision(t, ls[node].Allow("acme", tc.limit, now), now, tc.limit) {
 					allowed = append(allowed, now)
-				} else if d.Retry <= 0 || d.Retry > Window {
-					t.Fatalf("refused at %v with retry %v", now, d.Retry)
-				}
-				if d.Remaining < 0 || d.Remaining >= tc.limit {
-					t.Fatalf("remaining %d", d.Remaining)
 				}
 			}
-			for i := range allowed {
-				j := i
-				for j < len(allowed) && allowed[j].Sub(allowed[i]) < Window {
-					j++
-				}
-				if j-i > tc.limit {
-					t.Fatalf("%d requests allowed within 60 s from %v on %d nodes (limit %d)", j-i, allowed[i], tc.nodes, tc.limit)
-				}
-			}
+			wantWithinLimit(t, allowed, tc.limit, fmt.Sprintf(" on %d nodes", tc.nodes))
 			// Each of the five minutes is busy (hundreds of requests):
 			// the cluster allows its plan less at most a block per node
 			// (and a lapsed lease's share now and then), far from none.

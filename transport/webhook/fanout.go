@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"errors"
+	"math"
 	"sync"
 	"time"
 
@@ -41,17 +42,20 @@ func NewFanout(cfg Config) (*Fanout, error) {
 	return &Fanout{cfg: cfg, subs: subs}, nil
 }
 
-// Run consumes TranscodePlayable, TranscodeSucceeded and TranscodeFailed
-// until ctx ends.
+// FanoutTypes are the event types the fan-out consumes.
+var FanoutTypes = []string{domain.TypeUploadAccepted, domain.TypeTranscodePlayable, domain.TypeTranscodeSucceeded,
+	domain.TypeTranscodeFailed, domain.TypeVideoDetailsChanged, domain.TypePlaybackPolicyChanged, domain.TypeVideoDeleted}
+
+// Run consumes FanoutTypes until ctx ends.
 func (f *Fanout) Run(ctx context.Context) error {
+	var filters []string
+	for _, t := range FanoutTypes {
+		filters = append(filters, domain.AggVideo+".*."+t)
+	}
 	return f.cfg.Queue.Work(ctx, queue.WorkConfig{
-		Durable: FanoutDurable,
-		FilterSubjects: []string{
-			domain.AggVideo + ".*." + domain.TypeTranscodePlayable,
-			domain.AggVideo + ".*." + domain.TypeTranscodeSucceeded,
-			domain.AggVideo + ".*." + domain.TypeTranscodeFailed,
-		},
-		Concurrency: 1,
+		Durable:        FanoutDurable,
+		FilterSubjects: filters,
+		Concurrency:    1,
 		// Created at the stream's end: a first start of a version with
 		// webhook delivery must not send a webhook for every video ever
 		// finished. Once created, it resumes where it left off.
@@ -65,6 +69,12 @@ func (f *Fanout) handle(ctx context.Context, job *queue.Job) {
 	log := f.cfg.Log.With("video_id", e.AggregateID, "event_id", e.ID, "seq", e.Seq)
 	var kind string
 	switch d := e.Data.(type) {
+	case domain.UploadAccepted:
+		kind = domain.EventVideoCreated
+	case domain.VideoDetailsChanged, domain.PlaybackPolicyChanged:
+		kind = domain.EventVideoUpdated
+	case domain.VideoDeleted:
+		kind = domain.EventVideoDeleted
 	case domain.TranscodePlayable:
 		kind = domain.EventVideoPlayable
 	case domain.TranscodeSucceeded:
@@ -106,6 +116,11 @@ func (f *Fanout) fanout(ctx context.Context, e domain.Event, kind string, alive 
 		// failed try) is playable again, its subscribers know already.
 		return nil
 	}
+	if ok && kind == domain.EventVideoUpdated && at.changedNext {
+		// One PATCH changed policy and details in one append: one
+		// video.updated, at its last event, whose video shows both.
+		return nil
+	}
 	if !ok {
 		// No upload accepted before it, or deleted before it: not an
 		// event kino's own transcoder writes.
@@ -141,6 +156,9 @@ func videoAt(ctx context.Context, store Store, e domain.Event, cdnURL string) (w
 	return at.video, at.account, at.ok, err
 }
 
+// errFirstOnly stops a Between after its first event.
+var errFirstOnly = errors.New("first only")
+
 // at is a video as it stood at an event's position (videoAt).
 type at struct {
 	video   wire.Video
@@ -149,6 +167,10 @@ type at struct {
 	// toldPlayable: a TranscodePlayable before the event, in the same
 	// processing run (since the upload, or the last TranscodeRetried).
 	toldPlayable bool
+	// changedNext: the event is a change (VideoDetailsChanged,
+	// PlaybackPolicyChanged) followed at once by another change of the
+	// same append (the same time).
+	changedNext bool
 }
 
 func foldAt(ctx context.Context, store Store, e domain.Event, cdnURL string) (at, error) {
@@ -201,6 +223,9 @@ func foldAt(ctx context.Context, store Store, e domain.Event, cdnURL string) (at
 		case domain.TranscodeInterrupted:
 			r.Playable = false
 		case domain.VideoDeleted:
+			if ev.Seq == e.Seq {
+				return nil // the deletion announced: the video as it was
+			}
 			deleted = true
 			return nil
 		default:
@@ -225,7 +250,18 @@ func foldAt(ctx context.Context, store Store, e domain.Event, cdnURL string) (at
 	if err != nil {
 		return at{}, err
 	}
-	return at{video: wire.NewVideo(r, cdnURL, wire.Live{}), account: account, ok: true, toldPlayable: toldPlayable}, nil
+	changedNext := false
+	if e.Type == domain.TypeVideoDetailsChanged || e.Type == domain.TypePlaybackPolicyChanged {
+		// The video's next event, wherever other streams' events put it.
+		err = store.Between(ctx, domain.StreamID{Aggregate: domain.AggVideo, ID: e.AggregateID}.Filter(), e.Seq+1, math.MaxUint64, func(ev domain.Event) error {
+			changedNext = (ev.Type == domain.TypeVideoDetailsChanged || ev.Type == domain.TypePlaybackPolicyChanged) && ev.OccurredAt.Equal(e.OccurredAt)
+			return errFirstOnly
+		})
+		if err != nil && !errors.Is(err, errFirstOnly) {
+			return at{}, err
+		}
+	}
+	return at{video: wire.NewVideo(r, cdnURL, wire.Live{}), account: account, ok: true, toldPlayable: toldPlayable, changedNext: changedNext}, nil
 }
 
 // subscriptions indexes every webhook subscription of the stream by

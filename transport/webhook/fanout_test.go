@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -389,5 +390,46 @@ func TestSubscriptionIndexPrunesAndStaysExact(t *testing.T) {
 	}
 	if got := ids(e.Seq + 1); len(got) != 1 || !got[keep] {
 		t.Fatalf("at %d: %v, want only %s", e.Seq+1, got, keep)
+	}
+}
+
+// video.created, video.updated (once per PATCH, even of policy and
+// details together) and video.deleted (the video as it was) go to the
+// subscriptions that list them.
+func TestFanoutLifecycleKinds(t *testing.T) {
+	env := newFanoutEnv(t)
+	coll := domain.CollectionStream("acme", "main")
+	do[domain.Collection](t, env.serve, coll, domain.CreateCollection{Account: "acme", Slug: "main", Name: "Main"})
+	env.subscribe(t, "acme", "/life", domain.EventVideoCreated, domain.EventVideoUpdated, domain.EventVideoDeleted)
+	env.subscribe(t, "acme", "/done", domain.EventVideoCompleted)
+	env.createFanoutConsumer(t)
+
+	v := env.upload(t, "acme", "clip.mp4")
+	title, signed := "Launch talk", domain.PlaybackSigned
+	both := do[domain.Video](t, env.serve, v, domain.UpdateVideo{Account: "acme", Policy: &signed, Details: domain.DetailsPatch{Title: &title}})
+	if len(both) != 2 {
+		t.Fatalf("one PATCH of both wrote %d events", len(both))
+	}
+	desc := "d"
+	do[domain.Video](t, env.serve, v, domain.UpdateVideo{Account: "acme", Details: domain.DetailsPatch{Description: &desc}})
+	gone := do[domain.Video](t, env.serve, v, domain.DeleteVideo{Account: "acme"})[0]
+
+	env.deliverAll(t, gone.Seq)
+	got := env.rc.bodies("/life")
+	var kinds []string
+	for _, b := range got {
+		kinds = append(kinds, b.Type)
+	}
+	if want := []string{"video.created", "video.updated", "video.updated", "video.deleted"}; !slices.Equal(kinds, want) {
+		t.Fatalf("kinds %v, want %v", kinds, want)
+	}
+	if u := got[1].Data.Video; u.Title != "Launch talk" || u.PlaybackPolicy != domain.PlaybackSigned {
+		t.Fatalf("the PATCH of both: %+v", u)
+	}
+	if d := got[3].Data.Video; got[3].ID != gone.ID || d.ID != v.ID || d.Description != "d" || d.Title != "Launch talk" {
+		t.Fatalf("video.deleted: %+v", got[3])
+	}
+	if n := len(env.rc.bodies("/done")); n != 0 {
+		t.Fatalf("%d deliveries to a subscription of video.completed only", n)
 	}
 }

@@ -295,6 +295,9 @@ type TestQueued struct {
 type (
 	Videos struct {
 		Videos []Video `json:"videos"`
+		// NextCursor continues the listing after its last video (the
+		// cursor parameter); null on the last page.
+		NextCursor *string `json:"nextCursor"`
 	}
 	Collections struct {
 		Collections []Collection `json:"collections"`

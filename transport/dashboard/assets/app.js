@@ -1,7 +1,8 @@
 // kino's dashboard: a little plain JS over server-rendered pages. It
 // writes only through kino's JSON API (same origin, the session cookie),
 // driven by data- attributes in the templates:
-//   form[data-api]      submits its fields as JSON (data-method, default POST);
+//   form[data-api]      submits its fields as JSON (data-method, default POST;
+//                       data-json="tags" sends a comma-separated field as a list);
 //                       data-result="<id>" shows the answer's fields in that
 //                       element ([data-field], once: keys and secrets),
 //                       data-redirect goes there, otherwise the page reloads.
@@ -117,6 +118,10 @@
         continue;
       }
       if (el.value === "" && "omitEmpty" in el.dataset) continue;
+      if (kind === "tags") {
+        body[el.name] = el.value.split(",").map((t) => t.trim()).filter((t) => t !== "");
+        continue;
+      }
       body[el.name] = kind === "number" ? Number(el.value) : el.value;
     }
     if (body.operator === true) delete body.account;

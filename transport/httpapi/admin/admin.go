@@ -46,6 +46,9 @@ type Host interface {
 	Settle(r *http.Request, seq uint64)
 	WriteFault() error
 	Checks() []probes.Check // /readyz's checks
+	// KeyLastUsed is when each of these keys last authenticated a request
+	// (to about a minute; absent: never, or not known).
+	KeyLastUsed(ctx context.Context, keyIDs []string) (map[string]time.Time, error)
 }
 
 // Store is what the operator's endpoints need of the event store (an
@@ -278,6 +281,13 @@ func (h *Handler) accountKeys(ctx context.Context, slug string) ([]adminKey, err
 	return out, nil
 }
 
+// listedKey is a key as the list shows it: with when it was last used
+// (null: never).
+type listedKey struct {
+	adminKey
+	LastUsedAt *string `json:"lastUsedAt"`
+}
+
 func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) error {
 	a, err := h.accountVar(r)
 	if err != nil {
@@ -287,9 +297,25 @@ func (h *Handler) listKeys(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	ids := make([]string, len(keys))
+	for i, k := range keys {
+		ids[i] = k.ID
+	}
+	used, err := h.cfg.Host.KeyLastUsed(r.Context(), ids)
+	if err != nil {
+		return err
+	}
+	out := make([]listedKey, len(keys))
+	for i, k := range keys {
+		out[i].adminKey = k
+		if t, ok := used[k.ID]; ok {
+			at := domain.FormatTime(t)
+			out[i].LastUsedAt = &at
+		}
+	}
 	respond.JSON(w, http.StatusOK, struct {
-		Data []adminKey `json:"data"`
-	}{keys})
+		Data []listedKey `json:"data"`
+	}{out})
 	return nil
 }
 

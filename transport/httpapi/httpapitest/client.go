@@ -8,6 +8,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/kino-video/kino/domain"
 )
 
 // Response is one answer of the API, read whole.
@@ -170,6 +173,24 @@ func WantError(t testing.TB, r Response, status int, label string) {
 	msg, _ := m["message"].(string)
 	if msg == "" || len(m) != 2 {
 		t.Fatalf("error body must be exactly {error, message}: %s", r.Body)
+	}
+}
+
+// VideoFields are the fields of a Video: spec §2's and kino's additions.
+var VideoFields = []string{"id", "filename", "status", "duration", "originalSize", "processedSize", "playlistUrl",
+	"thumbnailUrl", "previewUrl", "resolutions", "errorMessage", "collection", "createdAt", "updatedAt",
+	"progress", // progress and the rest are kino's additions to spec §2
+	"playbackPolicy", "storyboardUrl", "downloadUrl", "speed", "eta", "queuePosition",
+	"title", "description", "tags", "metadata"}
+
+// WantTimestamp fails the test unless v, the field name of a body, is an
+// ISO 8601 UTC time with milliseconds.
+func WantTimestamp(t testing.TB, name string, v any) {
+	t.Helper()
+	s, _ := v.(string)
+	ts, err := time.Parse(domain.TimeFormat, s)
+	if err != nil || !strings.HasSuffix(s, "Z") || len(s) != len("2006-01-02T15:04:05.000Z") || ts.IsZero() {
+		t.Fatalf("%s = %v: want ISO 8601 UTC with milliseconds", name, v)
 	}
 }
 

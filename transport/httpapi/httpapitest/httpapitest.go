@@ -50,6 +50,20 @@ type Options struct {
 	Configure func(*httpapi.Config)
 }
 
+// SmallPlans are the default plans with small upload limits, so that size
+// checks need only small files: 256 KiB, 512 MiB on business.
+func SmallPlans() domain.Plans {
+	p := domain.DefaultPlans()
+	for name, l := range p {
+		l.MaxUploadBytes = 256 << 10
+		if name == domain.PlanBusiness {
+			l.MaxUploadBytes = 512 << 20
+		}
+		p[name] = l
+	}
+	return p
+}
+
 // Kino is a running API.
 type Kino struct {
 	t testing.TB

@@ -268,6 +268,23 @@ try {
   }
   await ana.evaluate(() => document.getElementById("player").pause());
   await shot(ana, "video");
+  check((await ana.locator("#u-embed").inputValue()).includes("/embed/" + up.video), "no embed code for a public video");
+
+  step("edit the video's title and tags; the search box and a tag find it");
+  await ana.locator("details.edit summary").click();
+  await ana.locator("#e-title").fill("Launch talk");
+  await ana.locator("#e-tags").fill("launch, keynote");
+  await ana.locator("details.edit button[type=submit]").click();
+  await ana.waitForFunction(() => document.querySelector("h1").textContent === "Launch talk", null, { timeout: T });
+  await ana.goto(base + "/");
+  await ana.locator("#f-q").fill("launch ta");
+  await ana.locator("#f-q").press("Enter");
+  await ana.waitForURL(/q=launch/);
+  check(await ana.locator(".video .title", { hasText: "Launch talk" }).count() === 1, "the search did not find the video");
+  await ana.locator(".video .chip", { hasText: "keynote" }).first().click();
+  await ana.waitForURL(/tag=keynote/);
+  check(await ana.locator(".video .title", { hasText: "Launch talk" }).count() === 1, "the tag did not find the video");
+  await ana.goto(base + "/videos/" + up.video);
 
   step("make the video signed: its URLs answer 403, and the page plays it with a playback token");
   const bare = await ana.locator("#u-playlist").inputValue();

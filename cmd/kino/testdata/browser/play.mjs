@@ -2,7 +2,9 @@
 // from kino (/assets/hls.min.js), the page's CSP must let it play, and no
 // request may leave localhost (each one is checked, and any other is
 // aborted and reported).
-// Usage: node play.mjs PLAY_URL
+// With an /embed URL, the page also shows the storyboard's thumbnail over
+// the seek bar while the pointer moves along it.
+// Usage: node play.mjs PAGE_URL
 // Prints one JSON line of findings; exits 1 when a check fails.
 import { launch } from "./chromium.mjs";
 
@@ -39,6 +41,15 @@ try {
   if (refused.length) throw new Error("CSP refusals: " + refused.join("; "));
   if (result.violations.length) throw new Error("CSP violations: " + result.violations.join("; "));
   if (!result.hlsjs) throw new Error("hls.js did not load from kino");
+  if (pageURL.includes("/embed/")) {
+    const box = await page.evaluate(() => { const r = document.getElementById("player").getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; });
+    // The storyboard track loads beside the video.
+    await page.waitForFunction(() => { const v = document.getElementById("player"); return v && v.duration > 0 && window.kinoStoryboard.length > 0; });
+    await page.mouse.move(box.x + box.w / 2, box.y + box.h - 20);
+    const shown = await page.evaluate(() => { const p = window.kinoPreview; return p && !p.hidden ? p.style.backgroundImage : ""; });
+    result.preview = shown;
+    if (!shown.includes("storyboard.jpg")) throw new Error("no storyboard thumbnail over the seek bar: " + shown);
+  }
   result.ok = true;
 } catch (e) {
   result.error = e.message;

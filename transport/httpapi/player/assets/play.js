@@ -1,6 +1,8 @@
-// kino's /play page: plays the playlist named by the video's data-src with
-// native HLS where the browser has it (Safari, iOS), hls.js elsewhere.
-// Loaded from kino itself; the page's CSP allows no inline script.
+// kino's /play and /embed pages: plays the playlist named by the video's
+// data-src with native HLS where the browser has it (Safari, iOS), hls.js
+// elsewhere, and shows the storyboard's thumbnail (data-storyboard) over
+// the seek bar while the pointer moves along it. Loaded from kino itself;
+// the pages' CSP allows no inline script.
 (function () {
   "use strict";
   var video = document.getElementById("player");
@@ -14,4 +16,49 @@
   } else if (video.canPlayType("application/vnd.apple.mpegurl")) {
     video.src = src;
   }
+
+  var storyboard = video.getAttribute("data-storyboard");
+  if (!storyboard || !window.fetch) return;
+  var cues = [];
+  window.kinoStoryboard = cues;
+  // "00:00:05.000 --> 00:00:10.000" then "storyboard.jpg#xywh=0,0,160,90"
+  function seconds(t) {
+    var p = t.trim().split(":").map(parseFloat);
+    return p.length === 3 ? p[0] * 3600 + p[1] * 60 + p[2] : p[0] * 60 + p[1];
+  }
+  fetch(storyboard).then(function (r) { return r.ok ? r.text() : ""; }).then(function (text) {
+    var lines = text.split(/\r?\n/);
+    for (var i = 0; i < lines.length - 1; i++) {
+      var m = lines[i].match(/^([\d:.]+)\s+-->\s+([\d:.]+)/);
+      var ref = lines[i + 1].match(/^(.+)#xywh=(\d+),(\d+),(\d+),(\d+)$/);
+      if (!m || !ref) continue;
+      cues.push({ start: seconds(m[1]), end: seconds(m[2]), url: new URL(ref[1], storyboard).href,
+        x: +ref[2], y: +ref[3], w: +ref[4], h: +ref[5] });
+    }
+  }).catch(function () {});
+
+  var preview = document.createElement("div");
+  preview.id = "preview";
+  preview.hidden = true;
+  video.parentNode.insertBefore(preview, video.nextSibling);
+  window.kinoPreview = preview;
+  // The native controls' seek bar runs along the video's bottom edge.
+  video.addEventListener("mousemove", function (e) {
+    var box = video.getBoundingClientRect();
+    var t = (e.clientX - box.left) / box.width * (video.duration || 0);
+    var cue = null;
+    for (var i = 0; i < cues.length; i++) {
+      if (t >= cues[i].start && t < cues[i].end) { cue = cues[i]; break; }
+    }
+    if (!cue || e.clientY < box.bottom - 48) { preview.hidden = true; return; }
+    preview.hidden = false;
+    preview.style.width = cue.w + "px";
+    preview.style.height = cue.h + "px";
+    preview.style.backgroundImage = "url(\"" + cue.url + "\")";
+    preview.style.backgroundPosition = (-cue.x) + "px " + (-cue.y) + "px";
+    var left = Math.min(Math.max(e.clientX - cue.w / 2, box.left), box.right - cue.w);
+    preview.style.left = (left + window.scrollX) + "px";
+    preview.style.top = (box.bottom - 56 - cue.h + window.scrollY) + "px";
+  });
+  video.addEventListener("mouseleave", function () { preview.hidden = true; });
 })();
