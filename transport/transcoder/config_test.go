@@ -14,6 +14,7 @@ import (
 // A transcoder refuses to start without any of the event log, the job
 // queue, the media store or the progress bucket it is handed.
 func TestConfigNeedsItsDependencies(t *testing.T) {
+	t.Parallel()
 	store := eventstoretest.Run(t)
 	mediaStore, err := media.OpenDir(t.TempDir())
 	if err != nil {

@@ -2,26 +2,20 @@ package transcoder
 
 import "time"
 
-// SetEncodeHooks sets the hooks run before ffmpeg starts and between the
-// encode and the check of its outputs (tests only), until the returned
-// func restores none.
-func SetEncodeHooks(before, after func(work string)) (restore func()) {
-	beforeEncode, afterEncode = before, after
-	return func() { beforeEncode, afterEncode = nil, nil }
+// SetEncodeHooks sets the hooks c's transcoder runs before ffmpeg starts
+// and between the encode and the check of its outputs (tests only).
+func SetEncodeHooks(c *Config, before, after func(work string)) {
+	c.hooks.beforeEncode, c.hooks.afterEncode = before, after
 }
 
-// SetEarlyHooks drives the early publisher (tests only): every receive on
-// tick is one pass, and pass runs at the start of each. The returned func
-// restores the ticker.
-func SetEarlyHooks(tick <-chan time.Time, pass func(work string)) (restore func()) {
-	earlyTick, earlyPass = tick, pass
-	return func() { earlyTick, earlyPass = nil, nil }
+// SetEarlyHooks drives c's transcoder's early publisher (tests only):
+// every receive on tick is one pass, and pass runs at the start of each.
+func SetEarlyHooks(c *Config, tick <-chan time.Time, pass func(work string)) {
+	c.hooks.earlyTick, c.hooks.earlyPass = tick, pass
 }
 
-// SetMergeHook sets a hook run when a ladder's lanes are done, before
-// their masters are merged (tests only), until the returned func restores
-// none.
-func SetMergeHook(merge func(work string)) (restore func()) {
-	beforeMerge = merge
-	return func() { beforeMerge = nil }
+// SetMergeHook sets a hook c's transcoder runs when a ladder's lanes are
+// done, before their masters are merged (tests only).
+func SetMergeHook(c *Config, merge func(work string)) {
+	c.hooks.beforeMerge = merge
 }

@@ -15,6 +15,7 @@ import (
 // An account's transcode limit is its plan's concurrency, read from its
 // events; an account kino does not know gets the free plan's.
 func TestLimitFollowsThePlan(t *testing.T) {
+	t.Parallel()
 	store := eventstoretest.Run(t)
 	ctx := context.Background()
 	for slug, plan := range map[string]domain.Plan{"f": domain.PlanFree, "p": domain.PlanPro, "b": domain.PlanBusiness} {

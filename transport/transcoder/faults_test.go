@@ -74,10 +74,28 @@ func cutPlaylist(name string) damage {
 // message that says so, never COMPLETED. Damaged once, it is retried and
 // ends COMPLETED.
 func TestShortWritesAreNotCompleted(t *testing.T) {
-	e := newEnv(t, func(c *transcoder.Config) { c.MaxAttempts = 2 })
+	t.Parallel()
+	var mu sync.Mutex
+	byID := map[string]damage{}
+	left := map[string]int{}
+	e := newEnv(t, func(c *transcoder.Config) {
+		c.MaxAttempts = 2
+		transcoder.SetEncodeHooks(c, nil, func(work string) {
+			mu.Lock()
+			defer mu.Unlock()
+			for id, d := range byID {
+				if strings.HasPrefix(filepath.Base(work), id+"-") && left[id] != 0 {
+					left[id]--
+					d(t, work)
+				}
+			}
+		})
+	})
 	acc := e.account("acme", domain.PlanFree)
-	// One segment a rung (2 s) is enough: each case damages one file.
-	clip := ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 320, 180, 2, true)
+	// One segment a rung (1 s, of a 4 s segment) is enough: each case
+	// damages one file, and its preview (some 25 KB) is still far over
+	// the 2000 bytes it is cut to.
+	clip := ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 320, 180, 1, true)
 	tests := []struct {
 		name   string
 		damage damage
@@ -96,19 +114,6 @@ func TestShortWritesAreNotCompleted(t *testing.T) {
 		}, 0},
 		{"damaged once, then fine", truncate("hls/master.m3u8"), 1},
 	}
-	var mu sync.Mutex
-	byID := map[string]damage{}
-	left := map[string]int{}
-	defer transcoder.SetEncodeHooks(nil, func(work string) {
-		mu.Lock()
-		defer mu.Unlock()
-		for id, d := range byID {
-			if strings.HasPrefix(filepath.Base(work), id+"-") && left[id] != 0 {
-				left[id]--
-				d(t, work)
-			}
-		}
-	})()
 	ids := make([]string, len(tests))
 	for i, tt := range tests {
 		ids[i] = e.uploadFile(acc, "clip.mp4", clip)
@@ -151,12 +156,12 @@ func TestShortWritesAreNotCompleted(t *testing.T) {
 // backoff may be minutes) the video shows none, not the 1 its last attempt
 // reached before its outputs failed the checks.
 func TestFailedAttemptClearsItsProgress(t *testing.T) {
-	e := newEnv(t, func(c *transcoder.Config) { c.MaxAttempts = 2; c.Backoff = []time.Duration{time.Hour} })
-	progress := e.followProgress(t)
+	t.Parallel()
 	var id string
-	var mu sync.Mutex
+	var progress *kv.Progress
+	var mu sync.Mutex // guards id and progress, which the hook reads
 	seen := make(chan float64, 1)
-	defer transcoder.SetEncodeHooks(nil, func(work string) {
+	hook := func(work string) {
 		mu.Lock()
 		defer mu.Unlock()
 		deadline := time.Now().Add(30 * time.Second)
@@ -172,7 +177,16 @@ func TestFailedAttemptClearsItsProgress(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		truncate("hls/master.m3u8")(t, work)
-	})()
+	}
+	e := newEnv(t, func(c *transcoder.Config) {
+		c.MaxAttempts = 2
+		c.Backoff = []time.Duration{time.Hour}
+		transcoder.SetEncodeHooks(c, nil, hook)
+	})
+	p := e.followProgress(t)
+	mu.Lock()
+	progress = p
+	mu.Unlock()
 	clip := ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 320, 180, 3, true)
 	mu.Lock()
 	id = e.uploadFile(e.account("acme", domain.PlanFree), "clip.mp4", clip)
@@ -203,15 +217,11 @@ func TestFailedAttemptClearsItsProgress(t *testing.T) {
 // the video ends FAILED, not COMPLETED with empty playlists, and nothing
 // is published.
 func TestFullDiskIsNotCompleted(t *testing.T) {
-	e := newEnv(t, func(c *transcoder.Config) { c.MaxAttempts = 2 })
-	clip := ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 640, 360, 8, true)
+	t.Parallel()
 	var mu sync.Mutex
 	var mountErr error
-	owner := ""
-	if e.user != nil {
-		owner = fmt.Sprintf(",uid=%d,gid=%d", e.user.UID, e.user.GID)
-	}
-	defer transcoder.SetEncodeHooks(func(work string) {
+	owner := "" // set before the transcoder starts
+	mount := func(work string) {
 		hls := filepath.Join(work, "hls")
 		err := os.Mkdir(hls, 0o755)
 		if err == nil {
@@ -220,7 +230,8 @@ func TestFullDiskIsNotCompleted(t *testing.T) {
 		mu.Lock()
 		mountErr = errors.Join(mountErr, err)
 		mu.Unlock()
-	}, func(work string) {
+	}
+	unmount := func(work string) {
 		// What ffmpeg left stays; the file system goes (a real disk would
 		// stay full, and the work directory must come off it).
 		hls := filepath.Join(work, "hls")
@@ -234,7 +245,16 @@ func TestFullDiskIsNotCompleted(t *testing.T) {
 		if err := os.CopyFS(hls, os.DirFS(keep)); err != nil {
 			t.Error(err)
 		}
-	})()
+	}
+	e := newEnv(t, func(c *transcoder.Config) {
+		c.MaxAttempts = 2
+		if c.User != nil {
+			owner = fmt.Sprintf(",uid=%d,gid=%d", c.User.UID, c.User.GID)
+		}
+		transcoder.SetEncodeHooks(c, mount, unmount)
+	})
+	// A segment of 360p alone (4 s at 800 kbit/s) is six times the tmpfs.
+	clip := ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 640, 360, 4, true)
 	id := e.uploadFile(e.account("acme", domain.PlanFree), "clip.mp4", clip)
 	got := e.wait(id, 2*time.Minute)
 	mu.Lock()
@@ -331,12 +351,14 @@ func videoEvents(t *testing.T, store *eventstore.Store, id string) []string {
 // its embedded NATS server. The interruption is recorded as a shutdown,
 // not as a failed attempt.
 func TestGracefulStopHandsTheJobBack(t *testing.T) {
+	t.Parallel()
 	for _, restart := range []bool{false, true} {
 		name := "another node takes it"
 		if restart {
 			name = "the node restarted with its embedded NATS takes it"
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			natsDir := t.TempDir()
 			srv, err := natsserver.StartEmbedded(natsDir, "127.0.0.1:0")
 			if err != nil {
@@ -351,8 +373,8 @@ func TestGracefulStopHandsTheJobBack(t *testing.T) {
 			}
 			long := func(c *transcoder.Config) { c.AckWait = 10 * time.Minute; c.MaxAttempts = 1 }
 			first := startNode(t, e, srv.URL(), srv.Auth(eventstore.RoleWorker), long)
-			id := e.uploadFile(e.account("acme", domain.PlanFree), "clip.mp4",
-				ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 320, 180, 60, false))
+			// Long enough to be under way when the node stops.
+			id := e.uploadFile(e.account("acme", domain.PlanFree), "clip.mp4", longClip(t, "clip.mp4", 30))
 			waitRunning(t, e, id)
 			first.stop()
 
@@ -385,6 +407,7 @@ func TestGracefulStopHandsTheJobBack(t *testing.T) {
 // with two attempts allowed, does not fail the video: each redelivery
 // records the crash and the fifth attempt completes it.
 func TestCrashesDoNotUseUpAttempts(t *testing.T) {
+	t.Parallel()
 	srv := eventstoretest.Server(t, t.TempDir())
 	e := &env{t: t}
 	e.store = eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))
@@ -421,6 +444,7 @@ func TestCrashesDoNotUseUpAttempts(t *testing.T) {
 // outage), not a failure: with one attempt allowed the video is not
 // FAILED, and the job waits for NATS to come back.
 func TestMediaOutageIsAnInterruption(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	mediaSrv := eventstoretest.Server(t, t.TempDir())
 	obj, err := objects.Open(ctx, eventstoretest.Open(t, mediaSrv.URL(), mediaSrv.Auth(eventstore.RoleServe)))
@@ -437,10 +461,12 @@ func TestMediaOutageIsAnInterruption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEnv(t, func(c *transcoder.Config) { c.Media, c.MaxAttempts = bucket, 1 })
-	acc := e.account("acme", domain.PlanFree)
 	var once sync.Once
-	defer transcoder.SetEncodeHooks(nil, func(string) { once.Do(mediaSrv.Shutdown) })()
+	e := newEnv(t, func(c *transcoder.Config) {
+		c.Media, c.MaxAttempts = bucket, 1
+		transcoder.SetEncodeHooks(c, nil, func(string) { once.Do(mediaSrv.Shutdown) })
+	})
+	acc := e.account("acme", domain.PlanFree)
 
 	clip := ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 320, 180, 1, false)
 	data, err := os.ReadFile(clip)

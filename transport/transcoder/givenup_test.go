@@ -18,10 +18,11 @@ import (
 // progressive attempt publishes as it goes) is removed: a FAILED video
 // serves nothing, and a retry starts clean.
 func TestGivenUpVideoLosesItsOutputs(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *transcoder.Config) { c.MaxCrashes = 1 })
 	acc := e.account("acme", domain.PlanFree) // one transcode at a time
 	// A long video holds the account's only slot while B is set up.
-	long := e.uploadFile(acc, "long.mkv", ffmpegtest.Clip(t, t.TempDir(), "long.mkv", 320, 180, 300, false))
+	long := e.uploadFile(acc, "long.mkv", longClip(t, "long.mkv", 300))
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		events, _, err := e.store.Load(context.Background(), stream(long))

@@ -20,6 +20,7 @@ import (
 // points gave segments ffprobe read no frame of); a closed-GOP one is
 // still copied.
 func TestFastPathRefusesNonIDRKeyframes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	acct := e.account("carol", domain.PlanFree)
 	dir := t.TempDir()
@@ -31,7 +32,9 @@ func TestFastPathRefusesNonIDRKeyframes(t *testing.T) {
 		{"open_gop.mp4", "keyint=50:open-gop=1:bframes=3:scenecut=0", "High"},
 		{"closed_gop.mp4", "keyint=50", "Constrained Baseline"},
 	} {
-		src := ffmpegtest.Encode(t, dir, tt.name, 640, 360, 6, true, append(h264, "-x264-params", tt.params)...)
+		// 5 s: two 4 s segments a rung, the second starting at a
+		// keyframe that is not the first.
+		src := ffmpegtest.Encode(t, dir, tt.name, 640, 360, 5, true, append(h264, "-x264-params", tt.params)...)
 		id := e.uploadAsking(acct, tt.name, src, false)
 		done := e.succeeded(id)
 		if got := ffprobeField(t, e.file(id, "hls/360p/seg_00000.ts"), "v:0", "profile"); got != tt.profile {
@@ -64,9 +67,10 @@ func TestFastPathRefusesNonIDRKeyframes(t *testing.T) {
 // progress until the end: 0, then done). The video still gets its
 // storyboard.
 func TestLadderProgressRises(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	acc := e.account("dave", domain.PlanFree)
-	src := ffmpegtest.Clip(t, t.TempDir(), "long.mkv", 320, 180, 120, false)
+	src := longClip(t, "long.mkv", 120)
 	progress := e.followProgress(t)
 	id := e.uploadFile(acc, "long.mkv", src)
 	deadline := time.Now().Add(3 * time.Minute)

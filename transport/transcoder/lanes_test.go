@@ -50,18 +50,19 @@ func (m *mastersSeen) PublishFiles(ctx context.Context, id, dir string, rels []s
 // too), and ends with the one master a single process writes, with
 // nothing of the high lane's own master or spare audio left.
 func TestProgressiveLanes(t *testing.T) {
+	t.Parallel()
 	rec := &mastersSeen{}
 	// The merge waits until a master was published: the first pass that
 	// finds the low lane's first segments comes before it, whatever the
 	// two lanes' speeds.
 	firstSeen := make(chan struct{})
-	defer transcoder.SetMergeHook(func(string) { <-firstSeen })()
 	var once sync.Once
 	release := func() { once.Do(func() { close(firstSeen) }) }
 	rec.published = release
 	e := newEnv(t, func(c *transcoder.Config) {
 		c.Lanes = transcoder.LanesTwo // 360p | 240p: the clips a test can afford are too light for auto
 		rec.Media, c.Media = c.Media, rec
+		transcoder.SetMergeHook(c, func(string) { <-firstSeen })
 	})
 	t.Cleanup(release) // before the env's: a failure must not leave the job held
 	acc := e.account("acme", domain.PlanFree)

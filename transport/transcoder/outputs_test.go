@@ -52,6 +52,7 @@ func (e *env) file(id, rel string) string {
 // the highest rung (≤ 1080p) with its audio; one not asking has the
 // storyboard and no download.
 func TestStoryboardAndDownload(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	acct := e.account("alice", domain.PlanFree)
 	dir := t.TempDir()
@@ -59,7 +60,8 @@ func TestStoryboardAndDownload(t *testing.T) {
 	// part-filled.
 	src := ffmpegtest.Clip(t, dir, "talk.mkv", 480, 270, 21, true)
 	asked := e.uploadAsking(acct, "talk.mkv", src, true)
-	plain := e.uploadAsking(acct, "talk.mkv", src, false)
+	// Not asking needs no three rows: 2 s, one tile a second.
+	plain := e.uploadAsking(acct, "short.mkv", ffmpegtest.Clip(t, dir, "short.mkv", 480, 270, 2, true), false)
 
 	done := e.succeeded(asked)
 	if !done.Storyboard || !done.Download {
@@ -118,11 +120,13 @@ func TestStoryboardAndDownload(t *testing.T) {
 // profile, not kino's High) and still plays as the ladder (verified as
 // every output is); one over the cap is encoded.
 func TestFastPath(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	acct := e.account("bob", domain.PlanFree)
 	dir := t.TempDir()
-	within := ffmpegtest.Encode(t, dir, "within.mp4", 640, 360, 6, true, ffmpegtest.H264Options()...)
-	over := ffmpegtest.Encode(t, dir, "over.mp4", 640, 360, 6, true, append(ffmpegtest.H264Options(), "-qp", "4", "-b:v", "5000k", "-maxrate", "6000k")...)
+	// 3 s: one segment a rung holds what the test looks at.
+	within := ffmpegtest.Encode(t, dir, "within.mp4", 640, 360, 3, true, ffmpegtest.H264Options()...)
+	over := ffmpegtest.Encode(t, dir, "over.mp4", 640, 360, 3, true, append(ffmpegtest.H264Options(), "-qp", "4", "-b:v", "5000k", "-maxrate", "6000k")...)
 	fast := e.uploadAsking(acct, "within.mp4", within, true)
 	slow := e.uploadAsking(acct, "over.mp4", over, false)
 

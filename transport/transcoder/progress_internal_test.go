@@ -10,6 +10,7 @@ import (
 // is what remains at that speed; both are unknown until two samples, for
 // a video of unknown length, and while the encoder all but stands still.
 func TestEstimator(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
 	at := func(sec float64) time.Time { return t0.Add(time.Duration(sec * float64(time.Second))) }
 	f := func(p *float64) float64 {

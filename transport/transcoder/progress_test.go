@@ -9,17 +9,17 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/kv"
-	"github.com/kino-video/kino/transport/ffmpeg/ffmpegtest"
 )
 
 // While a long video encodes, its worker reports the speed (seconds of
 // video per second) and the time left with the progress, consistent with
 // each other: time left = length × (1 - progress) / speed.
 func TestProgressReportsSpeedAndTimeLeft(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	acc := e.account("acme", domain.PlanFree)
-	const length = 300.0
-	long := ffmpegtest.Clip(t, t.TempDir(), "long.mkv", 320, 180, length, false)
+	const length = 300
+	long := longClip(t, "long.mkv", length)
 	id := e.uploadFile(acc, "long.mkv", long)
 	progress := e.followProgress(t)
 	deadline := time.Now().Add(60 * time.Second)

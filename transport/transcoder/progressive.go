@@ -40,10 +40,6 @@ const earlyEvery = time.Second
 // segmentSeconds), the margin of the playable rule.
 const earlySegment = 4.0
 
-// earlyTick, when set (by tests only), replaces the ticker: every receive
-// is one pass.
-var earlyTick <-chan time.Time
-
 // playable is the rule that lets a video play before it is complete:
 // encoded seconds (published in every rendition) of total at speed (×
 // real time, measured so far). A viewer starting now plays 1 s of video a
@@ -151,7 +147,7 @@ func (t *Transcoder) publishEarly(ctx context.Context, log *slog.Logger, id, wor
 
 func (e *early) run(ctx context.Context) {
 	defer close(e.done)
-	tick := earlyTick
+	tick := e.t.cfg.hooks.earlyTick
 	if tick == nil {
 		ticker := time.NewTicker(earlyEvery)
 		defer ticker.Stop()
@@ -210,8 +206,8 @@ func (e *early) pass(ctx context.Context) {
 	if e.dead || e.root == nil || ctx.Err() != nil {
 		return
 	}
-	if earlyPass != nil {
-		earlyPass(e.work)
+	if h := e.t.cfg.hooks.earlyPass; h != nil {
+		h(e.work)
 	}
 	err := e.publish(ctx)
 	switch {
@@ -222,9 +218,6 @@ func (e *early) pass(ctx context.Context) {
 		e.log.Warn("progressive publishing", "err", err)
 	}
 }
-
-// earlyPass, when set (by tests only), runs at the start of every pass.
-var earlyPass func(work string)
 
 func (e *early) publish(ctx context.Context) error {
 	for _, r := range e.renditions {
@@ -526,10 +519,6 @@ func (t *Transcoder) split(info ffmpeg.Info, rungs []ffmpeg.Rung, x ffmpeg.Extra
 	}
 	return ffmpeg.SplitLadder(info, rungs, x)
 }
-
-// beforeMerge, when set (by tests only), runs when the lanes are done,
-// before their masters are merged.
-var beforeMerge func(work string)
 
 // lane is one ffmpeg process of the ladder: its rungs and extras.
 type lane struct {

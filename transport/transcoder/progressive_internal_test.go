@@ -11,6 +11,7 @@ import (
 // The stall rule: playable at once when the encoder outruns playback,
 // otherwise once a viewer starting now stays a segment behind it.
 func TestPlayableRule(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name                  string
 		encoded, total, speed float64
@@ -35,6 +36,7 @@ func TestPlayableRule(t *testing.T) {
 // not block the publisher, a symlink out of the work directory is not
 // followed, an oversized file is refused.
 func TestReadPlaylistRefusesPlantedFiles(t *testing.T) {
+	t.Parallel()
 	work, outside := t.TempDir(), t.TempDir()
 	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("#EXTM3U\nsecret"), 0o600); err != nil {
 		t.Fatal(err)

@@ -25,13 +25,15 @@ import (
 // ENDLIST, the master), TranscodePlayable is recorded once, before
 // TranscodeSucceeded, and the published playlists end VOD.
 func TestProgressivePublishing(t *testing.T) {
-	e := newEnv(t)
-	acc := e.account("acme", domain.PlanFree)
+	t.Parallel()
 	release := make(chan struct{})
 	var once sync.Once
 	unblock := func() { once.Do(func() { close(release) }) }
 	var held atomic.Bool
-	defer transcoder.SetEncodeHooks(nil, func(string) { held.Store(true); <-release })()
+	e := newEnv(t, func(c *transcoder.Config) {
+		transcoder.SetEncodeHooks(c, nil, func(string) { held.Store(true); <-release })
+	})
+	acc := e.account("acme", domain.PlanFree)
 	t.Cleanup(unblock) // a failure below must not leave the job held
 	id := e.uploadFile(acc, "clip.mp4", ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 320, 240, 10, true))
 
@@ -104,12 +106,14 @@ func TestProgressivePublishing(t *testing.T) {
 // has begun (otherwise its audio playlist, which stops growing at its end,
 // holds the video back until it completes).
 func TestProgressiveShortAudio(t *testing.T) {
-	e := newEnv(t)
-	acc := e.account("acme", domain.PlanFree)
+	t.Parallel()
 	held := make(chan struct{})
 	release := make(chan struct{})
 	var once sync.Once
-	defer transcoder.SetEncodeHooks(nil, func(string) { close(held); <-release })()
+	e := newEnv(t, func(c *transcoder.Config) {
+		transcoder.SetEncodeHooks(c, nil, func(string) { close(held); <-release })
+	})
+	acc := e.account("acme", domain.PlanFree)
 	t.Cleanup(func() { once.Do(func() { close(release) }) })
 	clip := filepath.Join(t.TempDir(), "short-audio.mp4")
 	// A third of a second of audio: what its playlist holds over the time
@@ -136,10 +140,11 @@ func TestProgressiveShortAudio(t *testing.T) {
 // being published keeps nothing: no file under its directory, no work
 // directory, no publisher writing after the delete.
 func TestProgressiveThenDelete(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	acc := e.account("acme", domain.PlanFree)
 	// The encode outlasts the test's wait for its first published segment.
-	id := e.uploadFile(acc, "long.mkv", ffmpegtest.Clip(t, t.TempDir(), "long.mkv", 320, 180, 300, false))
+	id := e.uploadFile(acc, "long.mkv", longClip(t, "long.mkv", 300))
 	deadline := time.Now().Add(time.Minute)
 	for {
 		if _, err := e.media.Open(context.Background(), id, "hls/180p/index.m3u8"); err == nil {

@@ -13,6 +13,7 @@ import (
 // team: a running attempt's staging directory was removed after an hour,
 // a crashed one's kept for an hour).
 func TestSweepStagedPlaylists(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	s, err := openScratch(root, nil, nil)
 	if err != nil {

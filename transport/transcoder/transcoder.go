@@ -115,6 +115,25 @@ type Config struct {
 	// Fetch puts a video's original into a work directory (default
 	// Media.Fetch).
 	Fetch FetchFunc
+
+	// hooks are set by tests only (export_test.go).
+	hooks hooks
+}
+
+// hooks let a test act at points of its own transcoder's attempts; each
+// one unset is skipped. Being the transcoder's, not the package's, they
+// leave the transcoders of tests running beside it alone.
+type hooks struct {
+	// beforeEncode and afterEncode run on the work directory before
+	// ffmpeg starts, and between the encode and the check of its outputs.
+	beforeEncode, afterEncode func(work string)
+	// beforeMerge runs when the lanes are done, before their masters are
+	// merged.
+	beforeMerge func(work string)
+	// earlyTick replaces the early publisher's ticker: every receive is
+	// one pass; earlyPass runs at the start of every pass.
+	earlyTick <-chan time.Time
+	earlyPass func(work string)
 }
 
 func (c *Config) validate() error {
@@ -412,11 +431,6 @@ func (t *Transcoder) handBack(ctx context.Context, log *slog.Logger, job *queue.
 	}
 }
 
-// beforeEncode and afterEncode, when set (by tests only), run on the work
-// directory before ffmpeg starts, and between the encode and the check of
-// its outputs.
-var beforeEncode, afterEncode func(work string)
-
 // errDeleted is the cause of a job's context ended by its video's deletion.
 var errDeleted = errors.New("video deleted")
 
@@ -489,8 +503,8 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 			OnProgress: func(f float64) { report(lo + (hi-lo)*f) }}
 	}
 	report(0)
-	if beforeEncode != nil {
-		beforeEncode(work)
+	if h := t.cfg.hooks.beforeEncode; h != nil {
+		h(work)
 	}
 	// The small outputs (thumbnail, preview, storyboard) start once the
 	// video is playable, or the ladder is over: beside the ladder's first
@@ -529,8 +543,8 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 			return nil // a lane failed: its error is the group's
 		}
 		if split > 0 {
-			if beforeMerge != nil {
-				beforeMerge(work)
+			if h := t.cfg.hooks.beforeMerge; h != nil {
+				h(work)
 			}
 			if err := mergeLanes(work); err != nil {
 				return err
@@ -561,8 +575,8 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 	if err := early.finish(ctx); err != nil {
 		return done, err
 	}
-	if afterEncode != nil {
-		afterEncode(work)
+	if h := t.cfg.hooks.afterEncode; h != nil {
+		h(work)
 	}
 	res := make([]string, len(rungs))
 	for i, r := range rungs {

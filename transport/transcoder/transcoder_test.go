@@ -25,6 +25,7 @@ import (
 // 2-minute stall kill, the default here), with a message naming the
 // problem, and another account's clip still completes on the one worker.
 func TestHostileInputsFailFast(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t) // one worker, the default 2-minute stall timeout
 	mallory, bob := e.account("mallory", domain.PlanFree), e.account("bob", domain.PlanFree)
 	business := e.account("bigcorp", domain.PlanBusiness)
@@ -75,6 +76,7 @@ func TestHostileInputsFailFast(t *testing.T) {
 // account's original (../<id>/original.mkv). Each ends FAILED and nothing
 // is published.
 func TestPlaylistUploadsFail(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	victim, mallory := e.account("victim", domain.PlanFree), e.account("mallory", domain.PlanFree)
 	dir := t.TempDir()
@@ -119,6 +121,7 @@ func TestPlaylistUploadsFail(t *testing.T) {
 // ffmpeg (the whole process group) at once, removes the work directory and
 // acks the job; nothing is published and no success recorded.
 func TestDeleteStopsFFmpeg(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/proc/self/cwd"); err != nil {
 		t.Skip("needs /proc to find ffmpeg by its working directory")
 	}
@@ -126,7 +129,7 @@ func TestDeleteStopsFFmpeg(t *testing.T) {
 	acc := e.account("acme", domain.PlanFree)
 	// Five minutes of video: its ladder takes many times the bound below
 	// (about 15 s on two idle cores), so only a kill meets that bound.
-	long := ffmpegtest.Clip(t, t.TempDir(), "long.mkv", 320, 180, 300, false)
+	long := longClip(t, "long.mkv", 300)
 	id := e.uploadFile(acc, "long.mkv", long)
 
 	var pids []int
@@ -185,6 +188,7 @@ func TestDeleteStopsFFmpeg(t *testing.T) {
 // original by path (with the demuxer forced, as the transcoder does), it
 // cannot: the video directories are 0700 and not its own.
 func TestFFmpegUserCannotReadAnotherVideo(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("switching ffmpeg's user needs root")
 	}
@@ -268,6 +272,7 @@ func alive(pid int) bool {
 // to 480x360, so that its "huge" frames stay cheap) after the headers
 // Probe reads ends FAILED on its first attempt with the limit named.
 func TestPictureTricks(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *transcoder.Config) {
 		b := ffmpeg.DefaultBounds()
 		b.MaxWidth, b.MaxHeight = 480, 360

@@ -21,6 +21,7 @@ import (
 // tell: the storyboard sprite, another output of the same pass, ends a
 // tile step past the last picture.
 func TestTruncatedIndexFirstFails(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	acct := e.account("bob", domain.PlanFree)
 	dir := t.TempDir()
@@ -72,9 +73,11 @@ func TestTruncatedIndexFirstFails(t *testing.T) {
 // team: a 12 s file holding 10.6 s said 12, its playlist, storyboard and
 // download 10.6); a whole file keeps its announced duration.
 func TestCutFileReportsTheDurationItHolds(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	acct := e.account("bob", domain.PlanFree)
-	whole := indexFirst(t, ffmpegtest.Encode(t, t.TempDir(), "long.mp4", 320, 180, 12, true))
+	// 160x90: the lengths are the point, not the picture.
+	whole := indexFirst(t, ffmpegtest.Encode(t, t.TempDir(), "long.mp4", 160, 90, 12, true))
 	data, err := os.ReadFile(whole)
 	if err != nil {
 		t.Fatal(err)
