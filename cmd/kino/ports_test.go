@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -86,5 +87,29 @@ func TestBinaryServeBusyPortFailsAtOnce(t *testing.T) {
 				t.Fatalf("stderr %q: want the address %s, %q and the flag %s", msg, taken, "in use", tt.wantFlag)
 			}
 		})
+	}
+}
+
+// kino serve --dev checks what transcoding needs before it creates and
+// prints its one-time key: a first start without ffmpeg fails and prints
+// nothing a later start could not print again.
+func TestBinaryServeChecksFFmpegBeforeTheDevKey(t *testing.T) {
+	t.Parallel()
+	bin := buildKino(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "serve", "--dev", "--data", filepath.Join(t.TempDir(), "data"),
+		"--addr", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "PATH="+t.TempDir()) // no ffmpeg there
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err == nil || ctx.Err() != nil {
+		t.Fatalf("kino serve without ffmpeg: %v (ctx %v)\n%s", err, ctx.Err(), stderr.String())
+	}
+	if strings.Contains(stdout.String(), "shown once") || strings.Contains(stdout.String(), "svc_live_") {
+		t.Fatalf("--dev printed its key although it could not start:\n%s", stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "ffmpeg") {
+		t.Fatalf("stderr does not name ffmpeg:\n%s", stderr.String())
 	}
 }

@@ -419,15 +419,17 @@ func (m *Main) Run(ctx context.Context) error {
 		{"event store", m.openStore},      // streams and buckets created or updated
 		{"read models", m.openReadModels}, // projections.db, the projector, caught up
 		{"media", m.openMedia},            // --media dir|nats, and its sweep
-		{"dev", m.devBootstrap},           // --dev on an empty store
 		{"progress", m.openProgress},      // KINO_PROGRESS and its watcher
-		{"urls", m.publicURLs},            // default --base-url and --cdn-url from the bound port
-		{"dev user", m.devUser},           // --dev on an empty store: a dashboard user's one-time link
-		{"workers", m.startWorkers},       // webhook senders and transcoders
-		{"fan-out", m.startFanout},        // webhook fan-out
-		{"heartbeat", m.heartbeat},        // KINO_WORKERS: this process, for GET /v1/admin/health
-		{"operator", m.serveOperator},     // kino.admin.> (kino replay --nats)
-		{"http", m.serveHTTP},             // the API, last
+		// Transcoders check ffmpeg and its user's access to the media
+		// before --dev creates (and prints, once) its key and link.
+		{"workers", m.startWorkers},   // webhook senders and transcoders
+		{"dev", m.devBootstrap},       // --dev on an empty store
+		{"urls", m.publicURLs},        // default --base-url and --cdn-url from the bound port
+		{"dev user", m.devUser},       // --dev on an empty store: a dashboard user's one-time link
+		{"fan-out", m.startFanout},    // webhook fan-out
+		{"heartbeat", m.heartbeat},    // KINO_WORKERS: this process, for GET /v1/admin/health
+		{"operator", m.serveOperator}, // kino.admin.> (kino replay --nats)
+		{"http", m.serveHTTP},         // the API, last
 	} {
 		if err := step.run(ctx); err != nil {
 			return err
