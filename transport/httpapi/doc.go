@@ -4,12 +4,14 @@
 // into the spec's {"error", "message"} bodies.
 //
 // routes.go lists every route. httpapi itself holds the /v1 resources
-// (videos, collections, webhooks, keys, signing keys, the account),
-// authentication (API keys, sessions and logins under /auth, the
-// operator's guard), multipart uploads, the probes, and the request log.
+// (videos and their search, collections, keys, signing keys, the
+// account), authentication (API keys, sessions and logins under /auth,
+// the operator's guard), multipart uploads, and the request log.
 // It mounts package admin (/v1/admin), package cdn (/cdn), package player
-// (/play and its /assets, through playHost) and package tus (tus and
-// direct upload URLs, through uploadhost.go);
+// (/play, /embed, /oembed and their /assets, through playHost), package
+// probes (/healthz, /readyz), package webhooks (/v1/webhooks, through
+// webhookHost) and package tus (tus and direct upload URLs, through
+// uploadhost.go);
 // rate limits are package ratelimit, playback tokens package playback.
 //
 // # API keys and sessions
@@ -90,8 +92,8 @@
 // lease renewed every 10 s while any runs, so a node that dies frees its
 // slots within 35 s; the server-wide Uploads.MaxInFlight (--max-uploads,
 // default 64; 503) stays per process, as it protects that process's
-// memory. Still per process: POST /v1/webhooks/{id}/test (testLimiter: 5
-// at once, then one every 12 s per subscription).
+// memory. Still per process: POST /v1/webhooks/{id}/test (package
+// webhooks: 5 at once, then one every 12 s per subscription).
 //
 // # Multipart uploads
 //

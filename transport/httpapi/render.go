@@ -82,8 +82,3 @@ func renderCollection(c projections.Collection) wire.Collection {
 		CreatedAt: domain.FormatTime(c.CreatedAt), UpdatedAt: domain.FormatTime(c.UpdatedAt),
 		PlaybackPolicy: c.PlaybackPolicy.OrPublic(), Downloads: c.Downloads}
 }
-
-// renderWebhook never carries the secret; only the create response does.
-func renderWebhook(w projections.Webhook) wire.Webhook {
-	return wire.Webhook{ID: w.ID, URL: w.URL, Events: w.Events, CreatedAt: domain.FormatTime(w.CreatedAt)}
-}

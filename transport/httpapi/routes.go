@@ -60,13 +60,9 @@ func (s *Server) routes() {
 	route("/collections/{slug}", s.renameCollection, http.MethodPatch)
 	route("/collections/{slug}", s.deleteCollection, http.MethodDelete)
 
-	route("/webhooks", s.createWebhook, http.MethodPost)
-	route("/webhooks", s.listWebhooks, http.MethodGet)
-	route("/webhooks/{id}", s.getWebhook, http.MethodGet)
-	route("/webhooks/{id}", s.deleteWebhook, http.MethodDelete)
-	route("/webhooks/{id}/deliveries", s.listDeliveries, http.MethodGet)
-	route("/webhooks/{id}/test", s.testWebhook, http.MethodPost)
-	route("/webhooks/{id}/deliveries/{deliveryId}/redeliver", s.redeliver, http.MethodPost)
+	s.webhooks.Routes(func(path string, h func(http.ResponseWriter, *http.Request) error, method string) {
+		route(path, h, method)
+	})
 
 	route("/account", s.getAccount, http.MethodGet)
 

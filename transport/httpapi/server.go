@@ -14,7 +14,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -31,6 +30,7 @@ import (
 	"github.com/kino-video/kino/transport/httpapi/player"
 	"github.com/kino-video/kino/transport/httpapi/probes"
 	"github.com/kino-video/kino/transport/httpapi/respond"
+	"github.com/kino-video/kino/transport/httpapi/webhooks"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/playback"
 	"github.com/kino-video/kino/transport/ratelimit"
@@ -52,15 +52,15 @@ type ProgressSource interface {
 }
 
 // WebhookTester sends test deliveries.
-type WebhookTester interface {
-	SendTest(ctx context.Context, w projections.Webhook) (deliveryID string, err error)
-}
+type WebhookTester = webhooks.Tester
+
+// Sealer seals a webhook's signing secret for its id before it is stored
+// (webhooks.Sealer).
+type Sealer = webhooks.Sealer
 
 // Redeliverer queues a delivery that gave up once more, as a new delivery
 // (webhook.Redeliverer), and records it; first is its first attempt.
-type Redeliverer interface {
-	Redeliver(ctx context.Context, w projections.Webhook, first projections.Delivery) (deliveryID string, seq uint64, err error)
-}
+type Redeliverer = webhooks.Redeliverer
 
 // Media is what the API needs of the media store (media.Dir, a directory,
 // or media.Bucket, an object store such as JetStream's): a local file to
@@ -302,7 +302,6 @@ type Server struct {
 	cfg      Config
 	limiter  *ratelimit.Limiter // requests per account
 	failures *ratelimit.Limiter // requests without a valid key per client address
-	tests    testLimiter        // POST /v1/webhooks/{id}/test, per subscription
 	lastSeq  lastSeqCache
 	uploads  uploadSlots
 	disk     diskspace.Guard
@@ -315,12 +314,12 @@ type Server struct {
 	tusRetryEvery time.Duration
 	tusAccepting  func(id string)
 	tokens        playback.Tokens
-	cdn           *cdn.Handler   // /cdn
-	probes        *probes.Probes // /healthz, /readyz
-	admin         *admin.Handler // the operator's /v1/admin
-	redeliveries  sync.Mutex     // one redelivery decided at a time on this node
-	openapi       []byte         // docs/openapi.yaml as JSON
-	pages         *player.Pages  // /play and its assets
+	cdn           *cdn.Handler      // /cdn
+	probes        *probes.Probes    // /healthz, /readyz
+	admin         *admin.Handler    // the operator's /v1/admin
+	webhooks      *webhooks.Handler // /v1/webhooks
+	openapi       []byte            // docs/openapi.yaml as JSON
+	pages         *player.Pages     // /play and its assets
 	router        *mux.Router
 	// Logins: attempts per client address and per email; cross-origin
 	// checks of cookie-authenticated requests.
@@ -385,6 +384,8 @@ func New(cfg Config) (*Server, error) {
 		}})
 	s.cdn = cdn.New(cdn.Config{Videos: cfg.DB, Media: cfg.Media, Tokens: s.tokens,
 		Logger: func(r *http.Request) *slog.Logger { return logger(r, cfg.Log) }})
+	s.webhooks = webhooks.New(webhooks.Config{Store: cfg.Store, DB: cfg.DB, Secrets: cfg.Secrets, Tester: cfg.Webhooks,
+		Redeliver: cfg.Redeliver, Now: cfg.Now, Host: webhookHost{s}})
 	s.admin = admin.New(admin.Config{Store: cfg.Store, Queues: cfg.Queues, DB: cfg.DB, Projector: cfg.Projector,
 		Replayer: cfg.Admin.Replayer, Host: adminHost{s}, Now: cfg.Now})
 	s.probes = probes.New(probes.Config{Checks: s.readyChecks(), Live: s.live, Log: cfg.Log})

@@ -1,9 +1,10 @@
-package httpapi
+package webhooks
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,10 +14,121 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/httpapi/respond"
 	"github.com/kino-video/kino/transport/wire"
 )
+
+// Host is what the webhook endpoints use of the API server.
+type Host interface {
+	Decode(w http.ResponseWriter, r *http.Request, v any) error
+	// Account is the authenticated caller's account.
+	Account(r *http.Request) string
+	// Settle waits until the read models include seq.
+	Settle(r *http.Request, seq uint64)
+	Logger(r *http.Request) *slog.Logger
+	// IntParam reads an integer query parameter within [lo, hi].
+	IntParam(r *http.Request, name string, def, lo, hi int) (int, error)
+}
+
+// Store is the event log subscriptions are written to, and its ids.
+type Store interface {
+	eventstore.Log
+	NewID() string
+}
+
+// DB reads the subscriptions and their deliveries log (projections.DB).
+type DB interface {
+	Webhooks(account string) ([]projections.Webhook, error)
+	Webhook(account, id string) (projections.Webhook, bool, error)
+	Deliveries(webhookID string, limit, offset int) ([]projections.Delivery, error)
+	DeliveryAttempts(webhookID, deliveryID string) ([]projections.Delivery, error)
+	Redelivered(webhookID, deliveryID string) (projections.Redelivery, bool, error)
+}
+
+// Sealer seals a webhook's signing secret for its id before it is stored:
+// neither the event stream nor the read models hold it in clear.
+type Sealer interface {
+	Seal(id, secret string) (string, error)
+}
+
+// Tester queues a webhook.test delivery to a subscription
+// (webhook.Sender).
+type Tester interface {
+	SendTest(ctx context.Context, w projections.Webhook) (deliveryID string, err error)
+}
+
+// Redeliverer queues a delivery that gave up once more, as a new delivery
+// (webhook.Redeliverer), and records it; first is its first attempt.
+type Redeliverer interface {
+	Redeliver(ctx context.Context, w projections.Webhook, first projections.Delivery) (deliveryID string, seq uint64, err error)
+}
+
+// Config wires the webhook endpoints. Tester and Redeliver may be nil
+// (their endpoints then answer 503); Secrets nil makes creation fail.
+type Config struct {
+	Store     Store
+	DB        DB
+	Secrets   Sealer
+	Tester    Tester
+	Redeliver Redeliverer
+	Now       func() time.Time
+	Host      Host
+}
+
+// Handler serves /v1/webhooks.
+type Handler struct {
+	cfg          Config
+	tests        testLimiter // POST /v1/webhooks/{id}/test, per subscription
+	redeliveries sync.Mutex  // one redelivery decided at a time on this node
+}
+
+// New prepares the endpoints.
+func New(cfg Config) *Handler {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Handler{cfg: cfg}
+}
+
+// Routes mounts the endpoints under /webhooks with route, which
+// authenticates the caller.
+func (h *Handler) Routes(route func(path string, fn func(http.ResponseWriter, *http.Request) error, method string)) {
+	route("/webhooks", h.createWebhook, http.MethodPost)
+	route("/webhooks", h.listWebhooks, http.MethodGet)
+	route("/webhooks/{id}", h.getWebhook, http.MethodGet)
+	route("/webhooks/{id}", h.deleteWebhook, http.MethodDelete)
+	route("/webhooks/{id}/deliveries", h.listDeliveries, http.MethodGet)
+	route("/webhooks/{id}/test", h.testWebhook, http.MethodPost)
+	route("/webhooks/{id}/deliveries/{deliveryId}/redeliver", h.redeliver, http.MethodPost)
+}
+
+// Render is a subscription as the API shows it: never its secret (only
+// the create response carries it).
+func Render(w projections.Webhook) wire.Webhook {
+	return wire.Webhook{ID: w.ID, URL: w.URL, Events: w.Events, CreatedAt: domain.FormatTime(w.CreatedAt)}
+}
+
+// writeTimeout bounds a write a request started, also after the client
+// went away.
+const writeTimeout = 30 * time.Second
+
+// execute runs a command on a subscription for a request: it does not
+// stop when the client goes away.
+func execute(r *http.Request, s eventstore.Log, id domain.StreamID, cmd any) (eventstore.Result[domain.Webhook], error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), writeTimeout)
+	defer cancel()
+	return eventstore.Execute[domain.Webhook](ctx, s, id, cmd)
+}
+
+func errBadRequest(format string, args ...any) error {
+	return domain.E("", domain.Invalid, format, args...)
+}
+
+func errNotFound(what string) error {
+	return domain.E("", domain.NotFound, "%s not found", what)
+}
 
 func webhookStream(id string) domain.StreamID {
 	return domain.WebhookStream(id)
@@ -31,20 +143,14 @@ func newWebhookSecret() (string, error) {
 	return "whsec_" + hex.EncodeToString(b[:]), nil
 }
 
-// Sealer seals a webhook's signing secret for its id before it is stored:
-// neither the event stream nor the read models hold it in clear.
-type Sealer interface {
-	Seal(id, secret string) (string, error)
-}
-
 // createWebhook answers 201 with the signing secret: the only time it is
 // shown.
-func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		URL    *string  `json:"url"`
 		Events []string `json:"events"`
 	}
-	if err := decodeJSON(w, r, &body); err != nil {
+	if err := h.cfg.Host.Decode(w, r, &body); err != nil {
 		return err
 	}
 	if body.URL == nil {
@@ -57,21 +163,21 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	acct := callerOf(r).Account
-	id := s.cfg.Store.NewID()
-	if s.cfg.Secrets == nil {
+	acct := h.cfg.Host.Account(r)
+	id := h.cfg.Store.NewID()
+	if h.cfg.Secrets == nil {
 		return domain.E("create webhook", domain.Internal, "no secret key to seal webhook secrets with")
 	}
-	sealed, err := s.cfg.Secrets.Seal(id, secret)
+	sealed, err := h.cfg.Secrets.Seal(id, secret)
 	if err != nil {
 		return err
 	}
-	res, err := execute[domain.Webhook](r, s.cfg.Store, webhookStream(id),
+	res, err := execute(r, h.cfg.Store, webhookStream(id),
 		domain.SubscribeWebhook{Account: acct, URL: *body.URL, Events: body.Events, SealedSecret: sealed})
 	if err != nil {
 		return err
 	}
-	s.settle(r, res.LastSeq())
+	h.cfg.Host.Settle(r, res.LastSeq())
 	e := res.Events[0]
 	d := e.Data.(domain.WebhookSubscribed)
 	respond.JSON(w, http.StatusCreated, wire.CreatedWebhook{
@@ -80,57 +186,57 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
-	hooks, err := s.cfg.DB.Webhooks(callerOf(r).Account)
+func (h *Handler) listWebhooks(w http.ResponseWriter, r *http.Request) error {
+	hooks, err := h.cfg.DB.Webhooks(h.cfg.Host.Account(r))
 	if err != nil {
 		return err
 	}
 	out := make([]wire.Webhook, len(hooks))
-	for i, h := range hooks {
-		out[i] = renderWebhook(h)
+	for i, hook := range hooks {
+		out[i] = Render(hook)
 	}
 	respond.JSON(w, http.StatusOK, wire.Webhooks{Webhooks: out})
 	return nil
 }
 
 // webhookVar is the caller's subscription named by the {id} path variable.
-func (s *Server) webhookVar(r *http.Request) (projections.Webhook, error) {
+func (h *Handler) webhookVar(r *http.Request) (projections.Webhook, error) {
 	id := mux.Vars(r)["id"]
 	if !domain.ValidID(id) {
 		return projections.Webhook{}, errNotFound("webhook")
 	}
-	h, ok, err := s.cfg.DB.Webhook(callerOf(r).Account, id)
+	hook, ok, err := h.cfg.DB.Webhook(h.cfg.Host.Account(r), id)
 	if err == nil && !ok {
 		err = errNotFound("webhook")
 	}
-	return h, err
+	return hook, err
 }
 
-func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
-	h, err := s.webhookVar(r)
+func (h *Handler) getWebhook(w http.ResponseWriter, r *http.Request) error {
+	hook, err := h.webhookVar(r)
 	if err != nil {
 		return err
 	}
-	respond.JSON(w, http.StatusOK, renderWebhook(h))
+	respond.JSON(w, http.StatusOK, Render(hook))
 	return nil
 }
 
 // listDeliveries is the deliveries log of a subscription: every attempt,
 // newest first.
-func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
-	h, err := s.webhookVar(r)
+func (h *Handler) listDeliveries(w http.ResponseWriter, r *http.Request) error {
+	hook, err := h.webhookVar(r)
 	if err != nil {
 		return err
 	}
-	limit, err := atoiParam(r, "limit", 50, 1, 100)
+	limit, err := h.cfg.Host.IntParam(r, "limit", 50, 1, 100)
 	if err != nil {
 		return err
 	}
-	offset, err := atoiParam(r, "offset", 0, 0, int(^uint(0)>>1))
+	offset, err := h.cfg.Host.IntParam(r, "offset", 0, 0, int(^uint(0)>>1))
 	if err != nil {
 		return err
 	}
-	ds, err := s.cfg.DB.Deliveries(h.ID, limit, offset)
+	ds, err := h.cfg.DB.Deliveries(hook.ID, limit, offset)
 	if err != nil {
 		return err
 	}
@@ -154,15 +260,15 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
 }
 
 // testWebhook queues a signed webhook.test delivery at once.
-func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request) error {
-	h, err := s.webhookVar(r)
+func (h *Handler) testWebhook(w http.ResponseWriter, r *http.Request) error {
+	hook, err := h.webhookVar(r)
 	if err != nil {
 		return err
 	}
-	if s.cfg.Webhooks == nil {
+	if h.cfg.Tester == nil {
 		return domain.E("test webhook", domain.Unavailable, "webhook delivery is not running on this server")
 	}
-	if wait, ok := s.tests.allow(h.ID, s.cfg.Now()); !ok {
+	if wait, ok := h.tests.allow(hook.ID, h.cfg.Now()); !ok {
 		secs := int((wait + time.Second - 1) / time.Second)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		return domain.E("test webhook", domain.RateLimited,
@@ -171,24 +277,24 @@ func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), writeTimeout)
 	defer cancel()
-	id, err := s.cfg.Webhooks.SendTest(ctx, h)
+	id, err := h.cfg.Tester.SendTest(ctx, hook)
 	if err != nil {
 		return err
 	}
-	respond.JSON(w, http.StatusAccepted, wire.TestQueued{Message: "Test delivery queued; its attempts appear in GET /v1/webhooks/" + h.ID + "/deliveries", DeliveryID: id})
+	respond.JSON(w, http.StatusAccepted, wire.TestQueued{Message: "Test delivery queued; its attempts appear in GET /v1/webhooks/" + hook.ID + "/deliveries", DeliveryID: id})
 	return nil
 }
 
-func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 	id := mux.Vars(r)["id"]
 	if !domain.ValidID(id) {
 		return errNotFound("webhook")
 	}
-	res, err := execute[domain.Webhook](r, s.cfg.Store, webhookStream(id), domain.DeleteWebhook{Account: callerOf(r).Account})
+	res, err := execute(r, h.cfg.Store, webhookStream(id), domain.DeleteWebhook{Account: h.cfg.Host.Account(r)})
 	if err != nil {
 		return err
 	}
-	s.settle(r, res.LastSeq())
+	h.cfg.Host.Settle(r, res.LastSeq())
 	respond.JSON(w, http.StatusOK, wire.Message{Message: "Webhook deleted"})
 	return nil
 }
@@ -241,8 +347,8 @@ func (l *testLimiter) allow(id string, now time.Time) (time.Duration, bool) {
 // 202 {"deliveryId": <new id>}. A delivery that succeeded, is still being
 // retried, or was redelivered already is a 409; an unknown one (or one of
 // another account's webhook) a 404.
-func (s *Server) redeliver(w http.ResponseWriter, r *http.Request) error {
-	h, err := s.webhookVar(r)
+func (h *Handler) redeliver(w http.ResponseWriter, r *http.Request) error {
+	hook, err := h.webhookVar(r)
 	if err != nil {
 		return err
 	}
@@ -250,15 +356,15 @@ func (s *Server) redeliver(w http.ResponseWriter, r *http.Request) error {
 	if !wellFormedDeliveryID(dlv) {
 		return errNotFound("delivery")
 	}
-	if s.cfg.Redeliver == nil {
+	if h.cfg.Redeliver == nil {
 		return domain.E("redeliver", domain.Unavailable, "webhook delivery is not running on this server")
 	}
 	// One decision at a time on this node: two requests for the same
 	// delivery must not both pass the checks below. (Across nodes the
 	// redelivery's fixed id keeps the queue to one message.)
-	s.redeliveries.Lock()
-	defer s.redeliveries.Unlock()
-	attempts, err := s.cfg.DB.DeliveryAttempts(h.ID, dlv)
+	h.redeliveries.Lock()
+	defer h.redeliveries.Unlock()
+	attempts, err := h.cfg.DB.DeliveryAttempts(hook.ID, dlv)
 	if err != nil {
 		return err
 	}
@@ -275,23 +381,23 @@ func (s *Server) redeliver(w http.ResponseWriter, r *http.Request) error {
 	if !gaveUp {
 		return domain.E("redeliver", domain.Conflict, "delivery %s is still being retried; only a delivery that gave up can be sent again", dlv)
 	}
-	if again, ok, err := s.cfg.DB.Redelivered(h.ID, dlv); err != nil {
+	if again, ok, err := h.cfg.DB.Redelivered(hook.ID, dlv); err != nil {
 		return err
 	} else if ok {
 		return domain.E("redeliver", domain.Conflict, "delivery %s was sent again already, as %s", dlv, again.DeliveryID)
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), writeTimeout)
 	defer cancel()
-	id, seq, err := s.cfg.Redeliver.Redeliver(ctx, h, attempts[0])
+	id, seq, err := h.cfg.Redeliver.Redeliver(ctx, hook, attempts[0])
 	if err != nil {
 		return err
 	}
-	s.settle(r, seq)
-	logger(r, s.cfg.Log).Info("webhook delivery sent again", "webhook_id", h.ID, "delivery_id", dlv, "redelivery_id", id)
+	h.cfg.Host.Settle(r, seq)
+	h.cfg.Host.Logger(r).Info("webhook delivery sent again", "webhook_id", hook.ID, "delivery_id", dlv, "redelivery_id", id)
 	respond.JSON(w, http.StatusAccepted, struct {
 		Message    string `json:"message"`
 		DeliveryID string `json:"deliveryId"`
-	}{"Delivery queued again; its attempts appear in GET /v1/webhooks/" + h.ID + "/deliveries as " + id, id})
+	}{"Delivery queued again; its attempts appear in GET /v1/webhooks/" + hook.ID + "/deliveries as " + id, id})
 	return nil
 }
 
