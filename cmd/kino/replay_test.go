@@ -148,7 +148,7 @@ func TestReplayOnlineWhileClientsRead(t *testing.T) {
 	// Enough history that a rebuild takes a while: renames touch every
 	// video of the collection.
 	coll := domain.CollectionStream("acme", "main")
-	for i := 0; i < 5000; i++ {
+	for i := 0; i < 2000; i++ {
 		if _, err := h.m.store.Record(context.Background(), coll, domain.CollectionRenamed{Account: "acme", Slug: "main", Name: fmt.Sprintf("Main %d", i)}); err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +160,7 @@ func TestReplayOnlineWhileClientsRead(t *testing.T) {
 	var reads, failures atomic.Int64
 	var firstFailure atomic.Value
 	var wg sync.WaitGroup
-	for r := 0; r < 4; r++ {
+	for r := 0; r < 2; r++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
