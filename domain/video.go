@@ -155,6 +155,10 @@ type TranscodeRetried struct {
 type PlaybackPolicyChanged struct {
 	Account string         `json:"account"`
 	Policy  PlaybackPolicy `json:"playbackPolicy"`
+	// DetailsFollow: the same change (one PATCH) changed the details too;
+	// a VideoDetailsChanged follows in the same append. Absent in older
+	// events.
+	DetailsFollow bool `json:"detailsFollow,omitempty"`
 }
 
 func (UploadAccepted) EventType() string { return TypeUploadAccepted }
@@ -469,23 +473,32 @@ func (v Video) Decide(cmd any, _ time.Time) ([]Payload, error) {
 		if !v.Exists(c.Account) {
 			return nil, E(op, NotFound, "video not found")
 		}
-		var out []Payload
+		var policy *PlaybackPolicyChanged
 		if c.Policy != nil {
 			if _, err := ParsePlaybackPolicy(string(*c.Policy)); err != nil {
 				return nil, err
 			}
 			if *c.Policy != v.Policy {
-				out = append(out, PlaybackPolicyChanged{Account: v.Account, Policy: *c.Policy})
+				policy = &PlaybackPolicyChanged{Account: v.Account, Policy: *c.Policy}
 			}
 		}
+		var details *VideoDetailsChanged
 		if !c.Details.Empty() {
 			d, err := c.Details.Apply(v.Details).Normalize(op, v.Filename)
 			if err != nil {
 				return nil, err
 			}
 			if !d.Equal(v.Details) {
-				out = append(out, VideoDetailsChanged{Account: v.Account, Title: d.Title, Description: d.Description, Tags: d.Tags, Metadata: d.Metadata})
+				details = &VideoDetailsChanged{Account: v.Account, Title: d.Title, Description: d.Description, Tags: d.Tags, Metadata: d.Metadata}
 			}
+		}
+		var out []Payload
+		if policy != nil {
+			policy.DetailsFollow = details != nil
+			out = append(out, *policy)
+		}
+		if details != nil {
+			out = append(out, *details)
 		}
 		return out, nil
 	case FailTranscode:

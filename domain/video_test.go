@@ -130,7 +130,7 @@ func TestVideoDecide(t *testing.T) {
 			given: []domain.Payload{accepted},
 			when: domain.UpdateVideo{Account: "acme", Policy: ptr(domain.PlaybackSigned),
 				Details: domain.DetailsPatch{Description: ptr("d")}},
-			then: []domain.Payload{domain.PlaybackPolicyChanged{Account: "acme", Policy: domain.PlaybackSigned},
+			then: []domain.Payload{domain.PlaybackPolicyChanged{Account: "acme", Policy: domain.PlaybackSigned, DetailsFollow: true},
 				domain.VideoDetailsChanged{Account: "acme", Title: "Clip", Description: "d"}},
 		},
 		{

@@ -3,7 +3,6 @@ package webhook
 import (
 	"context"
 	"errors"
-	"math"
 	"sync"
 	"time"
 
@@ -116,9 +115,9 @@ func (f *Fanout) fanout(ctx context.Context, e domain.Event, kind string, alive 
 		// failed try) is playable again, its subscribers know already.
 		return nil
 	}
-	if ok && kind == domain.EventVideoUpdated && at.changedNext {
+	if p, isPolicy := e.Data.(domain.PlaybackPolicyChanged); ok && isPolicy && p.DetailsFollow {
 		// One PATCH changed policy and details in one append: one
-		// video.updated, at its last event, whose video shows both.
+		// video.updated, at its details event, whose video shows both.
 		return nil
 	}
 	if !ok {
@@ -156,9 +155,6 @@ func videoAt(ctx context.Context, store Store, e domain.Event, cdnURL string) (w
 	return at.video, at.account, at.ok, err
 }
 
-// errFirstOnly stops a Between after its first event.
-var errFirstOnly = errors.New("first only")
-
 // at is a video as it stood at an event's position (videoAt).
 type at struct {
 	video   wire.Video
@@ -167,10 +163,6 @@ type at struct {
 	// toldPlayable: a TranscodePlayable before the event, in the same
 	// processing run (since the upload, or the last TranscodeRetried).
 	toldPlayable bool
-	// changedNext: the event is a change (VideoDetailsChanged,
-	// PlaybackPolicyChanged) followed at once by another change of the
-	// same append (the same time).
-	changedNext bool
 }
 
 func foldAt(ctx context.Context, store Store, e domain.Event, cdnURL string) (at, error) {
@@ -250,18 +242,7 @@ func foldAt(ctx context.Context, store Store, e domain.Event, cdnURL string) (at
 	if err != nil {
 		return at{}, err
 	}
-	changedNext := false
-	if e.Type == domain.TypeVideoDetailsChanged || e.Type == domain.TypePlaybackPolicyChanged {
-		// The video's next event, wherever other streams' events put it.
-		err = store.Between(ctx, domain.StreamID{Aggregate: domain.AggVideo, ID: e.AggregateID}.Filter(), e.Seq+1, math.MaxUint64, func(ev domain.Event) error {
-			changedNext = (ev.Type == domain.TypeVideoDetailsChanged || ev.Type == domain.TypePlaybackPolicyChanged) && ev.OccurredAt.Equal(e.OccurredAt)
-			return errFirstOnly
-		})
-		if err != nil && !errors.Is(err, errFirstOnly) {
-			return at{}, err
-		}
-	}
-	return at{video: wire.NewVideo(r, cdnURL, wire.Live{}), account: account, ok: true, toldPlayable: toldPlayable, changedNext: changedNext}, nil
+	return at{video: wire.NewVideo(r, cdnURL, wire.Live{}), account: account, ok: true, toldPlayable: toldPlayable}, nil
 }
 
 // subscriptions indexes every webhook subscription of the stream by
