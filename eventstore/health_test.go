@@ -144,6 +144,10 @@ func TestOutageFailsFastOnlyWhenAsked(t *testing.T) {
 	if err := <-waited; err != nil {
 		t.Fatalf("append without FailFast across the outage: %v", err)
 	}
+	// The append may land on the new connection a moment before the
+	// reconnection handler marks the store connected again; until then
+	// FailFast still refuses.
+	eventstoretest.Eventually(t, "the store to see the server back", func() bool { return s.Health().Connected })
 	for _, slug := range []string{"before", "waited"} {
 		if events, _, err := s.Load(fast, domain.StreamID{Aggregate: domain.AggAccount, ID: slug}); err != nil || len(events) != 1 {
 			t.Fatalf("account %s: %d events, %v", slug, len(events), err)
