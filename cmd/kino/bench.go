@@ -21,7 +21,7 @@ func newBenchCmd() *cobra.Command {
 	o := bench.Options{Start: startBenchKino, CDN: startCDNKino, More: benchMore}
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "bench [--quick] [--only reads,writes,uploads,processing,replay,cdn,tus,outputs,fastpath,playable] [--json]",
+		Use:   "bench [--quick] [--only reads,writes,uploads,processing,replay,cdn,tus,search,outputs,fastpath,playable] [--json]",
 		Short: "Measure kino against baselines on this machine, side by side, in one run",
 		Long:  bench.Describe + playableDescribe,
 		Args:  cobra.NoArgs,

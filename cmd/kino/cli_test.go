@@ -133,7 +133,7 @@ func TestBenchQuick(t *testing.T) {
 		Ratio   float64 `json:"ratio"`
 		Goal    string  `json:"goal"`
 	}
-	if err := json.Unmarshal(out.Bytes(), &results); err != nil || len(results) != 17 { // 15, and outputs (1) and fastpath (1)
+	if err := json.Unmarshal(out.Bytes(), &results); err != nil || len(results) != 19 { // 15, search (2), and outputs (1) and fastpath (1)
 		t.Fatalf("results: %v\n%s", err, out.String())
 	}
 	for i, r := range results {

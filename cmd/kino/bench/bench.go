@@ -77,7 +77,7 @@ type Kino interface {
 }
 
 // Measures are the names Options.Only takes.
-var Measures = []string{"reads", "writes", "uploads", "processing", "replay", "cdn", "tus"}
+var Measures = []string{"reads", "writes", "uploads", "processing", "replay", "cdn", "tus", "search"}
 
 // Describe is the help text of kino bench.
 const Describe = `bench starts a private kino (embedded NATS, temp data dir) and measures it
@@ -152,7 +152,7 @@ func Run(ctx context.Context, o Options, progress io.Writer) ([]Result, error) {
 	}
 	for _, name := range o.Only {
 		if !slices.Contains(Measures, name) && o.More[name] == nil {
-			return nil, fmt.Errorf("--only: unknown measure %q (reads, writes, uploads, processing, replay, cdn, tus, outputs, fastpath)", name)
+			return nil, fmt.Errorf("--only: unknown measure %q (reads, writes, uploads, processing, replay, cdn, tus, search, outputs, fastpath)", name)
 		}
 	}
 	dir, err := os.MkdirTemp("", "kino-bench-")
@@ -219,6 +219,13 @@ func Run(ctx context.Context, o Options, progress io.Writer) ([]Result, error) {
 		rs, err := benchTus(ctx, m, key, o)
 		if err != nil {
 			return nil, fmt.Errorf("tus: %w", err)
+		}
+		results = append(results, rs...)
+	}
+	if wants(o, "search") {
+		rs, err := benchSearch(ctx, m, key, o, say)
+		if err != nil {
+			return nil, fmt.Errorf("search: %w", err)
 		}
 		results = append(results, rs...)
 	}
