@@ -36,6 +36,12 @@ const (
 
 var metadataKeyRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
+// ValidMetadataKey reports whether k may name a metadata value: 1 to
+// MaxMetadataKeyLen of A-Z a-z 0-9 _ . -.
+func ValidMetadataKey(k string) bool {
+	return len(k) <= MaxMetadataKeyLen && metadataKeyRE.MatchString(k)
+}
+
 // DefaultTitle is a video's title when its upload names none: the
 // filename without its extension (the filename itself when that leaves
 // nothing).
@@ -261,7 +267,7 @@ func normalizeMetadata(op string, m map[string]string) (map[string]string, error
 	sort.Strings(keys) // the first bad key, the same one every time
 	out := make(map[string]string, len(m))
 	for _, k := range keys {
-		if len(k) > MaxMetadataKeyLen || !metadataKeyRE.MatchString(k) {
+		if !ValidMetadataKey(k) {
 			return nil, E(op, Invalid, "a metadata key is 1 to %d of the characters A-Z a-z 0-9 _ . - (got %q)", MaxMetadataKeyLen, truncate(k, 60))
 		}
 		v, err := checkText(op, fmt.Sprintf("metadata %q", k), m[k], MaxMetadataValueLen, false)

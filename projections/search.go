@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"container/heap"
 	"encoding/binary"
+	"slices"
 	"strings"
 	"time"
 
@@ -64,6 +65,12 @@ type VideoPage struct {
 // past it the prefix matches as a whole word only.
 const maxPrefixTerms = 1000
 
+// maxExamine bounds the videos one page examines: a search whose matches
+// are rare among the list it walks answers after this many with the
+// matches found so far and a cursor to go on from, so one account's
+// search never holds the read models for long. A variable for the tests.
+var maxExamine = 10_000
+
 // createdSlack is how far createdAt may run against the stream's order
 // (clocks of nodes in a cluster): a scan in stream order stops that far
 // past a createdAt bound.
@@ -74,15 +81,28 @@ const createdSlack = time.Minute
 // the collection, the status, else all of the account's videos) in stream
 // order and checking every other filter on the record; the cost of a page
 // is its length, not its depth (a cursor seeks straight to its place).
+// A page examines at most maxExamine videos: past that it holds fewer
+// than q.Limit and Next continues after the last one examined.
 func (db *DB) QueryVideos(account string, q VideoQuery) (VideoPage, error) {
 	page := VideoPage{Videos: []Video{}}
 	err := db.view(func(tx *bolt.Tx) error {
-		src := pickSource(tx, account, q)
+		src, driver := pickSource(tx, account, q)
+		// The index walked holds the driving word: only the others are
+		// checked on the record.
+		q.Words = slices.DeleteFunc(slices.Clone(q.Words), func(w string) bool { return w == driver })
 		videos := tx.Bucket(bVideos)
 		skip := q.Offset
-		for {
-			_, id, ok := src.next()
+		for examined := 0; ; examined++ {
+			seq, id, ok := src.next()
 			if !ok {
+				return nil
+			}
+			if examined == maxExamine && len(page.Videos) < q.Limit {
+				// Go on from this one, not examined yet.
+				page.Next = seq + 1
+				if q.Oldest {
+					page.Next = seq - 1
+				}
 				return nil
 			}
 			v, found, err := getJSON[Video](videos, id)
@@ -188,14 +208,15 @@ type postings interface {
 	next() (seq uint64, id []byte, ok bool)
 }
 
-// pickSource chooses the index that q walks.
-func pickSource(tx *bolt.Tx, account string, q VideoQuery) postings {
+// pickSource chooses the index that q walks, and the word every entry of
+// it holds ("" when it is not a word's list).
+func pickSource(tx *bolt.Tx, account string, q VideoQuery) (postings, string) {
 	switch {
 	case q.Tag != "":
-		return newRange(tx.Bucket(bByTag), key(account, q.Tag), q)
+		return newRange(tx.Bucket(bByTag), key(account, q.Tag), q), ""
 	case len(q.Meta) > 0:
 		for k, v := range q.Meta { // any pair: each is an exact list
-			return newRange(tx.Bucket(bByMeta), key(account, k, v), q)
+			return newRange(tx.Bucket(bByMeta), key(account, k, v), q), ""
 		}
 	case len(q.Words) > 0:
 		longest := q.Words[0] // longer words are rarer
@@ -204,18 +225,18 @@ func pickSource(tx *bolt.Tx, account string, q VideoQuery) postings {
 				longest = w
 			}
 		}
-		return newRange(tx.Bucket(bSearch), key(account, longest), q)
+		return newRange(tx.Bucket(bSearch), key(account, longest), q), longest
 	case q.Prefix != "":
 		if m := newPrefixMerge(tx.Bucket(bSearch), account, q); m != nil {
-			return m
+			return m, ""
 		}
-		return newRange(tx.Bucket(bSearch), key(account, q.Prefix), q)
+		return newRange(tx.Bucket(bSearch), key(account, q.Prefix), q), ""
 	case q.Collection != "":
-		return newRange(tx.Bucket(bByColl), key(account, q.Collection), q)
+		return newRange(tx.Bucket(bByColl), key(account, q.Collection), q), ""
 	case q.Status != "":
-		return newRange(tx.Bucket(bByStatus), key(account, string(q.Status)), q)
+		return newRange(tx.Bucket(bByStatus), key(account, string(q.Status)), q), ""
 	}
-	return newRange(tx.Bucket(bByAccount), key(account), q)
+	return newRange(tx.Bucket(bByAccount), key(account), q), ""
 }
 
 // rangeScan walks the entries prefix 0 <seq> of one index in q's order,

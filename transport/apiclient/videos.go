@@ -158,7 +158,8 @@ func (o ListOptions) query() url.Values {
 }
 
 // VideoPage is one page of a listing; NextCursor ("" on the last page)
-// gives the next (ListOptions.Cursor).
+// gives the next (ListOptions.Cursor). A search's page may be short, even
+// empty, and still have a next: follow NextCursor until it is "".
 type VideoPage struct {
 	Videos     []Video
 	NextCursor string

@@ -74,9 +74,7 @@ func videoQuery(q url.Values) (projections.VideoQuery, error) {
 			continue
 		}
 		k, ok = strings.CutSuffix(k, "]")
-		if !ok || k == "" || len(k) > domain.MaxMetadataKeyLen || strings.ContainsFunc(k, func(r rune) bool {
-			return !(r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '.' || r == '-'))
-		}) {
+		if !ok || !domain.ValidMetadataKey(k) {
 			return vq, errBadRequest("a metadata filter is metadata[<key>]=<value> with a key of 1 to %d of A-Z a-z 0-9 _ . - (got %q)", domain.MaxMetadataKeyLen, truncateString(name, 60))
 		}
 		if len(vals) != 1 || vals[0] == "" || utf8.RuneCountInString(vals[0]) > domain.MaxMetadataValueLen {
