@@ -16,8 +16,9 @@ const (
 	maxWordTime = 600 * time.Millisecond
 )
 
-// utterance is what the recognizer heard up to a pause: its words and the
-// time it noticed the pause (a little after the speech ended).
+// utterance is what the recognizer heard up to a pause: its words (none
+// when it made nothing of the sound) and the time it noticed the pause (a
+// little after the speech ended).
 type utterance struct {
 	end   time.Duration
 	words []string
@@ -32,15 +33,17 @@ func cues(utts []utterance, sound []span) []Segment {
 	var out []Segment
 	var prev time.Duration
 	for _, u := range utts {
-		if len(u.words) == 0 || u.end <= prev {
+		if u.end <= prev {
 			continue
 		}
-		start, end := within(sound, prev, u.end)
-		if earliest := end - time.Duration(len(u.words))*maxWordTime - time.Second; start < earliest {
-			start = earliest
+		if len(u.words) > 0 {
+			start, end := within(sound, prev, u.end)
+			if earliest := end - time.Duration(len(u.words))*maxWordTime - time.Second; start == prev && start < earliest {
+				start = earliest // no pause before it
+			}
+			out = append(out, split(u.words, start, end)...)
 		}
-		out = append(out, split(u.words, start, end)...)
-		prev = u.end
+		prev = u.end // an utterance of nothing recognized ends here too
 	}
 	return out
 }
@@ -65,7 +68,8 @@ func within(sound []span, lo, hi time.Duration) (start, end time.Duration) {
 // split cuts words spoken from start to end into the fewest cues that are
 // readable, balanced by characters, each timed in proportion to its
 // characters (a fair guess of speaking time when the recognizer gives no
-// word times).
+// word times). When only one word a cue would still be too long, each
+// word's cue is cut to maxCue from its start.
 func split(words []string, start, end time.Duration) []Segment {
 	chars := 0
 	for _, w := range words {
@@ -82,6 +86,9 @@ func split(words []string, start, end time.Duration) []Segment {
 		one[i] = []string{w}
 	}
 	segs, _ := timed(one, chars, start, end)
+	for i := range segs {
+		segs[i].End = min(segs[i].End, segs[i].Start+maxCue) // one word said slowly, or a long pause within
+	}
 	return segs
 }
 

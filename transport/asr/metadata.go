@@ -63,9 +63,7 @@ func parseMetadata(r io.Reader) ([]utterance, []span, error) {
 		key, value, _ := strings.Cut(line, "=")
 		switch key {
 		case "lavfi.asr.text":
-			if words := cleanWords(value); len(words) > 0 {
-				utts = append(utts, utterance{end: at, words: words})
-			}
+			utts = append(utts, utterance{end: at, words: cleanWords(value)})
 		case "lavfi.silence_start":
 			d, ok := seconds(value)
 			if !ok {

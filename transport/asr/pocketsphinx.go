@@ -60,6 +60,16 @@ var _ Engine = (*Pocketsphinx)(nil)
 // NewPocketsphinx checks cfg (the model files must exist) and fills its
 // defaults.
 func NewPocketsphinx(cfg PocketsphinxConfig) (*Pocketsphinx, error) {
+	cfg = withDefaults(cfg)
+	for _, p := range []string{cfg.Model, cfg.Dict, cfg.LM} {
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("pocketsphinx model (Debian package pocketsphinx-en-us): %w", err)
+		}
+	}
+	return &Pocketsphinx{cfg: cfg}, nil
+}
+
+func withDefaults(cfg PocketsphinxConfig) PocketsphinxConfig {
 	if cfg.Language == "" {
 		cfg.Language = "en"
 	}
@@ -84,12 +94,7 @@ func NewPocketsphinx(cfg PocketsphinxConfig) (*Pocketsphinx, error) {
 	if cfg.PauseLevel == "" {
 		cfg.PauseLevel = "-40dB"
 	}
-	for _, p := range []string{cfg.Model, cfg.Dict, cfg.LM} {
-		if _, err := os.Stat(p); err != nil {
-			return nil, fmt.Errorf("pocketsphinx model (Debian package pocketsphinx-en-us): %w", err)
-		}
-	}
-	return &Pocketsphinx{cfg: cfg}, nil
+	return cfg
 }
 
 // Languages is the one language of the model.
