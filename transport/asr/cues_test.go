@@ -32,7 +32,7 @@ func TestCues(t *testing.T) {
 			want: []Segment{{sec(27.8), sec(30), "hello world"}},
 		},
 		{
-			name: "empty utterances are skipped",
+			name: "an utterance of nothing recognized ends the time of the one before",
 			utts: []utterance{{sec(1), nil}, {sec(2), words("yes")}},
 			want: []Segment{{sec(1), sec(2), "yes"}},
 		},

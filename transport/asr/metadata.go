@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // maxMetadata bounds the file ametadata writes: about 150 bytes an
@@ -104,8 +106,16 @@ func seconds(s string) (time.Duration, bool) {
 }
 
 // cleanWords splits the recognizer's text into words, dropping fillers
-// (<sil>, [NOISE], ++UH++) and alternative pronunciation marks (word(2)).
+// (<sil>, [NOISE], ++UH++), alternative pronunciation marks (word(2)) and
+// anything but printable UTF-8 (a dictionary of another model may hold
+// anything).
 func cleanWords(text string) []string {
+	text = strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
+			return ' '
+		}
+		return r
+	}, text)
 	var words []string
 	for _, w := range strings.Fields(text) {
 		if strings.ContainsAny(w[:1], "<[+") {

@@ -63,6 +63,11 @@ func TestParseMetadata(t *testing.T) {
 			in:    "frame:1 pts:0 pts_time:0.5\nlavfi.silence_start=-0.001\nframe:2 pts:0 pts_time:1\nlavfi.silence_end=1.2\nframe:3 pts:0 pts_time:3\n",
 			sound: []span{{sec(1.2), sec(3)}},
 		},
+		{
+			name: "words are printable UTF-8",
+			in:   "frame:1 pts:0 pts_time:1\nlavfi.asr.text=caf\xc3\xa9 \xff\x01bad\x1b[31m\n",
+			utts: []utterance{{sec(1), []string{"café", "bad"}}}, sound: []span{{0, sec(1)}},
+		},
 		{name: "a frame line without its time", in: "frame:1 pts:0\n", err: errMetadata},
 		{name: "a pause at no time", in: "lavfi.silence_start=soon\n", err: errMetadata},
 		{name: "a pause at an absurd time", in: "lavfi.silence_end=1e300\n", err: errMetadata},

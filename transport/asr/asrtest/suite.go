@@ -119,8 +119,10 @@ func Run(t *testing.T, e asr.Engine) {
 		{"no audio", func(t *testing.T) string {
 			return ffmpegtest.Clip(t, dir, "mute.mp4", 320, 180, 2, false)
 		}, "en", asr.ErrNoAudio},
-		{"silence", func(t *testing.T) string { return Silence(t, dir, 3) }, "en", asr.ErrNoSpeech},
-		{"unknown language", func(t *testing.T) string { return "unused.mp4" }, "xx", asr.ErrLanguage},
+		{"silence", func(t *testing.T) string { return Silence(t, t.TempDir(), 3) }, "en", asr.ErrNoSpeech},
+		{"unknown language", func(t *testing.T) string {
+			return ffmpegtest.Clip(t, t.TempDir(), "tone.mp4", 320, 180, 1, true)
+		}, "xx", asr.ErrLanguage},
 	}
 	for _, tt := range failures {
 		t.Run(tt.name, func(t *testing.T) {
