@@ -35,7 +35,7 @@ func BenchmarkPocketsphinx(b *testing.B) {
 		gap  time.Duration
 	}{{"pause", time.Second}, {"run-on", 200 * time.Millisecond}} {
 		b.Run(c.name, func(b *testing.B) {
-			corpus := asrtest.Speech(b, b.TempDir(), "harvard.mp4", harvard, 500*time.Millisecond, c.gap)
+			corpus := asrtest.Speech(b, b.TempDir(), "harvard.mp4", harvard, asrtest.Layout{Lead: 500 * time.Millisecond, Gap: c.gap})
 			media := corpus.Spoken[len(corpus.Spoken)-1].End + 500*time.Millisecond
 			var score asrtest.Score
 			b.ResetTimer()

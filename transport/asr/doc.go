@@ -16,8 +16,11 @@
 // stderr, Jail's user and resource limits) decodes the first audio stream
 // through one filter graph:
 //
-//	asetpts → 16 kHz mono s16 → silencedetect → apad 1 s → asr → ametadata file=asr.meta
+//	16 kHz mono s16 from 0 → silencedetect → apad 1 s → asr → ametadata file=asr.meta
 //
+// Times are the file's (from its start, as the transcoder's outputs
+// start), not the audio stream's: an audio stream that starts later than
+// the video, or has gaps, is padded with silence.
 // The asr filter reports an utterance (lavfi.asr.text) once per pause the
 // recognizer detects, on the frame where it detects it, with no word
 // times, and only once silence follows: hence the second of padding.

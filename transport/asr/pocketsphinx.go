@@ -175,14 +175,18 @@ func (p *Pocketsphinx) scratch() (string, error) {
 // reports an utterance only once a pause follows it.
 const recognizerPad = "1"
 
-// filter is the audio filter graph of a run: timestamps from zero, 16 kHz
-// mono (what the model was trained on), pauses marked by silencedetect,
+// filter is the audio filter graph of a run: 16 kHz mono (what the model
+// was trained on), on the file's clock (see below), pauses marked by
+// silencedetect,
 // a second of silence after the end, the recognizer, and every frame's
-// metadata written to metaFile.
+// metadata written to metaFile. Times are the file's, from its start (as
+// the transcoder's outputs start), not the audio stream's: an audio stream
+// that starts later than the video, or has gaps, is padded with silence
+// from 0 (aresample's first_pts and async), so that the pauses found are
+// pauses in the sound, not the lack of it.
 func (p *Pocketsphinx) filter() string {
 	return strings.Join([]string{
-		"asetpts=PTS-STARTPTS",
-		"aresample=16000",
+		"aresample=16000:async=1:first_pts=0",
 		"aformat=sample_fmts=s16:channel_layouts=mono",
 		"silencedetect=noise=" + escape(p.cfg.PauseLevel) + ":duration=" + strconv.FormatFloat(p.cfg.Pause.Seconds(), 'f', -1, 64),
 		"apad=pad_dur=" + recognizerPad,

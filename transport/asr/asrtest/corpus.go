@@ -65,20 +65,26 @@ func Festival(t testing.TB) {
 	}
 }
 
-// Speech writes dir/name (an mp4 when name ends so, with a 320x180 video
-// of testsrc2 beside the AAC audio; any container ffmpeg writes) of
-// sentences said by Festival, after lead of silence, with gap of silence
-// between two and lead again after the last.
-func Speech(t testing.TB, dir, name string, sentences []string, lead, gap time.Duration) Corpus {
+// Layout is where the sentences of a corpus are said.
+type Layout struct {
+	Lead  time.Duration // silence before the first sentence and after the last
+	Gap   time.Duration // silence between two sentences
+	Delay time.Duration // from the start of the video to the start of the audio stream
+}
+
+// Speech writes dir/name (an mp4 when name ends so; any container ffmpeg
+// writes), a 320x180 video of testsrc2 with AAC audio of sentences said by
+// Festival, laid out by l.
+func Speech(t testing.TB, dir, name string, sentences []string, l Layout) Corpus {
 	t.Helper()
 	Festival(t)
 	const rate = 16000
 	silence := func(d time.Duration) []byte { return make([]byte, 2*int(d.Seconds()*rate)) }
-	pcm := silence(lead)
+	pcm := silence(l.Lead)
 	var c Corpus
 	for i, s := range sentences {
 		if i > 0 {
-			pcm = append(pcm, silence(gap)...)
+			pcm = append(pcm, silence(l.Gap)...)
 		}
 		wav := filepath.Join(dir, fmt.Sprintf("sentence%d.wav", i))
 		cmd := exec.Command("text2wave", "-F", strconv.Itoa(rate), "-otype", "riff", "-o", wav)
@@ -87,18 +93,19 @@ func Speech(t testing.TB, dir, name string, sentences []string, lead, gap time.D
 			t.Fatalf("text2wave %q: %v\n%s", s, err, out)
 		}
 		samples := readPCM(t, wav, rate)
-		start := time.Duration(len(pcm) / 2 * int(time.Second) / rate)
+		start := l.Delay + time.Duration(len(pcm)/2*int(time.Second)/rate)
 		pcm = append(pcm, samples...)
-		c.Spoken = append(c.Spoken, Spoken{Text: s, Start: start, End: time.Duration(len(pcm) / 2 * int(time.Second) / rate)})
+		c.Spoken = append(c.Spoken, Spoken{Text: s, Start: start, End: l.Delay + time.Duration(len(pcm)/2*int(time.Second)/rate)})
 	}
-	pcm = append(pcm, silence(lead)...)
+	pcm = append(pcm, silence(l.Lead)...)
 	raw := filepath.Join(dir, name+".s16le")
 	if err := os.WriteFile(raw, pcm, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	c.Path = filepath.Join(dir, name)
-	seconds := strconv.FormatFloat(float64(len(pcm)/2)/rate, 'f', -1, 64)
+	seconds := strconv.FormatFloat(l.Delay.Seconds()+float64(len(pcm)/2)/rate, 'f', -1, 64)
 	ffmpegtest.Run(t, "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=5",
+		"-itsoffset", strconv.FormatFloat(l.Delay.Seconds(), 'f', -1, 64),
 		"-f", "s16le", "-ar", strconv.Itoa(rate), "-ac", "1", "-i", raw,
 		"-t", seconds, "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", c.Path)
 	return c
