@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/kino-video/kino/transport/asr"
+	"github.com/kino-video/kino/transport/asr/asrtest"
+	"github.com/kino-video/kino/transport/ffmpeg"
 	"github.com/kino-video/kino/transport/ffmpeg/ffmpegtest"
 )
 
@@ -128,4 +130,29 @@ func stat(pid int) (ppid, pgrp int) {
 	ppid, _ = strconv.Atoi(f[1])
 	pgrp, _ = strconv.Atoi(f[2])
 	return ppid, pgrp
+}
+
+// TestJailed: under kino's resource limits and, when the test runs as
+// root, as an unprivileged user, the model loads and the scratch
+// directory is writable (silence is then found to hold no speech; a model
+// that fails to load fails the run).
+func TestJailed(t *testing.T) {
+	jail := ffmpeg.Jail{Limits: ffmpeg.DefaultRLimits()}
+	if os.Geteuid() == 0 {
+		u, err := ffmpeg.LookupUser("nobody")
+		if err != nil {
+			t.Fatal(err)
+		}
+		jail.User = u
+	}
+	dir := t.TempDir()
+	for d := dir; d != filepath.Dir(d) && strings.HasPrefix(d, os.TempDir()) && d != os.TempDir(); d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil { // t.TempDir's are 0700: let nobody in
+			t.Fatal(err)
+		}
+	}
+	e := pocketsphinx(t, asr.PocketsphinxConfig{Jail: jail, ScratchDir: dir})
+	if _, err := e.Transcribe(context.Background(), asrtest.Silence(t, dir, 1), "en"); !errors.Is(err, asr.ErrNoSpeech) {
+		t.Fatalf("err = %v, want ErrNoSpeech", err)
+	}
 }
