@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -61,6 +62,9 @@ var _ Engine = (*Pocketsphinx)(nil)
 // defaults.
 func NewPocketsphinx(cfg PocketsphinxConfig) (*Pocketsphinx, error) {
 	cfg = withDefaults(cfg)
+	if !pauseLevel.MatchString(cfg.PauseLevel) {
+		return nil, fmt.Errorf("pocketsphinx: pause level %q is neither a ratio (0.001) nor decibels (-40dB)", cfg.PauseLevel)
+	}
 	for _, p := range []string{cfg.Model, cfg.Dict, cfg.LM} {
 		if _, err := os.Stat(p); err != nil {
 			return nil, fmt.Errorf("pocketsphinx model (Debian package pocketsphinx-en-us): %w", err)
@@ -68,6 +72,9 @@ func NewPocketsphinx(cfg PocketsphinxConfig) (*Pocketsphinx, error) {
 	}
 	return &Pocketsphinx{cfg: cfg}, nil
 }
+
+// pauseLevel is what silencedetect's noise option takes.
+var pauseLevel = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?(dB)?$`)
 
 func withDefaults(cfg PocketsphinxConfig) PocketsphinxConfig {
 	if cfg.Language == "" {

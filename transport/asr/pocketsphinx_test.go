@@ -55,3 +55,23 @@ func TestModelPathsEscaped(t *testing.T) {
 		t.Fatalf("err = %v, want ErrNoSpeech", err)
 	}
 }
+
+// TestNewPocketsphinxRefuses a configuration that would fail every run.
+func TestNewPocketsphinxRefuses(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  asr.PocketsphinxConfig
+	}{
+		{"missing model", asr.PocketsphinxConfig{Model: "/nonexistent/en-us"}},
+		{"missing dictionary", asr.PocketsphinxConfig{Dict: "/nonexistent/en.dict"}},
+		{"pause level of no unit", asr.PocketsphinxConfig{PauseLevel: "-40dBFS"}},
+		{"pause level of another option", asr.PocketsphinxConfig{PauseLevel: "1:mono=1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if e, err := asr.NewPocketsphinx(tt.cfg); err == nil {
+				t.Fatalf("NewPocketsphinx(%+v) = %v, want an error", tt.cfg, e)
+			}
+		})
+	}
+}
