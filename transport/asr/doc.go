@@ -13,8 +13,9 @@
 // at once, without decoding anything. Then one ffmpeg (ffmpeg.Run: its own
 // process group killed when ctx ends or the run overstays 30 s plus
 // MaxRealtime times the media's length, stalled-progress watchdog, bounded
-// stderr, Jail's user and resource limits) decodes the first audio stream
-// through one filter graph:
+// stderr, Jail's user and resource limits) decodes the first audio stream,
+// up to a second past the video's end as the transcoder does (audio that
+// runs on costs nothing), through one filter graph:
 //
 //	16 kHz mono s16 from 0 → silencedetect → apad 1 s → asr → ametadata file=asr.meta
 //

@@ -6,9 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/kino-video/kino/transport/asr"
 	"github.com/kino-video/kino/transport/asr/asrtest"
+	"github.com/kino-video/kino/transport/ffmpeg/ffmpegtest"
 )
 
 // pocketsphinx is the engine with Debian's model: skipped without it on a
@@ -34,6 +36,7 @@ func TestPocketsphinx(t *testing.T) {
 // characters reach pocketsphinx intact (a wrong path fails the run; here
 // silence is found to hold no speech).
 func TestModelPathsEscaped(t *testing.T) {
+	t.Parallel()
 	pocketsphinx(t, asr.PocketsphinxConfig{})
 	dir := filepath.Join(t.TempDir(), `a:b,c'd[e]f;g\h=i j`)
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -73,5 +76,23 @@ func TestNewPocketsphinxRefuses(t *testing.T) {
 				t.Fatalf("NewPocketsphinx(%+v) = %v, want an error", tt.cfg, e)
 			}
 		})
+	}
+}
+
+// TestAudioPastTheVideo: speech after the end of the video (here, a
+// second of video and speech from the fourth second) is not read, as the
+// transcoder does not read it either.
+func TestAudioPastTheVideo(t *testing.T) {
+	t.Parallel()
+	e := pocketsphinx(t, asr.PocketsphinxConfig{ScratchDir: t.TempDir()})
+	dir := t.TempDir()
+	c := asrtest.Speech(t, dir, "speech.mp4", asrtest.Sentences[:1], asrtest.Layout{Lead: 4 * time.Second})
+	short := filepath.Join(dir, "short.mp4")
+	ffmpegtest.Run(t, "-t", "1", "-i", c.Path, "-i", c.Path, "-map", "0:v", "-map", "1:a", "-c", "copy", short)
+	if _, err := e.Transcribe(context.Background(), c.Path, "en"); err != nil {
+		t.Fatalf("the whole video: %v", err)
+	}
+	if _, err := e.Transcribe(context.Background(), short, "en"); !errors.Is(err, asr.ErrNoSpeech) {
+		t.Fatalf("err = %v, want ErrNoSpeech", err)
 	}
 }

@@ -137,6 +137,7 @@ func stat(pid int) (ppid, pgrp int) {
 // directory is writable (silence is then found to hold no speech; a model
 // that fails to load fails the run).
 func TestJailed(t *testing.T) {
+	t.Parallel()
 	jail := ffmpeg.Jail{Limits: ffmpeg.DefaultRLimits()}
 	if os.Geteuid() == 0 {
 		u, err := ffmpeg.LookupUser("nobody")

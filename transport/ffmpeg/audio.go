@@ -8,9 +8,15 @@ import "fmt"
 // report what they measure, as frame metadata that ametadata writes to a
 // file, so one pass over the soundtrack does the work. Progress goes to
 // pipe:1 as in every run; no video is decoded beyond what opening the
-// input takes, under the decoders' picture cap.
+// input takes, under the decoders' picture cap. As in HLSArgs, the input
+// is read to one second past info.Length(): audio that runs on past the
+// video costs no more than the video.
 func AudioFilterArgs(in Input, info Info, filter string) []string {
-	args := append(start(), in.capped(info.MaxPixels)...)
+	args := start()
+	if l := info.Length(); l > 0 {
+		args = append(args, "-t", seconds(l+1))
+	}
+	args = append(args, in.capped(info.MaxPixels)...)
 	return append(args,
 		"-map", fmt.Sprintf("0:%d", info.AudioStream),
 		"-af", filter,
