@@ -69,7 +69,7 @@ func TestGeneratedCaptions(t *testing.T) {
 	e := newEnv(t, func(c *transcoder.Config) { c.Speech = engine; c.Workers = 2 })
 	acct := e.account("acme", domain.PlanPro)
 	dir := t.TempDir()
-	corpus := asrtest.Speech(t, dir, "talk.mp4", asrtest.Sentences[:2], time.Second, time.Second)
+	corpus := asrtest.Speech(t, dir, "talk.mp4", asrtest.Sentences[:2], asrtest.Layout{Lead: time.Second, Gap: time.Second})
 	speech := e.uploadFile(acct, "talk.mp4", corpus.Path)
 	silent := e.uploadFile(acct, "quiet.mp4", asrtest.Silence(t, dir, 3))
 	mute := e.uploadFile(acct, "mute.mp4", ffmpegtest.Clip(t, dir, "mute.mp4", 160, 90, 1, false))
