@@ -2,22 +2,29 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/asr/asrtest"
+	"github.com/kino-video/kino/transport/captions"
+	"github.com/kino-video/kino/transport/ffmpeg/ffmpegtest"
 	"github.com/kino-video/kino/transport/httpapi/player"
 )
 
@@ -196,13 +203,17 @@ func (b browser) playback(t *testing.T, v map[string]any, heights string) playba
 // hls.js, from a page on another origin than the CDN: it plays past 1 s,
 // hls.js sees exactly the video's resolutions, a forced switch to the
 // lowest level keeps playing, the thumbnail loads and the preview plays.
+//
+// The clip speaks (Festival): an SRT track and a generated one are shown
+// by hls.js, shaka-player and video.js with every cue at its WebVTT's
+// times, and /play and /embed offer both in their captions menu.
 func TestBrowserPlayback(t *testing.T) {
 	t.Parallel()
 	b := browserTools(t)
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
-	id := h.uploadID(key, "main", "clip.mp4", makeClip(t, "clip.mp4", 640, 360, 3, true))
+	id := h.uploadID(key, "main", "clip.mp4", speechClip(t, 640, 360))
 	v := h.waitStatus(key, id, domain.StatusCompleted)
 
 	var heights []string
@@ -224,8 +235,9 @@ func TestBrowserPlayback(t *testing.T) {
 		Requests  int      `json:"requests"`
 		Elsewhere []string `json:"elsewhere"`
 	}
+	labels := h.captionTracks(t, b, key, id)
 	var play pageFindings
-	b.run(t, "/play", &play, "play.mjs", h.url+"/play/"+id)
+	b.run(t, "/play", &play, "play.mjs", append([]string{h.url + "/play/" + id}, labels...)...)
 	if len(play.Elsewhere) > 0 || play.Requests == 0 {
 		t.Fatalf("/play findings: %+v", play)
 	}
@@ -234,8 +246,120 @@ func TestBrowserPlayback(t *testing.T) {
 	// Its /embed plays alone in the frame and shows the storyboard's
 	// thumbnail over the seek bar.
 	play = pageFindings{}
-	b.run(t, "/embed", &play, "play.mjs", h.url+"/embed/"+id)
+	b.run(t, "/embed", &play, "play.mjs", append([]string{h.url + "/embed/" + id}, labels...)...)
 	if len(play.Elsewhere) > 0 || play.Requests == 0 {
 		t.Fatalf("/embed findings: %+v", play)
 	}
+}
+
+// speechClip is a w×h clip of testsrc2 whose audio is two sentences said
+// by Festival (asrtest.Speech), as MP4.
+func speechClip(t *testing.T, w, h int) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	corpus := asrtest.Speech(t, dir, "speech.mp4", asrtest.Sentences[:2], asrtest.Layout{Lead: 500 * time.Millisecond, Gap: time.Second})
+	out := filepath.Join(dir, "clip.mp4")
+	ffmpegtest.Run(t, "-f", "lavfi", "-i", fmt.Sprintf("testsrc2=size=%dx%d:rate=25", w, h), "-i", corpus.Path,
+		"-map", "0:v", "-map", "1:a", "-shortest", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "copy", out)
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// captionSRT is the SRT the browser test uploads: plain text, so every
+// player gives it back as written.
+const captionSRT = "1\r\n00:00:00,400 --> 00:00:01,600\r\nFirst words\r\n\r\n2\r\n00:00:02,000 --> 00:00:03,250\r\nThen more\r\n"
+
+// captionTracks gives video id an SRT track and a generated one (waiting
+// until it is READY), checks that hls.js, shaka-player and video.js list
+// both and hold each one's cues at the times of its WebVTT, and returns
+// the two labels.
+func (h *harness) captionTracks(t *testing.T, b browser, key, id string) []string {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("language", "en")
+	_ = mw.WriteField("label", "English (SRT)")
+	fw, _ := mw.CreateFormFile("file", "talk.srt")
+	_, _ = fw.Write([]byte(captionSRT))
+	_ = mw.Close()
+	wantStatus(t, h.request("POST", "/v1/videos/"+id+"/captions", key, mw.FormDataContentType(), &body), 201)
+	r := h.do("POST", "/v1/videos/"+id+"/captions/generate", key, map[string]string{"language": "en"})
+	wantStatus(t, r, 202)
+	var gen struct{ ID, Label string }
+	if err := json.Unmarshal(r.body, &gen); err != nil {
+		t.Fatal(err)
+	}
+	var vtt []byte
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		tr := h.do("GET", "/v1/videos/"+id+"/captions/"+gen.ID, key, nil)
+		var track struct{ Status, ErrorMessage string }
+		_ = json.Unmarshal(tr.body, &track)
+		if track.Status == "READY" {
+			vtt = h.get(h.url+"/v1/videos/"+id+"/captions/"+gen.ID, "Authorization", "Bearer "+key, "Accept", "text/vtt").body
+			break
+		}
+		if track.Status == "FAILED" || time.Now().After(deadline) {
+			t.Fatalf("generated track: %s", tr.body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	srt, _, err := captions.Parse([]byte(captionSRT))
+	if err != nil {
+		t.Fatal(err)
+	}
+	generated, _, err := captions.Parse(vtt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]captions.Cue{"English (SRT)": srt.Cues, gen.Label: generated.Cues}
+	labels := []string{"English (SRT)", gen.Label}
+
+	var res struct {
+		Players map[string]struct {
+			Labels []string `json:"labels"`
+			Cues   map[string][]struct {
+				Start float64 `json:"start"`
+				End   float64 `json:"end"`
+				Text  string  `json:"text"`
+			} `json:"cues"`
+			Errors []string `json:"errors"`
+		} `json:"players"`
+	}
+	site := b.site(t, "captions.html", func(mux *http.ServeMux) {
+		for name, file := range map[string]string{"/shaka-player.compiled.js": "shaka-player/dist/shaka-player.compiled.js", "/video.min.js": "video.js/dist/video.min.js"} {
+			mux.HandleFunc(name, func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, filepath.Join(b.dir, "node_modules", file)) })
+		}
+	})
+	v := h.do("GET", "/v1/videos/"+id, key, nil)
+	var video struct{ PlaylistURL string }
+	_ = json.Unmarshal(v.body, &video)
+	b.run(t, "captions", &res, "captions.mjs", append([]string{site, video.PlaylistURL}, labels...)...)
+	for name, p := range res.Players {
+		if len(p.Errors) > 0 {
+			t.Errorf("%s: errors %v", name, p.Errors)
+		}
+		for _, label := range labels {
+			if !slices.Contains(p.Labels, label) {
+				t.Errorf("%s lists %q, not %q", name, p.Labels, label)
+			}
+			got := p.Cues[label]
+			if len(got) != len(want[label]) {
+				t.Errorf("%s, %s: %d cues, want %d: %+v", name, label, len(got), len(want[label]), got)
+				continue
+			}
+			for i, c := range want[label] {
+				g := got[i]
+				if math.Abs(g.Start-c.Start.Seconds()) > 0.1 || math.Abs(g.End-c.End.Seconds()) > 0.1 || g.Text != c.Text {
+					t.Errorf("%s, %s: cue %d is %.3f-%.3f %q; its WebVTT says %.3f-%.3f %q", name, label, i,
+						g.Start, g.End, g.Text, c.Start.Seconds(), c.End.Seconds(), c.Text)
+				}
+			}
+		}
+	}
+	t.Logf("hls.js, shaka-player and video.js show both tracks; generated:\n%s", vtt)
+	return labels
 }

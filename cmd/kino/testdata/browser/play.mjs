@@ -4,11 +4,13 @@
 // aborted and reported).
 // With an /embed URL, the page also shows the storyboard's thumbnail over
 // the seek bar while the pointer moves along it.
-// Usage: node play.mjs PAGE_URL
+// With LABELs, the page's captions menu must offer each of them, and
+// choosing the first must show its cues.
+// Usage: node play.mjs PAGE_URL [LABEL...]
 // Prints one JSON line of findings; exits 1 when a check fails.
 import { launch } from "./chromium.mjs";
 
-const [pageURL] = process.argv.slice(2);
+const [pageURL, ...labels] = process.argv.slice(2);
 const browser = await launch();
 const result = { ok: false, requests: 0, elsewhere: [], console: [] };
 const local = (u) => { const h = new URL(u).hostname; return h === "localhost" || h === "127.0.0.1" || h === "[::1]"; };
@@ -41,6 +43,16 @@ try {
   if (refused.length) throw new Error("CSP refusals: " + refused.join("; "));
   if (result.violations.length) throw new Error("CSP violations: " + result.violations.join("; "));
   if (!result.hlsjs) throw new Error("hls.js did not load from kino");
+  if (labels.length) {
+    await page.waitForFunction((n) => window.kinoCaptions && window.kinoCaptions.options.length > n, labels.length)
+      .catch((e) => { throw new Error("no captions menu: " + e.message.split("\n")[0]); });
+    result.menu = await page.evaluate(() => Array.from(window.kinoCaptions.options).map((o) => o.textContent));
+    for (const l of labels) if (!result.menu.includes(l)) throw new Error("the captions menu lacks " + l + ": " + result.menu.join(", "));
+    await page.selectOption("#captions", { label: labels[0] });
+    await page.waitForFunction((l) => Array.from(document.getElementById("player").textTracks)
+      .some((t) => t.label === l && t.mode === "showing" && t.cues && t.cues.length > 0), labels[0])
+      .catch((e) => { throw new Error("choosing " + labels[0] + " showed no cues: " + e.message.split("\n")[0]); });
+  }
   if (pageURL.includes("/embed/")) {
     const box = await page.evaluate(() => { const r = document.getElementById("player").getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; });
     // The storyboard track loads beside the video.
