@@ -14,7 +14,7 @@ ensure-ffmpeg:
     set -euo pipefail
     missing=()
     command -v ffmpeg >/dev/null && command -v ffprobe >/dev/null || missing+=(ffmpeg)
-    [ -d /usr/share/pocketsphinx/model/en-us/en-us ] || missing+=(pocketsphinx-en-us)
+    [ -f /usr/share/pocketsphinx/model/en-us/en-us.lm.bin ] || missing+=(pocketsphinx-en-us)
     if [ ${#missing[@]} = 0 ]; then exit 0; fi
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
         echo "installing ${missing[*]} with apt-get" >&2
