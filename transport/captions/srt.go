@@ -10,8 +10,8 @@ import "strings"
 //     number just before it is not text;
 //   - a block with no timing after a cue is more text of that cue (a blank
 //     line inside the text), and a block that is only a number is skipped;
-//   - a block that does not start a cue before any cue means the file is
-//     not SRT at all.
+//   - a file that does not start with a cue (after blank lines) is not
+//     SRT at all.
 //
 // A line meant as a timing that does not read as one is an error.
 func parseSRT(l *lines) ([]rawCue, error) {
@@ -19,6 +19,9 @@ func parseSRT(l *lines) ([]rawCue, error) {
 	for {
 		l.skipBlank()
 		first, ok := l.next()
+		if !ok && len(cues) == 0 {
+			return nil, notCaptions()
+		}
 		if !ok {
 			return cues, nil
 		}
