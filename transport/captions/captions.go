@@ -129,6 +129,21 @@ type rawCue struct {
 	start, end time.Duration
 	settings   settings
 	text       []string // its payload lines as written
+	size       int      // the bytes of text, a line ending counted as one
+}
+
+// add appends payload lines, failing once the text is past what cleaning
+// could bring within MaxCueText: a cue of a million lines, or of tags
+// that clean away, is refused as soon as it is read.
+func (c *rawCue) add(lines ...string) error {
+	for _, l := range lines {
+		c.size += len(l) + 1
+	}
+	if c.size > maxRawCueText {
+		return invalid("the cue at line %d has more than %d bytes of text", c.line, MaxCueText)
+	}
+	c.text = append(c.text, lines...)
+	return nil
 }
 
 // build cleans each cue's text, drops the cues that show nothing (no
@@ -139,13 +154,6 @@ func build(raws []rawCue) (*Track, error) {
 	for _, r := range raws {
 		if r.end <= r.start {
 			continue
-		}
-		n := 0
-		for _, l := range r.text {
-			n += len(l) + 1
-		}
-		if n > maxRawCueText {
-			return nil, invalid("the cue at line %d has more than %d bytes of text", r.line, MaxCueText)
 		}
 		text, an := cleanText(r.text)
 		if text == "" {

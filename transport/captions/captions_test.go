@@ -291,6 +291,8 @@ func TestParseErrors(t *testing.T) {
 		{"text too long", cue(strings.Repeat("a", MaxCueText+1)), domain.Invalid, "the cue at line 2 has 1001 bytes of text; at most 1000 are allowed"},
 		{"text escaped too long", cue(strings.Repeat("&", MaxCueText/5+1)), domain.Invalid, "the cue at line 2 has 1005 bytes of text"},
 		{"raw text far too long", cue(strings.Repeat("<x>", 2000)), domain.Invalid, "the cue at line 2 has more than 1000 bytes of text"},
+		{"a WebVTT cue of a million lines", "WEBVTT\n\n00:01.000 --> 00:02.000\n" + strings.Repeat("x\n", 1_000_000), domain.Invalid, "the cue at line 3 has more than 1000 bytes of text"},
+		{"an SRT cue of many blocks", cue("A") + strings.Repeat("\nmore\n", 100_000), domain.Invalid, "the cue at line 2 has more than 1000 bytes of text"},
 		{"too many lines", cue(strings.Repeat("line\n", MaxCueLines+1)), domain.Invalid, "the cue at line 2 has 9 lines of text; at most 8 are allowed"},
 	}
 	for _, tc := range tests {

@@ -49,8 +49,9 @@ func parseSRT(l *lines) ([]rawCue, error) {
 				if len(text) == 0 && allDigits(strings.TrimSpace(first)) {
 					continue
 				}
-				prev := &cues[len(cues)-1]
-				prev.text = append(append(prev.text, first), text...)
+				if err := cues[len(cues)-1].add(append([]string{first}, text...)...); err != nil {
+					return nil, err
+				}
 				continue
 			}
 			timingLine, n = second, l.n
@@ -62,15 +63,21 @@ func parseSRT(l *lines) ([]rawCue, error) {
 		if len(cues) == MaxCues {
 			return nil, tooManyCues()
 		}
-		cues = append(cues, rawCue{line: n, start: t.start, end: t.end, text: readSRTText(l)})
+		c := rawCue{line: n, start: t.start, end: t.end}
+		if err := c.add(readSRTText(l)...); err != nil {
+			return nil, err
+		}
+		cues = append(cues, c)
 	}
 }
 
 // readSRTText reads a cue's text lines up to a blank line or a timing
-// line; a cue number just before a timing line is left out.
+// line; a cue number just before a timing line is left out. It stops
+// early once the lines are more than a cue may hold.
 func readSRTText(l *lines) []string {
 	var text []string
-	for {
+	size := 0
+	for size <= maxRawCueText {
 		line, ok := l.next()
 		if !ok || isBlank(line) {
 			return text
@@ -83,5 +90,7 @@ func readSRTText(l *lines) []string {
 			return text
 		}
 		text = append(text, line)
+		size += len(line) + 1
 	}
+	return text
 }
