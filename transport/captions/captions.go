@@ -160,7 +160,7 @@ func build(raws []rawCue) (*Track, error) {
 			continue
 		}
 		if len(text) > MaxCueText {
-			return nil, invalid("the cue at line %d has %d bytes of text; at most %d are allowed", r.line, len(text), MaxCueText)
+			return nil, invalid("the cue at line %d has %d bytes of text once written as WebVTT; at most %d are allowed", r.line, len(text), MaxCueText)
 		}
 		if n := strings.Count(text, "\n") + 1; n > MaxCueLines {
 			return nil, invalid("the cue at line %d has %d lines of text; at most %d are allowed", r.line, n, MaxCueLines)
@@ -195,9 +195,9 @@ func tooManyCues() error {
 // quote quotes a line for an error message, shortened to keep the message
 // small.
 func quote(s string) string {
-	const max = 60
-	if len(s) > max {
-		i := max
+	const limit = 60
+	if len(s) > limit {
+		i := limit
 		for i > 0 && !isRuneStart(s[i]) {
 			i--
 		}

@@ -190,8 +190,13 @@ func TestParseWebVTT(t *testing.T) {
 		},
 		{
 			name: "UTF-16 little endian",
-			in:   utf16LE("WEBVTT\n\n00:01.000 --> 00:02.000\nÉté\n"),
+			in:   utf16("WEBVTT\n\n00:01.000 --> 00:02.000\nÉté\n", false),
 			want: "00:00:01.000 --> 00:00:02.000\nÉté\n\n",
+		},
+		{
+			name: "UTF-16 big endian",
+			in:   utf16("WEBVTT\r\n\r\n00:01.000 --> 00:02.000\r\nΣ ☃\r\n", true),
+			want: "00:00:01.000 --> 00:00:02.000\nΣ ☃\n\n",
 		},
 	}
 	for _, tc := range tests {
@@ -203,14 +208,19 @@ func TestParseWebVTT(t *testing.T) {
 	}
 }
 
-// utf16LE encodes s as UTF-16, little endian, after a byte order mark.
-func utf16LE(s string) string {
-	b := []byte{0xFF, 0xFE}
-	for _, r := range s {
+// utf16 encodes s (of the basic plane) as UTF-16 after a byte order
+// mark.
+func utf16(s string, bigEndian bool) string {
+	var b []byte
+	for _, r := range "\ufeff" + s {
 		if r > 0xFFFF {
 			panic("outside the basic plane")
 		}
-		b = append(b, byte(r), byte(r>>8))
+		if bigEndian {
+			b = append(b, byte(r>>8), byte(r))
+		} else {
+			b = append(b, byte(r), byte(r>>8))
+		}
 	}
 	return string(b)
 }
@@ -288,7 +298,7 @@ func TestParseErrors(t *testing.T) {
 		{"broken WebVTT timing", "WEBVTT\n\nid\n00:01.000 --> soon\nx\n", domain.Invalid, `line 4: "00:01.000 --> soon" is not a cue timing`},
 		{"past 24 hours", "1\n99:59:59,000 --> 99:59:59,500\nx\n", domain.Invalid, "line 2: \"99:59:59,000 --> 99:59:59,500\": a cue may not start or end after 24:00:00.000"},
 		{"hours that overflow", "WEBVTT\n\n00:01.000 --> 99999999999999999999999999:00:00.000\nx\n", domain.Invalid, "a cue may not start or end after 24:00:00.000"},
-		{"text too long", cue(strings.Repeat("a", MaxCueText+1)), domain.Invalid, "the cue at line 2 has 1001 bytes of text; at most 1000 are allowed"},
+		{"text too long", cue(strings.Repeat("a", MaxCueText+1)), domain.Invalid, "the cue at line 2 has 1001 bytes of text once written as WebVTT; at most 1000 are allowed"},
 		{"text escaped too long", cue(strings.Repeat("&", MaxCueText/5+1)), domain.Invalid, "the cue at line 2 has 1005 bytes of text"},
 		{"raw text far too long", cue(strings.Repeat("<x>", 2000)), domain.Invalid, "the cue at line 2 has more than 1000 bytes of text"},
 		{"a WebVTT cue of a million lines", "WEBVTT\n\n00:01.000 --> 00:02.000\n" + strings.Repeat("x\n", 1_000_000), domain.Invalid, "the cue at line 3 has more than 1000 bytes of text"},
