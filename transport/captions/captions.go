@@ -17,6 +17,11 @@ const (
 	// most MaxInput+1 bytes (io.LimitReader) and passes them all: Parse
 	// answers TooLarge for anything longer without looking at it.
 	MaxInput = 2 << 20
+	// MaxOutput is the most bytes Track.WebVTT may write for a track from
+	// Parse (TooLarge past it): escaping can make the text five times
+	// longer, and the file is stored in an event. It equals MaxInput, so
+	// what Parse wrote reads again.
+	MaxOutput = MaxInput
 	// MaxCues is the most cues a file may hold (TooLarge past it).
 	MaxCues = 10_000
 	// MaxCueText is the most bytes of one cue's text, as written.
@@ -102,12 +107,12 @@ func (t *Track) End() time.Duration {
 // regions. The cues are written as they are: those of a Track from Parse
 // make a valid file that Parse reads back to the same cues.
 func (t *Track) WebVTT() []byte {
-	n := len("WEBVTT\n\n")
+	n := len(header)
 	for _, c := range t.Cues {
-		n += len("00:00:00.000 --> 00:00:00.000 \n\n\n") + len(c.Settings) + len(c.Text)
+		n += c.size()
 	}
 	b := make([]byte, 0, n)
-	b = append(b, "WEBVTT\n\n"...)
+	b = append(b, header...)
 	for _, c := range t.Cues {
 		b = appendTimestamp(b, c.Start)
 		b = append(b, " --> "...)
@@ -121,6 +126,18 @@ func (t *Track) WebVTT() []byte {
 		b = append(b, "\n\n"...)
 	}
 	return b
+}
+
+const header = "WEBVTT\n\n"
+
+// size returns the bytes WebVTT writes for c, exactly for times under 100
+// hours (every time Parse returns).
+func (c Cue) size() int {
+	n := len("00:00:00.000 --> 00:00:00.000\n") + len(c.Text) + len("\n\n")
+	if c.Settings != "" {
+		n += 1 + len(c.Settings)
+	}
+	return n
 }
 
 // rawCue is a cue as read, before its text is cleaned and checked.
@@ -147,10 +164,11 @@ func (c *rawCue) add(lines ...string) error {
 }
 
 // build cleans each cue's text, drops the cues that show nothing (no
-// text, or an end not after the start), checks the text limits and sorts
-// the rest by start.
+// text, or an end not after the start), checks the text limits and
+// MaxOutput, and sorts the rest by start.
 func build(raws []rawCue) (*Track, error) {
 	t := &Track{Cues: make([]Cue, 0, len(raws))}
+	size := len(header)
 	for _, r := range raws {
 		if r.end <= r.start {
 			continue
@@ -169,7 +187,11 @@ func build(raws []rawCue) (*Track, error) {
 			// {\an7}, {\an8} and {\an9} put an SRT cue at the top.
 			r.settings[settingLine] = "0"
 		}
-		t.Cues = append(t.Cues, Cue{Start: r.start, End: r.end, Settings: r.settings.String(), Text: text})
+		c := Cue{Start: r.start, End: r.end, Settings: r.settings.String(), Text: text}
+		if size += c.size(); size > MaxOutput {
+			return nil, domain.E(op, domain.TooLarge, "the cues come to more than %d bytes (2 MiB) once written as WebVTT", MaxOutput)
+		}
+		t.Cues = append(t.Cues, c)
 	}
 	if len(t.Cues) == 0 {
 		return nil, invalid("the file holds no cues")

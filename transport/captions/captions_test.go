@@ -371,6 +371,19 @@ func TestParseLimits(t *testing.T) {
 			}
 		}
 	})
+	t.Run("cues past MaxOutput once escaped", func(t *testing.T) {
+		var b strings.Builder
+		for i := range 8000 {
+			fmt.Fprintf(&b, "%s --> %s\n%s\n\n", appendTimestamp(nil, time.Duration(i)*time.Second), appendTimestamp(nil, time.Duration(i)*time.Second+time.Millisecond), strings.Repeat("&", 190))
+		}
+		if b.Len() > MaxInput {
+			t.Fatalf("the input is %d bytes", b.Len())
+		}
+		_, _, err := Parse([]byte(b.String()))
+		if !domain.IsKind(err, domain.TooLarge) || !strings.Contains(domain.MessageOf(err), "once written as WebVTT") {
+			t.Errorf("%v, want TooLarge about the output", err)
+		}
+	})
 	t.Run("a cue at MaxTime", func(t *testing.T) {
 		tr, _, err := Parse([]byte("1\n23:59:59,000 --> 24:00:00,000\nlast\n"))
 		if err != nil || tr.End() != MaxTime {

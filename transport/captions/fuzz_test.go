@@ -48,6 +48,9 @@ func FuzzParse(f *testing.F) {
 		}
 		checkTrack(t, tr)
 		out := tr.WebVTT()
+		if len(out) > MaxOutput {
+			t.Fatalf("wrote %d bytes", len(out))
+		}
 		again, format, err := Parse(out)
 		if err != nil {
 			t.Fatalf("the file written does not read: %v\n%s", err, out)
