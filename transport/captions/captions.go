@@ -24,7 +24,8 @@ const (
 	MaxOutput = MaxInput
 	// MaxCues is the most cues a file may hold (TooLarge past it).
 	MaxCues = 10_000
-	// MaxCueText is the most bytes of one cue's text, as written.
+	// MaxCueText is the most bytes of one cue's text, as written in WebVTT
+	// (escaped).
 	MaxCueText = 1000
 	// MaxCueLines is the most lines of one cue's text.
 	MaxCueLines = 8
@@ -66,7 +67,8 @@ const op = "parse captions"
 
 // Parse reads a WebVTT file (one that starts with the "WEBVTT" signature)
 // or else an SRT file, and returns its cues cleaned and sorted by start.
-// Errors are domain errors: TooLarge past MaxInput or MaxCues, Unsupported
+// Errors are domain errors: TooLarge past MaxInput, MaxCues or MaxOutput,
+// Unsupported
 // for something that is not a caption file, Invalid otherwise, each with a
 // message for the client that names the line where it can.
 func Parse(data []byte) (*Track, Format, error) {

@@ -81,6 +81,11 @@ func TestParseSRT(t *testing.T) {
 			want: "00:00:01.000 --> 00:00:02.500\nA\n\n00:59:58.000 --> 00:59:59.999\nC\n\n01:02:03.040 --> 01:02:04.000\nB\n\n",
 		},
 		{
+			name: "two files joined, the second with its byte order mark",
+			in:   "1\n00:00:01,000 --> 00:00:02,000\nA\n\n\ufeff00:00:03,000 --> 00:00:04,000\nB\n\n\ufeff1\n00:00:05,000 --> 00:00:06,000\nC\n",
+			want: "00:00:01.000 --> 00:00:02.000\nA\n\n00:00:03.000 --> 00:00:04.000\nB\n\n00:00:05.000 --> 00:00:06.000\nC\n\n",
+		},
+		{
 			name: "position coordinates after the timing",
 			in:   "1\n00:00:01,000 --> 00:00:02,000  X1:100 X2:600 Y1:50 Y2:80\nA\n",
 			want: "00:00:01.000 --> 00:00:02.000\nA\n\n",

@@ -19,10 +19,10 @@ func parseSRT(l *lines) ([]rawCue, error) {
 	for {
 		l.skipBlank()
 		first, ok := l.next()
-		if !ok && len(cues) == 0 {
-			return nil, notCaptions()
-		}
 		if !ok {
+			if len(cues) == 0 {
+				return nil, notCaptions()
+			}
 			return cues, nil
 		}
 		timingLine, n := first, l.n
