@@ -8,17 +8,37 @@ data := env_var_or_default("KINO_DATA", "./data")
 default:
     @just --list
 
-# Install ffmpeg when it is missing (apt-get as root, otherwise print the command).
+# Install ffmpeg and the speech model of generated captions (pocketsphinx-en-us) when missing (apt-get as root, otherwise print the command).
 ensure-ffmpeg:
     #!/usr/bin/env bash
     set -euo pipefail
-    if command -v ffmpeg >/dev/null && command -v ffprobe >/dev/null; then exit 0; fi
+    missing=()
+    command -v ffmpeg >/dev/null && command -v ffprobe >/dev/null || missing+=(ffmpeg)
+    [ -d /usr/share/pocketsphinx/model/en-us/en-us ] || missing+=(pocketsphinx-en-us)
+    if [ ${#missing[@]} = 0 ]; then exit 0; fi
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        echo "installing ffmpeg with apt-get" >&2
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ffmpeg >/dev/null
-    else
+        echo "installing ${missing[*]} with apt-get" >&2
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    elif [[ " ${missing[*]} " == *" ffmpeg "* ]]; then
         echo "ffmpeg is missing; install it with:" >&2
-        echo "  sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y ffmpeg" >&2
+        echo "  sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y ${missing[*]}" >&2
+        exit 1
+    else
+        echo "generated captions are off until the speech model is installed:" >&2
+        echo "  sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y pocketsphinx-en-us" >&2
+    fi
+
+# Install Festival and its voice (the speech the captions tests recognize) when missing.
+ensure-speech: ensure-ffmpeg
+    #!/usr/bin/env bash
+    set -euo pipefail
+    if command -v text2wave >/dev/null && [ -d /usr/share/festival/voices/english/kal_diphone ]; then exit 0; fi
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "installing festival with apt-get" >&2
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq festival festvox-kallpc16k >/dev/null
+    else
+        echo "festival is missing; install it with:" >&2
+        echo "  sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y festival festvox-kallpc16k" >&2
         exit 1
     fi
 
@@ -68,7 +88,7 @@ run: ensure-ffmpeg build
     ./bin/kino serve --dev --data {{data}}
 
 # The whole test suite: formatting, vet, and every Go test (real NATS, bbolt and ffmpeg).
-test: ensure-ffmpeg ensure-browser assets
+test: ensure-ffmpeg ensure-speech ensure-browser assets
     @test -z "$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
     go vet ./...
     # go vet ./... ran every analyzer already: go test's own subset would be a second pass.

@@ -231,6 +231,11 @@ var registry = map[string]eventSpec{
 	TypeTranscodeRetried:      {version: 1, decode: decodeAs[TranscodeRetried], current: decodeCurrent[TranscodeRetried]},
 	TypePlaybackPolicyChanged: {version: 1, decode: decodeAs[PlaybackPolicyChanged], current: decodeCurrent[PlaybackPolicyChanged]},
 	TypeVideoDetailsChanged:   {version: 1, decode: decodeAs[VideoDetailsChanged], current: decodeCurrent[VideoDetailsChanged]},
+	TypeCaptionTrackAdded:     {version: 1, decode: decodeAs[CaptionTrackAdded], current: decodeCurrent[CaptionTrackAdded]},
+	TypeCaptionTrackRequested: {version: 1, decode: decodeAs[CaptionTrackRequested], current: decodeCurrent[CaptionTrackRequested]},
+	TypeCaptionTrackReady:     {version: 1, decode: decodeAs[CaptionTrackReady], current: decodeCurrent[CaptionTrackReady]},
+	TypeCaptionTrackFailed:    {version: 1, decode: decodeAs[CaptionTrackFailed], current: decodeCurrent[CaptionTrackFailed]},
+	TypeCaptionTrackRemoved:   {version: 1, decode: decodeAs[CaptionTrackRemoved], current: decodeCurrent[CaptionTrackRemoved]},
 
 	TypeCollectionCreated:         {version: 1, decode: decodeAs[CollectionCreated], current: decodeCurrent[CollectionCreated]},
 	TypeCollectionRenamed:         {version: 1, decode: decodeAs[CollectionRenamed], current: decodeCurrent[CollectionRenamed]},

@@ -153,6 +153,32 @@ var samples = map[string]sample{
 			Tags: []string{"launch", "talk"}, Metadata: map[string]string{"order_id": "A-42"}},
 		v1: `{"id":"01JFIXTURE0000000000000001","type":"VideoDetailsChanged","version":1,"aggregate":"video","aggregateId":"01JVIDEO00000000000000000A","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme","title":"Launch talk","description":"Our launch.\nWith questions.","tags":["launch","talk"],"metadata":{"order_id":"A-42"}}}`,
 	},
+	domain.TypeCaptionTrackAdded: {
+		aggregateID: videoID,
+		payload: domain.CaptionTrackAdded{Account: "acme", Track: "01JTRACK00000000000000000A", Language: "en", Label: "English", Default: true,
+			VTT: "WEBVTT\n\n00:00:01.000 --> 00:00:03.500\nHello, <i>world</i>.\n", Cues: 1},
+		v1: `{"id":"01JFIXTURE0000000000000001","type":"CaptionTrackAdded","version":1,"aggregate":"video","aggregateId":"01JVIDEO00000000000000000A","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme","track":"01JTRACK00000000000000000A","language":"en","label":"English","default":true,"vtt":"WEBVTT\n\n00:00:01.000 --\u003e 00:00:03.500\nHello, \u003ci\u003eworld\u003c/i\u003e.\n","cues":1}}`,
+	},
+	domain.TypeCaptionTrackRequested: {
+		aggregateID: videoID,
+		payload:     domain.CaptionTrackRequested{Account: "acme", Track: "01JTRACK00000000000000000B", Language: "en", Label: "English (auto-generated)"},
+		v1:          `{"id":"01JFIXTURE0000000000000001","type":"CaptionTrackRequested","version":1,"aggregate":"video","aggregateId":"01JVIDEO00000000000000000A","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme","track":"01JTRACK00000000000000000B","language":"en","label":"English (auto-generated)"}}`,
+	},
+	domain.TypeCaptionTrackReady: {
+		aggregateID: videoID,
+		payload:     domain.CaptionTrackReady{Account: "acme", Track: "01JTRACK00000000000000000B", VTT: "WEBVTT\n\n00:00:00.800 --> 00:00:02.900\nthe quick brown fox\n", Cues: 1},
+		v1:          `{"id":"01JFIXTURE0000000000000001","type":"CaptionTrackReady","version":1,"aggregate":"video","aggregateId":"01JVIDEO00000000000000000A","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme","track":"01JTRACK00000000000000000B","vtt":"WEBVTT\n\n00:00:00.800 --\u003e 00:00:02.900\nthe quick brown fox\n","cues":1}}`,
+	},
+	domain.TypeCaptionTrackFailed: {
+		aggregateID: videoID,
+		payload:     domain.CaptionTrackFailed{Account: "acme", Track: "01JTRACK00000000000000000B", Reason: "The video has no audio to caption."},
+		v1:          `{"id":"01JFIXTURE0000000000000001","type":"CaptionTrackFailed","version":1,"aggregate":"video","aggregateId":"01JVIDEO00000000000000000A","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme","track":"01JTRACK00000000000000000B","reason":"The video has no audio to caption."}}`,
+	},
+	domain.TypeCaptionTrackRemoved: {
+		aggregateID: videoID,
+		payload:     domain.CaptionTrackRemoved{Account: "acme", Track: "01JTRACK00000000000000000A"},
+		v1:          `{"id":"01JFIXTURE0000000000000001","type":"CaptionTrackRemoved","version":1,"aggregate":"video","aggregateId":"01JVIDEO00000000000000000A","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme","track":"01JTRACK00000000000000000A"}}`,
+	},
 	domain.TypeTranscodePlayable: {
 		aggregateID: videoID,
 		payload:     domain.TranscodePlayable{Account: "acme", Attempt: 1, Resolutions: []string{"720p", "480p"}},

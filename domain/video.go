@@ -218,6 +218,7 @@ type Video struct {
 	Playable   bool           // the running (or last) attempt recorded TranscodePlayable
 	Filename   string         // the upload's display filename
 	Details    Details        // normalized; the title never empty once created
+	Captions   []CaptionTrack // its text tracks, in the order added
 }
 
 func (v Video) Evolve(e Event) Video {
@@ -251,6 +252,8 @@ func (v Video) Evolve(e Event) Video {
 		}
 	case VideoDeleted:
 		v.Deleted = true
+	case CaptionTrackAdded, CaptionTrackRequested, CaptionTrackReady, CaptionTrackFailed, CaptionTrackRemoved:
+		return v.evolveCaptions(e)
 	}
 	return v
 }
@@ -518,6 +521,8 @@ func (v Video) Decide(cmd any, _ time.Time) ([]Payload, error) {
 			return nil, E("delete video", NotFound, "video not found")
 		}
 		return []Payload{VideoDeleted{Account: c.Account}}, nil
+	case AddCaptionTrack, FinishCaptionTrack, FailCaptionTrack, RemoveCaptionTrack:
+		return v.decideCaption(cmd)
 	}
 	return nil, E("decide video", Internal, "unknown command %T", cmd)
 }

@@ -31,10 +31,15 @@ const (
 	EventVideoCreated = "video.created"
 	EventVideoUpdated = "video.updated"
 	EventVideoDeleted = "video.deleted"
+	// A text track of the video is READY (uploaded, or generated) or
+	// FAILED (its generation): one delivery per track.
+	EventVideoCaptionsReady  = "video.captions.ready"
+	EventVideoCaptionsFailed = "video.captions.failed"
 )
 
 // EventKinds are the subscribable kinds, in the order the docs list them.
-var EventKinds = []string{EventVideoCreated, EventVideoPlayable, EventVideoCompleted, EventVideoFailed, EventVideoUpdated, EventVideoDeleted}
+var EventKinds = []string{EventVideoCreated, EventVideoPlayable, EventVideoCompleted, EventVideoFailed, EventVideoUpdated, EventVideoDeleted,
+	EventVideoCaptionsReady, EventVideoCaptionsFailed}
 
 // WebhookSubscribed holds the signing secret sealed with the server's
 // secret key (v2): the stream never holds it in clear. Deliveries open it

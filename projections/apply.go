@@ -71,12 +71,17 @@ func apply(b *batch, e domain.Event) error {
 		// The job comes back for another attempt: still PROCESSING, but
 		// not playable until that attempt is.
 		return b.changeVideo(e, func(v *Video) { v.Playable = false })
+	case domain.CaptionTrackAdded, domain.CaptionTrackRequested, domain.CaptionTrackReady, domain.CaptionTrackFailed, domain.CaptionTrackRemoved:
+		return b.applyCaption(e)
 	case domain.VideoDeleted:
 		cv, ok, err := b.video(e.AggregateID)
 		if err != nil || !ok {
 			return err
 		}
 		cv.deleted = true
+		for _, c := range cv.v.Captions {
+			b.w.del(bCaptions, b.key(cv.v.ID, c.ID))
+		}
 		// Clamped: a video uploaded while its collection was being deleted
 		// may outlive it and be counted by neither the old nor a new one.
 		return b.changeCollection(cv.v.Account, cv.v.Collection, func(c *Collection) { c.VideoCount = max(0, c.VideoCount-1) })
@@ -532,6 +537,57 @@ func (b *batch) changeVideo(e domain.Event, change func(*Video)) error {
 	change(&cv.v)
 	cv.v.UpdatedAt = e.OccurredAt
 	return nil
+}
+
+// applyCaption folds a caption event into its video's tracks, keeping a
+// READY track's cues beside the video record.
+func (b *batch) applyCaption(e domain.Event) error {
+	cv, ok, err := b.video(e.AggregateID)
+	if err != nil || !ok {
+		return err
+	}
+	v := &cv.v
+	v.UpdatedAt = e.OccurredAt
+	tracks := slices.Clone(v.Captions) // the stored record's slice is shared with nothing, a cached one may be
+	switch d := e.Data.(type) {
+	case domain.CaptionTrackAdded:
+		tracks = append(clearDefault(tracks, d.Default), Caption{ID: d.Track, Language: d.Language, Label: d.Label, Default: d.Default,
+			Source: domain.CaptionUploaded, Status: domain.CaptionReady, Cues: d.Cues, CreatedAt: e.OccurredAt})
+		b.w.put(bCaptions, b.key(v.ID, d.Track), []byte(d.VTT))
+	case domain.CaptionTrackRequested:
+		tracks = append(clearDefault(tracks, d.Default), Caption{ID: d.Track, Language: d.Language, Label: d.Label, Default: d.Default,
+			Source: domain.CaptionGenerated, Status: domain.CaptionPending, CreatedAt: e.OccurredAt})
+	case domain.CaptionTrackReady:
+		for i := range tracks {
+			if tracks[i].ID == d.Track {
+				tracks[i].Status, tracks[i].Cues = domain.CaptionReady, d.Cues
+				b.w.put(bCaptions, b.key(v.ID, d.Track), []byte(d.VTT))
+			}
+		}
+	case domain.CaptionTrackFailed:
+		for i := range tracks {
+			if tracks[i].ID == d.Track {
+				tracks[i].Status, tracks[i].ErrorMessage = domain.CaptionFailed, d.Reason
+			}
+		}
+	case domain.CaptionTrackRemoved:
+		tracks = slices.DeleteFunc(tracks, func(c Caption) bool { return c.ID == d.Track })
+		b.w.del(bCaptions, b.key(v.ID, d.Track))
+	}
+	if len(tracks) == 0 {
+		tracks = nil // a record without tracks is written as one that never had any
+	}
+	v.Captions = tracks
+	return nil
+}
+
+// clearDefault is tracks with none of them the default, when a new
+// default comes.
+func clearDefault(tracks []Caption, newDefault bool) []Caption {
+	for i := range tracks {
+		tracks[i].Default = tracks[i].Default && !newDefault
+	}
+	return tracks
 }
 
 func (b *batch) changeCollection(account, slug string, change func(*Collection)) error {

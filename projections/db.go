@@ -41,10 +41,11 @@ var (
 	bSearch      = []byte("videos_by_word")   // account 0 word 0 seq -> id (domain.VideoTerms)
 	bByTag       = []byte("videos_by_tag")    // account 0 folded tag 0 seq -> id
 	bByMeta      = []byte("videos_by_meta")   // account 0 key 0 value 0 seq -> id
+	bCaptions    = []byte("captions")         // video id 0 track id -> WebVTT
 
 	allBuckets = [][]byte{bMeta, bVideos, bByAccount, bByColl, bByStatus, bCollections, bAccounts, bKeys, bWebhooks, bDeliveries,
 		bUsage, bRedelivered, bKeysByAcct, bUsers, bUserEmails, bUserAccts, bUserLinks, bSigningKeys,
-		bSearch, bByTag, bByMeta}
+		bSearch, bByTag, bByMeta, bCaptions}
 
 	kCheckpoint = []byte("checkpoint")
 	kSchema     = []byte("schema")
@@ -255,6 +256,18 @@ func (db *DB) Video(id string) (Video, bool, error) {
 		return err
 	})
 	return v, ok, err
+}
+
+// CaptionVTT returns the WebVTT of video id's track (READY tracks only).
+func (db *DB) CaptionVTT(id, track string) ([]byte, bool, error) {
+	var out []byte
+	err := db.view(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bCaptions).Get(key(id, track)); v != nil {
+			out = bytes.Clone(v)
+		}
+		return nil
+	})
+	return out, out != nil, err
 }
 
 // Collection returns one collection of an account.

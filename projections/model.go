@@ -42,6 +42,32 @@ type Video struct {
 	Description string            `json:"description,omitempty"`
 	Tags        []string          `json:"tags,omitempty"`
 	Metadata    map[string]string `json:"metadata,omitempty"`
+	// Captions are its text tracks, in the order added (their cues are
+	// in the captions bucket).
+	Captions []Caption `json:"captions,omitempty"`
+}
+
+// Caption is one text track of a video.
+type Caption struct {
+	ID           string               `json:"id"`
+	Language     string               `json:"language"`
+	Label        string               `json:"label"`
+	Default      bool                 `json:"default,omitempty"`
+	Source       string               `json:"source"`
+	Status       domain.CaptionStatus `json:"status"`
+	ErrorMessage string               `json:"errorMessage,omitempty"`
+	Cues         int                  `json:"cues,omitempty"`
+	CreatedAt    time.Time            `json:"createdAt"`
+}
+
+// Caption finds track id of v.
+func (v Video) Caption(id string) (Caption, bool) {
+	for _, c := range v.Captions {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return Caption{}, false
 }
 
 // Details are the video's details.

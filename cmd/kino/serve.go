@@ -119,6 +119,11 @@ type WorkerConfig struct {
 	// TranscodeConcurrency: videos of one account transcoding at once
 	// across all workers, by plan.
 	TranscodeConcurrency map[domain.Plan]int
+	// CaptionsEngine is the speech recognition of generated captions
+	// (auto, pocketsphinx, none); AutoCaptions the plans whose videos get
+	// them when they complete (captions.go).
+	CaptionsEngine string
+	AutoCaptions   []domain.Plan
 }
 
 // workerFlags registers the worker flags on fs; parse fills cfg.
@@ -131,6 +136,7 @@ func workerFlags(fs *pflag.FlagSet, cfg *WorkerConfig) (parse func() error) {
 	fs.DurationVar(&cfg.Stall, "ffmpeg-stall-timeout", envDuration("KINO_FFMPEG_STALL_TIMEOUT", 2*time.Minute), "kill ffmpeg when it reports no progress and writes no output for this long (env KINO_FFMPEG_STALL_TIMEOUT)")
 	fs.StringVar(&cfg.Lanes, "ladder-lanes", env("KINO_LADDER_LANES", string(transcoder.LanesAuto)), "run heavy ladders (about 1080p25 and up) as two ffmpeg processes, the rungs of 360p and below first, so videos play within seconds while the rest encodes (auto); one: never (saves a second decode of the source on machines that encode faster than real time); two: every ladder (env KINO_LADDER_LANES)")
 	parseFFmpeg := ffmpegFlags(fs, &cfg.FFmpeg)
+	parseCaptions := captionFlags(fs, cfg)
 	concurrency := map[domain.Plan]*int{}
 	for _, plan := range []domain.Plan{domain.PlanFree, domain.PlanPro, domain.PlanBusiness} {
 		n := new(int)
@@ -169,6 +175,9 @@ func workerFlags(fs *pflag.FlagSet, cfg *WorkerConfig) (parse func() error) {
 				return fmt.Errorf("--transcode-concurrency-%s must be >= 1", plan)
 			}
 			cfg.TranscodeConcurrency[plan] = *n
+		}
+		if err := parseCaptions(); err != nil {
+			return err
 		}
 		return parseFFmpeg()
 	}
@@ -679,7 +688,8 @@ func (m *Main) serveHTTP(ctx context.Context) error {
 		Playback: httpapi.Playback{FrameAncestors: m.FrameAncestors},
 		Limits: httpapi.Limits{Ledger: m.limits, AuthFailuresPerMinute: m.AuthFailuresPerMinute,
 			TrustedProxies: m.TrustedProxies},
-		Admin: httpapi.Admin{Token: m.AdminToken, Replayer: adminReplayer{m.projector}},
+		Admin:    httpapi.Admin{Token: m.AdminToken, Replayer: adminReplayer{m.projector}},
+		Captions: httpapi.Captions{Languages: captionLanguages(m.Workers)},
 	})
 	if err != nil {
 		return err
@@ -687,7 +697,7 @@ func (m *Main) serveHTTP(ctx context.Context) error {
 	// The dashboard's pages, after the API's routes (exact paths: /v1, /cdn,
 	// /play, /assets, /auth stay the API's).
 	pages, err := dashboard.New(dashboard.Config{API: api.Router(), CDNURL: pageCDN(m.publicCDN, m.publicBase), HLSJS: player.AssetsBuilt(),
-		Log: log.With("component", "dashboard")})
+		CaptionLanguages: captionLanguages(m.Workers), Log: log.With("component", "dashboard")})
 	if err != nil {
 		return err
 	}
@@ -892,7 +902,12 @@ func startWorkers(m *Main, store *eventstore.Store, mediaStore mediaStore, progr
 		l.TranscodeConcurrency = n
 		plans[plan] = l
 	}
+	speech, err := speechEngine(cfg, ffmpegUser, cfg.FFmpeg.Limits, mediaStore.WorkRoot(), log)
+	if err != nil {
+		return err
+	}
 	tc, err := transcoder.New(transcoder.Config{
+		Speech: speech, AutoCaptions: cfg.AutoCaptions,
 		Store: store, Jobs: queues, Media: mediaStore, Progress: progress, Log: log.With("component", "transcoder"),
 		Workers: cfg.Transcoders, MaxAttempts: cfg.Attempts, Backoff: cfg.Backoff, AckWait: cfg.AckWait, Stall: cfg.Stall,
 		Lanes: transcoder.Lanes(cfg.Lanes), Plans: plans, Bounds: cfg.FFmpeg.Bounds, User: ffmpegUser, Limits: cfg.FFmpeg.Limits,

@@ -38,7 +38,12 @@ const (
 	EventVideoCreated EventType = "video.created"
 	EventVideoUpdated EventType = "video.updated"
 	EventVideoDeleted EventType = "video.deleted"
-	EventWebhookTest  EventType = "webhook.test" // POST /v1/webhooks/{id}/test; never subscribed to
+	// EventVideoCaptionsReady and EventVideoCaptionsFailed: a text track
+	// is READY (uploaded, or generated) or its generation FAILED
+	// (WebhookEvent.Track).
+	EventVideoCaptionsReady  EventType = "video.captions.ready"
+	EventVideoCaptionsFailed EventType = "video.captions.failed"
+	EventWebhookTest         EventType = "webhook.test" // POST /v1/webhooks/{id}/test; never subscribed to
 )
 
 // Video is the Video resource (spec §2). The nullable fields are nil until
@@ -75,6 +80,8 @@ type Video struct {
 	// The video's details: Title is never empty (the filename without
 	// its extension unless one was given).
 	Details
+	// Captions are its text tracks.
+	Captions []CaptionTrack
 }
 
 // Done reports whether processing is over.
@@ -91,7 +98,7 @@ func videoFrom(w wire.Video) Video {
 		CreatedAt: parseTime(w.CreatedAt), UpdatedAt: parseTime(w.UpdatedAt), Progress: w.Progress,
 		PlaybackPolicy: PlaybackPolicy(w.PlaybackPolicy), StoryboardURL: w.StoryboardURL, DownloadURL: w.DownloadURL,
 		Speed: w.Speed, ETA: w.ETA, QueuePosition: w.QueuePosition,
-		Details: Details{Title: w.Title, Description: w.Description, Tags: w.Tags, Metadata: w.Metadata}}
+		Details: Details{Title: w.Title, Description: w.Description, Tags: w.Tags, Metadata: w.Metadata}, Captions: w.Captions}
 }
 
 func (v Video) wire() wire.Video {
@@ -105,7 +112,10 @@ func (v Video) wire() wire.Video {
 		ErrorMessage: v.ErrorMessage, Collection: v.Collection,
 		CreatedAt: formatTime(v.CreatedAt), UpdatedAt: formatTime(v.UpdatedAt), Progress: v.Progress,
 		StoryboardURL: v.StoryboardURL, DownloadURL: v.DownloadURL, Speed: v.Speed, ETA: v.ETA, QueuePosition: v.QueuePosition,
-		Title: v.Title, Description: v.Description, Tags: v.Tags, Metadata: v.Metadata}
+		Title: v.Title, Description: v.Description, Tags: v.Tags, Metadata: v.Metadata, Captions: v.Captions}
+	if w.Captions == nil {
+		w.Captions = []CaptionTrack{}
+	}
 	if w.Tags == nil {
 		w.Tags = []string{}
 	}

@@ -39,6 +39,9 @@ type WebhookEvent struct {
 	Video *Video
 	// Webhook is the subscription a webhook.test is about.
 	Webhook *TestWebhook
+	// Track is the text track a video.captions.ready or
+	// video.captions.failed is about.
+	Track *CaptionTrack
 	// Raw is the body as received.
 	Raw []byte
 }
@@ -78,6 +81,7 @@ func VerifyWebhook(body []byte, signature, secret string) (WebhookEvent, error) 
 		v := videoFrom(*b.Data.Video)
 		e.Video = &v
 	}
+	e.Track = b.Data.Track
 	if w := b.Data.Webhook; w != nil {
 		e.Webhook = &TestWebhook{ID: w.ID, URL: w.URL, Events: eventTypes(w.Events)}
 	}

@@ -61,7 +61,10 @@ type Config struct {
 	CDNURL string
 	// HLSJS is whether /assets/hls.min.js (the API's player asset) exists.
 	HLSJS bool
-	Log   *slog.Logger
+	// CaptionLanguages are the languages kino generates captions in (none:
+	// the video page offers no generation).
+	CaptionLanguages []string
+	Log              *slog.Logger
 }
 
 // Dashboard serves the pages.

@@ -191,6 +191,8 @@ type VideoPage struct {
 	// EmbedCode is the iframe of a public video's /embed ("" for a signed
 	// one).
 	EmbedCode string
+	// CaptionLanguages are the languages captions can be generated in.
+	CaptionLanguages []string
 }
 
 func (d *Dashboard) video(w http.ResponseWriter, r *http.Request, me identity) error {
@@ -204,6 +206,7 @@ func (d *Dashboard) video(w http.ResponseWriter, r *http.Request, me identity) e
 		return err
 	}
 	p.Events = ev.Events
+	p.CaptionLanguages = d.cfg.CaptionLanguages
 	if p.Video.PlaybackPolicy.OrPublic() == domain.PlaybackPublic {
 		scheme := "http"
 		if r.TLS != nil {

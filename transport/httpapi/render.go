@@ -73,8 +73,17 @@ func videoRecord(v projections.Video) wire.VideoRecord {
 		ErrorMessage: v.ErrorMessage, Collection: v.Collection, CollectionName: v.CollectionName,
 		CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
 		PlaybackPolicy: v.PlaybackPolicy, Playable: v.Playable, Storyboard: v.Storyboard, Download: v.Download,
-		Details: v.Details(),
+		Details: v.Details(), Captions: captionRecords(v.Captions),
 	}
+}
+
+func captionRecords(cs []projections.Caption) []wire.CaptionRecord {
+	out := make([]wire.CaptionRecord, len(cs))
+	for i, c := range cs {
+		out[i] = wire.CaptionRecord{ID: c.ID, Language: c.Language, Label: c.Label, Source: c.Source, Default: c.Default,
+			Status: c.Status, ErrorMessage: c.ErrorMessage, Cues: c.Cues, CreatedAt: c.CreatedAt}
+	}
+	return out
 }
 
 func renderCollection(c projections.Collection) wire.Collection {

@@ -74,6 +74,11 @@ func (s *Server) routes() {
 
 	route("/videos/{id}", s.updateVideo, http.MethodPatch)
 	route("/videos/{id}/playback-tokens", s.issuePlaybackToken, http.MethodPost)
+	route("/videos/{id}/captions", s.addCaptions, http.MethodPost)
+	route("/videos/{id}/captions", s.listCaptions, http.MethodGet)
+	route("/videos/{id}/captions/generate", s.generateCaptions, http.MethodPost)
+	route("/videos/{id}/captions/{track}", s.getCaption, http.MethodGet)
+	route("/videos/{id}/captions/{track}", s.deleteCaption, http.MethodDelete)
 	route("/signing-keys", s.createSigningKey, http.MethodPost)
 	route("/signing-keys", s.listSigningKeys, http.MethodGet)
 	route("/signing-keys/{id}", s.deleteSigningKey, http.MethodDelete)

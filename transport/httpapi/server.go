@@ -120,6 +120,15 @@ type Config struct {
 	Playback Playback
 	Limits   Limits
 	Admin    Admin
+	Captions Captions
+}
+
+// Captions says what generated captions this kino offers.
+type Captions struct {
+	// Languages are the BCP 47 languages the workers' speech recognition
+	// engine generates captions in; none: POST
+	// /v1/videos/{id}/captions/generate is refused (400).
+	Languages []string
 }
 
 // Origin is where the API and its media are reached from outside.

@@ -14,23 +14,26 @@ import (
 // again: a plan change reaches the scheduler within it.
 const planTTL = 30 * time.Second
 
-// jobAccount is the account whose queue an UploadAccepted or a
-// TranscodeRetried joins; "" for any other event (refused).
+// jobAccount is the account whose queue an UploadAccepted, a
+// TranscodeRetried or a CaptionTrackRequested joins; "" for any other event (refused).
 func jobAccount(e domain.Event) string {
 	switch d := e.Data.(type) {
 	case domain.UploadAccepted:
 		return d.Account
 	case domain.TranscodeRetried:
 		return d.Account
+	case domain.CaptionTrackRequested:
+		return d.Account
 	}
 	return ""
 }
 
-// intakeFilters are the events that make transcode jobs: an upload, and a
-// FAILED video queued again.
+// intakeFilters are the events that make jobs: an upload, a FAILED video
+// queued again, and captions to generate (captions.go).
 var intakeFilters = []string{
 	domain.TypeFilter(domain.AggVideo, domain.TypeUploadAccepted),
 	domain.TypeFilter(domain.AggVideo, domain.TypeTranscodeRetried),
+	domain.TypeFilter(domain.AggVideo, domain.TypeCaptionTrackRequested),
 }
 
 type planEntry struct {

@@ -57,6 +57,7 @@ type Media interface {
 type Store interface {
 	eventstore.Log
 	Watch(id domain.StreamID, eventType string) (fired <-chan struct{}, stop func(), err error)
+	NewID() string // an event or track id (a ULID)
 }
 
 // Jobs is the transcode work queue (queue.Queues): fair across accounts,
@@ -115,6 +116,13 @@ type Config struct {
 	// Fetch puts a video's original into a work directory (default
 	// Media.Fetch).
 	Fetch FetchFunc
+
+	// Speech makes generated captions (captions.go); nil: requests for
+	// them fail ("no speech recognition engine").
+	Speech Speech
+	// AutoCaptions are the plans whose videos get captions generated
+	// when they complete with audio, in Speech's first language.
+	AutoCaptions []domain.Plan
 
 	// hooks are set by tests only (export_test.go).
 	hooks hooks
@@ -261,6 +269,10 @@ func videoStream(id string) domain.StreamID {
 func (t *Transcoder) handle(ctx context.Context, job *queue.Job) {
 	t.running.Add(1)
 	defer t.running.Add(-1)
+	if req, ok := job.Event.Data.(domain.CaptionTrackRequested); ok {
+		t.generateCaptions(ctx, job, req)
+		return
+	}
 	id := job.Event.AggregateID
 	log := t.cfg.Log.With("video_id", id, "delivery", job.Delivered)
 	ack := func() {
@@ -344,6 +356,9 @@ func (t *Transcoder) handle(ctx context.Context, job *queue.Job) {
 		log.Info("transcode succeeded", "duration_s", done.Duration, "resolutions", done.Resolutions,
 			"bytes", done.ProcessedSize, "took_ms", time.Since(began).Milliseconds())
 		t.clearProgress(id)
+		if done.HasAudio {
+			t.autoCaptions(ctx, log, id, start.State.Account)
+		}
 		ack()
 	case ctx.Err() != nil:
 		log.Info("transcode interrupted by shutdown; handing the job back")

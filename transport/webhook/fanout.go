@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -43,7 +44,8 @@ func NewFanout(cfg Config) (*Fanout, error) {
 
 // FanoutTypes are the event types the fan-out consumes.
 var FanoutTypes = []string{domain.TypeUploadAccepted, domain.TypeTranscodePlayable, domain.TypeTranscodeSucceeded,
-	domain.TypeTranscodeFailed, domain.TypeVideoDetailsChanged, domain.TypePlaybackPolicyChanged, domain.TypeVideoDeleted}
+	domain.TypeTranscodeFailed, domain.TypeVideoDetailsChanged, domain.TypePlaybackPolicyChanged, domain.TypeVideoDeleted,
+	domain.TypeCaptionTrackAdded, domain.TypeCaptionTrackReady, domain.TypeCaptionTrackFailed}
 
 // Run consumes FanoutTypes until ctx ends.
 func (f *Fanout) Run(ctx context.Context) error {
@@ -84,6 +86,10 @@ func (f *Fanout) handle(ctx context.Context, job *queue.Job) {
 			return
 		}
 		kind = domain.EventVideoFailed
+	case domain.CaptionTrackAdded, domain.CaptionTrackReady:
+		kind = domain.EventVideoCaptionsReady
+	case domain.CaptionTrackFailed:
+		kind = domain.EventVideoCaptionsFailed
 	default:
 		_ = job.Ack(ctx)
 		return
@@ -132,6 +138,16 @@ func (f *Fanout) fanout(ctx context.Context, e domain.Event, kind string, alive 
 		return err
 	}
 	body := Body{ID: e.ID, Type: kind, CreatedAt: domain.FormatTime(e.OccurredAt), Data: wire.WebhookData{Video: &v}}
+	if track := trackOf(e); track != "" {
+		for i := range v.Captions {
+			if v.Captions[i].ID == track {
+				body.Data.Track = &v.Captions[i]
+			}
+		}
+		if body.Data.Track == nil { // removed in the same step: not an event to tell
+			return nil
+		}
+	}
 	for i, s := range subs {
 		if !s.wants(kind) {
 			continue
@@ -214,6 +230,8 @@ func foldAt(ctx context.Context, store Store, e domain.Event, cdnURL string) (at
 			}
 		case domain.TranscodeInterrupted:
 			r.Playable = false
+		case domain.CaptionTrackAdded, domain.CaptionTrackRequested, domain.CaptionTrackReady, domain.CaptionTrackFailed, domain.CaptionTrackRemoved:
+			r.Captions = foldCaption(r.Captions, ev)
 		case domain.VideoDeleted:
 			if ev.Seq == e.Seq {
 				return nil // the deletion announced: the video as it was
@@ -243,6 +261,55 @@ func foldAt(ctx context.Context, store Store, e domain.Event, cdnURL string) (at
 		return at{}, err
 	}
 	return at{video: wire.NewVideo(r, cdnURL, wire.Live{}), account: account, ok: true, toldPlayable: toldPlayable}, nil
+}
+
+// trackOf is the text track a caption event is about ("" for other
+// events).
+func trackOf(e domain.Event) string {
+	switch d := e.Data.(type) {
+	case domain.CaptionTrackAdded:
+		return d.Track
+	case domain.CaptionTrackReady:
+		return d.Track
+	case domain.CaptionTrackFailed:
+		return d.Track
+	}
+	return ""
+}
+
+// foldCaption applies caption event e to tracks as the read model does.
+func foldCaption(tracks []wire.CaptionRecord, e domain.Event) []wire.CaptionRecord {
+	tracks = slices.Clone(tracks)
+	switch d := e.Data.(type) {
+	case domain.CaptionTrackAdded:
+		return append(clearDefault(tracks, d.Default), wire.CaptionRecord{ID: d.Track, Language: d.Language, Label: d.Label,
+			Source: domain.CaptionUploaded, Default: d.Default, Status: domain.CaptionReady, Cues: d.Cues, CreatedAt: e.OccurredAt})
+	case domain.CaptionTrackRequested:
+		return append(clearDefault(tracks, d.Default), wire.CaptionRecord{ID: d.Track, Language: d.Language, Label: d.Label,
+			Source: domain.CaptionGenerated, Default: d.Default, Status: domain.CaptionPending, CreatedAt: e.OccurredAt})
+	case domain.CaptionTrackReady:
+		for i := range tracks {
+			if tracks[i].ID == d.Track {
+				tracks[i].Status, tracks[i].Cues = domain.CaptionReady, d.Cues
+			}
+		}
+	case domain.CaptionTrackFailed:
+		for i := range tracks {
+			if tracks[i].ID == d.Track {
+				tracks[i].Status, tracks[i].ErrorMessage = domain.CaptionFailed, d.Reason
+			}
+		}
+	case domain.CaptionTrackRemoved:
+		return slices.DeleteFunc(tracks, func(c wire.CaptionRecord) bool { return c.ID == d.Track })
+	}
+	return tracks
+}
+
+func clearDefault(tracks []wire.CaptionRecord, newDefault bool) []wire.CaptionRecord {
+	for i := range tracks {
+		tracks[i].Default = tracks[i].Default && !newDefault
+	}
+	return tracks
 }
 
 // subscriptions indexes every webhook subscription of the stream by

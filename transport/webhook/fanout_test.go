@@ -230,7 +230,7 @@ func TestFanoutRendersTheVideoAsOfItsEvent(t *testing.T) {
 		ProcessedSize: &size, PlaylistURL: &playlist, ThumbnailURL: &thumb, PreviewURL: &preview, Resolutions: []string{"180p"},
 		Collection: wire.CollectionRef{Slug: "main", Name: "Renamed"}, CreatedAt: completed.Data.Video.CreatedAt,
 		UpdatedAt: domain.FormatTime(done.OccurredAt), Progress: &one, PlaybackPolicy: domain.PlaybackPublic,
-		Title: "Before", Tags: []string{"t"}, Metadata: map[string]string{}}
+		Title: "Before", Tags: []string{"t"}, Metadata: map[string]string{}, Captions: []wire.CaptionTrack{}}
 	if completed.ID != done.ID || completed.CreatedAt != domain.FormatTime(done.OccurredAt) || !sameJSON(t, completed.Data.Video, want) {
 		t.Fatalf("video.completed: %+v\nvideo %s\nwant  %s", completed, mustJSON(t, completed.Data.Video), mustJSON(t, want))
 	}
@@ -239,7 +239,7 @@ func TestFanoutRendersTheVideoAsOfItsEvent(t *testing.T) {
 	wantFailed := wire.Video{ID: failed.ID, Filename: "bad.mp4", Status: domain.StatusFailed, OriginalSize: 1234, Resolutions: []string{},
 		ErrorMessage: &reason, Collection: wire.CollectionRef{Slug: "main", Name: "Later"}, CreatedAt: f.Data.Video.CreatedAt,
 		UpdatedAt: domain.FormatTime(gaveUp.OccurredAt), PlaybackPolicy: domain.PlaybackPublic,
-		Title: "bad", Tags: []string{}, Metadata: map[string]string{}}
+		Title: "bad", Tags: []string{}, Metadata: map[string]string{}, Captions: []wire.CaptionTrack{}}
 	if f.ID != gaveUp.ID || !sameJSON(t, f.Data.Video, wantFailed) {
 		t.Fatalf("video.failed: %s\nwant %s", mustJSON(t, f.Data.Video), mustJSON(t, wantFailed))
 	}
@@ -434,5 +434,47 @@ func TestFanoutLifecycleKinds(t *testing.T) {
 	}
 	if n := len(env.rc.bodies("/done")); n != 0 {
 		t.Fatalf("%d deliveries to a subscription of video.completed only", n)
+	}
+}
+
+// video.captions.ready goes once per READY track (an upload at once, a
+// generated track when made), video.captions.failed once per failed
+// generation, each with the track and the video listing it; a generation
+// that starts sends nothing.
+func TestFanoutCaptionKinds(t *testing.T) {
+	env := newFanoutEnv(t)
+	coll := domain.CollectionStream("acme", "main")
+	do[domain.Collection](t, env.serve, coll, domain.CreateCollection{Account: "acme", Slug: "main", Name: "Main"})
+	env.subscribe(t, "acme", "/subs", domain.EventVideoCaptionsReady, domain.EventVideoCaptionsFailed)
+	env.createFanoutConsumer(t)
+
+	v := env.upload(t, "acme", "clip.mp4")
+	const vtt = "WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nHi\n"
+	up, gen, bad := "01JTRACK00000000000000000A", "01JTRACK00000000000000000B", "01JTRACK00000000000000000C"
+	do[domain.Video](t, env.serve, v, domain.AddCaptionTrack{Account: "acme", Track: up, Language: "en", Label: "English", VTT: vtt, Cues: 1})
+	do[domain.Video](t, env.serve, v, domain.AddCaptionTrack{Account: "acme", Track: gen, Language: "en", Label: "English (auto)", Generate: true})
+	do[domain.Video](t, env.serve, v, domain.AddCaptionTrack{Account: "acme", Track: bad, Language: "fr", Label: "Français (auto)", Generate: true})
+	do[domain.Video](t, env.serve, v, domain.FinishCaptionTrack{Track: gen, VTT: vtt, Cues: 1})
+	last := do[domain.Video](t, env.serve, v, domain.FailCaptionTrack{Track: bad, Reason: "The video has no speech to caption."})[0]
+
+	env.deliverAll(t, last.Seq)
+	got := env.rc.bodies("/subs")
+	slices.SortFunc(got, func(a, b Body) int { return strings.Compare(a.ID, b.ID) })
+	var seen []string
+	for _, b := range got {
+		if b.Data.Track == nil || b.Data.Video == nil {
+			t.Fatalf("%s without its track or video: %+v", b.Type, b)
+		}
+		seen = append(seen, b.Type+" "+b.Data.Track.ID+" "+string(b.Data.Track.Status))
+	}
+	want := []string{"video.captions.ready " + up + " READY", "video.captions.ready " + gen + " READY", "video.captions.failed " + bad + " FAILED"}
+	if !slices.Equal(seen, want) {
+		t.Fatalf("deliveries %v, want %v", seen, want)
+	}
+	if tr := got[2].Data.Track; tr.ErrorMessage == nil || *tr.ErrorMessage != "The video has no speech to caption." || len(got[2].Data.Video.Captions) != 3 {
+		t.Fatalf("failed track %+v in a video with %d tracks", tr, len(got[2].Data.Video.Captions))
+	}
+	if tr := got[0].Data.Track; tr.URL == nil || !strings.HasSuffix(*tr.URL, "/"+v.ID+"/hls/captions/"+up+".vtt") {
+		t.Fatalf("ready track's url %v", tr.URL)
 	}
 }

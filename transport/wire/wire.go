@@ -60,6 +60,8 @@ type Video struct {
 	Description string            `json:"description"`
 	Tags        []string          `json:"tags"`
 	Metadata    map[string]string `json:"metadata"`
+	// Captions are the video's text tracks ([] when none).
+	Captions []CaptionTrack `json:"captions"`
 }
 
 // Done reports whether processing is over.
@@ -93,6 +95,7 @@ type VideoRecord struct {
 	Storyboard     bool                  // COMPLETED with storyboard outputs
 	Download       bool                  // COMPLETED with download.mp4
 	Details        domain.Details
+	Captions       []CaptionRecord
 }
 
 // Live is what changes while a video waits or is processed, kept beside
@@ -143,6 +146,10 @@ func NewVideo(r VideoRecord, cdnURL string, live Live) Video {
 	}
 	if out.Metadata == nil {
 		out.Metadata = map[string]string{}
+	}
+	out.Captions = make([]CaptionTrack, len(r.Captions))
+	for i, c := range r.Captions {
+		out.Captions[i] = NewCaptionTrack(c, cdnURL, r.ID)
 	}
 	base := cdnURL + "/" + r.ID + "/"
 	var frac float64
@@ -327,6 +334,9 @@ type WebhookBody struct {
 type WebhookData struct {
 	Video   *Video       `json:"video,omitempty"`
 	Webhook *TestWebhook `json:"webhook,omitempty"`
+	// Track is the text track a video.captions.* event is about (also
+	// among the video's captions).
+	Track *CaptionTrack `json:"track,omitempty"`
 }
 
 // TestWebhook is the subscription a webhook.test delivery is about.

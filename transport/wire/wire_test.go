@@ -60,6 +60,12 @@ func TestGolden(t *testing.T) {
 			r.Storyboard, r.Download = true, true
 			r.Details = domain.Details{Title: "Launch talk", Description: "Our launch.\nWith questions.",
 				Tags: []string{"launch", "talk"}, Metadata: map[string]string{"order_id": "A-42"}}
+			r.Captions = []wire.CaptionRecord{
+				{ID: "01JTRACK00000000000000000A", Language: "en", Label: "English", Source: domain.CaptionUploaded, Default: true,
+					Status: domain.CaptionReady, Cues: 12, CreatedAt: updated},
+				{ID: "01JTRACK00000000000000000B", Language: "fr", Label: "Français (generated)", Source: domain.CaptionGenerated,
+					Status: domain.CaptionFailed, ErrorMessage: "The video has no speech to caption.", CreatedAt: updated},
+			}
 		}), cdn, wire.Live{Speed: ptr(9.0), QueuePosition: ptr(1)})},
 		{"playback_token", wire.PlaybackToken{Token: "eyJhbGciOiJIUzI1NiJ9.e30.sig", ExpiresAt: "2026-11-22T13:00:10.123Z"}},
 		{"signing_keys", wire.SigningKeys{SigningKeys: []wire.SigningKey{{ID: "01JSIGN000000000000000000A", Algorithm: "EdDSA", Label: "backend", CreatedAt: "2026-11-22T12:00:10.123Z"}}}},

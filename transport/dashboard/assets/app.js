@@ -1,7 +1,8 @@
 // kino's dashboard: a little plain JS over server-rendered pages. It
 // writes only through kino's JSON API (same origin, the session cookie),
 // driven by data- attributes in the templates:
-//   form[data-api]      submits its fields as JSON (data-method, default POST;
+//   form[data-api]      submits its fields as JSON, or data-multipart as
+//                       multipart/form-data (data-method, default POST;
 //                       data-json="tags" sends a comma-separated field as a list);
 //                       data-result="<id>" shows the answer's fields in that
 //                       element ([data-field], once: keys and secrets),
@@ -23,6 +24,7 @@
 //                       (WebVTT cues into one sprite sheet); a click seeks.
 //   [data-uploader]     drag and drop, resumable uploads with tus-js-client.
 //   button[data-discard] discards an unfinished upload (tus DELETE) and its row.
+//   [data-preview-vtt]  shows a text track's WebVTT in its row (data-target).
 //   [data-replay]       starts a rebuild/verify of the read models and shows its progress.
 "use strict";
 
@@ -64,7 +66,9 @@
   // and rejects with the API's message.
   async function api(method, path, body) {
     const init = { method, headers: { Accept: "application/json" }, credentials: "same-origin" };
-    if (body !== undefined) {
+    if (body instanceof FormData) {
+      init.body = body; // the browser writes the multipart Content-Type
+    } else if (body !== undefined) {
       init.headers["Content-Type"] = "application/json";
       init.body = JSON.stringify(body);
     }
@@ -158,7 +162,8 @@
     const button = $("button[type=submit], button:not([type])", form);
     if (button) button.disabled = true;
     try {
-      const data = await api(form.dataset.method || "POST", form.dataset.api, formBody(form));
+      const body = "multipart" in form.dataset ? new FormData(form) : formBody(form);
+      const data = await api(form.dataset.method || "POST", form.dataset.api, body);
       if (form.dataset.result) {
         showResult(form.dataset.result, data || {});
         form.reset();
@@ -209,6 +214,21 @@
     }
     if (ev.target.closest("[data-reload]")) {
       location.reload();
+      return;
+    }
+    const pv = ev.target.closest("button[data-preview-vtt]");
+    if (pv) {
+      const row = document.getElementById(pv.dataset.target);
+      if (!row) return;
+      if (!row.hidden) { row.hidden = true; return; }
+      try {
+        const resp = await fetch(pv.dataset.previewVtt, { headers: { Accept: "text/vtt" }, credentials: "same-origin" });
+        if (!resp.ok) throw new Error(resp.status + " " + resp.statusText);
+        $("pre", row).textContent = await resp.text();
+        row.hidden = false;
+      } catch (e) {
+        showError(null, "The track could not be read: " + e.message);
+      }
       return;
     }
     const btn = ev.target.closest("button[data-api]");

@@ -18,9 +18,11 @@ import (
 	"github.com/kino-video/kino/transport/wire"
 )
 
-// Videos reads the videos' records (projections.DB).
+// Videos reads the videos' records and their text tracks' cues
+// (projections.DB).
 type Videos interface {
 	Video(id string) (projections.Video, bool, error)
+	CaptionVTT(id, track string) ([]byte, bool, error)
 }
 
 // Media opens a video's file (the media store).
@@ -38,7 +40,10 @@ type Config struct {
 }
 
 // Handler serves /cdn.
-type Handler struct{ cfg Config }
+type Handler struct {
+	cfg Config
+	pts ptsCache
+}
 
 // New makes the /cdn handler.
 func New(cfg Config) *Handler { return &Handler{cfg: cfg} }
@@ -48,7 +53,7 @@ func notFound(what string) error { return domain.E("", domain.NotFound, "%s not 
 // cdnPath matches the only files served under /cdn: a video's master
 // playlist, its renditions' playlists and segments, its thumbnail and its
 // preview. Originals, work files and directories never match.
-var cdnPath = regexp.MustCompile(`^/cdn/([0-9A-HJKMNP-TV-Z]{26})/(hls/master\.m3u8|hls/(?:[0-9]{1,4}p|audio)/(?:index\.m3u8|seg_[0-9]{5,}\.ts)|thumbnail\.jpg|preview\.mp4|storyboard\.vtt|storyboard\.jpg|download\.mp4)$`)
+var cdnPath = regexp.MustCompile(`^/cdn/([0-9A-HJKMNP-TV-Z]{26})/(hls/master\.m3u8|hls/(?:[0-9]{1,4}p|audio)/(?:index\.m3u8|seg_[0-9]{5,}\.ts)|thumbnail\.jpg|preview\.mp4|storyboard\.vtt|storyboard\.jpg|download\.mp4|hls/captions/[0-9A-HJKMNP-TV-Z]{26}\.(?:m3u8|vtt))$`)
 
 var contentTypes = map[string]string{
 	".m3u8": "application/vnd.apple.mpegurl",
@@ -81,6 +86,9 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if strings.HasPrefix(m[2], wire.CaptionDir) {
+		return h.serveCaption(w, r, acc, m[2])
+	}
 	f, err := h.cfg.Media.Open(r.Context(), m[1], m[2])
 	if domain.IsKind(err, domain.NotFound) || domain.IsKind(err, domain.Invalid) {
 		return notFound("file")
@@ -98,7 +106,11 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request) error {
 	} else {
 		hd.Set("Cache-Control", "public, max-age=31536000, immutable")
 	}
-	if acc.cacheControl(hd, m[2]) {
+	rewrite := acc.cacheControl(hd, m[2])
+	if m[2] == wire.PlaylistPath && readyCaptions(acc.v) > 0 {
+		return h.serveMaster(w, r, f, acc)
+	}
+	if rewrite {
 		return h.serveRewritten(w, r, f, m[2], acc.token)
 	}
 	if f.ETag != "" {
@@ -192,6 +204,7 @@ func requestOrigin(r *http.Request) string {
 
 // Grant is what /cdn learned of a request for a video's file.
 type Grant struct {
+	v         projections.Video
 	signed    bool   // the video is signed, and token was found valid for it
 	token     string // the request's valid token (signed only)
 	completed bool   // the video is COMPLETED: its playlists no longer change
@@ -209,7 +222,7 @@ func (h *Handler) Access(r *http.Request, id string) (Grant, error) {
 	if !ok {
 		return Grant{}, notFound("file")
 	}
-	a := Grant{completed: v.Status == domain.StatusCompleted}
+	a := Grant{v: v, completed: v.Status == domain.StatusCompleted}
 	if v.PlaybackPolicy.OrPublic() != domain.PlaybackSigned {
 		return a, nil
 	}

@@ -1,8 +1,10 @@
 // kino's /play and /embed pages: plays the playlist named by the video's
 // data-src with native HLS where the browser has it (Safari, iOS), hls.js
 // elsewhere, and shows the storyboard's thumbnail (data-storyboard) over
-// the seek bar while the pointer moves along it. Loaded from kino itself;
-// the pages' CSP allows no inline script.
+// the seek bar while the pointer moves along it. A menu (#captions) lists
+// the video's text tracks (its HLS subtitles renditions, as the video's
+// textTracks) and shows the one chosen. Loaded from kino itself; the
+// pages' CSP allows no inline script.
 (function () {
   "use strict";
   var video = document.getElementById("player");
@@ -16,6 +18,48 @@
   } else if (video.canPlayType("application/vnd.apple.mpegurl")) {
     video.src = src;
   }
+
+  // The captions menu: "Off" and one entry per subtitles track, built as
+  // the tracks appear (hls.js adds them once the master is parsed).
+  var menu = document.createElement("select");
+  menu.id = "captions";
+  menu.setAttribute("aria-label", "Captions");
+  menu.hidden = true;
+  video.parentNode.insertBefore(menu, video.nextSibling);
+  window.kinoCaptions = menu;
+  function subtitleTracks() {
+    var out = [];
+    for (var i = 0; i < video.textTracks.length; i++) {
+      var t = video.textTracks[i];
+      if (t.kind === "subtitles" || t.kind === "captions") out.push(t);
+    }
+    return out;
+  }
+  function syncMenu() {
+    var tracks = subtitleTracks();
+    menu.textContent = "";
+    var off = document.createElement("option");
+    off.value = "-1";
+    off.textContent = "Captions off";
+    menu.appendChild(off);
+    var chosen = -1;
+    tracks.forEach(function (t, i) {
+      var o = document.createElement("option");
+      o.value = String(i);
+      o.textContent = t.label || t.language || "Track " + (i + 1);
+      menu.appendChild(o);
+      if (t.mode === "showing") chosen = i;
+    });
+    menu.value = String(chosen);
+    menu.hidden = tracks.length === 0;
+  }
+  menu.addEventListener("change", function () {
+    var want = parseInt(menu.value, 10);
+    subtitleTracks().forEach(function (t, i) { t.mode = i === want ? "showing" : "disabled"; });
+  });
+  video.textTracks.addEventListener("addtrack", syncMenu);
+  video.textTracks.addEventListener("removetrack", syncMenu);
+  video.textTracks.addEventListener("change", syncMenu);
 
   var storyboard = video.getAttribute("data-storyboard");
   if (!storyboard || !window.fetch) return;
