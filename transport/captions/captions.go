@@ -17,9 +17,15 @@ const (
 	// most MaxInput+1 bytes (io.LimitReader) and passes them all: Parse
 	// answers TooLarge for anything longer without looking at it.
 	MaxInput = 2 << 20
+	// MaxOutput is the most bytes Track.WebVTT may write for a track from
+	// Parse (TooLarge past it): escaping can make the text five times
+	// longer, and the file is stored in an event. It equals MaxInput, so
+	// what Parse wrote reads again.
+	MaxOutput = MaxInput
 	// MaxCues is the most cues a file may hold (TooLarge past it).
 	MaxCues = 10_000
-	// MaxCueText is the most bytes of one cue's text, as written.
+	// MaxCueText is the most bytes of one cue's text, as written in WebVTT
+	// (escaped).
 	MaxCueText = 1000
 	// MaxCueLines is the most lines of one cue's text.
 	MaxCueLines = 8
@@ -61,7 +67,8 @@ const op = "parse captions"
 
 // Parse reads a WebVTT file (one that starts with the "WEBVTT" signature)
 // or else an SRT file, and returns its cues cleaned and sorted by start.
-// Errors are domain errors: TooLarge past MaxInput or MaxCues, Unsupported
+// Errors are domain errors: TooLarge past MaxInput, MaxCues or MaxOutput,
+// Unsupported
 // for something that is not a caption file, Invalid otherwise, each with a
 // message for the client that names the line where it can.
 func Parse(data []byte) (*Track, Format, error) {
@@ -102,12 +109,12 @@ func (t *Track) End() time.Duration {
 // regions. The cues are written as they are: those of a Track from Parse
 // make a valid file that Parse reads back to the same cues.
 func (t *Track) WebVTT() []byte {
-	n := len("WEBVTT\n\n")
+	n := len(header)
 	for _, c := range t.Cues {
-		n += len("00:00:00.000 --> 00:00:00.000 \n\n\n") + len(c.Settings) + len(c.Text)
+		n += c.size()
 	}
 	b := make([]byte, 0, n)
-	b = append(b, "WEBVTT\n\n"...)
+	b = append(b, header...)
 	for _, c := range t.Cues {
 		b = appendTimestamp(b, c.Start)
 		b = append(b, " --> "...)
@@ -123,36 +130,57 @@ func (t *Track) WebVTT() []byte {
 	return b
 }
 
+const header = "WEBVTT\n\n"
+
+// size returns the bytes WebVTT writes for c, exactly for times under 100
+// hours (every time Parse returns).
+func (c Cue) size() int {
+	n := len("00:00:00.000 --> 00:00:00.000\n") + len(c.Text) + len("\n\n")
+	if c.Settings != "" {
+		n += 1 + len(c.Settings)
+	}
+	return n
+}
+
 // rawCue is a cue as read, before its text is cleaned and checked.
 type rawCue struct {
 	line       int // the line number of its timing
 	start, end time.Duration
 	settings   settings
 	text       []string // its payload lines as written
+	size       int      // the bytes of text, a line ending counted as one
+}
+
+// add appends payload lines, failing once the text is past what cleaning
+// could bring within MaxCueText: a cue of a million lines, or of tags
+// that clean away, is refused as soon as it is read.
+func (c *rawCue) add(lines ...string) error {
+	for _, l := range lines {
+		c.size += len(l) + 1
+	}
+	if c.size > maxRawCueText {
+		return invalid("the cue at line %d has more than %d bytes of text", c.line, MaxCueText)
+	}
+	c.text = append(c.text, lines...)
+	return nil
 }
 
 // build cleans each cue's text, drops the cues that show nothing (no
-// text, or an end not after the start), checks the text limits and sorts
-// the rest by start.
+// text, or an end not after the start), checks the text limits and
+// MaxOutput, and sorts the rest by start.
 func build(raws []rawCue) (*Track, error) {
 	t := &Track{Cues: make([]Cue, 0, len(raws))}
+	size := len(header)
 	for _, r := range raws {
 		if r.end <= r.start {
 			continue
-		}
-		n := 0
-		for _, l := range r.text {
-			n += len(l) + 1
-		}
-		if n > maxRawCueText {
-			return nil, invalid("the cue at line %d has more than %d bytes of text", r.line, MaxCueText)
 		}
 		text, an := cleanText(r.text)
 		if text == "" {
 			continue
 		}
 		if len(text) > MaxCueText {
-			return nil, invalid("the cue at line %d has %d bytes of text; at most %d are allowed", r.line, len(text), MaxCueText)
+			return nil, invalid("the cue at line %d has %d bytes of text once written as WebVTT; at most %d are allowed", r.line, len(text), MaxCueText)
 		}
 		if n := strings.Count(text, "\n") + 1; n > MaxCueLines {
 			return nil, invalid("the cue at line %d has %d lines of text; at most %d are allowed", r.line, n, MaxCueLines)
@@ -161,7 +189,11 @@ func build(raws []rawCue) (*Track, error) {
 			// {\an7}, {\an8} and {\an9} put an SRT cue at the top.
 			r.settings[settingLine] = "0"
 		}
-		t.Cues = append(t.Cues, Cue{Start: r.start, End: r.end, Settings: r.settings.String(), Text: text})
+		c := Cue{Start: r.start, End: r.end, Settings: r.settings.String(), Text: text}
+		if size += c.size(); size > MaxOutput {
+			return nil, domain.E(op, domain.TooLarge, "the cues come to more than %d bytes (2 MiB) once written as WebVTT", MaxOutput)
+		}
+		t.Cues = append(t.Cues, c)
 	}
 	if len(t.Cues) == 0 {
 		return nil, invalid("the file holds no cues")
@@ -187,9 +219,9 @@ func tooManyCues() error {
 // quote quotes a line for an error message, shortened to keep the message
 // small.
 func quote(s string) string {
-	const max = 60
-	if len(s) > max {
-		i := max
+	const limit = 60
+	if len(s) > limit {
+		i := limit
 		for i > 0 && !isRuneStart(s[i]) {
 			i--
 		}

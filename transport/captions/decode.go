@@ -30,16 +30,34 @@ func decode(data []byte) (string, error) {
 	case utf8.Valid(bytes.TrimPrefix(data, utf8BOM)):
 		text = string(bytes.TrimPrefix(data, utf8BOM))
 	default:
-		b, err := charmap.Windows1252.NewDecoder().Bytes(bytes.TrimPrefix(data, utf8BOM))
-		if err != nil {
-			return "", notCaptions()
-		}
-		text = string(b)
+		text = decodeWindows1252(bytes.TrimPrefix(data, utf8BOM))
 	}
 	if strings.IndexByte(text, 0) >= 0 {
 		return "", notCaptions()
 	}
 	return text, nil
+}
+
+// decodeWindows1252 decodes data into a string of exactly the size needed.
+func decodeWindows1252(data []byte) string {
+	n := 0
+	for _, c := range data {
+		if c < utf8.RuneSelf {
+			n++
+		} else {
+			n += utf8.RuneLen(charmap.Windows1252.DecodeByte(c))
+		}
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, c := range data {
+		if c < utf8.RuneSelf {
+			b.WriteByte(c)
+		} else {
+			b.WriteRune(charmap.Windows1252.DecodeByte(c))
+		}
+	}
+	return b.String()
 }
 
 func notCaptions() error {

@@ -32,9 +32,10 @@
 // valid (vertical, line, position, size and align; not region, as regions
 // are dropped), and its text cleaned to valid WebVTT cue text (see
 // cleanText): only WebVTT's tags, no control or bidirectional override
-// characters, '&', '<' and '>' escaped. From an SRT file it keeps the
-// <i>, <b> and <u> tags, drops <font> and ASS codes, and turns {\an7},
-// {\an8} and {\an9} into the setting line:0 (the top of the video).
+// characters, '&', '<' and '>' escaped. So an SRT cue keeps its <i>, <b>
+// and <u> tags and loses <font>. ASS override codes, which SRT writers
+// leave in the text, are dropped, and {\an7}, {\an8} and {\an9} become
+// the setting line:0 (the top of the video) of a cue without one.
 // Overlapping cues stay, as WebVTT allows them; cues are sorted by start,
 // keeping the file's order for equal starts.
 //

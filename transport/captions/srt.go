@@ -10,8 +10,8 @@ import "strings"
 //     number just before it is not text;
 //   - a block with no timing after a cue is more text of that cue (a blank
 //     line inside the text), and a block that is only a number is skipped;
-//   - a block that does not start a cue before any cue means the file is
-//     not SRT at all.
+//   - a file that does not start with a cue (after blank lines) is not
+//     SRT at all.
 //
 // A line meant as a timing that does not read as one is an error.
 func parseSRT(l *lines) ([]rawCue, error) {
@@ -20,6 +20,9 @@ func parseSRT(l *lines) ([]rawCue, error) {
 		l.skipBlank()
 		first, ok := l.next()
 		if !ok {
+			if len(cues) == 0 {
+				return nil, notCaptions()
+			}
 			return cues, nil
 		}
 		timingLine, n := first, l.n
@@ -46,8 +49,9 @@ func parseSRT(l *lines) ([]rawCue, error) {
 				if len(text) == 0 && allDigits(strings.TrimSpace(first)) {
 					continue
 				}
-				prev := &cues[len(cues)-1]
-				prev.text = append(append(prev.text, first), text...)
+				if err := cues[len(cues)-1].add(append([]string{first}, text...)...); err != nil {
+					return nil, err
+				}
 				continue
 			}
 			timingLine, n = second, l.n
@@ -59,15 +63,21 @@ func parseSRT(l *lines) ([]rawCue, error) {
 		if len(cues) == MaxCues {
 			return nil, tooManyCues()
 		}
-		cues = append(cues, rawCue{line: n, start: t.start, end: t.end, text: readSRTText(l)})
+		c := rawCue{line: n, start: t.start, end: t.end}
+		if err := c.add(readSRTText(l)...); err != nil {
+			return nil, err
+		}
+		cues = append(cues, c)
 	}
 }
 
 // readSRTText reads a cue's text lines up to a blank line or a timing
-// line; a cue number just before a timing line is left out.
+// line; a cue number just before a timing line is left out. It stops
+// early once the lines are more than a cue may hold.
 func readSRTText(l *lines) []string {
 	var text []string
-	for {
+	size := 0
+	for size <= maxRawCueText {
 		line, ok := l.next()
 		if !ok || isBlank(line) {
 			return text
@@ -80,5 +90,7 @@ func readSRTText(l *lines) []string {
 			return text
 		}
 		text = append(text, line)
+		size += len(line) + 1
 	}
+	return text
 }

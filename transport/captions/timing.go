@@ -99,10 +99,11 @@ type timing struct {
 
 // parseTiming reads a timing line: a timestamp, "-->" and a timestamp,
 // with white space or none around the arrow, then optionally white space
-// and the rest.
+// and the rest. A byte order mark before it (files joined together) is
+// skipped.
 func parseTiming(line string) (timing, bool) {
 	var t timing
-	s := strings.TrimSpace(line)
+	s := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "\ufeff"))
 	var ok bool
 	if t.start, s, ok = parseTimestamp(s); !ok {
 		return t, false

@@ -70,7 +70,9 @@ func parseWebVTT(l *lines) ([]rawCue, error) {
 				l.unread()
 				break
 			}
-			c.text = append(c.text, line)
+			if err := c.add(line); err != nil {
+				return nil, err
+			}
 		}
 		cues = append(cues, c)
 	}
