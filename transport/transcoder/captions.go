@@ -136,7 +136,8 @@ func (t *Transcoder) recognize(ctx context.Context, id, ext, language string) (s
 	}
 	track := captions.Track{Cues: make([]captions.Cue, 0, len(segs))}
 	for _, s := range segs {
-		track.Cues = append(track.Cues, captions.Cue{Start: s.Start.Truncate(time.Millisecond), End: s.End.Truncate(time.Millisecond), Text: s.Text})
+		track.Cues = append(track.Cues, captions.Cue{Start: s.Start.Truncate(time.Millisecond), End: s.End.Truncate(time.Millisecond),
+			Text: plainText.Replace(s.Text)})
 	}
 	// Through the parser: what is stored is what an upload would store.
 	parsed, _, err := captions.Parse(track.WebVTT())
@@ -145,6 +146,9 @@ func (t *Transcoder) recognize(ctx context.Context, id, ext, language string) (s
 	}
 	return string(parsed.WebVTT()), len(parsed.Cues), nil
 }
+
+// plainText escapes an engine's plain text as WebVTT cue text.
+var plainText = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
 // finishCaptions records the job's end and acks it.
 func (t *Transcoder) finishCaptions(ctx context.Context, log *slog.Logger, job *queue.Job, id string, cmd any) {
