@@ -116,3 +116,34 @@ func TestStoredCaptionSize(t *testing.T) {
 		}
 	}
 }
+
+func TestThumbnailDecide(t *testing.T) {
+	at := func(f float64) *float64 { return &f }
+	started := domain.TranscodeStarted{Account: "acme", Attempt: 1, Worker: "w"}
+	done := domain.TranscodeSucceeded{Account: "acme", Attempt: 1, Duration: 10, Resolutions: []string{"180p"}, ProcessedSize: 1}
+	asked := domain.ThumbnailRequested{Account: "acme", At: 4}
+	complete := domain.CompleteTranscode{Duration: 10, Resolutions: []string{"180p"}, ProcessedSize: 1}
+	runDecide[domain.Video](t, videoID, []decideCase{
+		{name: "asked at upload", when: upload(func(c *domain.AcceptUpload) { c.ThumbnailTime = at(2.5) }),
+			then: []domain.Payload{func() domain.UploadAccepted { a := accepted; a.ThumbnailTime = at(2.5); return a }()}},
+		{name: "a negative time at upload", when: upload(func(c *domain.AcceptUpload) { c.ThumbnailTime = at(-1) }), err: domain.Invalid},
+		{name: "asked by PATCH", given: []domain.Payload{accepted, started, done},
+			when: domain.UpdateVideo{Account: "acme", ThumbnailTime: at(4)}, then: []domain.Payload{asked}},
+		{name: "asked again for the same moment: nothing", given: []domain.Payload{accepted, started, done, asked},
+			when: domain.UpdateVideo{Account: "acme", ThumbnailTime: at(4)}},
+		{name: "past a day", given: []domain.Payload{accepted},
+			when: domain.UpdateVideo{Account: "acme", ThumbnailTime: at(domain.MaxThumbnailTime + 1)}, err: domain.Invalid},
+		{name: "of a FAILED video", given: []domain.Payload{accepted, domain.TranscodeFailed{Account: "acme", Final: true, Reason: "x"}},
+			when: domain.UpdateVideo{Account: "acme", ThumbnailTime: at(1)}, err: domain.Conflict},
+		{name: "asked while the attempt made its stills: asked again when it completes",
+			given: []domain.Payload{accepted, started, asked}, when: complete,
+			then: []domain.Payload{domain.TranscodePlayable{Account: "acme", Attempt: 1, Resolutions: []string{"180p"}},
+				domain.TranscodeSucceeded{Account: "acme", Attempt: 1, Duration: 10, Resolutions: []string{"180p"}, ProcessedSize: 1}, asked}},
+		{name: "the job's thumbnail", given: []domain.Payload{accepted, started, done, asked},
+			when: domain.ChangeThumbnail{At: 4, Animated: true}, then: []domain.Payload{domain.ThumbnailChanged{Account: "acme", At: 4, Animated: true}}},
+		{name: "a job superseded by a later request: nothing", given: []domain.Payload{accepted, started, done, asked, domain.ThumbnailRequested{Account: "acme", At: 7}},
+			when: domain.ChangeThumbnail{At: 4}},
+		{name: "a job of a deleted video: nothing", given: []domain.Payload{accepted, started, done, asked, domain.VideoDeleted{Account: "acme"}},
+			when: domain.ChangeThumbnail{At: 4}},
+	})
+}

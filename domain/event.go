@@ -231,6 +231,8 @@ var registry = map[string]eventSpec{
 	TypeTranscodeRetried:      {version: 1, decode: decodeAs[TranscodeRetried], current: decodeCurrent[TranscodeRetried]},
 	TypePlaybackPolicyChanged: {version: 1, decode: decodeAs[PlaybackPolicyChanged], current: decodeCurrent[PlaybackPolicyChanged]},
 	TypeVideoDetailsChanged:   {version: 1, decode: decodeAs[VideoDetailsChanged], current: decodeCurrent[VideoDetailsChanged]},
+	TypeThumbnailRequested:    {version: 1, decode: decodeAs[ThumbnailRequested], current: decodeCurrent[ThumbnailRequested]},
+	TypeThumbnailChanged:      {version: 1, decode: decodeAs[ThumbnailChanged], current: decodeCurrent[ThumbnailChanged]},
 	TypeCaptionTrackAdded:     {version: 1, decode: decodeAs[CaptionTrackAdded], current: decodeCurrent[CaptionTrackAdded]},
 	TypeCaptionTrackRequested: {version: 1, decode: decodeAs[CaptionTrackRequested], current: decodeCurrent[CaptionTrackRequested]},
 	TypeCaptionTrackReady:     {version: 1, decode: decodeAs[CaptionTrackReady], current: decodeCurrent[CaptionTrackReady]},

@@ -153,6 +153,16 @@ var samples = map[string]sample{
 			Tags: []string{"launch", "talk"}, Metadata: map[string]string{"order_id": "A-42"}},
 		v1: `{"id":"01JFIXTURE0000000000000001","type":"VideoDetailsChanged","version":1,"aggregate":"video","aggregateId":"01JVIDEO00000000000000000A","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme","title":"Launch talk","description":"Our launch.\nWith questions.","tags":["launch","talk"],"metadata":{"order_id":"A-42"}}}`,
 	},
+	domain.TypeThumbnailRequested: {
+		aggregateID: videoID,
+		payload:     domain.ThumbnailRequested{Account: "acme", At: 12.5},
+		v1:          `{"id":"01JFIXTURE0000000000000001","type":"ThumbnailRequested","version":1,"aggregate":"video","aggregateId":"01JVIDEO00000000000000000A","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme","at":12.5}}`,
+	},
+	domain.TypeThumbnailChanged: {
+		aggregateID: videoID,
+		payload:     domain.ThumbnailChanged{Account: "acme", At: 12.5, Animated: true},
+		v1:          `{"id":"01JFIXTURE0000000000000001","type":"ThumbnailChanged","version":1,"aggregate":"video","aggregateId":"01JVIDEO00000000000000000A","occurredAt":"2026-01-02T03:04:05.006Z","data":{"account":"acme","at":12.5,"animated":true}}`,
+	},
 	domain.TypeCaptionTrackAdded: {
 		aggregateID: videoID,
 		payload: domain.CaptionTrackAdded{Account: "acme", Track: "01JTRACK00000000000000000A", Language: "en", Label: "English", Default: true,

@@ -60,6 +60,9 @@ type UploadAccepted struct {
 	Description string            `json:"description,omitempty"`
 	Tags        []string          `json:"tags,omitempty"`
 	Metadata    map[string]string `json:"metadata,omitempty"`
+	// ThumbnailTime is the moment (seconds) the thumbnail is taken at; nil:
+	// kino's choice (a tenth of the way in).
+	ThumbnailTime *float64 `json:"thumbnailTime,omitempty"`
 }
 
 // Details are the upload's details; an older event's title is the
@@ -91,6 +94,10 @@ type TranscodeSucceeded struct {
 	ProcessedSize int64    `json:"processedSize"`
 	Storyboard    bool     `json:"storyboard,omitempty"` // storyboard.jpg and storyboard.vtt are published
 	Download      bool     `json:"download,omitempty"`   // download.mp4 is published
+	Animated      bool     `json:"animated,omitempty"`   // preview.webp is published
+	// ThumbnailTime is the moment thumbnail.jpg shows, when one was asked
+	// for (nil: kino's choice).
+	ThumbnailTime *float64 `json:"thumbnailTime,omitempty"`
 }
 
 // TranscodeFailed: an attempt failed. Reason is a sentence for the user.
@@ -219,6 +226,11 @@ type Video struct {
 	Filename   string         // the upload's display filename
 	Details    Details        // normalized; the title never empty once created
 	Captions   []CaptionTrack // its text tracks, in the order added
+	// ThumbnailTime is the moment asked for the thumbnail (nil: kino's
+	// choice); ThumbnailAt the one thumbnail.jpg shows (nil: kino's choice,
+	// or none yet). Animated: preview.webp is published.
+	ThumbnailTime, ThumbnailAt *float64
+	Animated                   bool
 }
 
 func (v Video) Evolve(e Event) Video {
@@ -228,6 +240,13 @@ func (v Video) Evolve(e Event) Video {
 		v.Status, v.Created = StatusPending, true
 		v.Policy, v.Download = d.PlaybackPolicy.OrPublic(), d.Download
 		v.Filename, v.Details = d.Filename, d.Details()
+		v.ThumbnailTime = d.ThumbnailTime
+	case ThumbnailRequested:
+		at := d.At
+		v.ThumbnailTime = &at
+	case ThumbnailChanged:
+		at := d.At
+		v.ThumbnailAt, v.Animated = &at, v.Animated || d.Animated
 	case VideoDetailsChanged:
 		v.Details = d.Details()
 	case TranscodeStarted:
@@ -240,6 +259,7 @@ func (v Video) Evolve(e Event) Video {
 		v.Policy = d.Policy
 	case TranscodeSucceeded:
 		v.Status, v.Running = StatusCompleted, false
+		v.ThumbnailAt, v.Animated = d.ThumbnailTime, d.Animated
 	case TranscodeFailed:
 		v.Failures, v.Running, v.Playable = v.Failures+1, false, false
 		if d.Final {
@@ -274,7 +294,8 @@ type AcceptUpload struct {
 	MaxSize        int64          // the account plan's limit
 	PlaybackPolicy PlaybackPolicy // "" is public
 	Download       bool
-	Details        Details // normalized by Decide; no title: the filename's default
+	Details        Details  // normalized by Decide; no title: the filename's default
+	ThumbnailTime  *float64 // seconds; nil: kino's choice
 }
 
 // UpdateVideo changes a video's playback policy (when Policy is set) and
@@ -283,6 +304,9 @@ type UpdateVideo struct {
 	Account string
 	Policy  *PlaybackPolicy
 	Details DetailsPatch
+	// ThumbnailTime asks for the thumbnail at that moment (seconds); it
+	// must be before the end of a COMPLETED video.
+	ThumbnailTime *float64
 }
 
 // DeleteVideo removes a video for its account.
@@ -318,6 +342,10 @@ type CompleteTranscode struct {
 	ProcessedSize int64
 	Storyboard    bool // storyboard.jpg and storyboard.vtt were published
 	Download      bool // download.mp4 was published
+	Animated      bool // preview.webp was published
+	// ThumbnailTime is the moment thumbnail.jpg was taken at, as asked
+	// (nil: kino's choice).
+	ThumbnailTime *float64
 }
 
 // FailTranscode records a failed attempt; Final makes the video FAILED.
@@ -376,7 +404,12 @@ func (v Video) Decide(cmd any, _ time.Time) ([]Payload, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []Payload{UploadAccepted{
+		if c.ThumbnailTime != nil {
+			if err := CheckThumbnailTime(op, *c.ThumbnailTime); err != nil {
+				return nil, err
+			}
+		}
+		return []Payload{UploadAccepted{ThumbnailTime: c.ThumbnailTime,
 			Account: c.Account, Collection: c.Collection, CollectionName: c.CollectionName,
 			Filename: c.Filename, OriginalSize: c.Size, Ext: ext,
 			PlaybackPolicy: c.PlaybackPolicy, Download: c.Download,
@@ -432,9 +465,14 @@ func (v Video) Decide(cmd any, _ time.Time) ([]Payload, error) {
 		if !v.Playable { // video.playable always comes before video.completed
 			out = append(out, TranscodePlayable{Account: v.Account, Attempt: v.Attempts, Resolutions: c.Resolutions})
 		}
-		return append(out, TranscodeSucceeded{Account: v.Account, Attempt: v.Attempts, Duration: c.Duration,
+		out = append(out, TranscodeSucceeded{Account: v.Account, Attempt: v.Attempts, Duration: c.Duration,
 			Width: c.Width, Height: c.Height, HasAudio: c.HasAudio, Resolutions: c.Resolutions, ProcessedSize: c.ProcessedSize,
-			Storyboard: c.Storyboard, Download: c.Download}), nil
+			Storyboard: c.Storyboard, Download: c.Download, Animated: c.Animated, ThumbnailTime: c.ThumbnailTime})
+		if v.ThumbnailTime != nil && (c.ThumbnailTime == nil || *c.ThumbnailTime != *v.ThumbnailTime) {
+			// Asked for while the attempt made its stills: the job remakes it.
+			out = append(out, ThumbnailRequested{Account: v.Account, At: *v.ThumbnailTime})
+		}
+		return out, nil
 	case MarkPlayable:
 		const op = "mark playable"
 		if !v.Created || v.Deleted {
@@ -495,6 +533,19 @@ func (v Video) Decide(cmd any, _ time.Time) ([]Payload, error) {
 				details = &VideoDetailsChanged{Account: v.Account, Title: d.Title, Description: d.Description, Tags: d.Tags, Metadata: d.Metadata}
 			}
 		}
+		var thumb *ThumbnailRequested
+		if c.ThumbnailTime != nil {
+			at := *c.ThumbnailTime
+			if err := CheckThumbnailTime(op, at); err != nil {
+				return nil, err
+			}
+			if v.Status == StatusFailed {
+				return nil, E(op, Conflict, "a FAILED video has no thumbnail to change")
+			}
+			if v.ThumbnailTime == nil || *v.ThumbnailTime != at {
+				thumb = &ThumbnailRequested{Account: v.Account, At: at}
+			}
+		}
 		var out []Payload
 		if policy != nil {
 			policy.DetailsFollow = details != nil
@@ -502,6 +553,9 @@ func (v Video) Decide(cmd any, _ time.Time) ([]Payload, error) {
 		}
 		if details != nil {
 			out = append(out, *details)
+		}
+		if thumb != nil {
+			out = append(out, *thumb)
 		}
 		return out, nil
 	case FailTranscode:
@@ -523,6 +577,13 @@ func (v Video) Decide(cmd any, _ time.Time) ([]Payload, error) {
 		return []Payload{VideoDeleted{Account: c.Account}}, nil
 	case AddCaptionTrack, FinishCaptionTrack, FailCaptionTrack, RemoveCaptionTrack:
 		return v.decideCaption(cmd)
+	case ChangeThumbnail:
+		// A job's result: nothing when the video is gone, not COMPLETED, or
+		// asked since for another moment (that request has its own job).
+		if !v.Created || v.Deleted || v.Status != StatusCompleted || v.ThumbnailTime == nil || *v.ThumbnailTime != c.At {
+			return nil, nil
+		}
+		return []Payload{ThumbnailChanged{Account: v.Account, At: c.At, Animated: c.Animated && !v.Animated}}, nil
 	}
 	return nil, E("decide video", Internal, "unknown command %T", cmd)
 }

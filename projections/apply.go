@@ -29,7 +29,7 @@ func apply(b *batch, e domain.Event) error {
 			Status: domain.StatusPending, OriginalSize: d.OriginalSize, Resolutions: []string{},
 			Collection: d.Collection, CollectionName: d.CollectionName,
 			CreatedAt: e.OccurredAt, UpdatedAt: e.OccurredAt, CreatedSeq: e.Seq,
-			PlaybackPolicy: d.PlaybackPolicy.OrPublic(), WantsDownload: d.Download,
+			PlaybackPolicy: d.PlaybackPolicy.OrPublic(), WantsDownload: d.Download, ThumbnailTime: d.ThumbnailTime,
 		}
 		cv.v.setDetails(d.Details())
 		b.videos[e.AggregateID] = cv
@@ -46,11 +46,15 @@ func apply(b *batch, e domain.Event) error {
 		return b.changeVideo(e, func(v *Video) { v.PlaybackPolicy = d.Policy.OrPublic() })
 	case domain.VideoDetailsChanged:
 		return b.changeVideo(e, func(v *Video) { v.setDetails(d.Details()) })
+	case domain.ThumbnailRequested:
+		return b.changeVideo(e, func(v *Video) { at := d.At; v.ThumbnailTime = &at })
+	case domain.ThumbnailChanged:
+		return b.changeVideo(e, func(v *Video) { v.Animated = v.Animated || d.Animated })
 	case domain.TranscodeSucceeded:
 		return b.changeVideo(e, func(v *Video) {
 			dur, size := d.Duration, d.ProcessedSize
 			v.Status, v.Duration, v.ProcessedSize, v.ErrorMessage = domain.StatusCompleted, &dur, &size, nil
-			v.Playable, v.Storyboard, v.Download = false, d.Storyboard, d.Download
+			v.Playable, v.Storyboard, v.Download, v.Animated = false, d.Storyboard, d.Download, d.Animated
 			v.Width, v.Height = d.Width, d.Height
 			v.Resolutions = d.Resolutions // events are never changed
 			if v.Resolutions == nil {

@@ -45,6 +45,10 @@ type Video struct {
 	// Captions are its text tracks, in the order added (their cues are
 	// in the captions bucket).
 	Captions []Caption `json:"captions,omitempty"`
+	// ThumbnailTime is the moment asked for the thumbnail (nil: kino's
+	// choice); Animated: the COMPLETED video has preview.webp.
+	ThumbnailTime *float64 `json:"thumbnailTime,omitempty"`
+	Animated      bool     `json:"animated,omitempty"`
 }
 
 // Caption is one text track of a video.

@@ -270,8 +270,14 @@ func TestProcessingEndToEnd(t *testing.T) {
 	if part.status != 206 || len(part.body) != 100 || part.header.Get("Content-Range") == "" {
 		t.Fatalf("range: %d %d %v", part.status, len(part.body), part.header)
 	}
-	if cc := thumb.header.Get("Cache-Control"); !strings.Contains(cc, "immutable") {
-		t.Fatalf("thumbnail Cache-Control %q", cc)
+	if cc := thumb.header.Get("Cache-Control"); cc != "public, max-age=300" {
+		t.Fatalf("thumbnail Cache-Control %q (a chosen thumbnailTime remakes it)", cc)
+	}
+	// The animated preview: a looping WebP of several frames.
+	anim := h.get(v["animatedPreviewUrl"].(string))
+	if anim.status != 200 || anim.header.Get("Content-Type") != "image/webp" || !bytes.HasPrefix(anim.body, []byte("RIFF")) ||
+		!bytes.Contains(anim.body[:64], []byte("ANIM")) || bytes.Count(anim.body, []byte("ANMF")) < 8 {
+		t.Fatalf("animated preview: %d %v, %d bytes, %d frames", anim.status, anim.header, len(anim.body), bytes.Count(anim.body, []byte("ANMF")))
 	}
 	if audio := h.get(cdn + "/hls/audio/index.m3u8"); audio.status != 200 || !bytes.Contains(master.body, []byte(`TYPE=AUDIO`)) {
 		t.Fatalf("shared audio rendition: %d\n%s", audio.status, master.body)

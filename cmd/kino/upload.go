@@ -50,6 +50,7 @@ func newUploadCmd() *cobra.Command {
 	var wait, asJSON, showStatus bool
 	var poll time.Duration
 	var details apiclient.Details
+	var thumbnailTime float64
 	cmd := &cobra.Command{
 		Use:   "upload FILE --collection SLUG [--title T] [--description D] [--tag T]... [--meta K=V]... [--key K] [--url BASE] [--wait] [--json]",
 		Short: "Upload a video, with a progress bar; --wait follows its processing to the end",
@@ -78,7 +79,11 @@ func newUploadCmd() *cobra.Command {
 				bar = progressbar.DefaultBytes(fi.Size(), "uploading "+filepath.Base(args[0]))
 				progress = func(sent, _ int64) { _ = bar.Set64(sent) }
 			}
-			up, err := c.Upload(cmd.Context(), f, fi.Size(), filepath.Base(args[0]), collection, progress, apiclient.WithDetails(details))
+			opts := []apiclient.UploadOption{apiclient.WithDetails(details)}
+			if cmd.Flags().Changed("thumbnail-time") {
+				opts = append(opts, apiclient.WithThumbnailTime(thumbnailTime))
+			}
+			up, err := c.Upload(cmd.Context(), f, fi.Size(), filepath.Base(args[0]), collection, progress, opts...)
 			if bar != nil {
 				_ = bar.Finish()
 			}
@@ -129,6 +134,7 @@ func newUploadCmd() *cobra.Command {
 	cmd.Flags().StringVar(&details.Description, "description", "", "the video's description")
 	cmd.Flags().StringArrayVar(&details.Tags, "tag", nil, "a tag of the video (repeat for more)")
 	cmd.Flags().StringToStringVar(&details.Metadata, "meta", nil, "a metadata key=value of the video (repeat for more)")
+	cmd.Flags().Float64Var(&thumbnailTime, "thumbnail-time", 0, "take the thumbnail at this moment, in seconds (default: a tenth of the way in)")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the video is COMPLETED (print the playlist URL) or FAILED (exit 1)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the video as JSON")
 	cmd.Flags().DurationVar(&poll, "poll", apiclient.PollInterval, "how often --wait asks (spec §3: every 2 s)")

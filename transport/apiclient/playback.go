@@ -36,9 +36,10 @@ const (
 type UploadOption func(*uploadSettings)
 
 type uploadSettings struct {
-	policy   PlaybackPolicy
-	download *bool
-	details  Details
+	policy    PlaybackPolicy
+	download  *bool
+	details   Details
+	thumbnail *float64
 }
 
 // Details are what an application says about a video: a title (by
@@ -70,6 +71,12 @@ func WithDownload(on bool) UploadOption {
 	return func(s *uploadSettings) { s.download = &on }
 }
 
+// WithThumbnailTime makes the uploaded video's thumbnail the frame at
+// seconds (kino's choice without it: a tenth of the way in).
+func WithThumbnailTime(seconds float64) UploadOption {
+	return func(s *uploadSettings) { s.thumbnail = &seconds }
+}
+
 func uploadSettingsOf(opts []UploadOption) uploadSettings {
 	var s uploadSettings
 	for _, o := range opts {
@@ -88,6 +95,9 @@ func (s uploadSettings) fields() [][2]string {
 	}
 	if s.download != nil {
 		out = append(out, [2]string{"download", strconv.FormatBool(*s.download)})
+	}
+	if s.thumbnail != nil {
+		out = append(out, [2]string{"thumbnailTime", strconv.FormatFloat(*s.thumbnail, 'f', -1, 64)})
 	}
 	d := s.details
 	if d.Title != "" {
@@ -116,6 +126,8 @@ type VideoUpdate struct {
 	Tags           *[]string
 	Metadata       map[string]string
 	ClearMetadata  bool
+	// ThumbnailTime remakes the thumbnail from that moment (seconds).
+	ThumbnailTime *float64
 }
 
 // UpdateVideo changes a video's playback policy and details (PATCH
@@ -133,6 +145,9 @@ func (c *Client) UpdateVideo(ctx context.Context, id string, u VideoUpdate) (Vid
 	}
 	if u.Tags != nil {
 		body["tags"] = *u.Tags
+	}
+	if u.ThumbnailTime != nil {
+		body["thumbnailTime"] = *u.ThumbnailTime
 	}
 	switch {
 	case u.ClearMetadata && len(u.Metadata) == 0:

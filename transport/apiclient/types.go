@@ -82,6 +82,11 @@ type Video struct {
 	Details
 	// Captions are its text tracks.
 	Captions []CaptionTrack
+	// ThumbnailTime is the moment the thumbnail was asked at (nil: kino's
+	// choice); AnimatedPreviewURL a looping animated WebP of a few seconds
+	// from it (COMPLETED only, when made).
+	ThumbnailTime      *float64
+	AnimatedPreviewURL *string
 }
 
 // Done reports whether processing is over.
@@ -98,7 +103,8 @@ func videoFrom(w wire.Video) Video {
 		CreatedAt: parseTime(w.CreatedAt), UpdatedAt: parseTime(w.UpdatedAt), Progress: w.Progress,
 		PlaybackPolicy: PlaybackPolicy(w.PlaybackPolicy), StoryboardURL: w.StoryboardURL, DownloadURL: w.DownloadURL,
 		Speed: w.Speed, ETA: w.ETA, QueuePosition: w.QueuePosition,
-		Details: Details{Title: w.Title, Description: w.Description, Tags: w.Tags, Metadata: w.Metadata}, Captions: w.Captions}
+		Details: Details{Title: w.Title, Description: w.Description, Tags: w.Tags, Metadata: w.Metadata}, Captions: w.Captions,
+		ThumbnailTime: w.ThumbnailTime, AnimatedPreviewURL: w.AnimatedPreviewURL}
 }
 
 func (v Video) wire() wire.Video {
@@ -112,7 +118,8 @@ func (v Video) wire() wire.Video {
 		ErrorMessage: v.ErrorMessage, Collection: v.Collection,
 		CreatedAt: formatTime(v.CreatedAt), UpdatedAt: formatTime(v.UpdatedAt), Progress: v.Progress,
 		StoryboardURL: v.StoryboardURL, DownloadURL: v.DownloadURL, Speed: v.Speed, ETA: v.ETA, QueuePosition: v.QueuePosition,
-		Title: v.Title, Description: v.Description, Tags: v.Tags, Metadata: v.Metadata, Captions: v.Captions}
+		Title: v.Title, Description: v.Description, Tags: v.Tags, Metadata: v.Metadata, Captions: v.Captions,
+		ThumbnailTime: v.ThumbnailTime, AnimatedPreviewURL: v.AnimatedPreviewURL}
 	if w.Captions == nil {
 		w.Captions = []CaptionTrack{}
 	}

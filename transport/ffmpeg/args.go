@@ -14,6 +14,10 @@ const (
 	audioKbps       = 128
 	thumbMaxLong    = 720 // thumbnail: longest side at most
 	thumbAtFraction = 0.1 // thumbnail taken at this fraction of the duration
+	animSeconds     = 3   // animated preview: this long,
+	animFPS         = 8   // at this rate,
+	animMaxLong     = 320 // its longest side at most this,
+	animQuality     = 50  // libwebp's quality (0-100)
 	previewSeconds  = 6
 	previewMaxShort = 480 // preview: shortest side at most
 	previewCRF      = 23
@@ -155,15 +159,31 @@ func LadderArgs(in Input, outDir string, info Info, rungs []Rung, x Extras) []st
 	return args
 }
 
-// ThumbnailArgs builds the arguments of a JPEG thumbnail written to out:
-// the frame at 10% of the duration (0 for clips under 1 s), at most 720 on
-// the long side, keeping the aspect, even. With a seek past the end ffmpeg
-// exits 0 and writes nothing: the caller checks that out exists.
-func ThumbnailArgs(in Input, out string, info Info) []string {
-	at := 0.0
-	if l := info.Length(); l >= 1 {
-		at = l * thumbAtFraction
+// ThumbnailAt is the moment (seconds) a thumbnail is taken at: asked,
+// when one was, kept inside the video (at most 0.1 s before its end);
+// else 10% of the length (0 for clips under 1 s).
+func ThumbnailAt(info Info, asked *float64) float64 {
+	l := info.Length()
+	if asked != nil {
+		return max(0, min(*asked, l-0.1))
 	}
+	if l >= 1 {
+		return l * thumbAtFraction
+	}
+	return 0
+}
+
+// ThumbnailArgs builds the arguments of a JPEG thumbnail written to out:
+// the frame at ThumbnailAt(info, nil).
+func ThumbnailArgs(in Input, out string, info Info) []string {
+	return ThumbnailArgsAt(in, out, info, ThumbnailAt(info, nil))
+}
+
+// ThumbnailArgsAt builds the arguments of a JPEG thumbnail written to
+// out: the frame at at seconds, at most 720 on the long side, keeping the
+// aspect, even. With a seek past the end ffmpeg exits 0 and writes
+// nothing: the caller checks that out exists.
+func ThumbnailArgsAt(in Input, out string, info Info, at float64) []string {
 	w, h := fit(info.Width, info.Height, max(info.Width, info.Height), thumbMaxLong)
 	args := append(start(), "-ss", seconds(at))
 	args = append(args, in.capped(info.MaxPixels)...)
@@ -173,6 +193,27 @@ func ThumbnailArgs(in Input, out string, info Info) []string {
 		"-vf", scaleFilter(w, h),
 		"-q:v", "3",
 		"-update", "1",
+		out,
+	)
+}
+
+// AnimatedArgs builds the arguments of an animated WebP written to out,
+// for hover previews in lists: 3 s from at (earlier when the video ends
+// sooner), 8 frames a second, at most 320 on the long side (even, never
+// upscaled), looping, without audio. A few tens of kilobytes.
+func AnimatedArgs(in Input, out string, info Info, at float64) []string {
+	from := max(0, min(at, info.Length()-animSeconds))
+	w, h := fit(info.Width, info.Height, max(info.Width, info.Height), animMaxLong)
+	args := append(start(), "-ss", seconds(from))
+	args = append(args, in.capped(info.MaxPixels)...)
+	return append(args,
+		"-t", strconv.Itoa(animSeconds),
+		"-map", videoMap(info),
+		"-vf", "fps="+strconv.Itoa(animFPS)+","+scaleFilter(w, h),
+		"-c:v", "libwebp_anim",
+		"-quality", strconv.Itoa(animQuality),
+		"-loop", "0",
+		"-an",
 		out,
 	)
 }

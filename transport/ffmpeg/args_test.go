@@ -39,6 +39,8 @@ func TestArgsGolden(t *testing.T) {
 			lines = append(lines, ThumbnailArgs(Input{Path: "/in/source.mp4", Demuxer: DemuxMOV}, "/out/thumbnail.jpg", tt.info)...)
 			lines = append(lines, separator)
 			lines = append(lines, PreviewArgs(Input{Path: "/in/source.mp4", Demuxer: DemuxMOV}, "/out/preview.mp4", tt.info)...)
+			lines = append(lines, separator)
+			lines = append(lines, AnimatedArgs(Input{Path: "/in/source.mp4", Demuxer: DemuxMOV}, "/out/preview.webp", tt.info, ThumbnailAt(tt.info, nil))...)
 			got := strings.Join(lines, "\n") + "\n"
 
 			path := filepath.Join("testdata", tt.name+".golden")

@@ -137,15 +137,27 @@ func (s *Server) updateVideo(w http.ResponseWriter, r *http.Request) error {
 					cmd.Details.Metadata[k] = *v
 				}
 			}
+		case "thumbnailTime":
+			var at float64
+			if json.Unmarshal(raw, &at) != nil {
+				return errBadRequest("thumbnailTime must be a number of seconds")
+			}
+			cmd.ThumbnailTime = &at
 		default:
-			return errBadRequest("only playbackPolicy, title, description, tags and metadata can be changed on a video (got %q)", truncateString(name, 40))
+			return errBadRequest("only playbackPolicy, title, description, tags, metadata and thumbnailTime can be changed on a video (got %q)", truncateString(name, 40))
 		}
 		if err != nil {
 			return err
 		}
 	}
-	if cmd.Policy == nil && cmd.Details.Empty() {
-		return errBadRequest("name what to change: playbackPolicy, title, description, tags or metadata")
+	if cmd.Policy == nil && cmd.Details.Empty() && cmd.ThumbnailTime == nil {
+		return errBadRequest("name what to change: playbackPolicy, title, description, tags, metadata or thumbnailTime")
+	}
+	if cmd.ThumbnailTime != nil {
+		// Within the video, once its length is known.
+		if v, ok, err := s.cfg.DB.Video(id); err == nil && ok && v.Account == cmd.Account && v.Duration != nil && *cmd.ThumbnailTime >= *v.Duration {
+			return errBadRequest("thumbnailTime must be before the end of the video (%.3f s)", *v.Duration)
+		}
 	}
 	res, err := execute[domain.Video](r, s.cfg.Store, videoStream(id), cmd)
 	if err != nil {

@@ -73,7 +73,7 @@ func videoRecord(v projections.Video) wire.VideoRecord {
 		ErrorMessage: v.ErrorMessage, Collection: v.Collection, CollectionName: v.CollectionName,
 		CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
 		PlaybackPolicy: v.PlaybackPolicy, Playable: v.Playable, Storyboard: v.Storyboard, Download: v.Download,
-		Details: v.Details(), Captions: captionRecords(v.Captions),
+		Details: v.Details(), Captions: captionRecords(v.Captions), ThumbnailTime: v.ThumbnailTime, Animated: v.Animated,
 	}
 }
 

@@ -126,6 +126,14 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 					return err
 				}
 			}
+		case "thumbnailTime":
+			b, err := io.ReadAll(io.LimitReader(part, 65))
+			if err != nil {
+				return body.bodyError(w, err)
+			}
+			if settings.ThumbnailTime, err = domain.ParseThumbnailTime("upload video", string(b)); err != nil {
+				return err
+			}
 		case "playbackPolicy", "download":
 			b, err := io.ReadAll(io.LimitReader(part, 65))
 			if err != nil {
@@ -276,7 +284,7 @@ func (s *Server) acceptUpload(ctx context.Context, u upload) error {
 	res, err := executeIn[domain.Video](ctx, s.cfg.Store, videoStream(u.ID), domain.AcceptUpload{
 		Account: u.Account, Collection: coll.Slug, CollectionName: coll.Name,
 		Filename: u.Filename, Size: u.Size, MaxSize: u.MaxSize, PlaybackPolicy: policy, Download: download,
-		Details: u.Settings.Details,
+		Details: u.Settings.Details, ThumbnailTime: u.Settings.ThumbnailTime,
 	})
 	if err != nil {
 		s.undoUpload(ctx, u.ID, err)

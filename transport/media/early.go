@@ -31,8 +31,12 @@ import (
 // copied from the checked descriptor, so no swap after the check counts.
 
 // checkEarly refuses a path PublishFiles does not publish: only files under
-// hls/, slash-separated, without empty, dot or dot-dot steps.
+// hls/, slash-separated, without empty, dot or dot-dot steps, and the
+// stills a thumbnail job remakes (thumbnail.jpg, preview.webp).
 func checkEarly(rel string) error {
+	if rel == ThumbnailName || rel == AnimatedName {
+		return nil
+	}
 	parts := strings.Split(rel, "/")
 	if len(parts) < 2 || parts[0] != HLSDir {
 		return fmt.Errorf("outputs: %q is not an HLS file: refused", rel)
@@ -95,7 +99,8 @@ func openOwned(dir, rel string) (*os.File, error) {
 	return f, nil
 }
 
-// PublishFiles publishes the files rels (slash-separated, under hls/) of
+// PublishFiles publishes the files rels (slash-separated, under hls/, or
+// the stills thumbnail.jpg and preview.webp) of
 // dir, a work directory ffmpeg may still be writing, as the same paths of
 // video id, each replacing the one published before in one step (a
 // playlist never 404s while it is replaced). Every file is checked as the

@@ -24,6 +24,7 @@ const (
 	StoryboardImageName = "storyboard.jpg"
 	StoryboardVTTName   = "storyboard.vtt"
 	DownloadName        = "download.mp4"
+	AnimatedName        = "preview.webp" // a few seconds as an animated WebP, for hover previews
 )
 
 // Directory modes; see the package comment.
@@ -146,7 +147,7 @@ func Size(dir string) (int64, error) {
 // Outputs are the names Publish takes from a work directory; a name the
 // work directory lacks is not published (and an earlier attempt's is
 // removed): the transcoder checks what must be there.
-var Outputs = []string{HLSDir, ThumbnailName, PreviewName, StoryboardImageName, StoryboardVTTName, DownloadName}
+var Outputs = []string{HLSDir, ThumbnailName, PreviewName, StoryboardImageName, StoryboardVTTName, DownloadName, AnimatedName}
 
 // reclaim makes a finished work directory kino's own again and checks that
 // it holds nothing but directories and plain files with one link each.

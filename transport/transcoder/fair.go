@@ -24,16 +24,20 @@ func jobAccount(e domain.Event) string {
 		return d.Account
 	case domain.CaptionTrackRequested:
 		return d.Account
+	case domain.ThumbnailRequested:
+		return d.Account
 	}
 	return ""
 }
 
 // intakeFilters are the events that make jobs: an upload, a FAILED video
-// queued again, and captions to generate (captions.go).
+// queued again, captions to generate (captions.go) and a thumbnail to
+// remake (thumbnail.go).
 var intakeFilters = []string{
 	domain.TypeFilter(domain.AggVideo, domain.TypeUploadAccepted),
 	domain.TypeFilter(domain.AggVideo, domain.TypeTranscodeRetried),
 	domain.TypeFilter(domain.AggVideo, domain.TypeCaptionTrackRequested),
+	domain.TypeFilter(domain.AggVideo, domain.TypeThumbnailRequested),
 }
 
 type planEntry struct {

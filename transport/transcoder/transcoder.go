@@ -269,8 +269,12 @@ func videoStream(id string) domain.StreamID {
 func (t *Transcoder) handle(ctx context.Context, job *queue.Job) {
 	t.running.Add(1)
 	defer t.running.Add(-1)
-	if req, ok := job.Event.Data.(domain.CaptionTrackRequested); ok {
+	switch req := job.Event.Data.(type) {
+	case domain.CaptionTrackRequested:
 		t.generateCaptions(ctx, job, req)
+		return
+	case domain.ThumbnailRequested:
+		t.remakeThumbnail(ctx, job, req)
 		return
 	}
 	id := job.Event.AggregateID
@@ -338,7 +342,7 @@ func (t *Transcoder) handle(ctx context.Context, job *queue.Job) {
 			log.Warn("remove an earlier attempt's outputs", "err", err)
 		}
 	}
-	done, err := t.transcode(jobCtx, log, id, start.State.Ext, start.State.Account, start.State.Download)
+	done, err := t.transcode(jobCtx, log, id, start.State)
 	stopBeat()
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(jobCtx), errDeleted) {
 		err = domain.E("transcode", domain.NotFound, "video deleted")
@@ -477,7 +481,8 @@ func (t *Transcoder) heartbeat(ctx context.Context, job *queue.Job, id string, c
 
 // transcode makes every output in a work directory, then publishes it under
 // the video's directory, and returns the command that records it.
-func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, account string, download bool) (domain.CompleteTranscode, error) {
+func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id string, v domain.Video) (domain.CompleteTranscode, error) {
+	ext, account, download, thumbAt := v.Ext, v.Account, v.Download, v.ThumbnailTime
 	var done domain.CompleteTranscode
 	bounds, err := t.bounds(ctx, account)
 	if err != nil {
@@ -567,6 +572,7 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 		}
 		return checkWhole(work, info, rungs) // whole.go
 	})
+	var animated bool
 	g.Go(func() error {
 		select {
 		case <-early.playableNow():
@@ -574,7 +580,8 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 		case <-gctx.Done():
 			return gctx.Err()
 		}
-		if err := stills(gctx, in, work, info, opts(0, 0)); err != nil {
+		var err error
+		if animated, err = stills(gctx, log, in, work, info, thumbAt, opts(0, 0)); err != nil {
 			return err
 		}
 		return storyboardPass(gctx, log, in, work, info, x, opts(0, 0)) // outputs.go
@@ -624,7 +631,7 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id, ext, a
 	log.Debug("outputs published", "rungs", len(rungs))
 	return domain.CompleteTranscode{Duration: heldDuration(info, held), Width: info.Width, Height: info.Height,
 		HasAudio: info.HasAudio, Resolutions: res, ProcessedSize: size,
-		Storyboard: extra.storyboard, Download: extra.download}, nil
+		Storyboard: extra.storyboard, Download: extra.download, Animated: animated, ThumbnailTime: thumbAt}, nil
 }
 
 // bounds are the probe-time limits for a video of account: the configured
@@ -639,32 +646,66 @@ func (t *Transcoder) bounds(ctx context.Context, account string) (ffmpeg.Bounds,
 	return b, nil
 }
 
-// stills makes the thumbnail and the preview of in, in the work directory
-// opts' jail runs in.
-func stills(ctx context.Context, in ffmpeg.Input, work string, info ffmpeg.Info, opts ffmpeg.RunOptions) error {
+// stills makes the thumbnail (at asked, or kino's choice when nil), the
+// preview and the animated preview of in, in the work directory opts'
+// jail runs in; animated reports whether the animated preview was made (it
+// is optional: a failure is logged).
+func stills(ctx context.Context, log *slog.Logger, in ffmpeg.Input, work string, info ffmpeg.Info, asked *float64, opts ffmpeg.RunOptions) (animated bool, err error) {
+	opts.OnProgress = nil
+	at := ffmpeg.ThumbnailAt(info, asked)
+	if err := thumbnail(ctx, in, work, info, at, opts); err != nil {
+		return false, err
+	}
+	preview := opts
+	preview.Duration = min(opts.Duration, 6) // the preview is the first 6 s
+	preview.OutputDir = filepath.Join(work, media.PreviewName)
+	if err := ffmpeg.Run(ctx, ffmpeg.PreviewArgs(in, media.PreviewName, info), preview); err != nil {
+		return false, fmt.Errorf("preview: %w", err)
+	}
+	return animatedPreview(ctx, log, in, work, info, at, opts), nil
+}
+
+// thumbnail makes thumbnail.jpg of in at at seconds in work.
+func thumbnail(ctx context.Context, in ffmpeg.Input, work string, info ffmpeg.Info, at float64, opts ffmpeg.RunOptions) error {
 	opts.OnProgress = nil
 	opts.OutputDir = filepath.Join(work, media.ThumbnailName) // its own output, not the ladder's
-	if err := ffmpeg.Run(ctx, ffmpeg.ThumbnailArgs(in, media.ThumbnailName, info), opts); err != nil {
+	if err := ffmpeg.Run(ctx, ffmpeg.ThumbnailArgsAt(in, media.ThumbnailName, info, at), opts); err != nil {
 		return fmt.Errorf("thumbnail: %w", err)
 	}
 	thumb := filepath.Join(work, media.ThumbnailName)
 	if _, err := os.Stat(thumb); err != nil {
 		// The seek went past the last frame (durations lie): take the first.
-		first := info
-		first.Duration, first.Span = 0, 0
-		if err := ffmpeg.Run(ctx, ffmpeg.ThumbnailArgs(in, media.ThumbnailName, first), opts); err != nil {
+		if err := ffmpeg.Run(ctx, ffmpeg.ThumbnailArgsAt(in, media.ThumbnailName, info, 0), opts); err != nil {
 			return fmt.Errorf("thumbnail: %w", err)
 		}
 		if _, err := os.Stat(thumb); err != nil {
 			return fmt.Errorf("thumbnail: ffmpeg wrote no frame: %w", err)
 		}
 	}
-	opts.Duration = min(opts.Duration, 6) // the preview is the first 6 s
-	opts.OutputDir = filepath.Join(work, media.PreviewName)
-	if err := ffmpeg.Run(ctx, ffmpeg.PreviewArgs(in, media.PreviewName, info), opts); err != nil {
-		return fmt.Errorf("preview: %w", err)
-	}
 	return nil
+}
+
+// animatedPreview makes preview.webp of in from at seconds in work, and
+// reports whether it did: a failure (other than a cancelled ctx, which the
+// caller sees itself) is logged and leaves no file.
+func animatedPreview(ctx context.Context, log *slog.Logger, in ffmpeg.Input, work string, info ffmpeg.Info, at float64, opts ffmpeg.RunOptions) bool {
+	opts.OnProgress = nil
+	opts.Duration = min(opts.Duration, 3)
+	opts.OutputDir = filepath.Join(work, media.AnimatedName)
+	err := ffmpeg.Run(ctx, ffmpeg.AnimatedArgs(in, media.AnimatedName, info, at), opts)
+	if err == nil {
+		if fi, serr := os.Stat(filepath.Join(work, media.AnimatedName)); serr != nil || fi.Size() == 0 {
+			err = fmt.Errorf("ffmpeg wrote no animation")
+		}
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			log.Warn("animated preview left out", "err", err)
+		}
+		drop(work, media.AnimatedName)
+		return false
+	}
+	return true
 }
 
 // checkDeleted returns a NotFound error when the video was deleted, and

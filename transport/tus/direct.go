@@ -76,8 +76,9 @@ func (h *Handler) createDirectUpload(w http.ResponseWriter, r *http.Request) err
 	var req struct {
 		Collection     string  `json:"collection"`
 		ExpiresIn      *int64  `json:"expiresIn"`
-		PlaybackPolicy *string `json:"playbackPolicy"`
-		Download       *bool   `json:"download"`
+		PlaybackPolicy *string  `json:"playbackPolicy"`
+		Download       *bool    `json:"download"`
+		ThumbnailTime  *float64 `json:"thumbnailTime"`
 		domain.Details
 	}
 	if err := h.host.Decode(w, r, &req); err != nil {
@@ -88,6 +89,12 @@ func (h *Handler) createDirectUpload(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	settings.Download = req.Download
+	if req.ThumbnailTime != nil {
+		if err := domain.CheckThumbnailTime("direct upload", *req.ThumbnailTime); err != nil {
+			return err
+		}
+		settings.ThumbnailTime = req.ThumbnailTime
+	}
 	// No filename yet: without a title the upload's filename gives it.
 	if settings.Details, err = req.Details.Normalize("direct upload", ""); err != nil {
 		return err

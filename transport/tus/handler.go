@@ -132,6 +132,11 @@ func (h *Handler) metaSettings(meta map[string]string, filename string) (Setting
 	if s.Details, err = details.Normalize("upload video", filename); err != nil {
 		return Settings{}, err
 	}
+	if v, ok := meta["thumbnailTime"]; ok {
+		if s.ThumbnailTime, err = domain.ParseThumbnailTime("upload video", v); err != nil {
+			return Settings{}, err
+		}
+	}
 	return s, nil
 }
 

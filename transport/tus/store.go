@@ -48,6 +48,9 @@ type Settings struct {
 	Policy   domain.PlaybackPolicy `json:"playbackPolicy,omitempty"` // "": the collection's
 	Download *bool                 `json:"download,omitempty"`       // nil: the collection's
 	Details  domain.Details        `json:"details,omitzero"`
+	// ThumbnailTime is the moment the thumbnail is taken at (seconds);
+	// nil: kino's choice.
+	ThumbnailTime *float64 `json:"thumbnailTime,omitempty"`
 }
 
 // Pending reports whether every byte of u is in but u is not a video yet:

@@ -201,7 +201,8 @@ func foldAt(ctx context.Context, store Store, e domain.Event, cdnURL string) (at
 			accepted, account = ev.Seq, d.Account
 			r = wire.VideoRecord{ID: ev.AggregateID, Filename: d.Filename, Status: domain.StatusPending,
 				OriginalSize: d.OriginalSize, Resolutions: []string{}, Collection: d.Collection, CollectionName: d.CollectionName,
-				CreatedAt: ev.OccurredAt, UpdatedAt: ev.OccurredAt, PlaybackPolicy: d.PlaybackPolicy.OrPublic(), Details: d.Details()}
+				CreatedAt: ev.OccurredAt, UpdatedAt: ev.OccurredAt, PlaybackPolicy: d.PlaybackPolicy.OrPublic(), Details: d.Details(),
+				ThumbnailTime: d.ThumbnailTime}
 			return nil
 		case domain.TranscodeStarted:
 			r.Status, r.Playable = domain.StatusProcessing, false
@@ -217,10 +218,15 @@ func foldAt(ctx context.Context, store Store, e domain.Event, cdnURL string) (at
 			r.PlaybackPolicy = d.Policy.OrPublic()
 		case domain.VideoDetailsChanged:
 			r.Details = d.Details()
+		case domain.ThumbnailRequested:
+			at := d.At
+			r.ThumbnailTime = &at
+		case domain.ThumbnailChanged:
+			r.Animated = r.Animated || d.Animated
 		case domain.TranscodeSucceeded:
 			dur, size := d.Duration, d.ProcessedSize
 			r.Status, r.Duration, r.ProcessedSize, r.ErrorMessage = domain.StatusCompleted, &dur, &size, nil
-			r.Playable, r.Storyboard, r.Download = false, d.Storyboard, d.Download
+			r.Playable, r.Storyboard, r.Download, r.Animated = false, d.Storyboard, d.Download, d.Animated
 			r.Resolutions = d.Resolutions
 		case domain.TranscodeFailed:
 			r.Playable = false

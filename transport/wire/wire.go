@@ -62,6 +62,13 @@ type Video struct {
 	Metadata    map[string]string `json:"metadata"`
 	// Captions are the video's text tracks ([] when none).
 	Captions []CaptionTrack `json:"captions"`
+	// ThumbnailTime is the moment (seconds) the thumbnail was asked at;
+	// null: kino's choice, a tenth of the way in.
+	ThumbnailTime *float64 `json:"thumbnailTime"`
+	// AnimatedPreviewURL is a few seconds from the thumbnail's moment as
+	// a small looping animated WebP, for hover previews in lists; null
+	// until COMPLETED, and for videos without one.
+	AnimatedPreviewURL *string `json:"animatedPreviewUrl"`
 }
 
 // Done reports whether processing is over.
@@ -96,6 +103,8 @@ type VideoRecord struct {
 	Download       bool                  // COMPLETED with download.mp4
 	Details        domain.Details
 	Captions       []CaptionRecord
+	ThumbnailTime  *float64
+	Animated       bool // COMPLETED with preview.webp
 }
 
 // Live is what changes while a video waits or is processed, kept beside
@@ -118,6 +127,7 @@ const (
 	StoryboardPath      = "storyboard.vtt"
 	StoryboardImagePath = "storyboard.jpg"
 	DownloadPath        = "download.mp4"
+	AnimatedPath        = "preview.webp"
 )
 
 // NewVideo renders r. Media URLs are derived from cdnURL ({cdn_url}, no
@@ -147,6 +157,7 @@ func NewVideo(r VideoRecord, cdnURL string, live Live) Video {
 	if out.Metadata == nil {
 		out.Metadata = map[string]string{}
 	}
+	out.ThumbnailTime = r.ThumbnailTime
 	out.Captions = make([]CaptionTrack, len(r.Captions))
 	for i, c := range r.Captions {
 		out.Captions[i] = NewCaptionTrack(c, cdnURL, r.ID)
@@ -164,6 +175,10 @@ func NewVideo(r VideoRecord, cdnURL string, live Live) Video {
 		if r.Download {
 			dl := base + DownloadPath
 			out.DownloadURL = &dl
+		}
+		if r.Animated {
+			a := base + AnimatedPath
+			out.AnimatedPreviewURL = &a
 		}
 		frac = 1
 	case domain.StatusProcessing:

@@ -57,7 +57,7 @@ func TestGolden(t *testing.T) {
 		}), cdn, wire.Live{Progress: 0.5, Speed: ptr(2.25), ETA: ptr(12.0)})},
 		{"video_completed_extras", wire.NewVideo(with(record, func(r *wire.VideoRecord) {
 			r.Status, r.Duration, r.ProcessedSize, r.Resolutions = domain.StatusCompleted, ptr(2.5), ptr(int64(4321)), []string{"720p", "480p"}
-			r.Storyboard, r.Download = true, true
+			r.Storyboard, r.Download, r.Animated, r.ThumbnailTime = true, true, true, ptr(12.5)
 			r.Details = domain.Details{Title: "Launch talk", Description: "Our launch.\nWith questions.",
 				Tags: []string{"launch", "talk"}, Metadata: map[string]string{"order_id": "A-42"}}
 			r.Captions = []wire.CaptionRecord{

@@ -53,7 +53,7 @@ func notFound(what string) error { return domain.E("", domain.NotFound, "%s not 
 // cdnPath matches the only files served under /cdn: a video's master
 // playlist, its renditions' playlists and segments, its thumbnail and its
 // preview. Originals, work files and directories never match.
-var cdnPath = regexp.MustCompile(`^/cdn/([0-9A-HJKMNP-TV-Z]{26})/(hls/master\.m3u8|hls/(?:[0-9]{1,4}p|audio)/(?:index\.m3u8|seg_[0-9]{5,}\.ts)|thumbnail\.jpg|preview\.mp4|storyboard\.vtt|storyboard\.jpg|download\.mp4|hls/captions/[0-9A-HJKMNP-TV-Z]{26}\.(?:m3u8|vtt))$`)
+var cdnPath = regexp.MustCompile(`^/cdn/([0-9A-HJKMNP-TV-Z]{26})/(hls/master\.m3u8|hls/(?:[0-9]{1,4}p|audio)/(?:index\.m3u8|seg_[0-9]{5,}\.ts)|thumbnail\.jpg|preview\.mp4|preview\.webp|storyboard\.vtt|storyboard\.jpg|download\.mp4|hls/captions/[0-9A-HJKMNP-TV-Z]{26}\.(?:m3u8|vtt))$`)
 
 var contentTypes = map[string]string{
 	".m3u8": "application/vnd.apple.mpegurl",
@@ -61,6 +61,7 @@ var contentTypes = map[string]string{
 	".jpg":  "image/jpeg",
 	".mp4":  "video/mp4",
 	".vtt":  "text/vtt; charset=utf-8",
+	".webp": "image/webp",
 }
 
 // Serve serves {cdn_url} files with Range support and open CORS, so a
@@ -101,9 +102,12 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	hd.Set("Content-Type", contentTypes[filepath.Ext(m[2])])
-	if strings.HasSuffix(m[2], ".m3u8") {
+	switch {
+	case strings.HasSuffix(m[2], ".m3u8"):
 		hd.Set("Cache-Control", "public, max-age=60")
-	} else {
+	case m[2] == wire.ThumbnailPath || m[2] == wire.AnimatedPath:
+		hd.Set("Cache-Control", "public, max-age=300") // remade when another moment is chosen
+	default:
 		hd.Set("Cache-Control", "public, max-age=31536000, immutable")
 	}
 	rewrite := acc.cacheControl(hd, m[2])
@@ -249,9 +253,13 @@ func (a Grant) cacheControl(hd http.Header, rel string) (rewrite bool) {
 		hd.Set("Cache-Control", "private, no-cache")
 		return true
 	}
-	// Bytes that never change, for this browser only: a shared cache must
-	// not hand them to requests without a token.
-	hd.Set("Cache-Control", "private, max-age=3600")
+	// Bytes that never change (the stills: seldom), for this browser only:
+	// a shared cache must not hand them to requests without a token.
+	if rel == wire.ThumbnailPath || rel == wire.AnimatedPath {
+		hd.Set("Cache-Control", "private, max-age=300")
+	} else {
+		hd.Set("Cache-Control", "private, max-age=3600")
+	}
 	return false
 }
 

@@ -10,8 +10,9 @@
 //
 // /cdn/<videoId>/<file> serves a video's outputs and nothing else
 // (cdnPath): hls/master.m3u8, each rendition's (<height>p or audio)
-// index.m3u8 and seg_NNNNN.ts, thumbnail.jpg, preview.mp4,
-// storyboard.vtt, storyboard.jpg, download.mp4. Originals, work files and
+// index.m3u8 and seg_NNNNN.ts, thumbnail.jpg, preview.mp4, preview.webp,
+// storyboard.vtt, storyboard.jpg, download.mp4, and each text track's
+// hls/captions/<track>.m3u8 and .vtt (captions.go). Originals, work files and
 // directories never match (404). OPTIONS answers the CORS preflight;
 // every answer allows any origin.
 //
@@ -30,8 +31,10 @@
 //
 // # Caching
 //
-// Segments, images, previews and downloads are cached a year, immutable
-// (a new upload is a new id); playlists a minute, and no-cache while the
+// Segments, storyboards, previews and downloads are cached a year,
+// immutable (a new upload is a new id); the thumbnail and the animated
+// preview five minutes (a chosen thumbnailTime remakes them); playlists a
+// minute, and no-cache while the
 // video is not COMPLETED (an EVENT playlist still grows). A signed video's
 // bytes are private, max-age=3600 (no shared cache may hand them to a
 // request without a token); its playlists and storyboard track are

@@ -181,7 +181,7 @@ var VideoFields = []string{"id", "filename", "status", "duration", "originalSize
 	"thumbnailUrl", "previewUrl", "resolutions", "errorMessage", "collection", "createdAt", "updatedAt",
 	"progress", // progress and the rest are kino's additions to spec §2
 	"playbackPolicy", "storyboardUrl", "downloadUrl", "speed", "eta", "queuePosition",
-	"title", "description", "tags", "metadata", "captions"}
+	"title", "description", "tags", "metadata", "captions", "thumbnailTime", "animatedPreviewUrl"}
 
 // WantTimestamp fails the test unless v, the field name of a body, is an
 // ISO 8601 UTC time with milliseconds.

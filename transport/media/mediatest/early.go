@@ -109,12 +109,12 @@ func runEarly(t *testing.T, open func(t *testing.T) Store) {
 		if err := s.PublishFiles(ctx, id, work, []string{"hls/linked/index.m3u8"}); err == nil {
 			t.Error("published through a symlinked directory")
 		}
-		for _, rel := range []string{"thumbnail.jpg", "hls/../thumbnail.jpg", "../" + id + "/original.mp4", "/etc/passwd", "hls/720p/.hidden", "hls//720p/index.m3u8", "hls"} {
+		for _, rel := range []string{"storyboard.jpg", "hls/../thumbnail.jpg", "../" + id + "/original.mp4", "/etc/passwd", "hls/720p/.hidden", "hls//720p/index.m3u8", "hls"} {
 			if err := s.PublishFiles(ctx, id, work, []string{rel}); err == nil {
 				t.Errorf("published %q", rel)
 			}
 		}
-		missing(t, s, id, "hls/720p/seg_symlink.ts", "hls/720p/seg_hardlink.ts", "hls/720p/seg_fifo.ts", "hls/linked/index.m3u8", "thumbnail.jpg")
+		missing(t, s, id, "hls/720p/seg_symlink.ts", "hls/720p/seg_hardlink.ts", "hls/720p/seg_fifo.ts", "hls/linked/index.m3u8", "storyboard.jpg")
 	})
 
 	t.Run("publish files after a delete fails and leaves nothing", func(t *testing.T) {

@@ -166,6 +166,28 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		missing(t, s, id, media.StoryboardImageName, media.StoryboardVTTName)
 	})
 
+	t.Run("the stills are replaced one by one, the rest kept", func(t *testing.T) {
+		s := open(t)
+		id := commit(t, s, []byte("orig"))
+		publish(t, s, id, map[string][]byte{"hls/master.m3u8": []byte("one")})
+		work := workDir(t, s, id, map[string][]byte{media.ThumbnailName: []byte("new jpg"), media.AnimatedName: []byte("webp")})
+		if err := s.PublishFiles(ctx, id, work, []string{media.ThumbnailName, media.AnimatedName}); err != nil {
+			t.Fatal(err)
+		}
+		for rel, want := range map[string]string{media.ThumbnailName: "new jpg", media.AnimatedName: "webp", "hls/master.m3u8": "one", "preview.mp4": "mp4"} {
+			if got := read(t, s, id, rel); got != want {
+				t.Fatalf("%s is %q, want %q", rel, got, want)
+			}
+		}
+		if err := s.PublishFiles(ctx, id, work, []string{"original.mp4"}); err == nil {
+			t.Fatal("PublishFiles replaced the original")
+		}
+		if err := s.RemoveOutputs(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		missing(t, s, id, media.ThumbnailName, media.AnimatedName)
+	})
+
 	t.Run("publish after a delete fails and leaves nothing", func(t *testing.T) {
 		s := open(t)
 		id := commit(t, s, []byte("orig"))
