@@ -54,6 +54,12 @@ var funcs = template.FuncMap{
 		}
 		return *n
 	},
+	"deref64f": func(n *float64) float64 {
+		if n == nil {
+			return 0
+		}
+		return *n
+	},
 	"deref64i": func(n *int) int {
 		if n == nil {
 			return 0

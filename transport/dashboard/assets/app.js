@@ -25,6 +25,8 @@
 //   [data-uploader]     drag and drop, resumable uploads with tus-js-client.
 //   button[data-discard] discards an unfinished upload (tus DELETE) and its row.
 //   [data-preview-vtt]  shows a text track's WebVTT in its row (data-target).
+//   [data-thumbnail-from] makes the player's current frame the thumbnail (PATCH thumbnailTime).
+//   img[data-animated]  plays the video's animated preview while the pointer is on it.
 //   [data-replay]       starts a rebuild/verify of the read models and shows its progress.
 "use strict";
 
@@ -214,6 +216,22 @@
     }
     if (ev.target.closest("[data-reload]")) {
       location.reload();
+      return;
+    }
+    const tf = ev.target.closest("button[data-thumbnail-from]");
+    if (tf) {
+      const player = document.getElementById(tf.dataset.thumbnailFrom);
+      if (!player) return;
+      const at = Math.round(player.currentTime * 10) / 10;
+      tf.disabled = true;
+      try {
+        await api("PATCH", "/v1/videos/" + encodeURIComponent(tf.dataset.video), { thumbnailTime: at });
+        flash("The thumbnail is now the frame at " + at.toFixed(1) + " s; it shows everywhere within a few minutes.");
+      } catch (e) {
+        showError(null, e.message);
+      } finally {
+        tf.disabled = false;
+      }
       return;
     }
     const pv = ev.target.closest("button[data-preview-vtt]");
@@ -747,4 +765,14 @@
       poll();
     });
   }
+
+  // Hover previews: a card's thumbnail plays the animated WebP while the
+  // pointer is on it.
+  document.addEventListener("mouseover", (ev) => {
+    const img = ev.target.closest && ev.target.closest("img[data-animated]");
+    if (!img || img.dataset.still) return;
+    img.dataset.still = img.src;
+    img.src = img.dataset.animated;
+    img.addEventListener("mouseleave", () => { img.src = img.dataset.still; delete img.dataset.still; }, { once: true });
+  });
 })();

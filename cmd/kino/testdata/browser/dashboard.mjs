@@ -277,11 +277,33 @@ try {
   await shot(ana, "video");
   check((await ana.locator("#u-embed").inputValue()).includes("/embed/" + up.video), "no embed code for a public video");
 
+  step("captions: upload an SRT, preview it, delete it");
+  await ana.locator("details.edit summary", { hasText: "Upload a caption file" }).click();
+  await ana.setInputFiles("#c-file", { name: "talk.srt", mimeType: "text/plain",
+    buffer: Buffer.from("1\r\n00:00:00,500 --> 00:00:01,500\r\nHello there\r\n") });
+  await ana.locator("#c-label").fill("English (SRT)");
+  await Promise.all([ana.waitForEvent("load"), ana.locator("form[aria-label='Upload captions'] button[type=submit]").click()]);
+  const track = ana.locator("tr[data-track]", { hasText: "English (SRT)" });
+  check(await track.count() === 1 && (await track.textContent()).includes("Ready"), "the uploaded track is not listed READY");
+  await track.locator("button", { hasText: "Preview" }).click();
+  await ana.waitForFunction(() => { const p = document.querySelector("tr[id^=vtt-]:not([hidden]) pre"); return p && p.textContent.includes("Hello there"); }, null, { timeout: T });
+  await track.locator("button", { hasText: "Delete" }).click();
+  await Promise.all([ana.waitForEvent("load"), ana.click("#confirm-ok")]);
+  check(await ana.locator("tr[data-track]").count() === 0, "the deleted track is still listed");
+
+  step("the player's frame becomes the thumbnail");
+  await ana.evaluate(() => { document.getElementById("player").currentTime = 1; });
+  await ana.waitForFunction(() => Math.abs(document.getElementById("player").currentTime - 1) < 0.2, null, { timeout: T });
+  await ana.locator("[data-thumbnail-from]").click();
+  await ana.waitForFunction(() => { const f = document.getElementById("flash"); return f && !f.hidden && f.textContent.includes("1.0 s"); }, null, { timeout: T });
+  const thumbAt = await ana.evaluate(async (id) => (await (await fetch("/v1/videos/" + id, { credentials: "same-origin" })).json()).thumbnailTime, up.video);
+  check(thumbAt === 1, "thumbnailTime is " + thumbAt + ", not 1");
+
   step("edit the video's title and tags; the search box and a tag find it");
-  await ana.locator("details.edit summary").click();
+  await ana.locator("details.edit summary", { hasText: "Edit title" }).click();
   await ana.locator("#e-title").fill("Launch talk");
   await ana.locator("#e-tags").fill("launch, keynote");
-  await ana.locator("details.edit button[type=submit]").click();
+  await ana.locator("form[aria-label=\"Edit the video's details\"] button[type=submit]").click();
   await ana.waitForFunction(() => document.querySelector("h1").textContent === "Launch talk", null, { timeout: T });
   await ana.goto(base + "/");
   await ana.locator("#f-q").fill("launch ta");
