@@ -331,7 +331,9 @@ func (h *harness) captionTracks(t *testing.T, b browser, key, id string) []strin
 	}
 	site := b.site(t, "captions.html", func(mux *http.ServeMux) {
 		for name, file := range map[string]string{"/shaka-player.compiled.js": "shaka-player/dist/shaka-player.compiled.js", "/video.min.js": "video.js/dist/video.min.js"} {
-			mux.HandleFunc(name, func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, filepath.Join(b.dir, "node_modules", file)) })
+			mux.HandleFunc(name, func(w http.ResponseWriter, r *http.Request) {
+				http.ServeFile(w, r, filepath.Join(b.dir, "node_modules", file))
+			})
 		}
 	})
 	v := h.do("GET", "/v1/videos/"+id, key, nil)

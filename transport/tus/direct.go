@@ -74,8 +74,8 @@ func (h *Handler) createDirectUpload(w http.ResponseWriter, r *http.Request) err
 		return domain.E("direct upload", domain.Unavailable, "direct uploads are not enabled on this server")
 	}
 	var req struct {
-		Collection     string  `json:"collection"`
-		ExpiresIn      *int64  `json:"expiresIn"`
+		Collection     string   `json:"collection"`
+		ExpiresIn      *int64   `json:"expiresIn"`
 		PlaybackPolicy *string  `json:"playbackPolicy"`
 		Download       *bool    `json:"download"`
 		ThumbnailTime  *float64 `json:"thumbnailTime"`
