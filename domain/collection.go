@@ -1,6 +1,8 @@
 package domain
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -44,6 +46,10 @@ type CollectionSettingsChanged struct {
 	Slug           string         `json:"slug"`
 	PlaybackPolicy PlaybackPolicy `json:"playbackPolicy"`
 	Downloads      bool           `json:"downloads"`
+	// EmbedOrigins are the sites (origins) whose pages may frame the
+	// collection's videos (/embed, /play) instead of the server's default;
+	// absent: the default.
+	EmbedOrigins []string `json:"embedOrigins,omitempty"`
 }
 
 func (CollectionCreated) EventType() string { return TypeCollectionCreated }
@@ -69,6 +75,7 @@ type Collection struct {
 	Live                bool // created and not deleted
 	Policy              PlaybackPolicy
 	Downloads           bool
+	EmbedOrigins        []string
 }
 
 func (c Collection) Evolve(e Event) Collection {
@@ -77,7 +84,7 @@ func (c Collection) Evolve(e Event) Collection {
 		c = Collection{Account: d.Account, Slug: d.Slug, Name: d.Name, Live: true,
 			Policy: d.PlaybackPolicy.OrPublic(), Downloads: !d.NoDownloads}
 	case CollectionSettingsChanged:
-		c.Policy, c.Downloads = d.PlaybackPolicy.OrPublic(), d.Downloads
+		c.Policy, c.Downloads, c.EmbedOrigins = d.PlaybackPolicy.OrPublic(), d.Downloads, d.EmbedOrigins
 	case CollectionRenamed:
 		c.Name = d.Name
 	case CollectionDeleted:
@@ -107,6 +114,7 @@ type ChangeCollectionSettings struct {
 	Account        string
 	PlaybackPolicy *PlaybackPolicy
 	Downloads      *bool
+	EmbedOrigins   *[]string // [] goes back to the server's default
 }
 
 func (c Collection) Decide(cmd any, _ time.Time) ([]Payload, error) {
@@ -138,7 +146,7 @@ func (c Collection) Decide(cmd any, _ time.Time) ([]Payload, error) {
 		if !c.Live || c.Account != x.Account {
 			return nil, E(op, NotFound, "collection not found")
 		}
-		next := CollectionSettingsChanged{Account: x.Account, Slug: c.Slug, PlaybackPolicy: c.Policy, Downloads: c.Downloads}
+		next := CollectionSettingsChanged{Account: x.Account, Slug: c.Slug, PlaybackPolicy: c.Policy, Downloads: c.Downloads, EmbedOrigins: c.EmbedOrigins}
 		if x.PlaybackPolicy != nil {
 			p, err := ParsePlaybackPolicy(string(*x.PlaybackPolicy))
 			if err != nil {
@@ -149,7 +157,14 @@ func (c Collection) Decide(cmd any, _ time.Time) ([]Payload, error) {
 		if x.Downloads != nil {
 			next.Downloads = *x.Downloads
 		}
-		if next.PlaybackPolicy == c.Policy && next.Downloads == c.Downloads {
+		if x.EmbedOrigins != nil {
+			origins, err := NormalizeOrigins(op, *x.EmbedOrigins)
+			if err != nil {
+				return nil, err
+			}
+			next.EmbedOrigins = origins
+		}
+		if next.PlaybackPolicy == c.Policy && next.Downloads == c.Downloads && slices.Equal(next.EmbedOrigins, c.EmbedOrigins) {
 			return nil, nil
 		}
 		return []Payload{next}, nil
@@ -177,4 +192,34 @@ func (c Collection) Decide(cmd any, _ time.Time) ([]Payload, error) {
 		return []Payload{CollectionDeleted{Account: x.Account, Slug: c.Slug}}, nil
 	}
 	return nil, E("decide collection", Internal, "unknown command %T", cmd)
+}
+
+// MaxEmbedOrigins bounds a collection's embedOrigins.
+const MaxEmbedOrigins = 10
+
+var originRE = regexp.MustCompile(`^https?://(\*\.)?[A-Za-z0-9.-]+(:[0-9]{1,5})?$`)
+
+// ValidOrigin reports whether o is an origin a page may be framed by
+// ("https://example.com", "https://*.example.com:8443"), and nothing that
+// could break out of a Content-Security-Policy (spaces, semicolons,
+// quotes, paths).
+func ValidOrigin(o string) bool { return len(o) <= 253 && originRE.MatchString(o) }
+
+// NormalizeOrigins checks embedOrigins (lower-cased, without repeats, in the
+// order given); none is nil.
+func NormalizeOrigins(op string, origins []string) ([]string, error) {
+	if len(origins) > MaxEmbedOrigins {
+		return nil, E(op, Invalid, "at most %d embedOrigins are allowed (got %d)", MaxEmbedOrigins, len(origins))
+	}
+	var out []string
+	for _, o := range origins {
+		o = strings.ToLower(strings.TrimSpace(o))
+		if !ValidOrigin(o) {
+			return nil, E(op, Invalid, "embedOrigins: %q is not an origin like https://example.com", truncate(o, 80))
+		}
+		if !slices.Contains(out, o) {
+			out = append(out, o)
+		}
+	}
+	return out, nil
 }

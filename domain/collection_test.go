@@ -1,6 +1,7 @@
 package domain_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -187,6 +188,13 @@ func TestCollectionEvolve(t *testing.T) {
 			want:  domain.Collection{Account: "acme", Slug: "holiday", Name: "Holiday", Live: true, Policy: domain.PlaybackSigned},
 		},
 		{
+			name: "embed origins set",
+			given: []domain.Payload{holiday, domain.CollectionSettingsChanged{Account: "acme", Slug: "holiday", PlaybackPolicy: domain.PlaybackPublic,
+				Downloads: true, EmbedOrigins: []string{"https://blog.example.com"}}},
+			want: domain.Collection{Account: "acme", Slug: "holiday", Name: "Holiday", Live: true, Policy: domain.PlaybackPublic, Downloads: true,
+				EmbedOrigins: []string{"https://blog.example.com"}},
+		},
+		{
 			name:  "created signed without downloads",
 			given: []domain.Payload{domain.CollectionCreated{Account: "acme", Slug: "holiday", Name: "Holiday", PlaybackPolicy: domain.PlaybackSigned, NoDownloads: true}},
 			want:  domain.Collection{Account: "acme", Slug: "holiday", Name: "Holiday", Live: true, Policy: domain.PlaybackSigned},
@@ -194,7 +202,7 @@ func TestCollectionEvolve(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := given[domain.Collection](t, id, tc.given...); got != tc.want {
+			if got := given[domain.Collection](t, id, tc.given...); !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("state = %+v; want %+v", got, tc.want)
 			}
 		})
@@ -249,4 +257,23 @@ func TestSlugErrorMessageIsValidUTF8(t *testing.T) {
 	if !utf8.ValidString(msg) || strings.Contains(msg, `\x`) || !strings.Contains(msg, "aéé") || !strings.Contains(msg, "é…") {
 		t.Fatalf("message %q: want the slug cut on a character boundary and marked with …", msg)
 	}
+}
+
+func TestEmbedOriginsDecide(t *testing.T) {
+	created := domain.CollectionCreated{Account: "acme", Slug: "holiday", Name: "Holiday"}
+	origins := func(o ...string) *[]string { return &o }
+	id := domain.CollectionStream("acme", "holiday").ID
+	runDecide[domain.Collection](t, id, []decideCase{
+		{name: "set, lower-cased, without repeats", given: []domain.Payload{created},
+			when: domain.ChangeCollectionSettings{Account: "acme", EmbedOrigins: origins("https://Blog.example.com", "https://*.example.org:8443", "https://blog.example.com")},
+			then: []domain.Payload{domain.CollectionSettingsChanged{Account: "acme", Slug: "holiday", PlaybackPolicy: domain.PlaybackPublic, Downloads: true,
+				EmbedOrigins: []string{"https://blog.example.com", "https://*.example.org:8443"}}}},
+		{name: "a path", given: []domain.Payload{created},
+			when: domain.ChangeCollectionSettings{Account: "acme", EmbedOrigins: origins("https://example.com/page")}, err: domain.Invalid},
+		{name: "a CSP break-out", given: []domain.Payload{created},
+			when: domain.ChangeCollectionSettings{Account: "acme", EmbedOrigins: origins("https://a.com; script-src *")}, err: domain.Invalid},
+		{name: "eleven", given: []domain.Payload{created},
+			when: domain.ChangeCollectionSettings{Account: "acme", EmbedOrigins: origins("https://a1.com", "https://a2.com", "https://a3.com", "https://a4.com",
+				"https://a5.com", "https://a6.com", "https://a7.com", "https://a8.com", "https://a9.com", "https://a10.com", "https://a11.com")}, err: domain.Invalid},
+	})
 }

@@ -99,6 +99,7 @@ func apply(b *batch, e domain.Event) error {
 	case domain.CollectionSettingsChanged:
 		return b.changeCollection(d.Account, d.Slug, func(c *Collection) {
 			c.PlaybackPolicy, c.Downloads, c.UpdatedAt = d.PlaybackPolicy.OrPublic(), d.Downloads, e.OccurredAt
+			c.EmbedOrigins = d.EmbedOrigins
 		})
 	case domain.CollectionRenamed:
 		if err := b.changeCollection(d.Account, d.Slug, func(c *Collection) { c.Name, c.UpdatedAt = d.Name, e.OccurredAt }); err != nil {

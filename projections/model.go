@@ -94,6 +94,9 @@ type Collection struct {
 	// The defaults of the collection's new videos.
 	PlaybackPolicy domain.PlaybackPolicy `json:"playbackPolicy"`
 	Downloads      bool                  `json:"downloads"`
+	// EmbedOrigins may frame the collection's videos' pages (none: the
+	// server's default).
+	EmbedOrigins []string `json:"embedOrigins,omitempty"`
 }
 
 // SigningKey is a live signing key of an account: only its public half

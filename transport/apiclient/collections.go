@@ -34,6 +34,7 @@ type collectionBody struct {
 	Name           string         `json:"name,omitempty"`
 	PlaybackPolicy PlaybackPolicy `json:"playbackPolicy,omitempty"`
 	Downloads      *bool          `json:"downloads,omitempty"`
+	EmbedOrigins   *[]string      `json:"embedOrigins,omitempty"`
 }
 
 // CreateCollectionWith creates a collection with settings s.
@@ -50,6 +51,9 @@ func (c *Client) CreateCollectionWith(ctx context.Context, slug, name string, s 
 type CollectionUpdate struct {
 	Name string // "" keeps the name
 	CollectionSettings
+	// EmbedOrigins, when not nil, are the sites whose pages may frame
+	// the collection's videos (an empty list: the server's default).
+	EmbedOrigins *[]string
 }
 
 // UpdateCollection renames a collection and/or changes its settings
@@ -59,7 +63,7 @@ type CollectionUpdate struct {
 func (c *Client) UpdateCollection(ctx context.Context, slug string, u CollectionUpdate) (Collection, error) {
 	cl := c.api(http.MethodPatch, "/collections/"+url.PathEscape(slug), nil)
 	cl.body, cl.contentType = jsonBody(collectionBody{Name: u.Name, PlaybackPolicy: u.PlaybackPolicy,
-		Downloads: u.Downloads}), "application/json"
+		Downloads: u.Downloads, EmbedOrigins: u.EmbedOrigins}), "application/json"
 	var out wire.Collection
 	err := c.do(ctx, cl, &out)
 	return collectionFrom(out), err

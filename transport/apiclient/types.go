@@ -176,12 +176,15 @@ type Collection struct {
 	// the videos uploaded into the collection from now on.
 	PlaybackPolicy PlaybackPolicy
 	Downloads      bool
+	// EmbedOrigins are the sites whose pages may frame its videos' /embed
+	// and /play (empty: the server's default).
+	EmbedOrigins []string
 }
 
 func collectionFrom(w wire.Collection) Collection {
 	return Collection{Slug: w.Slug, Name: w.Name, VideoCount: w.VideoCount,
 		CreatedAt: parseTime(w.CreatedAt), UpdatedAt: parseTime(w.UpdatedAt),
-		PlaybackPolicy: PlaybackPolicy(w.PlaybackPolicy), Downloads: w.Downloads}
+		PlaybackPolicy: PlaybackPolicy(w.PlaybackPolicy), Downloads: w.Downloads, EmbedOrigins: w.EmbedOrigins}
 }
 
 // Webhook is a subscription, without its secret.

@@ -53,7 +53,7 @@ func (s *Server) createCollection(w http.ResponseWriter, r *http.Request) error 
 	e := res.Events[0]
 	respond.JSON(w, http.StatusCreated, wire.Collection{Slug: res.State.Slug, Name: res.State.Name,
 		CreatedAt: domain.FormatTime(e.OccurredAt), UpdatedAt: domain.FormatTime(e.OccurredAt),
-		PlaybackPolicy: res.State.Policy.OrPublic(), Downloads: res.State.Downloads})
+		PlaybackPolicy: res.State.Policy.OrPublic(), Downloads: res.State.Downloads, EmbedOrigins: []string{}})
 	return nil
 }
 
@@ -96,19 +96,25 @@ func (s *Server) renameCollection(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	var body struct {
-		Name           *string `json:"name"`
-		PlaybackPolicy *string `json:"playbackPolicy"`
-		Downloads      *bool   `json:"downloads"`
+		Name           *string   `json:"name"`
+		PlaybackPolicy *string   `json:"playbackPolicy"`
+		Downloads      *bool     `json:"downloads"`
+		EmbedOrigins   *[]string `json:"embedOrigins"`
 	}
 	if err := decodeJSON(w, r, &body); err != nil {
 		return err
 	}
-	if body.Name == nil && body.PlaybackPolicy == nil && body.Downloads == nil {
-		return errBadRequest("send at least one of name, playbackPolicy, downloads")
+	if body.Name == nil && body.PlaybackPolicy == nil && body.Downloads == nil && body.EmbedOrigins == nil {
+		return errBadRequest("send at least one of name, playbackPolicy, downloads, embedOrigins")
 	}
 	policy, err := optionalPolicy(body.PlaybackPolicy) // checked before anything is written
 	if err != nil {
 		return err
+	}
+	if body.EmbedOrigins != nil {
+		if _, err := domain.NormalizeOrigins("change collection settings", *body.EmbedOrigins); err != nil {
+			return err
+		}
 	}
 	acct := callerOf(r).Account
 	if body.Name != nil {
@@ -119,8 +125,8 @@ func (s *Server) renameCollection(w http.ResponseWriter, r *http.Request) error 
 		}
 		s.settle(r, res.LastSeq())
 	}
-	if body.PlaybackPolicy != nil || body.Downloads != nil {
-		cmd := domain.ChangeCollectionSettings{Account: acct, Downloads: body.Downloads}
+	if body.PlaybackPolicy != nil || body.Downloads != nil || body.EmbedOrigins != nil {
+		cmd := domain.ChangeCollectionSettings{Account: acct, Downloads: body.Downloads, EmbedOrigins: body.EmbedOrigins}
 		if body.PlaybackPolicy != nil {
 			cmd.PlaybackPolicy = &policy
 		}

@@ -113,3 +113,40 @@ func TestPagesSpeakHTML(t *testing.T) {
 		t.Fatalf("the operator's frame ancestors: %v", e.header)
 	}
 }
+
+// A collection's embedOrigins are the only sites (besides kino) that may
+// frame its videos' pages; a bad origin is a 400 that changes nothing;
+// [] goes back to the default.
+func TestCollectionEmbedOrigins(t *testing.T) {
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanPro)
+	id := a.completedVideo(key) // in "main"
+	for _, bad := range []string{`["https://a.com/path"]`, `["https://a.com; script-src *"]`, `"https://a.com"`, `["javascript:alert(1)"]`} {
+		if r := a.do("PATCH", "/v1/collections/main", key, `{"name":"Renamed","embedOrigins":`+bad+`}`); r.status != 400 {
+			t.Errorf("embedOrigins %s: %d %s", bad, r.status, r.body)
+		}
+	}
+	if r := a.do("GET", "/v1/collections/main", key, ""); !strings.Contains(string(r.body), `"name":"Main"`) || !strings.Contains(string(r.body), `"embedOrigins":[]`) {
+		t.Fatalf("a refused PATCH changed the collection: %s", r.body)
+	}
+	r := a.do("PATCH", "/v1/collections/main", key, `{"embedOrigins":["https://Blog.example.com","https://*.example.org"]}`)
+	if r.status != 200 || !strings.Contains(string(r.body), `"embedOrigins":["https://blog.example.com","https://*.example.org"]`) {
+		t.Fatalf("PATCH: %d %s", r.status, r.body)
+	}
+	for _, page := range []string{"/embed/", "/play/"} {
+		p := a.do("GET", page+id, "", "")
+		csp := p.header.Get("Content-Security-Policy")
+		if !strings.Contains(csp, "frame-ancestors 'self' https://blog.example.com https://*.example.org;") && !strings.HasSuffix(csp, "frame-ancestors 'self' https://blog.example.com https://*.example.org") {
+			t.Errorf("%s CSP: %s", page, csp)
+		}
+		if p.header.Get("X-Frame-Options") != "" {
+			t.Errorf("%s keeps X-Frame-Options", page)
+		}
+	}
+	if r := a.do("PATCH", "/v1/collections/main", key, `{"embedOrigins":[]}`); r.status != 200 {
+		t.Fatalf("reset: %d %s", r.status, r.body)
+	}
+	if csp := a.do("GET", "/embed/"+id, "", "").header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'self' *") {
+		t.Errorf("default again: %s", csp)
+	}
+}

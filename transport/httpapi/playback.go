@@ -348,7 +348,11 @@ func (h playHost) PageVideo(r *http.Request, id, token string) (player.Video, er
 	if token != "" {
 		withToken(&res, token)
 	}
-	return player.Video{Video: res, Width: v.Width, Height: v.Height}, nil
+	pv := player.Video{Video: res, Width: v.Width, Height: v.Height}
+	if c, ok, err := s.cfg.DB.Collection(v.Account, v.Collection); err == nil && ok {
+		pv.FrameAncestors = c.EmbedOrigins
+	}
+	return pv, nil
 }
 
 func (h playHost) Origin(r *http.Request) string { return h.s.origin(r) }

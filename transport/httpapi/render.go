@@ -87,7 +87,11 @@ func captionRecords(cs []projections.Caption) []wire.CaptionRecord {
 }
 
 func renderCollection(c projections.Collection) wire.Collection {
-	return wire.Collection{Slug: c.Slug, Name: c.Name, VideoCount: c.VideoCount,
+	out := wire.Collection{Slug: c.Slug, Name: c.Name, VideoCount: c.VideoCount,
 		CreatedAt: domain.FormatTime(c.CreatedAt), UpdatedAt: domain.FormatTime(c.UpdatedAt),
-		PlaybackPolicy: c.PlaybackPolicy.OrPublic(), Downloads: c.Downloads}
+		PlaybackPolicy: c.PlaybackPolicy.OrPublic(), Downloads: c.Downloads, EmbedOrigins: c.EmbedOrigins}
+	if out.EmbedOrigins == nil {
+		out.EmbedOrigins = []string{}
+	}
+	return out
 }

@@ -207,6 +207,9 @@ type Collection struct {
 	// kino's additions: the defaults of the collection's new videos.
 	PlaybackPolicy domain.PlaybackPolicy `json:"playbackPolicy"`
 	Downloads      bool                  `json:"downloads"`
+	// EmbedOrigins are the sites whose pages may frame its videos' /embed
+	// and /play ([]: the server's default).
+	EmbedOrigins []string `json:"embedOrigins"`
 }
 
 // PlaybackToken is the 201 answer to POST /v1/videos/{id}/playback-tokens.

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -58,6 +57,10 @@ type Host interface {
 type Video struct {
 	wire.Video
 	Width, Height int
+	// FrameAncestors are the origins its collection lets frame its pages
+	// (none: the server's --play-frame-ancestors, and any site for a
+	// public video's /embed when those are not set).
+	FrameAncestors []string
 }
 
 // Pages serves kino's public pages of a video and their assets.
@@ -67,7 +70,8 @@ type Pages struct {
 	sameOnly bool // framed only by kino itself
 	// embedCSP is the CSP of a public video's /embed without operator
 	// frame ancestors: any site may frame it.
-	embedCSP string
+	embedCSP  string
+	mediaBase string
 }
 
 // New prepares the pages. mediaBase is the absolute origin media are
@@ -90,7 +94,7 @@ func New(host Host, mediaBase string, frameAncestors []string) (*Pages, error) {
 			return nil, err
 		}
 	}
-	return &Pages{host: host, csp: csp, sameOnly: len(frameAncestors) == 0, embedCSP: embedCSP}, nil
+	return &Pages{host: host, csp: csp, sameOnly: len(frameAncestors) == 0, embedCSP: embedCSP, mediaBase: mediaBase}, nil
 }
 
 // Routes mounts the pages with mount, which wraps each handler's error
@@ -189,13 +193,22 @@ func (p *Pages) page(w http.ResponseWriter, r *http.Request, t *template.Templat
 	if d.Playlist == "" {
 		d.Waiting = waiting(v.Status)
 	}
+	if len(v.FrameAncestors) > 0 {
+		// The collection names the sites that may frame its videos.
+		csp, err := playCSP(p.mediaBase, v.FrameAncestors)
+		if err != nil {
+			return err
+		}
+		h.Set("Content-Security-Policy", csp)
+		h.Del("X-Frame-Options")
+	}
 	if v.PlaybackPolicy.OrPublic() == domain.PlaybackPublic {
 		// Public videos are shared and discovered; a signed video's page
 		// names no other URL that would carry its token.
 		origin := p.host.Origin(r)
 		d.Embed = origin + "/embed/" + v.ID
 		d.OEmbed = origin + "/oembed?format=json&url=" + url.QueryEscape(origin+"/play/"+v.ID)
-		if t == embedPage {
+		if t == embedPage && len(v.FrameAncestors) == 0 {
 			// Embedded anywhere, unless the operator named the sites.
 			h.Set("Content-Security-Policy", p.embedCSP)
 			if p.sameOnly {
@@ -276,13 +289,11 @@ func playCSP(mediaBase string, frameAncestors []string) (string, error) {
 	}, "; "), nil
 }
 
-var originRE = regexp.MustCompile(`^https?://(\*\.)?[A-Za-z0-9.-]+(:[0-9]{1,5})?$`)
-
 // CheckOrigin accepts an origin for frame-ancestors ("https://example.com",
 // "https://*.example.com:8443") and nothing that could break out of the
-// header (spaces, semicolons, quotes, paths).
+// header (spaces, semicolons, quotes, paths): domain.ValidOrigin.
 func CheckOrigin(o string) error {
-	if !originRE.MatchString(o) {
+	if !domain.ValidOrigin(o) {
 		return fmt.Errorf("%q is not an origin like https://example.com", o)
 	}
 	return nil
