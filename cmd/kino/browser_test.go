@@ -252,12 +252,12 @@ func TestBrowserPlayback(t *testing.T) {
 	}
 }
 
-// speechClip is a w×h clip of testsrc2 whose audio is two sentences said
-// by Festival (asrtest.Speech), as MP4.
+// speechClip is a w×h clip of testsrc2 whose audio is a sentence said by
+// Festival (asrtest.Speech), as MP4.
 func speechClip(t *testing.T, w, h int) []byte {
 	t.Helper()
 	dir := t.TempDir()
-	corpus := asrtest.Speech(t, dir, "speech.mp4", asrtest.Sentences[:2], asrtest.Layout{Lead: 500 * time.Millisecond, Gap: time.Second})
+	corpus := asrtest.Speech(t, dir, "speech.mp4", asrtest.Sentences[:1], asrtest.Layout{Lead: 500 * time.Millisecond})
 	out := filepath.Join(dir, "clip.mp4")
 	ffmpegtest.Run(t, "-f", "lavfi", "-i", fmt.Sprintf("testsrc2=size=%dx%d:rate=25", w, h), "-i", corpus.Path,
 		"-map", "0:v", "-map", "1:a", "-shortest", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "copy", out)

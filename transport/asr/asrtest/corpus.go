@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -86,13 +87,7 @@ func Speech(t testing.TB, dir, name string, sentences []string, l Layout) Corpus
 		if i > 0 {
 			pcm = append(pcm, silence(l.Gap)...)
 		}
-		wav := filepath.Join(dir, fmt.Sprintf("sentence%d.wav", i))
-		cmd := exec.Command("text2wave", "-F", strconv.Itoa(rate), "-otype", "riff", "-o", wav)
-		cmd.Stdin = strings.NewReader(s)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("text2wave %q: %v\n%s", s, err, out)
-		}
-		samples := readPCM(t, wav, rate)
+		samples := say(t, dir, i, s, rate)
 		start := l.Delay + time.Duration(len(pcm)/2*int(time.Second)/rate)
 		pcm = append(pcm, samples...)
 		c.Spoken = append(c.Spoken, Spoken{Text: s, Start: start, End: l.Delay + time.Duration(len(pcm)/2*int(time.Second)/rate)})
@@ -119,6 +114,27 @@ func Silence(t testing.TB, dir string, seconds float64) string {
 	ffmpegtest.Run(t, "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=5", "-f", "lavfi", "-i", "anullsrc=r=48000:cl=stereo",
 		"-t", strconv.FormatFloat(seconds, 'f', -1, 64), "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", out)
 	return out
+}
+
+// said keeps each sentence's samples for the test binary's life: Festival
+// says the same sentence the same way, and costs a process each time.
+var said sync.Map // sentence -> []byte
+
+// say returns the samples (16-bit mono at rate) of Festival saying s.
+func say(t testing.TB, dir string, i int, s string, rate int) []byte {
+	t.Helper()
+	if pcm, ok := said.Load(s); ok {
+		return pcm.([]byte)
+	}
+	wav := filepath.Join(dir, fmt.Sprintf("sentence%d.wav", i))
+	cmd := exec.Command("text2wave", "-F", strconv.Itoa(rate), "-otype", "riff", "-o", wav)
+	cmd.Stdin = strings.NewReader(s)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("text2wave %q: %v\n%s", s, err, out)
+	}
+	pcm := readPCM(t, wav, rate)
+	said.Store(s, pcm)
+	return pcm
 }
 
 // readPCM returns the samples of a RIFF WAVE file of 16-bit mono at rate.
