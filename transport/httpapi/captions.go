@@ -123,7 +123,7 @@ func (s *Server) addCaptions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := checkCueTimes(v, track.End()); err != nil {
+	if err := checkCueTimes(v, track.End(), callerOf(r).Limits.MaxDuration); err != nil {
 		return err
 	}
 	cmd := domain.AddCaptionTrack{Account: v.Account, Track: s.cfg.Store.NewID(), Language: tag.String(), Label: label,
@@ -190,9 +190,14 @@ func (s *Server) recordCaption(w http.ResponseWriter, r *http.Request, id string
 }
 
 // checkCueTimes refuses cues past the end of a video whose duration is
-// known (the parser already refuses any past captions.MaxTime).
-func checkCueTimes(v projections.Video, end time.Duration) error {
+// known, and, while it is not (the video is processed), past the longest
+// video the plan allows (maxDuration; the parser refuses any past
+// captions.MaxTime).
+func checkCueTimes(v projections.Video, end, maxDuration time.Duration) error {
 	if v.Duration == nil {
+		if maxDuration > 0 && end > maxDuration+cueSlack {
+			return errBadRequest("a cue ends at %s, after the longest video your plan allows (%s)", clock(end), clock(maxDuration))
+		}
 		return nil
 	}
 	d := time.Duration(*v.Duration * float64(time.Second))

@@ -226,6 +226,18 @@ func TestCaptionsRefused(t *testing.T) {
 		t.Fatalf("refusals stored %d events", n-before)
 	}
 
+	// While a video is processed its length is not known: the plan's
+	// longest video bounds the cues (pro: 6 h).
+	up := a.upload(key, "pending.mp4", []byte("\x00\x00\x00\x18ftypmp42 video"))
+	var pending struct{ Video struct{ ID string } }
+	_ = json.Unmarshal(up.body, &pending)
+	if r := a.addCaptions(key, pending.Video.ID, []byte("WEBVTT\n\n10:00:00.000 --> 10:00:01.000\nlate\n"), ok); r.status != 400 {
+		t.Errorf("a cue at 10 hours on a PENDING video: %d %s", r.status, r.body)
+	}
+	if r := a.addCaptions(key, pending.Video.ID, []byte(srt), ok); r.status != 201 {
+		t.Errorf("captions of a PENDING video: %d %s", r.status, r.body)
+	}
+
 	// Labels tell tracks apart; generation needs an engine.
 	if r := a.addCaptions(key, id, []byte(srt), ok); r.status != 201 {
 		t.Fatalf("add: %d %s", r.status, r.body)
