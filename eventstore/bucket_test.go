@@ -17,6 +17,7 @@ import (
 // that, webhook sending stalled for good ("no response from stream") until
 // kino restarted.
 func TestBucketsOutliveTheirServersRestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	srv := eventstoretest.Server(t, dir)
 	s := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))

@@ -25,6 +25,7 @@ import (
 // is sent, as Unavailable (503 with Retry-After, not a 500). Once the nodes
 // are back it says it takes writes again, and an append goes through.
 func TestAppendWithoutQuorumIsUnavailable(t *testing.T) {
+	t.Parallel()
 	c := eventstoretest.StartCluster(t, 3)
 	ctx := context.Background()
 	s := c.Open(0, 3, func(cfg *eventstore.Config) {
@@ -65,6 +66,7 @@ func TestAppendWithoutQuorumIsUnavailable(t *testing.T) {
 // A node alone, its peers never up: eventstore.Open gives up after ReadyWait with an
 // error that says what to check.
 func TestOpenOnAClusterWithoutQuorumGivesUp(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := natsserver.InitCluster(dir); err != nil {
 		t.Fatal(err)

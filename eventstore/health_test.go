@@ -34,6 +34,7 @@ func createAccount(ctx context.Context, s *eventstore.Store, slug string) error 
 // the store, though 64 MiB free, what Heal waits for on a large disk, can
 // never be had there.
 func TestFullDiskStopsWritesUntilHealRestartsTheServer(t *testing.T) {
+	t.Parallel()
 	const size = 64 << 20
 	dir := smalldisk.Mount(t, size)
 	srv := eventstoretest.Server(t, dir)
@@ -112,6 +113,7 @@ func TestFullDiskStopsWritesUntilHealRestartsTheServer(t *testing.T) {
 // for the connection and lands once the server is back on its port and
 // store. The outage is logged once each way.
 func TestOutageFailsFastOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	srv := eventstoretest.Server(t, dir)
 	s := eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe))

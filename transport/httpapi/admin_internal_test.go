@@ -76,6 +76,7 @@ func wantCode(t *testing.T, r response, status int) {
 // Every operator route refuses requests without the admin token, with a
 // wrong one, and with an account's API key (which is not an admin token).
 func TestAdminRoutesRefuseWithoutTheAdminToken(t *testing.T) {
+	t.Parallel()
 	a := newAdminAPI(t)
 	key := a.account("acme", domain.PlanPro)
 	routes := []struct{ method, path, body string }{
@@ -117,6 +118,7 @@ type testAccount struct {
 }
 
 func TestAdminAccountsCreateListAndChangePlan(t *testing.T) {
+	t.Parallel()
 	a := newAdminAPI(t)
 	key := a.account("acme", domain.PlanFree)
 
@@ -172,6 +174,7 @@ func TestAdminAccountsCreateListAndChangePlan(t *testing.T) {
 }
 
 func TestAdminKeysCreatedWorkAndRevokedOnesAreRefused(t *testing.T) {
+	t.Parallel()
 	a := newAdminAPI(t)
 	a.account("acme", domain.PlanPro)
 	other := a.account("globex", domain.PlanPro)
@@ -220,6 +223,7 @@ func TestAdminKeysCreatedWorkAndRevokedOnesAreRefused(t *testing.T) {
 }
 
 func TestAdminHealthShape(t *testing.T) {
+	t.Parallel()
 	a := newAdminAPI(t)
 	key := a.account("acme", domain.PlanPro)
 	if r := a.upload(key, "a.mp4", video(100)); r.status != 202 {
@@ -314,6 +318,7 @@ type testReplay struct {
 }
 
 func TestAdminReplayRunsInTheBackgroundToDone(t *testing.T) {
+	t.Parallel()
 	a := newAdminAPI(t)
 	key := a.account("acme", domain.PlanPro)
 	for i := range 3 {
@@ -355,6 +360,7 @@ func TestAdminReplayRunsInTheBackgroundToDone(t *testing.T) {
 // One replay at a time: a second POST while one runs is a 409; a failed
 // one says so without details.
 func TestAdminReplayOneAtATime(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	fail := false
 	a := newTestAPI(t, func(c *Config) {
@@ -389,6 +395,7 @@ func TestAdminReplayOneAtATime(t *testing.T) {
 }
 
 func TestAccountUsageAfterUploadsAndDeletes(t *testing.T) {
+	t.Parallel()
 	a := newAdminAPI(t)
 	key := a.account("acme", domain.PlanPro)
 	other := a.account("globex", domain.PlanFree)
@@ -465,6 +472,7 @@ func TestAccountUsageAfterUploadsAndDeletes(t *testing.T) {
 // The operator's list of an account's keys says when each was last used,
 // as the account's own list does.
 func TestAdminKeysShowLastUse(t *testing.T) {
+	t.Parallel()
 	a := newAdminAPI(t, withUsers(t))
 	key := a.account("acme", domain.PlanPro)
 	type listed struct {

@@ -73,6 +73,7 @@ const srt = "\ufeff1\r\n00:00:00,500 --> 00:00:01,500\r\n<i>Hello</i> & welcome\
 // playlist spans the video, its WebVTT maps time 0 to the first segment's
 // first presentation time), and gone from all of them once deleted.
 func TestCaptionsUploadAndServe(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanPro)
 	id := a.completedVideo(key)
@@ -167,6 +168,7 @@ func wantLines(t *testing.T, what string, r response, status int, lines ...strin
 // Every bad caption upload or request is a 4xx in the error shape, and
 // stores nothing.
 func TestCaptionsRefused(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanPro)
 	other := a.account("other", domain.PlanPro)
@@ -260,6 +262,7 @@ func TestCaptionsRefused(t *testing.T) {
 // Generation: a PENDING track in a language the engine knows; the
 // language's name labels it.
 func TestCaptionsGenerateRequest(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t, func(c *Config) { c.Captions.Languages = []string{"en"} })
 	key := a.account("acme", domain.PlanPro)
 	id := a.completedVideo(key)

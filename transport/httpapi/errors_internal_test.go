@@ -16,6 +16,7 @@ import (
 // The statuses the API answers, each from a real request on real
 // dependencies, come out of the one table.
 func TestErrorStatusesEndToEnd(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t, func(c *Config) { c.Uploads.IdleTimeout = 0 })
 	key := a.account("acme", domain.PlanPro)
 	tests := []struct {
@@ -60,6 +61,7 @@ func TestErrorStatusesEndToEnd(t *testing.T) {
 
 // A full disk is a 507 with a message, not a 500.
 func TestDiskFullIsInsufficientStorage(t *testing.T) {
+	t.Parallel()
 	b := &idleBody{}
 	w := httptest.NewRecorder()
 	err := b.bodyError(w, fmt.Errorf("write /x: %w", errNoSpace))

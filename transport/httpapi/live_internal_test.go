@@ -17,6 +17,7 @@ import (
 // and time left as its worker reports them; every other status none of
 // these.
 func TestVideoLiveFields(t *testing.T) {
+	t.Parallel()
 	var progress *kv.Progress
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

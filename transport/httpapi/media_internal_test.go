@@ -53,6 +53,7 @@ func (a *testAPI) completedVideo(key string) string {
 // /cdn serves at most 16 ranges per request; more are refused with 416
 // and the error body, at the cost of counting commas.
 func TestCDNRangeCap(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanPro)
 	id := a.completedVideo(key)
@@ -103,6 +104,7 @@ func TestCDNRangeCap(t *testing.T) {
 // A tenant reading a video's events sees no worker identity (host:pid);
 // the events keep their shape otherwise.
 func TestVideoEventsHideTheWorker(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanPro)
 	id := a.completedVideo(key)
@@ -140,6 +142,7 @@ var inlineScript = regexp.MustCompile(`<script(?:\s[^>]*)?>\s*[^<\s]`)
 // media from the cdn origin), nosniff, a referrer policy, frame-ancestors;
 // hls.js from kino itself, never from a public CDN.
 func TestPlayPageHeaders(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		ancestors []string
@@ -197,6 +200,7 @@ func TestPlayPageHeaders(t *testing.T) {
 }
 
 func TestAssets(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	r := a.do("GET", "/assets/play.js", "", "")
 	if r.status != 200 || r.header.Get("Content-Type") != "text/javascript; charset=utf-8" || r.header.Get("X-Content-Type-Options") != "nosniff" || !strings.Contains(string(r.body), "data-src") {
@@ -231,6 +235,7 @@ func TestAssets(t *testing.T) {
 // one planted in a video's outputs (by a process of ffmpeg's user) would
 // otherwise serve any file kino can read, such as a NATS seed.
 func TestCDNRefusesSymlinks(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanPro)
 	id := a.completedVideo(key)

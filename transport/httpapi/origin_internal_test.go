@@ -13,6 +13,7 @@ import (
 )
 
 func TestCleanHost(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in, want string
 		ok       bool
@@ -60,6 +61,7 @@ func TestCleanHost(t *testing.T) {
 // so; a Host header that is not a plain host[:port] is never reflected;
 // an explicit --cdn-url always wins.
 func TestMediaURLsFollowTheRequestsHost(t *testing.T) {
+	t.Parallel()
 	proxy := netip.MustParsePrefix("10.0.0.0/8")
 	a := newTestAPI(t, func(c *Config) {
 		c.Origin.CDNURL, c.Origin.Local = "", "http://192.168.1.5:8080"

@@ -14,6 +14,7 @@ import (
 // /embed plays a public video in any site's iframe; /play names its embed
 // and oEmbed; /oembed answers oEmbed 1.0 for public videos only.
 func TestEmbedAndOEmbed(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanPro)
 	id := a.completedVideo(key)
@@ -84,6 +85,7 @@ func TestEmbedAndOEmbed(t *testing.T) {
 // The pages answer people, not programs: HTML that never names the file
 // or an internal status.
 func TestPagesSpeakHTML(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t, func(c *Config) { c.Playback.FrameAncestors = []string{"https://blog.example"} })
 	key := a.account("acme", domain.PlanPro)
 	r := a.upload(key, "secret-plans.mp4", []byte("\x00\x00\x00\x18ftypmp42 video"))
@@ -118,6 +120,7 @@ func TestPagesSpeakHTML(t *testing.T) {
 // frame its videos' pages; a bad origin is a 400 that changes nothing;
 // [] goes back to the default.
 func TestCollectionEmbedOrigins(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanPro)
 	id := a.completedVideo(key) // in "main"

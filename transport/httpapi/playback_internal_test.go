@@ -41,6 +41,7 @@ func decode[T any](t *testing.T, r response) T {
 // changed by PATCH (alone or with the name), checked before anything is
 // written; another account's collection is not found.
 func TestCollectionPlaybackSettings(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanPro)
 	other := a.account("other", domain.PlanPro)
@@ -115,6 +116,7 @@ func (a *testAPI) uploadFields(key, collection string, fields map[string]string)
 // request); bad values are refused; a direct upload URL's holder cannot
 // change what its issuer set.
 func TestUploadPlaybackDefaults(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanPro)
 	if r := a.do("POST", "/v1/collections", key, `{"slug":"signed","name":"S","playbackPolicy":"signed","downloads":false}`); r.status != 201 {
@@ -207,6 +209,7 @@ func TestUploadPlaybackDefaults(t *testing.T) {
 
 // PATCH /v1/videos/{id} changes the policy and answers the Video.
 func TestVideoPlaybackPolicy(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanPro)
 	other := a.account("other", domain.PlanPro)
@@ -234,6 +237,7 @@ func TestVideoPlaybackPolicy(t *testing.T) {
 // POST .../playback-tokens: ttl bounds and default, origin checked, 404
 // for another account's video.
 func TestIssuePlaybackToken(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanPro)
 	other := a.account("other", domain.PlanPro)
@@ -393,6 +397,7 @@ func joseSign(t *testing.T, kid string, priv ed25519.PrivateKey, claims any) str
 // error body; a kino token, a customer token (go-jose) and a matching
 // origin are 200.
 func TestSignedMediaTokens(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanPro)
 	other := a.account("other", domain.PlanPro)
@@ -499,6 +504,7 @@ func TestSignedMediaTokens(t *testing.T) {
 
 // Signing keys: listed without private keys, at most 20 live.
 func TestSigningKeys(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanPro)
 	other := a.account("other", domain.PlanPro)
@@ -535,6 +541,7 @@ var tokenQuery = regexp.MustCompile(`[?&]token=([A-Za-z0-9_.-]+)`)
 // list every URI with that token (and nothing else changed); their
 // answers are private, without the file's ETag; Range still works.
 func TestSignedPlaylistsCarryTheToken(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanPro)
 	id := a.signedVideo(key)
@@ -588,6 +595,7 @@ func TestSignedPlaylistsCarryTheToken(t *testing.T) {
 // /cdn serves only files of a known video; playlists of a video still
 // processing are not cached.
 func TestCDNKnownVideosOnly(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanPro)
 	id := a.completedVideo(key)
@@ -628,6 +636,7 @@ func TestCDNKnownVideosOnly(t *testing.T) {
 
 // /play passes a well-formed ?token= on to its player's URLs.
 func TestPlayPassesTheToken(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanPro)
 	id := a.signedVideo(key)
@@ -659,6 +668,7 @@ func TestPlayPassesTheToken(t *testing.T) {
 // refused before anything parses them (4 KiB tokens would make a 6-hour
 // playlist 22 MB per request).
 func TestLongTokensRefused(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanPro)
 	id := a.signedVideo(key)

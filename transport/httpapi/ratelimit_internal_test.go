@@ -19,6 +19,7 @@ import (
 // pass. The fixed window let 120 through. (The account's first request,
 // creating its collection at 12:00:10, has left the window by then.)
 func TestRateLimitAcrossWindowBoundary(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanFree)
 	urls := []string{a.srv.URL}
@@ -84,6 +85,7 @@ func (a *testAPI) burst(at time.Time, key string, urls []string) (ok, limited in
 // (a right guess then is refused too). X-Forwarded-For counts only from a
 // trusted proxy.
 func TestRequestsWithoutAValidKeyAreLimitedPerAddress(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t, func(c *Config) { c.Limits.AuthFailuresPerMinute = 5 })
 	key := a.account("acme", domain.PlanPro)
 	bad := domain.KeyPrefix + "0000000000000000000000000000000x"
@@ -134,6 +136,7 @@ func TestRequestsWithoutAValidKeyAreLimitedPerAddress(t *testing.T) {
 
 // Wrong admin tokens count against the address like wrong API keys.
 func TestAdminTokenGuessesAreLimited(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t, func(c *Config) {
 		c.Limits.AuthFailuresPerMinute = 2
 		c.Admin.Token = "0123456789abcdef0123456789abcdef"
@@ -149,6 +152,7 @@ func TestAdminTokenGuessesAreLimited(t *testing.T) {
 }
 
 func TestAdminTokenMinimumLength(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	cfg := a.s.cfg
 	cfg.Admin.Token = "short-token"
@@ -166,6 +170,7 @@ func TestAdminTokenMinimumLength(t *testing.T) {
 }
 
 func TestClientAddr(t *testing.T) {
+	t.Parallel()
 	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 	tests := []struct {
 		name    string

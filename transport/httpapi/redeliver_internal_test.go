@@ -65,6 +65,7 @@ func (rc *flakyReceiver) receipts() []flakyReceipt {
 // that succeeded, is still retrying, or was redelivered already is a 409;
 // another account's, an unknown or a malformed one a 404.
 func TestRedeliverAGivenUpDeliveryEndToEnd(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t, func(c *Config) {
 		c.Webhooks = webhook.Tester{Store: c.Store.(*eventstore.Store), Queue: queue.New(c.Store.(*eventstore.Store))}
 		c.Redeliver = webhook.Redeliverer{Store: c.Store.(*eventstore.Store), Queue: queue.New(c.Store.(*eventstore.Store)), CDNURL: c.Origin.CDNURL}

@@ -37,6 +37,7 @@ func (a *testAPI) failVideo(key string) string {
 }
 
 func TestRetry(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanFree)
 	other := a.account("other", domain.PlanFree)

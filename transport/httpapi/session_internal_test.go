@@ -100,6 +100,7 @@ func (a *testAPI) login(email, pw string, header ...string) response {
 }
 
 func TestLoginMeLogout(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t, withUsers(t))
 	a.account("acme", domain.PlanFree)
 	first := a.user("ada@example.com", "acme")
@@ -148,6 +149,7 @@ func TestLoginMeLogout(t *testing.T) {
 }
 
 func TestOperatorLoginRedirectsToAdmin(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t, withUsers(t))
 	a.user("op@example.com", "")
 	r := a.login("op@example.com", testPassword)
@@ -157,6 +159,7 @@ func TestOperatorLoginRedirectsToAdmin(t *testing.T) {
 }
 
 func TestPasswordLinkWorksOnce(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t, withUsers(t))
 	a.account("acme", domain.PlanFree)
 	res, token, err := a.s.cfg.Users.CreateUser(context.Background(), accounts.NewUser{Email: "ada@example.com", Account: "acme"})
@@ -178,6 +181,7 @@ func TestPasswordLinkWorksOnce(t *testing.T) {
 // A new password ends the sessions begun with the old one; removing the
 // user ends them all.
 func TestSessionsEndWithThePassword(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t, withUsers(t))
 	a.account("acme", domain.PlanFree)
 	old := a.user("ada@example.com", "acme")
@@ -206,6 +210,7 @@ func TestSessionsEndWithThePassword(t *testing.T) {
 // A session cookie authenticates every /v1 route of the user's account,
 // never another account's things; an Authorization header wins over it.
 func TestCookieAuthOnV1(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t, withUsers(t))
 	acmeKey := a.account("acme", domain.PlanFree)
 	umbrellaKey := a.account("umbrella", domain.PlanFree)
@@ -243,6 +248,7 @@ func TestCookieAuthOnV1(t *testing.T) {
 // Cookie-authenticated unsafe requests from another origin are refused;
 // same-origin ones and API-key requests pass.
 func TestCrossOriginProtection(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t, withUsers(t))
 	key := a.account("acme", domain.PlanFree)
 	ada := a.user("ada@example.com", "acme")
@@ -272,6 +278,7 @@ func TestCrossOriginProtection(t *testing.T) {
 }
 
 func TestLoginLimits(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t, withUsers(t), func(c *Config) {
 		c.Limits.LoginsPerAddress, c.Limits.LoginsPerUser = 3, 2
 		c.Limits.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
@@ -300,6 +307,7 @@ func TestLoginLimits(t *testing.T) {
 }
 
 func TestKeysFromTheDashboard(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t, withUsers(t))
 	acmeKey := a.account("acme", domain.PlanFree)
 	umbrellaKey := a.account("umbrella", domain.PlanFree)
@@ -361,6 +369,7 @@ func TestKeysFromTheDashboard(t *testing.T) {
 }
 
 func TestOperatorOnly(t *testing.T) {
+	t.Parallel()
 	const token = "0123456789abcdef0123456789abcdef"
 	a := newTestAPI(t, withUsers(t), func(c *Config) {
 		c.Admin.Token = token
@@ -422,6 +431,7 @@ func TestOperatorOnly(t *testing.T) {
 // TLS, or by a trusted proxy's X-Forwarded-Proto; an untrusted peer's
 // header is ignored.
 func TestSecureCookieBehindAProxy(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		trusted string
@@ -453,6 +463,7 @@ func TestSecureCookieBehindAProxy(t *testing.T) {
 // left polling never spends what the keys need. GET /v1/account through
 // the browser reports the keys' budget without spending it.
 func TestBrowserHasItsOwnRateBudget(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t, withUsers(t), func(c *Config) {
 		p := testPlans()
 		l := p[domain.PlanFree]
@@ -494,6 +505,7 @@ func TestBrowserHasItsOwnRateBudget(t *testing.T) {
 // or rebuilding) answers 503 and leaves the session alone: sessions are
 // shared by every node, and one lagging node must not log everyone out.
 func TestLaggingReadModelsDoNotEndSessions(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t, withUsers(t))
 	a.account("acme", domain.PlanFree)
 	ada := a.user("ada@example.com", "acme")
@@ -529,6 +541,7 @@ func TestLaggingReadModelsDoNotEndSessions(t *testing.T) {
 // Made-up session cookies on /auth/me (which every dashboard page asks)
 // count against the client address like wrong keys: past the limit, 429.
 func TestMadeUpSessionCookiesAreLimited(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t, withUsers(t), func(c *Config) { c.Limits.AuthFailuresPerMinute = 5 })
 	for i := range 5 {
 		r := a.send("GET", "/auth/me", "", &http.Cookie{Name: sessionCookie, Value: fmt.Sprintf("made-up-%d", i)})

@@ -15,6 +15,7 @@ import (
 // the video; PATCH changes it within a COMPLETED video's length; every bad
 // value is a 400 that stores nothing.
 func TestThumbnailTimeAPI(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanPro)
 	upload := func(thumb string) response {

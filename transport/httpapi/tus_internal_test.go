@@ -110,6 +110,7 @@ func (a *testAPI) wantOriginal(id string, file []byte) {
 // A file sent in three chunks becomes the video the upload's URL names,
 // with the same record as a multipart upload, and leaves nothing behind.
 func TestTusUploadInChunks(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanFree)
 	file := clip(5000)
@@ -153,6 +154,7 @@ func (a *testAPI) uploadTo(key, slug, filename string, file []byte) response {
 // An upload untouched for Uploads.TusExpiry answers 410 and is removed; the
 // sweeper removes those nobody asks about.
 func TestTusExpiry(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t, func(c *Config) { c.Uploads.TusExpiry = time.Hour })
 	key := a.account("acme", domain.PlanFree)
 	file := clip(3000)
@@ -185,6 +187,7 @@ func TestTusExpiry(t *testing.T) {
 // Unfinished uploads survive a restart of the API: a new Server on the
 // same directory serves them, from the offset recorded.
 func TestTusSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanFree)
 	file := clip(4000)
@@ -221,6 +224,7 @@ func TestTusSurvivesRestart(t *testing.T) {
 // interrupted, what it wrote is kept and recorded, and the new one then
 // goes on from there. The offset stays exact.
 func TestTusConcurrentPatch(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanFree)
 	other := a.account("other", domain.PlanFree)
@@ -253,6 +257,7 @@ func TestTusConcurrentPatch(t *testing.T) {
 // The collection is checked again at the last byte, as for a multipart
 // upload: deleted meanwhile, the upload is refused and removed.
 func TestTusCollectionDeletedBeforeLastByte(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanFree)
 	if r := a.do("POST", "/v1/collections", key, `{"slug":"short","name":"Short"}`); r.status != 201 {
@@ -278,6 +283,7 @@ func TestTusCollectionDeletedBeforeLastByte(t *testing.T) {
 }
 
 func TestDirectUpload(t *testing.T) {
+	t.Parallel()
 	logs := &lockedBuffer{}
 	a := newTestAPI(t, func(c *Config) {
 		c.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -370,6 +376,7 @@ func wantStatus(t *testing.T, r response, status int) {
 }
 
 func TestRedactPath(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"/v1/videos":                       "/v1/videos",
 		"/v1/uploads/tus/01J":              "/v1/uploads/tus/01J",
@@ -386,6 +393,7 @@ func TestRedactPath(t *testing.T) {
 // creation is checked against the disk with its own length (the bytes
 // are checked as they arrive), and a 507 names only the caller's size.
 func TestTusCreationIsCheckedWithItsOwnLength(t *testing.T) {
+	t.Parallel()
 	disk := smallDisk(t, "size=8m")
 	a := newTestAPI(t, mediaOn(t, disk), func(c *Config) {
 		c.Uploads.DiskDirs = []string{disk}
@@ -425,6 +433,7 @@ func TestTusCreationIsCheckedWithItsOwnLength(t *testing.T) {
 // An empty PATCH does not move the expiry (only bytes do), and an
 // unfinished upload lives at most tusMaxAge whatever arrives.
 func TestTusExpiryMovesOnlyWithBytes(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t, func(c *Config) { c.Uploads.TusExpiry = time.Hour })
 	key := a.account("acme", domain.PlanFree)
 	file := clip(3000)
@@ -463,6 +472,7 @@ func TestTusExpiryMovesOnlyWithBytes(t *testing.T) {
 // upload does: with both of a free account's slots held, its PATCH gets
 // 429 and the offset does not move.
 func TestTusPatchTakesAnUploadSlot(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanFree) // 2 uploads at once
 	file := clip(3000)
@@ -481,6 +491,7 @@ func TestTusPatchTakesAnUploadSlot(t *testing.T) {
 // With the media in the object store (--media nats), the last byte
 // streams the upload's file into the bucket, and nothing stays in .tus.
 func TestTusUploadIntoTheObjectStore(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t, func(c *Config) { withObjects(t, c, c.Store.(*eventstore.Store)) })
 	key := a.account("acme", domain.PlanFree)
 	file := clip(5000)
@@ -508,6 +519,7 @@ func TestTusUploadIntoTheObjectStore(t *testing.T) {
 // gives its last byte back: the client sends it again and the video is
 // accepted then.
 func TestTusCompleteButUnacceptedAtStart(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanFree)
 	file := clip(3000)
@@ -549,6 +561,7 @@ func (a *testAPI) directURL(key string) (url, id string) {
 // of their own: they never spend the account's, so a URL holder cannot
 // lock the account out of its API.
 func TestDirectUploadHasItsOwnRateBudget(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanFree)
 	url, _ := a.directURL(key)
@@ -580,6 +593,7 @@ func TestDirectUploadHasItsOwnRateBudget(t *testing.T) {
 // HEAD says it is complete and a PATCH at its length is a 204 no-op, so a
 // client that lost the last answer does not upload the file again.
 func TestTusCompletedUploadAnswersComplete(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t, func(c *Config) { c.Uploads.TusExpiry = time.Hour })
 	key := a.account("acme", domain.PlanFree)
 	other := a.account("other", domain.PlanFree)
@@ -630,6 +644,7 @@ func TestTusCompletedUploadAnswersComplete(t *testing.T) {
 // one it had at creation: an upload begun before a downgrade and larger
 // than the new plan allows is refused (413) and removed.
 func TestTusPlanDowngradeBeforeLastByte(t *testing.T) {
+	t.Parallel()
 	a := newAdminAPI(t, func(c *Config) {
 		c.Plans = testPlans()
 		l := c.Plans[domain.PlanFree]
@@ -655,6 +670,7 @@ func TestTusPlanDowngradeBeforeLastByte(t *testing.T) {
 // tusd does; tus-js-client's overridePatchMethod sends it), since the
 // direct routes' preflight lists it.
 func TestTusMethodOverride(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanFree)
 	file := clip(3000)
@@ -685,6 +701,7 @@ func TestTusMethodOverride(t *testing.T) {
 // An account holds at most tus.DirectOutstandingMax unused direct upload URLs:
 // more are 429 until one is used or expires.
 func TestDirectUploadURLsAreCapped(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanBusiness)
 	other := a.account("other", domain.PlanFree)
@@ -723,6 +740,7 @@ func TestDirectUploadURLsAreCapped(t *testing.T) {
 // that does not match) leaves the direct upload URL unused, and says the
 // upload was not created.
 func TestDirectUploadRefusedCreationKeepsTheURL(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanFree)
 	url, id := a.directURL(key)
@@ -747,6 +765,7 @@ func TestDirectUploadRefusedCreationKeepsTheURL(t *testing.T) {
 // hold an account's upload slots forever: 408 for multipart, 503 (which
 // tus clients retry) for a tus PATCH, which keeps what arrived.
 func TestSlowDripUploadsEnd(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t, func(c *Config) { c.Uploads.IdleTimeout = time.Hour }) // only the rate ends them
 	key := a.account("acme", domain.PlanFree)
 	file := clip(6000)
@@ -783,6 +802,7 @@ func TestSlowDripUploadsEnd(t *testing.T) {
 // DELETE 409), never writes to the file that is gone (500) nor says it
 // terminated a video that was created.
 func TestTusRequestWaitingOnTheLastChunkSeesItFinished(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		method string
@@ -873,6 +893,7 @@ func TestTusRequestWaitingOnTheLastChunkSeesItFinished(t *testing.T) {
 // unfinished uploads, and their PATCHes take slots of their own, so URL
 // holders cannot lock the account out of its own uploads.
 func TestDirectUploadsDoNotTakeTheAccountsOwn(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanFree)
 	limits := testPlans().Limits(domain.PlanFree)
@@ -915,6 +936,7 @@ func TestDirectUploadsDoNotTakeTheAccountsOwn(t *testing.T) {
 // 409 and 423), not 408: what arrived is kept, and the client resumes
 // from Upload-Offset.
 func TestTusStalledPatchAsksForARetry(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		idle time.Duration
@@ -962,6 +984,7 @@ func TestTusStalledPatchAsksForARetry(t *testing.T) {
 // request that loses the race retries (with a little random backoff)
 // rather than answer 503.
 func TestDirectUploadURLsIssuedConcurrently(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanBusiness)
 	const n = 40
@@ -1016,6 +1039,7 @@ func (a *testAPI) directIndexLen(account string) int {
 // from (the stored offset, what HEAD answers) is a stray: 409, and the
 // in-flight PATCH goes on uninterrupted.
 func TestTusStrayPatchDoesNotTakeOver(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanFree)
 	file := clip(6000)

@@ -283,6 +283,7 @@ func TestTusPendingUploadTriedTwiceAtOnce(t *testing.T) {
 // client the offset of its last byte: had it been refused, the client
 // would create another upload, and kino would make two videos of one file.
 func TestTusCreationWithUploadSurvivesAFailedAcceptance(t *testing.T) {
+	t.Parallel()
 	a, o := pendingCases[0].open(t)
 	key := a.account("acme", domain.PlanFree)
 	file := clip(3000)
@@ -311,6 +312,7 @@ func TestTusCreationWithUploadSurvivesAFailedAcceptance(t *testing.T) {
 // that byte under a checksum that does not match would have cut the
 // video's original short.
 func TestTusPendingUploadWhoseVideoExists(t *testing.T) {
+	t.Parallel()
 	a, o, key, loc, file := pendingCases[0].pending(t)
 	o.start()
 	eventstoretest.Eventually(t, "the event store to take writes", func() bool { return a.s.writableNow() == nil })

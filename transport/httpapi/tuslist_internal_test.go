@@ -44,6 +44,7 @@ func (l unfinishedList) ids() []string {
 // an expired one; and a listed upload can be DELETEd at
 // /v1/uploads/tus/{id} with the account's key, direct ones too.
 func TestUploadsListsUnfinished(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t, func(c *Config) { c.Uploads.TusExpiry = time.Hour })
 	key := a.account("acme", domain.PlanPro)
 	other := a.account("other", domain.PlanPro)

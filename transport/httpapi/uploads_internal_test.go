@@ -55,6 +55,7 @@ func (u *slowUpload) response(t *testing.T) response {
 // at most A's plan's slots; B's upload goes through. On a server with only
 // the global cap, A's six uploads took all four slots and B got 503.
 func TestSlowUploadsOfOneAccountDoNotStopAnother(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t, func(c *Config) { c.Uploads.MaxInFlight = 4 })
 	keyA := a.account("alpha", domain.PlanFree) // 2 uploads at once
 	keyB := a.account("beta", domain.PlanFree)
@@ -107,6 +108,7 @@ func TestSlowUploadsOfOneAccountDoNotStopAnother(t *testing.T) {
 // An upload whose body stops arriving ends after the idle timeout with
 // 408, and its partial file is removed from media/.incoming.
 func TestIdleUploadEndsWith408(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t, func(c *Config) { c.Uploads.IdleTimeout = 200 * time.Millisecond })
 	key := a.account("acme", domain.PlanFree)
 	u := a.slowUpload(key)
@@ -152,6 +154,7 @@ func TestIdleUploadEndsWith408(t *testing.T) {
 // make ffmpeg open other files never reach the transcoder. A real
 // container's first bytes pass.
 func TestUploadRefusesWhatIsNotAVideo(t *testing.T) {
+	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanPro)
 	tests := []struct {
@@ -194,6 +197,7 @@ func TestUploadRefusesWhatIsNotAVideo(t *testing.T) {
 // body must arrive within the idle limit: such requests used to hold their
 // connection, unanswered, for as long as the client liked.
 func TestAnnouncedBodiesThatNeverCome(t *testing.T) {
+	t.Parallel()
 	raw := func(a *testAPI, req string) response {
 		t.Helper()
 		conn, err := net.Dial("tcp", strings.TrimPrefix(a.srv.URL, "http://"))
