@@ -92,9 +92,7 @@ test: ensure-ffmpeg ensure-speech ensure-browser assets
     @test -z "$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
     go vet ./...
     # go vet ./... ran every analyzer already: go test's own subset would be a second pass.
-    # -parallel 4: many tests mostly wait (on NATS, on timeouts, on ffmpeg's
-    # user), so four of a package's parallel tests share the two cores well.
-    go test -count=1 -vet=off -parallel 4 -timeout 20m ./...
+    go test -count=1 -vet=off -timeout 20m ./...
 
 # kino bench: reads, writes, uploads, processing and replay, each beside a same-run baseline (about 15 minutes).
 bench: ensure-ffmpeg build
