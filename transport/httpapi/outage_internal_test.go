@@ -59,7 +59,6 @@ func (a *testAPI) uploadWith(client *http.Client, key string, file []byte) (resp
 // up after 10 s, far below the outage (NATS stays down until the test
 // restarts it).
 func TestUploadsFailFastWhileNATSIsDown(t *testing.T) {
-	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanFree)
 	if r := a.upload(key, "a.mp4", video(1000)); r.status != 202 {
@@ -126,7 +125,6 @@ func TestUploadsFailFastWhileNATSIsDown(t *testing.T) {
 // as soon as the body is in, not after the outage, and leaves no file: the
 // event store refused before sending anything, so nothing was stored.
 func TestUploadInFlightWhenNATSGoesDown(t *testing.T) {
-	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanFree)
 	var body bytes.Buffer
@@ -187,7 +185,6 @@ func TestUploadInFlightWhenNATSGoesDown(t *testing.T) {
 // become a video. So is a direct upload URL. Once the stream is back,
 // they work again without any append.
 func TestTusRefusedWhileTheEventStoreTakesNoWrites(t *testing.T) {
-	t.Parallel()
 	a, c, stream := newClusterAPI(t, func(c *Config) { c.Limits.Ledger = nil }) // the shared ledger may be on that server
 	key := a.account("acme", domain.PlanFree)
 	file := clip(3000)

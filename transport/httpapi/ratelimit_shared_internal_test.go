@@ -14,7 +14,6 @@ import (
 // minute boundary, spread over both nodes, get at most 60 answers between
 // them, and at least 60 less a block per node.
 func TestTwoAPINodesShareOneAccountsLimit(t *testing.T) {
-	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanFree)
 	_, srv2 := a.node()
@@ -39,7 +38,6 @@ func TestTwoAPINodesShareOneAccountsLimit(t *testing.T) {
 // two on A and two on B use up a limit of 4, and then both nodes refuse
 // the address, a right key included.
 func TestAddressLimitIsSharedAcrossNodes(t *testing.T) {
-	t.Parallel()
 	a := newTestAPI(t, func(c *Config) { c.Limits.AuthFailuresPerMinute = 4 })
 	key := a.account("acme", domain.PlanPro)
 	_, srv2 := a.node()
@@ -64,7 +62,6 @@ func TestAddressLimitIsSharedAcrossNodes(t *testing.T) {
 // account (two at once) holding one slow upload on each node is refused a
 // third on either, and once one ends the other node takes one again.
 func TestUploadSlotsAreSharedAcrossNodes(t *testing.T) {
-	t.Parallel()
 	a := newTestAPI(t)
 	keyA := a.account("alpha", domain.PlanFree)
 	b := *a
