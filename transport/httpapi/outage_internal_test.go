@@ -236,5 +236,10 @@ func TestTusRefusedWhileTheEventStoreTakesNoWrites(t *testing.T) {
 	if r := a.tusPatch(loc, key, 0, file); r.status != 204 {
 		t.Fatalf("PATCH once the stream is back: %d %s", r.status, r.body)
 	}
-	a.wantVideo(key, strings.TrimPrefix(loc, "/v1/uploads/tus/"), "clip.mp4")
+	// Right after the stream came back the read models may still be
+	// catching up past the write's settle wait: the video is durable, and
+	// shows once they have.
+	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
+	eventstoretest.Eventually(t, "the read models to show the video", func() bool { return a.do("GET", "/v1/videos/"+id, key, "").status == 200 })
+	a.wantVideo(key, id, "clip.mp4")
 }
