@@ -8,7 +8,9 @@
 // # Jobs
 //
 // The intake durable "transcoder" (Durable) on KINO_EVENTS, filtered to
-// video.*.UploadAccepted and video.*.TranscodeRetried, copies each event
+// video.*.UploadAccepted and video.*.TranscodeRetried (and the jobs of
+// captions.go and thumbnail.go: video.*.CaptionTrackRequested and
+// video.*.ThumbnailRequested), copies each event
 // into its account's queue in KINO_JOBS; Run hands every job to handle
 // through queue.FairWork, which keeps the queues and picks whose job
 // a free slot runs. The
