@@ -71,6 +71,7 @@ func upload(t *testing.T, c *apiclient.Client, name string, data []byte) string 
 }
 
 func TestVideos(t *testing.T) {
+	t.Parallel()
 	k, c := setup(t, httpapitest.Options{}, domain.PlanPro)
 	other := &apiclient.Client{BaseURL: k.BaseURL, Key: k.Account("rival", domain.PlanPro)}
 	data := notAVideo(4000)
@@ -176,6 +177,7 @@ func TestVideos(t *testing.T) {
 }
 
 func TestUploadTooLarge(t *testing.T) {
+	t.Parallel()
 	plans := domain.DefaultPlans()
 	l := plans[domain.PlanFree]
 	l.MaxUploadBytes = 64 << 10
@@ -203,6 +205,7 @@ func TestUploadTooLarge(t *testing.T) {
 }
 
 func TestCollections(t *testing.T) {
+	t.Parallel()
 	k, c := setup(t, httpapitest.Options{}, domain.PlanPro)
 	got, err := c.CreateCollection(ctx(t), "trailers", "Trailers")
 	if err != nil || got.Slug != "trailers" || got.Name != "Trailers" || got.VideoCount != 0 || got.CreatedAt.IsZero() || !got.UpdatedAt.Equal(got.CreatedAt) {
@@ -301,6 +304,7 @@ func (r *receiver) next(t *testing.T) apiclient.WebhookEvent {
 }
 
 func TestWebhooks(t *testing.T) {
+	t.Parallel()
 	k, c := setup(t, httpapitest.Options{Webhooks: true}, domain.PlanPro)
 	rcv := newReceiver(t)
 	url := rcv.srv.URL + "/hooks/kino"
@@ -388,6 +392,7 @@ func TestWebhooks(t *testing.T) {
 // A webhook's test allowance (5 at once) answers 429 with Retry-After:
 // the client waits (here: moves the server's clock) and sends it again.
 func TestTestWebhookRateLimitIsRetried(t *testing.T) {
+	t.Parallel()
 	k, c := setup(t, httpapitest.Options{}, domain.PlanPro)
 	created, err := c.CreateWebhook(ctx(t), "https://example.test/hook", apiclient.EventVideoCompleted)
 	if err != nil {
@@ -410,6 +415,7 @@ func TestTestWebhookRateLimitIsRetried(t *testing.T) {
 }
 
 func TestRateLimitRetryAfter(t *testing.T) {
+	t.Parallel()
 	plans := domain.DefaultPlans()
 	l := plans[domain.PlanFree]
 	l.RequestsPerMinute = 3
@@ -533,6 +539,7 @@ func holdUpload(t *testing.T, k *httpapitest.Kino, key string) (finish func()) {
 // A server with all its upload slots taken answers 503 (Retry-After: 5)
 // before reading the file: the client sends the file again once one is free.
 func TestUploadRetriedOn503(t *testing.T) {
+	t.Parallel()
 	k, c := setup(t, httpapitest.Options{Configure: func(cfg *httpapi.Config) { cfg.Uploads.MaxInFlight = 1 }}, domain.PlanPro)
 	finish := holdUpload(t, k, c.Key)
 	// Wait until the server streams it: it holds the one slot.
@@ -582,6 +589,7 @@ func TestUploadRetriedOn503(t *testing.T) {
 }
 
 func TestWait(t *testing.T) {
+	t.Parallel()
 	_, c := setup(t, httpapitest.Options{Transcode: true, Webhooks: true}, domain.PlanPro)
 	rcv := newReceiver(t)
 	hook, err := c.CreateWebhook(ctx(t), rcv.srv.URL, apiclient.EventVideoCompleted, apiclient.EventVideoFailed)
@@ -636,6 +644,7 @@ func TestWait(t *testing.T) {
 // Wait outlasts the account's rate limit: a poll refused with 429 after
 // the client's retries is tried again after Retry-After.
 func TestWaitThroughTheRateLimit(t *testing.T) {
+	t.Parallel()
 	plans := domain.DefaultPlans()
 	l := plans[domain.PlanFree]
 	l.RequestsPerMinute = 3

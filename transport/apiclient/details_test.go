@@ -17,6 +17,7 @@ import (
 // (multipart, tus, a direct upload URL's issuer), come back on the Video,
 // and change with UpdateVideo.
 func TestDetails(t *testing.T) {
+	t.Parallel()
 	_, c := setup(t, httpapitest.Options{}, domain.PlanPro)
 	data := notAVideo(3000)
 	details := apiclient.Details{Title: "Launch talk", Description: "Our launch.\nWith questions.",

@@ -12,6 +12,7 @@ import (
 // 429 is always a refusal before anything was done; 503 is retried only
 // where sending again cannot do a thing twice.
 func TestRetryable(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		method       string
 		refusedFirst bool
@@ -39,6 +40,7 @@ func TestRetryable(t *testing.T) {
 }
 
 func TestParseRetryAfter(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	for h, want := range map[string]time.Duration{
 		"":                              0,
@@ -57,6 +59,7 @@ func TestParseRetryAfter(t *testing.T) {
 
 // Tokens in direct upload URLs and queries stay out of errors and logs.
 func TestRedactPath(t *testing.T) {
+	t.Parallel()
 	for u, want := range map[string]string{
 		"http://h/v1/videos?status=FAILED":                         "/v1/videos",
 		"http://h/v1/uploads/tus/direct/tok123":                    "/v1/uploads/tus/direct/REDACTED",
@@ -70,6 +73,7 @@ func TestRedactPath(t *testing.T) {
 }
 
 func TestSameOrigin(t *testing.T) {
+	t.Parallel()
 	base := "https://video.example.com/v1"
 	for u, want := range map[string]bool{
 		"https://video.example.com/v1/uploads/tus/X": true,
@@ -87,6 +91,7 @@ func TestSameOrigin(t *testing.T) {
 // A tus chunk is sent again after no answer, a moved offset, a damaged
 // chunk or the server's trouble; a refusal ends the upload.
 func TestTransient(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		err  error
 		want bool
@@ -116,6 +121,7 @@ func TestTransient(t *testing.T) {
 }
 
 func TestResetTime(t *testing.T) {
+	t.Parallel()
 	for raw, want := range map[string]int64{
 		`1795312860`:                 1795312860,
 		`1795312860.0`:               1795312860,
@@ -129,6 +135,7 @@ func TestResetTime(t *testing.T) {
 }
 
 func TestUserAgent(t *testing.T) {
+	t.Parallel()
 	if got := (&Client{}).userAgent(); got != "kino-go/"+Version {
 		t.Errorf("default: %q", got)
 	}

@@ -22,6 +22,7 @@ import (
 // The client's Video encodes to the very bytes the API answered, so a
 // program that passes videos on (kino upload --json) changes nothing.
 func TestVideoJSONIsTheAPIs(t *testing.T) {
+	t.Parallel()
 	k, c := setup(t, httpapitest.Options{}, domain.PlanPro)
 	id := upload(t, c, "a.mp4", notAVideo(3000))
 	req, _ := http.NewRequest("GET", k.BaseURL+"/videos/"+id, nil)
@@ -44,6 +45,7 @@ func TestVideoJSONIsTheAPIs(t *testing.T) {
 
 // The key goes only to BaseURL's origin, and never into an error.
 func TestKeyStaysOutOfErrorsAndOtherOrigins(t *testing.T) {
+	t.Parallel()
 	k := httpapitest.Start(t, httpapitest.Options{})
 	const key = "svc_live_0123456789abcdefghijklmnopqrstuv"
 	c := &apiclient.Client{BaseURL: k.BaseURL, Key: key, UserAgent: "shop/2"}
@@ -121,6 +123,7 @@ func TestKeyStaysOutOfErrorsAndOtherOrigins(t *testing.T) {
 
 // The examples of docs/webhooks.md verify; anything else does not.
 func TestVerifyWebhook(t *testing.T) {
+	t.Parallel()
 	const secret = "whsec_323d47bb14cbfc80dd71efd56fe54244ec60a3da547aea5e0b8953a50d824a90"
 	const sig = "9b0e5a7987a4a618a55dba67c49d01b6e5a47e762651b6ad8faa2e49cc3df370"
 	body := []byte(`{"id":"01M80HW5JSAJ53PGDMG9D86FGD","type":"video.completed","createdAt":"2026-11-22T02:37:58.745Z","data":{"video":{"id":"01M80HW58ASANTWWED78BX7QF9","filename":"clip.mp4","status":"COMPLETED","duration":1,"originalSize":31220,"processedSize":66742,"playlistUrl":"http://localhost:8080/cdn/01M80HW58ASANTWWED78BX7QF9/hls/master.m3u8","thumbnailUrl":"http://localhost:8080/cdn/01M80HW58ASANTWWED78BX7QF9/thumbnail.jpg","previewUrl":"http://localhost:8080/cdn/01M80HW58ASANTWWED78BX7QF9/preview.mp4","resolutions":["180p"],"errorMessage":null,"collection":{"slug":"default","name":"Default"},"createdAt":"2026-11-22T02:37:58.411Z","updatedAt":"2026-11-22T02:37:58.745Z","progress":1}}}`)
@@ -183,6 +186,7 @@ func TestVerifyWebhook(t *testing.T) {
 }
 
 func TestHTTPDeadlineIsHonoured(t *testing.T) {
+	t.Parallel()
 	k := httpapitest.Start(t, httpapitest.Options{})
 	c := &apiclient.Client{BaseURL: k.BaseURL, Key: k.Account("acme", domain.PlanPro)}
 	gone, cancel := context.WithCancel(context.Background())

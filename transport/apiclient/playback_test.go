@@ -25,6 +25,7 @@ import (
 // A collection's settings: chosen on create, changed by an update, kept
 // by a rename; an empty update and another account's collection refused.
 func TestCollectionSettings(t *testing.T) {
+	t.Parallel()
 	k, c := setup(t, httpapitest.Options{}, domain.PlanPro)
 	main, err := c.Collection(ctx(t), "main")
 	if err != nil || main.PlaybackPolicy != apiclient.PlaybackPublic || !main.Downloads {
@@ -90,6 +91,7 @@ func uploadAccepted(t *testing.T, c *apiclient.Client, id string) map[string]any
 // overrides, and without them the video has its collection's settings;
 // SetPlaybackPolicy changes a video's policy afterwards.
 func TestUploadOverridesAndSetPlaybackPolicy(t *testing.T) {
+	t.Parallel()
 	k, c := setup(t, httpapitest.Options{}, domain.PlanPro)
 	if _, err := c.CreateCollectionWith(ctx(t), "nodl", "No downloads", apiclient.CollectionSettings{
 		PlaybackPolicy: apiclient.PlaybackSigned, Downloads: apiclient.Bool(false)}); err != nil {
@@ -198,6 +200,7 @@ func fetch(t *testing.T, u string, h http.Header) (int, string) {
 // (SignPlaybackToken with a signing key); not with a token of another
 // video, a deleted key's, or from another origin than the token's.
 func TestSignedPlayback(t *testing.T) {
+	t.Parallel()
 	_, c := setup(t, httpapitest.Options{Transcode: true}, domain.PlanPro)
 	clip, err := os.ReadFile(ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 320, 180, 1, false))
 	if err != nil {
@@ -312,6 +315,7 @@ func TestSignedPlayback(t *testing.T) {
 // RetryVideo queues a FAILED video again; a video that is not FAILED is
 // a conflict.
 func TestRetryVideo(t *testing.T) {
+	t.Parallel()
 	_, c := setup(t, httpapitest.Options{Transcode: true}, domain.PlanPro)
 	id := upload(t, c, "broken.mp4", notAVideo(4000))
 	if _, err := c.Wait(ctx(t), id, apiclient.WaitOptions{Interval: poll}); !errors.Is(err, apiclient.ErrFailed) {
@@ -354,6 +358,7 @@ func TestRetryVideo(t *testing.T) {
 }
 
 func TestWithToken(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"https://cdn.example/cdn/01J/hls/master.m3u8", "https://cdn.example/cdn/01J/hls/master.m3u8?token=a.b-c_d"},
 		{"https://cdn.example/cdn/01J/thumbnail.jpg?token=old", "https://cdn.example/cdn/01J/thumbnail.jpg?token=a.b-c_d"},
@@ -369,6 +374,7 @@ func TestWithToken(t *testing.T) {
 // SignPlaybackToken refuses what cannot make a token, and its errors
 // never quote the key.
 func TestSignPlaybackTokenRefuses(t *testing.T) {
+	t.Parallel()
 	_, priv, _ := ed25519.GenerateKey(rand.Reader)
 	der, _ := x509.MarshalPKCS8PrivateKey(priv)
 	good := string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
@@ -400,6 +406,7 @@ func TestSignPlaybackTokenRefuses(t *testing.T) {
 // storyboard, download) in the wire goldens and
 // writes the same bytes back (kino upload --json passes videos on).
 func TestVideoGoldensRoundTrip(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		file  string
 		check func(apiclient.Video) bool
@@ -438,6 +445,7 @@ func TestVideoGoldensRoundTrip(t *testing.T) {
 
 // A subscription may list video.playable, kino's third kind.
 func TestSubscribeToVideoPlayable(t *testing.T) {
+	t.Parallel()
 	_, c := setup(t, httpapitest.Options{}, domain.PlanPro)
 	w, err := c.CreateWebhook(ctx(t), "https://example.com/hooks/kino", apiclient.EventVideoPlayable, apiclient.EventVideoCompleted)
 	if err != nil || len(w.Events) != 2 || w.Events[0] != apiclient.EventVideoCompleted || w.Events[1] != apiclient.EventVideoPlayable {
@@ -448,6 +456,7 @@ func TestSubscribeToVideoPlayable(t *testing.T) {
 // While no transcoder runs, the account's PENDING videos wait in upload
 // order: the client reads each one's place.
 func TestQueuePosition(t *testing.T) {
+	t.Parallel()
 	_, c := setup(t, httpapitest.Options{}, domain.PlanPro)
 	var ids []string
 	for _, name := range []string{"a.mp4", "b.mp4", "c.mp4"} {
@@ -469,6 +478,7 @@ func TestQueuePosition(t *testing.T) {
 // with the video PROCESSING and its playlist set; ReadWebhook reads it
 // like the others.
 func TestVideoPlayableDelivery(t *testing.T) {
+	t.Parallel()
 	_, c := setup(t, httpapitest.Options{Transcode: true, Webhooks: true}, domain.PlanPro)
 	rcv := newReceiver(t)
 	hook, err := c.CreateWebhook(ctx(t), rcv.srv.URL, apiclient.EventVideoPlayable, apiclient.EventVideoCompleted)

@@ -91,6 +91,7 @@ func (f failingAt) ReadAt(p []byte, off int64) (int, error) {
 }
 
 func TestTusUpload(t *testing.T) {
+	t.Parallel()
 	k, c := setup(t, httpapitest.Options{Transcode: true}, domain.PlanPro)
 	requireRoute(t, k, c.Key, "POST", "/v1/uploads/tus")
 	clip, err := os.ReadFile(ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 320, 180, 2, true))
@@ -205,6 +206,7 @@ func TestTusUpload(t *testing.T) {
 }
 
 func TestDirectUpload(t *testing.T) {
+	t.Parallel()
 	k, c := setup(t, httpapitest.Options{}, domain.PlanPro)
 	requireRoute(t, k, c.Key, "POST", "/v1/uploads")
 	data := notAVideo(40 << 10)
@@ -252,6 +254,7 @@ func TestDirectUpload(t *testing.T) {
 }
 
 func TestAccount(t *testing.T) {
+	t.Parallel()
 	k, c := setup(t, httpapitest.Options{}, domain.PlanPro)
 	requireRoute(t, k, c.Key, "GET", "/v1/account")
 	upload(t, c, "a.mp4", notAVideo(3000))
@@ -268,6 +271,7 @@ func TestAccount(t *testing.T) {
 }
 
 func TestRedeliver(t *testing.T) {
+	t.Parallel()
 	k, c := setup(t, httpapitest.Options{Webhooks: true}, domain.PlanPro)
 	requireRoute(t, k, c.Key, "POST", "/v1/webhooks/01ARZ3NDEKTSV4RRFFQ69G5FAV/deliveries/dlv_000000000000000000000000/redeliver")
 	rcv := newReceiver(t)

@@ -29,6 +29,7 @@ func pocketsphinx(t testing.TB, cfg asr.PocketsphinxConfig) *asr.Pocketsphinx {
 }
 
 func TestPocketsphinx(t *testing.T) {
+	t.Parallel()
 	asrtest.Run(t, pocketsphinx(t, asr.PocketsphinxConfig{ScratchDir: t.TempDir()}))
 }
 

@@ -327,7 +327,6 @@ type Server struct {
 	probes        *probes.Probes    // /healthz, /readyz
 	admin         *admin.Handler    // the operator's /v1/admin
 	webhooks      *webhooks.Handler // /v1/webhooks
-	openapi       []byte            // docs/openapi.yaml as JSON
 	pages         *player.Pages     // /play and its assets
 	router        *mux.Router
 	// Logins: attempts per client address and per email; cross-origin
@@ -341,14 +340,10 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	doc, err := openAPIJSON()
-	if err != nil {
-		return nil, err
-	}
 	node := make([]byte, 8)
 	_, _ = rand.Read(node)
 	limitLog := cfg.Log.With("component", "ratelimit")
-	s := &Server{cfg: cfg, openapi: doc, router: mux.NewRouter(),
+	s := &Server{cfg: cfg, router: mux.NewRouter(),
 		limiter:  ratelimit.NewShared(cfg.Limits.Ledger, "acct:", hex.EncodeToString(node), limitLog),
 		failures: ratelimit.NewShared(cfg.Limits.Ledger, "addr:", hex.EncodeToString(node), limitLog),
 		uploads: uploadSlots{global: cfg.Uploads.MaxInFlight, perAccount: make(map[string]int),
@@ -370,6 +365,7 @@ func New(cfg Config) (*Server, error) {
 	if mediaBase == "" {
 		mediaBase = cfg.Origin.PublicURL
 	}
+	var err error
 	if s.pages, err = player.New(playHost{s}, mediaBase, cfg.Playback.FrameAncestors); err != nil {
 		return nil, fmt.Errorf("httpapi: %w", err)
 	}

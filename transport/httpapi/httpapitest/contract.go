@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -25,20 +26,29 @@ type Contract struct {
 	router routers.Router
 }
 
-// NewContract loads docs/openapi.yaml for a server whose root is baseURL
-// (http://host:port, without /v1).
-func NewContract(t testing.TB, baseURL string) *Contract {
-	t.Helper()
+// loadedDocument is docs/openapi.yaml loaded and validated once per test
+// binary: that costs more CPU than starting a server, and every server
+// of a test binary checks against the same document.
+var loadedDocument = sync.OnceValues(func() (*openapi3.T, error) {
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromData(docs.OpenAPI)
 	if err != nil {
+		return nil, err
+	}
+	return doc, doc.Validate(loader.Context)
+})
+
+// NewContract checks against docs/openapi.yaml for a server whose root is
+// baseURL (http://host:port, without /v1).
+func NewContract(t testing.TB, baseURL string) *Contract {
+	t.Helper()
+	loaded, err := loadedDocument()
+	if err != nil {
 		t.Fatalf("docs/openapi.yaml: %v", err)
 	}
-	if err := doc.Validate(loader.Context); err != nil {
-		t.Fatalf("docs/openapi.yaml: %v", err)
-	}
+	doc := *loaded // the router reads the servers; the rest is shared, read only
 	doc.Servers = openapi3.Servers{{URL: baseURL + "/v1"}}
-	router, err := gorillamux.NewRouter(doc)
+	router, err := gorillamux.NewRouter(&doc)
 	if err != nil {
 		t.Fatalf("docs/openapi.yaml routes: %v", err)
 	}
