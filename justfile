@@ -92,7 +92,10 @@ test: ensure-ffmpeg ensure-speech ensure-browser assets
     @test -z "$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
     go vet ./...
     # go vet ./... ran every analyzer already: go test's own subset would be a second pass.
-    go test -count=1 -vet=off -timeout 20m ./...
+    # The longest packages first: go test starts them in the order given,
+    # three at a time (many packages wait on NATS and fsync more than they
+    # compute), so the short ones run beside them instead of after them.
+    go test -p 3 -count=1 -vet=off -timeout 20m ./cmd/kino ./transport/transcoder ./...
 
 # kino bench: reads, writes, uploads, processing and replay, each beside a same-run baseline (about 15 minutes).
 bench: ensure-ffmpeg build

@@ -22,6 +22,7 @@ import (
 )
 
 func TestDirConformance(t *testing.T) {
+	t.Parallel()
 	mediatest.Run(t, func(t *testing.T) mediatest.Store {
 		s, err := media.OpenDir(t.TempDir())
 		if err != nil {
@@ -32,6 +33,7 @@ func TestDirConformance(t *testing.T) {
 }
 
 func TestJetStreamBucketConformance(t *testing.T) {
+	t.Parallel()
 	mediatest.Run(t, func(t *testing.T) mediatest.Store {
 		return openJetStreamBucket(t, 0)
 	})
@@ -40,6 +42,7 @@ func TestJetStreamBucketConformance(t *testing.T) {
 // With local copies of what /cdn reads (a small cache, so copies are
 // evicted too).
 func TestCachedJetStreamBucketConformance(t *testing.T) {
+	t.Parallel()
 	mediatest.Run(t, func(t *testing.T) mediatest.Store {
 		return openJetStreamBucket(t, 600<<10)
 	})
@@ -48,6 +51,7 @@ func TestCachedJetStreamBucketConformance(t *testing.T) {
 // A Bucket on another object store, a directory, runs the same suite:
 // index, cache and scratch hold nothing of NATS.
 func TestDiskBucketConformance(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		cache int64
@@ -90,13 +94,14 @@ func openJetStreamBucket(t testing.TB, cache int64) *media.Bucket {
 // the NATS server behind it is gone (a node that cannot serve /cdn must
 // leave the load balancer).
 func TestBucketReadyFollowsTheJetStreamBucket(t *testing.T) {
+	t.Parallel()
 	srv := eventstoretest.Server(t, t.TempDir())
 	s := bucketOn(t, srv)
 	if err := s.Ready(context.Background()); err != nil {
 		t.Fatalf("ready with NATS up: %v", err)
 	}
 	srv.Shutdown()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := s.Ready(ctx); err == nil {
 		t.Fatal("ready with NATS gone")
@@ -107,6 +112,7 @@ func TestBucketReadyFollowsTheJetStreamBucket(t *testing.T) {
 // upload's file where it was, the caller's, so that the commit can be
 // tried again once the server is back.
 func TestBucketCommitFailureKeepsTheFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	srv := eventstoretest.Server(t, dir)
 	s := bucketOn(t, srv)

@@ -13,6 +13,7 @@ import (
 )
 
 func TestCommitRemoveAndSweep(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	s, err := media.OpenDir(root)
 	if err != nil {
@@ -58,6 +59,7 @@ func TestCommitRemoveAndSweep(t *testing.T) {
 }
 
 func TestRejectsIDsThatAreNotULIDs(t *testing.T) {
+	t.Parallel()
 	s, err := media.OpenDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -78,6 +80,7 @@ func TestRejectsIDsThatAreNotULIDs(t *testing.T) {
 // video's original) on /cdn. Such outputs are refused and nothing is
 // published; clean outputs are published as kino's own files.
 func TestPublishRefusesLinksAmongOutputs(t *testing.T) {
+	t.Parallel()
 	secret := filepath.Join(t.TempDir(), "admin.nk")
 	if err := os.WriteFile(secret, []byte("SUAM-seed"), 0o600); err != nil {
 		t.Fatal(err)
@@ -168,6 +171,7 @@ var ctx = context.Background()
 // A commit that fails (here: the video's directory exists already) leaves
 // the upload's file where it was, the caller's.
 func TestStoreCommitFailureKeepsTheFile(t *testing.T) {
+	t.Parallel()
 	s, err := media.OpenDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -101,7 +101,7 @@ func (t *Transcoder) generateCaptions(ctx context.Context, job *queue.Job, req d
 	case job.Delivered >= t.cfg.MaxAttempts:
 		log.Warn("captions generation failed; giving up", "err", err)
 		t.finishCaptions(ctx, log, job, id, domain.FailCaptionTrack{Track: req.Track,
-			Reason: fmt.Sprintf("Generating captions failed after %d attempts: %s.", job.Delivered, transientReason(err))})
+			Reason: fmt.Sprintf("Generating captions failed after %s: %s.", attempts(job.Delivered), transientReason(err))})
 	default:
 		t.handBack(ctx, log, job, job.Delivered, err)
 	}

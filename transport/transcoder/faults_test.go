@@ -70,28 +70,31 @@ func cutPlaylist(name string) damage {
 // TestShortWritesAreNotCompleted: outputs written short (an empty master
 // or rendition playlist, an empty or missing segment, a cut playlist, an
 // empty thumbnail or preview) are caught before anything is published: the
-// attempt is a transient failure, retried, and the video ends FAILED with a
-// message that says so, never COMPLETED. Damaged once, it is retried and
-// ends COMPLETED.
+// attempt is a transient failure, and the video ends FAILED with a message
+// that says so, never COMPLETED (its one attempt here: the retry is the
+// last case's). Damaged once, it is retried and ends COMPLETED.
 func TestShortWritesAreNotCompleted(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	byID := map[string]damage{}
 	left := map[string]int{}
-	e := newEnv(t, func(c *transcoder.Config) {
-		c.MaxAttempts = 2
-		transcoder.SetEncodeHooks(c, nil, func(work string) {
-			mu.Lock()
-			defer mu.Unlock()
-			for id, d := range byID {
-				if strings.HasPrefix(filepath.Base(work), id+"-") && left[id] != 0 {
-					left[id]--
-					d(t, work)
+	attempts := func(n int) func(*transcoder.Config) {
+		return func(c *transcoder.Config) {
+			c.MaxAttempts = n
+			transcoder.SetEncodeHooks(c, nil, func(work string) {
+				mu.Lock()
+				defer mu.Unlock()
+				for id, d := range byID {
+					if strings.HasPrefix(filepath.Base(work), id+"-") && left[id] != 0 {
+						left[id]--
+						d(t, work)
+					}
 				}
-			}
-		})
-	})
-	acc := e.account("acme", domain.PlanFree)
+			})
+		}
+	}
+	single, retrying := newEnv(t, attempts(1)), newEnv(t, attempts(2))
+	accounts := map[*env]string{single: single.account("acme", domain.PlanFree), retrying: retrying.account("acme", domain.PlanFree)}
 	// One segment a rung (1 s, of a 4 s segment) is enough: each case
 	// damages one file, and its preview (some 25 KB) is still far over
 	// the 2000 bytes it is cut to.
@@ -115,8 +118,13 @@ func TestShortWritesAreNotCompleted(t *testing.T) {
 		{"damaged once, then fine", truncate("hls/master.m3u8"), 1},
 	}
 	ids := make([]string, len(tests))
+	envs := make([]*env, len(tests))
 	for i, tt := range tests {
-		ids[i] = e.uploadFile(acc, "clip.mp4", clip)
+		envs[i] = single
+		if tt.times > 0 {
+			envs[i] = retrying
+		}
+		ids[i] = envs[i].uploadFile(accounts[envs[i]], "clip.mp4", clip)
 		mu.Lock()
 		byID[ids[i]], left[ids[i]] = tt.damage, tt.times
 		if tt.times == 0 {
@@ -125,6 +133,7 @@ func TestShortWritesAreNotCompleted(t *testing.T) {
 		mu.Unlock()
 	}
 	for i, tt := range tests {
+		e := envs[i]
 		got := e.wait(ids[i], 2*time.Minute)
 		if tt.times > 0 {
 			if got.status != domain.StatusCompleted || got.attempts != tt.times+1 {
@@ -132,11 +141,11 @@ func TestShortWritesAreNotCompleted(t *testing.T) {
 			}
 			continue
 		}
-		want := "Processing failed after 2 attempts: its outputs could not be written in full."
-		if got.status != domain.StatusFailed || got.reason != want || got.attempts != 2 {
-			t.Errorf("%s: %+v, want FAILED after 2 attempts: %q", tt.name, got, want)
+		want := "Processing failed after 1 attempt: its outputs could not be written in full."
+		if got.status != domain.StatusFailed || got.reason != want || got.attempts != 1 {
+			t.Errorf("%s: %+v, want FAILED after its attempt: %q", tt.name, got, want)
 		}
-		// What the attempts published early goes once the video is FAILED
+		// What the attempt published early goes once the video is FAILED
 		// (just after TranscodeFailed is recorded).
 		deadline := time.Now().Add(30 * time.Second)
 		for out := e.outputs(ids[i]); len(out) > 0; out = e.outputs(ids[i]) {
@@ -147,8 +156,10 @@ func TestShortWritesAreNotCompleted(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	if left := e.workDirs(); len(left) > 0 {
-		t.Errorf("work directories left: %v", left)
+	for _, e := range []*env{single, retrying} {
+		if left := e.workDirs(); len(left) > 0 {
+			t.Errorf("work directories left: %v", left)
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -398,7 +399,7 @@ func (t *Transcoder) handle(ctx context.Context, job *queue.Job) {
 		final := failures+1 >= t.cfg.MaxAttempts
 		reason := fmt.Sprintf("Processing failed: %s.", transientReason(err))
 		if final {
-			reason = fmt.Sprintf("Processing failed after %d attempts: %s.", failures+1, transientReason(err))
+			reason = fmt.Sprintf("Processing failed after %s: %s.", attempts(failures+1), transientReason(err))
 		}
 		log.Warn("transcode attempt failed", "err", err, "final", final)
 		t.fail(ctx, log, job, id, reason, final)
@@ -750,6 +751,14 @@ func upperFirst(s string) string {
 		return s
 	}
 	return string(s[0]-'a'+'A') + s[1:]
+}
+
+// attempts is "1 attempt", "2 attempts"...: an operator may allow only one.
+func attempts(n int) string {
+	if n == 1 {
+		return "1 attempt"
+	}
+	return strconv.Itoa(n) + " attempts"
 }
 
 // transientReason names a transient failure without ffmpeg's output.
