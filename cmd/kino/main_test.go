@@ -15,7 +15,7 @@ var packageDir string
 func TestMain(m *testing.M) {
 	// Most of this package's long tests wait (on video played in real
 	// time, cluster elections, restarts) rather than compute.
-	eventstoretest.SetParallel(6)
+	eventstoretest.SetParallel(8)
 	dir, err := os.MkdirTemp("", "kino-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -148,7 +148,7 @@ func wants(o Options, name string) bool {
 // reporting what it does on progress.
 func Run(ctx context.Context, o Options, progress io.Writer) ([]Result, error) {
 	if o.Quick {
-		o.Runs, o.Duration, o.UploadMB = 1, 300*time.Millisecond, 8
+		o.Runs, o.Duration, o.UploadMB = 1, 150*time.Millisecond, 8
 	}
 	for _, name := range o.Only {
 		if !slices.Contains(Measures, name) && o.More[name] == nil {
