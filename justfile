@@ -92,10 +92,10 @@ test: ensure-ffmpeg ensure-speech ensure-browser assets
     @test -z "$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
     go vet ./...
     # go vet ./... ran every analyzer already: go test's own subset would be a second pass.
-    # The longest packages first: go test starts them in the order given,
-    # three at a time (many packages wait on NATS and fsync more than they
-    # compute), so the short ones run beside them instead of after them.
-    go test -p 3 -count=1 -vet=off -timeout 20m ./cmd/kino ./transport/transcoder ./...
+    # The longest packages first (then those that mostly wait on speech,
+    # NATS restarts and backoffs): go test starts them in the order given,
+    # three at a time, so the short ones run beside them instead of after.
+    go test -p 3 -count=1 -vet=off -timeout 20m ./cmd/kino ./transport/transcoder ./transport/asr ./transport/webhook ./...
 
 # kino bench: reads, writes, uploads, processing and replay, each beside a same-run baseline (about 15 minutes).
 bench: ensure-ffmpeg build

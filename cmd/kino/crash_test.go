@@ -21,6 +21,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/transport/ffmpeg/ffmpegtest"
 )
 
 // kinoProc is a running kino binary.
@@ -126,7 +127,10 @@ func TestKill9KillsFFmpegAndTheNextStartSweeps(t *testing.T) {
 	dir := t.TempDir()
 	passable(t, dir)
 	bin := buildKino(t)
-	clip := makeClip(t, "long.mp4", 320, 180, 300, false) // its ladder runs for many seconds
+	clip, err := os.ReadFile(ffmpegtest.LongClip(t, t.TempDir(), "long.mp4", 300)) // its ladder runs for many seconds
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, victim := range []string{"serve", "worker"} {
 		t.Run("kill -9 kino "+victim, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -248,19 +247,9 @@ func (e *env) workDirs() []string {
 	return names
 }
 
-// longClip writes a seconds long (a multiple of 10) 320x180 H.264 clip
-// without audio, in the container name's extension picks, and returns its
-// path: ffmpegtest.Clip's 10 s repeated by copy, for a fraction of the
-// cost of encoding every second of it (5 s of CPU for 300 s). The
-// transcoder encodes it as it would the whole.
+// longClip writes a seconds long (a multiple of 10) 320x180 clip without
+// audio (ffmpegtest.LongClip) in a test directory.
 func longClip(t *testing.T, name string, seconds int) string {
 	t.Helper()
-	if seconds <= 0 || seconds%10 != 0 {
-		t.Fatalf("longClip: %d s is not a multiple of 10", seconds)
-	}
-	dir := t.TempDir()
-	ten := ffmpegtest.Clip(t, dir, "ten"+filepath.Ext(name), 320, 180, 10, false)
-	out := filepath.Join(dir, name)
-	ffmpegtest.Run(t, "-stream_loop", strconv.Itoa(seconds/10-1), "-i", ten, "-c", "copy", out)
-	return out
+	return ffmpegtest.LongClip(t, t.TempDir(), name, seconds)
 }

@@ -43,6 +43,22 @@ func Clip(t testing.TB, dir, name string, w, h int, seconds float64, audio bool)
 	return out
 }
 
+// LongClip writes a seconds long (a multiple of 10) 320x180 H.264 clip
+// without audio, in the container name's extension picks, and returns its
+// path: Clip's 10 s repeated by copy, for a fraction of the cost of
+// encoding every second of it (5 s of CPU for 300 s). A transcoder encodes
+// it as it would the whole.
+func LongClip(t testing.TB, dir, name string, seconds int) string {
+	t.Helper()
+	if seconds <= 0 || seconds%10 != 0 {
+		t.Fatalf("LongClip: %d s is not a multiple of 10", seconds)
+	}
+	ten := Clip(t, t.TempDir(), "ten"+filepath.Ext(name), 320, 180, 10, false)
+	out := filepath.Join(dir, name)
+	Run(t, "-stream_loop", strconv.Itoa(seconds/10-1), "-i", ten, "-c", "copy", out)
+	return out
+}
+
 // GapMKV writes a 320x180 mkv of two frames gap seconds apart (a variable
 // frame rate file of a few KB whose one gap ffmpeg fills by repeating the
 // first frame, gap × rate times, without reporting progress).
