@@ -213,12 +213,19 @@ func TestFailedAttemptClearsItsProgress(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	events, _, err := e.store.Load(context.Background(), stream(id))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v := domain.Fold[domain.Video](events); v.Status != domain.StatusProcessing || v.Failures != 1 {
-		t.Fatalf("between attempts: %s with %d failures", v.Status, v.Failures)
+	// The failure is recorded once the attempt is over, which may be just
+	// after its progress went: read until it is.
+	var v domain.Video
+	eventstoretest.EventuallyEvery(t, "the failed attempt recorded", 20*time.Millisecond, func() (bool, string) {
+		events, _, err := e.store.Load(context.Background(), stream(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v = domain.Fold[domain.Video](events)
+		return v.Failures > 0, fmt.Sprintf("%s with %d failures", v.Status, v.Failures)
+	})
+	if v.Status != domain.StatusProcessing || v.Failures != 1 {
+		t.Fatalf("between attempts: %s with %d failures, want PROCESSING with 1", v.Status, v.Failures)
 	}
 }
 
