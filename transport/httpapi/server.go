@@ -333,6 +333,7 @@ type Server struct {
 	// checks of cookie-authenticated requests.
 	loginAddrs, loginUsers *ratelimit.Limiter
 	cop                    *http.CrossOriginProtection
+	lingering              chan struct{} // one token a connection reading an unread body's rest
 }
 
 // New builds the API's routes.
@@ -343,7 +344,7 @@ func New(cfg Config) (*Server, error) {
 	node := make([]byte, 8)
 	_, _ = rand.Read(node)
 	limitLog := cfg.Log.With("component", "ratelimit")
-	s := &Server{cfg: cfg, router: mux.NewRouter(),
+	s := &Server{cfg: cfg, lingering: make(chan struct{}, lingerers), router: mux.NewRouter(),
 		limiter:  ratelimit.NewShared(cfg.Limits.Ledger, "acct:", hex.EncodeToString(node), limitLog),
 		failures: ratelimit.NewShared(cfg.Limits.Ledger, "addr:", hex.EncodeToString(node), limitLog),
 		uploads: uploadSlots{global: cfg.Uploads.MaxInFlight, perAccount: make(map[string]int),
@@ -417,6 +418,14 @@ func (s *Server) Handler() http.Handler {
 // route) held the answer and the connection for as long as it liked. Once
 // the body is read the deadline is lifted, so a long handler (a rebuild)
 // is not cut off, and the connection may be kept alive.
+//
+// An answer given before the body was read to its end (a refusal: no key,
+// over the plan's size or rate, a full disk) is sent at once, and then the
+// rest of the body is read and thrown away within the linger bounds before
+// the connection closes (nginx's lingering close). A client that writes
+// its whole request before it reads the answer (Python's requests and
+// http.client) would otherwise meet a connection reset while writing, and
+// never see the answer.
 func (s *Server) bodyDeadline(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
@@ -424,25 +433,79 @@ func (s *Server) bodyDeadline(next http.Handler) http.Handler {
 			return
 		}
 		rc := http.NewResponseController(w)
+		_ = rc.EnableFullDuplex()                                         // the body stays readable after the answer (HTTP/1)
 		_ = rc.SetReadDeadline(time.Now().Add(s.cfg.Uploads.IdleTimeout)) // unsupported (HTTP/2): net/http's own limits
 		w.Header().Set("Connection", "close")
-		r.Body = &deadlineBody{ReadCloser: r.Body, done: func() {
+		body := &deadlineBody{ReadCloser: r.Body, done: func() {
 			w.Header().Del("Connection")
 			_ = rc.SetReadDeadline(time.Time{})
 		}}
+		r.Body = body
 		next.ServeHTTP(w, r)
+		if !body.ended {
+			s.linger(rc, r, body)
+		}
 	})
 }
 
-// deadlineBody calls done once, when its body has been read to the end.
+// The bounds of reading what is left of a body after an early answer:
+// nginx's lingering_time and lingering_timeout, a size, and how many
+// connections linger at once (past that, they close at once, as before).
+const (
+	lingerFor   = 30 * time.Second
+	lingerIdle  = 5 * time.Second
+	lingerBytes = 1 << 30
+	lingerers   = 64
+)
+
+// linger sends the answer already written, then reads and discards what
+// is left of body within the linger bounds. A client that asked to be told
+// before it sends (Expect: 100-continue) and has sent nothing is not
+// waited for: it has its answer and sends nothing more. HTTP/2 ends a
+// refused stream on its own, without losing the connection.
+func (s *Server) linger(rc *http.ResponseController, r *http.Request, body *deadlineBody) {
+	if r.ProtoMajor != 1 || (body.read == 0 && strings.EqualFold(r.Header.Get("Expect"), "100-continue")) {
+		return
+	}
+	select {
+	case s.lingering <- struct{}{}:
+		defer func() { <-s.lingering }()
+	default:
+		return
+	}
+	if err := rc.Flush(); err != nil {
+		return
+	}
+	end := time.Now().Add(lingerFor)
+	buf := make([]byte, 32<<10)
+	for left := int64(lingerBytes); left > 0; {
+		deadline := time.Now().Add(lingerIdle)
+		if deadline.After(end) {
+			deadline = end
+		}
+		if rc.SetReadDeadline(deadline) != nil {
+			return
+		}
+		n, err := body.ReadCloser.Read(buf[:min(int64(len(buf)), left)])
+		left -= int64(n)
+		if err != nil {
+			return
+		}
+	}
+}
+
+// deadlineBody calls done once, when its body has been read to the end,
+// and counts what was read.
 type deadlineBody struct {
 	io.ReadCloser
 	done  func()
+	read  int64
 	ended bool
 }
 
 func (b *deadlineBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
+	b.read += int64(n)
 	if err == io.EOF && !b.ended {
 		b.ended = true
 		b.done()

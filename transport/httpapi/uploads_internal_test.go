@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -243,6 +244,68 @@ func TestAnnouncedBodiesThatNeverCome(t *testing.T) {
 		r := raw(a, fmt.Sprintf("POST /v1/collections HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", key, len(body), body))
 		if r.status != 201 || r.close {
 			t.Fatalf("%d close=%v %s", r.status, r.close, r.body)
+		}
+	})
+}
+
+// A client that writes its whole request before it reads the answer
+// (Python's requests and http.client do) gets the early refusal and its
+// JSON, not a connection reset: the server reads and throws away the rest
+// of the body (within bounds) after answering, instead of closing the
+// connection under a client still writing. 32 MiB is far more than the
+// socket buffers hold, so a server that stopped reading would reset the
+// connection while the body is written.
+func TestEarlyAnswersReachClientsThatWriteTheWholeBodyFirst(t *testing.T) {
+	t.Parallel()
+	a := newTestAPI(t, func(c *Config) {
+		p := domain.DefaultPlans()
+		free := p[domain.PlanFree]
+		free.MaxUploadBytes = 256 << 10
+		p[domain.PlanFree] = free
+		c.Plans = p
+	})
+	key := a.account("acme", domain.PlanFree)
+	body := bytes.Repeat([]byte("x"), 32<<20)
+	writeFirst := func(t *testing.T, head string) response {
+		t.Helper()
+		conn, err := net.Dial("tcp", strings.TrimPrefix(a.srv.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		// Guards against hanging the test, not timings.
+		_ = conn.SetDeadline(time.Now().Add(time.Minute))
+		if _, err := io.WriteString(conn, head+fmt.Sprintf("Content-Length: %d\r\n\r\n", len(body))); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Write(body); err != nil {
+			t.Fatalf("writing the body before reading the answer: %v", err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("no answer after the body: %v", err)
+		}
+		defer resp.Body.Close()
+		if resp.ContentLength < 0 && len(resp.TransferEncoding) == 0 {
+			// The server reads the rest of the body after answering: an
+			// answer that ends when the connection closes would wait for it.
+			t.Errorf("%d answer without a Content-Length: it ends only when the connection closes", resp.StatusCode)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		return response{status: resp.StatusCode, header: resp.Header, body: b, close: resp.Close}
+	}
+	upload := "POST /v1/videos HTTP/1.1\r\nHost: kino\r\nContent-Type: multipart/form-data; boundary=B\r\n"
+	t.Run("no key", func(t *testing.T) {
+		wantError(t, writeFirst(t, upload), 401, "Missing API key")
+	})
+	t.Run("over the plan's size", func(t *testing.T) {
+		r := writeFirst(t, upload+"Authorization: Bearer "+key+"\r\n")
+		wantError(t, r, 413, "File too large")
+	})
+	t.Run("unknown route", func(t *testing.T) {
+		r := writeFirst(t, "PUT /v1/nowhere HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer "+key+"\r\nContent-Type: application/octet-stream\r\n")
+		if r.status != 404 && r.status != 405 {
+			t.Fatalf("%d %s", r.status, r.body)
 		}
 	})
 }

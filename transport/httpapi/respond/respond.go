@@ -7,6 +7,7 @@
 package respond
 
 import (
+	"bytes"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -92,12 +93,17 @@ func Error(w http.ResponseWriter, log *slog.Logger, err error) {
 	JSON(w, status, wire.Error{Error: label, Message: msg})
 }
 
-// JSON writes v as the body of a status answer.
+// JSON writes v as the body of a status answer, with its Content-Length:
+// an answer sent before the request's body was read (a refusal) must say
+// where it ends, or the client would wait for the connection to close.
 func JSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Length", strconv.Itoa(b.Len()))
+	w.WriteHeader(status)
+	_, _ = w.Write(b.Bytes())
 }
