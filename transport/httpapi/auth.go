@@ -12,6 +12,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/projections"
+	"github.com/kino-video/kino/transport/ratelimit"
 )
 
 // caller is the authenticated account of a request.
@@ -226,23 +227,47 @@ func rateBudget(account, user string, l domain.Limits) (key string, perMinute in
 	return "user:" + user, max(l.RequestsPerMinute, SessionRequestsPerMinute)
 }
 
-// charge counts one request against the rate budget key (perMinute in any
-// minute) and writes the X-RateLimit-* headers every answer of a counted
-// request carries; past the budget it refuses with 429 and Retry-After.
-// whose names the budget in the message ("your plan").
+// A budget is a rate limit one request is charged to: a key of the
+// limiter, its requests per minute, and whose it is (in the refusal).
+type budget struct {
+	key       string
+	perMinute int
+	whose     string
+}
+
+// charge counts one request against key's budget of perMinute, setting the
+// X-RateLimit-* headers, and refuses it (429, Retry-After) when over.
 func (s *Server) charge(w http.ResponseWriter, key string, perMinute int, whose string) error {
-	d := s.limiter.Allow(key, perMinute, s.cfg.Now())
+	return s.chargeAll(w, budget{key, perMinute, whose})
+}
+
+// chargeAll counts one request against each budget in turn, stopping at
+// the first that refuses it; the X-RateLimit-* headers tell the tightest
+// budget (the refusing one, else the one with the fewest requests left).
+func (s *Server) chargeAll(w http.ResponseWriter, budgets ...budget) error {
+	now := s.cfg.Now()
+	var tight ratelimit.Decision
+	var whose budget
+	for i, b := range budgets {
+		d := s.limiter.Allow(b.key, b.perMinute, now)
+		if i == 0 || !d.Allowed || d.Remaining < tight.Remaining {
+			tight, whose = d, b
+		}
+		if !d.Allowed {
+			break
+		}
+	}
 	h := w.Header()
 	// Spelled as the spec spells them: Header.Set would canonicalise
 	// "RateLimit" to "Ratelimit". Header lookups stay case-insensitive.
-	h["X-RateLimit-Limit"] = []string{strconv.Itoa(perMinute)}
-	h["X-RateLimit-Remaining"] = []string{strconv.Itoa(d.Remaining)}
-	h["X-RateLimit-Reset"] = []string{strconv.FormatInt(ceilUnix(d.Reset), 10)}
-	if !d.Allowed {
-		wait := retrySeconds(d.Retry)
+	h["X-RateLimit-Limit"] = []string{strconv.Itoa(whose.perMinute)}
+	h["X-RateLimit-Remaining"] = []string{strconv.Itoa(tight.Remaining)}
+	h["X-RateLimit-Reset"] = []string{strconv.FormatInt(ceilUnix(tight.Reset), 10)}
+	if !tight.Allowed {
+		wait := retrySeconds(tight.Retry)
 		h.Set("Retry-After", strconv.Itoa(wait))
 		return domain.E("authenticate", domain.RateLimited,
-			"Too many requests; %s allows %d per minute; retry after %d seconds", whose, perMinute, wait)
+			"Too many requests; %s allows %d per minute; retry after %d seconds", whose.whose, whose.perMinute, wait)
 	}
 	return nil
 }

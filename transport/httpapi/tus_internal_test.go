@@ -589,6 +589,49 @@ func TestDirectUploadHasItsOwnRateBudget(t *testing.T) {
 	}
 }
 
+// All of an account's direct upload URLs together have one budget that
+// follows its plan (directPlanFactor times its requests per minute): more
+// URLs do not multiply what the account may send, and a URL holder still
+// cannot lock the account out of its API, nor reach another account's.
+func TestDirectUploadURLsShareTheAccountsBudget(t *testing.T) {
+	t.Parallel()
+	a := newTestAPI(t)
+	key := a.account("acme", domain.PlanFree)
+	other := a.account("other", domain.PlanFree)
+	budget := directPlanFactor * testPlans().Limits(domain.PlanFree).RequestsPerMinute
+	upload := func(key string) string {
+		url, _ := a.directURL(key)
+		r := a.tusReq("POST", url, "", map[string]string{"Upload-Length": "3000", "Upload-Metadata": tusMeta("filename", "d.mp4")}, nil)
+		wantStatus(t, r, 201)
+		return r.header.Get("Location")
+	}
+	// Two URLs, each well under its own budget, spend the account's.
+	first, second := upload(key), upload(key)
+	for i := range budget - 2 {
+		loc := first
+		if i%2 == 1 {
+			loc = second
+		}
+		if r := a.tusReq("HEAD", loc, "", nil, nil); r.status != 200 {
+			t.Fatalf("HEAD %d of %d: %d %s", i, budget-2, r.status, r.body)
+		}
+	}
+	if r := a.tusReq("HEAD", second, "", nil, nil); r.status != 429 || r.header.Get("Retry-After") == "" || r.header.Get("X-RateLimit-Limit") != strconv.Itoa(budget) {
+		t.Fatalf("past the account's direct budget: %d %v", r.status, r.header)
+	}
+	// A new URL of the same account has nothing left either.
+	url, _ := a.directURL(key)
+	r := a.tusReq("POST", url, "", map[string]string{"Upload-Length": "3000", "Upload-Metadata": tusMeta("filename", "d.mp4")}, nil)
+	m := wantError(t, r, 429, respond.LabelRateLimited)
+	if !strings.Contains(m["message"].(string), "direct upload URLs together allows "+strconv.Itoa(budget)) {
+		t.Fatalf("message %q", m["message"])
+	}
+	if r := a.do("GET", "/v1/videos", key, ""); r.status != 200 {
+		t.Fatalf("the account's own key: %d %s", r.status, r.body)
+	}
+	wantStatus(t, a.tusReq("HEAD", upload(other), "", nil, nil), 200)
+}
+
 // A finished upload still answers, to its owner only, for --tus-expiry:
 // HEAD says it is complete and a PATCH at its length is a 204 no-op, so a
 // client that lost the last answer does not upload the file again.

@@ -172,17 +172,23 @@ func (s *Server) storesReady(ctx context.Context) bool {
 	return m.Ready(ctx) == nil
 }
 
-// directRequestsPerMinute is the budget of the requests on one direct
-// upload URL and its upload: its own, never the account's (a URL is in
-// the hands of an untrusted end user), generous enough for any tus
-// client's chunks and retries.
-const directRequestsPerMinute = 600
+// The rate budgets of direct upload URLs: each URL and its upload at
+// most directRequestsPerMinute (generous enough for any tus client's
+// chunks and retries), and all of an account's URLs together
+// directPlanFactor times its plan's requests per minute. Neither is the
+// account's API budget (a URL is in the hands of an untrusted end user,
+// who must not lock the account out of its API), but the second follows
+// the plan, so that issuing more URLs does not multiply what an account
+// may send.
+const (
+	directRequestsPerMinute = 600
+	directPlanFactor        = 10
+)
 
 // admitAccount makes a request on a direct upload URL (of video id) the
-// account's: its plan's limits, and the URL's own rate budget (the
-// X-RateLimit-* headers as on every authenticated request). The budget is
-// the URL's, never the account's: its holder is an end user, who must not
-// be able to lock the account out of its API.
+// account's: its plan's limits, and the URL's and the account's direct
+// upload budgets (the X-RateLimit-* headers as on every authenticated
+// request).
 func (s *Server) admitAccount(w http.ResponseWriter, r *http.Request, slug, id string) (caller, *http.Request, error) {
 	acct, ok, err := s.cfg.DB.Account(slug)
 	if err == nil && !ok {
@@ -192,9 +198,12 @@ func (s *Server) admitAccount(w http.ResponseWriter, r *http.Request, slug, id s
 		return caller{}, r, err
 	}
 	limits := s.cfg.Plans.Limits(acct.Plan)
-	// Slugs never hold a colon: "direct:" keys collide with no account's
-	// budget, nor a user's.
-	if err := s.charge(w, "direct:"+id, directRequestsPerMinute, "this direct upload URL"); err != nil {
+	// Slugs never hold a colon: "direct:" and "uploads:" keys collide with
+	// no account's budget, nor a user's.
+	if err := s.chargeAll(w,
+		budget{"direct:" + id, directRequestsPerMinute, "this direct upload URL"},
+		budget{"uploads:" + acct.Slug, directPlanFactor * limits.RequestsPerMinute, "the account's direct upload URLs together"},
+	); err != nil {
 		return caller{}, r, err
 	}
 	c := caller{Account: acct.Slug, Plan: acct.Plan, Limits: limits}
