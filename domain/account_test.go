@@ -372,3 +372,17 @@ func TestPlanLimits(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckStorage(t *testing.T) {
+	l := domain.Limits{StorageBytes: 100}
+	if err := l.CheckStorage(60, 40); err != nil {
+		t.Fatalf("filling the quota exactly: %v", err)
+	}
+	err := l.CheckStorage(60, 41)
+	if domain.KindOf(err) != domain.TooLarge || !strings.Contains(err.Error(), "storage quota is 100 bytes") {
+		t.Fatalf("one byte past the quota: %v", err)
+	}
+	if err := (domain.Limits{}).CheckStorage(1<<50, 1<<50); err != nil {
+		t.Fatalf("no quota: %v", err)
+	}
+}

@@ -31,6 +31,23 @@ type Limits struct {
 	// ConcurrentUploads bounds the uploads of one account in flight at
 	// once, so one account cannot hold every upload slot of the server.
 	ConcurrentUploads int
+	// StorageBytes is the account's storage quota: the bytes of its
+	// videos' originals and outputs together (0: no quota).
+	StorageBytes int64
+}
+
+// TiB is 2^40 bytes.
+const TiB = 1024 * GiB
+
+// CheckStorage refuses (TooLarge, answered 413) an upload of n bytes to an
+// account that holds used bytes, when together they pass the quota.
+func (l Limits) CheckStorage(used, n int64) error {
+	if l.StorageBytes <= 0 || used+n <= l.StorageBytes {
+		return nil
+	}
+	return E("upload video", TooLarge,
+		"the account's storage quota is %d bytes: it holds %d bytes of videos, and this upload of %d bytes would pass it; delete videos to make room",
+		l.StorageBytes, used, n)
 }
 
 // Plans maps each plan to its limits. The request rates are the spec's; the
@@ -38,12 +55,13 @@ type Limits struct {
 // may change.
 type Plans map[Plan]Limits
 
-// DefaultPlans returns the spec's rates with the default upload sizes.
+// DefaultPlans returns the spec's rates with the default upload sizes and
+// storage quotas (free 10 GiB, pro 1 TiB, business 10 TiB).
 func DefaultPlans() Plans {
 	return Plans{
-		PlanFree:     {RequestsPerMinute: 60, MaxUploadBytes: 1 * GiB, MaxDuration: time.Hour, TranscodeConcurrency: 1, ConcurrentUploads: 2},
-		PlanPro:      {RequestsPerMinute: 300, MaxUploadBytes: 10 * GiB, MaxDuration: 6 * time.Hour, TranscodeConcurrency: 2, ConcurrentUploads: 8},
-		PlanBusiness: {RequestsPerMinute: 1000, MaxUploadBytes: 50 * GiB, MaxDuration: 12 * time.Hour, TranscodeConcurrency: 4, ConcurrentUploads: 16},
+		PlanFree:     {RequestsPerMinute: 60, MaxUploadBytes: 1 * GiB, MaxDuration: time.Hour, TranscodeConcurrency: 1, ConcurrentUploads: 2, StorageBytes: 10 * GiB},
+		PlanPro:      {RequestsPerMinute: 300, MaxUploadBytes: 10 * GiB, MaxDuration: 6 * time.Hour, TranscodeConcurrency: 2, ConcurrentUploads: 8, StorageBytes: 1 * TiB},
+		PlanBusiness: {RequestsPerMinute: 1000, MaxUploadBytes: 50 * GiB, MaxDuration: 12 * time.Hour, TranscodeConcurrency: 4, ConcurrentUploads: 16, StorageBytes: 10 * TiB},
 	}
 }
 

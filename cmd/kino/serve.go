@@ -199,6 +199,7 @@ func parseDurations(s string) ([]time.Duration, error) {
 func newServeCmd() *cobra.Command {
 	var cfg Config
 	var maxFree, maxPro, maxBusiness string
+	var quotaFree, quotaPro, quotaBusiness string
 	var uploadsFree, uploadsPro, uploadsBusiness int
 	var adminTokenFile, trustedProxies, frameAncestors, diskReserve string
 	var parseWorkers func() error
@@ -233,6 +234,17 @@ func newServeCmd() *cobra.Command {
 				}
 				l := cfg.Plans[plan]
 				l.MaxUploadBytes = n
+				cfg.Plans[plan] = l
+			}
+			for plan, raw := range map[domain.Plan]string{domain.PlanFree: quotaFree, domain.PlanPro: quotaPro, domain.PlanBusiness: quotaBusiness} {
+				var n int64
+				if strings.TrimSpace(raw) != "0" {
+					if n, err = parseSize(raw); err != nil {
+						return fmt.Errorf("--storage-quota-%s: %w", plan, err)
+					}
+				}
+				l := cfg.Plans[plan]
+				l.StorageBytes = n
 				cfg.Plans[plan] = l
 			}
 			for plan, n := range map[domain.Plan]int{domain.PlanFree: uploadsFree, domain.PlanPro: uploadsPro, domain.PlanBusiness: uploadsBusiness} {
@@ -311,6 +323,9 @@ func newServeCmd() *cobra.Command {
 	fs.StringVar(&maxFree, "max-upload-free", env("KINO_MAX_UPLOAD_FREE", "1GiB"), "largest upload on the free plan (env KINO_MAX_UPLOAD_FREE)")
 	fs.StringVar(&maxPro, "max-upload-pro", env("KINO_MAX_UPLOAD_PRO", "10GiB"), "largest upload on the pro plan (env KINO_MAX_UPLOAD_PRO)")
 	fs.StringVar(&maxBusiness, "max-upload-business", env("KINO_MAX_UPLOAD_BUSINESS", "50GiB"), "largest upload on the business plan (env KINO_MAX_UPLOAD_BUSINESS)")
+	fs.StringVar(&quotaFree, "storage-quota-free", env("KINO_STORAGE_QUOTA_FREE", "10GiB"), "storage quota of a free-plan account: its videos' originals and outputs together; uploads that would pass it get 413; 0 for none (env KINO_STORAGE_QUOTA_FREE)")
+	fs.StringVar(&quotaPro, "storage-quota-pro", env("KINO_STORAGE_QUOTA_PRO", "1TiB"), "storage quota of a pro-plan account; 0 for none (env KINO_STORAGE_QUOTA_PRO)")
+	fs.StringVar(&quotaBusiness, "storage-quota-business", env("KINO_STORAGE_QUOTA_BUSINESS", "10TiB"), "storage quota of a business-plan account; 0 for none (env KINO_STORAGE_QUOTA_BUSINESS)")
 	fs.StringVar(&diskReserve, "disk-reserve", env("KINO_DISK_RESERVE", "1GiB"), "free space kept on the data directory's disk (a size like 1GiB, or a percentage like 5%; 0 for none): uploads that would eat into it get 507, so the event store never runs dry; after a full disk, the embedded NATS server's restart waits for no more than this beyond what its store needs (env KINO_DISK_RESERVE)")
 	fs.Uint64Var(&cfg.MaxReadLag, "ready-max-lag", uint64(envInt("KINO_READY_MAX_LAG", 1000)), "events the read models may trail the stream by before GET /readyz answers 503 (env KINO_READY_MAX_LAG)")
 	parseWorkers = workerFlags(fs, &cfg.Workers)
@@ -350,7 +365,7 @@ func parseSize(s string) (int64, error) {
 	for _, u := range []struct {
 		suffix string
 		mult   int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}} {
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}} {
 		if strings.HasSuffix(s, u.suffix) {
 			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
 			break
@@ -358,7 +373,7 @@ func parseSize(s string) (int64, error) {
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("size must be a positive number of bytes, KiB, MiB or GiB (got %q)", s)
+		return 0, fmt.Errorf("size must be a positive number of bytes, KiB, MiB, GiB or TiB (got %q)", s)
 	}
 	return n * mult, nil
 }

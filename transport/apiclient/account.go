@@ -41,6 +41,7 @@ type wireAccount struct {
 		ConcurrentUploads    int     `json:"concurrentUploads"`
 		MaxDurationSeconds   float64 `json:"maxDurationSeconds"`
 		TranscodeConcurrency int     `json:"transcodeConcurrency"`
+		StorageBytes         int64   `json:"storageBytes"` // the storage quota (0: none)
 	} `json:"limits"`
 	RateLimit struct {
 		Limit     int             `json:"limit"`

@@ -20,6 +20,7 @@ type accountUsage struct {
 		ConcurrentUploads    int   `json:"concurrentUploads"`
 		MaxDurationSeconds   int64 `json:"maxDurationSeconds"`
 		TranscodeConcurrency int   `json:"transcodeConcurrency"`
+		StorageBytes         int64 `json:"storageBytes"` // the storage quota; 0: none
 	} `json:"limits"`
 	RateLimit struct {
 		Limit     int   `json:"limit"`
@@ -56,6 +57,7 @@ func (s *Server) getAccount(w http.ResponseWriter, r *http.Request) error {
 	out.Limits.ConcurrentUploads = c.Limits.ConcurrentUploads
 	out.Limits.MaxDurationSeconds = int64(c.Limits.MaxDuration.Seconds())
 	out.Limits.TranscodeConcurrency = c.Limits.TranscodeConcurrency
+	out.Limits.StorageBytes = c.Limits.StorageBytes
 	if c.User == "" {
 		h := w.Header()
 		out.RateLimit.Limit = headerInt(h, "X-RateLimit-Limit", c.Limits.RequestsPerMinute)

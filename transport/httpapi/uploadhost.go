@@ -69,7 +69,10 @@ func (h uploadHost) Acquire(w http.ResponseWriter, pool string, limit int) (func
 	return h.s.uploads.acquire(w, pool, limit)
 }
 func (h uploadHost) CheckRoom(n int64) error { return h.s.checkRoom(n) }
-func (h uploadHost) Disk() diskspace.Guard   { return h.s.disk }
+func (h uploadHost) CheckStorage(account string, l domain.Limits, n int64) error {
+	return h.s.checkStorage(account, l, n)
+}
+func (h uploadHost) Disk() diskspace.Guard { return h.s.disk }
 func (h uploadHost) StoreFailure(w http.ResponseWriter, err error) error {
 	return storeFailure(w, err)
 }

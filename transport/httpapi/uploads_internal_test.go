@@ -3,16 +3,19 @@ package httpapi
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
+	"github.com/kino-video/kino/transport/wire"
 )
 
 // slowUpload is an upload that sends its headers and the start of its
@@ -307,5 +310,59 @@ func TestEarlyAnswersReachClientsThatWriteTheWholeBodyFirst(t *testing.T) {
 		if r.status != 404 && r.status != 405 {
 			t.Fatalf("%d %s", r.status, r.body)
 		}
+	})
+}
+
+// An account's videos hold at most its plan's storage quota: an upload
+// that would pass it is 413 through multipart (at acceptance, when its
+// size is known), tus creation and a direct upload URL, with a message
+// that names the quota; another account keeps uploading; GET /v1/account
+// shows the quota; deleting a video gives its bytes back.
+func TestStorageQuota(t *testing.T) {
+	t.Parallel()
+	const quota = 100 << 10
+	a := newTestAPI(t, func(c *Config) {
+		p := testPlans()
+		free := p[domain.PlanFree]
+		free.StorageBytes = quota
+		p[domain.PlanFree] = free
+		c.Plans = p
+	})
+	key := a.account("acme", domain.PlanFree)
+	other := a.account("other", domain.PlanFree)
+	file := clip(60 << 10)
+	r := a.upload(key, "first.mp4", file)
+	wantStatus(t, r, 202)
+	var first wire.Uploaded
+	_ = json.Unmarshal(r.body, &first)
+
+	quotaMessage := func(t *testing.T, r response) {
+		t.Helper()
+		m := wantError(t, r, 413, "File too large")
+		if msg := m["message"].(string); !strings.Contains(msg, "storage quota is 102400 bytes") || !strings.Contains(msg, "delete videos") {
+			t.Fatalf("message %q", msg)
+		}
+	}
+	quotaMessage(t, a.upload(key, "second.mp4", file))
+	quotaMessage(t, a.tusReq("POST", "/v1/uploads/tus", key, map[string]string{
+		"Upload-Length": strconv.Itoa(len(file)), "Upload-Metadata": tusMeta("filename", "t.mp4", "collection", "main")}, nil))
+	url, _ := a.directURL(key)
+	quotaMessage(t, a.tusReq("POST", url, "", map[string]string{
+		"Upload-Length": strconv.Itoa(len(file)), "Upload-Metadata": tusMeta("filename", "d.mp4")}, nil))
+	wantStatus(t, a.upload(other, "theirs.mp4", file), 202)
+
+	r = a.do("GET", "/v1/account", key, "")
+	var acct struct {
+		Limits       struct{ StorageBytes int64 }
+		StorageBytes int64
+	}
+	if err := json.Unmarshal(r.body, &acct); err != nil || acct.Limits.StorageBytes != quota || acct.StorageBytes != int64(len(file)) {
+		t.Fatalf("GET /v1/account: %s %v", r.body, err)
+	}
+
+	wantStatus(t, a.do("DELETE", "/v1/videos/"+first.Video.ID, key, ""), 200)
+	eventstoretest.EventuallyEvery(t, "the deleted video's bytes given back", 20*time.Millisecond, func() (bool, string) {
+		r := a.upload(key, "again.mp4", file)
+		return r.status == 202, fmt.Sprintf("%d %s", r.status, r.body)
 	})
 }

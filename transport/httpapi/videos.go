@@ -52,6 +52,11 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Connection", "close")
 		return domain.E("upload video", domain.TooLarge, "upload is %d bytes; your plan allows files of at most %d bytes", r.ContentLength, maxSize)
 	}
+	// The announced size, less what the other fields may take, against the
+	// storage quota; the file's own size is checked again on acceptance.
+	if err := s.checkStorage(c.Account, c.Limits, r.ContentLength-multipartSlack); err != nil {
+		return err
+	}
 	// Refused before the body is read: while the event store cannot take
 	// the upload's event (503), or the disk cannot take the file (507).
 	if err := s.writable(); err != nil {
@@ -270,6 +275,11 @@ func (s *Server) acceptUpload(ctx context.Context, u upload) error {
 	if err != nil {
 		return err
 	}
+	if limits, err := (uploadHost{s}).Limits(u.Account); err != nil {
+		return err
+	} else if err := s.checkStorage(u.Account, limits, u.Size); err != nil {
+		return err
+	}
 	// A backend that commits by copying (the object store, on the disk of
 	// the embedded NATS) needs the file's size again above the reserve.
 	if c, ok := s.cfg.Media.(interface{ CommitCopies() bool }); ok && c.CommitCopies() {
@@ -334,6 +344,22 @@ func (s *Server) undoUpload(ctx context.Context, id string, cause error) {
 	if err := s.cfg.Media.Remove(ctx, id); err != nil {
 		log.Error("remove rejected upload", "err", err)
 	}
+}
+
+// checkStorage refuses an upload of n bytes (nothing when n <= 0) that
+// would take the account past its plan's storage quota: what its videos'
+// originals and outputs hold, as the read models count it. Uploads in
+// flight at once may together pass it by up to the plan's concurrent
+// uploads; what their transcodes add counts once they are stored.
+func (s *Server) checkStorage(account string, l domain.Limits, n int64) error {
+	if n <= 0 || l.StorageBytes <= 0 {
+		return nil
+	}
+	u, err := s.cfg.DB.Usage(account)
+	if err != nil {
+		return err
+	}
+	return l.CheckStorage(u.StorageBytes, n)
 }
 
 // refused reports whether err is the acceptance's refusal of an upload

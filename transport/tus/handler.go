@@ -254,6 +254,9 @@ func (h *Handler) createUpload(w http.ResponseWriter, r *http.Request, c Caller,
 	// (diskspace.Writer), as a multipart upload is, and an account's unsent
 	// bytes are bounded by its own plan (MaxUnfinished uploads of at most
 	// MaxUploadBytes each).
+	if err := h.host.CheckStorage(c.Account, c.Limits, length); err != nil {
+		return err
+	}
 	if err := h.host.CheckRoom(length); err != nil {
 		return err
 	}

@@ -47,6 +47,9 @@ type Host interface {
 	StoresReady(ctx context.Context) bool
 	// Acquire takes an upload slot of pool (at most limit at once).
 	Acquire(w http.ResponseWriter, pool string, limit int) (release func(), err error)
+	// CheckStorage refuses an upload of n bytes that would take the
+	// account past its plan's storage quota (l is its limits).
+	CheckStorage(account string, l domain.Limits, n int64) error
 	// CheckRoom refuses an upload of n bytes the disk has no room for;
 	// Disk guards the reserve as chunks are written.
 	CheckRoom(n int64) error
