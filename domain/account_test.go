@@ -359,10 +359,10 @@ func TestPlanLimits(t *testing.T) {
 		plan domain.Plan
 		want domain.Limits
 	}{
-		{name: "free", plan: domain.PlanFree, want: domain.Limits{RequestsPerMinute: 60, MaxUploadBytes: domain.GiB, MaxDuration: time.Hour, TranscodeConcurrency: 1, ConcurrentUploads: 2}},
-		{name: "pro", plan: domain.PlanPro, want: domain.Limits{RequestsPerMinute: 300, MaxUploadBytes: 10 * domain.GiB, MaxDuration: 6 * time.Hour, TranscodeConcurrency: 2, ConcurrentUploads: 8}},
-		{name: "business", plan: domain.PlanBusiness, want: domain.Limits{RequestsPerMinute: 1000, MaxUploadBytes: 50 * domain.GiB, MaxDuration: 12 * time.Hour, TranscodeConcurrency: 4, ConcurrentUploads: 16}},
-		{name: "unknown gets free", plan: "gold", want: domain.Limits{RequestsPerMinute: 60, MaxUploadBytes: domain.GiB, MaxDuration: time.Hour, TranscodeConcurrency: 1, ConcurrentUploads: 2}},
+		{name: "free", plan: domain.PlanFree, want: domain.Limits{RequestsPerMinute: 60, MaxUploadBytes: domain.GiB, MaxDuration: time.Hour, TranscodeConcurrency: 1, ConcurrentUploads: 2, StorageBytes: 10 * domain.GiB}},
+		{name: "pro", plan: domain.PlanPro, want: domain.Limits{RequestsPerMinute: 300, MaxUploadBytes: 10 * domain.GiB, MaxDuration: 6 * time.Hour, TranscodeConcurrency: 2, ConcurrentUploads: 8, StorageBytes: domain.TiB}},
+		{name: "business", plan: domain.PlanBusiness, want: domain.Limits{RequestsPerMinute: 1000, MaxUploadBytes: 50 * domain.GiB, MaxDuration: 12 * time.Hour, TranscodeConcurrency: 4, ConcurrentUploads: 16, StorageBytes: 10 * domain.TiB}},
+		{name: "unknown gets free", plan: "gold", want: domain.Limits{RequestsPerMinute: 60, MaxUploadBytes: domain.GiB, MaxDuration: time.Hour, TranscodeConcurrency: 1, ConcurrentUploads: 2, StorageBytes: 10 * domain.GiB}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
