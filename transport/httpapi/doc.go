@@ -68,7 +68,10 @@
 // logged-in user's browser against its own, "user:<id>", at the plan's
 // rate but at least SessionRequestsPerMinute (300), so the dashboard and
 // the account's integrations never starve each other; a direct upload URL
-// has its own, "direct:<id>". Every counted answer carries
+// is counted against two of its own (chargeAll): the URL's, "direct:<id>"
+// (600 a minute), and all the account's URLs together, "uploads:<account>"
+// (ten times the plan's rate), so issuing URLs does not multiply an
+// account's rate. Every counted answer carries
 // X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (Unix
 // seconds, rounded up); past the budget it is 429 with Retry-After (whole
 // seconds, 1 to 60).
@@ -103,7 +106,8 @@
 //     server's (503).
 //  2. Refusals before the body is read: a Content-Type that is not
 //     multipart/form-data (400); a Content-Length above the plan's
-//     MaxUploadBytes plus 1 MiB of framing (413); the event store not
+//     MaxUploadBytes plus 1 MiB of framing, or less that framing past the
+//     account's storage quota (checkStorage, 413); the event store not
 //     taking writes (writable: 503 with Retry-After); the disk inside
 //     --disk-reserve, or the announced length not fitting above it
 //     (checkRoom, package diskspace: 507).
@@ -123,7 +127,7 @@
 //     no message names a path); a body that breaks off is 400.
 //  5. acceptUpload, shared with tus: an empty file is 400; the collection
 //     is checked again (404; it may have been deleted while the file
-//     streamed); a media backend that commits by copying needs the file's
+//     streamed); the file's size against the storage quota (413); a media backend that commits by copying needs the file's
 //     size above the reserve again; Media.Commit makes the file the video's
 //     original, under the ULID drawn for it and the lower-cased supported
 //     extension (no client string becomes a path or an object name); then

@@ -43,8 +43,8 @@
 // Host.Writable (503: writable, and while appends are known to fail the
 // store's own probe, since a creation has no append to find out with;
 // PATCH checks it too), the account's unfinished uploads (at most 2 ×
-// ConcurrentUploads, 429), and its own Upload-Length against
-// --disk-reserve (507). Not other uploads' unsent bytes: those let one account
+// ConcurrentUploads, 429), its own Upload-Length against the account's
+// storage quota (Host.CheckStorage, 413) and against --disk-reserve (507). Not other uploads' unsent bytes: those let one account
 // refuse everyone's uploads; the disk is guarded where it fills
 // (diskspace.Writer), and one account's unsent bytes are bounded by its
 // plan (2 × ConcurrentUploads × MaxUploadBytes). The last byte checks the
