@@ -33,6 +33,7 @@ type Usage struct {
 		RequestsPerMinute int   `json:"requestsPerMinute"`
 		MaxUploadBytes    int64 `json:"maxUploadBytes"`
 		ConcurrentUploads int   `json:"concurrentUploads"`
+		StorageBytes      int64 `json:"storageBytes"` // the storage quota; 0: none
 	} `json:"limits"`
 	RateLimit struct {
 		Limit     int   `json:"limit"`

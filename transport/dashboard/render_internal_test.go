@@ -35,6 +35,7 @@ func TestPagesRender(t *testing.T) {
 	hook := wire.Webhook{ID: "w1", URL: "https://example.test/" + evil, Events: []string{"video.completed"}, CreatedAt: "2026-11-22T12:00:00Z"}
 	usage := Usage{Slug: "acme", Plan: "pro", StorageBytes: 1 << 30, Videos: map[string]int{"COMPLETED": 2, "PROCESSING": 1}}
 	usage.RateLimit.Limit, usage.RateLimit.Remaining = 300, 299
+	usage.Limits.StorageBytes = 10 << 30
 	acct := Account{Slug: "acme", Plan: "pro", CreatedAt: "2026-11-22T12:00:00Z", Videos: map[string]int{"COMPLETED": 2}, StorageBytes: 99}
 	health := &Health{Status: "degraded", Queues: map[string]*int64{"transcode": ptr(int64(2)), "deliveries": nil},
 		Checks: map[string]string{"media": "ok"}, Errors: []string{evil}, Workers: []Worker{{Name: "host:1", Role: "serve", LastSeen: "2026-11-22T12:00:00Z", Running: 1}}}
@@ -217,5 +218,31 @@ func TestLiveText(t *testing.T) {
 		if got := liveText(tt.v); got != tt.want {
 			t.Errorf("liveText(%+v) = %q, want %q", tt.v, got, tt.want)
 		}
+	}
+}
+
+// The usage page shows the storage used against the plan's quota as a
+// meter (no script), and no meter when the plan has no quota.
+func TestUsagePageShowsTheStorageQuota(t *testing.T) {
+	d, err := New(Config{API: http.NotFoundHandler(), HLSJS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	render := func(u Usage) string {
+		w := httptest.NewRecorder()
+		d.render(w, httptest.NewRequest("GET", "/usage", nil), 200, "usage", view{Title: "Usage", Data: UsagePage{Usage: u, Statuses: []domain.Status{domain.StatusCompleted}}})
+		return w.Body.String()
+	}
+	u := Usage{Slug: "acme", Plan: "free", StorageBytes: 3 << 30}
+	u.Limits.StorageBytes = 10 << 30
+	body := render(u)
+	for _, want := range []string{`<meter id="storage-used" min="0" max="10737418240" high="9663676416" value="3221225472"`, "3.0 GiB of 10.0 GiB"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("with a quota: no %q in\n%s", want, body)
+		}
+	}
+	u.Limits.StorageBytes = 0
+	if body := render(u); strings.Contains(body, "<meter") || !strings.Contains(body, "<dd>none</dd>") {
+		t.Errorf("without a quota:\n%s", body)
 	}
 }

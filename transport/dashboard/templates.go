@@ -67,8 +67,10 @@ var funcs = template.FuncMap{
 		return *n
 	},
 	"bytes": formatBytes,
-	"dur":   formatDuration,
-	"when":  formatWhen,
+	// ninetenths is where a usage meter turns to its warning colour.
+	"ninetenths": func(n int64) int64 { return n / 10 * 9 },
+	"dur":        formatDuration,
+	"when":       formatWhen,
 	"pct": func(f *float64) int {
 		if f == nil {
 			return 0
