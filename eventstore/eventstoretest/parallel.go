@@ -2,7 +2,9 @@ package eventstoretest
 
 import (
 	"flag"
+	"os"
 	"strconv"
+	"testing"
 )
 
 // SetParallel makes n of a package's parallel tests run at once, unless
@@ -20,4 +22,11 @@ func SetParallel(n int) {
 	if !explicit {
 		_ = flag.Set("test.parallel", strconv.Itoa(n))
 	}
+}
+
+// Main is a TestMain that only sets the parallel tests (SetParallel) and
+// runs the package's tests.
+func Main(m *testing.M, parallel int) {
+	SetParallel(parallel)
+	os.Exit(m.Run())
 }
