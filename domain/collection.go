@@ -215,7 +215,7 @@ func NormalizeOrigins(op string, origins []string) ([]string, error) {
 	for _, o := range origins {
 		o = strings.ToLower(strings.TrimSpace(o))
 		if !ValidOrigin(o) {
-			return nil, E(op, Invalid, "embedOrigins: %q is not an origin like https://example.com", truncate(o, 80))
+			return nil, E(op, Invalid, "embedOrigins: %q is not an origin like https://example.com", Truncate(o, 80))
 		}
 		if !slices.Contains(out, o) {
 			out = append(out, o)

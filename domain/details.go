@@ -183,7 +183,7 @@ func DetailsFromFields(fields map[string][]string) (Details, error) {
 		}
 		key, ok = strings.CutSuffix(key, "]")
 		if !ok {
-			return Details{}, E("upload video", Invalid, "a metadata field is named metadata[<key>] (got %q)", truncate(name, 60))
+			return Details{}, E("upload video", Invalid, "a metadata field is named metadata[<key>] (got %q)", Truncate(name, 60))
 		}
 		v, err := one(name)
 		if err != nil {
@@ -268,7 +268,7 @@ func normalizeMetadata(op string, m map[string]string) (map[string]string, error
 	out := make(map[string]string, len(m))
 	for _, k := range keys {
 		if !ValidMetadataKey(k) {
-			return nil, E(op, Invalid, "a metadata key is 1 to %d of the characters A-Z a-z 0-9 _ . - (got %q)", MaxMetadataKeyLen, truncate(k, 60))
+			return nil, E(op, Invalid, "a metadata key is 1 to %d of the characters A-Z a-z 0-9 _ . - (got %q)", MaxMetadataKeyLen, Truncate(k, 60))
 		}
 		v, err := checkText(op, fmt.Sprintf("metadata %q", k), m[k], MaxMetadataValueLen, false)
 		if err != nil {

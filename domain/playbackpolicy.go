@@ -15,7 +15,7 @@ func ParsePlaybackPolicy(s string) (PlaybackPolicy, error) {
 	case PlaybackPublic, PlaybackSigned:
 		return p, nil
 	}
-	return "", E("parse playback policy", Invalid, `playbackPolicy must be "public" or "signed" (got %q)`, truncate(s, 40))
+	return "", E("parse playback policy", Invalid, `playbackPolicy must be "public" or "signed" (got %q)`, Truncate(s, 40))
 }
 
 // OrPublic is p, or public when p is empty (events written before policies

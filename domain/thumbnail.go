@@ -62,7 +62,7 @@ func CheckThumbnailTime(op string, t float64) error {
 func ParseThumbnailTime(op, s string) (*float64, error) {
 	t, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil || len(s) > 32 {
-		return nil, E(op, Invalid, "thumbnailTime must be a number of seconds, such as 12.5 (got %q)", truncate(s, 40))
+		return nil, E(op, Invalid, "thumbnailTime must be a number of seconds, such as 12.5 (got %q)", Truncate(s, 40))
 	}
 	if err := CheckThumbnailTime(op, t); err != nil {
 		return nil, err

@@ -98,7 +98,7 @@ func NormalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(
 // a dot or "localhost", no control or invisible characters.
 func CheckEmail(op, email string) error {
 	bad := func() error {
-		return E(op, Invalid, "email must be an address like name@example.com (got %q)", truncate(email, 80))
+		return E(op, Invalid, "email must be an address like name@example.com (got %q)", Truncate(email, 80))
 	}
 	if email == "" || len(email) > MaxEmailLen || !utf8.ValidString(email) {
 		if len(email) > MaxEmailLen {

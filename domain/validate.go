@@ -17,7 +17,7 @@ func ValidSlug(s string) bool { return slugRE.MatchString(s) }
 
 func checkSlug(op, what, s string) error {
 	if !ValidSlug(s) {
-		return E(op, Invalid, "%s must match ^[a-z0-9][a-z0-9-]{0,62}$ (got %q)", what, truncate(s, 80))
+		return E(op, Invalid, "%s must match ^[a-z0-9][a-z0-9-]{0,62}$ (got %q)", what, Truncate(s, 80))
 	}
 	return nil
 }
@@ -104,9 +104,9 @@ func Extension(filename string) (string, error) {
 		}
 	}
 	if ext == "" {
-		return "", E("check file type", Unsupported, "file %q has no extension; supported types are %s", truncate(filename, 80), strings.Join(SupportedExtensions, ", "))
+		return "", E("check file type", Unsupported, "file %q has no extension; supported types are %s", Truncate(filename, 80), strings.Join(SupportedExtensions, ", "))
 	}
-	return "", E("check file type", Unsupported, "file type %s is not supported; supported types are %s", truncate(ext, 20), strings.Join(SupportedExtensions, ", "))
+	return "", E("check file type", Unsupported, "file type %s is not supported; supported types are %s", Truncate(ext, 20), strings.Join(SupportedExtensions, ", "))
 }
 
 // DisplayFilename turns a client-supplied filename into the name kept for
@@ -119,7 +119,9 @@ func DisplayFilename(name string) string {
 	return name
 }
 
-func truncate(s string, n int) string {
+// Truncate shortens s to at most n bytes, on a rune boundary, and marks
+// the cut with "…": for quoting a client's input back in a message.
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

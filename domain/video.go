@@ -37,7 +37,7 @@ func ParseStatus(s string) (Status, error) {
 	case StatusPending, StatusProcessing, StatusCompleted, StatusFailed:
 		return st, nil
 	}
-	return "", E("parse status", Invalid, "status must be one of PENDING, PROCESSING, COMPLETED, FAILED (got %q)", truncate(s, 40))
+	return "", E("parse status", Invalid, "status must be one of PENDING, PROCESSING, COMPLETED, FAILED (got %q)", Truncate(s, 40))
 }
 
 // UploadAccepted: the original is stored and the video waits for processing.

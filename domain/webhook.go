@@ -174,7 +174,7 @@ func CheckWebhookURL(op, raw string) error {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {
-		return E(op, Invalid, "url must be an absolute http or https URL (got %q)", truncate(raw, 80))
+		return E(op, Invalid, "url must be an absolute http or https URL (got %q)", Truncate(raw, 80))
 	}
 	if u.User != nil {
 		return E(op, Invalid, "url must not carry credentials")
@@ -191,7 +191,7 @@ func NormalizeEvents(op string, events []string) ([]string, error) {
 	var out []string
 	for _, e := range events {
 		if !slices.Contains(EventKinds, e) {
-			return nil, E(op, Invalid, "unknown event %q; events must be among %s", truncate(e, 40), strings.Join(EventKinds, ", "))
+			return nil, E(op, Invalid, "unknown event %q; events must be among %s", Truncate(e, 40), strings.Join(EventKinds, ", "))
 		}
 		if !slices.Contains(out, e) {
 			out = append(out, e)

@@ -4,15 +4,18 @@
 // into the spec's {"error", "message"} bodies.
 //
 // routes.go lists every route. httpapi itself holds the /v1 resources
-// (videos and their search, collections, keys, signing keys, the
-// account), authentication (API keys, sessions and logins under /auth,
-// the operator's guard), multipart uploads, and the request log.
-// It mounts package admin (/v1/admin), package cdn (/cdn), package player
-// (/play, /embed, /oembed and their /assets, through playHost), package
-// probes (/healthz, /readyz), package webhooks (/v1/webhooks, through
-// webhookHost) and package tus (tus and direct upload URLs, through
-// uploadhost.go);
-// rate limits are package ratelimit, playback tokens package playback.
+// (videos and their search, collections, playback tokens, the account),
+// authentication (API keys, sessions and logins under /auth, the
+// operator's guard), multipart uploads, and the request log. It mounts
+// package admin (/v1/admin), package captions (/v1/videos/{id}/captions,
+// through captionHost), package keys (/v1/keys and /v1/signing-keys,
+// through keyHost), package cdn (/cdn), package player (/play, /embed,
+// /oembed and their /assets, through playHost), package probes (/healthz,
+// /readyz), package webhooks (/v1/webhooks, through webhookHost) and
+// package tus (tus and direct upload URLs, through uploadhost.go); package
+// drain bounds every request body and lets early answers reach the
+// client. Rate limits are package ratelimit, playback tokens package
+// playback.
 //
 // # API keys and sessions
 //
@@ -53,8 +56,8 @@
 //     (404).
 //   - Identify gives the dashboard's page handlers the session's Identity;
 //     pages are GETs and need no cross-origin check.
-//   - Key management (/v1/keys) refuses a caller without User (sessionOnly,
-//     403): a leaked key must not mint more keys.
+//   - Key management (/v1/keys, package keys) refuses a caller without
+//     User (403): a leaked key must not mint more keys.
 //
 // Unknown or ended sessions, missing or wrong keys and wrong admin tokens
 // all count against the client address (guardCredentials, below).

@@ -1,12 +1,7 @@
 package httpapi
 
 import (
-	"crypto/ed25519"
-	"crypto/rand"
-	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"net/http"
 	"strings"
 	"time"
@@ -144,7 +139,7 @@ func (s *Server) updateVideo(w http.ResponseWriter, r *http.Request) error {
 			}
 			cmd.ThumbnailTime = &at
 		default:
-			return errBadRequest("only playbackPolicy, title, description, tags, metadata and thumbnailTime can be changed on a video (got %q)", truncateString(name, 40))
+			return errBadRequest("only playbackPolicy, title, description, tags, metadata and thumbnailTime can be changed on a video (got %q)", domain.Truncate(name, 40))
 		}
 		if err != nil {
 			return err
@@ -187,75 +182,6 @@ func patchString(name string, raw json.RawMessage) (*string, error) {
 	return v, nil
 }
 
-// Signing keys of the caller's account (API key or session).
-
-func (s *Server) createSigningKey(w http.ResponseWriter, r *http.Request) error {
-	var body struct {
-		Label string `json:"label"`
-	}
-	if r.ContentLength != 0 {
-		if err := decodeJSON(w, r, &body); err != nil {
-			return err
-		}
-	}
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		return err
-	}
-	der, err := x509.MarshalPKCS8PrivateKey(priv)
-	if err != nil {
-		return err
-	}
-	acct := callerOf(r).Account
-	id := s.cfg.Store.NewID()
-	res, err := execute[domain.Account](r, s.cfg.Store, domain.AccountStream(acct),
-		domain.CreateSigningKey{KeyID: id, PublicKey: base64.RawURLEncoding.EncodeToString(pub), Label: body.Label})
-	if err != nil {
-		return err
-	}
-	s.settle(r, res.LastSeq())
-	logger(r, s.cfg.Log).Info("signing key created", "signing_key_id", id, "account", acct)
-	w.Header().Set("Cache-Control", "no-store")
-	respond.JSON(w, http.StatusCreated, wire.CreatedSigningKey{ID: id, Algorithm: domain.SigningAlgorithm,
-		Label: strings.TrimSpace(body.Label), CreatedAt: domain.FormatTime(res.Events[0].OccurredAt),
-		PrivateKey: string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))})
-	return nil
-}
-
-func (s *Server) listSigningKeys(w http.ResponseWriter, r *http.Request) error {
-	keys, err := s.cfg.DB.SigningKeys(callerOf(r).Account)
-	if err != nil {
-		return err
-	}
-	out := make([]wire.SigningKey, len(keys))
-	for i, k := range keys {
-		out[i] = wire.SigningKey{ID: k.ID, Algorithm: k.Algorithm, Label: k.Label, CreatedAt: domain.FormatTime(k.CreatedAt)}
-	}
-	w.Header().Set("Cache-Control", "no-store")
-	respond.JSON(w, http.StatusOK, wire.SigningKeys{SigningKeys: out})
-	return nil
-}
-
-func (s *Server) deleteSigningKey(w http.ResponseWriter, r *http.Request) error {
-	acct, id := callerOf(r).Account, mux.Vars(r)["id"]
-	if !domain.ValidID(id) {
-		return errNotFound("signing key")
-	}
-	if _, ok, err := s.cfg.DB.SigningKey(acct, id); err != nil {
-		return err
-	} else if !ok {
-		return errNotFound("signing key")
-	}
-	res, err := execute[domain.Account](r, s.cfg.Store, domain.AccountStream(acct), domain.DeleteSigningKey{KeyID: id})
-	if err != nil {
-		return err
-	}
-	s.settle(r, res.LastSeq())
-	logger(r, s.cfg.Log).Info("signing key deleted", "signing_key_id", id, "account", acct)
-	w.WriteHeader(http.StatusNoContent)
-	return nil
-}
-
 // uploadSettings are an upload's optional playbackPolicy and download,
 // overriding its collection's defaults (kept in the tus record too).
 type uploadSettings = tus.Settings
@@ -278,7 +204,7 @@ func parseSettings(u *uploadSettings, policy, download *string) error {
 		case "false":
 			u.Download = ptr(false)
 		default:
-			return errBadRequest(`download must be "true" or "false" (got %q)`, truncateString(*download, 40))
+			return errBadRequest(`download must be "true" or "false" (got %q)`, domain.Truncate(*download, 40))
 		}
 	}
 	return nil
@@ -311,13 +237,6 @@ func withToken(v *wire.Video, token string) {
 			*u = ptr(**u + "?token=" + token)
 		}
 	}
-}
-
-func truncateString(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // playHost gives package player the video a public page shows.

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/kino-video/kino/transport/httpapi/captions"
+
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/wire"
@@ -77,21 +79,20 @@ func videoRecord(v projections.Video) wire.VideoRecord {
 	}
 }
 
-func captionRecords(cs []projections.Caption) []wire.CaptionRecord {
-	out := make([]wire.CaptionRecord, len(cs))
-	for i, c := range cs {
-		out[i] = wire.CaptionRecord{ID: c.ID, Language: c.Language, Label: c.Label, Source: c.Source, Default: c.Default,
-			Status: c.Status, ErrorMessage: c.ErrorMessage, Cues: c.Cues, CreatedAt: c.CreatedAt}
-	}
-	return out
-}
-
 func renderCollection(c projections.Collection) wire.Collection {
 	out := wire.Collection{Slug: c.Slug, Name: c.Name, VideoCount: c.VideoCount,
 		CreatedAt: domain.FormatTime(c.CreatedAt), UpdatedAt: domain.FormatTime(c.UpdatedAt),
 		PlaybackPolicy: c.PlaybackPolicy.OrPublic(), Downloads: c.Downloads, EmbedOrigins: c.EmbedOrigins}
 	if out.EmbedOrigins == nil {
 		out.EmbedOrigins = []string{}
+	}
+	return out
+}
+
+func captionRecords(cs []projections.Caption) []wire.CaptionRecord {
+	out := make([]wire.CaptionRecord, len(cs))
+	for i, c := range cs {
+		out[i] = captions.Record(c)
 	}
 	return out
 }

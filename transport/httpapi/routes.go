@@ -44,7 +44,7 @@ func (s *Server) routes() {
 	r.Handle("/v1/openapi.json", s.handle(s.openAPI)).Methods(http.MethodGet)
 	// Every other /v1 route is authenticated with an API key. (A mux subrouter would answer 404
 	// instead of 405 for a known path with the wrong method.)
-	route := func(path string, h handlerFunc, method string) {
+	route := func(path string, h func(http.ResponseWriter, *http.Request) error, method string) {
 		r.Handle("/v1"+path, s.authenticate(s.handle(h))).Methods(method)
 	}
 	route("/videos", s.uploadVideo, http.MethodPost)
@@ -60,28 +60,16 @@ func (s *Server) routes() {
 	route("/collections/{slug}", s.renameCollection, http.MethodPatch)
 	route("/collections/{slug}", s.deleteCollection, http.MethodDelete)
 
-	s.webhooks.Routes(func(path string, h func(http.ResponseWriter, *http.Request) error, method string) {
-		route(path, h, method)
-	})
+	s.webhooks.Routes(route)
 
 	route("/account", s.getAccount, http.MethodGet)
 
 	s.uploadRoutes()
 
-	route("/keys", s.listKeys, http.MethodGet)
-	route("/keys", s.createKey, http.MethodPost)
-	route("/keys/{id}", s.revokeKey, http.MethodDelete)
-
 	route("/videos/{id}", s.updateVideo, http.MethodPatch)
 	route("/videos/{id}/playback-tokens", s.issuePlaybackToken, http.MethodPost)
-	route("/videos/{id}/captions", s.addCaptions, http.MethodPost)
-	route("/videos/{id}/captions", s.listCaptions, http.MethodGet)
-	route("/videos/{id}/captions/generate", s.generateCaptions, http.MethodPost)
-	route("/videos/{id}/captions/{track}", s.getCaption, http.MethodGet)
-	route("/videos/{id}/captions/{track}", s.deleteCaption, http.MethodDelete)
-	route("/signing-keys", s.createSigningKey, http.MethodPost)
-	route("/signing-keys", s.listSigningKeys, http.MethodGet)
-	route("/signing-keys/{id}", s.deleteSigningKey, http.MethodDelete)
+	s.captions.Routes(route)
+	s.keys.Routes(route)
 }
 
 // adminRoutes mounts the operator's endpoints (package admin) under

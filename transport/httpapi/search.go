@@ -35,7 +35,7 @@ func videoQuery(q url.Values) (projections.VideoQuery, error) {
 	if _, ok := q["collection"]; ok {
 		vq.Collection = q.Get("collection")
 		if !domain.ValidSlug(vq.Collection) {
-			return vq, errBadRequest("collection must be a collection slug matching ^[a-z0-9][a-z0-9-]{0,62}$ (got %q)", truncateString(vq.Collection, 70))
+			return vq, errBadRequest("collection must be a collection slug matching ^[a-z0-9][a-z0-9-]{0,62}$ (got %q)", domain.Truncate(vq.Collection, 70))
 		}
 	}
 	if _, ok := q["q"]; ok {
@@ -75,10 +75,10 @@ func videoQuery(q url.Values) (projections.VideoQuery, error) {
 		}
 		k, ok = strings.CutSuffix(k, "]")
 		if !ok || !domain.ValidMetadataKey(k) {
-			return vq, errBadRequest("a metadata filter is metadata[<key>]=<value> with a key of 1 to %d of A-Z a-z 0-9 _ . - (got %q)", domain.MaxMetadataKeyLen, truncateString(name, 60))
+			return vq, errBadRequest("a metadata filter is metadata[<key>]=<value> with a key of 1 to %d of A-Z a-z 0-9 _ . - (got %q)", domain.MaxMetadataKeyLen, domain.Truncate(name, 60))
 		}
 		if len(vals) != 1 || vals[0] == "" || utf8.RuneCountInString(vals[0]) > domain.MaxMetadataValueLen {
-			return vq, errBadRequest("%s must be given once, with a value of 1 to %d characters", truncateString(name, 60), domain.MaxMetadataValueLen)
+			return vq, errBadRequest("%s must be given once, with a value of 1 to %d characters", domain.Truncate(name, 60), domain.MaxMetadataValueLen)
 		}
 		if vq.Meta == nil {
 			vq.Meta = map[string]string{}
@@ -92,7 +92,7 @@ func videoQuery(q url.Values) (projections.VideoQuery, error) {
 		if raw, ok := q[name]; ok {
 			t, err := time.Parse(time.RFC3339Nano, strings.Join(raw, ","))
 			if err != nil {
-				return vq, errBadRequest("%s must be a time like 2026-11-22T12:00:00Z (got %q)", name, truncateString(strings.Join(raw, ","), 40))
+				return vq, errBadRequest("%s must be a time like 2026-11-22T12:00:00Z (got %q)", name, domain.Truncate(strings.Join(raw, ","), 40))
 			}
 			*at = t.UTC()
 		}
@@ -103,7 +103,7 @@ func videoQuery(q url.Values) (projections.VideoQuery, error) {
 		case "oldest":
 			vq.Oldest = true
 		default:
-			return vq, errBadRequest(`sort must be "newest" or "oldest" (got %q)`, truncateString(strings.Join(raw, ","), 40))
+			return vq, errBadRequest(`sort must be "newest" or "oldest" (got %q)`, domain.Truncate(strings.Join(raw, ","), 40))
 		}
 	}
 	if _, ok := q["cursor"]; ok {

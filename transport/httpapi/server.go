@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -16,6 +15,12 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/kino-video/kino/transport/httpapi/keys"
+
+	"github.com/kino-video/kino/transport/httpapi/drain"
+
+	"github.com/kino-video/kino/transport/httpapi/captions"
 
 	"github.com/gorilla/mux"
 
@@ -327,13 +332,14 @@ type Server struct {
 	probes        *probes.Probes    // /healthz, /readyz
 	admin         *admin.Handler    // the operator's /v1/admin
 	webhooks      *webhooks.Handler // /v1/webhooks
+	captions      *captions.Handler // /v1/videos/{id}/captions
+	keys          *keys.Handler     // /v1/keys, /v1/signing-keys
 	pages         *player.Pages     // /play and its assets
 	router        *mux.Router
 	// Logins: attempts per client address and per email; cross-origin
 	// checks of cookie-authenticated requests.
 	loginAddrs, loginUsers *ratelimit.Limiter
 	cop                    *http.CrossOriginProtection
-	lingering              chan struct{} // one token a connection reading an unread body's rest
 }
 
 // New builds the API's routes.
@@ -344,7 +350,7 @@ func New(cfg Config) (*Server, error) {
 	node := make([]byte, 8)
 	_, _ = rand.Read(node)
 	limitLog := cfg.Log.With("component", "ratelimit")
-	s := &Server{cfg: cfg, lingering: make(chan struct{}, lingerers), router: mux.NewRouter(),
+	s := &Server{cfg: cfg, router: mux.NewRouter(),
 		limiter:  ratelimit.NewShared(cfg.Limits.Ledger, "acct:", hex.EncodeToString(node), limitLog),
 		failures: ratelimit.NewShared(cfg.Limits.Ledger, "addr:", hex.EncodeToString(node), limitLog),
 		uploads: uploadSlots{global: cfg.Uploads.MaxInFlight, perAccount: make(map[string]int),
@@ -392,6 +398,8 @@ func New(cfg Config) (*Server, error) {
 		Logger: func(r *http.Request) *slog.Logger { return logger(r, cfg.Log) }})
 	s.webhooks = webhooks.New(webhooks.Config{Store: cfg.Store, DB: cfg.DB, Secrets: cfg.Secrets, Tester: cfg.Webhooks,
 		Redeliver: cfg.Redeliver, Now: cfg.Now, Host: webhookHost{s}})
+	s.keys = keys.New(keys.Config{Host: keyHost{s}, DB: cfg.DB})
+	s.captions = captions.New(captions.Config{Host: captionHost{s}, DB: cfg.DB, Languages: cfg.Captions.Languages})
 	s.admin = admin.New(admin.Config{Store: cfg.Store, Queues: cfg.Queues, DB: cfg.DB, Projector: cfg.Projector,
 		Replayer: cfg.Admin.Replayer, Host: adminHost{s}, Now: cfg.Now})
 	s.probes = probes.New(probes.Config{Checks: s.readyChecks(), Live: s.live, Log: cfg.Log})
@@ -403,114 +411,7 @@ func New(cfg Config) (*Server, error) {
 // mux middleware, which skips unmatched routes), so 404s and 405s get a
 // request id and a log line too.
 func (s *Server) Handler() http.Handler {
-	return s.requestLog(s.bodyDeadline(s.tusMethodOverride(s.router)))
-}
-
-// bodyDeadline bounds how long a request body may take, for every route,
-// and lets an answer given before the body is read go out at once.
-//
-// A request that announces a body must deliver it within
-// Uploads.IdleTimeout (uploads move the deadline on at each read instead, so
-// only a stall ends them). Until the body has been read to its end the
-// answer carries Connection: close: otherwise net/http, before sending an
-// answer, waits to read up to 256 KiB of what is left, and a client that
-// announces a body and sends none (with no key, over its limit, on any
-// route) held the answer and the connection for as long as it liked. Once
-// the body is read the deadline is lifted, so a long handler (a rebuild)
-// is not cut off, and the connection may be kept alive.
-//
-// An answer given before the body was read to its end (a refusal: no key,
-// over the plan's size or rate, a full disk) is sent at once, and then the
-// rest of the body is read and thrown away within the linger bounds before
-// the connection closes (nginx's lingering close). A client that writes
-// its whole request before it reads the answer (Python's requests and
-// http.client) would otherwise meet a connection reset while writing, and
-// never see the answer.
-func (s *Server) bodyDeadline(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
-			next.ServeHTTP(w, r)
-			return
-		}
-		rc := http.NewResponseController(w)
-		_ = rc.EnableFullDuplex()                                         // the body stays readable after the answer (HTTP/1)
-		_ = rc.SetReadDeadline(time.Now().Add(s.cfg.Uploads.IdleTimeout)) // unsupported (HTTP/2): net/http's own limits
-		w.Header().Set("Connection", "close")
-		body := &deadlineBody{ReadCloser: r.Body, done: func() {
-			w.Header().Del("Connection")
-			_ = rc.SetReadDeadline(time.Time{})
-		}}
-		r.Body = body
-		next.ServeHTTP(w, r)
-		if !body.ended {
-			s.linger(rc, r, body)
-		}
-	})
-}
-
-// The bounds of reading what is left of a body after an early answer:
-// nginx's lingering_time and lingering_timeout, a size, and how many
-// connections linger at once (past that, they close at once, as before).
-const (
-	lingerFor   = 30 * time.Second
-	lingerIdle  = 5 * time.Second
-	lingerBytes = 1 << 30
-	lingerers   = 64
-)
-
-// linger sends the answer already written, then reads and discards what
-// is left of body within the linger bounds. A client that asked to be told
-// before it sends (Expect: 100-continue) and has sent nothing is not
-// waited for: it has its answer and sends nothing more. HTTP/2 ends a
-// refused stream on its own, without losing the connection.
-func (s *Server) linger(rc *http.ResponseController, r *http.Request, body *deadlineBody) {
-	if r.ProtoMajor != 1 || (body.read == 0 && strings.EqualFold(r.Header.Get("Expect"), "100-continue")) {
-		return
-	}
-	select {
-	case s.lingering <- struct{}{}:
-		defer func() { <-s.lingering }()
-	default:
-		return
-	}
-	if err := rc.Flush(); err != nil {
-		return
-	}
-	end := time.Now().Add(lingerFor)
-	buf := make([]byte, 32<<10)
-	for left := int64(lingerBytes); left > 0; {
-		deadline := time.Now().Add(lingerIdle)
-		if deadline.After(end) {
-			deadline = end
-		}
-		if rc.SetReadDeadline(deadline) != nil {
-			return
-		}
-		n, err := body.ReadCloser.Read(buf[:min(int64(len(buf)), left)])
-		left -= int64(n)
-		if err != nil {
-			return
-		}
-	}
-}
-
-// deadlineBody calls done once, when its body has been read to the end,
-// and counts what was read.
-type deadlineBody struct {
-	io.ReadCloser
-	done  func()
-	read  int64
-	ended bool
-}
-
-func (b *deadlineBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	b.read += int64(n)
-	if err == io.EOF && !b.ended {
-		b.ended = true
-		b.done()
-	}
-	return n, err
+	return s.requestLog(drain.Bodies(s.cfg.Uploads.IdleTimeout, s.tusMethodOverride(s.router)))
 }
 
 // Router lets other transports (media serving) add their routes.

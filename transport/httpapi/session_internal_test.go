@@ -322,7 +322,9 @@ func TestKeysFromTheDashboard(t *testing.T) {
 	if r.status != 201 {
 		t.Fatalf("create key: %d %s", r.status, r.body)
 	}
-	var created newKeyView
+	var created struct {
+		ID, Key, Prefix, Label, CreatedAt string
+	}
 	if err := json.Unmarshal(r.body, &created); err != nil || !domain.WellFormedKey(created.Key) || created.Label != "ci" ||
 		!strings.HasPrefix(created.Key, created.Prefix) || created.ID == "" || created.CreatedAt == "" {
 		t.Fatalf("created %s", r.body)
@@ -332,6 +334,10 @@ func TestKeysFromTheDashboard(t *testing.T) {
 	// The new key works on the API, and its use shows in the list.
 	if r := a.do("GET", "/v1/videos", created.Key, ""); r.status != 200 {
 		t.Fatalf("the new key: %d %s", r.status, r.body)
+	}
+	type keyView struct {
+		ID         string
+		LastUsedAt *string
 	}
 	var list struct{ Data []keyView }
 	eventstoretest.Eventually(t, "the key's last use", func() bool {

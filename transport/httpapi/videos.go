@@ -111,7 +111,7 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 				return body.bodyError(w, err)
 			}
 			if len(b) > maxDetailField {
-				return errBadRequest("field %q is too large", truncateString(name, 60))
+				return errBadRequest("field %q is too large", domain.Truncate(name, 60))
 			}
 			details[name] = append(details[name], string(b))
 			continue

@@ -418,7 +418,7 @@ func oembedBounds(q url.Values) (maxW, maxH int, err error) {
 		if raw := q.Get(name); raw != "" {
 			n, err := strconv.Atoi(raw)
 			if err != nil || n < 1 || n > oembedMax {
-				return 0, 0, domain.E("oembed", domain.Invalid, "%s must be a number of pixels from 1 to %d (got %q)", name, oembedMax, truncate(raw, 20))
+				return 0, 0, domain.E("oembed", domain.Invalid, "%s must be a number of pixels from 1 to %d (got %q)", name, oembedMax, domain.Truncate(raw, 20))
 			}
 			*dst = n
 		}
@@ -442,11 +442,4 @@ func embedSize(w, h, maxW, maxH int) (int, int) {
 		width = max(1, height*w/h)
 	}
 	return width, height
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -1,10 +1,11 @@
-package httpapi
+package captions
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -20,15 +21,73 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/projections"
-	"github.com/kino-video/kino/transport/captions"
+	cues "github.com/kino-video/kino/transport/captions"
 	"github.com/kino-video/kino/transport/httpapi/respond"
 	"github.com/kino-video/kino/transport/wire"
 )
 
-// Text tracks (captions, subtitles) of a video: uploaded as WebVTT or SRT
-// (POST /v1/videos/{id}/captions), listed, read and deleted. A track's
-// cues are normalized WebVTT kept in its event; /cdn publishes each READY
-// track as a subtitles rendition of the video's HLS stream.
+// Host is what the caption endpoints use of the API server.
+type Host interface {
+	// Video is the caller's live video named by the route's {id}; a
+	// video of another account is not found.
+	Video(r *http.Request) (projections.Video, error)
+	// Execute runs cmd on video id's stream and waits until the read
+	// models include it.
+	Execute(r *http.Request, id string, cmd any) error
+	// MaxDuration is the longest video the caller's plan allows (0: no
+	// bound).
+	MaxDuration(r *http.Request) time.Duration
+	Decode(w http.ResponseWriter, r *http.Request, v any) error
+	Logger(r *http.Request) *slog.Logger
+	// CDNURL is the base URL a track's WebVTT is published under.
+	CDNURL(r *http.Request) string
+	NewID() string
+}
+
+// DB reads videos and their tracks' cues (projections.DB).
+type DB interface {
+	Video(id string) (projections.Video, bool, error)
+	CaptionVTT(video, track string) ([]byte, bool, error)
+}
+
+// Config wires the caption endpoints.
+type Config struct {
+	Host Host
+	DB   DB
+	// Languages are the BCP 47 tags the workers' speech recognition
+	// engine generates captions in; none: POST
+	// /v1/videos/{id}/captions/generate is refused (400).
+	Languages []string
+}
+
+// Handler serves /v1/videos/{id}/captions.
+type Handler struct{ cfg Config }
+
+// New prepares the endpoints.
+func New(cfg Config) *Handler { return &Handler{cfg: cfg} }
+
+// Routes mounts the endpoints with route, which authenticates the caller.
+func (h *Handler) Routes(route func(path string, fn func(http.ResponseWriter, *http.Request) error, method string)) {
+	route("/videos/{id}/captions", h.addCaptions, http.MethodPost)
+	route("/videos/{id}/captions", h.listCaptions, http.MethodGet)
+	route("/videos/{id}/captions/generate", h.generateCaptions, http.MethodPost)
+	route("/videos/{id}/captions/{track}", h.getCaption, http.MethodGet)
+	route("/videos/{id}/captions/{track}", h.deleteCaption, http.MethodDelete)
+}
+
+// Record is a track as the Video resource lists it.
+func Record(c projections.Caption) wire.CaptionRecord {
+	return wire.CaptionRecord{ID: c.ID, Language: c.Language, Label: c.Label, Source: c.Source, Default: c.Default,
+		Status: c.Status, ErrorMessage: c.ErrorMessage, Cues: c.Cues, CreatedAt: c.CreatedAt}
+}
+
+func invalid(format string, args ...any) error {
+	return domain.E("", domain.Invalid, format, args...)
+}
+
+func notFound(what string) error {
+	return domain.E("", domain.NotFound, "%s not found", what)
+}
 
 // captionSlack allows for multipart framing and the small fields around
 // the caption file.
@@ -41,20 +100,20 @@ const cueSlack = time.Minute
 // addCaptions is POST /v1/videos/{id}/captions: multipart/form-data with
 // file (WebVTT or SRT), language (BCP 47), and optional label and default
 // ("true" or "false").
-func (s *Server) addCaptions(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.ownVideo(r)
+func (h *Handler) addCaptions(w http.ResponseWriter, r *http.Request) error {
+	v, err := h.cfg.Host.Video(r)
 	if err != nil {
 		return err
 	}
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
-		return errBadRequest("request must be multipart/form-data with fields file (WebVTT or SRT) and language")
+		return invalid("request must be multipart/form-data with fields file (WebVTT or SRT) and language")
 	}
-	if r.ContentLength > captions.MaxInput+captionSlack {
+	if r.ContentLength > cues.MaxInput+captionSlack {
 		w.Header().Set("Connection", "close")
 		return captionTooLarge(r.ContentLength)
 	}
-	body := http.MaxBytesReader(w, r.Body, captions.MaxInput+captionSlack)
+	body := http.MaxBytesReader(w, r.Body, cues.MaxInput+captionSlack)
 	mr := multipart.NewReader(body, params["boundary"])
 	var (
 		file                   []byte
@@ -72,16 +131,16 @@ func (s *Server) addCaptions(w http.ResponseWriter, r *http.Request) error {
 		}
 		name := part.FormName()
 		if seen[name] {
-			return errBadRequest("field %q is given twice", truncateString(name, 40))
+			return invalid("field %q is given twice", domain.Truncate(name, 40))
 		}
 		seen[name] = true
 		switch name {
 		case "file":
-			file, err = io.ReadAll(io.LimitReader(part, captions.MaxInput+1))
+			file, err = io.ReadAll(io.LimitReader(part, cues.MaxInput+1))
 			if err != nil {
 				return captionBodyError(err)
 			}
-			if len(file) > captions.MaxInput {
+			if len(file) > cues.MaxInput {
 				return captionTooLarge(-1)
 			}
 			haveFile = true
@@ -91,7 +150,7 @@ func (s *Server) addCaptions(w http.ResponseWriter, r *http.Request) error {
 				return captionBodyError(err)
 			}
 			if len(b) > 1024 {
-				return errBadRequest("field %q is too large", name)
+				return invalid("field %q is too large", name)
 			}
 			switch name {
 			case "language":
@@ -102,11 +161,11 @@ func (s *Server) addCaptions(w http.ResponseWriter, r *http.Request) error {
 				isDefault = strings.TrimSpace(string(b))
 			}
 		default:
-			return errBadRequest("unknown field %q: send file, language, label and default", truncateString(name, 40))
+			return invalid("unknown field %q: send file, language, label and default", domain.Truncate(name, 40))
 		}
 	}
 	if !haveFile {
-		return errBadRequest("file is required: send the WebVTT or SRT file in the multipart field \"file\"")
+		return invalid("file is required: send the WebVTT or SRT file in the multipart field \"file\"")
 	}
 	tag, err := parseLanguage(lang)
 	if err != nil {
@@ -119,24 +178,24 @@ func (s *Server) addCaptions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	track, _, err := captions.Parse(file)
+	track, _, err := cues.Parse(file)
 	if err != nil {
 		return err
 	}
-	if err := checkCueTimes(v, track.End(), callerOf(r).Limits.MaxDuration); err != nil {
+	if err := checkCueTimes(v, track.End(), h.cfg.Host.MaxDuration(r)); err != nil {
 		return err
 	}
-	cmd := domain.AddCaptionTrack{Account: v.Account, Track: s.cfg.Store.NewID(), Language: tag.String(), Label: label,
+	cmd := domain.AddCaptionTrack{Account: v.Account, Track: h.cfg.Host.NewID(), Language: tag.String(), Label: label,
 		Default: def, VTT: string(track.WebVTT()), Cues: len(track.Cues)}
-	return s.recordCaption(w, r, v.ID, cmd, http.StatusCreated)
+	return h.record(w, r, v.ID, cmd, http.StatusCreated)
 }
 
 // generateCaptions is POST /v1/videos/{id}/captions/generate
 // {"language", "label", "default"}: a PENDING track that a worker's speech
 // recognition fills (202); video.captions.ready or video.captions.failed
 // tells when it ends.
-func (s *Server) generateCaptions(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.ownVideo(r)
+func (h *Handler) generateCaptions(w http.ResponseWriter, r *http.Request) error {
+	v, err := h.cfg.Host.Video(r)
 	if err != nil {
 		return err
 	}
@@ -145,64 +204,62 @@ func (s *Server) generateCaptions(w http.ResponseWriter, r *http.Request) error 
 		Label    string `json:"label"`
 		Default  bool   `json:"default"`
 	}
-	if err := decodeJSON(w, r, &body); err != nil {
+	if err := h.cfg.Host.Decode(w, r, &body); err != nil {
 		return err
 	}
 	tag, err := parseLanguage(body.Language)
 	if err != nil {
 		return err
 	}
-	offered := s.cfg.Captions.Languages
+	offered := h.cfg.Languages
 	if len(offered) == 0 {
-		return errBadRequest("this kino does not generate captions (its workers have no speech recognition engine); upload a WebVTT or SRT file instead")
+		return invalid("this kino does not generate captions (its workers have no speech recognition engine); upload a WebVTT or SRT file instead")
 	}
 	base, _ := tag.Base()
 	if !slices.Contains(offered, tag.String()) && !slices.Contains(offered, base.String()) {
-		return errBadRequest("captions can be generated in %s only (got %s)", strings.Join(offered, ", "), tag)
+		return invalid("captions can be generated in %s only (got %s)", strings.Join(offered, ", "), tag)
 	}
 	if body.Label == "" {
 		body.Label = languageName(tag) + " (auto-generated)"
 	}
-	cmd := domain.AddCaptionTrack{Account: v.Account, Track: s.cfg.Store.NewID(), Language: tag.String(), Label: body.Label,
+	cmd := domain.AddCaptionTrack{Account: v.Account, Track: h.cfg.Host.NewID(), Language: tag.String(), Label: body.Label,
 		Default: body.Default, Generate: true}
-	return s.recordCaption(w, r, v.ID, cmd, http.StatusAccepted)
+	return h.record(w, r, v.ID, cmd, http.StatusAccepted)
 }
 
-// recordCaption executes cmd on video id and answers the track it made
+// record executes cmd on video id and answers the track it made
 // with status.
-func (s *Server) recordCaption(w http.ResponseWriter, r *http.Request, id string, cmd domain.AddCaptionTrack, status int) error {
-	res, err := execute[domain.Video](r, s.cfg.Store, videoStream(id), cmd)
-	if err != nil {
+func (h *Handler) record(w http.ResponseWriter, r *http.Request, id string, cmd domain.AddCaptionTrack, status int) error {
+	if err := h.cfg.Host.Execute(r, id, cmd); err != nil {
 		return err
 	}
-	s.settle(r, res.LastSeq())
-	v, ok, err := s.cfg.DB.Video(id)
+	v, ok, err := h.cfg.DB.Video(id)
 	if err != nil {
 		return err
 	}
 	c, found := v.Caption(cmd.Track)
 	if !ok || !found {
-		return errNotFound("video")
+		return notFound("video")
 	}
-	logger(r, s.cfg.Log).Info("captions added", "video_id", id, "track", cmd.Track, "language", cmd.Language, "generated", cmd.Generate)
-	respond.JSON(w, status, s.renderCaption(r, v, c))
+	h.cfg.Host.Logger(r).Info("captions added", "video_id", id, "track", cmd.Track, "language", cmd.Language, "generated", cmd.Generate)
+	respond.JSON(w, status, h.render(r, v, c))
 	return nil
 }
 
 // checkCueTimes refuses cues past the end of a video whose duration is
 // known, and, while it is not (the video is processed), past the longest
 // video the plan allows (maxDuration; the parser refuses any past
-// captions.MaxTime).
+// cues.MaxTime).
 func checkCueTimes(v projections.Video, end, maxDuration time.Duration) error {
 	if v.Duration == nil {
 		if maxDuration > 0 && end > maxDuration+cueSlack {
-			return errBadRequest("a cue ends at %s, after the longest video your plan allows (%s)", clock(end), clock(maxDuration))
+			return invalid("a cue ends at %s, after the longest video your plan allows (%s)", clock(end), clock(maxDuration))
 		}
 		return nil
 	}
 	d := time.Duration(*v.Duration * float64(time.Second))
 	if end > d+cueSlack {
-		return errBadRequest("a cue ends at %s, after the end of the video (%s)", clock(end), clock(d))
+		return invalid("a cue ends at %s, after the end of the video (%s)", clock(end), clock(d))
 	}
 	return nil
 }
@@ -214,9 +271,9 @@ func clock(d time.Duration) string {
 
 func captionTooLarge(n int64) error {
 	if n > 0 {
-		return domain.E("add captions", domain.TooLarge, "the request is %d bytes; a caption file may be at most %d bytes", n, captions.MaxInput)
+		return domain.E("add captions", domain.TooLarge, "the request is %d bytes; a caption file may be at most %d bytes", n, cues.MaxInput)
 	}
-	return domain.E("add captions", domain.TooLarge, "a caption file may be at most %d bytes", captions.MaxInput)
+	return domain.E("add captions", domain.TooLarge, "a caption file may be at most %d bytes", cues.MaxInput)
 }
 
 func captionBodyError(err error) error {
@@ -224,7 +281,7 @@ func captionBodyError(err error) error {
 	if errors.As(err, &tooBig) {
 		return captionTooLarge(-1)
 	}
-	return errBadRequest("malformed multipart body: %v", err)
+	return invalid("malformed multipart body: %v", err)
 }
 
 // parseLanguage reads a BCP 47 tag, refusing one the registry does not
@@ -232,11 +289,11 @@ func captionBodyError(err error) error {
 func parseLanguage(s string) (language.Tag, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return language.Tag{}, errBadRequest("language is required: a BCP 47 tag such as en, fr or pt-BR")
+		return language.Tag{}, invalid("language is required: a BCP 47 tag such as en, fr or pt-BR")
 	}
 	tag, err := language.Parse(s)
 	if err != nil || len(s) > 35 || tag == language.Und || !domain.ValidLanguageTag(tag.String()) {
-		return language.Tag{}, errBadRequest("language must be a BCP 47 tag such as en, fr or pt-BR (got %q)", truncateString(s, 40))
+		return language.Tag{}, invalid("language must be a BCP 47 tag such as en, fr or pt-BR (got %q)", domain.Truncate(s, 40))
 	}
 	return tag, nil
 }
@@ -267,47 +324,35 @@ func parseBool(name, s string) (bool, error) {
 	case "true":
 		return true, nil
 	}
-	return false, errBadRequest(`%s must be "true" or "false" (got %q)`, name, truncateString(s, 40))
-}
-
-// ownVideo is the caller's video named by the route's {id}.
-func (s *Server) ownVideo(r *http.Request) (projections.Video, error) {
-	v, err := s.videoVar(r)
-	if err != nil {
-		return v, err
-	}
-	if v.Account != callerOf(r).Account {
-		return projections.Video{}, errNotFound("video")
-	}
-	return v, nil
+	return false, invalid(`%s must be "true" or "false" (got %q)`, name, domain.Truncate(s, 40))
 }
 
 // ownCaption is the caller's track named by the route's {id} and {track}.
-func (s *Server) ownCaption(r *http.Request) (projections.Video, projections.Caption, error) {
-	v, err := s.ownVideo(r)
+func (h *Handler) ownCaption(r *http.Request) (projections.Video, projections.Caption, error) {
+	v, err := h.cfg.Host.Video(r)
 	if err != nil {
 		return v, projections.Caption{}, err
 	}
 	c, ok := v.Caption(mux.Vars(r)["track"])
 	if !ok {
-		return v, c, errNotFound("track")
+		return v, c, notFound("track")
 	}
 	return v, c, nil
 }
 
-func (s *Server) renderCaption(r *http.Request, v projections.Video, c projections.Caption) wire.CaptionTrack {
-	return wire.NewCaptionTrack(captionRecords([]projections.Caption{c})[0], s.cdnURL(r), v.ID)
+func (h *Handler) render(r *http.Request, v projections.Video, c projections.Caption) wire.CaptionTrack {
+	return wire.NewCaptionTrack(Record(c), h.cfg.Host.CDNURL(r), v.ID)
 }
 
 // listCaptions is GET /v1/videos/{id}/captions.
-func (s *Server) listCaptions(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.ownVideo(r)
+func (h *Handler) listCaptions(w http.ResponseWriter, r *http.Request) error {
+	v, err := h.cfg.Host.Video(r)
 	if err != nil {
 		return err
 	}
 	out := wire.CaptionTracks{Data: make([]wire.CaptionTrack, len(v.Captions))}
 	for i, c := range v.Captions {
-		out.Data[i] = s.renderCaption(r, v, c)
+		out.Data[i] = h.render(r, v, c)
 	}
 	respond.JSON(w, http.StatusOK, out)
 	return nil
@@ -315,16 +360,16 @@ func (s *Server) listCaptions(w http.ResponseWriter, r *http.Request) error {
 
 // getCaption is GET /v1/videos/{id}/captions/{track}: the track as JSON,
 // or its WebVTT when the request asks for text/vtt.
-func (s *Server) getCaption(w http.ResponseWriter, r *http.Request) error {
-	v, c, err := s.ownCaption(r)
+func (h *Handler) getCaption(w http.ResponseWriter, r *http.Request) error {
+	v, c, err := h.ownCaption(r)
 	if err != nil {
 		return err
 	}
 	if !strings.Contains(r.Header.Get("Accept"), "text/vtt") {
-		respond.JSON(w, http.StatusOK, s.renderCaption(r, v, c))
+		respond.JSON(w, http.StatusOK, h.render(r, v, c))
 		return nil
 	}
-	vtt, ok, err := s.cfg.DB.CaptionVTT(v.ID, c.ID)
+	vtt, ok, err := h.cfg.DB.CaptionVTT(v.ID, c.ID)
 	if err != nil {
 		return err
 	}
@@ -338,17 +383,15 @@ func (s *Server) getCaption(w http.ResponseWriter, r *http.Request) error {
 }
 
 // deleteCaption is DELETE /v1/videos/{id}/captions/{track}.
-func (s *Server) deleteCaption(w http.ResponseWriter, r *http.Request) error {
-	v, c, err := s.ownCaption(r)
+func (h *Handler) deleteCaption(w http.ResponseWriter, r *http.Request) error {
+	v, c, err := h.ownCaption(r)
 	if err != nil {
 		return err
 	}
-	res, err := execute[domain.Video](r, s.cfg.Store, videoStream(v.ID), domain.RemoveCaptionTrack{Account: v.Account, Track: c.ID})
-	if err != nil {
+	if err := h.cfg.Host.Execute(r, v.ID, domain.RemoveCaptionTrack{Account: v.Account, Track: c.ID}); err != nil {
 		return err
 	}
-	s.settle(r, res.LastSeq())
-	logger(r, s.cfg.Log).Info("captions deleted", "video_id", v.ID, "track", c.ID)
+	h.cfg.Host.Logger(r).Info("captions deleted", "video_id", v.ID, "track", c.ID)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
