@@ -60,6 +60,15 @@ ensure-browser:
         npm ci --prefix cmd/kino/testdata/browser --no-audit --no-fund >/dev/null
     fi
 
+# Build versitygw, the S3 server the S3 media tests run against, when missing (go install, about 2 minutes once).
+ensure-s3:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    bin=$(go env GOBIN); bin=${bin:-$(go env GOPATH)/bin}
+    if command -v versitygw >/dev/null || [ -x "$bin/versitygw" ]; then exit 0; fi
+    echo "building versitygw v1.8.0 into $bin" >&2
+    go install github.com/versity/versitygw/cmd/versitygw@v1.8.0
+
 # Install hls.js and tus-js-client from npm (transport/httpapi/player/web and transport/dashboard/web, lock files pinned) and copy them where go:embed builds them into kino (/play and the dashboard).
 assets:
     #!/usr/bin/env bash
@@ -88,7 +97,7 @@ run: ensure-ffmpeg build
     ./bin/kino serve --dev --data {{data}}
 
 # The whole test suite: formatting, vet, and every Go test (real NATS, bbolt and ffmpeg).
-test: ensure-ffmpeg ensure-speech ensure-browser assets
+test: ensure-ffmpeg ensure-speech ensure-browser ensure-s3 assets
     @test -z "$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
     go vet ./...
     # go vet ./... ran every analyzer already: go test's own subset would be a second pass.

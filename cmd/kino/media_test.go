@@ -10,18 +10,36 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/natsserver"
+	"github.com/kino-video/kino/transport/s3"
+	"github.com/kino-video/kino/transport/s3/s3test"
 )
 
-// With --media nats a worker that shares no directory with kino serve
-// transcodes a video: it fetches the original from the object store and
-// publishes the outputs there, and kino serve plays them on /cdn (ranges,
-// ETag) with nothing of the video on its disk. A delete removes them.
+// With --media nats or s3 a worker that shares no directory with kino
+// serve transcodes a video: it fetches the original from the object store
+// and publishes the outputs there, and kino serve plays them on /cdn
+// (ranges, ETag) with nothing of the video on its disk. A delete removes
+// them.
 func TestMediaInTheObjectStoreNeedsNoSharedDirectory(t *testing.T) {
 	t.Parallel()
-	h := start(t, t.TempDir(), func(c *Config) { c.Media, c.MediaCache = mediaNATS, 64 })
+	t.Run("nats", func(t *testing.T) {
+		t.Parallel()
+		testMediaInAnObjectStore(t, mediaNATS, s3.Config{}, nil)
+	})
+	t.Run("s3", func(t *testing.T) {
+		t.Parallel()
+		srv := s3test.Start(t)
+		c := srv.Bucket(t)
+		c.Prefix = "media/"
+		testMediaInAnObjectStore(t, mediaS3, c, []string{"--s3-endpoint", c.Endpoint, "--s3-bucket", c.Bucket, "--s3-region", c.Region,
+			"--s3-path-style", "--s3-prefix", c.Prefix, "--s3-credentials-file", c.CredentialsFile})
+	})
+}
+
+func testMediaInAnObjectStore(t *testing.T, kind string, s3c s3.Config, s3Flags []string) {
+	h := start(t, t.TempDir(), func(c *Config) { c.Media, c.S3, c.MediaCache = kind, s3c, 64 })
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
-	id := h.uploadID(key, "main", "a.mp4", makeClip(t, "a.mp4", 640, 360, 2, true))
+	id := h.uploadID(key, "main", "a.mp4", makeClip(t, "a.mp4", 426, 240, 1, true))
 
 	elsewhere := t.TempDir()
 	passable(t, elsewhere) // the worker's flags run ffmpeg as nobody under root
@@ -29,8 +47,8 @@ func TestMediaInTheObjectStoreNeedsNoSharedDirectory(t *testing.T) {
 	done := make(chan int, 1)
 	var out, errb bytes.Buffer
 	go func() {
-		done <- run(ctx, []string{"worker", "--media", "nats", "--nats", h.nats, "--data", elsewhere,
-			"--nats-creds", natsserver.CredsFile(h.data, eventstore.RoleWorker), "--workers", "1", "--webhook-workers", "0", "--log-level", "error"}, &out, &errb)
+		done <- run(ctx, append([]string{"worker", "--media", kind, "--nats", h.nats, "--data", elsewhere,
+			"--nats-creds", natsserver.CredsFile(h.data, eventstore.RoleWorker), "--workers", "1", "--webhook-workers", "0", "--log-level", "error"}, s3Flags...), &out, &errb)
 	}()
 	stopped := false
 	stop := func() int {
@@ -93,6 +111,16 @@ func TestMediaInTheObjectStoreNeedsNoSharedDirectory(t *testing.T) {
 	}
 	if err := h.m.media.Fetch(context.Background(), id, ".mp4", filepath.Join(t.TempDir(), "x")); !domain.IsKind(err, domain.NotFound) {
 		t.Fatalf("original after delete: %v", err)
+	}
+	if kind == mediaS3 {
+		// Nothing of the video is left in the bucket.
+		store, err := s3.Open(context.Background(), s3c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if left, err := store.List(context.Background()); err != nil || len(left) != 0 {
+			t.Fatalf("objects left in the bucket: %+v %v", left, err)
+		}
 	}
 	if code := stop(); code != 0 {
 		t.Fatalf("kino worker exit %d: %s", code, errb.String())

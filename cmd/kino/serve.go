@@ -38,6 +38,7 @@ import (
 	"github.com/kino-video/kino/transport/httpapi/admin"
 	"github.com/kino-video/kino/transport/httpapi/player"
 	"github.com/kino-video/kino/transport/media"
+	"github.com/kino-video/kino/transport/s3"
 	"github.com/kino-video/kino/transport/seal"
 	"github.com/kino-video/kino/transport/transcoder"
 	"github.com/kino-video/kino/transport/webhook"
@@ -45,16 +46,17 @@ import (
 
 // Config is everything `kino serve` is configured with.
 type Config struct {
-	Addr       string // HTTP listen address
-	Data       string // data directory
-	BaseURL    string // public base of the API, ending in /v1
-	CDNURL     string // public base of media
-	NATSListen string // embedded server's listen address
-	NATSURL    string // an existing NATS to use instead of embedding one
-	Replicas   int    // stream replicas on a NATS cluster (0: see clusterReplicas)
-	Media      string // media backend: "dir" (default) or "nats"
-	MediaCache int    // MiB of local copies of objects /cdn serves (nats)
-	Dev        bool   // bootstrap a dev account, collection and key on an empty store
+	Addr       string    // HTTP listen address
+	Data       string    // data directory
+	BaseURL    string    // public base of the API, ending in /v1
+	CDNURL     string    // public base of media
+	NATSListen string    // embedded server's listen address
+	NATSURL    string    // an existing NATS to use instead of embedding one
+	Replicas   int       // stream replicas on a NATS cluster (0: see clusterReplicas)
+	Media      string    // media backend: "dir" (default), "nats" or "s3"
+	S3         s3.Config // with Media "s3": the bucket
+	MediaCache int       // MiB of local copies of objects /cdn serves (nats)
+	Dev        bool      // bootstrap a dev account, collection and key on an empty store
 	LogLevel   string
 	Plans      domain.Plans
 	Stdout     io.Writer // where --dev prints the key
@@ -297,7 +299,7 @@ func newServeCmd() *cobra.Command {
 	hideURLSecret(fs, "nats")
 	natsAuth.register(fs)
 	secretKeyFlag(fs, &cfg.SecretKeyFile)
-	mediaFlag(fs, &cfg.Media)
+	mediaFlag(fs, &cfg.Media, &cfg.S3)
 	mediaCacheFlag(fs, &cfg.MediaCache)
 	cluster.register(fs)
 	fs.IntVar(&cfg.Replicas, "replicas", envInt("KINO_REPLICAS", envInt("KINO_NATS_REPLICAS", 0)), "replicas of kino's streams and buckets; 0: with --nats-cluster one per node in --nats-routes up to 3, else what an existing stream has (1 for a new one) (env KINO_REPLICAS)")
@@ -442,7 +444,7 @@ func (m *Main) Run(ctx context.Context) error {
 		{"nats", m.startNATS},             // the embedded server, unless --nats
 		{"event store", m.openStore},      // streams and buckets created or updated
 		{"read models", m.openReadModels}, // projections.db, the projector, caught up
-		{"media", m.openMedia},            // --media dir|nats, and its sweep
+		{"media", m.openMedia},            // --media dir|nats|s3, and its sweep
 		{"progress", m.openProgress},      // KINO_PROGRESS and its watcher
 		// Transcoders check ffmpeg and its user's access to the media
 		// before --dev creates (and prints, once) its key and link.
@@ -555,7 +557,7 @@ func (m *Main) openReadModels(ctx context.Context) error {
 
 func (m *Main) openMedia(ctx context.Context) error {
 	var err error
-	if m.media, err = openMedia(ctx, m.Media, m.store, m.Data, m.MediaCache); err != nil {
+	if m.media, err = openMedia(ctx, m.Media, m.S3, m.store, m.Data, m.MediaCache); err != nil {
 		return err
 	}
 	if objects, ok := m.media.(*media.Bucket); ok {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/kv"
+	"github.com/kino-video/kino/transport/s3"
 )
 
 // newWorkerCmd is `kino worker`: the background workers without the HTTP
@@ -25,6 +26,7 @@ func newWorkerCmd() *cobra.Command {
 	var cluster clusterFlags
 	var natsListen string
 	var logLevel, keyFile, cdnURL, mediaKind string
+	var s3c s3.Config
 	var wc WorkerConfig
 	var parseWorkers func() error
 	cmd := &cobra.Command{
@@ -81,7 +83,7 @@ func newWorkerCmd() *cobra.Command {
 			if m.store, err = eventstore.Open(ctx, cfg); err != nil {
 				return conn.explain(err, cfg.Auth)
 			}
-			mediaStore, err := openMedia(ctx, mediaKind, m.store, conn.data, 0)
+			mediaStore, err := openMedia(ctx, mediaKind, s3c, m.store, conn.data, 0)
 			if err != nil {
 				return err
 			}
@@ -110,7 +112,7 @@ func newWorkerCmd() *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringVar(&conn.data, "data", env("KINO_DATA", "./data"), "data directory whose media/ the API serves, holding the worker's NATS credentials (nats-creds/worker.nk) and secret.key (env KINO_DATA)")
 	natsFlags(fs, &conn, eventstore.RoleWorker)
-	mediaFlag(fs, &mediaKind)
+	mediaFlag(fs, &mediaKind, &s3c)
 	fs.StringVar(&natsListen, "nats-listen", env("KINO_NATS_LISTEN", "127.0.0.1:4222"), "with --nats-cluster: client listen address of the embedded NATS node (env KINO_NATS_LISTEN)")
 	cluster.register(fs)
 	secretKeyFlag(fs, &keyFile)

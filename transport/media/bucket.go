@@ -404,8 +404,10 @@ func (b *Bucket) SweepLocal() ([]string, error) { return b.local.sweepScratch() 
 
 // Reconcile removes the objects of every video for which live reports
 // false (deleted, or never accepted), except those stored in the last
-// Grace. It lists the whole bucket: a maintenance pass that may run while
-// the node serves, repeated now and then.
+// Grace, and aborts the unfinished writes a store keeps
+// (IncompleteAborter) begun more than a day ago. It lists the whole
+// bucket: a maintenance pass that may run while the node serves, repeated
+// now and then.
 func (b *Bucket) Reconcile(ctx context.Context, live func(id string) (bool, error)) (removed []string, err error) {
 	all, err := b.obj.List(ctx)
 	if err != nil {
@@ -431,6 +433,13 @@ func (b *Bucket) Reconcile(ctx context.Context, live func(id string) (bool, erro
 			return removed, fmt.Errorf("media: sweep: %w", err)
 		}
 		removed = append(removed, oi.Name)
+	}
+	if a, ok := b.obj.(IncompleteAborter); ok {
+		aborted, err := a.AbortIncomplete(ctx, incompleteAge)
+		removed = append(removed, aborted...)
+		if err != nil {
+			return removed, fmt.Errorf("media: sweep: %w", err)
+		}
 	}
 	return removed, nil
 }

@@ -41,6 +41,18 @@ type ObjectOpener interface {
 	Open(ctx context.Context, name string) (io.ReadSeekCloser, ObjectInfo, error)
 }
 
+// IncompleteAborter is an ObjectStore that keeps the parts of writes
+// that never ended (S3's multipart uploads of a process that died):
+// Reconcile aborts those begun more than a day ago, under the store's
+// other objects.
+type IncompleteAborter interface {
+	AbortIncomplete(ctx context.Context, olderThan time.Duration) (aborted []string, err error)
+}
+
+// incompleteAge is how old an unfinished write must be to be aborted: far
+// longer than any upload of an original takes.
+const incompleteAge = 24 * time.Hour
+
 // ObjectInfo describes a stored object.
 type ObjectInfo struct {
 	Name    string

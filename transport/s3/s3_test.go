@@ -1,0 +1,44 @@
+package s3_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/kino-video/kino/transport/media"
+	"github.com/kino-video/kino/transport/media/mediatest"
+	"github.com/kino-video/kino/transport/s3"
+	"github.com/kino-video/kino/transport/s3/s3test"
+)
+
+// openBucket is a media.Bucket on a fresh bucket of srv.
+func openBucket(t *testing.T, srv *s3test.Server, cache int64) *media.Bucket {
+	t.Helper()
+	store, err := s3.Open(context.Background(), srv.Bucket(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := media.OpenBucket(store, t.TempDir(), cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Grace = 0
+	return b
+}
+
+// A Bucket on S3 passes the suite every media backend passes, with and
+// without local copies of what /cdn reads.
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	srv := s3test.Start(t)
+	for _, tc := range []struct {
+		name  string
+		cache int64
+	}{
+		{name: "uncached"},
+		{name: "cached", cache: 600 << 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mediatest.Run(t, func(t *testing.T) mediatest.Store { return openBucket(t, srv, tc.cache) })
+		})
+	}
+}
