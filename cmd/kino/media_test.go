@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kino-video/kino/domain"
@@ -17,7 +20,8 @@ import (
 // With --media nats or s3 a worker that shares no directory with kino
 // serve transcodes a video: it fetches the original from the object store
 // and publishes the outputs there, and kino serve plays them on /cdn
-// (ranges, ETag) with nothing of the video on its disk. A delete removes
+// (ranges, ETag) with nothing of the video on its disk, itself (nats) or
+// by redirects to the bucket (s3, --media-redirect). A delete removes
 // them.
 func TestMediaInTheObjectStoreNeedsNoSharedDirectory(t *testing.T) {
 	t.Parallel()
@@ -36,7 +40,8 @@ func TestMediaInTheObjectStoreNeedsNoSharedDirectory(t *testing.T) {
 }
 
 func testMediaInAnObjectStore(t *testing.T, kind string, s3c s3.Config, s3Flags []string) {
-	h := start(t, t.TempDir(), func(c *Config) { c.Media, c.S3, c.MediaCache = kind, s3c, 64 })
+	redirect := kind == mediaS3
+	h := start(t, t.TempDir(), func(c *Config) { c.Media, c.S3, c.MediaCache, c.MediaRedirect = kind, s3c, 64, redirect })
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
 	id := h.uploadID(key, "main", "a.mp4", makeClip(t, "a.mp4", 426, 240, 1, true))
@@ -93,7 +98,9 @@ func testMediaInAnObjectStore(t *testing.T, kind string, s3c s3.Config, s3Flags 
 	if again := h.get(v["previewUrl"].(string)); again.status != 200 || !bytes.Equal(again.body, preview.body) || again.header.Get("ETag") != etag {
 		t.Fatalf("preview read again: %d, %d bytes", again.status, len(again.body))
 	}
-	if entries, err := os.ReadDir(filepath.Join(h.data, "media", ".cache")); err != nil || len(entries) == 0 {
+	if redirect {
+		wantRedirects(t, h, key, id, v["previewUrl"].(string), s3c.Endpoint)
+	} else if entries, err := os.ReadDir(filepath.Join(h.data, "media", ".cache")); err != nil || len(entries) == 0 {
 		t.Fatalf("no local copies: %v", err)
 	}
 	for _, p := range []string{"/original.mp4", "/index.json", "/hls/"} {
@@ -124,5 +131,56 @@ func testMediaInAnObjectStore(t *testing.T, kind string, s3c s3.Config, s3Flags 
 	}
 	if code := stop(); code != 0 {
 		t.Fatalf("kino worker exit %d: %s", code, errb.String())
+	}
+}
+
+// wantRedirects checks /cdn's redirects to the bucket at endpoint: a GET
+// of the preview is a 302 to a presigned URL there, kept by the browser
+// only; a HEAD is answered by kino; a signed video's file needs its token
+// before any redirect.
+func wantRedirects(t *testing.T, h *harness, key, id, previewURL, endpoint string) {
+	t.Helper()
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(method, u string) *http.Response {
+		req, _ := http.NewRequest(method, u, nil)
+		resp, err := noFollow.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	resp := get("GET", previewURL)
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusFound || !strings.HasPrefix(loc, endpoint+"/") ||
+		!strings.Contains(loc, "X-Amz-Signature=") || resp.Header.Get("Cache-Control") != "private, max-age=300" {
+		t.Fatalf("GET preview: %d %v", resp.StatusCode, resp.Header)
+	}
+	if resp := get("HEAD", previewURL); resp.StatusCode != http.StatusOK || resp.ContentLength <= 0 || resp.Header.Get("Content-Type") != "video/mp4" {
+		t.Fatalf("HEAD preview: %d %v", resp.StatusCode, resp.Header)
+	}
+	if resp := get("GET", h.m.CDNURL+"/"+id+"/hls/master.m3u8"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("playlists are served by kino: %d", resp.StatusCode)
+	}
+	if resp := get("GET", h.m.CDNURL+"/"+id+"/hls/9999p/seg_00000.ts"); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("a file the video lacks: %d", resp.StatusCode)
+	}
+
+	wantStatus(t, h.do("PATCH", "/v1/videos/"+id, key, map[string]any{"playbackPolicy": "signed"}), 200)
+	if resp := get("GET", previewURL); resp.StatusCode != http.StatusForbidden || resp.Header.Get("Location") != "" {
+		t.Fatalf("signed, no token: %d %v", resp.StatusCode, resp.Header)
+	}
+	r := h.do("POST", "/v1/videos/"+id+"/playback-tokens", key, map[string]any{"ttl": 600})
+	wantStatus(t, r, 201)
+	var tok struct{ Token string }
+	if err := json.Unmarshal(r.body, &tok); err != nil {
+		t.Fatal(err)
+	}
+	resp = get("GET", previewURL+"?token="+tok.Token)
+	if resp.StatusCode != http.StatusFound {
+		t.Fatalf("signed, with its token: %d %v", resp.StatusCode, resp.Header)
+	}
+	signed := h.get(resp.Header.Get("Location"))
+	if signed.status != 200 || signed.header.Get("Cache-Control") != "private, max-age=3600" {
+		t.Fatalf("the signed preview in the bucket: %d %v", signed.status, signed.header)
 	}
 }

@@ -55,15 +55,18 @@ type Config struct {
 	Replicas   int       // stream replicas on a NATS cluster (0: see clusterReplicas)
 	Media      string    // media backend: "dir" (default), "nats" or "s3"
 	S3         s3.Config // with Media "s3": the bucket
-	MediaCache int       // MiB of local copies of objects /cdn serves (nats)
-	Dev        bool      // bootstrap a dev account, collection and key on an empty store
-	LogLevel   string
-	Plans      domain.Plans
-	Stdout     io.Writer // where --dev prints the key
-	Log        *slog.Logger
-	Now        func() time.Time // the API's clock (rate-limit windows); tests fix it
-	Workers    WorkerConfig
-	AdminToken string // operator token for /v1/admin/*; empty: those routes answer 404
+	// MediaRedirect: /cdn redirects GETs of media bytes to presigned
+	// URLs of the bucket (Media "s3").
+	MediaRedirect bool
+	MediaCache    int  // MiB of local copies of objects /cdn serves (nats)
+	Dev           bool // bootstrap a dev account, collection and key on an empty store
+	LogLevel      string
+	Plans         domain.Plans
+	Stdout        io.Writer // where --dev prints the key
+	Log           *slog.Logger
+	Now           func() time.Time // the API's clock (rate-limit windows); tests fix it
+	Workers       WorkerConfig
+	AdminToken    string // operator token for /v1/admin/*; empty: those routes answer 404
 
 	// Upload and request limits of the HTTP API (zero: httpapi's defaults).
 	MaxUploads            int            // uploads in flight on this node
@@ -301,6 +304,7 @@ func newServeCmd() *cobra.Command {
 	secretKeyFlag(fs, &cfg.SecretKeyFile)
 	mediaFlag(fs, &cfg.Media, &cfg.S3)
 	mediaCacheFlag(fs, &cfg.MediaCache)
+	fs.BoolVar(&cfg.MediaRedirect, "media-redirect", envBool("KINO_MEDIA_REDIRECT"), "with --media s3: /cdn answers GETs of segments, stills, previews and downloads with a redirect to a presigned bucket URL (an hour long; the redirect is kept 5 minutes by the browser) after its checks, so the bytes leave from the bucket; the bucket needs a CORS rule for players on other origins (env KINO_MEDIA_REDIRECT)")
 	cluster.register(fs)
 	fs.IntVar(&cfg.Replicas, "replicas", envInt("KINO_REPLICAS", envInt("KINO_NATS_REPLICAS", 0)), "replicas of kino's streams and buckets; 0: with --nats-cluster one per node in --nats-routes up to 3, else what an existing stream has (1 for a new one) (env KINO_REPLICAS)")
 	fs.IntVar(&cfg.Replicas, "nats-replicas", cfg.Replicas, "old name of --replicas (env KINO_NATS_REPLICAS)")
@@ -556,6 +560,9 @@ func (m *Main) openReadModels(ctx context.Context) error {
 }
 
 func (m *Main) openMedia(ctx context.Context) error {
+	if m.MediaRedirect && m.Media != mediaS3 {
+		return fmt.Errorf("--media-redirect needs --media s3 (got %q): only a bucket hands out presigned URLs", m.Media)
+	}
 	var err error
 	if m.media, err = openMedia(ctx, m.Media, m.S3, m.store, m.Data, m.MediaCache); err != nil {
 		return err
@@ -698,7 +705,7 @@ func (m *Main) serveHTTP(ctx context.Context) error {
 		Secrets: m.secrets, Users: m.users, EventServer: m.eventServer(),
 		Plans: m.Plans, Log: log.With("component", "http"), Now: m.Now, MaxReadLag: m.MaxReadLag,
 		Origin: httpapi.Origin{CDNURL: m.publicCDN, Local: localOrigin(m.listener.Addr()),
-			BaseURL: m.publicBase, PublicURL: siteOf(m.publicBase)},
+			BaseURL: m.publicBase, PublicURL: siteOf(m.publicBase), MediaRedirect: m.MediaRedirect},
 		Uploads: httpapi.Uploads{MaxInFlight: m.MaxUploads, IdleTimeout: m.UploadIdleTimeout,
 			DiskDirs: []string{m.Data, filepath.Join(m.Data, "media")}, DiskReserve: m.DiskReserve,
 			TusDir: tus, TusExpiry: m.TusExpiry, Direct: direct},

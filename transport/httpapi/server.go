@@ -155,6 +155,17 @@ type Origin struct {
 	// set-password links start with it, and when it is https session
 	// cookies are Secure. Default: the request's own host.
 	PublicURL string
+	// MediaRedirect makes /cdn answer a GET of a segment, still, preview
+	// or download with a redirect to a short-lived presigned URL of the
+	// object store, after its checks, instead of serving the bytes
+	// itself. Media must presign (a media.Bucket on S3).
+	MediaRedirect bool
+}
+
+// presigner is a media store that can give /cdn URLs to redirect to.
+type presigner interface {
+	cdn.Redirector
+	CanPresign() bool
 }
 
 // Uploads bounds uploads (POST /v1/videos, tus, direct) and says where
@@ -394,7 +405,15 @@ func New(cfg Config) (*Server, error) {
 				s.tusAccepting(id)
 			}
 		}})
-	s.cdn = cdn.New(cdn.Config{Videos: cfg.DB, Media: cfg.Media, Tokens: s.tokens,
+	var redirect cdn.Redirector
+	if cfg.Origin.MediaRedirect {
+		p, ok := cfg.Media.(presigner)
+		if !ok || !p.CanPresign() {
+			return nil, errors.New("httpapi: media redirects need a media store that presigns URLs (--media s3)")
+		}
+		redirect = p
+	}
+	s.cdn = cdn.New(cdn.Config{Videos: cfg.DB, Media: cfg.Media, Redirect: redirect, Tokens: s.tokens,
 		Logger: func(r *http.Request) *slog.Logger { return logger(r, cfg.Log) }})
 	s.webhooks = webhooks.New(webhooks.Config{Store: cfg.Store, DB: cfg.DB, Secrets: cfg.Secrets, Tester: cfg.Webhooks,
 		Redeliver: cfg.Redeliver, Now: cfg.Now, Host: webhookHost{s}})

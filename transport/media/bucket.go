@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -74,6 +75,15 @@ func (b *Bucket) WorkRoot() string { return b.local.WorkRoot() }
 func (b *Bucket) Incoming() (*os.File, error) { return b.local.Incoming() }
 
 func name(id, rel string) string { return id + "/" + rel }
+
+// checkRel refuses a file name that is not one of a video's files (the
+// index is the Bucket's own).
+func checkRel(rel string) error {
+	if rel == "" || strings.HasPrefix(rel, "/") || strings.Contains(rel, "..") || rel == indexName {
+		return domain.Wrap("media", domain.NotFound, fs.ErrNotExist, "file not found")
+	}
+	return nil
+}
 
 func (b *Bucket) readIndex(ctx context.Context, id string) (index, bool, error) {
 	// An index replaced (or removed) while it is read may lose its bytes
@@ -154,8 +164,8 @@ func (b *Bucket) Open(ctx context.Context, id, rel string) (*File, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
-	if rel == "" || strings.HasPrefix(rel, "/") || strings.Contains(rel, "..") || rel == indexName {
-		return nil, domain.Wrap("media", domain.NotFound, fs.ErrNotExist, "file not found")
+	if err := checkRel(rel); err != nil {
+		return nil, err
 	}
 	r, info, err := openObject(ctx, b.obj, name(id, rel))
 	if err != nil {
@@ -169,6 +179,34 @@ func (b *Bucket) Open(ctx context.Context, id, rel string) (*File, error) {
 		return nil, err
 	}
 	return file, nil
+}
+
+// CanPresign reports whether the object store hands out presigned URLs
+// (Presign).
+func (b *Bucket) CanPresign() bool {
+	_, ok := b.obj.(ObjectPresigner)
+	return ok
+}
+
+// Presign is a URL that reads rel of video id straight from the object
+// store for ttl, answered with contentType and cacheControl: for /cdn to
+// redirect to, after its own checks. A missing file is a NotFound, as
+// with Open.
+func (b *Bucket) Presign(ctx context.Context, id, rel string, ttl time.Duration, contentType, cacheControl string) (*url.URL, error) {
+	p, ok := b.obj.(ObjectPresigner)
+	if !ok {
+		return nil, domain.E("media", domain.Internal, "the media store hands out no presigned URLs")
+	}
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	if err := checkRel(rel); err != nil {
+		return nil, err
+	}
+	if _, err := b.obj.Stat(ctx, name(id, rel)); err != nil {
+		return nil, notFound(err)
+	}
+	return p.Presign(ctx, name(id, rel), ttl, contentType, cacheControl)
 }
 
 // Fetch copies the original of id into dst, a new local file.

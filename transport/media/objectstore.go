@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"time"
 
 	"github.com/kino-video/kino/domain"
@@ -39,6 +40,13 @@ type ObjectStore interface {
 // the chunks of an offset). Bucket uses Open when its store has it.
 type ObjectOpener interface {
 	Open(ctx context.Context, name string) (io.ReadSeekCloser, ObjectInfo, error)
+}
+
+// ObjectPresigner is an ObjectStore that hands out short-lived URLs that
+// read an object without credentials (S3's presigned GETs), answered with
+// the given Content-Type and Cache-Control.
+type ObjectPresigner interface {
+	Presign(ctx context.Context, name string, ttl time.Duration, contentType, cacheControl string) (*url.URL, error)
 }
 
 // IncompleteAborter is an ObjectStore that keeps the parts of writes

@@ -62,7 +62,9 @@ type Store struct {
 }
 
 var (
-	_ media.ObjectStore = (*Store)(nil)
+	_ media.ObjectStore       = (*Store)(nil)
+	_ media.ObjectPresigner   = (*Store)(nil)
+	_ media.IncompleteAborter = (*Store)(nil)
 )
 
 // digestKey is the user metadata that keeps an object's SHA-256, as
@@ -243,9 +245,17 @@ func (s *Store) Ready(ctx context.Context) error {
 }
 
 // Presign is a URL that lets its holder GET name for ttl, without
-// credentials.
-func (s *Store) Presign(ctx context.Context, name string, ttl time.Duration) (*url.URL, error) {
-	u, err := s.client.PresignedGetObject(ctx, s.bucket, s.key(name), ttl, nil)
+// credentials, answered with contentType and cacheControl (the
+// response-content-type and response-cache-control overrides).
+func (s *Store) Presign(ctx context.Context, name string, ttl time.Duration, contentType, cacheControl string) (*url.URL, error) {
+	q := url.Values{}
+	if contentType != "" {
+		q.Set("response-content-type", contentType)
+	}
+	if cacheControl != "" {
+		q.Set("response-cache-control", cacheControl)
+	}
+	u, err := s.client.PresignedGetObject(ctx, s.bucket, s.key(name), ttl, q)
 	if err != nil {
 		return nil, fmt.Errorf("s3: presign %s: %w", name, err)
 	}

@@ -259,7 +259,7 @@ func TestStore(t *testing.T) {
 		if _, err := s.Put(ctx, "V/hls/index.m3u8", strings.NewReader("#EXTM3U\n")); err != nil {
 			t.Fatal(err)
 		}
-		u, err := s.Presign(ctx, "V/hls/index.m3u8", time.Minute)
+		u, err := s.Presign(ctx, "V/hls/index.m3u8", time.Minute, "application/vnd.apple.mpegurl", "private, max-age=60")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -269,8 +269,9 @@ func TestStore(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != 200 || string(body) != "#EXTM3U\n" || resp.Header.Get("Content-Type") != "application/vnd.apple.mpegurl" {
-			t.Fatalf("%d %q %q", resp.StatusCode, body, resp.Header.Get("Content-Type"))
+		if resp.StatusCode != 200 || string(body) != "#EXTM3U\n" || resp.Header.Get("Content-Type") != "application/vnd.apple.mpegurl" ||
+			resp.Header.Get("Cache-Control") != "private, max-age=60" {
+			t.Fatalf("%d %q %v", resp.StatusCode, body, resp.Header)
 		}
 		u.RawQuery = strings.Replace(u.RawQuery, "X-Amz-Signature=", "X-Amz-Signature=0", 1)
 		if resp, err := http.Get(u.String()); err != nil || resp.StatusCode != http.StatusForbidden {

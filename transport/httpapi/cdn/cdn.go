@@ -2,6 +2,7 @@ package cdn
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/projections"
@@ -30,11 +32,23 @@ type Media interface {
 	Open(ctx context.Context, id, rel string) (*media.File, error)
 }
 
+// Redirector hands out short-lived URLs that read a video's file straight
+// from the object store (media.Bucket on S3), answered with the given
+// Content-Type and Cache-Control; a missing file is a NotFound.
+type Redirector interface {
+	Presign(ctx context.Context, id, rel string, ttl time.Duration, contentType, cacheControl string) (*url.URL, error)
+}
+
 // Config wires /cdn.
 type Config struct {
 	Videos Videos
 	Media  Media
-	Tokens playback.Tokens
+	// Redirect, when set, answers a GET of a file that is served as it is
+	// stored (segments, stills, previews, downloads) with a redirect to
+	// it in the object store, after the same checks; nil: /cdn serves
+	// every file itself.
+	Redirect Redirector
+	Tokens   playback.Tokens
 	// Logger is the request's logger.
 	Logger func(r *http.Request) *slog.Logger
 }
@@ -90,6 +104,10 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request) error {
 	if strings.HasPrefix(m[2], wire.CaptionDir) {
 		return h.serveCaption(w, r, acc, m[2])
 	}
+	ct, cc, rewrite := acc.headers(m[2])
+	if h.cfg.Redirect != nil && r.Method == http.MethodGet && !rewrite && !strings.HasSuffix(m[2], ".m3u8") {
+		return h.redirect(w, r, m[1], m[2], ct, cc)
+	}
 	f, err := h.cfg.Media.Open(r.Context(), m[1], m[2])
 	if domain.IsKind(err, domain.NotFound) || domain.IsKind(err, domain.Invalid) {
 		return notFound("file")
@@ -101,16 +119,8 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request) error {
 	if err := checkRanges(w, r, f.Size); err != nil {
 		return err
 	}
-	hd.Set("Content-Type", contentTypes[filepath.Ext(m[2])])
-	switch {
-	case strings.HasSuffix(m[2], ".m3u8"):
-		hd.Set("Cache-Control", "public, max-age=60")
-	case m[2] == wire.ThumbnailPath || m[2] == wire.AnimatedPath:
-		hd.Set("Cache-Control", "public, max-age=300") // remade when another moment is chosen
-	default:
-		hd.Set("Cache-Control", "public, max-age=31536000, immutable")
-	}
-	rewrite := acc.cacheControl(hd, m[2])
+	hd.Set("Content-Type", ct)
+	hd.Set("Cache-Control", cc)
 	if m[2] == wire.PlaylistPath && readyCaptions(acc.v) > 0 {
 		return h.serveMaster(w, r, f, acc)
 	}
@@ -206,6 +216,31 @@ func requestOrigin(r *http.Request) string {
 	return ""
 }
 
+// Redirects: a presigned URL lives presignTTL; the redirect itself may be
+// kept by the browser (never a shared cache) for redirectMaxAge, so a URL
+// taken from its cache has most of its life left.
+const (
+	presignTTL     = time.Hour
+	redirectMaxAge = 5 * time.Minute
+)
+
+// redirect answers 302 to file rel of video id in the object store, to be
+// read with contentType and cacheControl.
+func (h *Handler) redirect(w http.ResponseWriter, r *http.Request, id, rel, contentType, cacheControl string) error {
+	hd := w.Header()
+	u, err := h.cfg.Redirect.Presign(r.Context(), id, rel, presignTTL, contentType, cacheControl)
+	if domain.IsKind(err, domain.NotFound) || domain.IsKind(err, domain.Invalid) {
+		return notFound("file")
+	}
+	if err != nil {
+		return err
+	}
+	hd.Set("Cache-Control", fmt.Sprintf("private, max-age=%d", int(redirectMaxAge/time.Second)))
+	hd.Set("Location", u.String())
+	w.WriteHeader(http.StatusFound)
+	return nil
+}
+
 // Grant is what /cdn learned of a request for a video's file.
 type Grant struct {
 	v         projections.Video
@@ -238,29 +273,33 @@ func (h *Handler) Access(r *http.Request, id string) (Grant, error) {
 	return a, nil
 }
 
-// cacheControl sets the Cache-Control of file rel, and reports whether it
-// is served rewritten (the playlists and storyboard of a signed video,
+// headers are the Content-Type and Cache-Control of file rel, and whether
+// it is served rewritten (the playlists and storyboard of a signed video,
 // which list URIs that need the token).
-func (a Grant) cacheControl(hd http.Header, rel string) (rewrite bool) {
+func (a Grant) headers(rel string) (contentType, cacheControl string, rewrite bool) {
+	contentType = contentTypes[filepath.Ext(rel)]
 	playlist := strings.HasSuffix(rel, ".m3u8")
-	if playlist && !a.completed {
-		hd.Set("Cache-Control", "no-cache") // an EVENT playlist still growing
+	switch {
+	case a.signed && (playlist || rel == wire.StoryboardPath):
+		return contentType, "private, no-cache", true
+	case playlist && !a.completed:
+		cacheControl = "no-cache" // an EVENT playlist still growing
+	case playlist:
+		cacheControl = "public, max-age=60"
+	case rel == wire.ThumbnailPath || rel == wire.AnimatedPath:
+		cacheControl = "public, max-age=300" // remade when another moment is chosen
+	default:
+		cacheControl = "public, max-age=31536000, immutable"
 	}
-	if !a.signed {
-		return false
+	if a.signed {
+		// Bytes that never change, for this browser only: a shared cache
+		// must not hand them to requests without a token.
+		cacheControl = "private, max-age=3600"
+		if rel == wire.ThumbnailPath || rel == wire.AnimatedPath {
+			cacheControl = "private, max-age=300"
+		}
 	}
-	if playlist || rel == wire.StoryboardPath {
-		hd.Set("Cache-Control", "private, no-cache")
-		return true
-	}
-	// Bytes that never change (the stills: seldom), for this browser only:
-	// a shared cache must not hand them to requests without a token.
-	if rel == wire.ThumbnailPath || rel == wire.AnimatedPath {
-		hd.Set("Cache-Control", "private, max-age=300")
-	} else {
-		hd.Set("Cache-Control", "private, max-age=3600")
-	}
-	return false
+	return contentType, cacheControl, false
 }
 
 // serveRewritten serves a playlist or storyboard of a signed video with

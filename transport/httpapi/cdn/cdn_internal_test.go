@@ -81,19 +81,22 @@ func TestGrantCacheControl(t *testing.T) {
 		cache   string
 	}{
 		{name: "public, processing playlist", grant: Grant{}, rel: "hls/master.m3u8", cache: "no-cache"},
-		{name: "public, completed segment", grant: Grant{completed: true}, rel: "hls/720p/seg_00000.ts"},
+		{name: "public, completed playlist", grant: Grant{completed: true}, rel: "hls/720p/index.m3u8", cache: "public, max-age=60"},
+		{name: "public, completed segment", grant: Grant{completed: true}, rel: "hls/720p/seg_00000.ts", cache: "public, max-age=31536000, immutable"},
+		{name: "public thumbnail", grant: Grant{completed: true}, rel: "thumbnail.jpg", cache: "public, max-age=300"},
+		{name: "signed thumbnail", grant: Grant{signed: true, completed: true}, rel: "thumbnail.jpg", cache: "private, max-age=300"},
 		{name: "signed playlist", grant: Grant{signed: true, completed: true}, rel: "hls/master.m3u8", rewrite: true, cache: "private, no-cache"},
 		{name: "signed storyboard", grant: Grant{signed: true, completed: true}, rel: "storyboard.vtt", rewrite: true, cache: "private, no-cache"},
 		{name: "signed segment", grant: Grant{signed: true, completed: true}, rel: "hls/720p/seg_00000.ts", cache: "private, max-age=3600"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := http.Header{}
-			if got := tc.grant.cacheControl(h, tc.rel); got != tc.rewrite {
-				t.Fatalf("rewrite %v, want %v", got, tc.rewrite)
+			_, cache, rewrite := tc.grant.headers(tc.rel)
+			if rewrite != tc.rewrite {
+				t.Fatalf("rewrite %v, want %v", rewrite, tc.rewrite)
 			}
-			if got := h.Get("Cache-Control"); got != tc.cache {
-				t.Fatalf("Cache-Control %q, want %q", got, tc.cache)
+			if cache != tc.cache {
+				t.Fatalf("Cache-Control %q, want %q", cache, tc.cache)
 			}
 		})
 	}
