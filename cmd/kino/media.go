@@ -45,12 +45,17 @@ func mediaCacheFlag(fs *pflag.FlagSet, p *int) {
 // --s3-credentials-file or the AWS environment.
 func mediaFlag(fs *pflag.FlagSet, p *string, c *s3.Config) {
 	fs.StringVar(p, "media", env("KINO_MEDIA", mediaDir), `where media is kept: "dir" (<data>/media; every API node and worker must share it), "nats" (the JetStream object store, replicated like the streams) or "s3" (a bucket of an S3-compatible service, --s3-*); with nats and s3, <data>/media holds only uploads in flight, transcode scratch and the cache (env KINO_MEDIA)`)
-	fs.StringVar(&c.Endpoint, "s3-endpoint", env("KINO_S3_ENDPOINT", ""), "with --media s3: the service's URL, e.g. https://s3.eu-west-1.amazonaws.com or http://127.0.0.1:9000 (env KINO_S3_ENDPOINT)")
-	fs.StringVar(&c.Bucket, "s3-bucket", env("KINO_S3_BUCKET", ""), "with --media s3: the bucket, which must exist (env KINO_S3_BUCKET)")
-	fs.StringVar(&c.Region, "s3-region", env("KINO_S3_REGION", ""), "with --media s3: the bucket's region; unset: asked of the service (env KINO_S3_REGION)")
-	fs.BoolVar(&c.PathStyle, "s3-path-style", envBool("KINO_S3_PATH_STYLE"), "with --media s3: address the bucket as <endpoint>/<bucket> (MinIO, Garage, Ceph) instead of <bucket>.<endpoint> (env KINO_S3_PATH_STYLE)")
-	fs.StringVar(&c.Prefix, "s3-prefix", env("KINO_S3_PREFIX", ""), "with --media s3: put before every object name, e.g. kino/, to share the bucket (env KINO_S3_PREFIX)")
-	fs.StringVar(&c.CredentialsFile, "s3-credentials-file", env("KINO_S3_CREDENTIALS_FILE", ""), "with --media s3: an AWS shared credentials file holding the keys (profile AWS_PROFILE, else default); unset: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, then ~/.aws/credentials, then the instance's IAM role (env KINO_S3_CREDENTIALS_FILE)")
+	s3Flags(fs, c)
+}
+
+// s3Flags adds the --s3-* flags of a bucket.
+func s3Flags(fs *pflag.FlagSet, c *s3.Config) {
+	fs.StringVar(&c.Endpoint, "s3-endpoint", env("KINO_S3_ENDPOINT", ""), "S3 media store: the service's URL, e.g. https://s3.eu-west-1.amazonaws.com or http://127.0.0.1:9000 (env KINO_S3_ENDPOINT)")
+	fs.StringVar(&c.Bucket, "s3-bucket", env("KINO_S3_BUCKET", ""), "S3 media store: the bucket, which must exist (env KINO_S3_BUCKET)")
+	fs.StringVar(&c.Region, "s3-region", env("KINO_S3_REGION", ""), "S3 media store: the bucket's region; unset: asked of the service (env KINO_S3_REGION)")
+	fs.BoolVar(&c.PathStyle, "s3-path-style", envBool("KINO_S3_PATH_STYLE"), "S3 media store: address the bucket as <endpoint>/<bucket> (MinIO, Garage, Ceph) instead of <bucket>.<endpoint> (env KINO_S3_PATH_STYLE)")
+	fs.StringVar(&c.Prefix, "s3-prefix", env("KINO_S3_PREFIX", ""), "S3 media store: put before every object name, e.g. kino/, to share the bucket (env KINO_S3_PREFIX)")
+	fs.StringVar(&c.CredentialsFile, "s3-credentials-file", env("KINO_S3_CREDENTIALS_FILE", ""), "S3 media store: an AWS shared credentials file holding the keys (profile AWS_PROFILE, else default); unset: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, then ~/.aws/credentials, then the instance's IAM role (env KINO_S3_CREDENTIALS_FILE)")
 }
 
 // openMedia opens the media backend kind (with s3c for s3); data/media is

@@ -51,6 +51,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		newVideosCmd(),
 		newVersionCmd(),
 		newUsersCmd(),
+		newMediaCmd(),
 	)
 	return root
 }

@@ -188,3 +188,36 @@ func incoming(t *testing.T, s interface{ Incoming() (*os.File, error) }, data []
 	}
 	return f.Name()
 }
+
+// A library is copied into a Bucket from a Dir and from another Bucket
+// (kino media migrate).
+func TestImport(t *testing.T) {
+	t.Parallel()
+	bucket := func(t *testing.T) *media.Bucket {
+		obj, err := newDiskObjects(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := media.OpenBucket(obj, t.TempDir(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Grace = 0
+		return s
+	}
+	target := func(t *testing.T) mediatest.Importer { return bucket(t) }
+	t.Run("from a directory", func(t *testing.T) {
+		t.Parallel()
+		mediatest.RunImport(t, func(t *testing.T) mediatest.SourceStore {
+			s, err := media.OpenDir(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}, target)
+	})
+	t.Run("from a bucket", func(t *testing.T) {
+		t.Parallel()
+		mediatest.RunImport(t, func(t *testing.T) mediatest.SourceStore { return bucket(t) }, target)
+	})
+}

@@ -42,3 +42,16 @@ func TestConformance(t *testing.T) {
 		})
 	}
 }
+
+// A library in a directory is copied into S3 (kino media migrate --to s3).
+func TestImport(t *testing.T) {
+	t.Parallel()
+	srv := s3test.Start(t)
+	mediatest.RunImport(t, func(t *testing.T) mediatest.SourceStore {
+		s, err := media.OpenDir(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}, func(t *testing.T) mediatest.Importer { return openBucket(t, srv, 0) })
+}
