@@ -25,7 +25,7 @@
 //  5. openReadModels: projections.db and the projector (task projector),
 //     then wait until the read models include every stored event.
 //  6. openMedia: the media backend (--media) and its sweep of leftovers.
-//     With --media nats only the local part runs here; the bucket's
+//     With --media nats or s3 only the local part runs here; the bucket's
 //     reconcile pass runs beside serving (task media-reconcile: at once,
 //     then hourly, each pass given up after 2 minutes).
 //  7. devBootstrap: with --dev on an empty store, an account, a

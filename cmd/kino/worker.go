@@ -19,7 +19,7 @@ import (
 // same NATS: kino's (--nats), or its own embedded node of kino's cluster
 // (--nats-cluster). With --media dir, workers read originals and write
 // outputs under --data/media, which must be the same directory the API
-// serves (shared storage); with --media nats they fetch and publish them
+// serves (shared storage); with --media nats or s3 they fetch and publish them
 // through the object store, and --data/media is their local scratch.
 func newWorkerCmd() *cobra.Command {
 	var conn natsClient

@@ -90,14 +90,26 @@
 // after each seek. The index, the cache and the scratch directory sit
 // above the interface once, for every store.
 //
-// kino's store is the JetStream bucket KINO_MEDIA, in eventstore/objects
-// (kino --media nats); media imports no NATS. A new object store (S3, say)
-// is a package of its own that implements ObjectStore (and ObjectOpener
-// if it can do better than ranged Gets), fills ObjectInfo.Digest with the
-// SHA-256 when it has one (the cache and ETags use it; without it nothing
-// is cached), and runs mediatest.Run through OpenBucket, as
-// conformance_test.go does for the JetStream bucket and for a
-// directory-backed store kept in the tests.
+// kino's stores are the JetStream bucket KINO_MEDIA, in eventstore/objects
+// (kino --media nats), and a bucket of an S3-compatible service, in
+// transport/s3 (--media s3); media imports neither NATS nor an S3 client.
+// A new object store is a package of its own that implements ObjectStore
+// (and ObjectOpener if it can do better than ranged Gets), fills
+// ObjectInfo.Digest with the SHA-256 when it has one (the cache and ETags
+// use it; without it nothing is cached), and runs mediatest.Run through
+// OpenBucket, as conformance_test.go does for the JetStream bucket and for
+// a directory-backed store kept in the tests. Two more capabilities are
+// optional: ObjectPresigner (short-lived URLs /cdn redirects to:
+// Bucket.Presign) and IncompleteAborter (writes that never ended, aborted
+// by Reconcile).
+//
+// # Moving a library
+//
+// Bucket.Import copies one video's files from any Source (Dir or Bucket:
+// Videos lists the ids, Files a video's files) into the bucket, the index
+// first, each file hashed and left alone when the bucket holds it with
+// the same SHA-256, checked once stored (kino media migrate).
+// mediatest.RunImport is its suite.
 //
 // # Safety
 //
