@@ -18,6 +18,8 @@ const (
 
 	TypeSigningKeyCreated = "SigningKeyCreated"
 	TypeSigningKeyDeleted = "SigningKeyDeleted"
+
+	TypeStorageQuotaChanged = "StorageQuotaChanged"
 )
 
 type AccountCreated struct {
@@ -55,6 +57,16 @@ type SigningKeyCreated struct {
 type SigningKeyDeleted struct {
 	KeyID string `json:"keyId"`
 }
+
+// StorageQuotaChanged gives the account its own storage quota in place of
+// its plan's: Bytes is the quota in bytes (0: none), or null: the plan's
+// again.
+type StorageQuotaChanged struct {
+	Bytes *int64 `json:"bytes"`
+}
+
+func (StorageQuotaChanged) EventType() string { return TypeStorageQuotaChanged }
+func (StorageQuotaChanged) Aggregate() string { return AggAccount }
 
 func (AccountCreated) EventType() string { return TypeAccountCreated }
 func (AccountCreated) Aggregate() string { return AggAccount }
@@ -145,6 +157,9 @@ type Account struct {
 	Created bool
 	Keys    []Key
 	Signing []SigningKey
+	// StorageQuota is the account's own storage quota in bytes (0: none);
+	// nil: its plan's.
+	StorageQuota *int64
 }
 
 func (a Account) Evolve(e Event) Account {
@@ -153,6 +168,8 @@ func (a Account) Evolve(e Event) Account {
 		a.Slug, a.Plan, a.Created = e.AggregateID, d.Plan, true
 	case PlanChanged:
 		a.Plan = d.Plan
+	case StorageQuotaChanged:
+		a.StorageQuota = d.Bytes
 	case KeyIssued:
 		keys := make([]Key, len(a.Keys), len(a.Keys)+1)
 		copy(keys, a.Keys)
@@ -189,6 +206,23 @@ type CreateAccount struct {
 }
 
 type ChangePlan struct{ Plan Plan }
+
+// SetStorageQuota gives the account its own storage quota: Bytes (0: none),
+// or nil: its plan's again.
+type SetStorageQuota struct{ Bytes *int64 }
+
+// MaxStorageQuota bounds a quota set by hand (1 EiB): far above any disk,
+// far below overflow when usage is added to it.
+const MaxStorageQuota = 1 << 60
+
+// CheckStorageQuota refuses a storage quota outside 0 (none) to
+// MaxStorageQuota bytes; nil (the plan's) is fine.
+func CheckStorageQuota(bytes *int64) error {
+	if bytes != nil && (*bytes < 0 || *bytes > MaxStorageQuota) {
+		return E("set storage quota", Invalid, "a storage quota is a number of bytes from 0 (no quota) to %d (got %d)", int64(MaxStorageQuota), *bytes)
+	}
+	return nil
+}
 
 // IssueKey records a new key; the caller generated it and passes its hash.
 type IssueKey struct {
@@ -237,6 +271,18 @@ func (a Account) Decide(cmd any, _ time.Time) ([]Payload, error) {
 			return nil, nil
 		}
 		return []Payload{PlanChanged{Plan: c.Plan}}, nil
+	case SetStorageQuota:
+		const op = "set storage quota"
+		if !a.Created {
+			return nil, E(op, NotFound, "account not found")
+		}
+		if err := CheckStorageQuota(c.Bytes); err != nil {
+			return nil, err
+		}
+		if (c.Bytes == nil) == (a.StorageQuota == nil) && (c.Bytes == nil || *c.Bytes == *a.StorageQuota) {
+			return nil, nil
+		}
+		return []Payload{StorageQuotaChanged{Bytes: c.Bytes}}, nil
 	case IssueKey:
 		const op = "issue key"
 		if !a.Created {

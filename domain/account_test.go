@@ -82,6 +82,33 @@ func TestAccountDecide(t *testing.T) {
 		},
 		{name: "change plan of a missing account", when: domain.ChangePlan{Plan: domain.PlanPro}, err: domain.NotFound},
 		{
+			name:  "set a storage quota",
+			given: []domain.Payload{acmeFree},
+			when:  domain.SetStorageQuota{Bytes: ptr(int64(50 << 30))},
+			then:  []domain.Payload{domain.StorageQuotaChanged{Bytes: ptr(int64(50 << 30))}},
+		},
+		{
+			name:  "no storage quota",
+			given: []domain.Payload{acmeFree},
+			when:  domain.SetStorageQuota{Bytes: ptr(int64(0))},
+			then:  []domain.Payload{domain.StorageQuotaChanged{Bytes: ptr(int64(0))}},
+		},
+		{
+			name:  "the same storage quota again is a no-op",
+			given: []domain.Payload{acmeFree, domain.StorageQuotaChanged{Bytes: ptr(int64(7))}},
+			when:  domain.SetStorageQuota{Bytes: ptr(int64(7))},
+		},
+		{
+			name:  "back to the plan's storage quota",
+			given: []domain.Payload{acmeFree, domain.StorageQuotaChanged{Bytes: ptr(int64(7))}},
+			when:  domain.SetStorageQuota{},
+			then:  []domain.Payload{domain.StorageQuotaChanged{}},
+		},
+		{name: "back to the plan's when it is already", given: []domain.Payload{acmeFree}, when: domain.SetStorageQuota{}},
+		{name: "a negative storage quota", given: []domain.Payload{acmeFree}, when: domain.SetStorageQuota{Bytes: ptr(int64(-1))}, err: domain.Invalid},
+		{name: "a storage quota past 1 EiB", given: []domain.Payload{acmeFree}, when: domain.SetStorageQuota{Bytes: ptr(int64(1<<60 + 1))}, err: domain.Invalid},
+		{name: "a storage quota of a missing account", when: domain.SetStorageQuota{Bytes: ptr(int64(1))}, err: domain.NotFound},
+		{
 			name:  "issue key",
 			given: []domain.Payload{acmeFree},
 			when:  domain.IssueKey{KeyID: "key-a", Hash: hashA, Prefix: "svc_live_AAAA", Label: "laptop"},

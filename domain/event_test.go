@@ -99,6 +99,11 @@ var samples = map[string]sample{
 		payload:     domain.PlanChanged{Plan: domain.PlanBusiness},
 		v1:          `{"id":"01JFIXTURE0000000000000001","type":"PlanChanged","version":1,"aggregate":"account","aggregateId":"acme","occurredAt":"2026-01-02T03:04:05.006Z","data":{"plan":"business"}}`,
 	},
+	domain.TypeStorageQuotaChanged: {
+		aggregateID: "acme",
+		payload:     domain.StorageQuotaChanged{Bytes: ptr(int64(53687091200))},
+		v1:          `{"id":"01JFIXTURE0000000000000001","type":"StorageQuotaChanged","version":1,"aggregate":"account","aggregateId":"acme","occurredAt":"2026-01-02T03:04:05.006Z","data":{"bytes":53687091200}}`,
+	},
 	domain.TypeKeyIssued: {
 		aggregateID: "acme",
 		payload:     keyA,

@@ -124,6 +124,14 @@ func apply(b *batch, e domain.Event) error {
 		}
 		a.Plan = d.Plan
 		return putJSON(b, []byte(e.AggregateID), a)
+	case domain.StorageQuotaChanged:
+		b := tx.Bucket(bAccounts)
+		a, ok, err := getJSON[Account](b, []byte(e.AggregateID))
+		if err != nil || !ok {
+			return err
+		}
+		a.StorageQuota = d.Bytes
+		return putJSON(b, []byte(e.AggregateID), a)
 	case domain.KeyIssued:
 		if err := tx.Bucket(bKeysByAcct).Put(key(e.AggregateID, d.KeyID), []byte(d.Hash)); err != nil {
 			return err

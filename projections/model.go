@@ -115,6 +115,19 @@ type Account struct {
 	Slug      string      `json:"slug"`
 	Plan      domain.Plan `json:"plan"`
 	CreatedAt time.Time   `json:"createdAt"`
+	// StorageQuota is the account's own storage quota in bytes (0: none),
+	// set by the operator; nil: its plan's.
+	StorageQuota *int64 `json:"storageQuota,omitempty"`
+}
+
+// Limits are what the account may do: its plan's, with its own storage
+// quota when the operator set one.
+func (a Account) Limits(plans domain.Plans) domain.Limits {
+	l := plans.Limits(a.Plan)
+	if a.StorageQuota != nil {
+		l.StorageBytes = *a.StorageQuota
+	}
+	return l
 }
 
 // Key is a live API key, found by the SHA-256 of the key. Revoked keys are

@@ -96,7 +96,49 @@ func newAccountsCmd() *cobra.Command {
 		},
 	}
 	natsFlags(setPlan.Flags(), &planConn, eventstore.RoleAdmin)
-	cmd.AddCommand(create, setPlan)
+
+	var quotaConn natsClient
+	setQuota := &cobra.Command{
+		Use:   "set-storage-quota SLUG SIZE|none|plan",
+		Short: "Give an account its own storage quota (e.g. 500GiB; none: no quota) or its plan's again (plan)",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var quota *int64
+			switch args[1] {
+			case "plan":
+			case "none":
+				quota = new(int64)
+			default:
+				n, err := parseSize(args[1])
+				if err != nil {
+					return fmt.Errorf("%w; or none, or plan", err)
+				}
+				quota = &n
+			}
+			if err := domain.CheckStorageQuota(quota); err != nil {
+				return err
+			}
+			return withStore(cmd.Context(), &quotaConn, func(s *eventstore.Store) error {
+				if _, err := loadAccount(cmd.Context(), s, args[0]); err != nil {
+					return err
+				}
+				if _, err := eventstore.Execute[domain.Account](cmd.Context(), s, domain.AccountStream(args[0]), domain.SetStorageQuota{Bytes: quota}); err != nil {
+					return err
+				}
+				switch {
+				case quota == nil:
+					fmt.Fprintf(cmd.OutOrStdout(), "account %s has its plan's storage quota\n", args[0])
+				case *quota == 0:
+					fmt.Fprintf(cmd.OutOrStdout(), "account %s has no storage quota\n", args[0])
+				default:
+					fmt.Fprintf(cmd.OutOrStdout(), "account %s has a storage quota of %s\n", args[0], byteSize(*quota))
+				}
+				return nil
+			})
+		},
+	}
+	natsFlags(setQuota.Flags(), &quotaConn, eventstore.RoleAdmin)
+	cmd.AddCommand(create, setPlan, setQuota)
 	return cmd
 }
 

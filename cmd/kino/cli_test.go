@@ -75,6 +75,27 @@ func TestCLIAdminFlow(t *testing.T) {
 	if r := h.do("GET", "/v1/collections", key, nil); r.header.Get("X-RateLimit-Limit") != "60" {
 		t.Fatalf("plan change not applied: %v", r.header)
 	}
+	// accounts set-storage-quota: the account's own quota, none, the plan's.
+	limit := func() any {
+		return h.do("GET", "/v1/account", key, nil).json(t)["limits"].(map[string]any)["storageBytes"]
+	}
+	if out := h.mustCLI("accounts", "set-storage-quota", "acme", "500GiB"); !strings.Contains(out, "storage quota of 500.0 GiB") || limit() != float64(500<<30) {
+		t.Fatalf("set-storage-quota 500GiB: %s, limit %v", out, limit())
+	}
+	if h.mustCLI("accounts", "set-storage-quota", "acme", "none"); limit() != float64(0) {
+		t.Fatalf("set-storage-quota none: limit %v", limit())
+	}
+	if h.mustCLI("accounts", "set-storage-quota", "acme", "plan"); limit() != float64(testPlans()[domain.PlanFree].StorageBytes) {
+		t.Fatalf("set-storage-quota plan: limit %v", limit())
+	}
+	for _, bad := range []string{"-1", "lots", "99999999TiB", "0"} {
+		if _, err := h.cli("accounts", "set-storage-quota", "acme", bad); err == nil {
+			t.Fatalf("set-storage-quota %s: no error", bad)
+		}
+	}
+	if _, err := h.cli("accounts", "set-storage-quota", "nobody", "1GiB"); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("set-storage-quota of a missing account: %v", err)
+	}
 	list := h.mustCLI("keys", "list", "acme")
 	// Given only --data, an operator command finds the NATS kino serve
 	// started there (on a random port here, not the default).

@@ -51,6 +51,22 @@ type Account struct {
 	CreatedAt    string         `json:"createdAt"`
 	Videos       map[string]int `json:"videos"`
 	StorageBytes int64          `json:"storageBytes"`
+	// StorageQuotaBytes is the quota in force (nil: none), the account's
+	// own when StorageQuotaOwn, else its plan's.
+	StorageQuotaBytes *int64 `json:"storageQuotaBytes"`
+	StorageQuotaOwn   bool   `json:"storageQuotaOwn"`
+}
+
+// QuotaGiB is the account's own quota in GiB for the form ("" when it has
+// its plan's).
+func (a Account) QuotaGiB() string {
+	switch {
+	case !a.StorageQuotaOwn:
+		return ""
+	case a.StorageQuotaBytes == nil:
+		return "0"
+	}
+	return strconv.FormatFloat(float64(*a.StorageQuotaBytes)/(1<<30), 'f', -1, 64)
 }
 
 // User is one user as GET /v1/admin/users lists it.

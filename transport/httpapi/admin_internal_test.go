@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -110,11 +111,13 @@ func TestAdminRoutesRefuseWithoutTheAdminToken(t *testing.T) {
 }
 
 type testAccount struct {
-	Slug         string         `json:"slug"`
-	Plan         string         `json:"plan"`
-	CreatedAt    string         `json:"createdAt"`
-	Videos       map[string]int `json:"videos"`
-	StorageBytes int64          `json:"storageBytes"`
+	Slug              string         `json:"slug"`
+	Plan              string         `json:"plan"`
+	CreatedAt         string         `json:"createdAt"`
+	Videos            map[string]int `json:"videos"`
+	StorageBytes      int64          `json:"storageBytes"`
+	StorageQuotaBytes *int64         `json:"storageQuotaBytes"`
+	StorageQuotaOwn   bool           `json:"storageQuotaOwn"`
 }
 
 func TestAdminAccountsCreateListAndChangePlan(t *testing.T) {
@@ -171,6 +174,65 @@ func TestAdminAccountsCreateListAndChangePlan(t *testing.T) {
 	wantError(t, a.do("PATCH", "/v1/admin/accounts/acme", testAdminToken, `{"plan":"gold"}`), 400, "Bad request")
 	wantError(t, a.do("PATCH", "/v1/admin/accounts/acme", testAdminToken, `{}`), 400, "Bad request")
 	wantError(t, a.do("GET", "/v1/admin/accounts/..", testAdminToken, ""), 404, "Not found")
+}
+
+// The operator gives an account its own storage quota (PATCH
+// storageQuotaBytes), which its uploads meet and GET /v1/account shows,
+// lifts it (0) and gives back the plan's (null); bad quotas change
+// nothing, not even a plan sent with them.
+func TestAdminStorageQuotaOfAnAccount(t *testing.T) {
+	t.Parallel()
+	a := newAdminAPI(t)
+	key := a.account("acme", domain.PlanFree)
+	other := a.account("other", domain.PlanFree)
+	file := video(3000)
+	quota := func(t *testing.T, body string, want *int64, own bool) {
+		t.Helper()
+		r := a.do("PATCH", "/v1/admin/accounts/acme", testAdminToken, body)
+		wantCode(t, r, 200)
+		got := decodeBody[testAccount](t, r)
+		if got.StorageQuotaOwn != own || (want == nil) != (got.StorageQuotaBytes == nil) || (want != nil && *want != *got.StorageQuotaBytes) {
+			t.Fatalf("PATCH %s: %s", body, r.body)
+		}
+		var acct struct{ Limits struct{ StorageBytes int64 } }
+		_ = json.Unmarshal(a.do("GET", "/v1/account", key, "").body, &acct)
+		if w := int64(0); (want == nil && acct.Limits.StorageBytes != w) || (want != nil && acct.Limits.StorageBytes != *want) {
+			t.Fatalf("GET /v1/account after %s: limits.storageBytes %d", body, acct.Limits.StorageBytes)
+		}
+	}
+	plans := testPlans()
+	plan := plans[domain.PlanFree].StorageBytes
+	if got := decodeBody[testAccount](t, a.do("GET", "/v1/admin/accounts/acme", testAdminToken, "")); got.StorageQuotaOwn || got.StorageQuotaBytes == nil || *got.StorageQuotaBytes != plan {
+		t.Fatalf("the plan's quota: %+v", got)
+	}
+
+	small := int64(len(file) + 100)
+	quota(t, fmt.Sprintf(`{"storageQuotaBytes":%d}`, small), &small, true)
+	wantCode(t, a.upload(key, "a.mp4", file), 202)
+	m := wantError(t, a.upload(key, "b.mp4", file), 413, "File too large")
+	if msg := m["message"].(string); !strings.Contains(msg, fmt.Sprintf("storage quota is %d bytes", small)) {
+		t.Fatalf("message %q", msg)
+	}
+	wantCode(t, a.upload(other, "theirs.mp4", file), 202) // the plan's, for others
+
+	// Bad quotas: 400, and nothing changes (not the plan sent with one).
+	for _, body := range []string{`{"storageQuotaBytes":-1}`, `{"storageQuotaBytes":1.5}`, `{"storageQuotaBytes":"10GiB"}`,
+		`{"storageQuotaBytes":1152921504606846977}`, `{"storageQuotaBytes":99999999999999999999}`, `{"plan":"pro","storageQuotaBytes":-5}`} {
+		wantError(t, a.do("PATCH", "/v1/admin/accounts/acme", testAdminToken, body), 400, "Bad request")
+	}
+	if got := decodeBody[testAccount](t, a.do("GET", "/v1/admin/accounts/acme", testAdminToken, "")); got.Plan != "free" || *got.StorageQuotaBytes != small {
+		t.Fatalf("after bad quotas: %+v", got)
+	}
+
+	quota(t, `{"storageQuotaBytes":0}`, nil, true) // no quota
+	wantCode(t, a.upload(key, "b.mp4", file), 202)
+	quota(t, `{"storageQuotaBytes":null}`, &plan, false) // the plan's again
+	// A plan change keeps an own quota; both at once.
+	quota(t, fmt.Sprintf(`{"plan":"pro","storageQuotaBytes":%d}`, small), &small, true)
+	if got := decodeBody[testAccount](t, a.do("GET", "/v1/admin/accounts/acme", testAdminToken, "")); got.Plan != "pro" {
+		t.Fatalf("plan: %+v", got)
+	}
+	wantError(t, a.upload(key, "c.mp4", file), 413, "File too large")
 }
 
 func TestAdminKeysCreatedWorkAndRevokedOnesAreRefused(t *testing.T) {

@@ -98,7 +98,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}); err != nil {
 			return err
 		}
-		limits := s.cfg.Plans.Limits(acct.Plan)
+		limits := acct.Limits(s.cfg.Plans)
 		rateKey, perMinute := rateBudget(acct.Slug, user, limits)
 		if err := s.charge(w, rateKey, perMinute, "your plan"); err != nil {
 			return err

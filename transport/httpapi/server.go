@@ -419,7 +419,7 @@ func New(cfg Config) (*Server, error) {
 		Redeliver: cfg.Redeliver, Now: cfg.Now, Host: webhookHost{s}})
 	s.keys = keys.New(keys.Config{Host: keyHost{s}, DB: cfg.DB})
 	s.captions = captions.New(captions.Config{Host: captionHost{s}, DB: cfg.DB, Languages: cfg.Captions.Languages})
-	s.admin = admin.New(admin.Config{Store: cfg.Store, Queues: cfg.Queues, DB: cfg.DB, Projector: cfg.Projector,
+	s.admin = admin.New(admin.Config{Store: cfg.Store, Queues: cfg.Queues, DB: cfg.DB, Projector: cfg.Projector, Plans: cfg.Plans,
 		Replayer: cfg.Admin.Replayer, Host: adminHost{s}, Now: cfg.Now})
 	s.probes = probes.New(probes.Config{Checks: s.readyChecks(), Live: s.live, Log: cfg.Log})
 	s.routes()

@@ -49,7 +49,7 @@ func (h uploadHost) Limits(account string) (domain.Limits, error) {
 	if err != nil {
 		return domain.Limits{}, err
 	}
-	return h.s.cfg.Plans.Limits(acct.Plan), nil
+	return acct.Limits(h.s.cfg.Plans), nil
 }
 
 func (h uploadHost) Decode(w http.ResponseWriter, r *http.Request, v any) error {
@@ -200,7 +200,7 @@ func (s *Server) admitAccount(w http.ResponseWriter, r *http.Request, slug, id s
 	if err != nil {
 		return caller{}, r, err
 	}
-	limits := s.cfg.Plans.Limits(acct.Plan)
+	limits := acct.Limits(s.cfg.Plans)
 	// Slugs never hold a colon: "direct:" and "uploads:" keys collide with
 	// no account's budget, nor a user's.
 	if err := s.chargeAll(w,

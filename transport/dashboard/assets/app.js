@@ -3,7 +3,8 @@
 // driven by data- attributes in the templates:
 //   form[data-api]      submits its fields as JSON, or data-multipart as
 //                       multipart/form-data (data-method, default POST;
-//                       data-json="tags" sends a comma-separated field as a list);
+//                       data-json="tags" sends a comma-separated field as a list,
+//                       data-json="gib" a number of GiB as bytes, empty as null);
 //                       data-result="<id>" shows the answer's fields in that
 //                       element ([data-field], once: keys and secrets),
 //                       data-redirect goes there, otherwise the page reloads.
@@ -126,6 +127,10 @@
         continue;
       }
       if (el.value === "" && "omitEmpty" in el.dataset) continue;
+      if (kind === "gib") {
+        body[el.name] = el.value === "" ? null : Math.round(Number(el.value) * 1073741824);
+        continue;
+      }
       if (kind === "tags") {
         body[el.name] = el.value.split(",").map((t) => t.trim()).filter((t) => t !== "");
         continue;

@@ -9,6 +9,7 @@ package admin
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -77,6 +78,7 @@ type Config struct {
 	Projector Projector
 	Replayer  Replayer // nil: POST /v1/admin/replay answers 503
 	Host      Host
+	Plans     domain.Plans // what each plan allows (an account's quota)
 	Now       func() time.Time
 }
 
@@ -97,7 +99,7 @@ func (h *Handler) Routes(mount func(path string, handle func(http.ResponseWriter
 	mount("/accounts", h.listAccounts, http.MethodGet)
 	mount("/accounts", h.createAccount, http.MethodPost)
 	mount("/accounts/{slug}", h.getAccount, http.MethodGet)
-	mount("/accounts/{slug}", h.changePlan, http.MethodPatch)
+	mount("/accounts/{slug}", h.updateAccount, http.MethodPatch)
 	mount("/accounts/{slug}/keys", h.listKeys, http.MethodGet)
 	mount("/accounts/{slug}/keys", h.createKey, http.MethodPost)
 	mount("/accounts/{slug}/keys/{id}", h.revokeKey, http.MethodDelete)
@@ -128,6 +130,11 @@ type adminAccount struct {
 	CreatedAt    string                `json:"createdAt"`
 	Videos       map[domain.Status]int `json:"videos"`
 	StorageBytes int64                 `json:"storageBytes"`
+	// StorageQuotaBytes is the quota in force (null: none);
+	// StorageQuotaOwn tells whether it is the account's own rather than
+	// its plan's.
+	StorageQuotaBytes *int64 `json:"storageQuotaBytes"`
+	StorageQuotaOwn   bool   `json:"storageQuotaOwn"`
 }
 
 func (h *Handler) renderAdminAccount(a projections.Account) (adminAccount, error) {
@@ -135,7 +142,12 @@ func (h *Handler) renderAdminAccount(a projections.Account) (adminAccount, error
 	if err != nil {
 		return adminAccount{}, err
 	}
-	return adminAccount{Slug: a.Slug, Plan: a.Plan, CreatedAt: domain.FormatTime(a.CreatedAt), Videos: u.Videos(), StorageBytes: u.StorageBytes}, nil
+	out := adminAccount{Slug: a.Slug, Plan: a.Plan, CreatedAt: domain.FormatTime(a.CreatedAt), Videos: u.Videos(),
+		StorageBytes: u.StorageBytes, StorageQuotaOwn: a.StorageQuota != nil}
+	if q := a.Limits(h.cfg.Plans).StorageBytes; q > 0 {
+		out.StorageQuotaBytes = &q
+	}
+	return out, nil
 }
 
 func (h *Handler) listAccounts(w http.ResponseWriter, r *http.Request) error {
@@ -225,32 +237,52 @@ func (h *Handler) createAccount(w http.ResponseWriter, r *http.Request) error {
 	return h.writeAdminAccount(w, http.StatusCreated, *body.Slug)
 }
 
-// changePlan: {"plan"} -> 200 with the account; its limits apply from
-// its next request.
-func (h *Handler) changePlan(w http.ResponseWriter, r *http.Request) error {
+// updateAccount: {"plan", "storageQuotaBytes"}, either or both -> 200
+// with the account; its limits apply from its next request. The quota is
+// a number of bytes (0: none), or null: the plan's again.
+func (h *Handler) updateAccount(w http.ResponseWriter, r *http.Request) error {
 	a, err := h.accountVar(r)
 	if err != nil {
 		return err
 	}
 	var body struct {
-		Plan *string `json:"plan"`
+		Plan  *string         `json:"plan"`
+		Quota json.RawMessage `json:"storageQuotaBytes"`
 	}
 	if err := h.cfg.Host.Decode(w, r, &body); err != nil {
 		return err
 	}
-	if body.Plan == nil {
-		return invalid("plan is required: one of free, pro, business")
+	if body.Plan == nil && body.Quota == nil {
+		return invalid("send plan (free, pro or business), storageQuotaBytes (bytes, 0 for none, null for the plan's), or both")
 	}
-	plan, err := domain.ParsePlan(*body.Plan)
-	if err != nil {
-		return err
+	var cmds []any
+	if body.Plan != nil {
+		plan, err := domain.ParsePlan(*body.Plan)
+		if err != nil {
+			return err
+		}
+		cmds = append(cmds, domain.ChangePlan{Plan: plan})
 	}
-	res, err := execute(r, h.cfg.Store, domain.AccountStream(a.Slug), domain.ChangePlan{Plan: plan})
-	if err != nil {
-		return err
+	if body.Quota != nil {
+		var quota *int64
+		if err := json.Unmarshal(body.Quota, &quota); err != nil {
+			return invalid("storageQuotaBytes must be a whole number of bytes (0: no quota) or null (the plan's)")
+		}
+		// Checked before anything is written, so that a bad quota leaves
+		// the plan as it was.
+		if err := domain.CheckStorageQuota(quota); err != nil {
+			return err
+		}
+		cmds = append(cmds, domain.SetStorageQuota{Bytes: quota})
 	}
-	h.cfg.Host.Settle(r, res.LastSeq())
-	h.cfg.Host.Logger(r).Info("plan changed by the operator", "account", a.Slug, "plan", plan)
+	for _, cmd := range cmds {
+		res, err := execute(r, h.cfg.Store, domain.AccountStream(a.Slug), cmd)
+		if err != nil {
+			return err
+		}
+		h.cfg.Host.Settle(r, res.LastSeq())
+	}
+	h.cfg.Host.Logger(r).Info("account changed by the operator", "account", a.Slug, "plan", body.Plan != nil, "storage_quota", body.Quota != nil)
 	return h.writeAdminAccount(w, http.StatusOK, a.Slug)
 }
 

@@ -497,6 +497,16 @@ try {
   await op.click("text=Create key");
   await op.locator("#key-created:not([hidden])").waitFor();
   await shot(op, "admin-account");
+  // Its own storage quota (GiB), then its plan's again (empty).
+  await op.goto(base + "/admin/accounts/gamma");
+  await op.fill("#quota-gib", "2.5");
+  await Promise.all([op.waitForEvent("load"), op.click("text=Set quota")]);
+  check(await op.inputValue("#quota-gib") === "2.5", "the quota field shows " + await op.inputValue("#quota-gib"));
+  const facts = await op.textContent(".facts");
+  check(facts.includes("2.5 GiB") && facts.includes("its own quota"), "the account's facts: " + facts);
+  await op.fill("#quota-gib", "");
+  await Promise.all([op.waitForEvent("load"), op.click("text=Set quota")]);
+  check(await op.inputValue("#quota-gib") === "" && (await op.textContent(".facts")).includes("the plan's"), "the plan's quota is not back");
 
   step("the operator verifies the read models");
   await op.goto(base + "/admin");
