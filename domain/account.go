@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -143,14 +144,17 @@ const SigningAlgorithm = "EdDSA"
 // its API keys).
 const MaxLiveSigningKeys = 20
 
-// SigningKey is one signing key of an account, as the write side knows it.
+// SigningKey is one live signing key of an account, as the write side
+// knows it (a deleted one is forgotten).
 type SigningKey struct {
 	ID, PublicKey, Label string
 	CreatedAt            time.Time
-	Deleted              bool
 }
 
-// Account is the write-side state of one account.
+// Account is the write-side state of one account. It stays small however
+// long the account's history: its live keys (at most MaxLiveKeys), the
+// last MaxRevokedKept revoked ones, and its live signing keys, so that a
+// snapshot of it (eventstore) costs the same at any length of history.
 type Account struct {
 	Slug    string
 	Plan    Plan
@@ -175,24 +179,30 @@ func (a Account) Evolve(e Event) Account {
 		copy(keys, a.Keys)
 		a.Keys = append(keys, Key{ID: d.KeyID, Hash: d.Hash, Prefix: d.Prefix, Label: d.Label, IssuedAt: e.OccurredAt})
 	case KeyRevoked:
-		keys := make([]Key, len(a.Keys))
-		copy(keys, a.Keys)
-		for i := range keys {
-			if keys[i].ID == d.KeyID {
-				keys[i].Revoked = true
+		keys := make([]Key, 0, len(a.Keys))
+		revoked := 0
+		for _, k := range slices.Backward(a.Keys) { // newest first, to keep the last revoked
+			if k.ID == d.KeyID {
+				k.Revoked = true
 			}
+			if k.Revoked {
+				if revoked++; revoked > MaxRevokedKept {
+					continue
+				}
+			}
+			keys = append(keys, k)
 		}
+		slices.Reverse(keys)
 		a.Keys = keys
 	case SigningKeyCreated:
 		keys := make([]SigningKey, len(a.Signing), len(a.Signing)+1)
 		copy(keys, a.Signing)
 		a.Signing = append(keys, SigningKey{ID: d.KeyID, PublicKey: d.PublicKey, Label: d.Label, CreatedAt: e.OccurredAt})
 	case SigningKeyDeleted:
-		keys := make([]SigningKey, len(a.Signing))
-		copy(keys, a.Signing)
-		for i := range keys {
-			if keys[i].ID == d.KeyID {
-				keys[i].Deleted = true
+		keys := make([]SigningKey, 0, len(a.Signing))
+		for _, k := range a.Signing {
+			if k.ID != d.KeyID {
+				keys = append(keys, k)
 			}
 		}
 		a.Signing = keys
@@ -232,9 +242,40 @@ type IssueKey struct {
 type RevokeKey struct{ KeyID string }
 
 // MaxLiveKeys bounds an account's live API keys: every account command
-// folds the account's stream, so keys without bound would make each one
-// (a plan change, a revocation) slower without bound.
+// decides on the account's state, so keys without bound would make each
+// one (a plan change, a revocation) slower without bound.
 const MaxLiveKeys = 100
+
+// MaxRevokedKept is how many revoked keys the state keeps (the newest):
+// for kino keys list and to make a second revocation a no-op. An older
+// revoked key is forgotten: revoking it again is NotFound.
+const MaxRevokedKept = 100
+
+// SnapshotVersion says which shape of Account a stored snapshot holds;
+// it changes with Account's fields or Evolve, so older snapshots are
+// ignored (eventstore folds the events again).
+func (Account) SnapshotVersion() int { return 1 }
+
+// AccountPlan is what the limits of an account's plan need of it: whether
+// it exists, and its plan. It depends on the last event of two types, so
+// it is read without the account's history.
+type AccountPlan struct {
+	Created bool
+	Plan    Plan
+}
+
+// DecisionTypes are the types AccountPlan is folded from (the last of each).
+func (AccountPlan) DecisionTypes() []string { return []string{TypeAccountCreated, TypePlanChanged} }
+
+func (a AccountPlan) Evolve(e Event) AccountPlan {
+	switch d := e.Data.(type) {
+	case AccountCreated:
+		a.Created, a.Plan = true, d.Plan
+	case PlanChanged:
+		a.Plan = d.Plan
+	}
+	return a
+}
 
 // CreateSigningKey records a new signing key; the caller generated the key
 // pair and passes the public half.
@@ -328,20 +369,14 @@ func (a Account) Decide(cmd any, _ time.Time) ([]Payload, error) {
 		if err := checkLabel(op, c.Label); err != nil {
 			return nil, err
 		}
-		live := 0
-		for _, k := range a.Signing {
-			if !k.Deleted {
-				live++
-			}
-		}
-		if live >= MaxLiveSigningKeys {
+		if len(a.Signing) >= MaxLiveSigningKeys {
 			return nil, E(op, Conflict, "an account holds at most %d signing keys; delete one first", MaxLiveSigningKeys)
 		}
 		return []Payload{SigningKeyCreated{KeyID: c.KeyID, Algorithm: SigningAlgorithm, PublicKey: c.PublicKey, Label: strings.TrimSpace(c.Label)}}, nil
 	case DeleteSigningKey:
 		const op = "delete signing key"
 		for _, k := range a.Signing {
-			if k.ID == c.KeyID && !k.Deleted {
+			if k.ID == c.KeyID {
 				return []Payload{SigningKeyDeleted{KeyID: k.ID}}, nil
 			}
 		}

@@ -198,6 +198,52 @@ func TestAccountEvolve(t *testing.T) {
 	}
 }
 
+// However long its history, the state holds its live keys, the newest
+// MaxRevokedKept revoked ones and its live signing keys: what a snapshot
+// of it keeps stays small.
+func TestAccountStateStaysSmall(t *testing.T) {
+	payloads := []domain.Payload{acmeFree}
+	const rounds = domain.MaxRevokedKept + 50
+	for i := range rounds {
+		id := fmt.Sprintf("key-%03d", i)
+		payloads = append(payloads, domain.KeyIssued{KeyID: id, Hash: hashA}, domain.KeyRevoked{KeyID: id, Hash: hashA},
+			domain.SigningKeyCreated{KeyID: "sk-" + id, PublicKey: "pk"}, domain.SigningKeyDeleted{KeyID: "sk-" + id})
+	}
+	payloads = append(payloads, domain.KeyIssued{KeyID: "live", Hash: hashB}, domain.SigningKeyCreated{KeyID: "sk-live", PublicKey: "pk"})
+	a := given[domain.Account](t, "acme", payloads...)
+	if len(a.Keys) != domain.MaxRevokedKept+1 || a.Keys[len(a.Keys)-1].ID != "live" || a.Keys[0].ID != fmt.Sprintf("key-%03d", rounds-domain.MaxRevokedKept) {
+		t.Fatalf("%d keys, first %s, last %s", len(a.Keys), a.Keys[0].ID, a.Keys[len(a.Keys)-1].ID)
+	}
+	if len(a.Signing) != 1 || a.Signing[0].ID != "sk-live" {
+		t.Fatalf("signing keys %+v", a.Signing)
+	}
+	// The newest revoked keys are still known (revoking again: a no-op);
+	// older ones are forgotten (NotFound).
+	if p, err := a.Decide(domain.RevokeKey{KeyID: fmt.Sprintf("key-%03d", rounds-1)}, time.Time{}); err != nil || p != nil {
+		t.Fatalf("revoking a recent revoked key again: %v %v", p, err)
+	}
+	if _, err := a.Decide(domain.RevokeKey{KeyID: "key-000"}, time.Time{}); domain.KindOf(err) != domain.NotFound {
+		t.Fatalf("revoking a forgotten key: %v", err)
+	}
+	if _, err := a.Decide(domain.DeleteSigningKey{KeyID: "sk-key-000"}, time.Time{}); domain.KindOf(err) != domain.NotFound {
+		t.Fatalf("deleting a deleted signing key: %v", err)
+	}
+}
+
+// AccountPlan folds to the plan from the account's creation and its last
+// plan change alone.
+func TestAccountPlan(t *testing.T) {
+	if p := given[domain.AccountPlan](t, "acme", acmeFree, keyA, domain.PlanChanged{Plan: domain.PlanPro}, domain.PlanChanged{Plan: domain.PlanBusiness}); !p.Created || p.Plan != domain.PlanBusiness {
+		t.Fatalf("plan %+v", p)
+	}
+	if p := given[domain.AccountPlan](t, "acme", acmeFree); !p.Created || p.Plan != domain.PlanFree {
+		t.Fatalf("plan %+v", p)
+	}
+	if p := domain.Fold[domain.AccountPlan](nil); p.Created {
+		t.Fatalf("no account: %+v", p)
+	}
+}
+
 func TestAccountEvolveDoesNotAlias(t *testing.T) {
 	// Evolve is pure: the state it was given must not change, even though
 	// Keys is a slice the two states could share.

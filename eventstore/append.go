@@ -171,6 +171,25 @@ type decisionTyped interface {
 // loadForDecision loads what an aggregate's Decide needs, and the sequence
 // to expect on append.
 func loadForDecision[S domain.State[S]](ctx context.Context, log Log, id domain.StreamID) (S, uint64, error) {
+	state, last, _, err := loadState[S](ctx, log, id)
+	return state, last, err
+}
+
+// loadState is loadForDecision, also saying how many events it folded
+// after a snapshot (0 for aggregates without snapshots).
+func loadState[S domain.State[S]](ctx context.Context, log Log, id domain.StreamID) (S, uint64, int, error) {
+	var zero S
+	s, isStore := log.(*Store)
+	if sn, ok := any(zero).(snapshotted); ok && isStore {
+		return fromSnapshot[S](ctx, s, id, sn.SnapshotVersion())
+	}
+	state, last, err := loadTyped[S](ctx, log, id)
+	return state, last, 0, err
+}
+
+// loadTyped loads an aggregate whole, or, when it is decisionTyped, the
+// last event of each of its types.
+func loadTyped[S domain.State[S]](ctx context.Context, log Log, id domain.StreamID) (S, uint64, error) {
 	var zero S
 	dt, ok := any(zero).(decisionTyped)
 	s, isStore := log.(*Store)
@@ -283,7 +302,8 @@ func Execute[S Aggregate[S]](ctx context.Context, s Log, id domain.StreamID, cmd
 	for attempt := 0; attempt < attempts; attempt++ {
 		var state S
 		var last uint64
-		state, last, err = loadForDecision[S](ctx, s, id)
+		var folded int
+		state, last, folded, err = loadState[S](ctx, s, id)
 		if err != nil {
 			return Result[S]{}, err
 		}
@@ -298,7 +318,13 @@ func Execute[S Aggregate[S]](ctx context.Context, s Log, id domain.StreamID, cmd
 			state = state.Evolve(e)
 		}
 		if err == nil || !errors.Is(err, ErrConcurrency) || len(events) > 0 {
-			return Result[S]{State: state, Events: events}, err
+			res := Result[S]{State: state, Events: events}
+			if sn, ok := any(state).(snapshotted); ok && err == nil && folded+len(events) >= snapshotEvery {
+				if st, isStore := s.(*Store); isStore {
+					st.writeSnapshot(ctx, id, sn.SnapshotVersion(), events[len(events)-1], state)
+				}
+			}
+			return res, err
 		}
 	}
 	return Result[S]{}, fmt.Errorf("execute %T on %s after %d attempts: %w", cmd, id, attempts, err)

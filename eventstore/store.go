@@ -99,8 +99,9 @@ type Store struct {
 	js        jetstream.JetStream
 	stream    jetstream.Stream
 	health    *health
-	stopWatch func()         // stops watchQuorum and waits for it
-	conn      *natsconn.Conn // what the sibling packages use
+	stopWatch func()             // stops watchQuorum and waits for it
+	conn      *natsconn.Conn     // what the sibling packages use
+	snapshots jetstream.KeyValue // SnapshotBucket; nil: aggregates are folded whole
 }
 
 // startQuorumWatch runs watchQuorum for kino serve on a replicated stream:
@@ -262,6 +263,17 @@ func setup(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cfg Confi
 	}
 	if jobs == nil && waiting {
 		return nil, fmt.Errorf("open event store: no stream %s yet", natsconn.JobsStream)
+	}
+	// Snapshots only save reads: a client that finds no bucket (a worker
+	// started before kino serve made it) folds aggregates whole.
+	if st.snapshots, err = st.conn.Bucket(ctx, cfg.Manage, jetstream.KeyValueConfig{
+		Bucket:      SnapshotBucket,
+		Description: "kino: snapshots of aggregates' states, to decide without folding their whole history",
+		History:     1,
+		Storage:     jetstream.FileStorage,
+		Replicas:    cfg.Replicas,
+	}); err != nil && cfg.Manage {
+		return nil, fmt.Errorf("open event store: %w", err)
 	}
 	return st, nil
 }

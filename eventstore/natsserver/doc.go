@@ -37,7 +37,9 @@
 // and _INBOX.>. It subscribes to _INBOX.>, jobs.transcode.> (a new job
 // wakes idle slots) and video.*.Deleted (a delete stops that video's
 // ffmpeg). workerDenied keeps it from reading KINO_SESSIONS and
-// KINO_KEY_USAGE. So a worker's seed cannot issue a key, change a plan,
+// KINO_KEY_USAGE. It reads KINO_SNAPSHOTS (as it may read the stream) but
+// cannot write it, so it cannot hand kino serve a forged account state.
+// So a worker's seed cannot issue a key, change a plan,
 // create a collection or webhook, accept an upload, or touch a stream's
 // configuration. It can forge the events of its trade for any video and
 // queue deliveries the senders sign; every reader checks that a message's

@@ -76,7 +76,9 @@ func (t *Transcoder) limit(ctx context.Context, account string) int {
 // this kino has no limits for, is on the free plan) and remembers it for
 // limit.
 func (t *Transcoder) plan(ctx context.Context, account string) (domain.Plan, error) {
-	acc, err := eventstore.Current[domain.Account](ctx, t.cfg.Store, domain.AccountStream(account))
+	// Two events at most (its creation, its last plan change), not its
+	// history.
+	acc, err := eventstore.Current[domain.AccountPlan](ctx, t.cfg.Store, domain.AccountStream(account))
 	if err != nil {
 		return "", fmt.Errorf("load account %s: %w", account, err)
 	}
