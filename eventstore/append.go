@@ -162,8 +162,9 @@ func (s *Store) Load(ctx context.Context, id domain.StreamID) ([]domain.Event, u
 }
 
 // decisionTyped is an aggregate whose decisions depend only on a few event
-// types, each stored at most once: loading reads the last of each (and the
-// aggregate's last sequence) instead of its whole history.
+// types, each stored at most once or counting only by its last (a plan
+// change): loading reads the last of each (and the aggregate's last
+// sequence) instead of its whole history.
 type decisionTyped interface {
 	DecisionTypes() []string
 }

@@ -33,12 +33,13 @@
 //  1. Load the aggregate's events by direct get, walking the subject filter
 //     <aggregate>.<id>.* from sequence 1, and the sequence of its last
 //     event (0 when none). An aggregate whose decisions depend on a few
-//     event types, each stored at most once, names them with
-//     DecisionTypes(); on a *Store, Execute and Current then read only the
-//     aggregate's last sequence and the last message of each of those
-//     types. domain.Webhook is the one such aggregate: its stream also
-//     holds a DeliverySucceeded or DeliveryFailed per attempt, which
-//     nothing decides on.
+//     event types, each stored at most once or counting only by its last,
+//     names them with DecisionTypes(); on a *Store, Execute and Current
+//     then read only the aggregate's last sequence and the last message
+//     of each of those types. domain.Webhook is such an aggregate (its
+//     stream also holds a DeliverySucceeded or DeliveryFailed per
+//     attempt, which nothing decides on), and domain.AccountPlan. An
+//     aggregate with snapshots starts from its snapshot (below).
 //  2. Fold the events with Evolve.
 //  3. Decide. An error is returned as it is (a domain Conflict such as
 //     "collection already exists" is not retried). No events is a no-op:
