@@ -52,6 +52,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		newVersionCmd(),
 		newUsersCmd(),
 		newMediaCmd(),
+		newPlaybackKeysCmd(),
 	)
 	return root
 }

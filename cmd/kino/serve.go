@@ -39,6 +39,7 @@ import (
 	"github.com/kino-video/kino/transport/httpapi/admin"
 	"github.com/kino-video/kino/transport/httpapi/player"
 	"github.com/kino-video/kino/transport/media"
+	"github.com/kino-video/kino/transport/playback"
 	"github.com/kino-video/kino/transport/s3"
 	"github.com/kino-video/kino/transport/seal"
 	"github.com/kino-video/kino/transport/transcoder"
@@ -695,6 +696,10 @@ func (m *Main) serveHTTP(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	ringStore, err := kv.OpenPlaybackKeys(ctx, m.store)
+	if err != nil {
+		return err
+	}
 	tus, err := tusDir(m.Data)
 	if err != nil {
 		return err
@@ -710,7 +715,7 @@ func (m *Main) serveHTTP(ctx context.Context) error {
 		Uploads: httpapi.Uploads{MaxInFlight: m.MaxUploads, IdleTimeout: m.UploadIdleTimeout,
 			DiskDirs: []string{m.Data, filepath.Join(m.Data, "media")}, DiskReserve: m.DiskReserve,
 			TusDir: tus, TusExpiry: m.TusExpiry, Direct: direct},
-		Playback: httpapi.Playback{FrameAncestors: m.FrameAncestors},
+		Playback: httpapi.Playback{FrameAncestors: m.FrameAncestors, Keys: playback.NewRing(ringStore, m.secrets, nil)},
 		Limits: httpapi.Limits{Ledger: m.limits, AuthFailuresPerMinute: m.AuthFailuresPerMinute,
 			TrustedProxies: m.TrustedProxies},
 		Admin:    httpapi.Admin{Token: m.AdminToken, Replayer: adminReplayer{m.projector}},

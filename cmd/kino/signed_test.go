@@ -14,10 +14,11 @@ import (
 	josejwt "github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore/eventstoretest"
 )
 
 // TestSignedPlayback drives signed playback through kino serve's own
-// wiring (the token key derived from its secret key): a video uploaded
+// wiring (the token keys in its ring in NATS): a video uploaded
 // into a signed collection is signed; its media answer 403 without a
 // token; with kino's token the master playlist lists media playlists that
 // list segments, every one carrying the token and served; a token made by
@@ -175,4 +176,55 @@ func TestSignedPlayback(t *testing.T) {
 		h.now.Set(h.now.Now().Add(11 * time.Minute))
 		refusedWith403("expired token", play(tok, "refused"))
 	})
+}
+
+// kino playback-keys rotate revokes every token kino signed, on the
+// running kino serve within about a second; with --grace the tokens of
+// the key before stay good. A token is judged before the file is looked
+// for: 404 (no thumbnail yet) means the token passed, 403 that it did not.
+func TestPlaybackKeyRotation(t *testing.T) {
+	t.Parallel()
+	h := start(t, t.TempDir())
+	key := h.account("acme", domain.PlanBusiness)
+	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]any{"slug": "private", "name": "Private", "playbackPolicy": "signed"}), 201)
+	id := h.uploadID(key, "private", "clip.mp4", clip(t))
+	token := func() string {
+		r := h.do("POST", "/v1/videos/"+id+"/playback-tokens", key, map[string]any{"ttl": 600})
+		wantStatus(t, r, 201)
+		return r.json(t)["token"].(string)
+	}
+	thumb := h.m.CDNURL + "/" + id + "/thumbnail.jpg?token="
+	first := token()
+	if r := h.get(thumb + first); r.status != 404 {
+		t.Fatalf("a fresh token: %d %s", r.status, r.body)
+	}
+
+	if out := h.mustCLI("playback-keys", "rotate"); !strings.Contains(out, "refused from now on") {
+		t.Fatalf("rotate: %s", out)
+	}
+	eventstoretest.Eventually(t, "the rotated-out token refused", func() bool { return h.get(thumb+first).status == 403 })
+	second := token()
+	if r := h.get(thumb + second); r.status != 404 {
+		t.Fatalf("a token of the new key: %d %s", r.status, r.body)
+	}
+
+	if out := h.mustCLI("playback-keys", "rotate", "--grace", "1h"); !strings.Contains(out, "accepted until") {
+		t.Fatalf("rotate --grace: %s", out)
+	}
+	list := h.mustCLI("playback-keys", "list")
+	if lines := strings.Split(strings.TrimSpace(list), "\n"); len(lines) != 3 || !strings.Contains(list, "current") || !strings.Contains(list, "retiring") {
+		t.Fatalf("list:\n%s", list)
+	}
+	third := token()
+	for _, tok := range []string{second, third} {
+		if r := h.get(thumb + tok); r.status != 404 {
+			t.Fatalf("within the grace: %d %s", r.status, r.body)
+		}
+	}
+	if _, err := h.cli("playback-keys", "rotate", "--grace", "-1s"); err == nil {
+		t.Fatal("a negative grace was taken")
+	}
+	if _, err := h.cli("playback-keys", "rotate", "--grace", "200h"); err == nil {
+		t.Fatal("a grace past the longest token life was taken")
+	}
 }

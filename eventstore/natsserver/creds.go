@@ -164,10 +164,11 @@ func permissions(role string) *server.Permissions {
 
 // workerDenied: what the allowed direct and message gets above would
 // otherwise let a worker read: the sessions (by the hashes of their ids:
-// who is logged in, from when) and the keys' last use.
+// who is logged in, from when), the keys' last use, and the keys of
+// kino's playback tokens (sealed, but a worker holds the secret key).
 func workerDenied() []string {
 	var deny []string
-	for _, b := range []string{natsconn.SessionsBucket, natsconn.KeyUsageBucket} {
+	for _, b := range []string{natsconn.SessionsBucket, natsconn.KeyUsageBucket, natsconn.PlaybackKeysBucket} {
 		stream := "KV_" + b
 		deny = append(deny,
 			"$JS.API.DIRECT.GET."+stream, "$JS.API.DIRECT.GET."+stream+".>",

@@ -24,6 +24,7 @@ import (
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/httpapi/admin"
 	"github.com/kino-video/kino/transport/media"
+	"github.com/kino-video/kino/transport/playback"
 	"github.com/kino-video/kino/transport/seal"
 	"github.com/kino-video/kino/transport/tus/tustest"
 )
@@ -154,9 +155,14 @@ func newTestAPIOn(t *testing.T, nats *natsserver.Embedded, natsDir string, store
 	if err != nil {
 		t.Fatal(err)
 	}
+	ring, err := kv.OpenPlaybackKeys(ctx, store)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := Config{Store: store, Queues: queue.New(store), DB: db, Projector: proj, Media: ms, Plans: testPlans(), Log: quiet, Now: clk.Now,
 		Secrets: key, Origin: Origin{CDNURL: "http://cdn.example.test:8443/cdn"}, Limits: Limits{Ledger: limits},
-		Uploads: Uploads{TusDir: filepath.Join(dir, ".tus"), Direct: direct}}
+		Playback: Playback{Keys: playback.NewRing(ring, key, nil)},
+		Uploads:  Uploads{TusDir: filepath.Join(dir, ".tus"), Direct: direct}}
 	for _, c := range configure {
 		c(&cfg)
 	}

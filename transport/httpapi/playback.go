@@ -22,14 +22,11 @@ import (
 // valid ?token=: a JWT bound to the video (sub), expiring (exp), and
 // optionally to the origin of the page that plays it. Two kinds are
 // accepted, each with one algorithm, chosen by the header's kid alone:
-//   - kid "kino": issued by POST /v1/videos/{id}/playback-tokens, HS256
-//     with a key derived from kino's secret key (the same on every node);
+//   - kid "kino-<key id>": issued by POST /v1/videos/{id}/playback-tokens,
+//     HS256 with that key of kino's key ring (the same on every node);
 //   - kid <signing key id>: signed by the account's own backend with the
 //     private half of one of its signing keys, EdDSA (Ed25519); kino holds
 //     the public half only.
-
-// deriver is what Config.Secrets may also do: derive a key for a purpose.
-type deriver interface{ Derive(purpose string) []byte }
 
 // issuePlaybackToken is POST /v1/videos/{id}/playback-tokens.
 func (s *Server) issuePlaybackToken(w http.ResponseWriter, r *http.Request) error {
@@ -62,7 +59,7 @@ func (s *Server) issuePlaybackToken(w http.ResponseWriter, r *http.Request) erro
 			return err
 		}
 	}
-	signed, exp, err := s.tokens.Mint(v.ID, origin, time.Duration(ttl)*time.Second)
+	signed, exp, err := s.tokens.Mint(r.Context(), v.ID, origin, time.Duration(ttl)*time.Second)
 	if err != nil {
 		return err
 	}
@@ -259,7 +256,7 @@ func (h playHost) PageVideo(r *http.Request, id, token string) (player.Video, er
 		return player.Video{}, errNotFound("video")
 	}
 	if v.PlaybackPolicy.OrPublic() == domain.PlaybackSigned {
-		if _, err := s.tokens.Verify(v.ID, v.Account, token); err != nil {
+		if _, err := s.tokens.Verify(r.Context(), v.ID, v.Account, token); err != nil {
 			return player.Video{}, err
 		}
 	}

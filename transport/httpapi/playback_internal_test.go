@@ -286,13 +286,11 @@ func TestIssuePlaybackToken(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := tok.Claims.(*playback.Claims)
-			if tok.Header["alg"] != "HS256" || tok.Header["kid"] != "kino" || c.Subject != id {
+			ring, _, _ := a.s.cfg.Playback.Keys.Current(context.Background())
+			if tok.Header["alg"] != "HS256" || tok.Header["kid"] != "kino-"+ring || c.Subject != id {
 				t.Fatalf("token %v %+v", tok.Header, c)
 			}
 			if strings.Contains(tc.body, "origin") && c.Origin != "https://shop.example:8443" {
-				t.Fatalf("origin claim %q", c.Origin)
-			}
-			if false {
 				t.Fatalf("origin claim %q", c.Origin)
 			}
 		})
@@ -421,6 +419,11 @@ func TestSignedMediaTokens(t *testing.T) {
 	}
 	kinoToken := a.token(key, id, "")
 	originToken := a.token(key, id, `{"origin":"https://shop.example"}`)
+	ringID, kinoKey, err := a.s.cfg.Playback.Keys.Current(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinoKid := "kino-" + ringID
 	tests := []struct {
 		name, token string
 		header      map[string]string
@@ -450,7 +453,10 @@ func TestSignedMediaTokens(t *testing.T) {
 		{name: "HS256 keyed with the public key's base64", token: sign(t, jwt.SigningMethodHS256, kid, []byte(base64.RawURLEncoding.EncodeToString(pub)), claims()), status: 403},
 		{name: "EdDSA with kid kino", token: sign(t, jwt.SigningMethodEdDSA, "kino", priv, claims()), status: 403},
 		{name: "kino kid, another HS256 key", token: sign(t, jwt.SigningMethodHS256, "kino", bytes.Repeat([]byte{9}, 32), claims()), status: 403},
-		{name: "HS512 with kino's key", token: sign(t, jwt.SigningMethodHS512, "kino", a.s.cfg.Playback.Key, claims()), status: 403},
+		{name: "HS512 with kino's key", token: sign(t, jwt.SigningMethodHS512, kinoKid, kinoKey, claims()), status: 403},
+		{name: "kino's key under the old kid kino", token: sign(t, jwt.SigningMethodHS256, "kino", kinoKey, claims()), status: 403},
+		{name: "kino's key under a key id not in the ring", token: sign(t, jwt.SigningMethodHS256, "kino-0000000000000000", kinoKey, claims()), status: 403},
+		{name: "kino kid with nothing after it", token: sign(t, jwt.SigningMethodHS256, "kino-", kinoKey, claims()), status: 403},
 		{name: "garbage", token: "not-a-token", status: 403},
 		{name: "too long", token: sign(t, jwt.SigningMethodEdDSA, kid, priv, claims("pad", strings.Repeat("x", 5000))), status: 403},
 	}

@@ -199,10 +199,10 @@ type Uploads struct {
 
 // Playback configures signed playback and the /play page.
 type Playback struct {
-	// Key signs and checks kino's playback tokens (HS256). Nil: derived
-	// from Config.Secrets when it derives keys (seal.Key), else kino
-	// issues and accepts none (customer-signed tokens still work).
-	Key []byte
+	// Keys sign and check kino's playback tokens (HS256): the ring kept
+	// in NATS, which workers cannot read (playback.Ring). Nil: kino issues
+	// and accepts none (customer-signed tokens still work).
+	Keys playback.KeyRing
 	// FrameAncestors are origins, besides kino's own, that may embed
 	// /play in a frame (CSP frame-ancestors).
 	FrameAncestors []string
@@ -256,9 +256,6 @@ func (c *Config) validate() error {
 	}
 	if c.MaxReadLag == 0 {
 		c.MaxReadLag = 1000
-	}
-	if d, ok := c.Secrets.(deriver); ok && c.Playback.Key == nil {
-		c.Playback.Key = d.Derive(playback.KeyPurpose)
 	}
 	for _, o := range c.Playback.FrameAncestors {
 		if err := player.CheckOrigin(o); err != nil {
@@ -372,7 +369,7 @@ func New(cfg Config) (*Server, error) {
 		loginUsers:    ratelimit.NewShared(cfg.Limits.Ledger, "login-user:", hex.EncodeToString(node), limitLog),
 		cop:           http.NewCrossOriginProtection(),
 		tusRetryEvery: tus.RetryEvery,
-		tokens:        playback.Tokens{Key: cfg.Playback.Key, Keys: cfg.DB, Now: cfg.Now}}
+		tokens:        playback.Tokens{Ring: cfg.Playback.Keys, Keys: cfg.DB, Now: cfg.Now}}
 	if cfg.Origin.PublicURL != "" {
 		u, _ := url.Parse(cfg.Origin.PublicURL)
 		if err := s.cop.AddTrustedOrigin(u.Scheme + "://" + u.Host); err != nil {

@@ -12,10 +12,10 @@
 // plays it (the origin claim, written by ParseOrigin; Verify leaves its
 // comparison to the caller, which alone sees the request). Two kinds are
 // accepted, each with one algorithm, chosen by the header's kid alone:
-//   - kid "kino": minted by kino (Tokens.Mint; the API's ttl from MinTTL,
-//     60 s, to MaxTTL, 7 days, default DefaultTTL, 1 h), HS256 with
-//     Tokens.Key, derived from kino's secret key under KeyPurpose (the
-//     same on every node). Without a key kino mints and accepts none.
+//   - kid "kino-<key id>": minted by kino (Tokens.Mint; the API's ttl from
+//     MinTTL, 60 s, to MaxTTL, 7 days, default DefaultTTL, 1 h), HS256
+//     with that key of kino's KeyRing. Without a ring kino mints and
+//     accepts none.
 //   - kid <signing key id>: signed by the account's own backend with the
 //     private half of one of its signing keys, EdDSA (Ed25519); kino holds
 //     the public half only (the signing_keys read model, SigningKeys).
@@ -24,6 +24,19 @@
 // playlist served) or with other characters than a compact JWT's is
 // refused before it is parsed; clocks may disagree by 10 s (exp, nbf).
 // Every refusal is Denied (403), saying what is wrong with the token.
+//
+// # The key ring
+//
+// Ring (ring.go) keeps kino's HS256 keys in a RingStore (the KV bucket
+// KINO_PLAYBACK_KEYS, kv.PlaybackKeys), one value replaced by
+// compare-and-set: the current key first, then keys retiring until a
+// time; each sealed with kino's secret key. Workers hold the secret key
+// but cannot read the bucket, so they cannot mint tokens. Every node
+// reads the ring again at most once a second (ringTTL). The first read of
+// an empty ring makes its first key (two nodes racing: one wins, the
+// other reads its key). Rotate makes a new key current; the old keys'
+// tokens are refused at once, or accepted for a grace (at most MaxTTL),
+// after which they are dropped.
 //
 // # Rewriting
 //

@@ -1,6 +1,7 @@
 package playback
 
 import (
+	"context"
 	"crypto/ed25519"
 	"encoding/base64"
 	"errors"
@@ -14,10 +15,6 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/projections"
 )
-
-// KeyPurpose names the key kino's own tokens are signed with among the
-// keys derived from the secret key (seal.Key.Derive).
-const KeyPurpose = "playback-token"
 
 // MaxTokenLen bounds a token before anything parses it. Every URI of a
 // signed video's playlists carries the token, so its length multiplies
@@ -34,7 +31,9 @@ const (
 )
 
 const (
-	kinoKID = "kino"
+	// kinoKID starts the kid of kino's own tokens: "kino-" and the id of
+	// the ring's key that signed it.
+	kinoKID = "kino-"
 	// tokenLeeway forgives clocks that disagree a little (exp, nbf).
 	tokenLeeway = 10 * time.Second
 )
@@ -54,7 +53,7 @@ type SigningKeys interface {
 
 // Tokens mints and verifies playback tokens.
 type Tokens struct {
-	Key  []byte      // HS256 key of kino's tokens; nil: none is minted or accepted
+	Ring KeyRing     // the HS256 keys of kino's tokens; nil: none is minted or accepted
 	Keys SigningKeys // the accounts' signing keys
 	Now  func() time.Time
 }
@@ -80,14 +79,19 @@ func Plausible(token string) bool {
 	return true
 }
 
-// CanMint reports whether kino has a key to mint its own tokens with.
-func (t Tokens) CanMint() bool { return t.Key != nil }
+// CanMint reports whether kino has keys to mint its own tokens with.
+func (t Tokens) CanMint() bool { return t.Ring != nil }
 
-// Mint signs a kino token for video, living ttl from now (to the second),
-// bound to origin unless it is "" (an origin ParseOrigin wrote).
-func (t Tokens) Mint(video, origin string, ttl time.Duration) (token string, exp time.Time, err error) {
-	if t.Key == nil {
-		return "", time.Time{}, domain.E("issue playback token", domain.Unavailable, "playback tokens need kino's secret key, which this server was not given")
+// Mint signs a kino token for video with the ring's current key, living
+// ttl from now (to the second), bound to origin unless it is "" (an
+// origin ParseOrigin wrote).
+func (t Tokens) Mint(ctx context.Context, video, origin string, ttl time.Duration) (token string, exp time.Time, err error) {
+	if t.Ring == nil {
+		return "", time.Time{}, domain.E("issue playback token", domain.Unavailable, "playback tokens need kino's key ring, which this server was not given")
+	}
+	kid, key, err := t.Ring.Current(ctx)
+	if err != nil {
+		return "", time.Time{}, err
 	}
 	now := t.Now().UTC().Truncate(time.Second)
 	exp = now.Add(ttl)
@@ -95,15 +99,15 @@ func (t Tokens) Mint(video, origin string, ttl time.Duration) (token string, exp
 		RegisteredClaims: jwt.RegisteredClaims{Subject: video, IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(exp)},
 		Origin:           origin,
 	})
-	jt.Header["kid"] = kinoKID
-	token, err = jt.SignedString(t.Key)
+	jt.Header["kid"] = kinoKID + kid
+	token, err = jt.SignedString(key)
 	return token, exp, err
 }
 
 // Verify checks token's signature and claims for video (of account), all
 // but the origin it may be bound to (which only a media request can
 // show: the caller compares Claims.Origin).
-func (t Tokens) Verify(video, account, token string) (Claims, error) {
+func (t Tokens) Verify(ctx context.Context, video, account, token string) (Claims, error) {
 	var claims Claims
 	switch {
 	case token == "":
@@ -117,15 +121,24 @@ func (t Tokens) Verify(video, account, token string) (Claims, error) {
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg(), jwt.SigningMethodEdDSA.Alg()}),
 		jwt.WithExpirationRequired(), jwt.WithLeeway(tokenLeeway), jwt.WithTimeFunc(t.Now),
 		jwt.WithSubject(video), jwt.WithStrictDecoding())
+	var ringErr error // the ring could not be read: not the token's fault
 	_, err := parser.ParseWithClaims(token, &claims, func(jt *jwt.Token) (any, error) {
 		kid, _ := jt.Header["kid"].(string)
-		if kid == kinoKID {
+		if id, ok := strings.CutPrefix(kid, kinoKID); ok {
 			// The algorithm is pinned by the kid: kino's tokens are
 			// HS256, whatever else the header says.
-			if jt.Method != jwt.SigningMethodHS256 || t.Key == nil {
+			if jt.Method != jwt.SigningMethodHS256 || t.Ring == nil {
 				return nil, errors.New("kino tokens are HS256")
 			}
-			return t.Key, nil
+			key, ok, err := t.Ring.Lookup(ctx, id)
+			if err != nil {
+				ringErr = err
+				return nil, err
+			}
+			if !ok {
+				return nil, errors.New("the key that signed it was rotated out")
+			}
+			return key, nil
 		}
 		if jt.Method != jwt.SigningMethodEdDSA || !domain.ValidID(kid) {
 			return nil, errors.New("signing key tokens are EdDSA with the key's id as kid")
@@ -144,6 +157,8 @@ func (t Tokens) Verify(video, account, token string) (Claims, error) {
 		return ed25519.PublicKey(pub), nil
 	})
 	switch {
+	case ringErr != nil:
+		return claims, ringErr
 	case errors.Is(err, jwt.ErrTokenExpired):
 		return claims, Denied("the token expired")
 	case errors.Is(err, jwt.ErrTokenNotValidYet):

@@ -1,6 +1,7 @@
 package playback_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -18,21 +19,22 @@ func (noKeys) SigningKey(string, string) (projections.SigningKey, bool, error) {
 }
 
 // A kino token verifies for its video until it expires, and for no other
-// video, and not under another key.
+// video, and not under another ring.
 func TestMintVerify(t *testing.T) {
+	ctx := context.Background()
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	tk := playback.Tokens{Key: []byte("0123456789abcdef0123456789abcdef"), Keys: noKeys{}, Now: clock}
-	tok, exp, err := tk.Mint("v1", "https://example.com", time.Minute)
+	tk := playback.Tokens{Ring: newRing(t, nil), Keys: noKeys{}, Now: clock}
+	tok, exp, err := tk.Mint(ctx, "v1", "https://example.com", time.Minute)
 	if err != nil || !exp.Equal(now.Add(time.Minute)) {
 		t.Fatalf("mint: %v, exp %v", err, exp)
 	}
-	c, err := tk.Verify("v1", "acct", tok)
+	c, err := tk.Verify(ctx, "v1", "acct", tok)
 	if err != nil || c.Origin != "https://example.com" {
 		t.Fatalf("verify: %+v, %v", c, err)
 	}
 	other := tk
-	other.Key = []byte("another key, of thirty-two bytes")
+	other.Ring = newRing(t, nil)
 	tests := []struct {
 		name  string
 		tk    playback.Tokens
@@ -44,18 +46,18 @@ func TestMintVerify(t *testing.T) {
 		{name: "no key", tk: playback.Tokens{Keys: noKeys{}, Now: clock}, video: "v1", token: tok},
 		{name: "malformed", tk: tk, video: "v1", token: "a b"},
 		{name: "empty", tk: tk, video: "v1", token: ""},
-		{name: "expired", tk: playback.Tokens{Key: tk.Key, Keys: noKeys{}, Now: func() time.Time { return now.Add(2 * time.Minute) }}, video: "v1", token: tok},
+		{name: "expired", tk: playback.Tokens{Ring: tk.Ring, Keys: noKeys{}, Now: func() time.Time { return now.Add(2 * time.Minute) }}, video: "v1", token: tok},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := tc.tk.Verify(tc.video, "acct", tc.token)
+			_, err := tc.tk.Verify(ctx, tc.video, "acct", tc.token)
 			var e *domain.Error
 			if !errors.As(err, &e) || domain.KindOf(err) != domain.Denied {
 				t.Fatalf("got %v, want a Denied error", err)
 			}
 		})
 	}
-	if _, _, err := (playback.Tokens{Now: clock}).Mint("v1", "", time.Minute); domain.KindOf(err) != domain.Unavailable {
+	if _, _, err := (playback.Tokens{Now: clock}).Mint(ctx, "v1", "", time.Minute); domain.KindOf(err) != domain.Unavailable {
 		t.Fatalf("mint without a key: %v", err)
 	}
 }

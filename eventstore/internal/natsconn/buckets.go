@@ -8,11 +8,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Buckets of the user service (sessions and API key use). Neither is
-// readable by the worker role.
+// Buckets of the user service (sessions and API key use), and the keys of
+// kino's playback tokens. None is readable by the worker role.
 const (
-	SessionsBucket = "KINO_SESSIONS"  // SHA-256 of a session id -> session
-	KeyUsageBucket = "KINO_KEY_USAGE" // API key id -> when it was last used
+	SessionsBucket     = "KINO_SESSIONS"      // SHA-256 of a session id -> session
+	KeyUsageBucket     = "KINO_KEY_USAGE"     // API key id -> when it was last used
+	PlaybackKeysBucket = "KINO_PLAYBACK_KEYS" // "ring" -> the playback-token keys, sealed
 )
 
 // DefaultSessionTTL is the sessions bucket's TTL until kino serve sets

@@ -192,7 +192,7 @@ func checkRanges(w http.ResponseWriter, r *http.Request, size int64) error {
 // verifyPlayback checks token for video v, as requested by r: the one
 // check of every signed media request.
 func (h *Handler) verifyPlayback(r *http.Request, v projections.Video, token string) error {
-	claims, err := h.cfg.Tokens.Verify(v.ID, v.Account, token)
+	claims, err := h.cfg.Tokens.Verify(r.Context(), v.ID, v.Account, token)
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/kino-video/kino/transport/ffmpeg"
 	"github.com/kino-video/kino/transport/httpapi"
 	"github.com/kino-video/kino/transport/media"
+	"github.com/kino-video/kino/transport/playback"
 	"github.com/kino-video/kino/transport/seal"
 	"github.com/kino-video/kino/transport/transcoder"
 	"github.com/kino-video/kino/transport/webhook"
@@ -165,6 +166,10 @@ func Start(t testing.TB, o Options) *Kino {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ring, err := kv.OpenPlaybackKeys(ctx, store)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewUnstartedServer(nil)
 	url := "http://" + srv.Listener.Addr().String()
 	cdn := url + "/cdn"
@@ -172,9 +177,10 @@ func Start(t testing.TB, o Options) *Kino {
 	cfg := httpapi.Config{Store: store, Queues: q, DB: db, Projector: proj, Media: ms, Progress: progress,
 		Webhooks: webhook.Tester{Store: store, Queue: q}, Redeliver: webhook.Redeliverer{Store: store, Queue: q, CDNURL: cdn},
 		Secrets: key, Plans: o.Plans, Log: quiet, Now: clk.Now,
-		Origin:  httpapi.Origin{CDNURL: cdn, BaseURL: url + "/v1"},
-		Uploads: httpapi.Uploads{TusDir: filepath.Join(base, "media", ".tus"), Direct: direct},
-		Limits:  httpapi.Limits{Ledger: limits}}
+		Playback: httpapi.Playback{Keys: playback.NewRing(ring, key, nil)},
+		Origin:   httpapi.Origin{CDNURL: cdn, BaseURL: url + "/v1"},
+		Uploads:  httpapi.Uploads{TusDir: filepath.Join(base, "media", ".tus"), Direct: direct},
+		Limits:   httpapi.Limits{Ledger: limits}}
 	if o.Configure != nil {
 		o.Configure(&cfg)
 	}
