@@ -3,7 +3,6 @@ package playback_test
 import (
 	"context"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,19 +13,6 @@ import (
 	"github.com/kino-video/kino/transport/seal"
 	"github.com/nats-io/nats.go"
 )
-
-// fakeClock is a ring's clock the test moves.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // ringStore is the KV bucket of a fresh embedded NATS.
 func ringStore(t *testing.T) *kv.PlaybackKeys {
@@ -48,7 +34,7 @@ func secretKey(t *testing.T) *seal.Key {
 }
 
 // newRing is a ring on a fresh store (clock nil: real time).
-func newRing(t *testing.T, clock *fakeClock) *playback.Ring {
+func newRing(t *testing.T, clock *eventstoretest.Clock) *playback.Ring {
 	t.Helper()
 	var now func() time.Time
 	if clock != nil {
@@ -64,7 +50,8 @@ func newRing(t *testing.T, clock *fakeClock) *playback.Ring {
 // cannot use them.
 func TestRing(t *testing.T) {
 	ctx := context.Background()
-	clock := &fakeClock{t: time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)}
+	clock := eventstoretest.NewClock(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC))
+	later := func(d time.Duration) { clock.Set(clock.Now().Add(d)) }
 	store, key := ringStore(t), secretKey(t)
 	a := playback.NewRing(store, key, clock.Now)
 	b := playback.NewRing(store, key, clock.Now)
@@ -94,7 +81,7 @@ func TestRing(t *testing.T) {
 	if err != nil || second == first {
 		t.Fatalf("rotate: %s %v", second, err)
 	}
-	clock.Add(2 * time.Second) // node b's cached ring is stale now
+	later(2 * time.Second) // node b's cached ring is stale now
 	if id, _, _ := b.Current(ctx); id != second {
 		t.Fatalf("node b signs with %s after the rotation to %s", id, second)
 	}
@@ -105,7 +92,7 @@ func TestRing(t *testing.T) {
 	if err != nil || len(list) != 2 || !list[0].Current || list[0].ID != second || list[1].ID != first || list[1].Until == nil {
 		t.Fatalf("list %+v %v", list, err)
 	}
-	clock.Add(10 * time.Minute)
+	later(10 * time.Minute)
 	if verify(t, b, old) == nil {
 		t.Fatal("the old key's token was accepted after its grace")
 	}
@@ -118,7 +105,7 @@ func TestRing(t *testing.T) {
 	if verify(t, b, tok) == nil {
 		t.Fatal("a rotated-out key's token was accepted by the node that rotated")
 	}
-	clock.Add(2 * time.Second)
+	later(2 * time.Second)
 	if verify(t, a, tok) == nil {
 		t.Fatal("a rotated-out key's token was accepted by the other node")
 	}
