@@ -45,7 +45,7 @@ func testMediaInAnObjectStore(t *testing.T, kind string, s3c s3.Config, s3Flags 
 	h := start(t, t.TempDir(), func(c *Config) { c.Media, c.S3, c.MediaCache, c.MediaRedirect = kind, s3c, 64, redirect })
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
-	id := h.uploadID(key, "main", "a.mp4", makeClip(t, "a.mp4", 426, 240, 1, true))
+	id := h.uploadID(key, "main", "a.mp4", makeClip(t, "a.mp4", 426, 240, 2, true))
 
 	elsewhere := t.TempDir()
 	passable(t, elsewhere) // the worker's flags run ffmpeg as nobody under root
@@ -100,6 +100,12 @@ func testMediaInAnObjectStore(t *testing.T, kind string, s3c s3.Config, s3Flags 
 		t.Fatalf("preview read again: %d, %d bytes", again.status, len(again.body))
 	}
 	if redirect {
+		// hls.js in Chromium, on a page of another origin, plays it
+		// through the redirects to the bucket (CORS), and shows its
+		// thumbnail and preview.
+		if res := browserTools(t).playback(t, v, "240"); res.PlayedTo <= 1 || len(res.Thumbnail) != 2 || res.Thumbnail[0] == 0 {
+			t.Fatalf("playback through the bucket: %+v", res)
+		}
 		wantRedirects(t, h, key, id, v["previewUrl"].(string), s3c.Endpoint)
 	} else if entries, err := os.ReadDir(filepath.Join(h.data, "media", ".cache")); err != nil || len(entries) == 0 {
 		t.Fatalf("no local copies: %v", err)

@@ -20,7 +20,10 @@ import (
 // synthetic streams, never for commands.
 func Import(ctx context.Context, s *eventstore.Store, events []domain.Event) error {
 	js := s.NATS().JS
-	const window = 4096
+	// Below jetstream's limit of outstanding async publishes (4000): at
+	// the limit a publish waits only 200 ms for acks before it fails,
+	// which a loaded machine misses.
+	const window = 1024
 	futures := make([]jetstream.PubAckFuture, 0, window)
 	wait := func() error {
 		for _, f := range futures {

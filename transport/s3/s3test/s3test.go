@@ -94,7 +94,9 @@ func Start(t testing.TB) *Server {
 		}
 		addr := l.Addr().String()
 		l.Close()
-		cmd := exec.Command(bin, "--port", addr, "--quiet", "posix", "--sidecar", filepath.Join(dir, "meta"), s.Dir)
+		// Any origin may read (CORS), as a bucket that players on other
+		// sites read by kino's redirects is set up.
+		cmd := exec.Command(bin, "--port", addr, "--quiet", "--cors-allow-origin", "*", "posix", "--sidecar", filepath.Join(dir, "meta"), s.Dir)
 		cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY_ID="+AccessKey, "ROOT_SECRET_ACCESS_KEY="+SecretKey)
 		var out strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &out
