@@ -12,13 +12,16 @@ import (
 	"github.com/kino-video/kino/cmd/kino/bench"
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/transport/s3"
 )
 
 // mp4Box passes the upload's container check (tests use it too).
 var mp4Box = bench.MP4Box
 
 func newBenchCmd() *cobra.Command {
-	o := bench.Options{Start: startBenchKino, CDN: startCDNKino, More: benchMore}
+	var s3c s3.Config
+	o := bench.Options{Start: startBenchKino, More: benchMore}
+	o.CDN = func(ctx context.Context, s bench.CDNStore) (string, func(), error) { return startCDNKino(ctx, s, s3c) }
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "bench [--quick] [--only reads,writes,uploads,processing,replay,cdn,tus,search,outputs,fastpath,playable] [--json]",
@@ -26,6 +29,7 @@ func newBenchCmd() *cobra.Command {
 		Long:  bench.Describe + playableDescribe,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.S3 = s3c.Endpoint != ""
 			results, err := bench.Run(cmd.Context(), o, cmd.ErrOrStderr())
 			if err != nil {
 				return err
@@ -45,6 +49,7 @@ func newBenchCmd() *cobra.Command {
 	cmd.Flags().IntVar(&o.Runs, "runs", 5, "runs of each measure (the median is reported)")
 	cmd.Flags().DurationVar(&o.Duration, "duration", 10*time.Second, "length of each load run")
 	cmd.Flags().IntVar(&o.UploadMB, "upload-mb", 2048, "size of the upload measured, in MiB")
+	s3Flags(cmd.Flags(), &s3c) // the cdn measure also measures this bucket when given
 	return cmd
 }
 

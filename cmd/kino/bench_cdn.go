@@ -12,18 +12,19 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/transport/media"
+	"github.com/kino-video/kino/transport/s3"
 )
 
 // startCDNKino starts a private, quiet kino serve with the media store s
-// holding one segment of bench.SegmentSize bytes, for kino bench's cdn
-// measure.
-func startCDNKino(ctx context.Context, s bench.CDNStore) (string, func(), error) {
+// (s3c: the bucket of an s3 store) holding one segment of
+// bench.SegmentSize bytes, for kino bench's cdn measure.
+func startCDNKino(ctx context.Context, s bench.CDNStore, s3c s3.Config) (string, func(), error) {
 	dir, err := os.MkdirTemp("", "kino-bench-cdn-")
 	if err != nil {
 		return "", nil, err
 	}
 	m := &Main{Config: Config{Addr: "127.0.0.1:0", Data: dir, NATSListen: "127.0.0.1:0", Plans: domain.DefaultPlans(),
-		Media: s.Kind, MediaCache: s.CacheMB, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}}
+		Media: s.Kind, S3: s3c, MediaCache: s.CacheMB, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}}
 	stop := func() {
 		m.Close()
 		os.RemoveAll(dir)

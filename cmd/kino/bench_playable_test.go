@@ -13,7 +13,7 @@ import (
 func TestBenchPlayableQuick(t *testing.T) {
 	t.Parallel()
 	rs, err := bench.Run(context.Background(), bench.Options{Quick: true, Only: []string{playableMeasure},
-		Start: startBenchKino, CDN: startCDNKino, More: benchMore}, io.Discard)
+		Start: startBenchKino, More: benchMore}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -167,6 +167,17 @@ func (b *Bucket) Open(ctx context.Context, id, rel string) (*File, error) {
 	if err := checkRel(rel); err != nil {
 		return nil, err
 	}
+	if b.cache != nil {
+		// A local copy needs only the object's description: no read of
+		// its bytes is begun (which a store like S3 would have to abort).
+		info, err := b.obj.Stat(ctx, name(id, rel))
+		if err != nil {
+			return nil, notFound(err)
+		}
+		if f := b.cache.lookup(info.Digest, info.Size); f != nil {
+			return &File{ReadSeekCloser: f, Size: info.Size, ModTime: info.ModTime, ETag: etag(info)}, nil
+		}
+	}
 	r, info, err := openObject(ctx, b.obj, name(id, rel))
 	if err != nil {
 		return nil, notFound(err)

@@ -54,20 +54,35 @@ func openCache(dir string, max int64) (*cache, error) {
 	return c, nil
 }
 
+// lookup opens the local copy of the object of digest and size, if there
+// is one.
+func (c *cache) lookup(digest string, size int64) *os.File {
+	key := strings.TrimPrefix(digest, "SHA-256=")
+	if c == nil || size > cacheable || !digestName.MatchString(key) {
+		return nil
+	}
+	f, err := os.Open(filepath.Join(c.dir, key))
+	if err != nil {
+		return nil
+	}
+	if fi, err := f.Stat(); err == nil && fi.Size() == size {
+		return f
+	}
+	f.Close()
+	return nil
+}
+
 // open returns the local copy of the object with digest and size, filling
 // it from r when missing; nil when it cannot (the caller reads r).
 func (c *cache) open(digest string, size int64, r io.Reader) *os.File {
+	if f := c.lookup(digest, size); f != nil {
+		return f
+	}
 	key := strings.TrimPrefix(digest, "SHA-256=")
 	if c == nil || size > cacheable || !digestName.MatchString(key) {
 		return nil
 	}
 	p := filepath.Join(c.dir, key)
-	if f, err := os.Open(p); err == nil {
-		if fi, err := f.Stat(); err == nil && fi.Size() == size {
-			return f
-		}
-		f.Close()
-	}
 	tmp, err := os.CreateTemp(c.dir, ".fill-*")
 	if err != nil {
 		return nil

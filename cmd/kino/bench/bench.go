@@ -58,6 +58,9 @@ type Options struct {
 	// segment of SegmentSize bytes and returns the segment's /cdn URL and
 	// a function stopping that kino.
 	CDN func(ctx context.Context, s CDNStore) (url string, stop func(), err error)
+	// S3: a bucket was given (kino bench --s3-*): the cdn measure
+	// compares --media s3 with the directory too.
+	S3 bool
 	// More are measures the caller adds, by name (kino bench's outputs and
 	// fastpath); Run runs them after its own, in name order.
 	More map[string]Measure
@@ -92,7 +95,7 @@ is a median of several runs, with its ratio to the baseline and the goal.
               the ladder in two lanes (kino's split for heavy ladders) vs one process (goal <= 1.10)
   replay      rebuild of 250k/500k/1M synthetic events vs a raw ordered consumer into bbolt
               (goal >= 0.70), and linear growth of the rebuild time
-  cdn         a 1.5 MiB segment from /cdn with --media nats vs --media dir (goal >= 0.70)
+  cdn         a 1.5 MiB segment from /cdn with --media nats (and s3, given --s3-*) vs --media dir (goal >= 0.70)
   tus         the same file uploaded with tus in 8 MiB chunks vs one multipart upload (goal >= 0.90)
   outputs     the ladder with the storyboard (its own pass) and the download remux,
               vs the ladder alone, on a 20 s 1080p clip (goal <= 1.10 together)
