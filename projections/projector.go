@@ -45,7 +45,15 @@ type Projector struct {
 	following  bool          // Run is running (under mu)
 
 	scratch *scratch // the follower's (commit runs in one goroutine)
+
+	// observe is told of each event the follower commits (never of a
+	// rebuild's): metrics. Set before Run.
+	observe func(domain.Event)
 }
+
+// Observe has fn told of each event the follower commits, once committed
+// (never of the events a rebuild applies again). Call it before Run.
+func (p *Projector) Observe(fn func(domain.Event)) { p.observe = fn }
 
 // pauseReq is a rebuild's request to the follower: it closes stopped once
 // it has stopped, then waits until the rebuild closes done.
@@ -170,6 +178,11 @@ func (p *Projector) commit(batch []domain.Event) error {
 		return err
 	}
 	p.advance(batch[len(batch)-1].Seq)
+	if p.observe != nil {
+		for _, e := range batch {
+			p.observe(e)
+		}
+	}
 	return nil
 }
 

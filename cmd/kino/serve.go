@@ -39,6 +39,7 @@ import (
 	"github.com/kino-video/kino/transport/httpapi/admin"
 	"github.com/kino-video/kino/transport/httpapi/player"
 	"github.com/kino-video/kino/transport/media"
+	"github.com/kino-video/kino/transport/metrics"
 	"github.com/kino-video/kino/transport/playback"
 	"github.com/kino-video/kino/transport/s3"
 	"github.com/kino-video/kino/transport/seal"
@@ -79,6 +80,7 @@ type Config struct {
 
 	DiskReserve diskspace.Reserve // free space kept on the data directory's disk: uploads eating into it get 507
 	MaxReadLag  uint64            // events the read models may trail the stream by before /readyz says not ready
+	MetricsAddr string            // where /metrics is served; "": nowhere
 
 	NATSAuth      eventstore.Auth // credentials for NATSURL (the embedded server's are generated)
 	SecretKeyFile string          // key sealing webhook secrets; "" is <Data>/secret.key (or KINO_SECRET_KEY)
@@ -335,6 +337,7 @@ func newServeCmd() *cobra.Command {
 	fs.StringVar(&quotaPro, "storage-quota-pro", env("KINO_STORAGE_QUOTA_PRO", "1TiB"), "storage quota of a pro-plan account; 0 for none (env KINO_STORAGE_QUOTA_PRO)")
 	fs.StringVar(&quotaBusiness, "storage-quota-business", env("KINO_STORAGE_QUOTA_BUSINESS", "10TiB"), "storage quota of a business-plan account; 0 for none (env KINO_STORAGE_QUOTA_BUSINESS)")
 	fs.StringVar(&diskReserve, "disk-reserve", env("KINO_DISK_RESERVE", "1GiB"), "free space kept on the data directory's disk (a size like 1GiB, or a percentage like 5%; 0 for none): uploads that would eat into it get 507, so the event store never runs dry; after a full disk, the embedded NATS server's restart waits for no more than this beyond what its store needs (env KINO_DISK_RESERVE)")
+	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", env("KINO_METRICS_ADDR", ""), "serve Prometheus metrics on GET /metrics at this address (e.g. 127.0.0.1:9090), apart from the API: keep it private; unset: none (env KINO_METRICS_ADDR)")
 	fs.Uint64Var(&cfg.MaxReadLag, "ready-max-lag", uint64(envInt("KINO_READY_MAX_LAG", 1000)), "events the read models may trail the stream by before GET /readyz answers 503 (env KINO_READY_MAX_LAG)")
 	parseWorkers = workerFlags(fs, &cfg.Workers)
 	return cmd
@@ -399,24 +402,29 @@ func parseLevel(s string) (slog.Level, error) {
 type Main struct {
 	Config
 
-	nats       *natsserver.Embedded
-	secrets    *seal.Key
-	store      *eventstore.Store
-	db         *projections.DB
-	projector  *projections.Projector
-	progress   *kv.Progress
-	media      mediaStore
-	tasks      []*task // background loops, stopped in reverse order of start
-	http       *http.Server
-	httpDone   chan error
-	listener   net.Listener
-	natsURL    string          // the NATS in use: the embedded one, or --nats
-	natsAuth   eventstore.Auth // kino serve's credentials on it
-	limits     *kv.RateLimits
-	transcoder *transcoder.Transcoder // nil with --workers 0
-	users      *accounts.Users
-	DevKey     string // the key --dev created, if it created one
-	devAccount string // the account --dev created, if it created one
+	nats      *natsserver.Embedded
+	secrets   *seal.Key
+	store     *eventstore.Store
+	db        *projections.DB
+	projector *projections.Projector
+	progress  *kv.Progress
+	media     mediaStore
+	tasks     []*task // background loops, stopped in reverse order of start
+	http      *http.Server
+	httpDone  chan error
+
+	metrics         *metrics.Metrics // nil without --metrics-addr
+	metricsListener net.Listener
+	metricsServer   *http.Server
+	metricsDone     chan error
+	listener        net.Listener
+	natsURL         string          // the NATS in use: the embedded one, or --nats
+	natsAuth        eventstore.Auth // kino serve's credentials on it
+	limits          *kv.RateLimits
+	transcoder      *transcoder.Transcoder // nil with --workers 0
+	users           *accounts.Users
+	DevKey          string // the key --dev created, if it created one
+	devAccount      string // the account --dev created, if it created one
 	// publicBase is --base-url as given ("" when it was not: tus Locations
 	// are then paths, right behind any proxy).
 	publicBase string
@@ -445,13 +453,14 @@ func (m *Main) Run(ctx context.Context) error {
 		name string
 		run  func(context.Context) error
 	}{
-		{"listen", m.listen},              // both ports first: a busy one fails at once, before --dev prints a key
-		{"data directory", m.openData},    // the directory and the key sealing webhook secrets
-		{"nats", m.startNATS},             // the embedded server, unless --nats
-		{"event store", m.openStore},      // streams and buckets created or updated
-		{"read models", m.openReadModels}, // projections.db, the projector, caught up
-		{"media", m.openMedia},            // --media dir|nats|s3, and its sweep
-		{"progress", m.openProgress},      // KINO_PROGRESS and its watcher
+		{"listen", m.listen},                // both ports first: a busy one fails at once, before --dev prints a key
+		{"metrics listen", m.listenMetrics}, // --metrics-addr, when given
+		{"data directory", m.openData},      // the directory and the key sealing webhook secrets
+		{"nats", m.startNATS},               // the embedded server, unless --nats
+		{"event store", m.openStore},        // streams and buckets created or updated
+		{"read models", m.openReadModels},   // projections.db, the projector, caught up
+		{"media", m.openMedia},              // --media dir|nats|s3, and its sweep
+		{"progress", m.openProgress},        // KINO_PROGRESS and its watcher
 		// Transcoders check ffmpeg and its user's access to the media
 		// before --dev creates (and prints, once) its key and link.
 		{"workers", m.startWorkers},   // webhook senders and transcoders
@@ -461,6 +470,7 @@ func (m *Main) Run(ctx context.Context) error {
 		{"fan-out", m.startFanout},    // webhook fan-out
 		{"heartbeat", m.heartbeat},    // KINO_WORKERS: this process, for GET /v1/admin/health
 		{"operator", m.serveOperator}, // kino.admin.> (kino replay --nats)
+		{"metrics", m.serveMetrics},   // /metrics on --metrics-addr
 		{"http", m.serveHTTP},         // the API, last
 	} {
 		if err := step.run(ctx); err != nil {
@@ -556,6 +566,9 @@ func (m *Main) openReadModels(ctx context.Context) error {
 	}
 	if m.projector, err = projections.NewProjector(m.db, m.store, m.Log.With("component", "projector")); err != nil {
 		return err
+	}
+	if m.metrics != nil {
+		m.projector.Observe(m.metrics.Observe)
 	}
 	m.start("projector", m.projector.Run)
 	return m.catchUp(ctx)
@@ -709,7 +722,7 @@ func (m *Main) serveHTTP(ctx context.Context) error {
 		Store: m.store, Queues: queues, DB: m.db, Projector: m.projector, Media: m.media, Progress: m.progress,
 		Webhooks: webhook.Tester{Store: m.store, Queue: queues}, Redeliver: webhook.Redeliverer{Store: m.store, Queue: queues, CDNURL: m.CDNURL},
 		Secrets: m.secrets, Users: m.users, EventServer: m.eventServer(),
-		Plans: m.Plans, Log: log.With("component", "http"), Now: m.Now, MaxReadLag: m.MaxReadLag,
+		Plans: m.Plans, Log: log.With("component", "http"), Now: m.Now, MaxReadLag: m.MaxReadLag, Metrics: m.metrics,
 		Origin: httpapi.Origin{CDNURL: m.publicCDN, Local: localOrigin(m.listener.Addr()),
 			BaseURL: m.publicBase, PublicURL: siteOf(m.publicBase), MediaRedirect: m.MediaRedirect},
 		Uploads: httpapi.Uploads{MaxInFlight: m.MaxUploads, IdleTimeout: m.UploadIdleTimeout,
@@ -967,6 +980,7 @@ func startFanout(m *Main, store *eventstore.Store, cdnURL string, log *slog.Logg
 // server. It is safe to call on a partly started Main.
 func (m *Main) Close() error {
 	var errs []error
+	errs = append(errs, m.closeMetrics())
 	if m.http != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		if err := m.http.Shutdown(ctx); err != nil {

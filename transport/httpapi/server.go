@@ -16,6 +16,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kino-video/kino/transport/metrics"
+
 	"github.com/kino-video/kino/transport/httpapi/keys"
 
 	"github.com/kino-video/kino/transport/httpapi/drain"
@@ -126,6 +128,9 @@ type Config struct {
 	Limits   Limits
 	Admin    Admin
 	Captions Captions
+
+	// Metrics records each answer and the uploads accepted; nil: none.
+	Metrics *metrics.Metrics
 }
 
 // Captions says what generated captions this kino offers.
@@ -463,20 +468,21 @@ func loggerFrom(ctx context.Context, fallback *slog.Logger) *slog.Logger {
 // statusWriter remembers the status for the access log.
 type statusWriter struct {
 	http.ResponseWriter
-	status int
-	bytes  int64
+	status   int
+	bytes    int64
+	answered time.Time // when the status went out
 }
 
 func (w *statusWriter) WriteHeader(code int) {
 	if w.status == 0 {
-		w.status = code
+		w.status, w.answered = code, time.Now()
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
-		w.status = http.StatusOK
+		w.status, w.answered = http.StatusOK, time.Now()
 	}
 	n, err := w.ResponseWriter.Write(b)
 	w.bytes += int64(n)
@@ -513,12 +519,41 @@ func (s *Server) requestLog(next http.Handler) http.Handler {
 			}
 			log.Debug("request", "method", r.Method, "path", redactPath(r.URL.Path), "status", sw.status,
 				"bytes", sw.bytes, "duration_ms", time.Since(start).Milliseconds())
+			if s.cfg.Metrics != nil {
+				answered := sw.answered
+				if answered.IsZero() {
+					answered = time.Now()
+				}
+				s.cfg.Metrics.Request(s.routeOf(r), metricMethod(r.Method), sw.status, answered.Sub(start))
+			}
 		}()
 		// A client waits: the event store answers at once while NATS is
 		// unreachable (503), rather than when it is back.
 		ctx := eventstore.FailFast(context.WithValue(r.Context(), ctxLog, log))
 		next.ServeHTTP(sw, r.WithContext(ctx))
 	})
+}
+
+// routeOf is the template of the route r matches ("unmatched" for none):
+// a metric's label, bounded whatever the path.
+func (s *Server) routeOf(r *http.Request) string {
+	var m mux.RouteMatch
+	if s.router.Match(r, &m) && m.Route != nil {
+		if t, err := m.Route.GetPathTemplate(); err == nil {
+			return t
+		}
+	}
+	return "unmatched"
+}
+
+// metricMethod is r's method as a metric's label: one of HTTP's, else
+// "other" (a client may send any token as a method).
+func metricMethod(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
+		return m
+	}
+	return "other"
 }
 
 // writeTimeout bounds a command's load-decide-append.

@@ -301,6 +301,7 @@ func (s *Server) acceptUpload(ctx context.Context, u upload) error {
 		return err
 	}
 	s.settleIn(ctx, res.LastSeq())
+	s.cfg.Metrics.UploadBytes(u.Size)
 	loggerFrom(ctx, s.cfg.Log).Info("video uploaded", "video_id", u.ID, "bytes", u.Size, "collection", coll.Slug)
 	return nil
 }

@@ -175,8 +175,10 @@ func (b *Bucket) Open(ctx context.Context, id, rel string) (*File, error) {
 			return nil, notFound(err)
 		}
 		if f := b.cache.lookup(info.Digest, info.Size); f != nil {
+			b.cache.hits.Add(1)
 			return &File{ReadSeekCloser: f, Size: info.Size, ModTime: info.ModTime, ETag: etag(info)}, nil
 		}
+		b.cache.misses.Add(1)
 	}
 	r, info, err := openObject(ctx, b.obj, name(id, rel))
 	if err != nil {
@@ -190,6 +192,15 @@ func (b *Bucket) Open(ctx context.Context, id, rel string) (*File, error) {
 		return nil, err
 	}
 	return file, nil
+}
+
+// CacheStats are how many reads Open served from a local copy, and how
+// many found none (0 and 0 without a cache).
+func (b *Bucket) CacheStats() (hits, misses uint64) {
+	if b.cache == nil {
+		return 0, 0
+	}
+	return b.cache.hits.Load(), b.cache.misses.Load()
 }
 
 // CanPresign reports whether the object store hands out presigned URLs

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // cache keeps copies of objects served on /cdn in a local directory, named
@@ -22,6 +23,8 @@ type cache struct {
 
 	mu   sync.Mutex
 	used int64
+
+	hits, misses atomic.Uint64 // reads served from a copy, or not (Bucket.Open)
 }
 
 // cacheable is the largest object copied: segments, thumbnails and
