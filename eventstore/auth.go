@@ -76,3 +76,14 @@ const (
 
 // Roles lists every role an embedded server knows.
 var Roles = []string{RoleServe, RoleAdmin, RoleWorker}
+
+// Connect dials url with a's credentials, as name: a bare connection for
+// the tools that must work on a server before kino's streams are there
+// (restoring a backup).
+func Connect(url string, a Auth, name string) (*nats.Conn, error) {
+	opts, err := a.options()
+	if err != nil {
+		return nil, err
+	}
+	return nats.Connect(url, append(opts, nats.Name(name))...)
+}

@@ -53,6 +53,8 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		newUsersCmd(),
 		newMediaCmd(),
 		newPlaybackKeysCmd(),
+		newBackupCmd(),
+		newRestoreCmd(),
 	)
 	return root
 }
