@@ -23,6 +23,11 @@ type Auth struct {
 	CAFile   string // trust this CA for the server's certificate
 	CertFile string // client certificate, with KeyFile
 	KeyFile  string
+
+	// Role is the role these credentials are of, when known (Roles): a
+	// worker's connection takes its replies on WorkerInbox, the only
+	// inbox its role may hear.
+	Role string
 }
 
 // Empty reports whether a carries no credential at all.
@@ -32,6 +37,9 @@ func (a Auth) Empty() bool {
 
 func (a Auth) options() ([]nats.Option, error) {
 	var opts []nats.Option
+	if a.Role == RoleWorker {
+		opts = append(opts, nats.CustomInboxPrefix(WorkerInbox))
+	}
 	if a.CredsFile != "" {
 		raw, err := os.ReadFile(a.CredsFile)
 		if err != nil {
@@ -72,6 +80,10 @@ const (
 	RoleServe  = "serve"  // kino serve: everything
 	RoleAdmin  = "admin"  // the operator's CLI: everything but answering kino.admin.>
 	RoleWorker = "worker" // kino worker: only what transcoding and delivery need
+
+	// WorkerInbox is the prefix of a worker's reply subjects
+	// (Config.Inbox): the only replies its role may hear.
+	WorkerInbox = "_INBOX_worker"
 )
 
 // Roles lists every role an embedded server knows.

@@ -159,7 +159,7 @@ func wantRedirects(t *testing.T, h *harness, key, id, previewURL, endpoint strin
 	}
 	resp := get("GET", previewURL)
 	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusFound || !strings.HasPrefix(loc, endpoint+"/") ||
-		!strings.Contains(loc, "X-Amz-Signature=") || resp.Header.Get("Cache-Control") != "private, max-age=300" {
+		!strings.Contains(loc, "X-Amz-Signature=") || resp.Header.Get("Cache-Control") != "private, max-age=60" {
 		t.Fatalf("GET preview: %d %v", resp.StatusCode, resp.Header)
 	}
 	if resp := get("HEAD", previewURL); resp.StatusCode != http.StatusOK || resp.ContentLength <= 0 || resp.Header.Get("Content-Type") != "video/mp4" {

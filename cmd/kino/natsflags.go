@@ -39,7 +39,7 @@ func (f *natsAuthFlags) register(fs *pflag.FlagSet) {
 // carries none, the seed kino serve generated for role under data is used
 // if it exists (discover false: never).
 func (f *natsAuthFlags) auth(data, role, natsURL string, discover bool) (eventstore.Auth, error) {
-	a := eventstore.Auth{CredsFile: f.creds, User: f.user, CAFile: f.ca, CertFile: f.cert, KeyFile: f.key}
+	a := eventstore.Auth{CredsFile: f.creds, User: f.user, CAFile: f.ca, CertFile: f.cert, KeyFile: f.key, Role: role}
 	var err error
 	if a.Password, err = secretFrom(f.passwordFile, "KINO_NATS_PASSWORD"); err != nil {
 		return a, fmt.Errorf("--nats-password-file: %w", err)

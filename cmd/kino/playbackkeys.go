@@ -28,7 +28,7 @@ func newPlaybackKeysCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return fn(playback.NewRing(store, key, nil))
+			return fn(playback.ExistingRing(store, key, nil))
 		})
 	}
 

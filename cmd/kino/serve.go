@@ -308,7 +308,7 @@ func newServeCmd() *cobra.Command {
 	secretKeyFlag(fs, &cfg.SecretKeyFile)
 	mediaFlag(fs, &cfg.Media, &cfg.S3)
 	mediaCacheFlag(fs, &cfg.MediaCache)
-	fs.BoolVar(&cfg.MediaRedirect, "media-redirect", envBool("KINO_MEDIA_REDIRECT"), "with --media s3: /cdn answers GETs of segments, stills, previews and downloads with a redirect to a presigned bucket URL (an hour long; the redirect is kept 5 minutes by the browser) after its checks, so the bytes leave from the bucket; the bucket needs a CORS rule for players on other origins (env KINO_MEDIA_REDIRECT)")
+	fs.BoolVar(&cfg.MediaRedirect, "media-redirect", envBool("KINO_MEDIA_REDIRECT"), "with --media s3: /cdn answers GETs of segments, stills, previews and downloads with a redirect to a presigned bucket URL (10 minutes long; the redirect is kept a minute by the browser) after its checks, so the bytes leave from the bucket; the bucket needs a CORS rule for players on other origins (env KINO_MEDIA_REDIRECT)")
 	cluster.register(fs)
 	fs.IntVar(&cfg.Replicas, "replicas", envInt("KINO_REPLICAS", envInt("KINO_NATS_REPLICAS", 0)), "replicas of kino's streams and buckets; 0: with --nats-cluster one per node in --nats-routes up to 3, else what an existing stream has (1 for a new one) (env KINO_REPLICAS)")
 	fs.IntVar(&cfg.Replicas, "nats-replicas", cfg.Replicas, "old name of --replicas (env KINO_NATS_REPLICAS)")
@@ -713,6 +713,12 @@ func (m *Main) serveHTTP(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Made (or opened) now: a secret key that cannot open the ring stops
+	// the start, rather than every signed request later.
+	ring := playback.NewRing(ringStore, m.secrets, nil)
+	if _, _, err := ring.Current(ctx); err != nil {
+		return fmt.Errorf("playback keys: %w", err)
+	}
 	tus, err := tusDir(m.Data)
 	if err != nil {
 		return err
@@ -728,7 +734,7 @@ func (m *Main) serveHTTP(ctx context.Context) error {
 		Uploads: httpapi.Uploads{MaxInFlight: m.MaxUploads, IdleTimeout: m.UploadIdleTimeout,
 			DiskDirs: []string{m.Data, filepath.Join(m.Data, "media")}, DiskReserve: m.DiskReserve,
 			TusDir: tus, TusExpiry: m.TusExpiry, Direct: direct},
-		Playback: httpapi.Playback{FrameAncestors: m.FrameAncestors, Keys: playback.NewRing(ringStore, m.secrets, nil)},
+		Playback: httpapi.Playback{FrameAncestors: m.FrameAncestors, Keys: ring},
 		Limits: httpapi.Limits{Ledger: m.limits, AuthFailuresPerMinute: m.AuthFailuresPerMinute,
 			TrustedProxies: m.TrustedProxies},
 		Admin:    httpapi.Admin{Token: m.AdminToken, Replayer: adminReplayer{m.projector}},

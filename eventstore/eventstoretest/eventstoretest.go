@@ -167,14 +167,24 @@ func (c *Cluster) Open(i, replicas int, configure ...func(*eventstore.Config)) *
 }
 
 // Seed is the connection option presenting role's nkey to srv, for tests
-// that connect with nats.go directly (to check what a role may do).
+// that connect with nats.go directly (to check what a role may do); a
+// worker's takes its replies on eventstore.WorkerInbox, as kino's own
+// worker connections do.
 func Seed(t testing.TB, srv *natsserver.Embedded, role string) nats.Option {
 	t.Helper()
 	o, err := nats.NkeyOptionFromSeed(srv.Auth(role).CredsFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return o
+	if role != eventstore.RoleWorker {
+		return o
+	}
+	return func(opts *nats.Options) error {
+		if err := o(opts); err != nil {
+			return err
+		}
+		return nats.CustomInboxPrefix(eventstore.WorkerInbox)(opts)
+	}
 }
 
 // WaitViolation waits (5 s at most) for the server's permission violation

@@ -156,7 +156,10 @@ func permissions(role string) *server.Permissions {
 				"$JS.API.STREAM.PURGE.OBJ_" + eventstore.MediaBucket, // the media bucket's stream
 				"_INBOX.>",
 			}, Deny: workerDenied()},
-			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>", natsconn.JobsReady + ">", "video.*." + domain.TypeVideoDeleted}},
+			// Replies only on its own inbox prefix: subscribing to _INBOX.>
+			// would let it hear every reply kino serve gets (the playback
+			// key ring it reads, sessions).
+			Subscribe: &server.SubjectPermission{Allow: []string{eventstore.WorkerInbox + ".>", natsconn.JobsReady + ">", "video.*." + domain.TypeVideoDeleted}},
 		}
 	}
 	return nil

@@ -34,7 +34,8 @@
 // the media bucket's objects and the purge of its stream OBJ_KINO_MEDIA
 // (a purge cannot be limited to some subjects, so a worker could purge
 // every object of the bucket, but never delete, reconfigure or list it);
-// and _INBOX.>. It subscribes to _INBOX.>, jobs.transcode.> (a new job
+// and _INBOX.>. It subscribes to _INBOX_worker.> (its replies, on its own
+// inbox prefix: never kino serve's), jobs.transcode.> (a new job
 // wakes idle slots) and video.*.Deleted (a delete stops that video's
 // ffmpeg). workerDenied keeps it from reading KINO_SESSIONS and
 // KINO_KEY_USAGE. It reads KINO_SNAPSHOTS (as it may read the stream) but

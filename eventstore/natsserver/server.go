@@ -320,7 +320,7 @@ func routeURL(raw string) (*url.URL, error) {
 
 // Auth is what a client of role presents to this server: its seed file.
 func (e *Embedded) Auth(role string) eventstore.Auth {
-	return eventstore.Auth{CredsFile: CredsFile(e.dataDir, role)}
+	return eventstore.Auth{CredsFile: CredsFile(e.dataDir, role), Role: role}
 }
 
 // URL is the client URL of the embedded server.

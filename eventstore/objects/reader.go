@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -222,7 +223,11 @@ type replies struct {
 }
 
 func newReplies(nc *nats.Conn) *replies {
-	return &replies{nc: nc, prefix: nats.NewInbox() + ".", open: map[string]chan *nats.Msg{}}
+	inbox := nats.NewInbox()
+	if p := nc.Opts.InboxPrefix; p != "" { // a worker's own prefix: the only inbox its role hears
+		inbox = p + strings.TrimPrefix(inbox, "_INBOX")
+	}
+	return &replies{nc: nc, prefix: inbox + ".", open: map[string]chan *nats.Msg{}}
 }
 
 // add opens a batch's reply channel, with room for a whole batch and its

@@ -463,7 +463,9 @@ func (b *Bucket) Sweep(ctx context.Context, live func(id string) (bool, error)) 
 func (b *Bucket) SweepLocal() ([]string, error) { return b.local.sweepScratch() }
 
 // Reconcile removes the objects of every video for which live reports
-// false (deleted, or never accepted), except those stored in the last
+// false (deleted, or never accepted), and never an object whose name does
+// not start with a video id (another application's, in a shared bucket),
+// except those stored in the last
 // Grace, and aborts the unfinished writes a store keeps
 // (IncompleteAborter) begun more than a day ago. It lists the whole
 // bucket: a maintenance pass that may run while the node serves, repeated
@@ -476,13 +478,13 @@ func (b *Bucket) Reconcile(ctx context.Context, live func(id string) (bool, erro
 	verdict := map[string]bool{}
 	for _, oi := range all {
 		id, _, _ := strings.Cut(oi.Name, "/")
+		if checkID(id) != nil {
+			continue // not named by a video: not kino's (a shared bucket), never removed
+		}
 		keep, seen := verdict[id]
 		if !seen {
-			keep = checkID(id) == nil
-			if keep {
-				if keep, err = live(id); err != nil {
-					return removed, err
-				}
+			if keep, err = live(id); err != nil {
+				return removed, err
 			}
 			verdict[id] = keep
 		}

@@ -1,6 +1,6 @@
 // Package metrics is kino's Prometheus metrics (client_golang), served in
-// the text format on kino serve's and kino worker's --metrics-addr, never
-// on the public listener.
+// the text format on kino serve's --metrics-addr, never on the public
+// listener.
 //
 // What each process exports:
 //

@@ -48,9 +48,15 @@ type Ring struct {
 	sealer Sealer
 	now    func() time.Time
 
-	mu     sync.Mutex
-	keys   []ringKey // keys[0] is current; the rest retiring
-	readAt time.Time // when keys was read from the store
+	// readOnly: an empty ring is an error, not given a first key (the
+	// operator's CLI, which must not seal one with a wrong secret key).
+	readOnly bool
+
+	mu      sync.Mutex
+	keys    []ringKey     // keys[0] is current; the rest retiring
+	readAt  time.Time     // when keys was read from the store
+	loading chan struct{} // closed when the read under way ends; nil: none
+	loadErr error         // how the last read ended
 }
 
 // ringKey is one key as the ring lists it.
@@ -70,8 +76,13 @@ type KeyInfo struct {
 	Until   *time.Time // when a retiring key stops being accepted
 }
 
-// ringTTL is how long a node trusts the ring it read.
-const ringTTL = time.Second
+// How long a node trusts the ring it read; how long one read may take;
+// how long the last ring read serves while the store does not answer.
+const (
+	ringTTL   = time.Second
+	ringFetch = 2 * time.Second
+	ringStale = time.Minute
+)
 
 // NewRing is the ring kept in store, its keys sealed by sealer.
 func NewRing(store RingStore, sealer Sealer, now func() time.Time) *Ring {
@@ -81,34 +92,96 @@ func NewRing(store RingStore, sealer Sealer, now func() time.Time) *Ring {
 	return &Ring{store: store, sealer: sealer, now: now}
 }
 
+// ExistingRing is NewRing for a tool that never makes the first key: an
+// empty ring is an error (start kino serve first).
+func ExistingRing(store RingStore, sealer Sealer, now func() time.Time) *Ring {
+	r := NewRing(store, sealer, now)
+	r.readOnly = true
+	return r
+}
+
 func sealID(id string) string { return "playback-key:" + id }
 
-// read is the ring now: cached for ringTTL, else read (and opened) again;
-// an empty ring gets its first key.
+// read is the ring now: cached for ringTTL, else read again (one read
+// at a time, which the others wait for, outside the lock); an empty ring
+// gets its first key unless the ring only reads. When the store does not
+// answer, the ring last read serves for ringStale more, so that signed
+// playback goes on through a short NATS outage.
 func (r *Ring) read(ctx context.Context) ([]ringKey, error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if len(r.keys) > 0 && r.now().Sub(r.readAt) < ringTTL {
+		keys := r.keys
+		r.mu.Unlock()
+		return keys, nil
+	}
+	if wait := r.loading; wait != nil {
+		r.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.usable(r.loadErr)
+	}
+	done := make(chan struct{})
+	r.loading = done
+	r.mu.Unlock()
+
+	fetch, cancel := context.WithTimeout(ctx, ringFetch)
+	keys, err := r.fetch(fetch)
+	cancel()
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.loading, r.loadErr = nil, err
+	close(done)
+	if err == nil {
+		r.keys, r.readAt = keys, r.now()
+	}
+	return r.usable(err)
+}
+
+// usable is the ring as read, or, after a failed read, the last one while
+// it is younger than ringStale.
+func (r *Ring) usable(err error) ([]ringKey, error) {
+	if err == nil && len(r.keys) > 0 {
 		return r.keys, nil
 	}
+	if len(r.keys) > 0 && r.now().Sub(r.readAt) < ringStale {
+		return r.keys, nil
+	}
+	if err == nil {
+		err = domain.E("playback keys", domain.Unavailable, "the playback keys cannot be read now; retry")
+	}
+	return nil, err
+}
+
+// fetch reads the stored ring, making its first key when it is empty
+// (unless readOnly).
+func (r *Ring) fetch(ctx context.Context) ([]ringKey, error) {
 	for range 5 {
 		keys, rev, err := r.load(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if len(keys) == 0 {
-			k, err := r.newKey()
-			if err != nil {
-				return nil, err
-			}
-			keys = []ringKey{k}
-			if err := r.save(ctx, keys, rev); errors.Is(err, errChanged) {
-				continue // another node made the first key: use it
-			} else if err != nil {
-				return nil, err
-			}
+		if len(keys) > 0 {
+			return keys, nil
 		}
-		r.keys, r.readAt = keys, r.now()
+		if r.readOnly {
+			return nil, domain.E("playback keys", domain.Unavailable, "there are no playback keys yet: start kino serve first, which makes them")
+		}
+		k, err := r.newKey()
+		if err != nil {
+			return nil, err
+		}
+		keys = []ringKey{k}
+		if err := r.save(ctx, keys, rev); errors.Is(err, errChanged) {
+			continue // another node made the first key: use it
+		} else if err != nil {
+			return nil, err
+		}
 		return keys, nil
 	}
 	return nil, domain.E("playback keys", domain.Unavailable, "the playback key ring keeps changing; retry")
@@ -219,6 +292,9 @@ func (r *Ring) Rotate(ctx context.Context, grace time.Duration) (string, error) 
 		if err != nil {
 			return "", err
 		}
+		if len(old) == 0 && r.readOnly {
+			return "", domain.E("rotate playback key", domain.Unavailable, "there are no playback keys yet: start kino serve first, which makes them")
+		}
 		k, err := r.newKey()
 		if err != nil {
 			return "", err
@@ -246,12 +322,10 @@ func (r *Ring) Rotate(ctx context.Context, grace time.Duration) (string, error) 
 	return "", domain.E("rotate playback key", domain.Unavailable, "the playback key ring keeps changing; retry")
 }
 
-// List describes the keys tokens are accepted from, the current first.
+// List describes the keys tokens are accepted from, the current first,
+// as stored now.
 func (r *Ring) List(ctx context.Context) ([]KeyInfo, error) {
-	r.mu.Lock()
-	r.readAt = time.Time{} // read afresh
-	r.mu.Unlock()
-	keys, err := r.read(ctx)
+	keys, err := r.fetch(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/eventstoretest"
 	"github.com/kino-video/kino/eventstore/kv"
@@ -144,6 +145,14 @@ func TestWorkersCannotReadTheRing(t *testing.T) {
 	}
 	defer nc.Close()
 	stream := "KV_" + kv.PlaybackKeysBucket
+	// Nor hear kino serve's replies (its reads of the ring among them):
+	// the worker's replies come on its own inbox prefix.
+	if _, err := nc.SubscribeSync("_INBOX.>"); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("kino serve's replies", func(t *testing.T) {
+		eventstoretest.WaitViolation(t, violations, "_INBOX.>")
+	})
 	for _, subject := range []string{
 		"$JS.API.DIRECT.GET." + stream,
 		"$JS.API.DIRECT.GET." + stream + ".$KV." + kv.PlaybackKeysBucket + ".ring",
@@ -157,5 +166,34 @@ func TestWorkersCannotReadTheRing(t *testing.T) {
 			}
 			eventstoretest.WaitViolation(t, violations, subject)
 		})
+	}
+}
+
+// While NATS does not answer, the ring last read keeps signing and
+// checking tokens for a minute, then the ring is Unavailable (503).
+func TestRingThroughAnOutage(t *testing.T) {
+	ctx := context.Background()
+	srv := eventstoretest.Server(t, t.TempDir())
+	store, err := kv.OpenPlaybackKeys(ctx, eventstoretest.Open(t, srv.URL(), srv.Auth(eventstore.RoleServe)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := eventstoretest.NewClock(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC))
+	r := playback.NewRing(store, secretKey(t), clock.Now)
+	id, _, err := r.Current(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Shutdown()
+	clock.Set(clock.Now().Add(2 * time.Second))
+	if got, _, err := r.Current(ctx); err != nil || got != id {
+		t.Fatalf("during the outage: %s %v", got, err)
+	}
+	if _, ok, err := r.Lookup(ctx, id); err != nil || !ok {
+		t.Fatalf("lookup during the outage: %v %v", ok, err)
+	}
+	clock.Set(clock.Now().Add(time.Minute))
+	if _, _, err := r.Current(ctx); domain.KindOf(err) != domain.Unavailable {
+		t.Fatalf("a minute into the outage: %v", err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/transport/media"
 )
 
@@ -34,8 +35,10 @@ type Config struct {
 	// <bucket>.<endpoint> (MinIO, Garage, Ceph and most servers on one
 	// host want it).
 	PathStyle bool
-	// Prefix is put before every object name (say "kino/"), so that one
-	// bucket can hold other things, or several kinos.
+	// Prefix is put before every object name (say "kino/"; a "/" is added
+	// when it lacks one), so that one bucket can hold other things, or
+	// several kinos. kino removes only objects under it whose names start
+	// with a video id.
 	Prefix string
 	// CredentialsFile is an AWS shared credentials file (its profile from
 	// AWS_PROFILE, else "default"). Empty: the usual AWS chain, the
@@ -87,6 +90,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if strings.HasPrefix(cfg.Prefix, "/") || strings.Contains(cfg.Prefix, "..") {
 		return nil, fmt.Errorf("s3: prefix %q: want a relative prefix such as kino/", cfg.Prefix)
+	}
+	// A prefix is a folder: "kino" must not take in "kino2/...".
+	if cfg.Prefix != "" && !strings.HasSuffix(cfg.Prefix, "/") {
+		cfg.Prefix += "/"
 	}
 	creds := credentials.NewChainCredentials([]credentials.Provider{
 		&credentials.EnvAWS{},
@@ -262,8 +269,8 @@ func (s *Store) Presign(ctx context.Context, name string, ttl time.Duration, con
 	return u, nil
 }
 
-// AbortIncomplete aborts the multipart uploads under the prefix begun
-// before olderThan ago: parts of objects whose upload died with its
+// AbortIncomplete aborts kino's multipart uploads (of names under the
+// prefix that start with a video id) begun before olderThan ago: parts of objects whose upload died with its
 // process, which the service keeps (and bills) until they are aborted.
 // A bucket lifecycle rule (AbortIncompleteMultipartUpload) does the same
 // on the service's side.
@@ -272,8 +279,9 @@ func (s *Store) AbortIncomplete(ctx context.Context, olderThan time.Duration) (a
 		if u.Err != nil {
 			return aborted, fmt.Errorf("s3: incomplete uploads: %w", u.Err)
 		}
-		if time.Since(u.Initiated) < olderThan {
-			continue
+		id, _, _ := strings.Cut(strings.TrimPrefix(u.Key, s.prefix), "/")
+		if time.Since(u.Initiated) < olderThan || !domain.ValidID(id) {
+			continue // too young, or not kino's (a shared bucket)
 		}
 		if err := s.core.AbortMultipartUpload(ctx, s.bucket, u.Key, u.UploadID); err != nil && !missing(err) {
 			return aborted, fmt.Errorf("s3: abort the upload of %s: %w", u.Key, err)

@@ -2,6 +2,7 @@ package s3_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/kino-video/kino/transport/media"
@@ -54,4 +55,44 @@ func TestImport(t *testing.T) {
 		}
 		return s
 	}, func(t *testing.T) mediatest.Importer { return openBucket(t, srv, 0) })
+}
+
+// In a shared bucket, the reconcile pass removes the objects of videos
+// that are gone and nothing else: not another application's, not another
+// kino's under a prefix that starts like its own.
+func TestReconcileLeavesOthersObjects(t *testing.T) {
+	t.Parallel()
+	srv := s3test.Start(t)
+	ctx := context.Background()
+	cfg := srv.Bucket(t)
+	cfg.Prefix = "kino" // no trailing slash: it is a folder all the same
+	others := cfg
+	others.Prefix = ""
+	raw, err := s3.Open(ctx, others)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const gone = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+	for _, name := range []string{"backups/db.tar", "kino2/" + gone + "/original.mp4", "kino/notkinos.txt", "kino/" + gone + "/original.mp4"} {
+		if _, err := raw.Put(ctx, name, strings.NewReader("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store, err := s3.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := media.OpenBucket(store, t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Grace = 0
+	removed, err := b.Reconcile(ctx, func(string) (bool, error) { return false, nil })
+	if err != nil || len(removed) != 1 || removed[0] != gone+"/original.mp4" {
+		t.Fatalf("removed %v: %v", removed, err)
+	}
+	left, _ := raw.List(ctx)
+	if len(left) != 3 {
+		t.Fatalf("left %+v", left)
+	}
 }

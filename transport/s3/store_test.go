@@ -235,7 +235,7 @@ func TestStore(t *testing.T) {
 		cfg := srv.Bucket(t)
 		cfg.Prefix = "kino/"
 		c := raw(t, cfg)
-		for _, key := range []string{"kino/V/original.mp4", "other/file"} {
+		for _, key := range []string{"kino/01ARZ3NDEKTSV4RRFFQ69G5FAV/original.mp4", "kino/notkinos", "other/file"} {
 			if _, err := c.NewMultipartUpload(ctx, cfg.Bucket, key, minio.PutObjectOptions{}); err != nil {
 				t.Fatal(err)
 			}
@@ -245,11 +245,11 @@ func TestStore(t *testing.T) {
 			t.Fatalf("aborted young uploads: %v %v", got, err)
 		}
 		got, err := s.AbortIncomplete(ctx, 0)
-		if err != nil || len(got) != 1 || got[0] != "V/original.mp4" {
+		if err != nil || len(got) != 1 || got[0] != "01ARZ3NDEKTSV4RRFFQ69G5FAV/original.mp4" {
 			t.Fatalf("aborted %v: %v", got, err)
 		}
-		if left := incomplete(t, cfg); len(left) != 1 || left[0] != "other/file" {
-			t.Fatalf("left %v: the one outside the prefix is not kino's", left)
+		if left := incomplete(t, cfg); len(left) != 2 {
+			t.Fatalf("left %v: those outside the prefix, or not named by a video, are not kino's", left)
 		}
 	})
 

@@ -220,8 +220,8 @@ func requestOrigin(r *http.Request) string {
 // kept by the browser (never a shared cache) for redirectMaxAge, so a URL
 // taken from its cache has most of its life left.
 const (
-	presignTTL     = time.Hour
-	redirectMaxAge = 5 * time.Minute
+	presignTTL     = 10 * time.Minute
+	redirectMaxAge = time.Minute
 )
 
 // redirect answers 302 to file rel of video id in the object store, to be
