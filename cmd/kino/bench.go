@@ -20,13 +20,13 @@ var mp4Box = bench.MP4Box
 
 func newBenchCmd() *cobra.Command {
 	var s3c s3.Config
-	o := bench.Options{Start: startBenchKino, More: benchMore}
+	o := bench.Options{Start: startBenchKino, More: bench.Extra}
 	o.CDN = func(ctx context.Context, s bench.CDNStore) (string, func(), error) { return startCDNKino(ctx, s, s3c) }
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "bench [--quick] [--only reads,writes,uploads,processing,replay,cdn,tus,search,outputs,fastpath,playable] [--json]",
 		Short: "Measure kino against baselines on this machine, side by side, in one run",
-		Long:  bench.Describe + playableDescribe,
+		Long:  bench.Describe + bench.PlayableDescribe,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.S3 = s3c.Endpoint != ""

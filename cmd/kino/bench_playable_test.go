@@ -12,8 +12,8 @@ import (
 // finds the video playable no later than COMPLETED.
 func TestBenchPlayableQuick(t *testing.T) {
 	t.Parallel()
-	rs, err := bench.Run(context.Background(), bench.Options{Quick: true, Only: []string{playableMeasure},
-		Start: startBenchKino, More: benchMore}, io.Discard)
+	rs, err := bench.Run(context.Background(), bench.Options{Quick: true, Only: []string{bench.PlayableMeasure},
+		Start: startBenchKino, More: bench.Extra}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -10,18 +10,18 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kino-video/kino/cmd/kino/bench"
 	"github.com/kino-video/kino/transport/ffmpeg"
 )
 
-// benchMore are kino bench's measures of the optional outputs (storyboard,
-// download) and the fast path (the top rung copied, not encoded), beside
-// the bench package's own.
-var benchMore = map[string]bench.Measure{"outputs": benchOutputs, "fastpath": benchFastPath}
+// Extra are the measures run only when named (--only): the optional
+// outputs (storyboard, download), the fast path (the top rung copied, not
+// encoded) and the time to playable. kino bench passes them as
+// Options.More.
+var Extra = map[string]Measure{"outputs": benchOutputs, "fastpath": benchFastPath}
 
 // benchClip writes a testsrc2 clip with a 48 kHz tone, H.264 + AAC made
 // with the x264 options given, and probes it.
-func benchClip(ctx context.Context, dir, name string, o bench.Options, x264 ...string) (ffmpeg.Input, ffmpeg.Info, error) {
+func benchClip(ctx context.Context, dir, name string, o Options, x264 ...string) (ffmpeg.Input, ffmpeg.Info, error) {
 	w, h, secs := 1920, 1080, 20
 	if o.Quick {
 		w, h, secs = 320, 180, 2
@@ -83,7 +83,7 @@ func medianOf(xs []float64) float64 {
 	return s[len(s)/2]
 }
 
-func finish(r *bench.Result, goal float64) {
+func finish(r *Result, goal float64) {
 	r.Kino, r.Baseline = medianOf(r.KinoRuns), medianOf(r.BaseRuns)
 	if r.Baseline > 0 {
 		r.Ratio = r.Kino / r.Baseline
@@ -96,7 +96,7 @@ func finish(r *bench.Result, goal float64) {
 // ladder, on a clip the fast path does not take (as most uploads): the
 // cost of the storyboard and the download as a ratio of the ladder's, in
 // CPU seconds (wall clock in the notes). The runs interleave, so every ratio's halves see the same load.
-func benchOutputs(ctx context.Context, o bench.Options, say func(string, ...any)) ([]bench.Result, error) {
+func benchOutputs(ctx context.Context, o Options, say func(string, ...any)) ([]Result, error) {
 	dir, err := os.MkdirTemp("", "kino-bench-outputs-")
 	if err != nil {
 		return nil, err
@@ -117,7 +117,7 @@ func benchOutputs(ctx context.Context, o bench.Options, say func(string, ...any)
 	clip := fmt.Sprintf("%.0f s %dp, ladder %s, storyboard %d tiles", info.Length(), min(info.Width, info.Height), rungNamesOf(rungs), sb.Count)
 	// The storyboard's own pass (kino runs it beside the thumbnail and
 	// preview; a branch of the ladder's pass froze ffmpeg's progress).
-	second := bench.Result{Measure: "ladder + storyboard (own pass) + download, vs the ladder (CPU s)", Unit: "s", Goal: "<= 1.10"}
+	second := Result{Measure: "ladder + storyboard (own pass) + download, vs the ladder (CPU s)", Unit: "s", Goal: "<= 1.10"}
 	var wallBase, wallSecond, cpuPass, cpuDL []float64
 	for i := 0; i < o.Runs; i++ {
 		say("outputs: run %d of %d", i+1, o.Runs)
@@ -152,14 +152,14 @@ func benchOutputs(ctx context.Context, o bench.Options, say func(string, ...any)
 	finish(&second, 1.10)
 	second.Notes = fmt.Sprintf("%s; the storyboard pass alone %.2f CPU s (tiles; laid out in Go), the download remux %.2f s; wall clock %.1f s vs %.1f s (run after the ladder)",
 		clip, medianOf(cpuPass), medianOf(cpuDL), medianOf(wallSecond), medianOf(wallBase))
-	return []bench.Result{second}, nil
+	return []Result{second}, nil
 }
 
 // benchFastPath measures the ladder of an H.264/AAC source the fast path
 // takes (the top rung's size, within its cap) with its top rung copied,
 // its keyframes checked first, against the same ladder fully encoded, in
 // CPU seconds (wall clock in the notes), runs interleaved.
-func benchFastPath(ctx context.Context, o bench.Options, say func(string, ...any)) ([]bench.Result, error) {
+func benchFastPath(ctx context.Context, o Options, say func(string, ...any)) ([]Result, error) {
 	dir, err := os.MkdirTemp("", "kino-bench-fastpath-")
 	if err != nil {
 		return nil, err
@@ -180,7 +180,7 @@ func benchFastPath(ctx context.Context, o bench.Options, say func(string, ...any
 	if !fast.Video {
 		return nil, fmt.Errorf("the fast path does not take the clip: %s", fast.Why)
 	}
-	r := bench.Result{Measure: "ladder with the top rung copied (fast path), vs fully encoded (CPU s)", Unit: "s", Goal: "< 1 (lower is faster)"}
+	r := Result{Measure: "ladder with the top rung copied (fast path), vs fully encoded (CPU s)", Unit: "s", Goal: "< 1 (lower is faster)"}
 	var wallFast, wallFull, check []float64
 	for i := 0; i < o.Runs; i++ {
 		say("fastpath: run %d of %d", i+1, o.Runs)
@@ -210,7 +210,7 @@ func benchFastPath(ctx context.Context, o bench.Options, say func(string, ...any
 	finish(&r, 0.999)
 	r.Notes = fmt.Sprintf("%.0f s %dp H.264 %s + AAC (audio copied: %t), ladder %s; keyframe check %.2f s; wall clock %.1f s vs %.1f s",
 		info.Length(), min(info.Width, info.Height), rate, fast.Audio, rungNamesOf(rungs), medianOf(check), medianOf(wallFast), medianOf(wallFull))
-	return []bench.Result{r}, nil
+	return []Result{r}, nil
 }
 
 func rungNamesOf(rungs []ffmpeg.Rung) string {

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kino-video/kino/cmd/kino/bench"
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/transport/accounts"
@@ -22,12 +21,12 @@ import (
 	"github.com/kino-video/kino/transport/hls"
 )
 
-// playableMeasure is kino bench's --only name of benchPlayable, one of
-// bench.Options.More. It runs only when named: its clips take minutes to
+// PlayableMeasure is kino bench's --only name of benchPlayable, one of
+// Options.More. It runs only when named: its clips take minutes to
 // encode on two cores.
-const playableMeasure = "playable"
+const PlayableMeasure = "playable"
 
-func init() { benchMore[playableMeasure] = benchPlayable }
+func init() { Extra[PlayableMeasure] = benchPlayable }
 
 // benchPlayable measures progressive publishing: upload -> playable (the
 // video's playlistUrl set while PROCESSING and the first segment of its
@@ -35,8 +34,8 @@ func init() { benchMore[playableMeasure] = benchPlayable }
 // beside upload -> COMPLETED in the same run, for a 60 s and a 5-minute
 // 1080p clip. It does not start a browser: the first frame in hls.js comes
 // one segment download after the figure.
-func benchPlayable(ctx context.Context, o bench.Options, say func(string, ...any)) ([]bench.Result, error) {
-	if !slices.Contains(o.Only, playableMeasure) {
+func benchPlayable(ctx context.Context, o Options, say func(string, ...any)) ([]Result, error) {
+	if !slices.Contains(o.Only, PlayableMeasure) {
 		return nil, nil
 	}
 	dir, err := os.MkdirTemp("", "kino-bench-playable-")
@@ -57,7 +56,7 @@ func benchPlayable(ctx context.Context, o bench.Options, say func(string, ...any
 		l.RequestsPerMinute, l.MaxUploadBytes = math.MaxInt32, 1<<40
 		plans[name] = l
 	}
-	k, err := startBenchKino(ctx, filepath.Join(dir, "data"), plans, 1)
+	k, err := o.Start(ctx, filepath.Join(dir, "data"), plans, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +73,7 @@ func benchPlayable(ctx context.Context, o bench.Options, say func(string, ...any
 		return nil, err
 	}
 
-	var results []bench.Result
+	var results []Result
 	for _, c := range clips {
 		src := filepath.Join(dir, fmt.Sprintf("source-%d.mp4", c.secs))
 		say("playable: generating a %d s %dx%d clip", c.secs, c.w, c.h)
@@ -84,7 +83,7 @@ func benchPlayable(ctx context.Context, o bench.Options, say func(string, ...any
 		if out, err := gen.CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("generate clip: %v: %s", err, out)
 		}
-		r := bench.Result{Measure: fmt.Sprintf("upload -> playable (first segment fetched), %d s %dp, vs upload -> COMPLETED", c.secs, c.h),
+		r := Result{Measure: fmt.Sprintf("upload -> playable (first segment fetched), %d s %dp, vs upload -> COMPLETED", c.secs, c.h),
 			Unit: "s", Goal: "< 6 s"}
 		var listed, published []float64
 		for i := range runs {
@@ -231,17 +230,8 @@ func firstSegment(master string, get func(string, bool) ([]byte, int, error)) (b
 	return false, nil
 }
 
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	return s[len(s)/2]
-}
-
-// playableDescribe adds the playable measure to kino bench's help.
-const playableDescribe = `
+// PlayableDescribe adds the playable measure to kino bench's help.
+const PlayableDescribe = `
 
   playable    (only with --only playable) a 60 s and a 5-minute 1080p clip: upload -> playlistUrl
               set and the first segment fetched from /cdn, vs upload -> COMPLETED (goal < 6 s)`
