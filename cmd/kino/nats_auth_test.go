@@ -111,9 +111,12 @@ func TestCLIWithoutCredentialsIsRefused(t *testing.T) {
 		"--nats-creds", natsserver.CredsFile(h.data, eventstore.RoleAdmin)); code != 0 {
 		t.Fatalf("--nats-creds: %s", errOut)
 	}
+	// The worker role may not call kino.admin.replay; with its replies
+	// confined to its own inbox prefix, it cannot even open an operator
+	// command's store.
 	if _, errOut, code := runCLI("replay", "--verify", "--nats", h.nats, "--nats-creds", natsserver.CredsFile(h.data, eventstore.RoleWorker)); code == 0 {
 		t.Fatal("the worker role ran kino.admin.replay")
-	} else if !strings.Contains(errOut, "may not call it") {
+	} else if !strings.Contains(errOut, "may not call it") && !strings.Contains(errOut, "open event store") {
 		t.Fatalf("worker role replay: %s", errOut)
 	}
 }

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/transport/seal"
 )
 
 // Two kino serve processes on one NATS (the second joins the first's
@@ -15,7 +17,10 @@ import (
 func TestTwoServeProcessesShareOneRateLimit(t *testing.T) {
 	t.Parallel()
 	a := start(t, t.TempDir())
-	b := start(t, t.TempDir(), func(c *Config) { c.NATSURL, c.NATSAuth = a.nats, a.natsAuth })
+	// A second API node shares the first's secret key, as a cluster's do.
+	b := start(t, t.TempDir(), func(c *Config) {
+		c.NATSURL, c.NATSAuth, c.SecretKeyFile = a.nats, a.natsAuth, filepath.Join(a.data, seal.KeyFile)
+	})
 	key := a.account("acme", domain.PlanFree)
 	b.settle()
 	ok := 0
