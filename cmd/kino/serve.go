@@ -714,10 +714,14 @@ func (m *Main) serveHTTP(ctx context.Context) error {
 		return err
 	}
 	// Made (or opened) now: a secret key that cannot open the ring stops
-	// the start, rather than every signed request later.
+	// the start, rather than every signed request later. A ring that
+	// cannot be read yet (a cluster's new bucket still electing its
+	// leader) is read again at the first request that needs it.
 	ring := playback.NewRing(ringStore, m.secrets, nil)
-	if _, _, err := ring.Current(ctx); err != nil {
+	if _, _, err := ring.Current(ctx); errors.Is(err, seal.ErrOpen) {
 		return fmt.Errorf("playback keys: %w", err)
+	} else if err != nil {
+		m.Log.Warn("playback keys not readable yet; read again when a token is issued or checked", "err", err)
 	}
 	tus, err := tusDir(m.Data)
 	if err != nil {
