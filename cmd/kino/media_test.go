@@ -45,7 +45,8 @@ func testMediaInAnObjectStore(t *testing.T, kind string, s3c s3.Config, s3Flags 
 	h := start(t, t.TempDir(), func(c *Config) { c.Media, c.S3, c.MediaCache, c.MediaRedirect = kind, s3c, 64, redirect })
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
-	id := h.uploadID(key, "main", "a.mp4", makeClip(t, "a.mp4", 426, 240, 2, true))
+	// 4 s: the browser plays past 1 s, then 0.5 s more after a level switch.
+	id := h.uploadID(key, "main", "a.mp4", makeClip(t, "a.mp4", 426, 240, 4, true))
 
 	elsewhere := t.TempDir()
 	passable(t, elsewhere) // the worker's flags run ffmpeg as nobody under root
