@@ -13,7 +13,6 @@ import (
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/natsserver"
-	"github.com/kino-video/kino/eventstore/objects"
 	"github.com/kino-video/kino/transport/s3"
 	"github.com/kino-video/kino/transport/s3/s3test"
 )
@@ -190,71 +189,5 @@ func wantRedirects(t *testing.T, h *harness, key, id, previewURL, endpoint strin
 	signed := h.get(resp.Header.Get("Location"))
 	if signed.status != 200 || signed.header.Get("Cache-Control") != "private, max-age=3600" {
 		t.Fatalf("the signed preview in the bucket: %d %v", signed.status, signed.header)
-	}
-}
-
-// kino media migrate copies a library from the directory into S3 while
-// kino serves, each file checked; a second run copies nothing; kino serve
-// --media s3 on the same data then serves the video from the bucket alone.
-func TestMediaMigrateToS3(t *testing.T) {
-	t.Parallel()
-	data := t.TempDir()
-	h := start(t, data, withTranscoder)
-	key := h.account("acme", domain.PlanBusiness)
-	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
-	clip := makeClip(t, "a.mp4", 320, 180, 1, true)
-	id := h.uploadID(key, "main", "a.mp4", clip)
-	v := h.waitStatus(key, id, domain.StatusCompleted)
-	preview := h.get(v["previewUrl"].(string))
-	if preview.status != 200 {
-		t.Fatalf("preview: %d", preview.status)
-	}
-
-	c := s3test.Start(t).Bucket(t)
-	flags := []string{"media", "migrate", "--to", "s3", "--from", "dir", "--s3-endpoint", c.Endpoint, "--s3-bucket", c.Bucket,
-		"--s3-region", c.Region, "--s3-path-style", "--s3-credentials-file", c.CredentialsFile}
-	out, err := h.cli(flags...)
-	if err != nil || !strings.Contains(out, "1 videos from dir to s3: ") || strings.Contains(out, " 0 files copied") || !strings.Contains(out, " 0 failed") {
-		t.Fatalf("migrate: %v\n%s", err, out)
-	}
-	if out, err := h.cli(flags...); err != nil || !strings.Contains(out, ": 0 files copied (0 bytes)") {
-		t.Fatalf("second migrate: %v\n%s", err, out)
-	}
-	// Into the JetStream object store (made as kino serve --media nats
-	// makes it), and from there into S3 again: everything is there
-	// already.
-	if _, err := objects.Open(context.Background(), h.m.store); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := h.cli("media", "migrate", "--to", "nats", "--from", "dir"); err != nil || !strings.Contains(out, "1 videos from dir to nats: ") || strings.Contains(out, " 0 files copied") {
-		t.Fatalf("migrate to nats: %v\n%s", err, out)
-	}
-	if out, err := h.cli(append(flags, "--from", "nats")...); err != nil || !strings.Contains(out, "1 videos from nats to s3: 0 files copied (0 bytes)") {
-		t.Fatalf("migrate from nats: %v\n%s", err, out)
-	}
-	if out, err := h.cli("media", "migrate", "--to", "s3", "--from", "dir", "--s3-endpoint", c.Endpoint, "--s3-bucket", "no-such-bucket",
-		"--s3-path-style", "--s3-credentials-file", c.CredentialsFile); err == nil || !strings.Contains(err.Error(), "does not exist") {
-		t.Fatalf("migrate into a missing bucket: %v\n%s", err, out)
-	}
-
-	h.stop()
-	// Nothing of the video is left where --media dir kept it.
-	if err := os.Rename(filepath.Join(data, "media", id), filepath.Join(t.TempDir(), id)); err != nil {
-		t.Fatal(err)
-	}
-	h = start(t, data, func(cfg *Config) { cfg.Media, cfg.S3 = mediaS3, c })
-	v = h.waitStatus(key, id, domain.StatusCompleted)
-	if again := h.get(v["previewUrl"].(string)); again.status != 200 || !bytes.Equal(again.body, preview.body) {
-		t.Fatalf("preview from the bucket: %d, %d bytes", again.status, len(again.body))
-	}
-	if master := h.get(v["playlistUrl"].(string)); master.status != 200 {
-		t.Fatalf("master from the bucket: %d", master.status)
-	}
-	dst := filepath.Join(t.TempDir(), "original.mp4")
-	if err := h.m.media.Fetch(context.Background(), id, ".mp4", dst); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := os.ReadFile(dst); !bytes.Equal(got, clip) {
-		t.Fatal("the original in the bucket differs from the upload")
 	}
 }
