@@ -130,13 +130,13 @@ func Probe(ctx context.Context, in Input, opt ProbeOptions) (Info, error) {
 	return info, err
 }
 
-func probe(ctx context.Context, in Input, opt ProbeOptions) (Info, durationSource, error) {
+func probeHeader(ctx context.Context, in Input, opt ProbeOptions) (Info, durationSource, streamMeta, error) {
 	path := in.Path
 	if opt.Jail.Dir != "" && !filepath.IsAbs(path) {
 		path = filepath.Join(opt.Jail.Dir, path)
 	}
 	if _, err := os.Stat(path); err != nil {
-		return Info{}, 0, fmt.Errorf("%s: %w", opProbe, err)
+		return Info{}, 0, streamMeta{}, fmt.Errorf("%s: %w", opProbe, err)
 	}
 	var stdout bytes.Buffer
 	b := opt.Bounds
@@ -157,10 +157,10 @@ func probe(ctx context.Context, in Input, opt ProbeOptions) (Info, durationSourc
 		// The cap kept ffprobe from decoding a picture of some stream (a
 		// cover too, which ffmpeg would decode on opening the file, and
 		// refuse there): the refusal names the picture's size.
-		return Info{}, 0, b.cappedPicture(capped)
+		return Info{}, 0, streamMeta{}, b.cappedPicture(capped)
 	}
 	if err != nil {
-		return Info{}, 0, err
+		return Info{}, 0, streamMeta{}, err
 	}
 	info.MaxPixels, info.EncodeRate = b.maxPixels(), meta.guessedRate
 	audio := -1
@@ -169,14 +169,32 @@ func probe(ctx context.Context, in Input, opt ProbeOptions) (Info, durationSourc
 	}
 	info.Source = parseSource(stdout.Bytes(), meta.index, audio)
 	if err := b.checkPicture(info, meta.guessedRate); err != nil {
-		return Info{}, 0, err
+		return Info{}, 0, streamMeta{}, err
 	}
 	if err := b.checkDuration(info.Duration); err != nil {
+		return Info{}, 0, streamMeta{}, err
+	}
+	return info, src, meta, nil
+}
+
+// ProbeHeader reads in's streams and format only, in one ffprobe run,
+// with Probe's checks of the picture and the duration but no scan of the
+// packets (Frames, Span and MaxGap stay zero): for files kino wrote
+// itself (a preview, a download), which need checking that they are
+// there and readable, not against a hostile uploader.
+func ProbeHeader(ctx context.Context, in Input, opt ProbeOptions) (Info, error) {
+	info, _, _, err := probeHeader(ctx, in, opt)
+	return info, err
+}
+
+func probe(ctx context.Context, in Input, opt ProbeOptions) (Info, durationSource, error) {
+	info, src, meta, err := probeHeader(ctx, in, opt)
+	if err != nil {
 		return Info{}, 0, err
 	}
-
+	b := opt.Bounds
 	var sc packetScan
-	args = append([]string{"-v", "error", "-select_streams", strconv.Itoa(meta.index),
+	args := append([]string{"-v", "error", "-select_streams", strconv.Itoa(meta.index),
 		"-show_entries", "packet=pts_time,dts_time,duration_time,size,flags", "-print_format", "csv=p=0"}, in.capped(b.maxPixels())...)
 	// (The scan decodes nothing; the cap is there all the same.)
 	_, err = runProbe(ctx, opt.Jail, args, func(r io.Reader) error { return sc.read(r, b) })

@@ -107,6 +107,13 @@ func TestProbeRealFiles(t *testing.T) {
 			if info, err := probePath(context.Background(), path); err != nil || info.Width != got.Width {
 				t.Errorf("Probe = %+v, %v", info, err)
 			}
+			// ProbeHeader reads the same streams and format, and scans no
+			// packet.
+			head, err := ProbeHeader(context.Background(), input(t, path), ProbeOptions{})
+			if err != nil || head.Frames != 0 || head.Span != 0 || head.Width != got.Width || head.Height != got.Height ||
+				head.VideoCodec != got.VideoCodec || head.HasAudio != got.HasAudio {
+				t.Errorf("ProbeHeader = %+v, %v", head, err)
+			}
 		})
 	}
 }

@@ -209,7 +209,7 @@ func verifyDownload(ctx context.Context, work string, jail ffmpeg.Jail) error {
 		return fmt.Errorf("boxes %v: moov is not before mdat", boxes)
 	}
 	in := ffmpeg.Input{Path: media.DownloadName, Demuxer: ffmpeg.DemuxMOV}
-	info, err := ffmpeg.Probe(ctx, in, ffmpeg.ProbeOptions{Jail: jail, Bounds: ffmpeg.DefaultBounds()})
+	info, err := ffmpeg.ProbeHeader(ctx, in, ffmpeg.ProbeOptions{Jail: jail, Bounds: ffmpeg.DefaultBounds()})
 	if err != nil {
 		return err
 	}

@@ -66,7 +66,7 @@ func verifyOutputs(ctx context.Context, work string, rungs []string, hasAudio bo
 	}
 
 	preview := ffmpeg.Input{Path: media.PreviewName, Demuxer: ffmpeg.DemuxMOV}
-	if _, err := ffmpeg.Probe(ctx, preview, ffmpeg.ProbeOptions{Jail: jail, Bounds: ffmpeg.DefaultBounds()}); err != nil {
+	if _, err := ffmpeg.ProbeHeader(ctx, preview, ffmpeg.ProbeOptions{Jail: jail, Bounds: ffmpeg.DefaultBounds()}); err != nil {
 		if ctx.Err() != nil {
 			return err
 		}
