@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/backup"
 	"github.com/kino-video/kino/eventstore/natsserver"
+	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/seal"
 )
 
@@ -75,7 +75,7 @@ func newBackupCmd() *cobra.Command {
 			}
 			switch kind {
 			case mediaDir:
-				if m.Videos, err = copyMedia(filepath.Join(conn.data, "media"), filepath.Join(to, "media")); err != nil {
+				if m.Videos, err = media.CopyVideos(filepath.Join(conn.data, "media"), filepath.Join(to, "media")); err != nil {
 					return fmt.Errorf("backup: media: %w", err)
 				}
 			case mediaS3:
@@ -92,7 +92,7 @@ func newBackupCmd() *cobra.Command {
 					if keyFile == "" {
 						keyFile = filepath.Join(conn.data, seal.KeyFile)
 					}
-					err = copyFile(keyFile, dst, 0o600)
+					err = copySecret(keyFile, dst)
 				}
 				if err != nil {
 					return err
@@ -172,12 +172,12 @@ func newRestoreCmd() *cobra.Command {
 			}
 			videos := 0
 			if _, err := os.Stat(filepath.Join(from, "media")); err == nil {
-				if videos, err = copyMedia(filepath.Join(from, "media"), filepath.Join(data, "media")); err != nil {
+				if videos, err = media.CopyVideos(filepath.Join(from, "media"), filepath.Join(data, "media")); err != nil {
 					return fmt.Errorf("restore: media: %w", err)
 				}
 			}
 			if m.SecretKey {
-				if err := copyFile(filepath.Join(from, seal.KeyFile), filepath.Join(data, seal.KeyFile), 0o600); err != nil {
+				if err := copySecret(filepath.Join(from, seal.KeyFile), filepath.Join(data, seal.KeyFile)); err != nil {
 					return err
 				}
 			}
@@ -207,66 +207,21 @@ func emptyDir(dir string) error {
 	return nil
 }
 
-// copyMedia copies the video directories of a media directory (never its
-// uploads in flight, work directories, tus uploads or cache) from src to
-// dst, hard-linking each file where the file system allows: kino replaces
-// a published file by a rename, never in place, so a link keeps the bytes
-// of the moment. It returns how many video directories it copied.
-func copyMedia(src, dst string) (int, error) {
-	entries, err := os.ReadDir(src)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	if err := os.MkdirAll(dst, 0o711); err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, e := range entries {
-		if !e.IsDir() || !domain.ValidID(e.Name()) {
-			continue
-		}
-		root := filepath.Join(src, e.Name())
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(src, p)
-			target := filepath.Join(dst, rel)
-			switch {
-			case d.IsDir():
-				return os.MkdirAll(target, 0o700)
-			case !d.Type().IsRegular():
-				return nil // kino stores no links or devices; never follow one
-			}
-			if err := os.Link(p, target); err == nil {
-				return nil
-			}
-			return copyFile(p, target, 0o600)
-		})
-		if err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, nil
-}
-
-func copyFile(src, dst string, mode os.FileMode) error {
-	in, err := os.Open(src)
+// copySecret copies the secret key file src to dst, a new file of mode
+// 0600 (never a link: the copy outlives what is done to the original).
+func copySecret(src, dst string) error {
+	b, err := os.ReadFile(src)
 	if err != nil {
 		return err
 	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	defer clear(b)
+	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
+	if _, err := f.Write(b); err != nil {
+		f.Close()
 		return err
 	}
-	return out.Close()
+	return f.Close()
 }

@@ -127,6 +127,53 @@ func writeNew(dst string, r io.Reader) error {
 	return out.Close()
 }
 
+// CopyVideos copies the video directories of a Dir's root src (never its
+// uploads in flight, work directories, tus uploads or cache) into dst,
+// each file a hard link where the file system allows (LinkOrCopy): kino
+// replaces a published file by a rename, never in place, so a link keeps
+// the bytes of the moment. Links and special files are skipped, never
+// followed. It returns how many video directories it copied (kino backup,
+// kino restore).
+func CopyVideos(src, dst string) (int, error) {
+	entries, err := os.ReadDir(src)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if err := os.MkdirAll(dst, modePassable); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range entries {
+		if !e.IsDir() || checkID(e.Name()) != nil {
+			continue
+		}
+		err := filepath.WalkDir(filepath.Join(src, e.Name()), func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, err := filepath.Rel(src, p)
+			if err != nil {
+				return err
+			}
+			switch target := filepath.Join(dst, rel); {
+			case d.IsDir():
+				return os.MkdirAll(target, modePrivate)
+			case d.Type().IsRegular():
+				return LinkOrCopy(p, target)
+			}
+			return nil
+		})
+		if err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
 // Size is the total size in bytes of the regular files under dir.
 func Size(dir string) (int64, error) {
 	var total int64

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -74,23 +73,6 @@ func scratch(dir string) (string, func(), error) {
 	return out, func() { os.RemoveAll(out) }, err
 }
 
-func medianOf(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	return s[len(s)/2]
-}
-
-func finish(r *Result, goal float64) {
-	r.Kino, r.Baseline = medianOf(r.KinoRuns), medianOf(r.BaseRuns)
-	if r.Baseline > 0 {
-		r.Ratio = r.Kino / r.Baseline
-	}
-	r.Met = r.Ratio > 0 && r.Ratio <= goal
-}
-
 // benchOutputs measures the ladder alone, the storyboard's own pass (its
 // tiles, then their layout in Go), and the download remux after the
 // ladder, on a clip the fast path does not take (as most uploads): the
@@ -149,9 +131,9 @@ func benchOutputs(ctx context.Context, o Options, say func(string, ...any)) ([]R
 		wallBase, wallSecond = append(wallBase, base.wall), append(wallSecond, base.plus(pass).plus(dl).wall)
 		cpuPass, cpuDL = append(cpuPass, pass.cpu), append(cpuDL, dl.cpu)
 	}
-	finish(&second, 1.10)
+	second.finishLower(1.10)
 	second.Notes = fmt.Sprintf("%s; the storyboard pass alone %.2f CPU s (tiles; laid out in Go), the download remux %.2f s; wall clock %.1f s vs %.1f s (run after the ladder)",
-		clip, medianOf(cpuPass), medianOf(cpuDL), medianOf(wallSecond), medianOf(wallBase))
+		clip, median(cpuPass), median(cpuDL), median(wallSecond), median(wallBase))
 	return []Result{second}, nil
 }
 
@@ -207,9 +189,9 @@ func benchFastPath(ctx context.Context, o Options, say func(string, ...any)) ([]
 		r.KinoRuns, r.BaseRuns = append(r.KinoRuns, fastCost.cpu+checked), append(r.BaseRuns, fullCost.cpu)
 		wallFast, wallFull, check = append(wallFast, fastCost.wall+checked), append(wallFull, fullCost.wall), append(check, checked)
 	}
-	finish(&r, 0.999)
+	r.finishLower(0.999)
 	r.Notes = fmt.Sprintf("%.0f s %dp H.264 %s + AAC (audio copied: %t), ladder %s; keyframe check %.2f s; wall clock %.1f s vs %.1f s",
-		info.Length(), min(info.Width, info.Height), rate, fast.Audio, rungNamesOf(rungs), medianOf(check), medianOf(wallFast), medianOf(wallFull))
+		info.Length(), min(info.Width, info.Height), rate, fast.Audio, rungNamesOf(rungs), median(check), median(wallFast), median(wallFull))
 	return []Result{r}, nil
 }
 
