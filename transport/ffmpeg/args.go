@@ -122,8 +122,12 @@ func LadderArgs(in Input, outDir string, info Info, rungs []Rung, x Extras) []st
 	args = append(args, x.videoCodecs(len(rungs))...)
 	for k, r := range rungs[first:] {
 		k += first
+		if r.CRF > 0 {
+			args = append(args, fmt.Sprintf("-crf:v:%d", k), strconv.Itoa(r.CRF))
+		} else {
+			args = append(args, fmt.Sprintf("-b:v:%d", k), kbps(r.Bitrate))
+		}
 		args = append(args,
-			fmt.Sprintf("-b:v:%d", k), kbps(r.Bitrate),
 			fmt.Sprintf("-maxrate:v:%d", k), kbps(r.MaxRate),
 			fmt.Sprintf("-bufsize:v:%d", k), kbps(r.BufSize),
 		)

@@ -61,18 +61,28 @@
 // even number, and a rung is named <short side>p in both orientations (a
 // 1080×1920 portrait video gives 1080p, 1080×1920).
 //
-//	rung        video kbit/s (-b:v)
-//	2160p       16000
-//	1440p        9000
-//	1080p        5000
-//	720p         2800
-//	480p         1400
-//	360p          800
-//	240p          400
-//	below 240p  400 × side / 240, at least 200
+//	rung        CRF   cap kbit/s (-maxrate, -bufsize)
+//	2160p        23   16000
+//	1440p        23    9000
+//	1080p        23    5000
+//	720p         22    2800
+//	480p         22    1400
+//	360p         21     800
+//	240p         20     400
+//	below 240p   20     400 × side / 240, at least 200
 //
-// -maxrate is 1.07× and -bufsize 1.5× the rate, so the master playlist
-// carries real BANDWIDTH values. LadderArgs makes one ffmpeg process that
+// Each rung has a quality target under a cap: x264's constant rate factor
+// (-crf), so every picture gets the bits it needs for that quality, within
+// a rate cap (-maxrate) with a second of it as buffer (-bufsize), so the
+// hardest pictures get no more than the cap. A slide talk's 1080p averages
+// a tenth of its cap, a football match runs at it: the bits follow the
+// picture, not the rung. The lower rungs aim higher (a lower CRF), as a
+// fixed ladder's lower rungs carry more bits per pixel. Rung.CRF 0 encodes
+// at Rung.Bitrate on average instead (-b:v), the fixed ladder kino bench
+// compares with. ffmpeg writes the caps into the master playlist (a
+// ceiling while the video is processing); the transcoder replaces them
+// with each rung's measured peak and average once it is encoded
+// (BANDWIDTH, AVERAGE-BANDWIDTH). LadderArgs makes one ffmpeg process that
 // decodes once and writes every rung: H.264 (libx264 veryfast, profile
 // high, yuv420p), 4 s MPEG-TS segments (seg_NNNNN.ts) with keyframes
 // forced every 4 s, independent segments, EVENT playlists written under a

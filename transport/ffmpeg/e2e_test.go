@@ -73,8 +73,8 @@ func TestHLSEndToEnd(t *testing.T) {
 			}
 			for k, r := range rungs {
 				v := variants[k]
-				if bw, _ := strconv.Atoi(v[1]); bw < r.Bitrate*1000/2 {
-					t.Errorf("%s: BANDWIDTH %d, want about %d kbit/s video (audio-only bandwidth breaks ABR)", r.Name, bw, r.Bitrate)
+				if bw, _ := strconv.Atoi(v[1]); bw < r.MaxRate*1000/2 {
+					t.Errorf("%s: BANDWIDTH %d, want about %d kbit/s video, the cap (audio-only bandwidth breaks ABR)", r.Name, bw, r.MaxRate)
 				}
 				if want := fmt.Sprintf("%dx%d", r.Width, r.Height); v[2] != want {
 					t.Errorf("%s: RESOLUTION %s, want %s", r.Name, v[2], want)

@@ -7,24 +7,30 @@ import (
 
 // Rung is one rendition of the ladder.
 type Rung struct {
-	Name    string // "<short side>p", e.g. "720p"
-	Width   int    // output width, even
-	Height  int    // output height, even
-	Bitrate int    // video kbit/s target (-b:v)
-	MaxRate int    // kbit/s (-maxrate)
-	BufSize int    // kbit (-bufsize)
+	Name   string // "<short side>p", e.g. "720p"
+	Width  int    // output width, even
+	Height int    // output height, even
+	// CRF is x264's quality target (-crf): each picture gets the bits it
+	// needs for that quality, within MaxRate and BufSize. 0 encodes at
+	// Bitrate on average instead (a fixed-bitrate rung).
+	CRF     int
+	Bitrate int // video kbit/s on average (-b:v), with CRF 0
+	MaxRate int // kbit/s (-maxrate)
+	BufSize int // kbit (-bufsize)
 }
 
 // ladderSteps are the short sides of the renditions, highest first, with
-// their video bitrates in kbit/s.
-var ladderSteps = []struct{ short, kbps int }{
-	{2160, 16000},
-	{1440, 9000},
-	{1080, 5000},
-	{720, 2800},
-	{480, 1400},
-	{360, 800},
-	{240, 400},
+// their quality targets (x264 CRF) and video bitrate caps in kbit/s. The
+// lower rungs aim higher: they are watched on phones held close, and a
+// picture a quarter the size costs a quarter the bits to improve.
+var ladderSteps = []struct{ short, crf, kbps int }{
+	{2160, 23, 16000},
+	{1440, 23, 9000},
+	{1080, 23, 5000},
+	{720, 22, 2800},
+	{480, 22, 1400},
+	{360, 21, 800},
+	{240, 20, 400},
 }
 
 // minKbps is the floor of the bitrate of a source smaller than every step.
@@ -48,27 +54,27 @@ func Ladder(info Info) []Rung {
 	var rungs []Rung
 	for _, s := range ladderSteps {
 		if s.short <= short {
-			rungs = append(rungs, newRung(s.short, s.kbps, short, long, w < h))
+			rungs = append(rungs, newRung(s.short, s.crf, s.kbps, short, long, w < h))
 		}
 	}
 	if len(rungs) == 0 {
 		side := max(short&^1, 2)
 		lowest := ladderSteps[len(ladderSteps)-1]
 		kbps := max(lowest.kbps*side/lowest.short, minKbps)
-		rungs = append(rungs, newRung(side, kbps, short, long, w < h))
+		rungs = append(rungs, newRung(side, lowest.crf, kbps, short, long, w < h))
 	}
 	return rungs
 }
 
-func newRung(side, kbps, srcShort, srcLong int, portrait bool) Rung {
+func newRung(side, crf, kbps, srcShort, srcLong int, portrait bool) Rung {
 	other := even(float64(side) * float64(srcLong) / float64(srcShort))
 	r := Rung{
 		Name:    strconv.Itoa(side) + "p",
 		Width:   other,
 		Height:  side,
-		Bitrate: kbps,
-		MaxRate: (kbps*107 + 50) / 100,
-		BufSize: (kbps*3 + 1) / 2,
+		CRF:     crf,
+		MaxRate: kbps,
+		BufSize: kbps,
 	}
 	if portrait {
 		r.Width, r.Height = side, other

@@ -40,45 +40,48 @@ func TestLadder(t *testing.T) {
 				if r.Width%2 != 0 || r.Height%2 != 0 {
 					t.Errorf("%s: odd size %dx%d", r.Name, r.Width, r.Height)
 				}
-				if r.Bitrate <= 0 || r.MaxRate != (r.Bitrate*107+50)/100 || r.BufSize != (r.Bitrate*3+1)/2 {
-					t.Errorf("%s: bitrate %d, maxrate %d, bufsize %d: want maxrate 1.07× and bufsize 1.5× bitrate",
-						r.Name, r.Bitrate, r.MaxRate, r.BufSize)
+				if r.CRF <= 0 || r.Bitrate != 0 || r.MaxRate <= 0 || r.BufSize != r.MaxRate {
+					t.Errorf("%s: crf %d, bitrate %d, maxrate %d, bufsize %d: want a quality target under a cap, with a second of the cap as buffer",
+						r.Name, r.CRF, r.Bitrate, r.MaxRate, r.BufSize)
 				}
 			}
 			if s := strings.Join(got, ", "); s != tt.want {
 				t.Errorf("Ladder(%dx%d) = %s\nwant %s", tt.info.Width, tt.info.Height, s, tt.want)
 			}
 			for i := 1; i < len(rungs); i++ {
-				if rungs[i].Bitrate >= rungs[i-1].Bitrate {
-					t.Errorf("bitrate of %s (%d) not below %s (%d)", rungs[i].Name, rungs[i].Bitrate, rungs[i-1].Name, rungs[i-1].Bitrate)
+				if rungs[i].MaxRate >= rungs[i-1].MaxRate {
+					t.Errorf("cap of %s (%d) not below %s (%d)", rungs[i].Name, rungs[i].MaxRate, rungs[i-1].Name, rungs[i-1].MaxRate)
+				}
+				if rungs[i].CRF > rungs[i-1].CRF {
+					t.Errorf("quality target of %s (CRF %d) below %s's (CRF %d)", rungs[i].Name, rungs[i].CRF, rungs[i-1].Name, rungs[i-1].CRF)
 				}
 			}
 		})
 	}
 }
 
-func TestLadderBitrates(t *testing.T) {
-	want := map[string][3]int{
-		"2160p": {16000, 17120, 24000},
-		"1440p": {9000, 9630, 13500},
-		"1080p": {5000, 5350, 7500},
-		"720p":  {2800, 2996, 4200},
-		"480p":  {1400, 1498, 2100},
-		"360p":  {800, 856, 1200},
-		"240p":  {400, 428, 600},
+func TestLadderRates(t *testing.T) {
+	want := map[string][3]int{ // CRF, cap, buffer
+		"2160p": {23, 16000, 16000},
+		"1440p": {23, 9000, 9000},
+		"1080p": {23, 5000, 5000},
+		"720p":  {22, 2800, 2800},
+		"480p":  {22, 1400, 1400},
+		"360p":  {21, 800, 800},
+		"240p":  {20, 400, 400},
 	}
 	for _, r := range Ladder(Info{Width: 3840, Height: 2160}) {
-		if got := [3]int{r.Bitrate, r.MaxRate, r.BufSize}; got != want[r.Name] {
-			t.Errorf("%s: bitrate/maxrate/bufsize %v, want %v", r.Name, got, want[r.Name])
+		if got := [3]int{r.CRF, r.MaxRate, r.BufSize}; got != want[r.Name] {
+			t.Errorf("%s: crf/maxrate/bufsize %v, want %v", r.Name, got, want[r.Name])
 		}
 	}
-	// Below 240 the bitrate shrinks with the short side, down to 200.
+	// Below 240 the cap shrinks with the short side, down to 200.
 	for _, tt := range []struct {
 		w, h, kbps int
 	}{{400, 200, 333}, {160, 90, 200}, {2, 2, 200}} {
 		r := Ladder(Info{Width: tt.w, Height: tt.h})
-		if len(r) != 1 || r[0].Bitrate != tt.kbps {
-			t.Errorf("Ladder(%dx%d) = %+v, want one rung at %d kbit/s", tt.w, tt.h, r, tt.kbps)
+		if len(r) != 1 || r[0].MaxRate != tt.kbps || r[0].CRF != 20 {
+			t.Errorf("Ladder(%dx%d) = %+v, want one rung at CRF 20 capped at %d kbit/s", tt.w, tt.h, r, tt.kbps)
 		}
 	}
 	if r := Ladder(Info{}); r != nil {

@@ -96,8 +96,9 @@ func TestProgressiveLanes(t *testing.T) {
 	if strings.Index(final, "360p/") > strings.Index(final, "240p/") {
 		t.Fatalf("final master does not list the rungs highest first:\n%s", final)
 	}
-	if last := seen[len(seen)-1]; last != final {
-		t.Fatalf("the last master published while processing:\n%s\nis not the final one:\n%s", last, final)
+	// The final master differs only by the rates measured at the end.
+	if last := seen[len(seen)-1]; !slices.Equal(lists(last), lists(final)) {
+		t.Fatalf("the last master published while processing:\n%s\nlists other renditions than the final one:\n%s", last, final)
 	}
 	for _, o := range e.outputs(id) {
 		if strings.Contains(o, ".high") {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +19,7 @@ import (
 	"github.com/kino-video/kino/eventstore"
 	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/transport/ffmpeg/ffmpegtest"
+	"github.com/kino-video/kino/transport/hls"
 	"github.com/kino-video/kino/transport/transcoder"
 )
 
@@ -80,6 +83,22 @@ func TestProgressivePublishing(t *testing.T) {
 			t.Fatalf("%s once completed:\n%s", r, pl)
 		}
 	}
+	// Once completed, the master tells what each rung carries: its peak
+	// segment bit rate and its average, the audio's added (RFC 8216
+	// 4.3.4.2), not the encoder's cap.
+	final, err := hls.ParseMaster([]byte(e.read(id, "hls/master.m3u8")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	audioPeak, audioAvg := segmentRates(t, e, id, "audio")
+	for _, v := range final.Variants {
+		peak, avg := segmentRates(t, e, id, path.Dir(v.URI))
+		bw, _ := v.Attrs.Get("BANDWIDTH")
+		avgBW, _ := v.Attrs.Get("AVERAGE-BANDWIDTH")
+		if bw != strconv.Itoa(peak+audioPeak) || avgBW != strconv.Itoa(avg+audioAvg) {
+			t.Errorf("%s: BANDWIDTH=%s AVERAGE-BANDWIDTH=%s, want the measured %d and %d", v.URI, bw, avgBW, peak+audioPeak, avg+audioAvg)
+		}
+	}
 	types = e.types(id)
 	playable, succeeded := -1, -1
 	for i, typ := range types {
@@ -99,6 +118,24 @@ func TestProgressivePublishing(t *testing.T) {
 	if left := e.workDirs(); len(left) != 0 {
 		t.Fatalf("work directories left: %v", left)
 	}
+}
+
+// segmentRates measures the published rendition r of video id: its
+// largest segment's bits over its duration, and all its bits over all its
+// seconds, in bits per second, rounded up.
+func segmentRates(t *testing.T, e *env, id, r string) (peak, avg int) {
+	t.Helper()
+	pl, err := hls.ParseMedia([]byte(e.read(id, path.Join("hls", r, "index.m3u8"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bits, secs float64
+	for _, s := range pl.Segments {
+		n := float64(len(e.read(id, path.Join("hls", r, s.URI)))) * 8
+		peak = max(peak, int(math.Ceil(n/s.Duration)))
+		bits, secs = bits+n, secs+s.Duration
+	}
+	return peak, int(math.Ceil(bits / secs))
 }
 
 // TestProgressiveShortAudio: a video whose audio ends long before its

@@ -608,6 +608,9 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id string,
 	if err := verifyOutputs(ctx, work, res, info.HasAudio, jail); err != nil {
 		return done, err
 	}
+	if err := measureBandwidth(work); err != nil { // bandwidth.go
+		return done, fmt.Errorf("%w: %v", errIncomplete, err)
+	}
 	held, _ := ladderSeconds(work, rungs, info.HasAudio) // whole.go
 	extra, err := finishOutputs(ctx, log, work, info, rungs, x, download, opts(1, 1))
 	if err != nil {
