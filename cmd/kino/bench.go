@@ -24,7 +24,7 @@ func newBenchCmd() *cobra.Command {
 	o.CDN = func(ctx context.Context, s bench.CDNStore) (string, func(), error) { return startCDNKino(ctx, s, s3c) }
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "bench [--quick] [--only reads,writes,uploads,processing,replay,cdn,tus,search,outputs,fastpath,playable] [--json]",
+		Use:   "bench [--quick] [--only reads,writes,uploads,processing,replay,cdn,tus,search,outputs,fastpath,playable,quality] [--json]",
 		Short: "Measure kino against baselines on this machine, side by side, in one run",
 		Long:  bench.Describe + bench.PlayableDescribe,
 		Args:  cobra.NoArgs,
@@ -44,7 +44,8 @@ func newBenchCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&o.Quick, "quick", false, "tiny sizes and short runs, for CI")
-	cmd.Flags().StringSliceVar(&o.Only, "only", nil, "measure only these: reads, writes, uploads, processing, replay, cdn, tus, outputs, fastpath, playable (only when named)")
+	cmd.Flags().StringSliceVar(&o.Only, "only", nil, "measure only these: reads, writes, uploads, processing, replay, cdn, tus, search; outputs, fastpath, playable, quality (only when named)")
+	cmd.Flags().StringVar(&o.ReportDir, "report-dir", "bench-report", "where measures write their detailed reports (quality: a table and a plot)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
 	cmd.Flags().IntVar(&o.Runs, "runs", 5, "runs of each measure (the median is reported)")
 	cmd.Flags().DurationVar(&o.Duration, "duration", 10*time.Second, "length of each load run")

@@ -61,6 +61,9 @@ type Options struct {
 	// S3: a bucket was given (kino bench --s3-*): the cdn measure
 	// compares --media s3 with the directory too.
 	S3 bool
+	// ReportDir is where measures that write more than a table (quality:
+	// its per-rung table and plot) write it; "" writes nothing.
+	ReportDir string
 	// More are measures the caller adds, by name (kino bench's outputs and
 	// fastpath); Run runs them after its own, in name order.
 	More map[string]Measure
@@ -101,6 +104,12 @@ is a median of several runs, with its ratio to the baseline and the goal.
               vs the ladder alone, on a 20 s 1080p clip (goal <= 1.10 together)
   fastpath    the ladder of a 20 s 1080p H.264/AAC source within the top rung's cap, its top rung
               copied, vs the same ladder fully encoded (ratio: lower is faster)
+  quality     a synthetic corpus of seven 10 s 1080p clips (static screen to film grain), each
+              encoded by kino's ladder, kino's former fixed-bitrate ladder and PeerTube's default
+              VOD profile: bytes, SSIM and PSNR per rung, encode CPU; goals: bytes <= 0.70 of the
+              fixed ladder (median), <= 1.05 on every clip, SSIM at most 0.005 below per rung,
+              <= 0.90 of PeerTube's (median) at SSIM >= its own, CPU <= 1.10; writes quality.md,
+              quality.json and quality.svg (bytes against SSIM) under --report-dir
 
 --quick uses tiny sizes and short runs (seconds), so the bench is part of the test suite.`
 
@@ -155,7 +164,7 @@ func Run(ctx context.Context, o Options, progress io.Writer) ([]Result, error) {
 	}
 	for _, name := range o.Only {
 		if !slices.Contains(Measures, name) && o.More[name] == nil {
-			return nil, fmt.Errorf("--only: unknown measure %q (reads, writes, uploads, processing, replay, cdn, tus, search, outputs, fastpath)", name)
+			return nil, fmt.Errorf("--only: unknown measure %q (reads, writes, uploads, processing, replay, cdn, tus, search, outputs, fastpath, playable, quality)", name)
 		}
 	}
 	dir, err := os.MkdirTemp("", "kino-bench-")

@@ -14,9 +14,10 @@ import (
 
 // Extra are the measures run only when named (--only): the optional
 // outputs (storyboard, download), the fast path (the top rung copied, not
-// encoded) and the time to playable. kino bench passes them as
+// encoded), the ladder's bytes against quality (quality.go) and the time
+// to playable. kino bench passes them as
 // Options.More.
-var Extra = map[string]Measure{"outputs": benchOutputs, "fastpath": benchFastPath}
+var Extra = map[string]Measure{"outputs": benchOutputs, "fastpath": benchFastPath, "quality": benchQuality}
 
 // benchClip writes a testsrc2 clip with a 48 kHz tone, H.264 + AAC made
 // with the x264 options given, and probes it.
