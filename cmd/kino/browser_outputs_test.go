@@ -26,8 +26,8 @@ func TestBrowserPlaysAFastPathLadder(t *testing.T) {
 	}
 	id := h.uploadID(key, "main", "fast.mp4", data)
 	v := h.waitStatus(key, id, domain.StatusCompleted)
-	seg := h.m.CDNURL + "/" + id + "/hls/360p/seg_00000.ts"
-	profile, err := exec.Command("ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=profile", "-of", "default=nw=1:nk=1", seg).Output()
+	rung := h.m.CDNURL + "/" + id + "/hls/360p/index.m3u8" // its segments, after their initialization segment
+	profile, err := exec.Command("ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=profile", "-of", "default=nw=1:nk=1", rung).Output()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func TestPlaylistUploadPublishesNothing(t *testing.T) {
 				t.Fatalf("failed video: %v", v)
 			}
 			cdn := h.m.CDNURL + "/" + id
-			for _, p := range []string{"/hls/master.m3u8", "/hls/180p/index.m3u8", "/hls/180p/seg_00000.ts", "/thumbnail.jpg", "/preview.mp4"} {
+			for _, p := range []string{"/hls/master.m3u8", "/hls/180p/index.m3u8", "/hls/180p/seg_00000.m4s", "/hls/180p/init_1.mp4", "/thumbnail.jpg", "/preview.mp4"} {
 				if got := h.get(cdn + p); got.status != 404 || bytes.Contains(got.body, []byte("#EXTM3U")) {
 					t.Errorf("GET %s: %d, %d bytes; want 404", p, got.status, len(got.body))
 				}

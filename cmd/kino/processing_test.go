@@ -282,9 +282,17 @@ func TestProcessingEndToEnd(t *testing.T) {
 	if audio := h.get(cdn + "/hls/audio/index.m3u8"); audio.status != 200 || !bytes.Contains(master.body, []byte(`TYPE=AUDIO`)) {
 		t.Fatalf("shared audio rendition: %d\n%s", audio.status, master.body)
 	}
-	seg := h.get(cdn + "/hls/240p/seg_00000.ts")
-	if seg.status != 200 || seg.header.Get("Content-Type") != "video/mp2t" {
+	seg := h.get(cdn + "/hls/240p/seg_00000.m4s")
+	if seg.status != 200 || seg.header.Get("Content-Type") != "video/iso.segment" {
 		t.Fatalf("segment: %d %v", seg.status, seg.header)
+	}
+	rendition := h.get(cdn + "/hls/240p/index.m3u8")
+	init := regexp.MustCompile(`#EXT-X-MAP:URI="(init(_[0-9]+)?\.mp4)"`).FindSubmatch(rendition.body)
+	if init == nil {
+		t.Fatalf("240p names no initialization segment:\n%s", rendition.body)
+	}
+	if r := h.get(cdn + "/hls/240p/" + string(init[1])); r.status != 200 || r.header.Get("Content-Type") != "video/mp4" || !bytes.Contains(r.body, []byte("moov")) {
+		t.Fatalf("initialization segment: %d %v", r.status, r.header)
 	}
 	for _, p := range []string{"/", "/hls/", "/hls/240p/", "/original.mp4", "/../../projections.db", "/hls/../original.mp4", "/%2e%2e/projections.db"} {
 		if r := h.get(cdn + p); r.status != 404 {

@@ -148,7 +148,7 @@ func TestSignedPlayback(t *testing.T) {
 				t.Fatalf("%s: /cdn answers %v", name, f.CDN)
 			}
 			for _, c := range f.CDN {
-				if c[2] == float64(200) && strings.HasSuffix(c[0].(string), ".ts") {
+				if c[2] == float64(200) && strings.HasSuffix(c[0].(string), ".m4s") {
 					t.Fatalf("%s: a segment was served: %v", name, f.CDN)
 				}
 			}
@@ -161,7 +161,7 @@ func TestSignedPlayback(t *testing.T) {
 			if c[1] != true || (c[2] != float64(200) && c[2] != float64(206)) {
 				t.Fatalf("a /cdn request without the token or refused: %v", f.CDN)
 			}
-			if strings.HasSuffix(c[0].(string), ".ts") {
+			if strings.HasSuffix(c[0].(string), ".m4s") {
 				segments++
 			}
 		}

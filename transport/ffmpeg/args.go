@@ -25,7 +25,8 @@ const (
 	previewBufKbits = 2400
 	masterPlaylist  = "master.m3u8"
 	variantPlaylist = "index.m3u8"
-	segmentPattern  = "seg_%05d.ts"
+	segmentPattern  = "seg_%05d.m4s"
+	initSegment     = "init.mp4" // ffmpeg names it init_<n>.mp4 when it writes several renditions
 	evenSizeFilter  = "scale=trunc(iw/2)*2:trunc(ih/2)*2"
 	// A file whose frames are far sparser than its nominal rate (a few
 	// frames minutes apart) is encoded at the rate of the frames it holds,
@@ -57,8 +58,8 @@ const AudioRendition = "audio"
 
 // HLSArgs builds the arguments (without the leading "ffmpeg") of one ffmpeg
 // process that decodes input once and writes every rung as HLS under outDir:
-// <outDir>/master.m3u8 and <outDir>/<rung name>/index.m3u8 with 4 s MPEG-TS
-// segments beside it. ffmpeg autorotates, so rungs are in displayed
+// <outDir>/master.m3u8 and <outDir>/<rung name>/index.m3u8 with 4 s fMP4
+// segments and their initialization segment beside it. ffmpeg autorotates, so rungs are in displayed
 // dimensions (as Ladder makes them). An empty rungs means Ladder(info).
 // outDir must not contain '%', which the HLS muxer would expand.
 //
@@ -154,7 +155,11 @@ func LadderArgs(in Input, outDir string, info Info, rungs []Rung, x Extras) []st
 		// turns them into VOD playlists at the end.
 		"-hls_playlist_type", "event",
 		"-hls_flags", "independent_segments+temp_file",
-		"-hls_segment_type", "mpegts",
+		// fMP4 (CMAF) segments: MPEG-TS spends a 188-byte packet, mostly
+		// padding, on every small frame (a quarter of a screen recording's
+		// bytes at 1080p).
+		"-hls_segment_type", "fmp4",
+		"-hls_fmp4_init_filename", initSegment,
 		"-master_pl_name", x.masterName(),
 		"-var_stream_map", strings.Join(streams, " "),
 		"-hls_segment_filename", filepath.Join(outDir, "%v", segmentPattern),

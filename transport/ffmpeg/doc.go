@@ -84,7 +84,10 @@
 // with each rung's measured peak and average once it is encoded
 // (BANDWIDTH, AVERAGE-BANDWIDTH). LadderArgs makes one ffmpeg process that
 // decodes once and writes every rung: H.264 (libx264 veryfast, profile
-// high, yuv420p), 4 s MPEG-TS segments (seg_NNNNN.ts) with keyframes
+// high, yuv420p), 4 s fMP4 segments (seg_NNNNN.m4s, after the
+// rendition's initialization segment init.mp4, or init_N.mp4 when one
+// process writes several renditions: N is the rendition's place in it)
+// with keyframes
 // forced every 4 s, independent segments, EVENT playlists written under a
 // temporary name and renamed when complete (-hls_flags
 // independent_segments+temp_file), which the transcoder publishes while

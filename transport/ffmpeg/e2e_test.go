@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kino-video/kino/transport/ffmpeg/ffmpegtest"
 )
 
 // The builders' arguments run through Run on real clips.
@@ -83,7 +85,7 @@ func TestHLSEndToEnd(t *testing.T) {
 					t.Errorf("variant URI %s, want %s", v[3], want)
 				}
 				// kino never probes a playlist: its first segment stands for it.
-				got, err := probePath(context.Background(), filepath.Join(out, r.Name, "seg_00000.ts"))
+				got, err := probePath(context.Background(), ffmpegtest.Segment(t, filepath.Join(out, r.Name), "seg_00000.m4s"))
 				if err != nil {
 					t.Fatalf("probe %s segment: %v", r.Name, err)
 				}
@@ -91,7 +93,7 @@ func TestHLSEndToEnd(t *testing.T) {
 					t.Errorf("%s playlist: %dx%d audio %v, want %dx%d video only (audio is a shared rendition)",
 						r.Name, got.Width, got.Height, got.HasAudio, r.Width, r.Height)
 				}
-				if _, err := os.Stat(filepath.Join(out, r.Name, "seg_00000.ts")); err != nil {
+				if _, err := os.Stat(filepath.Join(out, r.Name, "seg_00000.m4s")); err != nil {
 					t.Error(err)
 				}
 			}

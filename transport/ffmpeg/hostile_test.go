@@ -41,7 +41,7 @@ func TestCoverPictureFirstIsNeverEncoded(t *testing.T) {
 	if err := Run(context.Background(), HLSArgs(input(t, src), out, info, rungs), RunOptions{Duration: info.Duration}); err != nil {
 		t.Fatalf("Run(HLSArgs): %v", err)
 	}
-	seg, err := probePath(context.Background(), filepath.Join(out, rungs[0].Name, "seg_00000.ts"))
+	seg, err := probePath(context.Background(), ffmpegtest.Segment(t, filepath.Join(out, rungs[0].Name), "seg_00000.m4s"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestGrowingPicture(t *testing.T) {
 				t.Errorf("Run(HLSArgs) = %v, want success", err)
 			}
 			// Whatever was written holds only frames of the rung's size.
-			segs, _ := filepath.Glob(filepath.Join(out, rungs[0].Name, "*.ts"))
+			segs := ffmpegtest.Segments(t, filepath.Join(out, rungs[0].Name))
 			frames := 0
 			for _, seg := range segs {
 				sizes, err := exec.Command("ffprobe", "-v", "error", "-select_streams", "v",

@@ -117,10 +117,10 @@ func TestLadderExtrasEndToEnd(t *testing.T) {
 	if err := sb.Assemble(dir, sprite); err != nil {
 		t.Fatal(err)
 	}
-	if got := streamField(t, filepath.Join(out, "360p", "seg_00000.ts"), "v:0", "profile"); got != "Constrained Baseline" {
+	if got := streamField(t, ffmpegtest.Segment(t, filepath.Join(out, "360p"), "seg_00000.m4s"), "v:0", "profile"); got != "Constrained Baseline" {
 		t.Errorf("360p profile %q: not the source's stream", got)
 	}
-	if got := streamField(t, filepath.Join(out, "240p", "seg_00000.ts"), "v:0", "profile"); got != "High" {
+	if got := streamField(t, ffmpegtest.Segment(t, filepath.Join(out, "240p"), "seg_00000.m4s"), "v:0", "profile"); got != "High" {
 		t.Errorf("240p profile %q: not kino's encode", got)
 	}
 	if a, b := extinfs(t, filepath.Join(out, "360p", "index.m3u8")), extinfs(t, filepath.Join(out, "240p", "index.m3u8")); a != b {

@@ -242,7 +242,9 @@
 //     the ladder runs. For each rendition (the rungs, then audio) it reads
 //     ffmpeg's playlist through an os.Root of the work directory (plain
 //     files of at most 4 MiB, nothing outside it), publishes the segments
-//     it lists that are not published yet (only names like seg_NNNNN.ts),
+//     it lists that are not published yet (only names like seg_NNNNN.m4s,
+//     and before the first its initialization segment, init.mp4 or
+//     init_N.mp4, named by #EXT-X-MAP),
 //     then that rendition's playlist listing exactly the published
 //     segments, rewritten by kino in its staging directory
 //     (<attempt>.playlists, 0700): ffmpeg's header tags, then

@@ -107,8 +107,9 @@ func TestShortWritesAreNotCompleted(t *testing.T) {
 		{"empty master playlist", truncate("hls/master.m3u8"), 0},
 		{"empty rendition playlist", truncate("hls/180p/index.m3u8"), 0},
 		{"playlist cut before its segments", cutPlaylist("hls/180p/index.m3u8"), 0},
-		{"empty segment", truncate("hls/180p/seg_00000.ts"), 0},
-		{"missing segment", remove("hls/audio/seg_00000.ts"), 0},
+		{"empty segment", truncate("hls/180p/seg_00000.m4s"), 0},
+		{"missing segment", remove("hls/audio/seg_00000.m4s"), 0},
+		{"missing initialization segment", remove("hls/180p/init_1.mp4"), 0},
 		{"empty thumbnail", truncate("thumbnail.jpg"), 0},
 		{"preview cut short", func(t *testing.T, work string) {
 			if err := os.Truncate(filepath.Join(work, "preview.mp4"), 2000); err != nil {

@@ -37,13 +37,13 @@ func TestFastPathRefusesNonIDRKeyframes(t *testing.T) {
 		src := ffmpegtest.Encode(t, dir, tt.name, 640, 360, 5, true, append(h264, "-x264-params", tt.params)...)
 		id := e.uploadAsking(acct, tt.name, src, false)
 		done := e.succeeded(id)
-		if got := ffprobeField(t, e.file(id, "hls/360p/seg_00000.ts"), "v:0", "profile"); got != tt.profile {
+		if got := ffprobeField(t, ffmpegtest.Segment(t, e.file(id, "hls/360p"), "seg_00000.m4s"), "v:0", "profile"); got != tt.profile {
 			t.Errorf("%s: 360p profile %q, want %q", tt.name, got, tt.profile)
 		}
 		for _, rung := range done.Resolutions {
-			segs, err := filepath.Glob(e.file(id, "hls/"+rung+"/seg_*.ts"))
-			if err != nil || len(segs) < 2 {
-				t.Fatalf("%s %s: segments %v %v", tt.name, rung, segs, err)
+			segs := ffmpegtest.Segments(t, e.file(id, "hls/"+rung)) // each after its initialization segment, as a player joins them
+			if len(segs) < 2 {
+				t.Fatalf("%s %s: segments %v", tt.name, rung, segs)
 			}
 			for _, seg := range segs {
 				out, err := exec.Command("ffprobe", "-v", "error", "-select_streams", "v:0", "-count_frames", "-count_packets",

@@ -137,10 +137,10 @@ func TestFastPath(t *testing.T) {
 		if strings.Join(done.Resolutions, ",") != "360p,240p" {
 			t.Fatalf("resolutions %v", done.Resolutions)
 		}
-		if got := ffprobeField(t, e.file(tt.id, "hls/360p/seg_00000.ts"), "v:0", "profile"); got != tt.profile {
+		if got := ffprobeField(t, ffmpegtest.Segment(t, e.file(tt.id, "hls/360p"), "seg_00000.m4s"), "v:0", "profile"); got != tt.profile {
 			t.Errorf("%s: 360p profile %q, want %q", tt.id, got, tt.profile)
 		}
-		if got := ffprobeField(t, e.file(tt.id, "hls/240p/seg_00000.ts"), "v:0", "profile"); got != "High" {
+		if got := ffprobeField(t, ffmpegtest.Segment(t, e.file(tt.id, "hls/240p"), "seg_00000.m4s"), "v:0", "profile"); got != "High" {
 			t.Errorf("%s: 240p profile %q, want kino's High", tt.id, got)
 		}
 	}

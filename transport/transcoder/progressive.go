@@ -221,7 +221,7 @@ func (e *early) pass(ctx context.Context) {
 
 func (e *early) publish(ctx context.Context) error {
 	for _, r := range e.renditions {
-		listed, header, err := e.listed(r)
+		listed, header, init, err := e.listed(r)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				continue
@@ -233,7 +233,10 @@ func (e *early) publish(ctx context.Context) error {
 			return fmt.Errorf("%s: the playlist lost segments", r)
 		}
 		if len(listed) > len(have) {
-			rels := make([]string, 0, len(listed)-len(have))
+			rels := make([]string, 0, len(listed)-len(have)+1)
+			if len(have) == 0 && init != "" {
+				rels = append(rels, path.Join(media.HLSDir, r, init)) // before the first playlist naming it
+			}
 			for _, s := range listed[len(have):] {
 				rels = append(rels, path.Join(media.HLSDir, r, s.name))
 			}
@@ -347,38 +350,69 @@ func (e *early) publishWhole(ctx context.Context) error {
 	return nil
 }
 
-// segmentName is what ffmpeg names segments (ffmpeg's segmentPattern).
-var segmentName = regexp.MustCompile(`^seg_[0-9]{5,}\.ts$`)
+// segmentName and initName are what ffmpeg names segments and their
+// initialization segment (ffmpeg's segmentPattern and initSegment).
+var (
+	segmentName = regexp.MustCompile(`^seg_[0-9]{5,}\.m4s$`)
+	initName    = regexp.MustCompile(`^init(_[0-9]{1,3})?\.mp4$`)
+)
+
+// mapTag is the tag naming a media playlist's initialization segment.
+const mapTag = "#EXT-X-MAP"
 
 // listed reads rendition r's playlist as ffmpeg last wrote it: its
-// segments, and its header tags (those before the first segment, but
-// the playlist type, ENDLIST and START, which the rewrite sets, and
-// those with a quoted value or not of HLS).
-func (e *early) listed(r string) ([]segment, []hls.Tag, error) {
+// segments, its header tags (those before the first segment, but the
+// playlist type, ENDLIST and START, which the rewrite sets, and those
+// with a quoted value or not of HLS) and its initialization segment
+// (#EXT-X-MAP, rewritten as a tag of its URI alone).
+func (e *early) listed(r string) (segs []segment, header []hls.Tag, init string, err error) {
 	data, err := readPlaylist(e.root, path.Join(media.HLSDir, r, "index.m3u8"))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	pl, err := hls.ParseMedia(data)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", r, err)
+		return nil, nil, "", fmt.Errorf("%s: %w", r, err)
 	}
-	var header []hls.Tag
 	for _, t := range pl.Header {
 		s := string(t)
 		set := strings.HasPrefix(s, hls.PlaylistType+":") || t == hls.EndList || strings.HasPrefix(s, "#EXT-X-START:")
-		if !set && strings.HasPrefix(s, "#EXT-X-") && !strings.Contains(s, `"`) {
+		switch {
+		case t.Name() == mapTag:
+			if init, err = initSegmentOf(t); err != nil {
+				return nil, nil, "", fmt.Errorf("%s: %w", r, err)
+			}
+			header = append(header, hls.Tag(mapTag+":URI="+hls.Quote(init)))
+		case !set && strings.HasPrefix(s, "#EXT-X-") && !strings.Contains(s, `"`):
 			header = append(header, t)
 		}
 	}
-	segs := make([]segment, 0, len(pl.Segments))
+	segs = make([]segment, 0, len(pl.Segments))
 	for _, s := range pl.Segments {
 		if !segmentName.MatchString(s.URI) {
-			return nil, nil, fmt.Errorf("%s: unexpected entry %q", r, s.URI)
+			return nil, nil, "", fmt.Errorf("%s: unexpected entry %q", r, s.URI)
 		}
 		segs = append(segs, segment{name: s.URI, dur: s.Duration})
 	}
-	return segs, header, nil
+	if len(segs) > 0 && init == "" {
+		return nil, nil, "", fmt.Errorf("%s: segments without an initialization segment", r)
+	}
+	return segs, header, init, nil
+}
+
+// initSegmentOf is the initialization segment an #EXT-X-MAP tag names:
+// a file beside the playlist, named as ffmpeg names it, the whole file
+// (no BYTERANGE).
+func initSegmentOf(t hls.Tag) (string, error) {
+	a, err := hls.ParseAttrs(t.Value())
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", mapTag, err)
+	}
+	uri, _ := a.Get("URI")
+	if len(a) != 1 || !initName.MatchString(uri) {
+		return "", fmt.Errorf("unexpected %s %.100q", mapTag, t)
+	}
+	return uri, nil
 }
 
 // stage writes the playlist of rendition r listing segs, as published while

@@ -297,7 +297,7 @@ func TestPictureTricks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seg := filepath.Join(dir, "hls", "240p", "seg_00000.ts")
+	seg := ffmpegtest.Segment(t, filepath.Join(dir, "hls", "240p"), "seg_00000.m4s")
 	in, err := ffmpeg.OpenInput(seg, "")
 	if err != nil {
 		t.Fatal(err)

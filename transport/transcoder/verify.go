@@ -106,7 +106,9 @@ func masterEntries(file string) (map[string]bool, error) {
 }
 
 // checkMediaPlaylist checks the media playlist rel (relative to dir): it
-// ends with #EXT-X-ENDLIST, lists segments, each a non-empty file beside it.
+// ends with #EXT-X-ENDLIST, lists segments, each a non-empty file beside
+// it, and fMP4 segments' initialization segment (#EXT-X-MAP), a non-empty
+// file beside it too.
 func checkMediaPlaylist(dir, rel string) error {
 	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
 	if err != nil {
@@ -120,16 +122,27 @@ func checkMediaPlaylist(dir, rel string) error {
 		return errors.New("not finished (no #EXT-X-ENDLIST)")
 	}
 	base := path.Dir(rel)
+	var init string
+	for _, t := range pl.Header {
+		if t.Name() != mapTag {
+			continue
+		}
+		if init, err = initSegmentOf(t); err != nil {
+			return err
+		}
+		if err := nonEmptyFile(filepath.Join(dir, filepath.FromSlash(path.Join(base, init)))); err != nil {
+			return fmt.Errorf("initialization segment %s: %w", init, err)
+		}
+	}
 	for _, s := range pl.Segments {
+		if init == "" && strings.HasSuffix(s.URI, ".m4s") {
+			return fmt.Errorf("segment %s without an initialization segment", s.URI)
+		}
 		if !local(s.URI) {
 			return fmt.Errorf("lists %q, not a segment of its own", s.URI)
 		}
-		fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(path.Join(base, s.URI))))
-		if err != nil {
+		if err := nonEmptyFile(filepath.Join(dir, filepath.FromSlash(path.Join(base, s.URI)))); err != nil {
 			return fmt.Errorf("segment %s: %w", s.URI, err)
-		}
-		if !fi.Mode().IsRegular() || fi.Size() == 0 {
-			return fmt.Errorf("segment %s is empty", s.URI)
 		}
 	}
 	if len(pl.Segments) == 0 {
@@ -143,4 +156,16 @@ func checkMediaPlaylist(dir, rel string) error {
 func local(p string) bool {
 	return p != "" && !path.IsAbs(p) && !strings.Contains(p, ":") && !strings.Contains(p, "\\") &&
 		path.Clean(p) == p && p != ".." && !strings.HasPrefix(p, "../")
+}
+
+// nonEmptyFile checks file is a plain file holding something.
+func nonEmptyFile(file string) error {
+	fi, err := os.Stat(file)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() == 0 {
+		return errors.New("empty or not a plain file")
+	}
+	return nil
 }

@@ -293,16 +293,19 @@ func formatBitrate(ctx context.Context, src string) (int64, error) {
 	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 }
 
-// rungFiles are the files holding rung r of ladder l in d, and the
-// playlist to decode it from.
+// rungFiles are the files holding rung r of ladder l in d (its segments,
+// and fMP4's initialization segment, fetched once), and the playlist to
+// decode it from.
 func rungFiles(l, d string, r ffmpeg.Rung) (files []string, playlist string, err error) {
 	if l == ladderPeerTube {
 		return []string{filepath.Join(d, r.Name+".mp4")}, filepath.Join(d, r.Name+".m3u8"), nil
 	}
-	files, err = filepath.Glob(filepath.Join(d, r.Name, "*.ts"))
+	files, err = filepath.Glob(filepath.Join(d, r.Name, "seg_*"))
 	if err == nil && len(files) == 0 {
 		err = fmt.Errorf("no segments of %s", r.Name)
 	}
+	inits, _ := filepath.Glob(filepath.Join(d, r.Name, "init*.mp4")) // fMP4's initialization segment
+	files = append(files, inits...)
 	return files, filepath.Join(d, r.Name, "index.m3u8"), err
 }
 

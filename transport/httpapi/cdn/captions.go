@@ -29,7 +29,10 @@ import (
 // playlist (hls/captions/<track>.m3u8) is one WebVTT segment spanning the
 // video, and its WebVTT (hls/captions/<track>.vtt) carries an
 // X-TIMESTAMP-MAP that puts the cues' time 0 at the first video segment's
-// first presentation time, where players put the video's time 0.
+// first presentation time, where players put the video's time 0: read
+// from an MPEG-TS segment, 0 for fMP4 segments, whose timeline ffmpeg
+// starts at 0 (the first frame shows at its composition offset, a frame
+// or two later, which no reader of captions sees).
 
 const (
 	subsGroup = "subs"
@@ -256,6 +259,9 @@ func (h *Handler) readStartPTS(ctx context.Context, id string) (int64, error) {
 	seg := path.Join(path.Dir(rel), pl.Segments[0].URI)
 	if !cdnPath.MatchString("/cdn/" + id + "/" + seg) {
 		return 0, fmt.Errorf("segment %q is not a segment", seg)
+	}
+	if path.Ext(seg) == ".m4s" {
+		return 0, nil
 	}
 	f, err := h.cfg.Media.Open(ctx, id, seg)
 	if err != nil {

@@ -65,13 +65,15 @@ func New(cfg Config) *Handler { return &Handler{cfg: cfg} }
 func notFound(what string) error { return domain.E("", domain.NotFound, "%s not found", what) }
 
 // cdnPath matches the only files served under /cdn: a video's master
-// playlist, its renditions' playlists and segments, its thumbnail and its
-// preview. Originals, work files and directories never match.
-var cdnPath = regexp.MustCompile(`^/cdn/([0-9A-HJKMNP-TV-Z]{26})/(hls/master\.m3u8|hls/(?:[0-9]{1,4}p|audio)/(?:index\.m3u8|seg_[0-9]{5,}\.ts)|thumbnail\.jpg|preview\.mp4|preview\.webp|storyboard\.vtt|storyboard\.jpg|download\.mp4|hls/captions/[0-9A-HJKMNP-TV-Z]{26}\.(?:m3u8|vtt))$`)
+// playlist, its renditions' playlists, segments (fMP4, with their
+// initialization segment; MPEG-TS in videos transcoded before fMP4), its
+// thumbnail and its preview. Originals, work files and directories never match.
+var cdnPath = regexp.MustCompile(`^/cdn/([0-9A-HJKMNP-TV-Z]{26})/(hls/master\.m3u8|hls/(?:[0-9]{1,4}p|audio)/(?:index\.m3u8|seg_[0-9]{5,}\.(?:ts|m4s)|init(?:_[0-9]{1,3})?\.mp4)|thumbnail\.jpg|preview\.mp4|preview\.webp|storyboard\.vtt|storyboard\.jpg|download\.mp4|hls/captions/[0-9A-HJKMNP-TV-Z]{26}\.(?:m3u8|vtt))$`)
 
 var contentTypes = map[string]string{
 	".m3u8": "application/vnd.apple.mpegurl",
 	".ts":   "video/mp2t",
+	".m4s":  "video/iso.segment",
 	".jpg":  "image/jpeg",
 	".mp4":  "video/mp4",
 	".vtt":  "text/vtt; charset=utf-8",

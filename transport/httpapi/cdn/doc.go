@@ -10,7 +10,9 @@
 //
 // /cdn/<videoId>/<file> serves a video's outputs and nothing else
 // (cdnPath): hls/master.m3u8, each rendition's (<height>p or audio)
-// index.m3u8 and seg_NNNNN.ts, thumbnail.jpg, preview.mp4, preview.webp,
+// index.m3u8, its fMP4 segments seg_NNNNN.m4s and their initialization
+// segment init.mp4 or init_N.mp4 (seg_NNNNN.ts in videos transcoded before
+// fMP4), thumbnail.jpg, preview.mp4, preview.webp,
 // storyboard.vtt, storyboard.jpg, download.mp4, and each text track's
 // hls/captions/<track>.m3u8 and .vtt (captions.go). Originals, work files and
 // directories never match (404). OPTIONS answers the CORS preflight;
