@@ -44,11 +44,10 @@ func qualityPlot(clips []qualityClipResult) []byte {
 		}
 		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-weight="bold">%s</text>`+"\n", x0+ml, y0+16, html.EscapeString(c.Clip.Name))
 		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="%d" height="%d" fill="none" stroke="#ccc"/>`+"\n", x0+ml, y0+mt, pw-ml-mr, ph-mt-mb)
-		for e := math.Ceil(lo * 3); e <= math.Floor(hi*3); e++ { // ticks at 10^(k/3): 100, 215, 464, 1000 ...
-			k := math.Pow(10, e/3)
+		for _, k := range ticks(math.Pow(10, lo), math.Pow(10, hi)) {
 			x := px(k)
-			fmt.Fprintf(&b, `<line x1="%.1f" y1="%.0f" x2="%.1f" y2="%.0f" stroke="#eee"/><text x="%.1f" y="%.0f" text-anchor="middle" fill="#555">%s</text>`+"\n",
-				x, y0+mt, x, y0+ph-mb, x, y0+ph-mb+13, kbpsLabel(k))
+			fmt.Fprintf(&b, `<line x1="%.1f" y1="%.0f" x2="%.1f" y2="%.0f" stroke="#eee"/><text x="%.1f" y="%.0f" text-anchor="middle" fill="#555">%g</text>`+"\n",
+				x, y0+mt, x, y0+ph-mb, x, y0+ph-mb+13, k)
 		}
 		step := math.Max(1, math.Round((qhi-qlo)/5))
 		for q := qlo; q <= qhi; q += step {
@@ -66,9 +65,12 @@ func qualityPlot(clips []qualityClipResult) []byte {
 				}
 			}
 			fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="1.5"/>`+"\n", strings.Join(pts, " "), ladderColour[l])
-			for _, p := range pts {
-				x, y, _ := strings.Cut(p, ",")
-				fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="3" fill="%s"/>`+"\n", x, y, ladderColour[l])
+			for _, r := range c.Rungs {
+				if r.Ladder == l {
+					x, y := px(r.Kbps), py(r.SSIM)
+					fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/><text x="%.1f" y="%.1f" font-size="8" fill="%s">%s</text>`+"\n",
+						x, y, ladderColour[l], x+4, y-3, ladderColour[l], strings.TrimSuffix(r.Rung, "p"))
+				}
 			}
 		}
 	}
@@ -79,7 +81,7 @@ func qualityPlot(clips []qualityClipResult) []byte {
 		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="%s" stroke-width="3"/><text x="%.0f" y="%.0f">%s</text>`+"\n",
 			lx, y, lx+24, y, ladderColour[l], lx+30, y+4, legend[l])
 	}
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" fill="#555">each point a rung (1080p rightmost);</text>`+"\n", lx, ly+70)
+	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" fill="#555">each point a rung, named by its height;</text>`+"\n", lx, ly+70)
 	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" fill="#555">left is fewer bits, up is better quality;</text>`+"\n", lx, ly+86)
 	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" fill="#555">a synthetic corpus, not real footage</text>`+"\n", lx, ly+102)
 	b.WriteString("</svg>\n")
@@ -94,9 +96,16 @@ func ssimDB(ssim float64) float64 {
 	return min(60, -10*math.Log10(1-ssim))
 }
 
-func kbpsLabel(k float64) string {
-	if k >= 1000 {
-		return fmt.Sprintf("%.3gM", k/1000)
+// ticks are the values of 1, 2 and 5 times a power of ten between lo and
+// hi.
+func ticks(lo, hi float64) []float64 {
+	var out []float64
+	for p := math.Pow(10, math.Floor(math.Log10(lo))); p <= hi; p *= 10 {
+		for _, m := range []float64{1, 2, 5} {
+			if v := m * p; v >= lo && v <= hi {
+				out = append(out, v)
+			}
+		}
 	}
-	return fmt.Sprintf("%.3g", k)
+	return out
 }

@@ -1,0 +1,88 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// PeerTube's targets for a 1920x1080 25 fps upload of 20 Mbit/s, as its
+// getTargetBitrate computes them.
+func TestPeerTubeBitrate(t *testing.T) {
+	for res, want := range map[int]int64{1080: 5184064, 720: 2534431, 480: 1228815, 360: 864010, 240: 435205} {
+		if got := PeerTubeBitrate(res, 1920.0/1080, 25, 20_000_000); got != want {
+			t.Errorf("%dp: %d, want %d", res, got, want)
+		}
+	}
+	// Capped at the input's rate + 30 %, never under 0.02 bits a pixel.
+	if got := PeerTubeBitrate(1080, 1920.0/1080, 25, 1_000_000); got != 1_300_000 {
+		t.Errorf("1080p of a 1 Mbit/s upload: %d, want 1300000", got)
+	}
+	if got := PeerTubeBitrate(1080, 1920.0/1080, 25, 100_000); got != 1036812 {
+		t.Errorf("1080p of a 100 kbit/s upload: %d, want the floor 1036812", got)
+	}
+}
+
+// The quality measure on tiny clips: three ladders, every rung measured,
+// the goals computed, the table, the rows and the plot written.
+func TestQualityQuick(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	rs, err := benchQuality(context.Background(), Options{Quick: true, Runs: 1, ReportDir: dir}, func(string, ...any) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 5 {
+		t.Fatalf("%d results, want 5", len(rs))
+	}
+	for _, r := range rs {
+		if r.Ratio == 0 && r.Kino == 0 {
+			t.Errorf("%s: nothing measured: %+v", r.Measure, r)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "quality.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []QualityRung
+	if err := json.Unmarshal(data, &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2*len(qualityLadders) { // two clips of one rung
+		t.Fatalf("%d rows, want %d: %+v", len(rows), 2*len(qualityLadders), rows)
+	}
+	for _, r := range rows {
+		if r.Bytes <= 0 || r.SSIM <= 0.5 || r.SSIM > 1 || r.PSNR <= 20 {
+			t.Errorf("implausible measure: %+v", r)
+		}
+	}
+	svg, err := os.ReadFile(filepath.Join(dir, "quality.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := xml.NewDecoder(bytes.NewReader(svg))
+	points := 0
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("quality.svg is not XML: %v", err)
+		}
+		if e, ok := tok.(xml.StartElement); ok && e.Name.Local == "circle" {
+			points++
+		}
+	}
+	if points != len(rows) {
+		t.Errorf("the plot has %d points, want one per row (%d)", points, len(rows))
+	}
+	if md, err := os.ReadFile(filepath.Join(dir, "quality.md")); err != nil || !bytes.Contains(md, []byte("| screen | 180p | kino |")) {
+		t.Errorf("quality.md: %v\n%s", err, md)
+	}
+}
