@@ -148,7 +148,7 @@ func TestSignedPlayback(t *testing.T) {
 				t.Fatalf("%s: /cdn answers %v", name, f.CDN)
 			}
 			for _, c := range f.CDN {
-				if c[2] == float64(200) && strings.HasSuffix(c[0].(string), ".m4s") {
+				if c[2] == float64(200) && (strings.HasSuffix(c[0].(string), ".m4s") || strings.HasSuffix(c[0].(string), ".mp4")) {
 					t.Fatalf("%s: a segment was served: %v", name, f.CDN)
 				}
 			}

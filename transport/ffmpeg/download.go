@@ -21,8 +21,9 @@ func DownloadRung(rungs []Rung) (Rung, bool) {
 
 // DownloadArgs builds the remux of one rung's HLS output (and the shared
 // audio rendition when hasAudio) under hlsDir into an MP4 at out, its moov
-// atom first: no encoding, only the segments' packets copied (the audio's
-// ADTS headers turned into the MP4's config). The playlists are ffmpeg's
+// atom first: no encoding, only the segments' packets copied (from
+// MPEG-TS segments the audio's ADTS headers are turned into the MP4's
+// config; fMP4's audio passes as it is). The playlists are ffmpeg's
 // own, read as HLS through the file protocol only.
 func DownloadArgs(hlsDir string, rung Rung, hasAudio bool, out string) []string {
 	playlist := func(name string) []string {

@@ -1,44 +1,74 @@
 package hls
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
 )
 
 // Rates are the bit rates of a media playlist's segments, in bits per
-// second: the peak segment bit rate (RFC 8216 4.3.4.2: the largest of
-// each segment's size over its duration) and the average (all their
-// sizes over all their durations).
+// second: the peak segment bit rate and the average (all their sizes
+// over all their durations).
+//
+// The peak is the largest bit rate of any run of consecutive segments
+// lasting 0.5 to 1.5 times the target duration (as draft-pantos-hls-rfc8216bis
+// defines it), not of any one segment: a video's last segment is often a
+// fraction of a second opening on a keyframe, whose bytes over its
+// duration would claim many times the rate any viewer needs. A playlist
+// shorter than half its target duration has its average as its peak.
 type Rates struct {
 	Peak, Average int64
 }
 
 // MediaRates measures the segments of pl, size giving each segment's
-// bytes from its URI. A playlist without segments, or whose segments
-// last no time, has no rates.
+// bytes from its URI. The target duration is pl's #EXT-X-TARGETDURATION,
+// else its longest segment's, rounded up. A playlist whose segments last
+// no time (an audio track of one packet) has no rates: zero.
 func MediaRates(pl *Media, size func(uri string) (int64, error)) (Rates, error) {
-	var r Rates
-	var bytes int64
-	var secs float64
-	for _, s := range pl.Segments {
-		n, err := size(s.URI)
+	n := len(pl.Segments)
+	bytes := make([]int64, n)
+	var total int64
+	var secs, longest float64
+	for i, s := range pl.Segments {
+		b, err := size(s.URI)
 		if err != nil {
 			return Rates{}, err
 		}
-		if s.Duration <= 0 {
-			continue
-		}
-		r.Peak = max(r.Peak, bitsPerSecond(n, s.Duration))
-		bytes += n
-		secs += s.Duration
+		bytes[i], total = b, total+b
+		secs += max(s.Duration, 0)
+		longest = max(longest, s.Duration)
 	}
 	if secs <= 0 {
-		return Rates{}, errors.New("no segment with a duration")
+		return Rates{}, nil
 	}
-	r.Average = bitsPerSecond(bytes, secs)
+	r := Rates{Average: bitsPerSecond(total, secs)}
+	target := targetDuration(pl, longest)
+	for i := range n {
+		var b int64
+		var d float64
+		for j := i; j < n && d < 1.5*target; j++ {
+			b, d = b+bytes[j], d+max(pl.Segments[j].Duration, 0)
+			if d >= 0.5*target && d <= 1.5*target {
+				r.Peak = max(r.Peak, bitsPerSecond(b, d))
+			}
+		}
+	}
+	if r.Peak == 0 {
+		r.Peak = r.Average
+	}
 	return r, nil
+}
+
+// targetDuration is pl's #EXT-X-TARGETDURATION, else longest rounded up.
+func targetDuration(pl *Media, longest float64) float64 {
+	for _, t := range pl.Header {
+		if t.Name() == "#EXT-X-TARGETDURATION" {
+			if v, err := strconv.Atoi(t.Value()); err == nil && v > 0 {
+				return float64(v)
+			}
+		}
+	}
+	return max(math.Ceil(longest), 1)
 }
 
 func bitsPerSecond(bytes int64, secs float64) int64 {

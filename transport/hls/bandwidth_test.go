@@ -9,25 +9,48 @@ import (
 )
 
 func TestMediaRates(t *testing.T) {
-	pl, err := ParseMedia([]byte("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4.000000,\na.ts\n#EXTINF:4.000000,\nb.ts\n#EXTINF:2.000000,\nc.ts\n#EXT-X-ENDLIST\n"))
-	if err != nil {
-		t.Fatal(err)
+	measure := func(playlist string, sizes map[string]int64) (Rates, error) {
+		t.Helper()
+		pl, err := ParseMedia([]byte(playlist))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return MediaRates(pl, func(uri string) (int64, error) { return sizes[uri], nil })
 	}
-	sizes := map[string]int64{"a.ts": 500_000, "b.ts": 1_000_000, "c.ts": 100_000}
-	r, err := MediaRates(pl, func(uri string) (int64, error) { return sizes[uri], nil })
-	if err != nil {
-		t.Fatal(err)
+	seg := func(d, uri string) string { return "#EXTINF:" + d + ",\n" + uri + "\n" }
+	tests := []struct {
+		name     string
+		playlist string
+		sizes    map[string]int64
+		want     Rates
+	}{
+		// b.ts alone: 8 Mbit over 4 s; all: 12.8 Mbit over 10 s.
+		{"the largest segment", "#EXTM3U\n#EXT-X-TARGETDURATION:4\n" + seg("4.000000", "a.ts") + seg("4.000000", "b.ts") + seg("2.000000", "c.ts") + "#EXT-X-ENDLIST\n",
+			map[string]int64{"a.ts": 500_000, "b.ts": 1_000_000, "c.ts": 100_000}, Rates{Peak: 2_000_000, Average: 1_280_000}},
+		// A last segment of one frame opening on a keyframe (4,799 bytes
+		// over 1/30 s: 1.15 Mbit/s) is no run of its own: with the one
+		// before it, 206,799 bytes over 4.033 s.
+		{"a short last segment", "#EXTM3U\n#EXT-X-TARGETDURATION:4\n" + seg("4.000000", "a.m4s") + seg("4.000000", "b.m4s") + seg("0.033333", "c.m4s") + "#EXT-X-ENDLIST\n",
+			map[string]int64{"a.m4s": 218_000, "b.m4s": 202_000, "c.m4s": 4_799}, Rates{Peak: 436_000, Average: 423_037}},
+		// Runs of several segments count when one alone is too short.
+		{"short segments", "#EXTM3U\n" + seg("1.000000", "a.m4s") + seg("1.000000", "b.m4s") + seg("4.000000", "c.m4s") + "#EXT-X-ENDLIST\n",
+			map[string]int64{"a.m4s": 300_000, "b.m4s": 200_000, "c.m4s": 400_000}, Rates{Peak: 2_000_000, Average: 1_200_000}},
+		{"shorter than half the target", "#EXTM3U\n#EXT-X-TARGETDURATION:4\n" + seg("1.000000", "a.m4s") + "#EXT-X-ENDLIST\n",
+			map[string]int64{"a.m4s": 50_000}, Rates{Peak: 400_000, Average: 400_000}},
+		// An audio track of one packet: no time, no rates, no error.
+		{"no duration", "#EXTM3U\n" + seg("0.000000", "a.m4s") + "#EXT-X-ENDLIST\n", map[string]int64{"a.m4s": 24}, Rates{}},
+		{"no segments", "#EXTM3U\n#EXT-X-ENDLIST\n", nil, Rates{}},
 	}
-	// b.ts: 8 Mbit over 4 s; all: 12.8 Mbit over 10 s.
-	if r != (Rates{Peak: 2_000_000, Average: 1_280_000}) {
-		t.Errorf("rates %+v, want peak 2000000, average 1280000", r)
+	for _, tt := range tests {
+		got, err := measure(tt.playlist, tt.sizes)
+		if err != nil || got != tt.want {
+			t.Errorf("%s: %+v %v, want %+v", tt.name, got, err, tt.want)
+		}
 	}
 	broken := errors.New("gone")
+	pl, _ := ParseMedia([]byte("#EXTM3U\n" + seg("4.0", "a.ts")))
 	if _, err := MediaRates(pl, func(string) (int64, error) { return 0, broken }); !errors.Is(err, broken) {
 		t.Errorf("a segment that cannot be measured: %v", err)
-	}
-	if _, err := MediaRates(&Media{}, func(string) (int64, error) { return 1, nil }); err == nil {
-		t.Error("a playlist without segments has rates")
 	}
 }
 

@@ -110,6 +110,17 @@ func TestShortWritesAreNotCompleted(t *testing.T) {
 		{"empty segment", truncate("hls/180p/seg_00000.m4s"), 0},
 		{"missing segment", remove("hls/audio/seg_00000.m4s"), 0},
 		{"missing initialization segment", remove("hls/180p/init_1.mp4"), 0},
+		{"a key named in a playlist", func(t *testing.T, work string) {
+			p := filepath.Join(work, "hls", "180p", "index.m3u8")
+			data, err := os.ReadFile(p)
+			if err == nil {
+				data = []byte(strings.Replace(string(data), "#EXTINF", `#EXT-X-KEY:METHOD=AES-128,URI="https://example.com/key"`+"\n#EXTINF", 1))
+				err = os.WriteFile(p, data, 0o644)
+			}
+			if err != nil {
+				t.Error(err)
+			}
+		}, 0},
 		{"empty thumbnail", truncate("thumbnail.jpg"), 0},
 		{"preview cut short", func(t *testing.T, work string) {
 			if err := os.Truncate(filepath.Join(work, "preview.mp4"), 2000); err != nil {

@@ -235,7 +235,15 @@ func (e *early) publish(ctx context.Context) error {
 		if len(listed) > len(have) {
 			rels := make([]string, 0, len(listed)-len(have)+1)
 			if len(have) == 0 && init != "" {
-				rels = append(rels, path.Join(media.HLSDir, r, init)) // before the first playlist naming it
+				// Before the first playlist naming it. ffmpeg creates it
+				// empty at its start and writes it whole before its first
+				// segment; a rendition whose initialization segment is
+				// still empty waits for the next pass.
+				rel := path.Join(media.HLSDir, r, init)
+				if fi, err := e.root.Lstat(rel); err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
+					continue
+				}
+				rels = append(rels, rel)
 			}
 			for _, s := range listed[len(have):] {
 				rels = append(rels, path.Join(media.HLSDir, r, s.name))
@@ -409,7 +417,7 @@ func initSegmentOf(t hls.Tag) (string, error) {
 		return "", fmt.Errorf("%s: %w", mapTag, err)
 	}
 	uri, _ := a.Get("URI")
-	if len(a) != 1 || !initName.MatchString(uri) {
+	if len(a) != 1 || a[0].Value != hls.Quote(uri) || !initName.MatchString(uri) {
 		return "", fmt.Errorf("unexpected %s %.100q", mapTag, t)
 	}
 	return uri, nil

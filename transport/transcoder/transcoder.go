@@ -609,7 +609,9 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id string,
 		return done, err
 	}
 	if err := measureBandwidth(work); err != nil { // bandwidth.go
-		return done, fmt.Errorf("%w: %v", errIncomplete, err)
+		// The outputs are whole (verified): a master with ffmpeg's
+		// estimates plays, and encoding again would measure the same.
+		log.Warn("the master playlist keeps ffmpeg's bandwidth estimates", "err", err)
 	}
 	held, _ := ladderSeconds(work, rungs, info.HasAudio) // whole.go
 	extra, err := finishOutputs(ctx, log, work, info, rungs, x, download, opts(1, 1))

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kino-video/kino/transport/ffmpeg"
@@ -125,6 +126,9 @@ func checkMediaPlaylist(dir, rel string) error {
 	var init string
 	for _, t := range pl.Header {
 		if t.Name() != mapTag {
+			if strings.Contains(string(t), "URI=") {
+				return fmt.Errorf("unexpected %.100q", t) // a KEY, a second rendition: nothing kino writes
+			}
 			continue
 		}
 		if init, err = initSegmentOf(t); err != nil {
@@ -137,6 +141,11 @@ func checkMediaPlaylist(dir, rel string) error {
 	for _, s := range pl.Segments {
 		if init == "" && strings.HasSuffix(s.URI, ".m4s") {
 			return fmt.Errorf("segment %s without an initialization segment", s.URI)
+		}
+		for _, t := range slices.Concat(s.Tags, s.After) {
+			if strings.Contains(string(t), "URI=") {
+				return fmt.Errorf("unexpected %.100q before segment %s", t, s.URI) // a second MAP, a KEY: nothing kino writes
+			}
 		}
 		if !local(s.URI) {
 			return fmt.Errorf("lists %q, not a segment of its own", s.URI)

@@ -104,7 +104,7 @@ is a median of several runs, with its ratio to the baseline and the goal.
               vs the ladder alone, on a 20 s 1080p clip (goal <= 1.10 together)
   fastpath    the ladder of a 20 s 1080p H.264/AAC source within the top rung's cap, its top rung
               copied, vs the same ladder fully encoded (ratio: lower is faster)
-  quality     a synthetic corpus of seven 10 s 1080p clips (static screen to film grain), each
+  quality     a synthetic corpus of six 10 s 1080p clips (a static screen to high detail), each
               encoded by kino's ladder, kino's former fixed-bitrate ladder and PeerTube's default
               VOD profile: bytes, SSIM and PSNR per rung, encode CPU; goals: bytes <= 0.70 of the
               fixed ladder (median), <= 1.05 on every clip, SSIM at most 0.005 below per rung,

@@ -39,9 +39,10 @@ const (
 	// maxMaster bounds a master playlist read to add the renditions (a
 	// ladder's master is under a kilobyte).
 	maxMaster = 256 << 10
-	// defaultStartPTS is the MPEG-TS time of a video's first frame when
-	// its first segment cannot be read: ffmpeg's muxer's, 1.4 s.
-	defaultStartPTS = 126000
+	// defaultStartPTS is the time of a video's first frame when its first
+	// segment cannot be read (yet): 0, the start of the fMP4 timeline of
+	// every video transcoded since segments are fMP4.
+	defaultStartPTS = 0
 	// maxStartPTSCache bounds the start times remembered.
 	maxStartPTSCache = 10000
 )
