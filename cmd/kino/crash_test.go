@@ -26,8 +26,23 @@ import (
 
 // kinoProc is a running kino binary.
 type kinoProc struct {
-	cmd             *exec.Cmd
-	key, addr, nats string // of a kino serve
+	cmd        *exec.Cmd
+	addr, nats string      // of a kino serve
+	keys       chan string // what it prints that looks like a key
+}
+
+// devKey is the key kino serve --dev prints on its first start (on
+// stdout, before it logs that it serves on stderr: the two pipes are read
+// apart, so the key may come second).
+func (p *kinoProc) devKey(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	select {
+	case k := <-p.keys:
+		return k
+	case <-ctx.Done():
+		t.Fatal("kino serve --dev printed no key")
+		return ""
+	}
 }
 
 // startKino runs the kino binary with args and waits until it logs that it
@@ -69,7 +84,7 @@ func startKino(t *testing.T, ctx context.Context, bin string, args ...string) *k
 			}
 		}
 	}()
-	p := &kinoProc{cmd: cmd}
+	p := &kinoProc{cmd: cmd, keys: keyc}
 	select {
 	case m := <-ready:
 		if m != nil {
@@ -77,10 +92,6 @@ func startKino(t *testing.T, ctx context.Context, bin string, args ...string) *k
 		}
 	case <-ctx.Done():
 		t.Fatalf("kino %v did not start", args)
-	}
-	select { // --dev prints its key before it serves, on a first start only
-	case p.key = <-keyc:
-	default:
 	}
 	return p
 }
@@ -152,7 +163,7 @@ func TestKill9KillsFFmpegAndTheNextStartSweeps(t *testing.T) {
 			if victim == "worker" {
 				k = startVictim()
 			}
-			upload(t, serve, clip)
+			upload(t, serve, serve.devKey(t, ctx), clip)
 			running := waitFFmpeg(t, work)
 			if err := k.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
@@ -182,7 +193,7 @@ func TestKill9KillsFFmpegAndTheNextStartSweeps(t *testing.T) {
 }
 
 // upload posts data as a video to the dev account's default collection.
-func upload(t *testing.T, k *kinoProc, data []byte) {
+func upload(t *testing.T, k *kinoProc, key string, data []byte) {
 	t.Helper()
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
@@ -191,7 +202,7 @@ func upload(t *testing.T, k *kinoProc, data []byte) {
 	_, _ = fw.Write(data)
 	_ = mw.Close()
 	req, _ := http.NewRequest("POST", "http://"+k.addr+"/v1/videos", &body)
-	req.Header.Set("Authorization", "Bearer "+k.key)
+	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", mw.FormDataContentType())
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -251,10 +251,7 @@ func TestTusResumesAcrossKinoRestart(t *testing.T) {
 	defer cancel()
 	args := []string{"serve", "--dev", "--data", filepath.Join(dir, "data"), "--addr", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0"}
 	k := startKino(t, ctx, bin, args...)
-	if k.key == "" {
-		t.Fatal("kino serve --dev printed no key")
-	}
-	key := k.key
+	key := k.devKey(t, ctx)
 	chunk := int64(len(data)) / 5
 	ev := runTus(t, node, ndir, map[string]any{"file": file, "endpoint": "http://" + k.addr + "/v1/uploads/tus", "key": key,
 		"collection": "default", "chunkSize": chunk, "stopAfter": 2 * chunk})

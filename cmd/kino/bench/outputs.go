@@ -17,7 +17,7 @@ import (
 // encoded), the ladder's bytes against quality (quality.go) and the time
 // to playable. kino bench passes them as
 // Options.More.
-var Extra = map[string]Measure{"outputs": benchOutputs, "fastpath": benchFastPath, "quality": benchQuality}
+var Extra = map[string]Measure{"outputs": benchOutputs, "fastpath": benchFastPath, QualityMeasure: benchQuality}
 
 // benchClip writes a testsrc2 clip with a 48 kHz tone, H.264 + AAC made
 // with the x264 options given, and probes it.
@@ -151,7 +151,7 @@ func benchFastPath(ctx context.Context, o Options, say func(string, ...any)) ([]
 	say("fastpath: generating the clip")
 	rate := "4000k"
 	if o.Quick {
-		rate = "300k"
+		rate = "250k"
 	}
 	in, info, err := benchClip(ctx, dir, "source.mp4", o, "-preset", "veryfast", "-g", "50",
 		"-b:v", rate, "-maxrate", rate, "-bufsize", rate)

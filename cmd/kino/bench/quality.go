@@ -30,6 +30,10 @@ import (
 // footage, and its numbers say how the ladders behave at the two ends, not
 // what a given library of real videos saves.
 
+// QualityMeasure is kino bench's --only name of the quality measure, run
+// only when named.
+const QualityMeasure = "quality"
+
 // qualityClip is one clip of the corpus: a lavfi source at 1080p30.
 type qualityClip struct {
 	Name, About, Source string
@@ -81,6 +85,9 @@ type qualityClipResult struct {
 // and quality.svg (bytes against SSIM, a panel per clip) under
 // o.ReportDir.
 func benchQuality(ctx context.Context, o Options, say func(string, ...any)) ([]Result, error) {
+	if !slices.Contains(o.Only, QualityMeasure) {
+		return nil, nil // a quarter of an hour: only when named
+	}
 	dir, err := os.MkdirTemp("", "kino-bench-quality-")
 	if err != nil {
 		return nil, err
