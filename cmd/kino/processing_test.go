@@ -240,9 +240,17 @@ func TestProcessingEndToEnd(t *testing.T) {
 		name   string
 		height int
 	}{{"360p", 360}, {"240p", 240}} {
-		re := regexp.MustCompile(`#EXT-X-STREAM-INF:[^\n]*BANDWIDTH=\d+[^\n]*RESOLUTION=\d+x` + strconv.Itoa(rung.height) + `[^\n]*\n` + rung.name + `/index\.m3u8`)
-		if !re.Match(master.body) {
-			t.Fatalf("master lacks %s with BANDWIDTH and RESOLUTION:\n%s", rung.name, master.body)
+		// BANDWIDTH and AVERAGE-BANDWIDTH measured once encoded: the peak
+		// at least the average.
+		re := regexp.MustCompile(`#EXT-X-STREAM-INF:BANDWIDTH=(\d+),AVERAGE-BANDWIDTH=(\d+),RESOLUTION=\d+x` + strconv.Itoa(rung.height) + `[^\n]*\n` + rung.name + `/index\.m3u8`)
+		m := re.FindSubmatch(master.body)
+		if m == nil {
+			t.Fatalf("master lacks %s with BANDWIDTH, AVERAGE-BANDWIDTH and RESOLUTION:\n%s", rung.name, master.body)
+		}
+		peak, _ := strconv.Atoi(string(m[1]))
+		avg, _ := strconv.Atoi(string(m[2]))
+		if peak < avg || avg <= 0 {
+			t.Fatalf("%s: BANDWIDTH %s under AVERAGE-BANDWIDTH %s", rung.name, m[1], m[2])
 		}
 		if _, hgt := ffprobe(t, cdn+"/hls/"+rung.name+"/index.m3u8").video(); hgt != rung.height {
 			t.Fatalf("%s decodes at height %d", rung.name, hgt)

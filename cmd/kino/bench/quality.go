@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/kino-video/kino/transport/ffmpeg"
+	"github.com/kino-video/kino/transport/media"
 )
 
 // The quality measure encodes a corpus of generated clips three ways and
@@ -169,7 +170,7 @@ func encodeClip(ctx context.Context, o Options, dir string, c qualityClip, src s
 				return res, fmt.Errorf("%s ladder: %w", l, err)
 			}
 			cpu[l] = append(cpu[l], spent)
-			total, err := dirBytes(d)
+			total, err := media.Size(d)
 			if err != nil {
 				return res, err
 			}
@@ -410,20 +411,6 @@ func tail(b []byte) string {
 		b = b[len(b)-600:]
 	}
 	return string(b)
-}
-
-// dirBytes is the size of the files under d.
-func dirBytes(d string) (int64, error) {
-	var n int64
-	err := filepath.WalkDir(d, func(_ string, e os.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
-			return err
-		}
-		fi, err := e.Info()
-		n += fi.Size()
-		return err
-	})
-	return n, err
 }
 
 // rungOf is the measured rung of clip results rs: ladder l, rung name.
