@@ -2,6 +2,7 @@ package eventstore_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/kino-video/kino/domain"
@@ -26,5 +27,44 @@ func TestExecuteOnALogThatIsNotAStore(t *testing.T) {
 	acc, err := eventstore.Current[domain.Account](ctx, log, id)
 	if err != nil || !acc.Created || acc.Plan != domain.PlanFree {
 		t.Fatalf("current: %+v, %v", acc, err)
+	}
+}
+
+// countingLog counts the loads Execute makes.
+type countingLog struct {
+	eventstore.Log
+	loads int
+}
+
+func (c *countingLog) Load(ctx context.Context, id domain.StreamID) ([]domain.Event, uint64, error) {
+	c.loads++
+	return c.Log.Load(ctx, id)
+}
+
+// A creation is appended without loading the aggregate first; creating
+// one that exists fails the append's expectation, stores nothing, and is
+// refused by the aggregate itself on its loaded state.
+func TestExecuteCreatesWithoutLoading(t *testing.T) {
+	ctx := context.Background()
+	store := eventstoretest.Run(t)
+	log := &countingLog{Log: store}
+	id := domain.CollectionStream("acme", "talks")
+	create := domain.CreateCollection{Account: "acme", Slug: "talks", Name: "Talks"}
+	res, err := eventstore.Execute[domain.Collection](ctx, log, id, create)
+	if err != nil || len(res.Events) != 1 || res.State.Name != "Talks" || log.loads != 0 {
+		t.Fatalf("create: %+v, %v, %d loads", res, err, log.loads)
+	}
+	_, err = eventstore.Execute[domain.Collection](ctx, log, id, create)
+	if domain.KindOf(err) != domain.Conflict || errors.Is(err, eventstore.ErrConcurrency) || log.loads != 1 {
+		t.Fatalf("create again: %v after %d loads, want the collection's own conflict after one", err, log.loads)
+	}
+	events, _, err := store.Load(ctx, id)
+	if err != nil || len(events) != 1 {
+		t.Fatalf("stored: %d events, %v", len(events), err)
+	}
+	// A command the empty state refuses is decided on the loaded state.
+	res2, err := eventstore.Execute[domain.Collection](ctx, log, id, domain.RenameCollection{Account: "acme", Name: "Talks 2"})
+	if err != nil || res2.State.Name != "Talks 2" {
+		t.Fatalf("rename: %+v, %v", res2, err)
 	}
 }
