@@ -11,8 +11,12 @@
 // (domain.DecodeAs, with the type from the message's Kino-Event-Type
 // header); a message that cannot be decoded, or is stored under another
 // subject than its body names, comes as a domain.Refused, which apply
-// skips. Events are collected into a batch, committed when the stream has
-// nothing more pending or when it holds MaxBatch (1000) events.
+// skips. Events are collected into a group, committed when it holds the
+// last event the stream had when it was read or MaxBatch (1000) events.
+// Reading and committing run in two goroutines (group commit): while one
+// group's transaction and fsync are under way the next group fills, so
+// under load one fsync carries every event that arrived during the last
+// one, and when idle an event is committed as soon as it arrives.
 //
 // Each batch is one bbolt Update transaction (applyBatch): it applies every
 // event and writes the last applied sequence as meta/checkpoint. Events at

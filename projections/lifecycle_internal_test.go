@@ -15,21 +15,30 @@ import (
 	"github.com/kino-video/kino/eventstore/eventstoretest"
 )
 
-// A projector stopped by an event it cannot apply is repaired by a
-// Rebuild, and follows the stream again afterwards; a Rebuild while no
-// projector runs at all also works.
-func TestRebuildRepairsAFailedProjector(t *testing.T) {
+// newFollower is a projector, not yet running, over a new read-model file
+// and a stream of its own.
+func newFollower(t *testing.T) (*eventstore.Store, *DB, *Projector) {
+	t.Helper()
 	s := eventstoretest.Run(t)
-	ctx := context.Background()
 	db, err := OpenDB(filepath.Join(t.TempDir(), "p.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	p, err := NewProjector(db, s, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, db, p
+}
+
+// A projector stopped by an event it cannot apply is repaired by a
+// Rebuild, and follows the stream again afterwards; a Rebuild while no
+// projector runs at all also works.
+func TestRebuildRepairsAFailedProjector(t *testing.T) {
+	s, db, p := newFollower(t)
+	ctx := context.Background()
+	var err error
 	exec := func(id domain.StreamID, cmd any) uint64 {
 		t.Helper()
 		var r eventstore.Result[domain.Collection]

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -45,6 +46,10 @@ type Projector struct {
 	following  bool          // Run is running (under mu)
 
 	scratch *scratch // the follower's (commit runs in one goroutine)
+
+	// read is the last sequence the follower read into a group, commits
+	// the transactions it committed: how well groups form.
+	read, commits atomic.Uint64
 
 	// observe is told of each event the follower commits (never of a
 	// rebuild's): metrics. Set before Run.
@@ -153,21 +158,117 @@ func (p *Projector) pausedFor(ctx context.Context, req pauseReq) {
 	}
 }
 
+// follow applies the stream from sequence from on until ctx ends or a
+// commit fails. Two goroutines share the work (group commit): this one
+// reads and decodes the stream into a group while the committer writes
+// the group before it, so under load one bbolt transaction and one fsync
+// carry every event that arrived during the previous commit, and when
+// idle an event is committed as soon as it arrives. A backlog is cut into
+// groups of at most MaxBatch events; a group is taken once it is full or
+// holds the last event the stream had when it was read.
 func (p *Projector) follow(ctx context.Context, from uint64) error {
-	batch := make([]domain.Event, 0, MaxBatch)
-	err := p.source.Tail(ctx, from, func(e domain.Event, caughtUp bool) error {
-		batch = append(batch, e)
-		if !caughtUp && len(batch) < MaxBatch {
-			return nil
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g := &group{wake: make(chan struct{}, 1), room: make(chan struct{}, 1), events: make([]domain.Event, 0, MaxBatch)}
+	committed := make(chan error, 1)
+	go func() {
+		err := p.committer(ctx, g)
+		if err != nil {
+			cancel() // stop reading: the tail may be waiting for new events
 		}
-		err := p.commit(batch)
-		batch = batch[:0]
-		return err
+		committed <- err
+	}()
+	err := p.source.Tail(ctx, from, func(e domain.Event, caughtUp bool) error {
+		if err := g.add(ctx, e, caughtUp); err != nil {
+			return err
+		}
+		p.read.Store(e.Seq)
+		return nil
 	})
+	cancel()
+	// A commit under way completes before follow returns: a rebuild's
+	// swap waits for it.
+	if cerr := <-committed; cerr != nil {
+		return cerr
+	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	return err
+}
+
+// group is the events read and not yet committed, handed from the
+// stream's reader to the committer.
+type group struct {
+	wake chan struct{} // the group is ready to commit
+	room chan struct{} // the committer took a group: a full one has room again
+
+	mu     sync.Mutex
+	events []domain.Event
+	ready  bool // full, or holding the last event of the stream as read
+}
+
+// add puts e into the group, waiting while the group is full.
+func (g *group) add(ctx context.Context, e domain.Event, caughtUp bool) error {
+	for {
+		g.mu.Lock()
+		if len(g.events) < MaxBatch {
+			g.events = append(g.events, e)
+			if caughtUp || len(g.events) == MaxBatch {
+				g.ready = true
+				signal(g.wake)
+			}
+			g.mu.Unlock()
+			return nil
+		}
+		g.mu.Unlock()
+		select {
+		case <-g.room:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// take returns the group if it is ready, leaving spare as the next one.
+func (g *group) take(spare []domain.Event) ([]domain.Event, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.ready {
+		return nil, false
+	}
+	batch := g.events
+	g.events, g.ready = spare[:0], false
+	signal(g.room)
+	return batch, true
+}
+
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// committer commits each group as it becomes ready, until ctx ends or a
+// commit fails.
+func (p *Projector) committer(ctx context.Context, g *group) error {
+	spare := make([]domain.Event, 0, MaxBatch)
+	for {
+		select {
+		case <-g.wake:
+		case <-ctx.Done():
+			return nil
+		}
+		batch, ok := g.take(spare)
+		if !ok {
+			continue
+		}
+		if err := p.commit(batch); err != nil {
+			return err
+		}
+		spare = batch
+	}
 }
 
 func (p *Projector) commit(batch []domain.Event) error {
@@ -177,6 +278,7 @@ func (p *Projector) commit(batch []domain.Event) error {
 	if err := p.db.update(func(tx *bolt.Tx) error { return applyBatch(tx, batch, p.scratch) }); err != nil {
 		return err
 	}
+	p.commits.Add(1)
 	p.advance(batch[len(batch)-1].Seq)
 	if p.observe != nil {
 		for _, e := range batch {
