@@ -55,7 +55,7 @@ func (h webhookHost) Decode(w http.ResponseWriter, r *http.Request, v any) error
 	return decodeJSON(w, r, v)
 }
 func (h webhookHost) Account(r *http.Request) string      { return callerOf(r).Account }
-func (h webhookHost) Settle(r *http.Request, seq uint64)  { h.s.settle(r, seq) }
+func (h webhookHost) Wrote(r *http.Request, seq uint64)   { h.s.wrote(r, seq) }
 func (h webhookHost) Logger(r *http.Request) *slog.Logger { return logger(r, h.s.cfg.Log) }
 func (h webhookHost) IntParam(r *http.Request, name string, def, lo, hi int) (int, error) {
 	return atoiParam(r, name, def, lo, hi)

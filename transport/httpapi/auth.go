@@ -104,6 +104,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			return err
 		}
 		r = withCaller(r, s.cfg.Log, caller{Account: acct.Slug, Plan: acct.Plan, Limits: limits, User: user})
+		s.awaitOwnWrites(r.Context(), acct.Slug)
 		next.ServeHTTP(w, r)
 		return nil
 	})

@@ -49,7 +49,7 @@ func (s *Server) createCollection(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	s.settle(r, res.LastSeq())
+	s.wrote(r, res.LastSeq())
 	e := res.Events[0]
 	respond.JSON(w, http.StatusCreated, wire.Collection{Slug: res.State.Slug, Name: res.State.Name,
 		CreatedAt: domain.FormatTime(e.OccurredAt), UpdatedAt: domain.FormatTime(e.OccurredAt),
@@ -159,7 +159,7 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	s.settle(r, res.LastSeq())
+	s.wrote(r, res.LastSeq())
 	respond.JSON(w, http.StatusOK, wire.Message{Message: "Collection deleted"})
 	return nil
 }

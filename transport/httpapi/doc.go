@@ -148,14 +148,30 @@
 // can leave a video in a deleted collection; it stays listable, readable
 // and deletable.
 //
-// # Writes settle
+// # Reading one's own writes
 //
-// After a successful write a handler waits until the projector has applied
-// the write's last sequence (settle), at most Config.SettleTimeout
-// (default 5 s), so a GET right after a POST sees it. A timeout is logged
-// ("read models behind a write") and not returned: the write is durable
-// either way. A handler that renders its answer from the write's own
-// result is unaffected; one that reads its answer back from the read
+// A write whose answer comes from the write's own result (POST and DELETE
+// /v1/collections, an upload, a retry, the webhook endpoints) answers as
+// soon as its events are stored and ends with wrote: the server notes the
+// write's last sequence for the caller's account (ownWrites). Every
+// request authenticated as that account waits first (awaitOwnWrites, in
+// authenticate) until the read models include that sequence, at most
+// Config.SettleTimeout (default 5 s), so a GET right after a POST sees it
+// while the POST did not wait for the projector's fsync. Other accounts
+// never wait for it; an operator's /v1/admin request waits for every
+// account's. An account with nothing pending costs one map lookup; one
+// caught up is forgotten. Writes through another API node are not seen
+// sooner than its own read models show them.
+//
+// Other writes settle before they answer: they wait until the projector
+// has applied the write's last sequence. These are the writes whose answer
+// is read back from the read models (PATCH), and those that take access
+// away from requests not authenticated as the account (a revoked key, a
+// stricter playback policy, a deleted video, a removed user or session):
+// a playback token or a public URL must meet the change at once. A
+// timeout is logged ("read models behind a write") and not returned: the
+// write is durable either way, and the account's next requests wait for
+// it as after wrote. A handler that reads its answer back from the read
 // models after a settle timeout may find them behind: PATCH
 // /v1/collections/{slug} (writeCollection) and PATCH /v1/videos/{id} then
 // answer with the state before the write, or 404 when the read models do

@@ -128,6 +128,7 @@ func TestUploadPlaybackDefaults(t *testing.T) {
 			t.Fatalf("upload: %d %s", r.status, r.body)
 		}
 		id := decode[wire.Uploaded](t, r).Video.ID
+		a.s.awaitOwnWrites(context.Background(), "acme") // as the account's next request would
 		v, ok, err := a.s.cfg.DB.Video(id)
 		if err != nil || !ok {
 			t.Fatalf("video %s: %v %v", id, ok, err)

@@ -47,11 +47,8 @@ func (s *Server) retryVideo(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.settle(r, res.LastSeq())
-	v, _, err := s.cfg.DB.Video(id)
-	if err != nil {
-		return err
-	}
+	s.wrote(r, res.LastSeq())
+	v := res.State
 	respond.JSON(w, http.StatusAccepted, wire.Uploaded{
 		Message: "Video queued for another attempt.",
 		Video:   wire.UploadedVideo{ID: id, Filename: v.Filename, Status: domain.StatusPending, Collection: v.Collection},

@@ -330,6 +330,7 @@ type Server struct {
 	limiter  *ratelimit.Limiter // requests per account
 	failures *ratelimit.Limiter // requests without a valid key per client address
 	lastSeq  lastSeqCache
+	own      ownWrites // writes answered before the read models had them
 	uploads  uploadSlots
 	disk     diskspace.Guard
 	tus      *tus.FileStore // nil: no TusDir
@@ -575,10 +576,19 @@ func executeIn[S eventstore.Aggregate[S]](ctx context.Context, s eventstore.Log,
 	return eventstore.Execute[S](ctx, s, id, cmd)
 }
 
-// settle waits until the read models include seq, so a read right after a
-// write sees it. The write is durable regardless; a slow projector only
-// costs freshness, so a timeout is logged, not returned.
-func (s *Server) settle(r *http.Request, seq uint64) { s.settleIn(r.Context(), seq) }
+// settle waits until the read models include seq: for a handler whose
+// answer reads the read models back, and for writes that take access away
+// (a revoked key, a stricter playback policy, a deleted video), which
+// requests not made as the account (a playback token, a public URL) must
+// see at once. Other writes end with wrote. The write is durable
+// regardless; a slow projector only costs freshness, so a timeout is
+// logged, not returned.
+func (s *Server) settle(r *http.Request, seq uint64) {
+	s.settleIn(r.Context(), seq)
+	if a := callerOf(r).Account; a != "" {
+		s.wroteFor(a, seq) // still behind after a timeout: the account's next requests wait
+	}
+}
 
 // settleIn is settle under ctx, for work that is not a request's.
 func (s *Server) settleIn(ctx context.Context, seq uint64) {

@@ -172,6 +172,7 @@ func (s *Server) operatorOnly(h handlerFunc) http.Handler {
 			}
 			ctx := context.WithValue(r.Context(), ctxAccount, caller{User: id.UserID, Operator: true})
 			ctx = context.WithValue(ctx, ctxLog, logger(r, s.cfg.Log).With("user_id", id.UserID))
+			s.awaitOwnWrites(ctx, anyAccount)
 			return h(w, r.WithContext(ctx))
 		}
 		if s.cfg.Admin.Token == "" && bearer(r) != "" {
@@ -181,6 +182,7 @@ func (s *Server) operatorOnly(h handlerFunc) http.Handler {
 			return err
 		}
 		ctx := context.WithValue(r.Context(), ctxAccount, caller{Operator: true})
+		s.awaitOwnWrites(ctx, anyAccount)
 		return h(w, r.WithContext(ctx))
 	})
 }

@@ -300,7 +300,7 @@ func (s *Server) acceptUpload(ctx context.Context, u upload) error {
 		s.undoUpload(ctx, u.ID, err)
 		return err
 	}
-	s.settleIn(ctx, res.LastSeq())
+	s.wroteFor(u.Account, res.LastSeq())
 	s.cfg.Metrics.UploadBytes(u.Size)
 	loggerFrom(ctx, s.cfg.Log).Info("video uploaded", "video_id", u.ID, "bytes", u.Size, "collection", coll.Slug)
 	return nil

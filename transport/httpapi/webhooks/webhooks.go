@@ -25,8 +25,9 @@ type Host interface {
 	Decode(w http.ResponseWriter, r *http.Request, v any) error
 	// Account is the authenticated caller's account.
 	Account(r *http.Request) string
-	// Settle waits until the read models include seq.
-	Settle(r *http.Request, seq uint64)
+	// Wrote records a write of the caller's account (its last sequence):
+	// the account's next requests see it; the answer does not wait.
+	Wrote(r *http.Request, seq uint64)
 	Logger(r *http.Request) *slog.Logger
 	// IntParam reads an integer query parameter within [lo, hi].
 	IntParam(r *http.Request, name string, def, lo, hi int) (int, error)
@@ -177,7 +178,7 @@ func (h *Handler) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	h.cfg.Host.Settle(r, res.LastSeq())
+	h.cfg.Host.Wrote(r, res.LastSeq())
 	e := res.Events[0]
 	d := e.Data.(domain.WebhookSubscribed)
 	respond.JSON(w, http.StatusCreated, wire.CreatedWebhook{
@@ -294,7 +295,7 @@ func (h *Handler) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	h.cfg.Host.Settle(r, res.LastSeq())
+	h.cfg.Host.Wrote(r, res.LastSeq())
 	respond.JSON(w, http.StatusOK, wire.Message{Message: "Webhook deleted"})
 	return nil
 }
@@ -392,7 +393,7 @@ func (h *Handler) redeliver(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	h.cfg.Host.Settle(r, seq)
+	h.cfg.Host.Wrote(r, seq)
 	h.cfg.Host.Logger(r).Info("webhook delivery sent again", "webhook_id", hook.ID, "delivery_id", dlv, "redelivery_id", id)
 	respond.JSON(w, http.StatusAccepted, struct {
 		Message    string `json:"message"`
