@@ -7,6 +7,7 @@ package benchstore
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -93,8 +94,9 @@ func RawTail(ctx context.Context, s *eventstore.Store, upTo uint64, fn func(seq 
 // the event stream, for measuring bare JetStream appends. Its subjects are
 // raw.<anything>; nothing of kino reads it.
 type RawStream struct {
-	js   jetstream.JetStream
-	name string
+	js     jetstream.JetStream
+	name   string
+	prefix string // of its subjects: raw.<name>., so raw streams never overlap
 }
 
 // OpenRawStream creates (or recreates, empty) the stream name on s's
@@ -102,21 +104,22 @@ type RawStream struct {
 func OpenRawStream(ctx context.Context, s *eventstore.Store, name string) (*RawStream, error) {
 	h := s.NATS()
 	_ = h.JS.DeleteStream(ctx, name)
+	prefix := "raw." + strings.ToLower(name) + "."
 	_, err := h.JS.CreateStream(ctx, jetstream.StreamConfig{
-		Name: name, Subjects: []string{"raw.>"}, Storage: jetstream.FileStorage,
+		Name: name, Subjects: []string{prefix + ">"}, Storage: jetstream.FileStorage,
 		Duplicates: h.DuplicateWindow, Replicas: h.Replicas, AllowDirect: true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("raw stream %s: %w", name, err)
 	}
-	return &RawStream{js: h.JS, name: name}, nil
+	return &RawStream{js: h.JS, name: name, prefix: prefix}, nil
 }
 
-// Publish appends data on raw.<subject> expecting the subject's last
+// Publish appends data on the stream's subject ending in subject, expecting the subject's last
 // sequence to be expected: the same concurrency check Append makes, and
 // nothing else.
 func (r *RawStream) Publish(ctx context.Context, subject string, expected uint64, data []byte) (uint64, error) {
-	subject = "raw." + subject
+	subject = r.prefix + subject
 	ack, err := r.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: data},
 		jetstream.WithExpectStream(r.name), jetstream.WithExpectLastSequenceForSubject(expected, subject))
 	if err != nil {
