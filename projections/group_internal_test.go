@@ -2,6 +2,10 @@ package projections
 
 import (
 	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -71,5 +75,59 @@ func TestEventsArrivingDuringACommitShareTheNext(t *testing.T) {
 	cs, err := db.Collections("acme")
 	if err != nil || len(cs) != 101 {
 		t.Fatalf("collections: %d %v", len(cs), err)
+	}
+}
+
+// closingSource is a stream whose first Tail ends at once with err (nil:
+// its reader closed, as a consumer deleted under it), and whose later
+// Tails wait for their ctx.
+type closingSource struct {
+	err   error
+	tails atomic.Int32
+}
+
+func (c *closingSource) Tail(ctx context.Context, _ uint64, _ func(domain.Event, bool) error) error {
+	if c.tails.Add(1) == 1 {
+		return c.err
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (c *closingSource) LastSeq(context.Context) (uint64, error) { return 0, nil }
+
+// A stream reader that closes is followed again; one that fails stops the
+// projector with its own error, not with the cancellation of the group's
+// committer.
+func TestFollowEndsForTheTailsReason(t *testing.T) {
+	cause := errors.New("consumer deleted")
+	for _, c := range []struct {
+		name string
+		err  error
+	}{{"closed", nil}, {"failed", cause}} {
+		t.Run(c.name, func(t *testing.T) {
+			_, db, _ := newFollower(t)
+			src := &closingSource{err: c.err}
+			p, err := NewProjector(db, src, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, stop := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- p.Run(ctx) }()
+			if c.err == nil {
+				eventstoretest.Eventually(t, "a second Tail", func() bool { return src.tails.Load() == 2 })
+				if err := p.Err(); err != nil {
+					t.Fatalf("the projector stopped: %v", err)
+				}
+			} else {
+				eventstoretest.Eventually(t, "the projector to stop", func() bool { return p.Err() != nil })
+				if err := p.Err(); !errors.Is(err, cause) {
+					t.Fatalf("stopped for %v, want %v", err, cause)
+				}
+			}
+			stop()
+			<-done
+		})
 	}
 }

@@ -166,8 +166,8 @@ func (p *Projector) pausedFor(ctx context.Context, req pauseReq) {
 // idle an event is committed as soon as it arrives. A backlog is cut into
 // groups of at most MaxBatch events; a group is taken once it is full or
 // holds the last event the stream had when it was read.
-func (p *Projector) follow(ctx context.Context, from uint64) error {
-	ctx, cancel := context.WithCancel(ctx)
+func (p *Projector) follow(parent context.Context, from uint64) error {
+	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	g := &group{wake: make(chan struct{}, 1), room: make(chan struct{}, 1), events: make([]domain.Event, 0, MaxBatch)}
 	committed := make(chan error, 1)
@@ -178,7 +178,7 @@ func (p *Projector) follow(ctx context.Context, from uint64) error {
 		}
 		committed <- err
 	}()
-	err := p.source.Tail(ctx, from, func(e domain.Event, caughtUp bool) error {
+	tailErr := p.source.Tail(ctx, from, func(e domain.Event, caughtUp bool) error {
 		if err := g.add(ctx, e, caughtUp); err != nil {
 			return err
 		}
@@ -187,14 +187,16 @@ func (p *Projector) follow(ctx context.Context, from uint64) error {
 	})
 	cancel()
 	// A commit under way completes before follow returns: a rebuild's
-	// swap waits for it.
-	if cerr := <-committed; cerr != nil {
-		return cerr
+	// swap waits for it. The reason follow ends is the committer's
+	// failure, else the caller's ctx, else the tail's own (nil: the
+	// stream's reader closed, and Run follows again).
+	if err := <-committed; err != nil {
+		return err
 	}
-	if ctx.Err() != nil {
-		return ctx.Err()
+	if err := parent.Err(); err != nil {
+		return err
 	}
-	return err
+	return tailErr
 }
 
 // group is the events read and not yet committed, handed from the
