@@ -165,6 +165,9 @@ func (s *Server) catchUp(ctx context.Context) bool {
 		loggerFrom(ctx, s.cfg.Log).Warn("stream last sequence", "err", err)
 		return false
 	}
+	// The cached sequence may predate a write this server has answered
+	// since (an upload whose page is opened at once): wait for that too.
+	last = max(last, s.own.pending(anyAccount, s.cfg.Projector.Applied()))
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	return s.cfg.Projector.WaitFor(wctx, last) == nil

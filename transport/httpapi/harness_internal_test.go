@@ -80,6 +80,13 @@ func testPlans() domain.Plans {
 
 func newTestAPI(t *testing.T, configure ...func(*Config)) *testAPI {
 	t.Helper()
+	return newTestAPIFrom(t, nil, configure...)
+}
+
+// newTestAPIFrom is newTestAPI whose projector reads what source makes of
+// the store.
+func newTestAPIFrom(t *testing.T, source func(*eventstore.Store) projections.EventSource, configure ...func(*Config)) *testAPI {
+	t.Helper()
 	natsDir := t.TempDir()
 	nats := eventstoretest.Server(t, natsDir)
 	storeLog := &lockedBuffer{}
@@ -89,7 +96,7 @@ func newTestAPI(t *testing.T, configure ...func(*Config)) *testAPI {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = store.Close() })
-	return newTestAPIOn(t, nats, natsDir, store, storeLog, configure...)
+	return newTestAPIOn(t, nats, natsDir, store, storeLog, source, configure...)
 }
 
 // newClusterAPI is the API on one node of a cluster of three embedded
@@ -119,18 +126,23 @@ func newClusterAPI(t *testing.T, configure ...func(*Config)) (*testAPI, *eventst
 		cfg.AckTimeout, cfg.ProbeEvery = time.Second, 100*time.Millisecond
 		cfg.Log = slog.New(slog.NewTextHandler(storeLog, nil))
 	})
-	return newTestAPIOn(t, c.Nodes[node], c.Dirs[node], store, storeLog, configure...), c, stream
+	return newTestAPIOn(t, c.Nodes[node], c.Dirs[node], store, storeLog, nil, configure...), c, stream
 }
 
 // newTestAPIOn is the API on store, whose server is nats (storing in
-// natsDir).
-func newTestAPIOn(t *testing.T, nats *natsserver.Embedded, natsDir string, store *eventstore.Store, storeLog *lockedBuffer, configure ...func(*Config)) *testAPI {
+// natsDir). Its projector reads the store, or what source makes of it.
+func newTestAPIOn(t *testing.T, nats *natsserver.Embedded, natsDir string, store *eventstore.Store, storeLog *lockedBuffer,
+	source func(*eventstore.Store) projections.EventSource, configure ...func(*Config)) *testAPI {
 	t.Helper()
 	db, err := projections.OpenDB(filepath.Join(t.TempDir(), "projections.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	proj, err := projections.NewProjector(db, store, quiet)
+	var src projections.EventSource = store
+	if source != nil {
+		src = source(store)
+	}
+	proj, err := projections.NewProjector(db, src, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}

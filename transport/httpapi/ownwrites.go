@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
 	"sync"
 )
@@ -17,17 +18,26 @@ type ownWrites struct {
 	mu   sync.Mutex
 	last map[string]uint64
 	all  uint64 // the largest of last, kept when last forgets
+	// prune is the size of last at which note next drops the accounts
+	// caught up: twice what stayed, so the walks cost O(1) per note.
+	prune int
 }
 
 // anyAccount asks awaitOwnWrites for every account's writes.
 const anyAccount = ""
 
-// note records that account wrote up to seq.
-func (o *ownWrites) note(account string, seq uint64) {
+// note records that account wrote up to seq; applied is how far the read
+// models are. Accounts that never come back to read are forgotten here
+// once the map has grown: those caught up go.
+func (o *ownWrites) note(account string, seq, applied uint64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.last == nil {
 		o.last = make(map[string]uint64)
+	}
+	if len(o.last) >= o.prune {
+		maps.DeleteFunc(o.last, func(_ string, s uint64) bool { return s <= applied })
+		o.prune = max(64, 2*len(o.last))
 	}
 	o.last[account] = max(o.last[account], seq)
 	o.all = max(o.all, seq)
@@ -62,8 +72,8 @@ func (s *Server) wrote(r *http.Request, seq uint64) { s.wroteFor(callerOf(r).Acc
 // wroteFor is wrote for work that is not a request's (a tus upload
 // accepted by itself).
 func (s *Server) wroteFor(account string, seq uint64) {
-	if seq > s.cfg.Projector.Applied() {
-		s.own.note(account, seq)
+	if applied := s.cfg.Projector.Applied(); seq > applied {
+		s.own.note(account, seq, applied)
 	}
 }
 

@@ -2,88 +2,116 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/kino-video/kino/domain"
+	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/projections"
 )
 
-// gatedProjector is the real projector seen through a gate: while held,
-// the read models look stuck where they were, and every wait for them
-// is reported and lasts until the gate opens.
-type gatedProjector struct {
-	Projector
-	waits    chan uint64
-	released chan struct{}
+// gate holds the read models of a test API back: while it is held the
+// projector is handed no event (its reader of the stream waits), and each
+// wait for the read models is reported.
+type gate struct {
+	Projector                   // the API's own, whose waits are reported
+	store     *eventstore.Store // what the projector reads, through Tail
+	waits     chan uint64
 
-	mu     sync.Mutex
-	held   bool
-	frozen uint64
+	mu   sync.Mutex
+	held bool
+	open chan struct{} // closed when the gate opens
 }
 
-func (g *gatedProjector) hold() {
+func (g *gate) Tail(ctx context.Context, from uint64, fn func(domain.Event, bool) error) error {
+	return g.store.Tail(ctx, from, func(e domain.Event, caughtUp bool) error {
+		g.mu.Lock()
+		held, open := g.held, g.open
+		g.mu.Unlock()
+		if held {
+			select {
+			case <-open:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return fn(e, caughtUp)
+	})
+}
+
+func (g *gate) LastSeq(ctx context.Context) (uint64, error) { return g.store.LastSeq(ctx) }
+
+func (g *gate) hold() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.held, g.frozen = true, g.Projector.Applied()
+	g.held, g.open = true, make(chan struct{})
 }
 
-func (g *gatedProjector) release() {
+func (g *gate) release() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.held = false
-	close(g.released)
+	close(g.open)
 }
 
-func (g *gatedProjector) Applied() uint64 {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.held {
-		return g.frozen
-	}
-	return g.Projector.Applied()
-}
-
-func (g *gatedProjector) WaitFor(ctx context.Context, seq uint64) error {
+func (g *gate) WaitFor(ctx context.Context, seq uint64) error {
 	g.mu.Lock()
 	held := g.held
 	g.mu.Unlock()
 	if held {
 		g.waits <- seq
-		<-g.released
 	}
 	return g.Projector.WaitFor(ctx, seq)
+}
+
+// run sends a request while the gate is held and reports whether it
+// waited for the read models before it answered (the gate opens then).
+func (g *gate) run(req func() response) (response, bool) {
+	done := make(chan response, 1)
+	go func() { done <- req() }()
+	select {
+	case r := <-done:
+		return r, false
+	case <-g.waits:
+		g.release()
+		return <-done, true
+	}
+}
+
+// gated is an API whose read models can be held back, with every
+// account's writes applied so far.
+func gated(t *testing.T) (*testAPI, *gate, func()) {
+	t.Helper()
+	g := &gate{waits: make(chan uint64, 8)}
+	a := newTestAPIFrom(t, func(s *eventstore.Store) projections.EventSource { g.store = s; return g },
+		func(c *Config) { g.Projector = c.Projector; c.Projector = g })
+	settleAll := func() {
+		t.Helper()
+		last, err := a.store.LastSeq(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.settle(last)
+	}
+	return a, g, settleAll
 }
 
 // A write whose answer comes from the write itself does not wait for the
 // read models; the same account's next request does, so it reads the
 // write; another account's requests never wait for it.
 func TestWritesAnswerAtOnceAndTheAccountReadsThem(t *testing.T) {
-	g := &gatedProjector{waits: make(chan uint64, 8), released: make(chan struct{})}
-	a := newTestAPI(t, func(c *Config) { g.Projector = c.Projector; c.Projector = g })
+	a, g, settleAll := gated(t)
 	acme := a.account("acme", domain.PlanPro)
 	globex := a.account("globex", domain.PlanPro)
 
-	// send runs a request and reports whether it waited for the read
-	// models before it answered.
 	send := func(method, path, key, body string) (response, bool) {
-		t.Helper()
-		done := make(chan response, 1)
-		go func() { done <- a.do(method, path, key, body) }()
-		select {
-		case r := <-done:
-			return r, false
-		case <-g.waits:
-			g.release()
-			return <-done, true
-		}
+		return g.run(func() response { return a.do(method, path, key, body) })
 	}
 
-	last, err := a.store.LastSeq(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.settle(last) // each account's own collection "main" included
+	settleAll() // each account's own collection "main" included
 	g.hold()
 	r, waited := send("POST", "/v1/collections", acme, `{"slug":"talks","name":"Talks"}`)
 	if r.status != 201 || waited {
@@ -100,5 +128,35 @@ func TestWritesAnswerAtOnceAndTheAccountReadsThem(t *testing.T) {
 	// Caught up, the account is forgotten: nothing more to wait for.
 	if seq := a.s.own.pending("acme", g.Applied()); seq != 0 {
 		t.Fatalf("still waiting for %d", seq)
+	}
+}
+
+// An upload that does not come as the account (on a direct upload URL)
+// still decides on the account's writes before it: a collection deleted a
+// moment ago takes no more videos.
+func TestADirectUploadSeesItsCollectionDeleted(t *testing.T) {
+	a, g, settleAll := gated(t)
+	key := a.account("acme", domain.PlanPro)
+	if r := a.do("POST", "/v1/collections", key, `{"slug":"talks","name":"Talks"}`); r.status != 201 {
+		t.Fatalf("POST /v1/collections: %d %s", r.status, r.body)
+	}
+	r := a.do("POST", "/v1/uploads", key, `{"collection":"talks"}`)
+	var d struct{ URL string }
+	if err := json.Unmarshal(r.body, &d); err != nil || r.status != 201 {
+		t.Fatalf("POST /v1/uploads: %d %s", r.status, r.body)
+	}
+	file := []byte("\x00\x00\x00\x18ftypmp42 a video")
+	cr := a.tusReq("POST", d.URL, "", map[string]string{"Upload-Length": strconv.Itoa(len(file)), "Upload-Metadata": tusMeta("filename", "d.mp4")}, nil)
+	wantStatus(t, cr, 201)
+	settleAll()
+	g.hold()
+	if r, waited := g.run(func() response { return a.do("DELETE", "/v1/collections/talks", key, "") }); r.status != 200 || waited {
+		t.Fatalf("DELETE /v1/collections/talks: %d (waited: %v) %s", r.status, waited, r.body)
+	}
+	r, waited := g.run(func() response {
+		return a.tusPatch(cr.header.Get("Location"), "", 0, file)
+	})
+	if r.status != 404 || !waited || !strings.Contains(string(r.body), "talks") {
+		t.Fatalf("the upload's last PATCH after its collection's DELETE: %d (waited: %v) %s", r.status, waited, r.body)
 	}
 }

@@ -242,13 +242,19 @@ type playHost struct{ s *Server }
 // PageVideo is live video id with its media URLs. A signed video's page
 // shows nothing (not even its title) to a visitor without a valid token.
 // An origin-bound token is checked for its origin by the media requests,
-// not here: a page's own request names no origin.
+// not here: a page's own request names no origin. A page is not asked as
+// the uploading account, so it does not wait for that account's writes:
+// a miss waits once for the read models to catch up (catchUp), and a link
+// shared the moment its upload was answered opens.
 func (h playHost) PageVideo(r *http.Request, id, token string) (player.Video, error) {
 	s := h.s
 	if !domain.ValidID(id) {
 		return player.Video{}, errNotFound("video")
 	}
 	v, ok, err := s.cfg.DB.Video(id)
+	if err == nil && !ok && s.catchUp(r.Context()) {
+		v, ok, err = s.cfg.DB.Video(id)
+	}
 	if err != nil {
 		return player.Video{}, err
 	}

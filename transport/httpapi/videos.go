@@ -271,6 +271,11 @@ func (s *Server) acceptUpload(ctx context.Context, u upload) error {
 	if u.Size == 0 {
 		return errBadRequest("file is empty")
 	}
+	// The collection and the quota are read from the read models: they
+	// must hold the account's writes (a collection deleted, an upload
+	// accepted a moment ago), also when the upload did not come as the
+	// account (a direct upload URL, the sweep of complete tus uploads).
+	s.awaitOwnWrites(ctx, u.Account)
 	coll, err := s.uploadCollection(ctx, u.Account, u.Collection)
 	if err != nil {
 		return err
