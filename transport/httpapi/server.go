@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -487,6 +488,17 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	}
 	n, err := w.ResponseWriter.Write(b)
 	w.bytes += int64(n)
+	return n, err
+}
+
+// ReadFrom keeps the zero-copy path of the writer below (sendfile of a
+// file served from /cdn) while counting the bytes.
+func (w *statusWriter) ReadFrom(r io.Reader) (int64, error) {
+	if w.status == 0 {
+		w.status, w.answered = http.StatusOK, time.Now()
+	}
+	n, err := respond.ReadFrom(w.ResponseWriter, r)
+	w.bytes += n
 	return n, err
 }
 

@@ -3,6 +3,7 @@ package cdn
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -163,6 +164,16 @@ func (w *rangeErrorWriter) Write(b []byte) (int, error) {
 		return len(b), nil
 	}
 	return w.ResponseWriter.Write(b)
+}
+
+// ReadFrom passes a file's copy (http.ServeContent's io.CopyN) on to the
+// connection's own ReadFrom, which sends it with sendfile: without it the
+// wrapper hides that and every byte goes through a buffer in the process.
+func (w *rangeErrorWriter) ReadFrom(r io.Reader) (int64, error) {
+	if w.swallow {
+		return io.Copy(io.Discard, r)
+	}
+	return respond.ReadFrom(w.ResponseWriter, r)
 }
 
 func (w *rangeErrorWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

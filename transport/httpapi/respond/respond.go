@@ -9,6 +9,7 @@ package respond
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -107,3 +108,17 @@ func JSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	_, _ = w.Write(b.Bytes())
 }
+
+// ReadFrom copies r to w through w's own ReadFrom when it has one (the
+// server's response: sendfile from a file to the connection), so a
+// wrapper around a ResponseWriter can keep that path by calling it.
+func ReadFrom(w http.ResponseWriter, r io.Reader) (int64, error) {
+	if rf, ok := w.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(writerOnly{w}, r)
+}
+
+// writerOnly hides every method but Write, so io.Copy cannot come back
+// to a ReadFrom.
+type writerOnly struct{ io.Writer }
