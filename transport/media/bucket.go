@@ -179,6 +179,13 @@ func (b *Bucket) Open(ctx context.Context, id, rel string) (*File, error) {
 			return &File{ReadSeekCloser: f, Size: info.Size, ModTime: info.ModTime, ETag: etag(info)}, nil
 		}
 		b.cache.misses.Add(1)
+		fetch := func(ctx context.Context) (io.ReadCloser, error) {
+			r, _, err := openObject(ctx, b.obj, name(id, rel))
+			return r, err
+		}
+		if f := b.cache.fill(ctx, info.Digest, info.Size, fetch); f != nil {
+			return &File{ReadSeekCloser: f, Size: info.Size, ModTime: info.ModTime, ETag: etag(info)}, nil
+		}
 	}
 	r, info, err := openObject(ctx, b.obj, name(id, rel))
 	if err != nil {

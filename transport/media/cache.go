@@ -1,6 +1,7 @@
 package media
 
 import (
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -9,6 +10,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/singleflight"
 )
 
 // cache keeps copies of objects served on /cdn in a local directory, named
@@ -23,6 +27,8 @@ type cache struct {
 
 	mu   sync.Mutex
 	used int64
+
+	fills singleflight.Group // by digest: one fetch per missing copy
 
 	hits, misses atomic.Uint64 // reads served from a copy, or not (Bucket.Open)
 }
@@ -73,6 +79,40 @@ func (c *cache) lookup(digest string, size int64) *os.File {
 	}
 	f.Close()
 	return nil
+}
+
+// fillTimeout bounds one fetch of an object into the cache.
+const fillTimeout = time.Minute
+
+// fill returns the local copy of the object with digest and size, made
+// from fetch if missing, or nil when there is none (not cacheable, or the
+// fetch failed: the caller reads the store itself). Concurrent misses of
+// one object fetch it once: the others wait for that copy. A video's
+// first segment asked by a crowd of players at once would otherwise be
+// read from the store by each of them, and the store, overwhelmed, answer
+// none in time. The fetch does not end with the request that began it:
+// the others wait for it too.
+func (c *cache) fill(ctx context.Context, digest string, size int64, fetch func(context.Context) (io.ReadCloser, error)) *os.File {
+	if c == nil || size > cacheable || !digestName.MatchString(strings.TrimPrefix(digest, "SHA-256=")) {
+		return nil
+	}
+	_, _, _ = c.fills.Do(digest, func() (any, error) {
+		if f := c.lookup(digest, size); f != nil { // filled since the caller looked
+			return nil, f.Close()
+		}
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fillTimeout)
+		defer cancel()
+		r, err := fetch(fctx)
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		if f := c.open(digest, size, r); f != nil {
+			return nil, f.Close()
+		}
+		return nil, nil
+	})
+	return c.lookup(digest, size)
 }
 
 // open returns the local copy of the object with digest and size, filling

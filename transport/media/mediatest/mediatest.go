@@ -452,3 +452,12 @@ func multiparts(t *testing.T, rec *httptest.ResponseRecorder) [][]byte {
 		parts = append(parts, b)
 	}
 }
+
+// NewVideo commits a small original as a new video in s and publishes
+// files (slash-separated names) as its outputs; it returns the video's id.
+func NewVideo(t *testing.T, s Store, files map[string][]byte) string {
+	t.Helper()
+	id := commit(t, s, payload(64))
+	publish(t, s, id, files)
+	return id
+}
