@@ -21,7 +21,15 @@ var mp4Box = bench.MP4Box
 func newBenchCmd() *cobra.Command {
 	var s3c s3.Config
 	o := bench.Options{Start: startBenchKino, More: bench.Extra}
-	o.CDN = func(ctx context.Context, s bench.CDNStore) (string, func(), error) { return startCDNKino(ctx, s, s3c) }
+	var binary, serveFiles, serveAddr string
+	o.CDN = func(ctx context.Context, s bench.CDNStore) (bench.CDNKino, error) { return startCDNKino(ctx, s, s3c) }
+	o.CDNProcess = func(ctx context.Context, s bench.CDNStore) (bench.CDNKino, error) {
+		return startCDNProcess(ctx, s, s3c, binary)
+	}
+	o.FileServer = func() ([]string, error) {
+		bin, err := kinoBinary(binary)
+		return []string{bin, "bench", "--serve-files"}, err
+	}
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "bench [--quick] [--only reads,writes,uploads,processing,replay,cdn,tus,search,outputs,fastpath,playable,quality] [--json]",
@@ -29,6 +37,9 @@ func newBenchCmd() *cobra.Command {
 		Long:  bench.Describe + bench.PlayableDescribe,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if serveFiles != "" { // the bare file server the cdn measure runs as a process
+				return bench.ServeFiles(cmd.Context(), serveFiles, serveAddr)
+			}
 			o.S3 = s3c.Endpoint != ""
 			results, err := bench.Run(cmd.Context(), o, cmd.ErrOrStderr())
 			if err != nil {
@@ -50,6 +61,11 @@ func newBenchCmd() *cobra.Command {
 	cmd.Flags().IntVar(&o.Runs, "runs", 5, "runs of each measure (the median is reported)")
 	cmd.Flags().DurationVar(&o.Duration, "duration", 10*time.Second, "length of each load run")
 	cmd.Flags().IntVar(&o.UploadMB, "upload-mb", 2048, "size of the upload measured, in MiB")
+	cmd.Flags().StringVar(&binary, "kino-binary", "", "the kino binary the cdn measure runs as a process of its own beside nginx (default: this one)")
+	cmd.Flags().StringVar(&serveFiles, "serve-files", "", "serve this directory with a bare net/http file server on --serve-addr until stopped (the cdn measure's own use)")
+	cmd.Flags().StringVar(&serveAddr, "serve-addr", "127.0.0.1:0", "with --serve-files: the listen address")
+	_ = cmd.Flags().MarkHidden("serve-files")
+	_ = cmd.Flags().MarkHidden("serve-addr")
 	s3Flags(cmd.Flags(), &s3c) // the cdn measure also measures this bucket when given
 	return cmd
 }

@@ -145,7 +145,8 @@ func TestCLIAdminFlow(t *testing.T) {
 func TestBenchQuick(t *testing.T) {
 	t.Parallel()
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"bench", "--quick", "--json"}, &out, &errb); code != 0 {
+	args := []string{"bench", "--quick", "--json", "--kino-binary", buildKino(t)} // the cdn measure's own kino process
+	if code := run(context.Background(), args, &out, &errb); code != 0 {
 		t.Fatalf("kino bench --quick: exit %d\n%s", code, errb.String())
 	}
 	var results []struct {
@@ -154,8 +155,19 @@ func TestBenchQuick(t *testing.T) {
 		Ratio   float64 `json:"ratio"`
 		Goal    string  `json:"goal"`
 	}
-	if err := json.Unmarshal(out.Bytes(), &results); err != nil || len(results) != 19 { // 15, search (2), and outputs (1) and fastpath (1)
+	// 17 (two of them /cdn against nginx, which .ci/run installs), search
+	// (2), and outputs (1) and fastpath (1).
+	if err := json.Unmarshal(out.Bytes(), &results); err != nil || len(results) != 21 {
 		t.Fatalf("results: %v\n%s", err, out.String())
+	}
+	nginx := 0
+	for _, r := range results {
+		if strings.Contains(r.Measure, "vs nginx") {
+			nginx++
+		}
+	}
+	if nginx != 2 {
+		t.Fatalf("%d measures against nginx, want 2 (dir and cached)\n%s", nginx, out.String())
 	}
 	for i, r := range results {
 		if i == 4 { // RSS growth: may be zero

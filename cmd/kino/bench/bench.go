@@ -54,10 +54,18 @@ type Options struct {
 	// Start starts a private kino on the data directory dir with plans,
 	// running transcoders transcode jobs at once (0: none).
 	Start func(ctx context.Context, dir string, plans domain.Plans, transcoders int) (Kino, error)
-	// CDN starts a private kino with the media store s holding one
-	// segment of SegmentSize bytes and returns the segment's /cdn URL and
-	// a function stopping that kino.
-	CDN func(ctx context.Context, s CDNStore) (url string, stop func(), err error)
+	// CDN starts a private kino with the media store s holding a segment
+	// of SegmentSize bytes and one of LargeSegmentSize.
+	CDN func(ctx context.Context, s CDNStore) (CDNKino, error)
+	// CDNProcess is CDN served by a kino process of its own, as a
+	// deployment runs it, for the comparison with nginx (also a process
+	// of its own): in-process, the server would share its runtime with
+	// the bench's 200 client connections. nil: CDN's.
+	CDNProcess func(ctx context.Context, s CDNStore) (CDNKino, error)
+	// FileServer is the command (and arguments before the directory)
+	// that runs ServeFiles as a process of its own, the Go ceiling beside
+	// kino and nginx; nil: not measured.
+	FileServer func() ([]string, error)
 	// S3: a bucket was given (kino bench --s3-*): the cdn measure
 	// compares --media s3 with the directory too.
 	S3 bool
@@ -91,14 +99,17 @@ beside a baseline run in the same process on the same machine: every figure
 is a median of several runs, with its ratio to the baseline and the goal.
 
   reads    GET /v1/videos/{id} and ?limit=50 vs a bare net/http handler (goal >= 0.60)
-  writes   POST /v1/collections, 8 clients, vs raw JetStream appends with a per-subject expectation (goal >= 0.50)
+  writes   POST /v1/collections, 8 clients, vs raw JetStream appends with a per-subject expectation
+           (goal >= 0.50, p99 < 10 ms); also beside a bare handler doing one raw append per POST
   uploads     one large upload vs a bare handler copying the body to disk (goal >= 0.70, < 64 MiB RSS growth)
   processing  a 30 s 1080p clip, upload -> COMPLETED, vs the same ffmpeg commands bare (goal <= 1.05)
               and vs one ffmpeg per rendition in sequence (goal <= 0.80);
               the ladder in two lanes (kino's split for heavy ladders) vs one process (goal <= 1.10)
   replay      rebuild of 250k/500k/1M synthetic events vs a raw ordered consumer into bbolt
               (goal >= 0.70), and linear growth of the rebuild time
-  cdn         a 1.5 MiB segment from /cdn with --media nats (and s3, given --s3-*) vs --media dir (goal >= 0.70)
+  cdn         a 1.5 MiB segment from /cdn with --media nats (and s3, given --s3-*) vs --media dir (goal >= 0.70);
+              a 2.5 MB segment from /cdn (--media dir, and the object stores' local copies) vs Debian's
+              nginx serving the same file (sendfile, 2 workers), 200 connections (goal >= 0.95, p99 <= 1.5x)
   tus         the same file uploaded with tus in 8 MiB chunks vs one multipart upload (goal >= 0.90)
   outputs     the ladder with the storyboard (its own pass) and the download remux,
               vs the ladder alone, on a 20 s 1080p clip (goal <= 1.10 together)
@@ -305,6 +316,7 @@ func load(ctx context.Context, client *http.Client, clients int, d time.Duration
 		go func(c int) {
 			defer wg.Done()
 			var mine []time.Duration
+			buf := make([]byte, 256<<10) // large reads: the client's syscalls stay out of the way of the server's
 			for i := 0; ctx.Err() == nil && (i == 0 || time.Since(start) < d); i++ {
 				r, err := req(c*1_000_000 + i)
 				if err != nil {
@@ -319,7 +331,7 @@ func load(ctx context.Context, client *http.Client, clients int, d time.Duration
 					}
 					break
 				}
-				_, _ = io.Copy(io.Discard, resp.Body)
+				_, _ = io.CopyBuffer(discard{}, resp.Body, buf)
 				resp.Body.Close()
 				if resp.StatusCode/100 != 2 {
 					failure.CompareAndSwap(nil, fmt.Errorf("%s %s: HTTP %d", r.Method, r.URL.Path, resp.StatusCode))
@@ -621,6 +633,12 @@ func BareCopy(dir string) (string, func(), error) {
 	go srv.Serve(ln)
 	return "http://" + ln.Addr().String() + "/", func() { srv.Close() }, nil
 }
+
+// discard is io.Discard without its ReadFrom, so io.CopyBuffer reads
+// with the buffer it is given (io.Discard reads 8 KiB at a time).
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // zeros is an endless source of zero bytes.
 type zeros struct{}
