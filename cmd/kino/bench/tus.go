@@ -27,7 +27,7 @@ func benchTus(ctx context.Context, m Kino, key string, o Options) ([]Result, err
 		Unit: "MB/s", Goal: ">= 0.90", HigherWin: true}
 	for i := 0; i < o.Runs; i++ {
 		t0 := time.Now()
-		id, err := api.upload(ctx, "tus", "big.mp4", zeros{}, size)
+		id, err := api.upload(ctx, "tus", "big.mp4", &noise{}, size)
 		if err != nil {
 			return nil, err
 		}
@@ -71,7 +71,7 @@ func (a benchAPI) tusUpload(ctx context.Context, coll, name string, size, chunk 
 	if resp.StatusCode != 201 || loc == "" {
 		return "", fmt.Errorf("tus create: HTTP %d", resp.StatusCode)
 	}
-	src := io.MultiReader(bytes.NewReader(MP4Box), zeros{})
+	src := io.MultiReader(bytes.NewReader(MP4Box), &noise{})
 	for off := int64(0); off < size; {
 		n := min(chunk, size-off)
 		req, err := http.NewRequestWithContext(ctx, "PATCH", a.base+loc, io.LimitReader(src, n))
