@@ -128,13 +128,16 @@
 //     arrived, 507 at the disk's reserve or when the disk or quota is full,
 //     a logged 500 for other failures of the server's disk (storeFailure:
 //     no message names a path); a body that breaks off is 400.
-//  5. acceptUpload, shared with tus: an empty file is 400; the collection
-//     is checked again (404; it may have been deleted while the file
-//     streamed); the file's size against the storage quota (413); a media backend that commits by copying needs the file's
-//     size above the reserve again; Media.Commit makes the file the video's
+//  5. acceptUpload, shared with tus: an empty file is 400; once the read
+//     models hold the account's own writes (awaitOwnWrites: also for a
+//     direct upload URL or the sweep, which do not come as the account),
+//     the collection is checked again (404; it may have been deleted while
+//     the file streamed) and the file's size against the storage quota
+//     (413); a media backend that commits by copying needs the file's size
+//     above the reserve again; Media.Commit makes the file the video's
 //     original, under the ULID drawn for it and the lower-cased supported
 //     extension (no client string becomes a path or an object name); then
-//     UploadAccepted is appended and the write settles.
+//     UploadAccepted is appended and noted as the account's write (wrote).
 //  6. When the append fails, undoUpload removes the committed original.
 //     When its outcome is unknown (a timeout, a lost answer) the stream
 //     decides: the file stays if the video's stream holds its event, or
