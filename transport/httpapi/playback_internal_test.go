@@ -24,6 +24,7 @@ import (
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
+	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/playback"
 	"github.com/kino-video/kino/transport/wire"
 )
@@ -189,8 +190,18 @@ func TestUploadPlaybackDefaults(t *testing.T) {
 		loc := r.header.Get("Location")
 		return loc[strings.LastIndex(loc, "/")+1:]
 	}
+	// The video as the account's next request would read it.
+	stored := func(id string) projections.Video {
+		t.Helper()
+		a.s.awaitOwnWrites(context.Background(), "acme")
+		v, _, err := a.s.cfg.DB.Video(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
 	r := tusCreate(a.srv.URL+"/v1/uploads/tus", key, meta("filename", "a.mp4", "collection", "main", "playbackPolicy", "signed", "download", "false"))
-	if v, _, _ := a.s.cfg.DB.Video(idOf(r)); v.PlaybackPolicy != domain.PlaybackSigned || v.WantsDownload {
+	if v := stored(idOf(r)); v.PlaybackPolicy != domain.PlaybackSigned || v.WantsDownload {
 		t.Fatalf("tus upload: %+v", v)
 	}
 	wantError(t, tusCreate(a.srv.URL+"/v1/uploads/tus", key, meta("filename", "a.mp4", "collection", "main", "playbackPolicy", "nope")), 400, "Bad request")
@@ -202,7 +213,7 @@ func TestUploadPlaybackDefaults(t *testing.T) {
 	}
 	du := decode[wire.DirectUpload](t, r)
 	wantError(t, tusCreate(du.URL, "", meta("filename", "a.mp4", "playbackPolicy", "public")), 400, "Bad request")
-	if v, _, _ := a.s.cfg.DB.Video(idOf(tusCreate(du.URL, "", meta("filename", "a.mp4")))); v.PlaybackPolicy != domain.PlaybackSigned || v.WantsDownload {
+	if v := stored(idOf(tusCreate(du.URL, "", meta("filename", "a.mp4")))); v.PlaybackPolicy != domain.PlaybackSigned || v.WantsDownload {
 		t.Fatalf("direct upload: %+v", v)
 	}
 	wantError(t, a.do("POST", "/v1/uploads", key, `{"collection":"main","playbackPolicy":"x"}`), 400, "Bad request")
