@@ -68,6 +68,7 @@ type DB struct {
 	mu   sync.RWMutex
 	bolt *bolt.DB
 	path string
+	auth authCache // Authenticate's
 }
 
 func (db *DB) view(fn func(*bolt.Tx) error) error {
@@ -164,6 +165,7 @@ func (db *DB) replaceWith(other *DB) error {
 	db.bolt = other.bolt
 	other.path = db.path
 	_ = old.Close() // the old file is already unlinked: nothing to lose
+	db.auth.reset()
 	return nil
 }
 
@@ -334,17 +336,6 @@ func scanPrefix[T any](db *DB, bucket []byte, account string) ([]T, error) {
 		return nil
 	})
 	return out, err
-}
-
-// KeyByHash finds a live key by the SHA-256 hex of the key.
-func (db *DB) KeyByHash(hash string) (Key, bool, error) {
-	var k Key
-	var ok bool
-	err := db.view(func(tx *bolt.Tx) (err error) {
-		k, ok, err = getJSON[Key](tx.Bucket(bKeys), []byte(hash))
-		return err
-	})
-	return k, ok, err
 }
 
 // Account returns an account by slug.

@@ -33,6 +33,12 @@
 // batch), because allocation drives the GC, and every GC cycle also marks
 // the embedded NATS server's per-subject index.
 //
+// Authenticate, which every request with an API key asks, keeps the keys
+// it has read with their accounts in memory (authCache). A commit that
+// applies any account event empties it before WaitFor's waiters are woken,
+// as does a file swapped in by a rebuild, so a revoked key is refused as
+// soon as its revocation has answered.
+//
 // When an event cannot be applied, the projector stops following: the read
 // models stay at the last good batch, Err says why (logged once; /healthz
 // answers 503), and WaitFor returns the error. A restart resumes from the checkpoint; a Rebuild repairs the

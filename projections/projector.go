@@ -280,6 +280,9 @@ func (p *Projector) commit(batch []domain.Event) error {
 	if err := p.db.update(func(tx *bolt.Tx) error { return applyBatch(tx, batch, p.scratch) }); err != nil {
 		return err
 	}
+	if touchesAuth(batch) {
+		p.db.auth.reset() // before advance wakes the write that revoked a key
+	}
 	p.commits.Add(1)
 	p.advance(batch[len(batch)-1].Seq)
 	if p.observe != nil {
@@ -454,6 +457,9 @@ func build(ctx context.Context, source EventSource, db *DB, upTo uint64, progres
 			if err = db.update(func(tx *bolt.Tx) error { return applyBatch(tx, b, s) }); err != nil {
 				cancel()
 				continue
+			}
+			if touchesAuth(b) {
+				db.auth.reset() // the live file caught up by a verify
 			}
 			progress(Progress{Applied: b[len(b)-1].Seq, Total: upTo})
 			select {

@@ -117,7 +117,7 @@ func (s *Server) account(w http.ResponseWriter, r *http.Request) (projections.Ac
 		w.Header().Set("WWW-Authenticate", `Bearer realm="kino"`)
 		return projections.Account{}, projections.Key{}, errMissingKey()
 	}
-	k, ok, err := s.lookupKey(r.Context(), key)
+	k, acct, ok, err := s.lookupKey(r.Context(), key)
 	if err != nil {
 		return projections.Account{}, k, err
 	}
@@ -125,11 +125,7 @@ func (s *Server) account(w http.ResponseWriter, r *http.Request) (projections.Ac
 		w.Header().Set("WWW-Authenticate", `Bearer realm="kino", error="invalid_token"`)
 		return projections.Account{}, k, errInvalidKey()
 	}
-	acct, ok, err := s.cfg.DB.Account(k.Account)
-	if err == nil && !ok { // a key always follows its account in the stream
-		err = errInvalidKey()
-	}
-	return acct, k, err
+	return acct, k, nil
 }
 
 // tooManyFailures refuses a client address that sent too many requests
@@ -194,23 +190,21 @@ func (c *lastSeqCache) get(ctx context.Context, fetch func(context.Context) (uin
 	return seq, nil
 }
 
-// lookupKey finds a live key by its hash. A key issued a moment ago (by the
-// CLI, say) may not be in the read models yet, so a miss waits once for
-// them to catch up with the stream before it counts as invalid.
-func (s *Server) lookupKey(ctx context.Context, key string) (projections.Key, bool, error) {
+// lookupKey finds a live key by its hash, with its account. A key issued a
+// moment ago (by the CLI, say) may not be in the read models yet, so a
+// miss waits once for them to catch up with the stream before it counts
+// as invalid.
+func (s *Server) lookupKey(ctx context.Context, key string) (projections.Key, projections.Account, bool, error) {
 	if !domain.WellFormedKey(key) {
-		return projections.Key{}, false, nil
+		return projections.Key{}, projections.Account{}, false, nil
 	}
 	hash := domain.HashKey(key)
-	k, ok, err := s.cfg.DB.KeyByHash(hash)
-	if err != nil || ok {
-		return k, ok && subtle.ConstantTimeCompare([]byte(k.Hash), []byte(hash)) == 1, err
+	k, acct, ok, err := s.cfg.DB.Authenticate(hash)
+	if err == nil && !ok && s.catchUp(ctx) {
+		k, acct, ok, err = s.cfg.DB.Authenticate(hash)
 	}
-	if !s.catchUp(ctx) {
-		return k, false, nil
-	}
-	k, ok, err = s.cfg.DB.KeyByHash(hash)
-	return k, ok && subtle.ConstantTimeCompare([]byte(k.Hash), []byte(hash)) == 1, err
+	ok = ok && subtle.ConstantTimeCompare([]byte(k.Hash), []byte(hash)) == 1
+	return k, acct, ok, err
 }
 
 // SessionRequestsPerMinute is the least a dashboard user's browser may send
