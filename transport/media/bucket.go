@@ -179,9 +179,8 @@ func (b *Bucket) Open(ctx context.Context, id, rel string) (*File, error) {
 			return &File{ReadSeekCloser: f, Size: info.Size, ModTime: info.ModTime, ETag: etag(info)}, nil
 		}
 		b.cache.misses.Add(1)
-		fetch := func(ctx context.Context) (io.ReadCloser, error) {
-			r, _, err := openObject(ctx, b.obj, name(id, rel))
-			return r, err
+		fetch := func(ctx context.Context) (io.ReadCloser, ObjectInfo, error) {
+			return openObject(ctx, b.obj, name(id, rel))
 		}
 		if f := b.cache.fill(ctx, info.Digest, info.Size, fetch); f != nil {
 			return &File{ReadSeekCloser: f, Size: info.Size, ModTime: info.ModTime, ETag: etag(info)}, nil

@@ -91,28 +91,39 @@ const fillTimeout = time.Minute
 // first segment asked by a crowd of players at once would otherwise be
 // read from the store by each of them, and the store, overwhelmed, answer
 // none in time. The fetch does not end with the request that began it:
-// the others wait for it too.
-func (c *cache) fill(ctx context.Context, digest string, size int64, fetch func(context.Context) (io.ReadCloser, error)) *os.File {
+// the others wait for it too, each as long as its own ctx lasts. The copy
+// is kept only if the object fetched is the one described (digest and
+// size): a name published again between the two must not be stored under
+// the old digest, where another video's identical bytes would find it.
+func (c *cache) fill(ctx context.Context, digest string, size int64, fetch func(context.Context) (io.ReadCloser, ObjectInfo, error)) *os.File {
 	if c == nil || size > cacheable || !digestName.MatchString(strings.TrimPrefix(digest, "SHA-256=")) {
 		return nil
 	}
-	_, _, _ = c.fills.Do(digest, func() (any, error) {
+	done := c.fills.DoChan(digest, func() (any, error) {
 		if f := c.lookup(digest, size); f != nil { // filled since the caller looked
 			return nil, f.Close()
 		}
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fillTimeout)
 		defer cancel()
-		r, err := fetch(fctx)
+		r, info, err := fetch(fctx)
 		if err != nil {
 			return nil, err
 		}
 		defer r.Close()
+		if info.Digest != digest || info.Size != size {
+			return nil, nil
+		}
 		if f := c.open(digest, size, r); f != nil {
 			return nil, f.Close()
 		}
 		return nil, nil
 	})
-	return c.lookup(digest, size)
+	select {
+	case <-done:
+		return c.lookup(digest, size)
+	case <-ctx.Done():
+		return nil
+	}
 }
 
 // open returns the local copy of the object with digest and size, filling

@@ -1,8 +1,10 @@
 package media_test
 
 import (
+	"bytes"
 	"context"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -83,5 +85,67 @@ func TestACrowdMissingTheCacheReadsTheStoreOnce(t *testing.T) {
 	}
 	if hits, misses := s.CacheStats(); hits+misses != crowd {
 		t.Fatalf("hits %d + misses %d, want %d", hits, misses, crowd)
+	}
+}
+
+// replacingObjects replaces one object with other bytes of the same size
+// right after its first Stat: a name published again between the
+// description /cdn reads and the fetch of its bytes.
+type replacingObjects struct {
+	media.ObjectStore
+	name     string
+	with     []byte
+	replaced atomic.Bool
+}
+
+func (r *replacingObjects) Stat(ctx context.Context, name string) (media.ObjectInfo, error) {
+	info, err := r.ObjectStore.Stat(ctx, name)
+	if err == nil && strings.HasSuffix(name, r.name) && r.replaced.CompareAndSwap(false, true) {
+		if _, perr := r.ObjectStore.Put(ctx, name, bytes.NewReader(r.with)); perr != nil {
+			return info, perr
+		}
+	}
+	return info, err
+}
+
+// The local copy is kept under the digest of the bytes fetched, never
+// under a description read before the object was replaced: another video
+// holding the old bytes is served them, not the new ones.
+func TestACopyIsNeverKeptUnderAnotherObjectsDigest(t *testing.T) {
+	t.Parallel()
+	disk, err := newDiskObjects(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, fresh := []byte("the segment as first published"), []byte("the segment as published again")
+	obj := &replacingObjects{ObjectStore: disk, name: "hls/720p/seg_00000.m4s", with: fresh}
+	obj.replaced.Store(true) // not while publishing
+	s, err := media.OpenBucket(obj, t.TempDir(), 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Grace = 0
+	a := mediatest.NewVideo(t, s, map[string][]byte{"hls/720p/seg_00000.m4s": old})
+	b := mediatest.NewVideo(t, s, map[string][]byte{"hls/720p/seg_00000.m4s": old})
+	obj.name = a + "/hls/720p/seg_00000.m4s"
+	obj.replaced.Store(false)
+	read := func(id string) string {
+		t.Helper()
+		f, err := s.Open(context.Background(), id, "hls/720p/seg_00000.m4s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		got, err := io.ReadAll(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(got)
+	}
+	if got := read(a); got != string(fresh) {
+		t.Fatalf("video a, replaced while opened: %q", got)
+	}
+	if got := read(b); got != string(old) {
+		t.Fatalf("video b, whose segment was never replaced: %q", got)
 	}
 }
