@@ -68,35 +68,45 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		var acct projections.Account
 		var user string
-		if r.Header.Get("Authorization") == "" && s.sessionID(r) != "" {
-			// A browser: the session of an account user, the same account's
-			// limits and handlers, with a rate budget of its own
-			// (rateBudget). Unknown or ended sessions count against
-			// the address like wrong keys (each costs a NATS request).
-			if err := s.guardCredentials(w, r, func() error {
-				id, err := s.accountSession(r)
-				if err != nil {
-					return err
+		resolve := func() error {
+			if r.Header.Get("Authorization") == "" && s.sessionID(r) != "" {
+				// A browser: the session of an account user, the same account's
+				// limits and handlers, with a rate budget of its own
+				// (rateBudget). Unknown or ended sessions count against
+				// the address like wrong keys (each costs a NATS request).
+				return s.guardCredentials(w, r, func() error {
+					id, err := s.accountSession(r)
+					if err != nil {
+						return err
+					}
+					var ok bool
+					if acct, ok, err = s.cfg.DB.Account(id.Account); err != nil {
+						return err
+					} else if !ok {
+						return errLoginRequired("Your session has ended; log in again")
+					}
+					user = id.UserID
+					return nil
+				})
+			}
+			return s.guardCredentials(w, r, func() (err error) {
+				var k projections.Key
+				if acct, k, err = s.account(w, r); err == nil && s.cfg.Users != nil {
+					s.cfg.Users.KeyUsed(k.ID, s.cfg.Now())
 				}
-				var ok bool
-				if acct, ok, err = s.cfg.DB.Account(id.Account); err != nil {
-					return err
-				} else if !ok {
-					return errLoginRequired("Your session has ended; log in again")
-				}
-				user = id.UserID
-				return nil
-			}); err != nil {
+				return err
+			})
+		}
+		if err := resolve(); err != nil {
+			return err
+		}
+		// When the account's own writes were not applied yet, one of them
+		// may have revoked this very key (its settle timed out): look at
+		// the credentials again once they are.
+		if s.awaitOwnWrites(r.Context(), acct.Slug) {
+			if err := resolve(); err != nil {
 				return err
 			}
-		} else if err := s.guardCredentials(w, r, func() (err error) {
-			var k projections.Key
-			if acct, k, err = s.account(w, r); err == nil && s.cfg.Users != nil {
-				s.cfg.Users.KeyUsed(k.ID, s.cfg.Now())
-			}
-			return err
-		}); err != nil {
-			return err
 		}
 		limits := acct.Limits(s.cfg.Plans)
 		rateKey, perMinute := rateBudget(acct.Slug, user, limits)
@@ -104,7 +114,6 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			return err
 		}
 		r = withCaller(r, s.cfg.Log, caller{Account: acct.Slug, Plan: acct.Plan, Limits: limits, User: user})
-		s.awaitOwnWrites(r.Context(), acct.Slug)
 		next.ServeHTTP(w, r)
 		return nil
 	})

@@ -79,14 +79,14 @@ func (s *Server) wroteFor(account string, seq uint64) {
 
 // awaitOwnWrites waits, at most Config.SettleTimeout, until the read
 // models include every write this server answered for account, so that
-// the request reads what the account wrote before it. Usually there is
-// nothing to wait for: one map lookup. A timeout is logged, as a settle's
-// is; a projector that stopped on an error is reported by /healthz, not
-// here on every request.
-func (s *Server) awaitOwnWrites(ctx context.Context, account string) {
+// the request reads what the account wrote before it, and reports whether
+// there was anything to wait for. Usually there is not: one map lookup. A
+// timeout is logged, as a settle's is; a projector that stopped on an
+// error is reported by /healthz, not here on every request.
+func (s *Server) awaitOwnWrites(ctx context.Context, account string) bool {
 	seq := s.own.pending(account, s.cfg.Projector.Applied())
 	if seq == 0 {
-		return
+		return false
 	}
 	wctx, cancel := context.WithTimeout(ctx, s.cfg.SettleTimeout)
 	defer cancel()
@@ -94,4 +94,5 @@ func (s *Server) awaitOwnWrites(ctx context.Context, account string) {
 	if err != nil && errors.Is(err, context.DeadlineExceeded) {
 		loggerFrom(ctx, s.cfg.Log).Warn("read models behind the account's writes", "account", account, "seq", seq, "err", err)
 	}
+	return true
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/eventstore"
@@ -83,11 +84,11 @@ func (g *gate) run(req func() response) (response, bool) {
 
 // gated is an API whose read models can be held back, with every
 // account's writes applied so far.
-func gated(t *testing.T) (*testAPI, *gate, func()) {
+func gated(t *testing.T, configure ...func(*Config)) (*testAPI, *gate, func()) {
 	t.Helper()
 	g := &gate{waits: make(chan uint64, 8)}
 	a := newTestAPIFrom(t, func(s *eventstore.Store) projections.EventSource { g.store = s; return g },
-		func(c *Config) { g.Projector = c.Projector; c.Projector = g })
+		append(configure, func(c *Config) { g.Projector = c.Projector; c.Projector = g })...)
 	settleAll := func() {
 		t.Helper()
 		last, err := a.store.LastSeq(context.Background())
@@ -158,5 +159,35 @@ func TestADirectUploadSeesItsCollectionDeleted(t *testing.T) {
 	})
 	if r.status != 404 || !waited || !strings.Contains(string(r.body), "talks") {
 		t.Fatalf("the upload's last PATCH after its collection's DELETE: %d (waited: %v) %s", r.status, waited, r.body)
+	}
+}
+
+// A key revoked while the read models lag more than a settle waits for
+// (the revocation answers anyway) is refused by the account's next
+// request: that request waits for the revocation, then looks at its key
+// again.
+func TestAKeyRevokedPastTheSettleWaitIsRefusedOnceApplied(t *testing.T) {
+	a, g, settleAll := gated(t, withUsers(t), func(c *Config) { c.SettleTimeout = 50 * time.Millisecond })
+	a.account("acme", domain.PlanFree)
+	ada := a.user("ada@example.com", "acme")
+	r := a.post("/v1/keys", `{"label":"ci"}`, ada)
+	var created struct{ ID, Key string }
+	if err := json.Unmarshal(r.body, &created); err != nil || r.status != 201 {
+		t.Fatalf("create key: %d %s", r.status, r.body)
+	}
+	if r := a.do("GET", "/v1/videos", created.Key, ""); r.status != 200 {
+		t.Fatalf("the new key: %d %s", r.status, r.body)
+	}
+	settleAll()
+	g.hold()
+	if r := a.send("DELETE", "/v1/keys/"+created.ID, "", ada); r.status != 204 {
+		t.Fatalf("revoke: %d %s", r.status, r.body)
+	}
+	for len(g.waits) > 0 { // the revocation's own settle, given up
+		<-g.waits
+	}
+	r, waited := g.run(func() response { return a.do("GET", "/v1/videos", created.Key, "") })
+	if r.status != 401 || !waited {
+		t.Fatalf("the revoked key's next request: %d (waited: %v) %s", r.status, waited, r.body)
 	}
 }
