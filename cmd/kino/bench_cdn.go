@@ -73,8 +73,9 @@ func startCDNProcess(ctx context.Context, s bench.CDNStore, s3c s3.Config, binar
 		os.RemoveAll(dir)
 	}
 	// Listening comes before ready (the read models catching up).
+	probe := &http.Client{Timeout: 2 * time.Second}
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
-		resp, err := http.Get(k.Base + "/readyz")
+		resp, err := probe.Get(k.Base + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
