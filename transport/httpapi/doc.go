@@ -162,7 +162,8 @@
 // Config.SettleTimeout (default 5 s), so a GET right after a POST sees it
 // while the POST did not wait for the projector's fsync. Other accounts
 // never wait for it; an operator's /v1/admin request waits for every
-// account's. An account with nothing pending costs one map lookup; one
+// account's. A request that did wait looks at its key or session again,
+// since one of those writes may have revoked it. An account with nothing pending costs one map lookup; one
 // caught up is forgotten. Writes through another API node are not seen
 // sooner than its own read models show them.
 //
