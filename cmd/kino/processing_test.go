@@ -107,7 +107,16 @@ func (h *harness) waitStatus(key, id string, want domain.Status) map[string]any 
 	h.t.Helper()
 	// The wait reads this node's read models, not the API: polling the API
 	// every few milliseconds spent the account's rate limit while a slow
-	// machine transcoded, and the next request of the test got 429.
+	// machine transcoded, and the next request of the test got 429. First
+	// they catch up with the stream as it is now, as the account's next
+	// request would wait for its own writes (a retry just answered).
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if last, err := h.m.store.LastSeq(ctx); err != nil {
+		h.t.Fatal(err)
+	} else if err := h.m.projector.WaitFor(ctx, last); err != nil {
+		h.t.Fatal(err)
+	}
 	eventstoretest.EventuallyEvery(h.t, "video "+id+" "+string(want), 20*time.Millisecond, func() (bool, string) {
 		v, ok, err := h.m.db.Video(id)
 		if err != nil {
