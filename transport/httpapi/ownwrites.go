@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"sync"
+	"sync/atomic"
 )
 
 // ownWrites remembers, per account, the last stream sequence of a write
@@ -17,7 +18,9 @@ import (
 type ownWrites struct {
 	mu   sync.Mutex
 	last map[string]uint64
-	all  uint64 // the largest of last, kept when last forgets
+	// all is the largest of last, kept when last forgets: while the read
+	// models include it, no request waits, and none takes mu.
+	all atomic.Uint64
 	// prune is the size of last at which note next drops the accounts
 	// caught up: twice what stayed, so the walks cost O(1) per note.
 	prune int
@@ -40,22 +43,26 @@ func (o *ownWrites) note(account string, seq, applied uint64) {
 		o.prune = max(64, 2*len(o.last))
 	}
 	o.last[account] = max(o.last[account], seq)
-	o.all = max(o.all, seq)
+	if seq > o.all.Load() {
+		o.all.Store(seq) // under mu: no other writer
+	}
 }
 
 // pending is the sequence account's requests must wait for, 0 when the
 // read models include all of its writes (applied is how far they are);
-// an account caught up is forgotten, so the map holds only accounts with
-// writes in flight.
+// an account found caught up is forgotten here, and the others by note's
+// pruning, so the map holds little more than accounts with writes in
+// flight.
 func (o *ownWrites) pending(account string, applied uint64) uint64 {
+	all := o.all.Load()
+	if all <= applied {
+		return 0 // every write answered is applied: the usual case, lock-free
+	}
+	if account == anyAccount {
+		return all
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if account == anyAccount {
-		if o.all <= applied {
-			return 0
-		}
-		return o.all
-	}
 	seq, ok := o.last[account]
 	if ok && seq <= applied {
 		delete(o.last, account)
