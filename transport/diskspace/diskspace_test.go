@@ -3,7 +3,11 @@ package diskspace_test
 import (
 	"bytes"
 	"errors"
+	"io"
+	"os"
+	"path/filepath"
 	"testing"
+	"testing/iotest"
 
 	"github.com/kino-video/kino/transport/diskspace"
 )
@@ -53,5 +57,113 @@ func TestWriterStopsInsideTheReserve(t *testing.T) {
 	free := &diskspace.Writer{W: &sink, Guard: diskspace.Guard{Every: 1}}
 	if _, err := free.Write(make([]byte, 5)); err != nil {
 		t.Fatalf("no directories guarded: %v", err)
+	}
+}
+
+// writes records where each write to a file ends, and tells ended.
+type writes struct {
+	f     *os.File
+	ends  []int64
+	ended chan int64
+}
+
+func (w *writes) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	off, _ := w.f.Seek(0, io.SeekCurrent)
+	w.ends = append(w.ends, off)
+	if w.ended != nil {
+		w.ended <- off
+	}
+	return n, err
+}
+
+func create(t *testing.T, offset int64) *os.File {
+	t.Helper()
+	f, err := os.Create(filepath.Join(t.TempDir(), "upload"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if _, err := f.Write(make([]byte, offset)); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// ReadFrom writes what a reader hands out in odd pieces so that every
+// write but the last ends on a Block boundary in the file, from a resumed
+// offset as from the start, and the file holds every byte.
+func TestReadFromWritesWholeBlocks(t *testing.T) {
+	src := make([]byte, 3*diskspace.Block+12345)
+	for i := range src {
+		src[i] = byte(i * 31)
+	}
+	for _, offset := range []int64{0, 1000, diskspace.Block} {
+		f := create(t, offset)
+		rec := &writes{f: f}
+		w := &diskspace.Writer{W: rec, Guard: diskspace.Guard{Every: 1 << 30}, Offset: offset}
+		// io.Copy takes ReadFrom; pieces of 1 to 8192 bytes in an odd order.
+		n, err := io.Copy(w, &pieces{r: bytes.NewReader(src)})
+		if err != nil || n != int64(len(src)) {
+			t.Fatalf("offset %d: copied %d, %v", offset, n, err)
+		}
+		for i, end := range rec.ends[:len(rec.ends)-1] {
+			if end%diskspace.Block != 0 {
+				t.Fatalf("offset %d: write %d ends at %d, inside a block (ends %v)", offset, i, end, rec.ends)
+			}
+		}
+		got, err := os.ReadFile(f.Name())
+		if err != nil || !bytes.Equal(got[offset:], src) || w.Offset != offset+int64(len(src)) {
+			t.Fatalf("offset %d: file of %d bytes (%v) does not hold the source; Offset %d", offset, len(got), err, w.Offset)
+		}
+	}
+}
+
+// pieces hands out reads of varying odd sizes.
+type pieces struct {
+	r io.Reader
+	i int
+}
+
+func (p *pieces) Read(b []byte) (int, error) {
+	p.i++
+	return p.r.Read(b[:min(len(b), (p.i*7919)%8192+1)])
+}
+
+// ReadFrom does not wait for the body's end: what arrives is written as
+// far as its last whole Block while the client pauses, and the rest once
+// the body ends.
+func TestReadFromWritesWhatArrives(t *testing.T) {
+	block := diskspace.Block
+	pr, pw := io.Pipe()
+	rec := &writes{f: create(t, 0), ended: make(chan int64, 4)}
+	done := make(chan error, 1)
+	go func() {
+		_, err := (&diskspace.Writer{W: rec, Guard: diskspace.Guard{Every: 1 << 30}}).ReadFrom(pr)
+		done <- err
+	}()
+	_, _ = pw.Write(make([]byte, block+100)) // then a pause
+	if end := <-rec.ended; end != int64(block) {
+		t.Fatalf("while the client pauses, the file ends at %d, want %d", end, block)
+	}
+	pw.Close()
+	if end := <-rec.ended; end != int64(block+100) {
+		t.Fatalf("once the body ends, the file ends at %d, want %d", end, block+100)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A reader that fails midway: what it handed out before the error is in
+// the file, and the error is the reader's.
+func TestReadFromKeepsWhatArrivedBeforeAnError(t *testing.T) {
+	var sink bytes.Buffer
+	broken := errors.New("connection reset")
+	src := io.MultiReader(bytes.NewReader([]byte("first bytes")), iotest.ErrReader(broken))
+	w := &diskspace.Writer{W: &sink, Guard: diskspace.Guard{Every: 1 << 30}}
+	n, err := w.ReadFrom(src)
+	if !errors.Is(err, broken) || n != 11 || sink.String() != "first bytes" {
+		t.Fatalf("ReadFrom = %d, %v; wrote %q", n, err, sink.String())
 	}
 }

@@ -1,8 +1,8 @@
 // Package diskspace keeps a reserve of free disk space under uploads: the
 // reserve's configuration (--disk-reserve: bytes or a percentage), the room
-// left above it on the file systems of the data directories, and a writer
-// that stops an upload once the room is gone, so the event store on the
-// same disk never runs dry. It knows no HTTP: httpapi answers 507.
+// left above it on the file systems of the data directories, and the
+// writer of every upload, which stops it once the room is gone, so the
+// event store on the same disk never runs dry. It knows no HTTP: httpapi answers 507.
 //
 // # The reserve
 //
@@ -26,6 +26,15 @@
 //   - before committing to a media backend that copies the file (the
 //     object store on the embedded NATS's disk): the file's size must fit
 //     again.
+//
+// # Writing an upload
+//
+// Writer is also how an upload's bytes reach their file: io.Copy to it
+// takes its ReadFrom, which writes whole aligned Blocks (64 KiB) as they
+// fill and holds back the rest until more arrives or the body ends. The
+// sizes a socket hands out, written as they come, leave most writes
+// ending inside a page, which the page cache zeroes before the next write
+// fills it: measured, that halved a 2 GiB upload's speed.
 //
 // The same reserve bounds the embedded NATS server's restart after a full
 // disk (cmd/kino passes it to natsserver.Heal).

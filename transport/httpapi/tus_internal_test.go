@@ -85,7 +85,7 @@ func (a *testAPI) tusStart(key string, file []byte, n int) string {
 // heldPatch opens a connection to the API and sends the head of a PATCH
 // of size bytes at offset 0 to the upload at loc: the test writes the
 // body, or part of it. The connection is closed when the test ends.
-func (a *testAPI) heldPatch(loc, key string, size int) net.Conn {
+func (a *testAPI) heldPatch(loc, key string, offset, size int) net.Conn {
 	a.t.Helper()
 	conn, err := net.Dial("tcp", strings.TrimPrefix(a.srv.URL, "http://"))
 	if err != nil {
@@ -93,8 +93,31 @@ func (a *testAPI) heldPatch(loc, key string, size int) net.Conn {
 	}
 	a.t.Cleanup(func() { conn.Close() })
 	fmt.Fprintf(conn, "PATCH %s HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nTus-Resumable: 1.0.0\r\n"+
-		"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\nContent-Length: %d\r\n\r\n", loc, key, size)
+		"Content-Type: application/offset+octet-stream\r\nUpload-Offset: %d\r\nContent-Length: %d\r\n\r\n", loc, key, offset, size)
 	return conn
+}
+
+// dripPatch starts a tus upload of a clip of two Blocks, sends all but
+// the last 3000 bytes of the first Block as one PATCH, then holds a
+// second PATCH open after those 3000 bytes, once the file shows them
+// (writes end on a Block). It returns the upload's URL and id, the held
+// connection and the clip.
+func (a *testAPI) dripPatch(key string) (loc, id string, conn net.Conn, file []byte) {
+	a.t.Helper()
+	file = clip(2 * diskspace.Block)
+	loc = a.tusCreate(key, len(file))
+	id = strings.TrimPrefix(loc, "/v1/uploads/tus/")
+	start := diskspace.Block - 3000
+	if r := a.tusPatch(loc, key, 0, file[:start]); r.status != 204 {
+		a.t.Fatalf("PATCH of the first bytes: %d %s", r.status, r.body)
+	}
+	conn = a.heldPatch(loc, key, start, len(file)-start)
+	_, _ = conn.Write(file[start:diskspace.Block])
+	eventstoretest.Eventually(a.t, "the held PATCH to write its bytes", func() bool {
+		fi, err := os.Stat(a.s.tus.DataPath(id))
+		return err == nil && fi.Size() == diskspace.Block
+	})
+	return loc, id, conn, file
 }
 
 // wantOriginal checks that the media directory holds file as video id's
@@ -228,24 +251,25 @@ func TestTusConcurrentPatch(t *testing.T) {
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanFree)
 	other := a.account("other", domain.PlanFree)
-	file := clip(6000)
+	first := diskspace.Block // writes end on a Block: the first bytes show in the file
+	file := clip(2 * first)
 	loc := a.tusCreate(key, len(file))
 	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
 
-	conn := a.heldPatch(loc, key, len(file))
-	_, _ = conn.Write(file[:3000]) // then nothing: a connection gone dead
+	conn := a.heldPatch(loc, key, 0, len(file))
+	_, _ = conn.Write(file[:first]) // then nothing: a connection gone dead
 	eventstoretest.Eventually(t, "the first PATCH to hold the upload and write its bytes", func() bool {
 		fi, err := os.Stat(a.s.tus.DataPath(id))
-		return a.tusStore().Busy(id) && err == nil && fi.Size() == 3000
+		return a.tusStore().Busy(id) && err == nil && fi.Size() == int64(first)
 	})
 	// Another account cannot interrupt it.
 	wantError(t, a.tusPatch(loc, other, 0, file), 404, "Not found")
 	// The owner's new PATCH, from the offset it last knew: the first is
-	// interrupted, its 3000 bytes recorded, and the new one told so.
+	// interrupted, its first bytes recorded, and the new one told so.
 	wantError(t, a.tusPatch(loc, key, 0, file), 409, "Conflict")
 	off, _ := a.tusOffset(loc, key)
-	if off != 3000 {
-		t.Fatalf("offset after a PATCH was taken over: %d, want the 3000 bytes received", off)
+	if off != first {
+		t.Fatalf("offset after a PATCH was taken over: %d, want the %d bytes received", off, first)
 	}
 	if r := a.tusPatch(loc, key, off, file[off:]); r.status != 204 {
 		t.Fatalf("resume: %d %s", r.status, r.body)
@@ -811,23 +835,16 @@ func TestSlowDripUploadsEnd(t *testing.T) {
 	t.Parallel()
 	a := newTestAPI(t, func(c *Config) { c.Uploads.IdleTimeout = time.Hour }) // only the rate ends them
 	key := a.account("acme", domain.PlanFree)
-	file := clip(6000)
-	loc := a.tusCreate(key, len(file))
-	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
-	conn := a.heldPatch(loc, key, len(file))
-	_, _ = conn.Write(file[:3000])
-	eventstoretest.Eventually(t, "the PATCH to write its first bytes", func() bool {
-		fi, err := os.Stat(a.s.tus.DataPath(id))
-		return err == nil && fi.Size() == 3000
-	})
+	loc, _, conn, file := a.dripPatch(key)
+	first := diskspace.Block
 	a.clock.Set(a.clock.Now().Add(uploadRateWindow + time.Second))
-	_, _ = conn.Write(file[3000:3001])
+	_, _ = conn.Write(file[first : first+1])
 	slow := &slowUpload{conn: conn, br: bufio.NewReader(conn)}
 	if r := slow.response(t); r.status != 503 {
 		t.Fatalf("a drip of a PATCH: %d %s", r.status, r.body)
 	}
-	if off, _ := a.tusOffset(loc, key); off != 3001 {
-		t.Fatalf("offset after a drip was ended: %d, want the 3001 bytes received", off)
+	if off, _ := a.tusOffset(loc, key); off != first+1 {
+		t.Fatalf("offset after a drip was ended: %d, want the %d bytes received", off, first+1)
 	}
 
 	up := a.slowUpload(key)
@@ -991,20 +1008,12 @@ func TestTusStalledPatchAsksForARetry(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newTestAPI(t, func(c *Config) { c.Uploads.IdleTimeout = tc.idle })
 			key := a.account("acme", domain.PlanFree)
-			file := clip(6000)
-			loc := a.tusCreate(key, len(file))
-			id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
-			conn := a.heldPatch(loc, key, len(file))
-			_, _ = conn.Write(file[:3000])
-			want := 3000
+			loc, id, conn, file := a.dripPatch(key)
+			want := diskspace.Block
 			if tc.slow {
-				eventstoretest.Eventually(t, "the PATCH to write its first bytes", func() bool {
-					fi, err := os.Stat(a.s.tus.DataPath(id))
-					return err == nil && fi.Size() == 3000
-				})
 				a.clock.Set(a.clock.Now().Add(uploadRateWindow + time.Second))
-				_, _ = conn.Write(file[3000:3001])
-				want = 3001
+				_, _ = conn.Write(file[want : want+1])
+				want++
 			}
 			r := (&slowUpload{conn: conn, br: bufio.NewReader(conn)}).response(t)
 			m := wantError(t, r, 503, "Service unavailable")
@@ -1085,19 +1094,20 @@ func TestTusStrayPatchDoesNotTakeOver(t *testing.T) {
 	t.Parallel()
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanFree)
-	file := clip(6000)
+	first := diskspace.Block // writes end on a Block: the first bytes show in the file
+	file := clip(2 * first)
 	loc := a.tusCreate(key, len(file))
 	id := strings.TrimPrefix(loc, "/v1/uploads/tus/")
-	conn := a.heldPatch(loc, key, len(file))
-	_, _ = conn.Write(file[:3000])
+	conn := a.heldPatch(loc, key, 0, len(file))
+	_, _ = conn.Write(file[:first])
 	eventstoretest.Eventually(t, "the PATCH to hold the upload and write its bytes", func() bool {
 		fi, err := os.Stat(a.s.tus.DataPath(id))
-		return a.tusStore().Busy(id) && err == nil && fi.Size() == 3000
+		return a.tusStore().Busy(id) && err == nil && fi.Size() == int64(first)
 	})
-	for _, off := range []int{100, 3000, 6000} {
+	for _, off := range []int{100, first, 2 * first} {
 		wantError(t, a.tusPatch(loc, key, off, file[:10]), 409, "Conflict")
 	}
-	_, _ = conn.Write(file[3000:])
+	_, _ = conn.Write(file[first:])
 	if r := (&slowUpload{conn: conn, br: bufio.NewReader(conn)}).response(t); r.status != 204 {
 		t.Fatalf("the PATCH in flight, after stray PATCHes: %d %s", r.status, r.body)
 	}
