@@ -47,6 +47,7 @@ func TestALibrarysLife(t *testing.T) {
 	id := h.uploadID(key, "main", "a.mp4", clip)
 	v := h.waitStatus(key, id, domain.StatusCompleted)
 	wantStatus(t, h.do("GET", "/v1/videos/01ARZ3NDEKTSV4RRFFQ69G5FAV", key, nil), 404)
+	wantStatus(t, h.do("GET", "/v1/no-such-route/01ARZ3NDEKTSV4RRFFQ69G5FAV", key, nil), 404)
 	preview := h.get(v["previewUrl"].(string))
 	if preview.status != 200 {
 		t.Fatalf("preview: %d", preview.status)
@@ -174,6 +175,7 @@ func wantMetrics(t *testing.T, h *harness, size int) {
 		{"kino_http_requests_total", map[string]string{"route": "/v1/videos/{id}", "method": "GET", "status": "200"}, 1},
 		{"kino_http_requests_total", map[string]string{"route": "/v1/videos/{id}", "method": "GET", "status": "404"}, 1},
 		{"kino_http_request_duration_seconds", map[string]string{"route": "/v1/videos", "method": "POST"}, 1},
+		{"kino_http_requests_total", map[string]string{"route": "unmatched", "method": "GET", "status": "404"}, 1},
 		{"kino_transcode_jobs_total", map[string]string{"outcome": "succeeded"}, 1},
 		{"kino_transcode_wait_seconds", map[string]string{"plan": "pro"}, 1},
 		{"kino_transcode_seconds_per_rendition", nil, 1},

@@ -282,6 +282,5 @@ func (s *Server) chargeAll(w http.ResponseWriter, budgets ...budget) error {
 // withCaller is r carrying its caller, and a logger naming the account.
 func withCaller(r *http.Request, fallback *slog.Logger, c caller) *http.Request {
 	ctx := context.WithValue(r.Context(), ctxAccount, c)
-	ctx = context.WithValue(ctx, ctxLog, logger(r, fallback).With("account", c.Account))
-	return r.WithContext(ctx)
+	return r.WithContext(withLog(ctx, fallback, "account", c.Account))
 }

@@ -14,6 +14,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -377,6 +378,7 @@ func New(cfg Config) (*Server, error) {
 		cop:           http.NewCrossOriginProtection(),
 		tusRetryEvery: tus.RetryEvery,
 		tokens:        playback.Tokens{Ring: cfg.Playback.Keys, Keys: cfg.DB, Now: cfg.Now}}
+	s.router.Use(routeLabel)
 	if cfg.Origin.PublicURL != "" {
 		u, _ := url.Parse(cfg.Origin.PublicURL)
 		if err := s.cop.AddTrustedOrigin(u.Scheme + "://" + u.Host); err != nil {
@@ -454,6 +456,7 @@ type ctxKey int
 const (
 	ctxLog ctxKey = iota
 	ctxAccount
+	ctxStatus
 )
 
 func logger(r *http.Request, fallback *slog.Logger) *slog.Logger {
@@ -461,18 +464,67 @@ func logger(r *http.Request, fallback *slog.Logger) *slog.Logger {
 }
 
 func loggerFrom(ctx context.Context, fallback *slog.Logger) *slog.Logger {
-	if l, ok := ctx.Value(ctxLog).(*slog.Logger); ok {
-		return l
+	if l, ok := ctx.Value(ctxLog).(*lazyLog); ok {
+		return l.logger()
 	}
 	return fallback
 }
 
-// statusWriter remembers the status for the access log.
+// withLog is ctx whose logger adds args to ctx's (or to fallback).
+func withLog(ctx context.Context, fallback *slog.Logger, args ...any) context.Context {
+	l := &lazyLog{base: fallback, args: args}
+	if parent, ok := ctx.Value(ctxLog).(*lazyLog); ok {
+		l.parent = parent
+	}
+	return context.WithValue(ctx, ctxLog, l)
+}
+
+// lazyLog is a request's logger, made the first time something logs: most
+// requests log nothing (the access line is at debug level), and each
+// slog With copies and formats its handler's attributes.
+type lazyLog struct {
+	parent *lazyLog // nil: base
+	base   *slog.Logger
+	args   []any
+	once   sync.Once
+	l      *slog.Logger
+}
+
+func (z *lazyLog) logger() *slog.Logger {
+	z.once.Do(func() {
+		l := z.base
+		if z.parent != nil {
+			l = z.parent.logger()
+		}
+		z.l = l.With(z.args...)
+	})
+	return z.l
+}
+
+// statusWriter remembers the status for the access log, and the template
+// of the route that answered for the metrics.
 type statusWriter struct {
 	http.ResponseWriter
 	status   int
 	bytes    int64
 	answered time.Time // when the status went out
+	route    string    // "": no route matched
+}
+
+// routeLabel is a mux middleware: it notes the template of the route
+// that matched on the request's statusWriter, so the metrics name it
+// without routing the request a second time.
+func routeLabel(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if sw, ok := r.Context().Value(ctxStatus).(*statusWriter); ok {
+			if route := mux.CurrentRoute(r); route != nil {
+				if t, err := route.GetPathTemplate(); err == nil {
+					sw.route = t
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -516,47 +568,41 @@ func newRequestID() string {
 func (s *Server) requestLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := newRequestID()
-		log := s.cfg.Log.With("request_id", id)
 		w.Header().Set("X-Request-Id", id)
 		sw := &statusWriter{ResponseWriter: w}
+		// A client waits: the event store answers at once while NATS is
+		// unreachable (503), rather than when it is back.
+		ctx := eventstore.FailFast(context.WithValue(withLog(r.Context(), s.cfg.Log, "request_id", id), ctxStatus, sw))
 		start := time.Now()
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
+				log := loggerFrom(ctx, s.cfg.Log)
 				log.Error("panic", "panic", fmt.Sprint(p))
 				if sw.status == 0 {
 					respond.Error(sw, log, domain.E("", domain.Internal, ""))
 				}
 			}
-			log.Debug("request", "method", r.Method, "path", redactPath(r.URL.Path), "status", sw.status,
-				"bytes", sw.bytes, "duration_ms", time.Since(start).Milliseconds())
+			if s.cfg.Log.Enabled(ctx, slog.LevelDebug) {
+				loggerFrom(ctx, s.cfg.Log).Debug("request", "method", r.Method, "path", redactPath(r.URL.Path), "status", sw.status,
+					"bytes", sw.bytes, "duration_ms", time.Since(start).Milliseconds())
+			}
 			if s.cfg.Metrics != nil {
 				answered := sw.answered
 				if answered.IsZero() {
 					answered = time.Now()
 				}
-				s.cfg.Metrics.Request(s.routeOf(r), metricMethod(r.Method), sw.status, answered.Sub(start))
+				route := sw.route
+				if route == "" {
+					route = "unmatched"
+				}
+				s.cfg.Metrics.Request(route, metricMethod(r.Method), sw.status, answered.Sub(start))
 			}
 		}()
-		// A client waits: the event store answers at once while NATS is
-		// unreachable (503), rather than when it is back.
-		ctx := eventstore.FailFast(context.WithValue(r.Context(), ctxLog, log))
 		next.ServeHTTP(sw, r.WithContext(ctx))
 	})
-}
-
-// routeOf is the template of the route r matches ("unmatched" for none):
-// a metric's label, bounded whatever the path.
-func (s *Server) routeOf(r *http.Request) string {
-	var m mux.RouteMatch
-	if s.router.Match(r, &m) && m.Route != nil {
-		if t, err := m.Route.GetPathTemplate(); err == nil {
-			return t
-		}
-	}
-	return "unmatched"
 }
 
 // metricMethod is r's method as a metric's label: one of HTTP's, else

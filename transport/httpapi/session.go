@@ -171,7 +171,7 @@ func (s *Server) operatorOnly(h handlerFunc) http.Handler {
 				return domain.E("", domain.Denied, "This needs an operator's login")
 			}
 			ctx := context.WithValue(r.Context(), ctxAccount, caller{User: id.UserID, Operator: true})
-			ctx = context.WithValue(ctx, ctxLog, logger(r, s.cfg.Log).With("user_id", id.UserID))
+			ctx = withLog(ctx, s.cfg.Log, "user_id", id.UserID)
 			s.awaitOwnWrites(ctx, anyAccount)
 			return h(w, r.WithContext(ctx))
 		}
