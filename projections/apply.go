@@ -106,6 +106,7 @@ func apply(b *batch, e domain.Event) error {
 			return err
 		}
 		// Rare: write the cached videos out, then rename through the index.
+		b.allVideos = true
 		if err := b.flushVideos(); err != nil {
 			return err
 		}
@@ -420,6 +421,12 @@ type scratch struct {
 	w           writes
 	slab        [][]cachedVideo // where the videos of the cache live
 	used        int             // of the slab's entries
+	// written are the ids of the video records the batch wrote or
+	// deleted, and writers their accounts; allVideos: it rewrote others
+	// too (a collection renamed).
+	written   []string
+	writers   []string
+	allVideos bool
 }
 
 const slabChunk = 1024
@@ -450,6 +457,7 @@ func (s *scratch) reset() {
 	clear(s.videos)
 	clear(s.collections)
 	clear(s.usage)
+	s.written, s.writers, s.allVideos = s.written[:0], s.writers[:0], false
 	s.w.reset() // after a failed batch
 }
 
@@ -672,7 +680,11 @@ func (b *batch) flushUsage() error {
 
 // flushVideos writes the cached videos and their index entries.
 func (b *batch) flushVideos() error {
-	for _, cv := range b.videos {
+	for id, cv := range b.videos {
+		b.written = append(b.written, id)
+		if len(b.writers) == 0 || b.writers[len(b.writers)-1] != cv.v.Account {
+			b.writers = append(b.writers, cv.v.Account)
+		}
 		if cv.stored || !cv.deleted {
 			b.countUsage(cv)
 		}

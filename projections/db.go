@@ -65,10 +65,12 @@ const schema = 4
 // file underneath while the DB keeps answering: every transaction holds mu
 // for reading, the swap holds it for writing.
 type DB struct {
-	mu   sync.RWMutex
-	bolt *bolt.DB
-	path string
-	auth authCache // Authenticate's
+	mu     sync.RWMutex
+	bolt   *bolt.DB
+	path   string
+	auth   authCache  // Authenticate's
+	videos videoCache // Video's
+	queue  queueCache // QueuePositions'
 }
 
 func (db *DB) view(fn func(*bolt.Tx) error) error {
@@ -166,6 +168,8 @@ func (db *DB) replaceWith(other *DB) error {
 	other.path = db.path
 	_ = old.Close() // the old file is already unlinked: nothing to lose
 	db.auth.reset()
+	db.videos.forget(nil, true)
+	db.queue.forget(nil, true)
 	return nil
 }
 
@@ -247,17 +251,6 @@ func putJSON(b *bolt.Bucket, k []byte, v any) error {
 		return err
 	}
 	return b.Put(k, raw)
-}
-
-// Video returns a video by id, whatever its account.
-func (db *DB) Video(id string) (Video, bool, error) {
-	var v Video
-	var ok bool
-	err := db.view(func(tx *bolt.Tx) (err error) {
-		v, ok, err = getJSON[Video](tx.Bucket(bVideos), []byte(id))
-		return err
-	})
-	return v, ok, err
 }
 
 // CaptionVTT returns the WebVTT of video id's track (READY tracks only).

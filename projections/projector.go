@@ -280,9 +280,7 @@ func (p *Projector) commit(batch []domain.Event) error {
 	if err := p.db.update(func(tx *bolt.Tx) error { return applyBatch(tx, batch, p.scratch) }); err != nil {
 		return err
 	}
-	if touchesAuth(batch) {
-		p.db.auth.reset() // before advance wakes the write that revoked a key
-	}
+	p.db.keepCaches(batch, p.scratch) // before advance wakes the write that changed them
 	p.commits.Add(1)
 	p.advance(batch[len(batch)-1].Seq)
 	if p.observe != nil {
@@ -458,9 +456,7 @@ func build(ctx context.Context, source EventSource, db *DB, upTo uint64, progres
 				cancel()
 				continue
 			}
-			if touchesAuth(b) {
-				db.auth.reset() // the live file caught up by a verify
-			}
+			db.keepCaches(b, s) // the live file caught up by a verify
 			progress(Progress{Applied: b[len(b)-1].Seq, Total: upTo})
 			select {
 			case free <- b[:0]:

@@ -3,7 +3,9 @@ package projections
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 	"slices"
+	"sync"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -16,33 +18,92 @@ import (
 // them in, near enough (a retried video waits behind newer uploads,
 // though older). 0 for a video that is not PENDING or not among the first
 // limit. It walks the status index's keys only, and stops at the last of
-// seqs or after limit keys.
+// seqs or after limit keys; what it walked is kept (queueCache), so the
+// polls of a queued upload find their place without walking again.
 func (db *DB) QueuePositions(account string, seqs []uint64, limit int) ([]int, error) {
 	out := make([]int, len(seqs))
 	if len(seqs) == 0 {
 		return out, nil
 	}
 	last := slices.Max(seqs)
-	err := db.view(func(tx *bolt.Tx) error {
-		prefix := append(key(account, string(domain.StatusPending)), 0)
-		c := tx.Bucket(bByStatus).Cursor()
-		n := 0
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && n < limit; k, _ = c.Next() {
-			if len(k) != len(prefix)+8 {
-				continue
-			}
-			n++
-			seq := binary.BigEndian.Uint64(k[len(prefix):])
-			for i, s := range seqs {
-				if s == seq {
-					out[i] = n
+	c := &db.queue
+	c.mu.RLock()
+	q, hit := c.entries[account]
+	gen := c.gen
+	c.mu.RUnlock()
+	if !hit || q.limit != limit || last > q.bound {
+		q = queued{limit: limit, bound: math.MaxUint64}
+		err := db.view(func(tx *bolt.Tx) error {
+			prefix := append(key(account, string(domain.StatusPending)), 0)
+			c := tx.Bucket(bByStatus).Cursor()
+			for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(q.seqs) < limit; k, _ = c.Next() {
+				if len(k) != len(prefix)+8 {
+					continue
+				}
+				seq := binary.BigEndian.Uint64(k[len(prefix):])
+				q.seqs = append(q.seqs, seq)
+				if seq >= last {
+					q.bound = seq
+					break
 				}
 			}
-			if seq >= last {
-				break
-			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		return nil
-	})
-	return out, err
+		c.mu.Lock()
+		if c.gen == gen {
+			if c.entries == nil || len(c.entries) >= maxQueueEntries {
+				c.entries = make(map[string]queued)
+			}
+			c.entries[account] = q
+		}
+		c.mu.Unlock()
+	}
+	for i, s := range seqs {
+		if at, ok := slices.BinarySearch(q.seqs, s); ok {
+			out[i] = at + 1
+		}
+	}
+	return out, nil
+}
+
+// queueCache keeps, per account, the start of its PENDING videos' queue as
+// QueuePositions last walked it. A commit forgets the accounts whose
+// videos it wrote (every account, when a collection's rename rewrote its
+// videos) before its waiters are woken, as videoCache does.
+type queueCache struct {
+	mu      sync.RWMutex
+	gen     uint64
+	entries map[string]queued
+}
+
+// queued is the start of an account's queue: seqs holds its PENDING
+// videos' CreatedSeq in order, every one up to bound (all of them, or the
+// first limit, with bound MaxUint64).
+type queued struct {
+	seqs  []uint64
+	bound uint64
+	limit int
+}
+
+// maxQueueEntries bounds the cache: past it, it starts over.
+const maxQueueEntries = 4096
+
+// forget drops the queues of accounts (all of them with all).
+func (c *queueCache) forget(accounts []string, all bool) {
+	if len(accounts) == 0 && !all {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	if all {
+		clear(c.entries)
+		return
+	}
+	for _, a := range accounts {
+		delete(c.entries, a)
+	}
 }
