@@ -68,9 +68,7 @@ type DB struct {
 	mu     sync.RWMutex
 	bolt   *bolt.DB
 	path   string
-	auth   authCache  // Authenticate's
-	videos videoCache // Video's
-	queue  queueCache // QueuePositions'
+	caches caches
 }
 
 func (db *DB) view(fn func(*bolt.Tx) error) error {
@@ -140,7 +138,7 @@ func openDB(path string, timeout time.Duration) (*DB, error) {
 		_ = b.Close()
 		return nil, fmt.Errorf("open read models %s: %w", path, err)
 	}
-	return &DB{bolt: b, path: path}, nil
+	return &DB{bolt: b, path: path, caches: newCaches()}, nil
 }
 
 // Close closes the file.
@@ -167,9 +165,7 @@ func (db *DB) replaceWith(other *DB) error {
 	db.bolt = other.bolt
 	other.path = db.path
 	_ = old.Close() // the old file is already unlinked: nothing to lose
-	db.auth.reset()
-	db.videos.forget(nil, true)
-	db.queue.forget(nil, true)
+	db.caches.forgetAll()
 	return nil
 }
 

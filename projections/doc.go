@@ -33,10 +33,15 @@
 // batch), because allocation drives the GC, and every GC cycle also marks
 // the embedded NATS server's per-subject index.
 //
-// Authenticate, which every request with an API key asks, keeps the keys
-// it has read with their accounts in memory (authCache). A commit that
-// applies any account event empties it before WaitFor's waiters are woken,
-// as does a file swapped in by a rebuild, so a revoked key is refused as
+// What requests read again and again is kept in memory (cache.go): the
+// API keys Authenticate has read with their accounts, the video records
+// Video has read, and the start of each account's queue of PENDING videos
+// QueuePositions has walked. A commit forgets what it wrote before
+// WaitFor's waiters are woken (keepCaches: every key after any account
+// event; the records of the videos it wrote and their accounts' queues;
+// everything after a collection's rename, which rewrites its videos), and
+// a file swapped in by a rebuild empties them, so a read after a write
+// never answers what was there before it, and a revoked key is refused as
 // soon as its revocation has answered.
 //
 // When an event cannot be applied, the projector stops following: the read

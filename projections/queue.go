@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
-	"sync"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -26,11 +25,7 @@ func (db *DB) QueuePositions(account string, seqs []uint64, limit int) ([]int, e
 		return out, nil
 	}
 	last := slices.Max(seqs)
-	c := &db.queue
-	c.mu.RLock()
-	q, hit := c.entries[account]
-	gen := c.gen
-	c.mu.RUnlock()
+	q, gen, hit := db.caches.queue.get(account)
 	if !hit || q.limit != limit || last > q.bound {
 		q = queued{limit: limit, bound: math.MaxUint64}
 		err := db.view(func(tx *bolt.Tx) error {
@@ -52,14 +47,7 @@ func (db *DB) QueuePositions(account string, seqs []uint64, limit int) ([]int, e
 		if err != nil {
 			return nil, err
 		}
-		c.mu.Lock()
-		if c.gen == gen {
-			if c.entries == nil || len(c.entries) >= maxQueueEntries {
-				c.entries = make(map[string]queued)
-			}
-			c.entries[account] = q
-		}
-		c.mu.Unlock()
+		db.caches.queue.put(account, q, gen)
 	}
 	for i, s := range seqs {
 		if at, ok := slices.BinarySearch(q.seqs, s); ok {
@@ -69,16 +57,6 @@ func (db *DB) QueuePositions(account string, seqs []uint64, limit int) ([]int, e
 	return out, nil
 }
 
-// queueCache keeps, per account, the start of its PENDING videos' queue as
-// QueuePositions last walked it. A commit forgets the accounts whose
-// videos it wrote (every account, when a collection's rename rewrote its
-// videos) before its waiters are woken, as videoCache does.
-type queueCache struct {
-	mu      sync.RWMutex
-	gen     uint64
-	entries map[string]queued
-}
-
 // queued is the start of an account's queue: seqs holds its PENDING
 // videos' CreatedSeq in order, every one up to bound (all of them, or the
 // first limit, with bound MaxUint64).
@@ -86,24 +64,4 @@ type queued struct {
 	seqs  []uint64
 	bound uint64
 	limit int
-}
-
-// maxQueueEntries bounds the cache: past it, it starts over.
-const maxQueueEntries = 4096
-
-// forget drops the queues of accounts (all of them with all).
-func (c *queueCache) forget(accounts []string, all bool) {
-	if len(accounts) == 0 && !all {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.gen++
-	if all {
-		clear(c.entries)
-		return
-	}
-	for _, a := range accounts {
-		delete(c.entries, a)
-	}
 }

@@ -3,54 +3,19 @@ package projections
 import (
 	"maps"
 	"slices"
-	"sync"
 
 	bolt "go.etcd.io/bbolt"
-
-	"github.com/kino-video/kino/domain"
 )
 
-// videoCache keeps video records as last read from the file, for the
-// requests that read one video again and again (a client polls its
-// upload every 2 s, players and apps read a finished one): a map lookup
-// instead of a bbolt read and a JSON decode. A commit forgets the records
-// it wrote (every one, when a collection's rename rewrote its videos)
-// before its waiters are woken, and a rebuild's swap and a verify's
-// catch-up do too, so a read after a write never sees the record before
-// it. Callers get copies: what they change stays theirs.
-type videoCache struct {
-	mu      sync.RWMutex
-	gen     uint64 // counts the forgettings: a record read before one is not kept
-	entries map[string]Video
-}
-
-// maxVideoEntries bounds the cache (a few MB): past it, it starts over.
-const maxVideoEntries = 4096
-
-// forget drops the records of ids (all of them with all).
-func (c *videoCache) forget(ids []string, all bool) {
-	if len(ids) == 0 && !all {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.gen++
-	if all {
-		clear(c.entries)
-		return
-	}
-	for _, id := range ids {
-		delete(c.entries, id)
-	}
-}
-
-// Video returns a video by id, whatever its account.
+// Video returns a video by id, whatever its account. The records it reads
+// are kept (DB.caches.videos) for the requests that read one video again
+// and again (a client polls its upload every 2 s, players and apps read a
+// finished one): a map lookup instead of a bbolt read and a JSON decode.
+// A commit forgets the records it wrote (every one, when a collection's
+// rename rewrote its videos). Callers get copies: what they change stays
+// theirs.
 func (db *DB) Video(id string) (Video, bool, error) {
-	c := &db.videos
-	c.mu.RLock()
-	v, hit := c.entries[id]
-	gen := c.gen
-	c.mu.RUnlock()
+	v, gen, hit := db.caches.videos.get(id)
 	if hit {
 		return v.clone(), true, nil
 	}
@@ -62,14 +27,7 @@ func (db *DB) Video(id string) (Video, bool, error) {
 	if err != nil || !ok {
 		return Video{}, false, err
 	}
-	c.mu.Lock()
-	if c.gen == gen {
-		if c.entries == nil || len(c.entries) >= maxVideoEntries {
-			c.entries = make(map[string]Video)
-		}
-		c.entries[id] = v.clone()
-	}
-	c.mu.Unlock()
+	db.caches.videos.put(id, v.clone(), gen)
 	return v, true, nil
 }
 
@@ -93,14 +51,4 @@ func clonePtr[T any](p *T) *T {
 	}
 	c := *p
 	return &c
-}
-
-// keepCaches keeps the in-memory caches true to a batch just committed
-// to the file; callers run it before the batch's waiters are woken.
-func (db *DB) keepCaches(batch []domain.Event, s *scratch) {
-	if touchesAuth(batch) {
-		db.auth.reset()
-	}
-	db.videos.forget(s.written, s.allVideos)
-	db.queue.forget(s.writers, s.allVideos)
 }

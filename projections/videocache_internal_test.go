@@ -61,9 +61,7 @@ func TestVideoForgetsWhatCommitsChange(t *testing.T) {
 	video := domain.StreamID{Aggregate: domain.AggVideo, ID: id}
 	exec(video, domain.AcceptUpload{Account: "acme", Collection: "a", CollectionName: "A", Filename: "a.mp4", Size: 1})
 	cached := func() bool {
-		db.videos.mu.RLock()
-		defer db.videos.mu.RUnlock()
-		_, ok := db.videos.entries[id]
+		_, _, ok := db.caches.videos.get(id)
 		return ok
 	}
 	read := func() Video {

@@ -38,9 +38,7 @@ func TestAuthenticateForgetsWhatAccountEventsChange(t *testing.T) {
 	hash := strings.Repeat("ab", 32)
 	account(domain.IssueKey{KeyID: "k1", Hash: hash, Prefix: "kino_sk_ab12", Label: "ci"})
 	cached := func() bool {
-		db.auth.mu.RLock()
-		defer db.auth.mu.RUnlock()
-		_, ok := db.auth.entries[hash]
+		_, _, ok := db.caches.auth.get(hash)
 		return ok
 	}
 	for range 2 {
