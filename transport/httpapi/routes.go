@@ -26,24 +26,13 @@ func (s *Server) routes() {
 	r.MethodNotAllowedHandler = s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return domain.E("", domain.NotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path)
 	})
-	mount := func(path string, h func(http.ResponseWriter, *http.Request) error, methods ...string) {
-		r.Handle(path, s.handle(h)).Methods(methods...)
-	}
-	s.probes.Routes(mount)
-	s.pages.Routes(mount)
-	r.PathPrefix("/cdn/").Handler(s.handle(s.cdn.Serve)).Methods(http.MethodGet, http.MethodHead, http.MethodOptions)
-
-	r.Handle("/auth/login", s.handle(s.login)).Methods(http.MethodPost)
-	r.Handle("/auth/logout", s.handle(s.logout)).Methods(http.MethodPost)
-	r.Handle("/auth/me", s.handle(s.me)).Methods(http.MethodGet)
-	r.Handle("/auth/password", s.handle(s.setPassword)).Methods(http.MethodPost)
-
-	s.adminRoutes()
-	r.Handle("/v1/admin/users", s.operatorOnly(s.adminListUsers)).Methods(http.MethodGet)
-	r.Handle("/v1/admin/users", s.operatorOnly(s.adminCreateUser)).Methods(http.MethodPost)
-	r.Handle("/v1/openapi.json", s.handle(s.openAPI)).Methods(http.MethodGet)
-	// Every other /v1 route is authenticated with an API key. (A mux subrouter would answer 404
-	// instead of 405 for a known path with the wrong method.)
+	// The API's routes come first: mux tries routes in order, and these
+	// are what clients call most (a poll of an upload every 2 s); no path
+	// matches one of them and one of the routes below. Every /v1 route
+	// but /v1/admin's, /v1/openapi.json and the tus routes open to direct
+	// upload URLs is authenticated with an API key. (A mux subrouter
+	// would answer 404 instead of 405 for a known path with the wrong
+	// method.)
 	route := func(path string, h func(http.ResponseWriter, *http.Request) error, method string) {
 		r.Handle("/v1"+path, s.authenticate(s.handle(h))).Methods(method)
 	}
@@ -70,6 +59,23 @@ func (s *Server) routes() {
 	route("/videos/{id}/playback-tokens", s.issuePlaybackToken, http.MethodPost)
 	s.captions.Routes(route)
 	s.keys.Routes(route)
+
+	mount := func(path string, h func(http.ResponseWriter, *http.Request) error, methods ...string) {
+		r.Handle(path, s.handle(h)).Methods(methods...)
+	}
+	s.probes.Routes(mount)
+	s.pages.Routes(mount)
+	r.PathPrefix("/cdn/").Handler(s.handle(s.cdn.Serve)).Methods(http.MethodGet, http.MethodHead, http.MethodOptions)
+
+	r.Handle("/auth/login", s.handle(s.login)).Methods(http.MethodPost)
+	r.Handle("/auth/logout", s.handle(s.logout)).Methods(http.MethodPost)
+	r.Handle("/auth/me", s.handle(s.me)).Methods(http.MethodGet)
+	r.Handle("/auth/password", s.handle(s.setPassword)).Methods(http.MethodPost)
+
+	s.adminRoutes()
+	r.Handle("/v1/admin/users", s.operatorOnly(s.adminListUsers)).Methods(http.MethodGet)
+	r.Handle("/v1/admin/users", s.operatorOnly(s.adminCreateUser)).Methods(http.MethodPost)
+	r.Handle("/v1/openapi.json", s.handle(s.openAPI)).Methods(http.MethodGet)
 }
 
 // adminRoutes mounts the operator's endpoints (package admin) under
