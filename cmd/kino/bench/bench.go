@@ -411,7 +411,7 @@ func benchReads(ctx context.Context, m Kino, key string, o Options) ([]Result, e
 		if c.p99 > 0 {
 			r.Goal += fmt.Sprintf(", p99 < %.0f ms", c.p99/1000)
 		}
-		var p50s, p99s []float64
+		var p50s, p99s, bareP99s []float64
 		client := loadClient(32)
 		for i := 0; i < o.Runs; i++ {
 			rps, p50, p99, err := load(ctx, client, 32, o.Duration, func(int) (*http.Request, error) {
@@ -426,19 +426,19 @@ func benchReads(ctx context.Context, m Kino, key string, o Options) ([]Result, e
 				return nil, err
 			}
 			r.KinoRuns, p50s, p99s = append(r.KinoRuns, rps), append(p50s, float64(p50.Microseconds())), append(p99s, float64(p99.Microseconds()))
-			brps, _, _, err := load(ctx, client, 32, o.Duration, func(int) (*http.Request, error) { return http.NewRequest("GET", bareURL, nil) })
+			brps, _, bp99, err := load(ctx, client, 32, o.Duration, func(int) (*http.Request, error) { return http.NewRequest("GET", bareURL, nil) })
 			if err != nil {
 				stop()
 				return nil, err
 			}
-			r.BaseRuns = append(r.BaseRuns, brps)
+			r.BaseRuns, bareP99s = append(r.BaseRuns, brps), append(bareP99s, float64(bp99.Microseconds()))
 		}
 		stop()
 		r.finish(c.goal)
 		if c.p99 > 0 {
 			r.Met = r.Met && median(p99s) < c.p99
 		}
-		r.Notes = fmt.Sprintf("kino p50 %.0f µs, p99 %.0f µs", median(p50s), median(p99s))
+		r.Notes = fmt.Sprintf("kino p50 %.0f µs, p99 %.0f µs; bare handler p99 %.0f µs", median(p50s), median(p99s), median(bareP99s))
 		out = append(out, r)
 	}
 	return out, nil
