@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"context"
+	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"testing"
@@ -44,5 +46,29 @@ func TestNoRouteHidesAnother(t *testing.T) {
 	})
 	if err != nil || checked < 40 {
 		t.Fatalf("walked the routes: %v, %d paths checked", err, checked)
+	}
+}
+
+// The metrics name the route a request matched, not one a handler called
+// through the router inside it (the dashboard's pages call the API so),
+// and "unmatched" when the request itself matched none.
+func TestRouteLabelIsTheRequestsOwn(t *testing.T) {
+	router := mux.NewRouter()
+	router.Use(routeLabel)
+	inner := func(w http.ResponseWriter, r *http.Request) {
+		req := r.Clone(r.Context())
+		req.URL.Path = "/inner"
+		router.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	router.HandleFunc("/outer", inner)
+	router.HandleFunc("/inner", func(http.ResponseWriter, *http.Request) {})
+	router.NotFoundHandler = http.HandlerFunc(inner)
+	for path, want := range map[string]string{"/outer": "/outer", "/nowhere": ""} {
+		sw := &statusWriter{ResponseWriter: httptest.NewRecorder()}
+		req := httptest.NewRequest("GET", path, nil)
+		router.ServeHTTP(sw, req.WithContext(context.WithValue(req.Context(), ctxStatus, sw)))
+		if sw.route != want {
+			t.Errorf("GET %s labelled %q, want %q", path, sw.route, want)
+		}
 	}
 }

@@ -501,6 +501,20 @@ func (z *lazyLog) logger() *slog.Logger {
 	return z.l
 }
 
+// writesTo reports whether w is sw or wraps it.
+func writesTo(w http.ResponseWriter, sw *statusWriter) bool {
+	for {
+		if w == http.ResponseWriter(sw) {
+			return true
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return false
+		}
+		w = u.Unwrap()
+	}
+}
+
 // statusWriter remembers the status for the access log, and the template
 // of the route that answered for the metrics.
 type statusWriter struct {
@@ -513,10 +527,13 @@ type statusWriter struct {
 
 // routeLabel is a mux middleware: it notes the template of the route
 // that matched on the request's statusWriter, so the metrics name it
-// without routing the request a second time.
+// without routing the request a second time. Only the request's own
+// writer is labelled: a call the dashboard makes through the router
+// inside a page's request (its own writer, the page's context) is not
+// the page.
 func routeLabel(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if sw, ok := r.Context().Value(ctxStatus).(*statusWriter); ok {
+		if sw, ok := r.Context().Value(ctxStatus).(*statusWriter); ok && writesTo(w, sw) {
 			if route := mux.CurrentRoute(r); route != nil {
 				if t, err := route.GetPathTemplate(); err == nil {
 					sw.route = t
