@@ -132,6 +132,9 @@ func LadderArgs(in Input, outDir string, info Info, rungs []Rung, x Extras) []st
 			fmt.Sprintf("-maxrate:v:%d", k), kbps(r.MaxRate),
 			fmt.Sprintf("-bufsize:v:%d", k), kbps(r.BufSize),
 		)
+		if r.Refs > 0 {
+			args = append(args, fmt.Sprintf("-refs:v:%d", k), strconv.Itoa(r.Refs))
+		}
 	}
 	var streams []string
 	if info.HasAudio {

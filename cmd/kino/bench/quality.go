@@ -226,12 +226,13 @@ func encodeLadder(ctx context.Context, l string, in ffmpeg.Input, src, d string,
 }
 
 // FixedLadder is rungs as kino's fixed-bitrate ladder encoded them: each
-// at its cap on average (-b:v), -maxrate 1.07× and -bufsize 1.5× of it.
+// at its cap on average (-b:v), -maxrate 1.07× and -bufsize 1.5× of it,
+// with the preset's reference frames.
 func FixedLadder(rungs []ffmpeg.Rung) []ffmpeg.Rung {
 	out := make([]ffmpeg.Rung, len(rungs))
 	for i, r := range rungs {
 		kbps := r.MaxRate
-		r.CRF, r.Bitrate, r.MaxRate, r.BufSize = 0, kbps, (kbps*107+50)/100, (kbps*3+1)/2
+		r.CRF, r.Bitrate, r.MaxRate, r.BufSize, r.Refs = 0, kbps, (kbps*107+50)/100, (kbps*3+1)/2, 0
 		out[i] = r
 	}
 	return out
