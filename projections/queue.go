@@ -17,7 +17,7 @@ import (
 // them in, near enough (a retried video waits behind newer uploads,
 // though older). 0 for a video that is not PENDING or not among the first
 // limit. It walks the status index's keys only, and stops at the last of
-// seqs or after limit keys; what it walked is kept (queueCache), so the
+// seqs or after limit keys; what it walked is kept (DB.caches.queue), so the
 // polls of a queued upload find their place without walking again.
 func (db *DB) QueuePositions(account string, seqs []uint64, limit int) ([]int, error) {
 	out := make([]int, len(seqs))
