@@ -26,13 +26,15 @@ func (s *Server) routes() {
 	r.MethodNotAllowedHandler = s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return domain.E("", domain.NotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path)
 	})
-	// The API's routes come first: mux tries routes in order, and these
-	// are what clients call most (a poll of an upload every 2 s); no path
-	// matches one of them and one of the routes below. Every /v1 route
+	// /cdn and the API's routes come first: mux tries routes in order,
+	// and these are what players and clients call most (a segment every
+	// few seconds, a poll of an upload every 2 s); no path matches one of
+	// them and one of the routes below. Every /v1 route
 	// but /v1/admin's, /v1/openapi.json and the tus routes open to direct
 	// upload URLs is authenticated with an API key. (A mux subrouter
 	// would answer 404 instead of 405 for a known path with the wrong
 	// method.)
+	r.PathPrefix("/cdn/").Handler(s.handle(s.cdn.Serve)).Methods(http.MethodGet, http.MethodHead, http.MethodOptions)
 	route := func(path string, h func(http.ResponseWriter, *http.Request) error, method string) {
 		r.Handle("/v1"+path, s.authenticate(s.handle(h))).Methods(method)
 	}
@@ -65,7 +67,6 @@ func (s *Server) routes() {
 	}
 	s.probes.Routes(mount)
 	s.pages.Routes(mount)
-	r.PathPrefix("/cdn/").Handler(s.handle(s.cdn.Serve)).Methods(http.MethodGet, http.MethodHead, http.MethodOptions)
 
 	r.Handle("/auth/login", s.handle(s.login)).Methods(http.MethodPost)
 	r.Handle("/auth/logout", s.handle(s.logout)).Methods(http.MethodPost)
