@@ -98,7 +98,7 @@ func (h keyHost) Execute(r *http.Request, account string, cmd any) (eventstore.R
 	res, err := execute[domain.Account](r, h.s.cfg.Store, domain.AccountStream(account), cmd)
 	if err == nil {
 		h.s.settle(r, res.LastSeq())
-		h.s.wroteFor(account, res.LastSeq()) // behind after a timeout: the account's next requests wait, and look at their key again
+		h.s.settledFor(account, res.LastSeq()) // behind after a timeout: the account's next requests wait, and look at their key again
 	}
 	return res, err
 }

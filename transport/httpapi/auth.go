@@ -65,6 +65,12 @@ func (s *Server) guardCredentials(w http.ResponseWriter, r *http.Request, check 
 // AuthFailuresPerMinute of them in a minute, its requests are refused with
 // 429 before any key is looked at, so keys cannot be guessed quickly.
 func (s *Server) authenticate(next http.Handler) http.Handler {
+	return s.authenticateAfter(allWrites, next)
+}
+
+// authenticateAfter is authenticate, waiting for which of the account's
+// own pending writes (awaitOwnWrites) before next runs.
+func (s *Server) authenticateAfter(which awaiting, next http.Handler) http.Handler {
 	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		var acct projections.Account
 		var user string
@@ -103,7 +109,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		// When the account's own writes were not applied yet, one of them
 		// may have revoked this very key (its settle timed out): look at
 		// the credentials again once they are.
-		if s.awaitOwnWrites(r.Context(), acct.Slug) {
+		if s.awaitOwnWrites(r.Context(), acct.Slug, which) {
 			if err := resolve(); err != nil {
 				return err
 			}
@@ -172,7 +178,7 @@ func (s *Server) catchUp(ctx context.Context) bool {
 	}
 	// The cached sequence may predate a write this server has answered
 	// since (an upload whose page is opened at once): wait for that too.
-	last = max(last, s.own.pending(anyAccount, s.cfg.Projector.Applied()))
+	last = max(last, s.own.pending(anyAccount, s.cfg.Projector.Applied(), allWrites))
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	return s.cfg.Projector.WaitFor(wctx, last) == nil

@@ -163,9 +163,17 @@
 // while the POST did not wait for the projector's fsync. Other accounts
 // never wait for it; an operator's /v1/admin request waits for every
 // account's. A request that did wait looks at its key or session again,
-// since one of those writes may have revoked it. An account with nothing pending costs one map lookup; one
-// caught up is forgotten. Writes through another API node are not seen
-// sooner than its own read models show them.
+// since one of those writes may have revoked it. An account with nothing
+// pending costs one atomic load; one caught up is forgotten. Writes
+// through another API node are not seen sooner than its own read models
+// show them.
+//
+// A command decided on a new stream of its own whose answer is its own
+// result (POST /v1/collections: the stream refuses a slug already taken)
+// reads nothing those writes change but its key, so it waits only for the
+// account's settled writes that timed out (below; a revoked key is one of
+// them), not for the rest: 8 clients creating collections for one account
+// do not queue behind the projector's fsync.
 //
 // Other writes settle before they answer: they wait until the projector
 // has applied the write's last sequence. These are the writes whose answer

@@ -118,6 +118,17 @@ func TestWritesAnswerAtOnceAndTheAccountReadsThem(t *testing.T) {
 	if r.status != 201 || waited {
 		t.Fatalf("POST /v1/collections: %d (waited for the read models: %v) %s", r.status, waited, r.body)
 	}
+	// A creation decides on its own new stream: it does not wait for the
+	// account's earlier writes either, and the stream still refuses a
+	// slug taken a moment ago.
+	r, waited = send("POST", "/v1/collections", acme, `{"slug":"films","name":"Films"}`)
+	if r.status != 201 || waited {
+		t.Fatalf("the account's second POST /v1/collections: %d (waited: %v) %s", r.status, waited, r.body)
+	}
+	r, waited = send("POST", "/v1/collections", acme, `{"slug":"talks","name":"Again"}`)
+	if r.status != 409 || waited {
+		t.Fatalf("POST /v1/collections of a slug just taken: %d (waited: %v) %s", r.status, waited, r.body)
+	}
 	r, waited = send("GET", "/v1/collections", globex, "")
 	if r.status != 200 || waited {
 		t.Fatalf("another account's GET: %d (waited: %v) %s", r.status, waited, r.body)
@@ -127,7 +138,7 @@ func TestWritesAnswerAtOnceAndTheAccountReadsThem(t *testing.T) {
 		t.Fatalf("the account's GET after its POST: %d (waited: %v) %s", r.status, waited, r.body)
 	}
 	// Caught up, the account is forgotten: nothing more to wait for.
-	if seq := a.s.own.pending("acme", g.Applied()); seq != 0 {
+	if seq := a.s.own.pending("acme", g.Applied(), allWrites); seq != 0 {
 		t.Fatalf("still waiting for %d", seq)
 	}
 }
@@ -164,30 +175,35 @@ func TestADirectUploadSeesItsCollectionDeleted(t *testing.T) {
 
 // A key revoked while the read models lag more than a settle waits for
 // (the revocation answers anyway) is refused by the account's next
-// request: that request waits for the revocation, then looks at its key
-// again.
+// request, a read or a creation that waits for nothing else: that request
+// waits for the revocation, then looks at its key again.
 func TestAKeyRevokedPastTheSettleWaitIsRefusedOnceApplied(t *testing.T) {
 	a, g, settleAll := gated(t, withUsers(t), func(c *Config) { c.SettleTimeout = 50 * time.Millisecond })
 	a.account("acme", domain.PlanFree)
 	ada := a.user("ada@example.com", "acme")
-	r := a.post("/v1/keys", `{"label":"ci"}`, ada)
-	var created struct{ ID, Key string }
-	if err := json.Unmarshal(r.body, &created); err != nil || r.status != 201 {
-		t.Fatalf("create key: %d %s", r.status, r.body)
-	}
-	if r := a.do("GET", "/v1/videos", created.Key, ""); r.status != 200 {
-		t.Fatalf("the new key: %d %s", r.status, r.body)
-	}
-	settleAll()
-	g.hold()
-	if r := a.send("DELETE", "/v1/keys/"+created.ID, "", ada); r.status != 204 {
-		t.Fatalf("revoke: %d %s", r.status, r.body)
-	}
-	for len(g.waits) > 0 { // the revocation's own settle, given up
-		<-g.waits
-	}
-	r, waited := g.run(func() response { return a.do("GET", "/v1/videos", created.Key, "") })
-	if r.status != 401 || !waited {
-		t.Fatalf("the revoked key's next request: %d (waited: %v) %s", r.status, waited, r.body)
+	for _, next := range []struct{ method, path, body string }{
+		{"GET", "/v1/videos", ""},
+		{"POST", "/v1/collections", `{"slug":"talks","name":"Talks"}`},
+	} {
+		r := a.post("/v1/keys", `{"label":"ci"}`, ada)
+		var created struct{ ID, Key string }
+		if err := json.Unmarshal(r.body, &created); err != nil || r.status != 201 {
+			t.Fatalf("create key: %d %s", r.status, r.body)
+		}
+		if r := a.do("GET", "/v1/videos", created.Key, ""); r.status != 200 {
+			t.Fatalf("the new key: %d %s", r.status, r.body)
+		}
+		settleAll()
+		g.hold()
+		if r := a.send("DELETE", "/v1/keys/"+created.ID, "", ada); r.status != 204 {
+			t.Fatalf("revoke: %d %s", r.status, r.body)
+		}
+		for len(g.waits) > 0 { // the revocation's own settle, given up
+			<-g.waits
+		}
+		r, waited := g.run(func() response { return a.do(next.method, next.path, created.Key, next.body) })
+		if r.status != 401 || !waited {
+			t.Fatalf("the revoked key's next request, %s %s: %d (waited: %v) %s", next.method, next.path, r.status, waited, r.body)
+		}
 	}
 }

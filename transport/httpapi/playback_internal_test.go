@@ -129,7 +129,7 @@ func TestUploadPlaybackDefaults(t *testing.T) {
 			t.Fatalf("upload: %d %s", r.status, r.body)
 		}
 		id := decode[wire.Uploaded](t, r).Video.ID
-		a.s.awaitOwnWrites(context.Background(), "acme") // as the account's next request would
+		a.s.awaitOwnWrites(context.Background(), "acme", allWrites) // as the account's next request would
 		v, ok, err := a.s.cfg.DB.Video(id)
 		if err != nil || !ok {
 			t.Fatalf("video %s: %v %v", id, ok, err)
@@ -193,7 +193,7 @@ func TestUploadPlaybackDefaults(t *testing.T) {
 	// The video as the account's next request would read it.
 	stored := func(id string) projections.Video {
 		t.Helper()
-		a.s.awaitOwnWrites(context.Background(), "acme")
+		a.s.awaitOwnWrites(context.Background(), "acme", allWrites)
 		v, _, err := a.s.cfg.DB.Video(id)
 		if err != nil {
 			t.Fatal(err)

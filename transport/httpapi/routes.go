@@ -38,6 +38,13 @@ func (s *Server) routes() {
 	route := func(path string, h func(http.ResponseWriter, *http.Request) error, method string) {
 		r.Handle("/v1"+path, s.authenticate(s.handle(h))).Methods(method)
 	}
+	// A command decided on a new stream of its own, whose answer is the
+	// command's result, reads nothing the account's pending writes could
+	// change but its key: it waits only for those that may take access
+	// away (awaitOwnWrites).
+	ownStream := func(path string, h func(http.ResponseWriter, *http.Request) error, method string) {
+		r.Handle("/v1"+path, s.authenticateAfter(settledWrites, s.handle(h))).Methods(method)
+	}
 	route("/videos", s.uploadVideo, http.MethodPost)
 	route("/videos", s.listVideos, http.MethodGet)
 	route("/videos/{id}", s.getVideo, http.MethodGet)
@@ -45,7 +52,7 @@ func (s *Server) routes() {
 	route("/videos/{id}/events", s.videoEvents, http.MethodGet)
 	route("/videos/{id}/retry", s.retryVideo, http.MethodPost)
 
-	route("/collections", s.createCollection, http.MethodPost)
+	ownStream("/collections", s.createCollection, http.MethodPost)
 	route("/collections", s.listCollections, http.MethodGet)
 	route("/collections/{slug}", s.getCollection, http.MethodGet)
 	route("/collections/{slug}", s.renameCollection, http.MethodPatch)

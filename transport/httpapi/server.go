@@ -661,7 +661,7 @@ func executeIn[S eventstore.Aggregate[S]](ctx context.Context, s eventstore.Log,
 func (s *Server) settle(r *http.Request, seq uint64) {
 	s.settleIn(r.Context(), seq)
 	if a := callerOf(r).Account; a != "" {
-		s.wroteFor(a, seq) // still behind after a timeout: the account's next requests wait
+		s.settledFor(a, seq) // still behind after a timeout: the account's next requests wait
 	}
 }
 

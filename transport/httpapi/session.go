@@ -172,7 +172,7 @@ func (s *Server) operatorOnly(h handlerFunc) http.Handler {
 			}
 			ctx := context.WithValue(r.Context(), ctxAccount, caller{User: id.UserID, Operator: true})
 			ctx = withLog(ctx, s.cfg.Log, "user_id", id.UserID)
-			s.awaitOwnWrites(ctx, anyAccount)
+			s.awaitOwnWrites(ctx, anyAccount, allWrites)
 			return h(w, r.WithContext(ctx))
 		}
 		if s.cfg.Admin.Token == "" && bearer(r) != "" {
@@ -182,7 +182,7 @@ func (s *Server) operatorOnly(h handlerFunc) http.Handler {
 			return err
 		}
 		ctx := context.WithValue(r.Context(), ctxAccount, caller{Operator: true})
-		s.awaitOwnWrites(ctx, anyAccount)
+		s.awaitOwnWrites(ctx, anyAccount, allWrites)
 		return h(w, r.WithContext(ctx))
 	})
 }

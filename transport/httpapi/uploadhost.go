@@ -210,7 +210,7 @@ func (s *Server) admitAccount(w http.ResponseWriter, r *http.Request, slug, id s
 		return caller{}, r, err
 	}
 	c := caller{Account: acct.Slug, Plan: acct.Plan, Limits: limits}
-	s.awaitOwnWrites(r.Context(), acct.Slug)
+	s.awaitOwnWrites(r.Context(), acct.Slug, allWrites)
 	return c, withCaller(r, s.cfg.Log, c), nil
 }
 

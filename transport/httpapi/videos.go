@@ -275,7 +275,7 @@ func (s *Server) acceptUpload(ctx context.Context, u upload) error {
 	// must hold the account's writes (a collection deleted, an upload
 	// accepted a moment ago), also when the upload did not come as the
 	// account (a direct upload URL, the sweep of complete tus uploads).
-	s.awaitOwnWrites(ctx, u.Account)
+	s.awaitOwnWrites(ctx, u.Account, allWrites)
 	coll, err := s.uploadCollection(ctx, u.Account, u.Collection)
 	if err != nil {
 		return err
