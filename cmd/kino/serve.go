@@ -38,6 +38,7 @@ import (
 	"github.com/kino-video/kino/transport/httpapi"
 	"github.com/kino-video/kino/transport/httpapi/admin"
 	"github.com/kino-video/kino/transport/httpapi/player"
+	"github.com/kino-video/kino/transport/httpapi/respond"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/metrics"
 	"github.com/kino-video/kino/transport/playback"
@@ -761,6 +762,7 @@ func (m *Main) serveHTTP(ctx context.Context) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ConnContext:       respond.WithConn,
 	}
 	m.httpDone = make(chan error, 1)
 	go func() { m.httpDone <- m.http.Serve(m.listener) }()

@@ -23,6 +23,7 @@ import (
 	"github.com/kino-video/kino/eventstore/queue"
 	"github.com/kino-video/kino/projections"
 	"github.com/kino-video/kino/transport/httpapi/admin"
+	"github.com/kino-video/kino/transport/httpapi/respond"
 	"github.com/kino-video/kino/transport/media"
 	"github.com/kino-video/kino/transport/playback"
 	"github.com/kino-video/kino/transport/seal"
@@ -182,7 +183,7 @@ func newTestAPIOn(t *testing.T, nats *natsserver.Embedded, natsDir string, store
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(s.Handler())
+	srv := serveHTTP(s)
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()
@@ -217,9 +218,18 @@ func (a *testAPI) node() (*Server, *httptest.Server) {
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	srv := httptest.NewServer(s.Handler())
+	srv := serveHTTP(s)
 	a.t.Cleanup(srv.Close)
 	return s, srv
+}
+
+// serveHTTP serves s on a loopback port as kino serve does: each
+// request's context holds its connection (respond.Cork).
+func serveHTTP(s *Server) *httptest.Server {
+	srv := httptest.NewUnstartedServer(s.Handler())
+	srv.Config.ConnContext = respond.WithConn
+	srv.Start()
+	return srv
 }
 
 // restart serves the API from a new Server on the same configuration, as

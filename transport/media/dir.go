@@ -25,7 +25,8 @@ const (
 // <data>/media): a video's files lie under <root>/<videoId>/, uploads in
 // flight under .incoming, transcode attempts under .work.
 type Dir struct {
-	root string
+	root    string
+	beneath *beneath // opens served files under root in one call, where the kernel can
 }
 
 // OpenDir creates root (and its incoming and work directories) if needed and
@@ -54,7 +55,7 @@ func OpenDir(root string) (*Dir, error) {
 			}
 		}
 	}
-	return &Dir{root: root}, nil
+	return &Dir{root: root, beneath: newBeneath(root)}, nil
 }
 
 // Root is the directory served as {cdn_url}.
@@ -108,15 +109,23 @@ func (d *Dir) Commit(_ context.Context, tmpPath, id, ext string) error {
 // for reading. Every step on the way must be a real directory and the last
 // a plain file, none of them a symlink: Publish never leaves a link, so one
 // found here was planted, and following it could serve any file kino can
-// read. Anything missing is a NotFound wrapping fs.ErrNotExist.
+// read. On Linux one openat2 resolves the whole path with that rule
+// (beneath); without it, each step is checked with Lstat (openPlain).
+// Anything missing is a NotFound wrapping fs.ErrNotExist.
 func (d *Dir) Open(_ context.Context, id, rel string) (*File, error) {
 	dir, err := d.Dir(id)
 	if err != nil {
 		return nil, err
 	}
-	f, fi, err := openPlain(dir, rel)
-	for try := 0; errors.Is(err, errSwapped) && try < 3; try++ { // replaced as it was opened (PublishFiles, Publish)
+	if rel == "" || strings.HasPrefix(rel, "/") || strings.Contains(rel, "..") {
+		return nil, domain.Wrap("media", domain.NotFound, fs.ErrNotExist, "file not found")
+	}
+	f, fi, err := d.beneath.open(id + "/" + rel)
+	if errors.Is(err, errNoOpenat2) {
 		f, fi, err = openPlain(dir, rel)
+		for try := 0; errors.Is(err, errSwapped) && try < 3; try++ { // replaced as it was opened (PublishFiles, Publish)
+			f, fi, err = openPlain(dir, rel)
+		}
 	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -131,10 +140,10 @@ func (d *Dir) Open(_ context.Context, id, rel string) (*File, error) {
 // errSwapped is a file replaced between its check and its opening.
 var errSwapped = fmt.Errorf("replaced while opened: %w", fs.ErrNotExist)
 
+// openPlain is Open's walk where the kernel cannot resolve the path in
+// one call (beneath): every step is checked with Lstat, then the file is
+// opened and checked to be the one looked at.
 func openPlain(dir, rel string) (*os.File, fs.FileInfo, error) {
-	if rel == "" || strings.HasPrefix(rel, "/") || strings.Contains(rel, "..") {
-		return nil, nil, fs.ErrNotExist
-	}
 	p := dir
 	var last fs.FileInfo
 	for _, part := range append([]string{""}, strings.Split(rel, "/")...) {

@@ -133,6 +133,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request) error {
 	if f.ETag != "" {
 		hd.Set("ETag", f.ETag)
 	}
+	defer respond.Cork(r.Context())() // full segments while the file is sent; the rest at once when done
 	http.ServeContent(&rangeErrorWriter{ResponseWriter: w, log: h.cfg.Logger(r), size: f.Size}, r, "", f.ModTime, f.ReadSeekCloser)
 	return nil
 }

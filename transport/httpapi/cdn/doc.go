@@ -43,4 +43,13 @@
 // private, no-cache and served rewritten (serveRewritten, playback.Rewrite)
 // with the request's token in every URI they list: no ETag and no Range
 // for those, a 200 with the whole file.
+//
+// # Sending
+//
+// A file's bytes go from the page cache to the socket with sendfile
+// (http.ServeContent's copy reaches the connection's ReadFrom through
+// rangeErrorWriter), and the connection is corked while they do
+// (respond.Cork): the answer leaves in full TCP segments, as nginx's
+// tcp_nopush sends them, instead of a short one wherever a sendfile call
+// ends, which costs the server and every player's side less per byte.
 package cdn

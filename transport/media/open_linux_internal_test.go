@@ -1,0 +1,117 @@
+package media
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/kino-video/kino/domain"
+)
+
+// Open serves plain files under a video's directory and nothing a link,
+// a FIFO or a directory stands for, whether the kernel resolves the path
+// (openat2) or Open walks it step by step (kernels without openat2).
+func TestOpenRefusesWhatIsNotAPlainFileUnderTheVideo(t *testing.T) {
+	for _, walk := range []bool{false, true} {
+		name := "openat2"
+		if walk {
+			name = "walk"
+		}
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			d, err := OpenDir(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.beneath.absent.Store(walk)
+			secret := filepath.Join(t.TempDir(), "serve.nk")
+			write(t, secret, "the seed")
+			id, linked := ulid.Make().String(), ulid.Make().String()
+			dir := filepath.Join(root, id)
+			write(t, filepath.Join(dir, "hls", "720p", "seg_00000.m4s"), "a segment")
+			write(t, filepath.Join(dir, "thumbnail.jpg"), "a picture")
+			elsewhere := filepath.Join(t.TempDir(), "240p")
+			write(t, filepath.Join(elsewhere, "seg_00000.m4s"), "the seed")
+			links := map[string]string{
+				"preview.mp4":               secret,
+				"hls/240p":                  elsewhere,
+				"hls/720p/seg_00001.m4s":    secret,
+				"hls/720p/seg_00002.m4s":    "seg_00000.m4s", // a relative link to a plain file beside it
+				"../" + linked:              dir,             // a whole video directory
+				"hls/720p/index.m3u8":       "/proc/self/environ",
+				"hls/master.m3u8":           "../thumbnail.jpg",
+				"hls/720p/init.mp4":         filepath.Join(dir, "thumbnail.jpg"),
+				"storyboard.jpg":            "/dev/zero",
+				"hls/audio":                 "720p",
+				"hls/720p/seg_00003.m4s":    "../../../" + id + "/thumbnail.jpg",
+				"hls/720p/seg_00004.m4s":    "/",
+				"hls/720p/seg_00005.m4s":    ".",
+				"hls/720p/seg_00006.m4s":    "..",
+				"hls/720p/seg_00007.m4s":    "missing",
+				"hls/720p/seg_00008.m4s":    root,
+				"hls/720p/seg_00009.m4s":    filepath.Join(root, ".incoming"),
+			}
+			for link, target := range links {
+				if err := os.Symlink(target, filepath.Join(dir, filepath.FromSlash(link))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := syscall.Mkfifo(filepath.Join(dir, "preview.webp"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(filepath.Join(dir, "download.mp4"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			for _, ok := range []struct{ id, rel, want string }{
+				{id, "hls/720p/seg_00000.m4s", "a segment"},
+				{id, "thumbnail.jpg", "a picture"},
+			} {
+				f, err := d.Open(ctx, ok.id, ok.rel)
+				if err != nil {
+					t.Fatalf("%s: %v", ok.rel, err)
+				}
+				b, err := io.ReadAll(f)
+				f.Close()
+				if err != nil || string(b) != ok.want || f.Size != int64(len(ok.want)) || f.ETag == "" {
+					t.Fatalf("%s: %q (size %d, etag %q), %v", ok.rel, b, f.Size, f.ETag, err)
+				}
+			}
+			refused := []struct{ id, rel string }{
+				{linked, "thumbnail.jpg"}, {id, "hls/240p/seg_00000.m4s"}, {id, "hls/audio/seg_00000.m4s"},
+				{id, "preview.webp"}, {id, "download.mp4"}, {id, "hls"}, {id, "missing.jpg"},
+				{id, "../" + id + "/thumbnail.jpg"}, {id, "/thumbnail.jpg"}, {id, ""},
+			}
+			for link := range links {
+				if link[0] != '.' {
+					refused = append(refused, struct{ id, rel string }{id, link})
+				}
+			}
+			for _, r := range refused {
+				f, err := d.Open(ctx, r.id, r.rel)
+				if err == nil {
+					f.Close()
+					t.Fatalf("%s/%s was opened", r.id, r.rel)
+				}
+				if !domain.IsKind(err, domain.NotFound) {
+					t.Fatalf("%s/%s: %v, want NotFound", r.id, r.rel, err)
+				}
+			}
+		})
+	}
+}
+
+func write(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
