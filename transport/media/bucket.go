@@ -31,6 +31,7 @@ type Bucket struct {
 	local *Dir
 
 	cache *cache // local copies of objects served; nil: none
+	stats stats  // segments' descriptions, for a second (with cache)
 
 	// Grace is the age under which Sweep leaves an object alone (default
 	// 10 minutes): another node may have stored an original whose
@@ -170,7 +171,7 @@ func (b *Bucket) Open(ctx context.Context, id, rel string) (*File, error) {
 	if b.cache != nil {
 		// A local copy needs only the object's description: no read of
 		// its bytes is begun (which a store like S3 would have to abort).
-		info, err := b.obj.Stat(ctx, name(id, rel))
+		info, err := b.stats.stat(ctx, b.obj, name(id, rel), rel, time.Now())
 		if err != nil {
 			return nil, notFound(err)
 		}
@@ -295,6 +296,7 @@ func (b *Bucket) WorkDir(ctx context.Context, id, ext string, owner *Owner) (str
 // special files). It fails, leaving nothing behind, if the video's
 // original is gone (the video was deleted), before or while it stores.
 func (b *Bucket) Publish(ctx context.Context, id, workDir string) error {
+	defer b.stats.forget(id) // what this node changed it serves at once
 	if err := checkID(id); err != nil {
 		return err
 	}
@@ -402,6 +404,7 @@ func (b *Bucket) drop(ctx context.Context, id string, rels, keep []string) {
 
 // RemoveOutputs deletes a video's processed outputs, keeping its original.
 func (b *Bucket) RemoveOutputs(ctx context.Context, id string) error {
+	defer b.stats.forget(id) // what this node changed it serves at once
 	if err := checkID(id); err != nil {
 		return err
 	}
@@ -425,6 +428,7 @@ func (b *Bucket) RemoveOutputs(ctx context.Context, id string) error {
 // Publish under way sees the deletion), then what the index lists, then
 // the index. Removing what is not there is fine.
 func (b *Bucket) Remove(ctx context.Context, id string) error {
+	defer b.stats.forget(id) // what this node changed it serves at once
 	if err := checkID(id); err != nil {
 		return err
 	}
@@ -477,6 +481,7 @@ func (b *Bucket) SweepLocal() ([]string, error) { return b.local.sweepScratch() 
 // bucket: a maintenance pass that may run while the node serves, repeated
 // now and then.
 func (b *Bucket) Reconcile(ctx context.Context, live func(id string) (bool, error)) (removed []string, err error) {
+	defer b.stats.forget("")
 	all, err := b.obj.List(ctx)
 	if err != nil {
 		return removed, fmt.Errorf("media: sweep: %w", err)

@@ -18,9 +18,11 @@ import (
 // cache keeps copies of objects served on /cdn in a local directory, named
 // by their SHA-256, so a segment read again goes out from the local disk
 // instead of from the object store. A name's digest changes when it is
-// published again, and every read first looks the object up in the
-// store, so a copy is never served for a deleted or replaced object. The
-// oldest copies go when the directory holds more than max bytes.
+// published again, and every read first looks the object up in the store
+// (a segment's description is used for a second: stats), so a copy is
+// never served for a deleted or replaced object (a segment: not a second
+// after). The oldest copies go when the directory holds more than max
+// bytes.
 type cache struct {
 	dir string
 	max int64

@@ -72,7 +72,10 @@ func TestACrowdMissingTheCacheReadsTheStoreOnce(t *testing.T) {
 	}
 	// Every request has looked the object up and found no copy before
 	// the first read of its bytes may go on.
-	eventstoretest.Eventually(t, "every request to look the object up", func() bool { return obj.stats.Load() == crowd })
+	eventstoretest.Eventually(t, "every request to look the object up", func() bool {
+		_, misses := s.CacheStats()
+		return misses == crowd
+	})
 	close(obj.released)
 	wg.Wait()
 	for i := range crowd {

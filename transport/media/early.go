@@ -262,6 +262,7 @@ func replace(src, dst string) error {
 // behind, if the video's original is gone (deleted), before or while it
 // stores.
 func (b *Bucket) PublishFiles(ctx context.Context, id, dir string, rels []string) error {
+	defer b.stats.forget(id)
 	if err := checkID(id); err != nil {
 		return err
 	}

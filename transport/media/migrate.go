@@ -133,6 +133,7 @@ type Imported struct {
 // does), lists every file, so a delete finds them all. A video src no
 // longer has (deleted meanwhile) is a NotFound.
 func (b *Bucket) Import(ctx context.Context, src Source, id string) (Imported, error) {
+	defer b.stats.forget(id)
 	var done Imported
 	if err := checkID(id); err != nil {
 		return done, err
