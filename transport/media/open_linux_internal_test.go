@@ -38,23 +38,23 @@ func TestOpenRefusesWhatIsNotAPlainFileUnderTheVideo(t *testing.T) {
 			elsewhere := filepath.Join(t.TempDir(), "240p")
 			write(t, filepath.Join(elsewhere, "seg_00000.m4s"), "the seed")
 			links := map[string]string{
-				"preview.mp4":               secret,
-				"hls/240p":                  elsewhere,
-				"hls/720p/seg_00001.m4s":    secret,
-				"hls/720p/seg_00002.m4s":    "seg_00000.m4s", // a relative link to a plain file beside it
-				"../" + linked:              dir,             // a whole video directory
-				"hls/720p/index.m3u8":       "/proc/self/environ",
-				"hls/master.m3u8":           "../thumbnail.jpg",
-				"hls/720p/init.mp4":         filepath.Join(dir, "thumbnail.jpg"),
-				"storyboard.jpg":            "/dev/zero",
-				"hls/audio":                 "720p",
-				"hls/720p/seg_00003.m4s":    "../../../" + id + "/thumbnail.jpg",
-				"hls/720p/seg_00004.m4s":    "/",
-				"hls/720p/seg_00005.m4s":    ".",
-				"hls/720p/seg_00006.m4s":    "..",
-				"hls/720p/seg_00007.m4s":    "missing",
-				"hls/720p/seg_00008.m4s":    root,
-				"hls/720p/seg_00009.m4s":    filepath.Join(root, ".incoming"),
+				"preview.mp4":            secret,
+				"hls/240p":               elsewhere,
+				"hls/720p/seg_00001.m4s": secret,
+				"hls/720p/seg_00002.m4s": "seg_00000.m4s", // a relative link to a plain file beside it
+				"../" + linked:           dir,             // a whole video directory
+				"hls/720p/index.m3u8":    "/proc/self/environ",
+				"hls/master.m3u8":        "../thumbnail.jpg",
+				"hls/720p/init.mp4":      filepath.Join(dir, "thumbnail.jpg"),
+				"storyboard.jpg":         "/dev/zero",
+				"hls/audio":              "720p",
+				"hls/720p/seg_00003.m4s": "../../../" + id + "/thumbnail.jpg",
+				"hls/720p/seg_00004.m4s": "/",
+				"hls/720p/seg_00005.m4s": ".",
+				"hls/720p/seg_00006.m4s": "..",
+				"hls/720p/seg_00007.m4s": "missing",
+				"hls/720p/seg_00008.m4s": root,
+				"hls/720p/seg_00009.m4s": filepath.Join(root, ".incoming"),
 			}
 			for link, target := range links {
 				if err := os.Symlink(target, filepath.Join(dir, filepath.FromSlash(link))); err != nil {

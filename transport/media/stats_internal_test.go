@@ -28,7 +28,6 @@ func (d *described) Stat(_ context.Context, name string) (ObjectInfo, error) {
 	return info, nil
 }
 
-
 // A segment is described by the store once in statFor, then again; other
 // files every time; a video changed by this node is described again at
 // once, and a description the store gave while that happened is not kept.
