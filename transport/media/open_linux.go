@@ -20,10 +20,9 @@ import (
 type beneath struct {
 	dir string
 
-	once   sync.Once
-	fd     int   // the directory, O_PATH, closed when b is collected
-	failed error // why the directory could not be opened
-	absent atomic.Bool
+	mu     sync.Mutex   // opening the directory
+	fd1    atomic.Int64 // 1 + the directory's descriptor (O_PATH) once opened, closed when b is collected; 0 before
+	absent atomic.Bool  // openat2 answered ENOSYS or EPERM
 }
 
 func newBeneath(dir string) *beneath { return &beneath{dir: dir} }
@@ -39,24 +38,16 @@ func (b *beneath) open(rel string) (*os.File, fs.FileInfo, error) {
 	if b.absent.Load() {
 		return nil, nil, errNoOpenat2
 	}
-	b.once.Do(func() {
-		fd, err := unix.Open(b.dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			b.failed = &fs.PathError{Op: "open", Path: b.dir, Err: err}
-			return
-		}
-		b.fd = fd
-		runtime.AddCleanup(b, func(fd int) { unix.Close(fd) }, fd)
-	})
-	if b.failed != nil {
-		return nil, nil, b.failed
+	root, err := b.root()
+	if err != nil {
+		return nil, nil, err
 	}
 	how := unix.OpenHow{
 		Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK | unix.O_NOCTTY,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	}
-	fd, err := unix.Openat2(b.fd, rel, &how)
-	runtime.KeepAlive(b)
+	fd, err := unix.Openat2(root, rel, &how)
+	runtime.KeepAlive(b) // root stays open until openat2 is done
 	switch {
 	case errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM):
 		b.absent.Store(true)
@@ -76,4 +67,24 @@ func (b *beneath) open(rel string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, err
 	}
 	return f, fi, nil
+}
+
+// root is the directory's descriptor, opened on first use; an error (too
+// many open files, say) is this call's, and the next one tries again.
+func (b *beneath) root() (int, error) {
+	if fd1 := b.fd1.Load(); fd1 > 0 {
+		return int(fd1 - 1), nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if fd1 := b.fd1.Load(); fd1 > 0 {
+		return int(fd1 - 1), nil
+	}
+	fd, err := unix.Open(b.dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, &fs.PathError{Op: "open", Path: b.dir, Err: err}
+	}
+	b.fd1.Store(int64(fd) + 1)
+	runtime.AddCleanup(b, func(fd int) { unix.Close(fd) }, fd)
+	return fd, nil
 }
