@@ -35,8 +35,11 @@ func (h adminHost) Decode(w http.ResponseWriter, r *http.Request, v any) error {
 	return decodeJSON(w, r, v)
 }
 func (h adminHost) Logger(r *http.Request) *slog.Logger { return logger(r, h.s.cfg.Log) }
-func (h adminHost) Settle(r *http.Request, seq uint64)  { h.s.settle(r, seq) }
-func (h adminHost) WriteFault() error                   { return h.s.writeFault() }
+func (h adminHost) Settle(r *http.Request, account string, seq uint64) {
+	h.s.settle(r, seq)
+	h.s.settledFor(account, seq) // behind after a timeout: the account's next requests wait, and look at their key again
+}
+func (h adminHost) WriteFault() error { return h.s.writeFault() }
 
 func (h adminHost) Checks() []probes.Check { return h.s.readyChecks() }
 

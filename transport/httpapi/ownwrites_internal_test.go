@@ -174,16 +174,22 @@ func TestADirectUploadSeesItsCollectionDeleted(t *testing.T) {
 }
 
 // A key revoked while the read models lag more than a settle waits for
-// (the revocation answers anyway) is refused by the account's next
-// request, a read or a creation that waits for nothing else: that request
-// waits for the revocation, then looks at its key again.
+// (the revocation answers anyway), by a user of the account or by the
+// operator, is refused by the account's next request, a read or a
+// creation that waits for nothing else: that request waits for the
+// revocation, then looks at its key again.
 func TestAKeyRevokedPastTheSettleWaitIsRefusedOnceApplied(t *testing.T) {
-	a, g, settleAll := gated(t, withUsers(t), func(c *Config) { c.SettleTimeout = 50 * time.Millisecond })
+	a, g, settleAll := gated(t, withUsers(t), func(c *Config) {
+		c.SettleTimeout = 50 * time.Millisecond
+		c.Admin.Token = testAdminToken
+	})
 	a.account("acme", domain.PlanFree)
 	ada := a.user("ada@example.com", "acme")
-	for _, next := range []struct{ method, path, body string }{
-		{"GET", "/v1/videos", ""},
-		{"POST", "/v1/collections", `{"slug":"talks","name":"Talks"}`},
+	for _, next := range []struct{ by, method, path, body string }{
+		{"user", "GET", "/v1/videos", ""},
+		{"user", "POST", "/v1/collections", `{"slug":"talks","name":"Talks"}`},
+		{"operator", "GET", "/v1/videos", ""},
+		{"operator", "POST", "/v1/collections", `{"slug":"films","name":"Films"}`},
 	} {
 		r := a.post("/v1/keys", `{"label":"ci"}`, ada)
 		var created struct{ ID, Key string }
@@ -195,15 +201,21 @@ func TestAKeyRevokedPastTheSettleWaitIsRefusedOnceApplied(t *testing.T) {
 		}
 		settleAll()
 		g.hold()
-		if r := a.send("DELETE", "/v1/keys/"+created.ID, "", ada); r.status != 204 {
-			t.Fatalf("revoke: %d %s", r.status, r.body)
+		var revoke response
+		if next.by == "operator" {
+			revoke = a.do("DELETE", "/v1/admin/accounts/acme/keys/"+created.ID, testAdminToken, "")
+		} else {
+			revoke = a.send("DELETE", "/v1/keys/"+created.ID, "", ada)
+		}
+		if revoke.status != 204 {
+			t.Fatalf("revoke by the %s: %d %s", next.by, revoke.status, revoke.body)
 		}
 		for len(g.waits) > 0 { // the revocation's own settle, given up
 			<-g.waits
 		}
 		r, waited := g.run(func() response { return a.do(next.method, next.path, created.Key, next.body) })
 		if r.status != 401 || !waited {
-			t.Fatalf("the revoked key's next request, %s %s: %d (waited: %v) %s", next.method, next.path, r.status, waited, r.body)
+			t.Fatalf("the key revoked by the %s, its next request %s %s: %d (waited: %v) %s", next.by, next.method, next.path, r.status, waited, r.body)
 		}
 	}
 }

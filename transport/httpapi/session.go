@@ -344,6 +344,9 @@ func (s *Server) setPassword(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.settle(r, res.LastSeq()) // so the new session finds its password generation
+	if u.Account != "" {
+		s.settledFor(u.Account, res.LastSeq()) // behind after a timeout: the account's sessions made before wait for it, and are looked at again
+	}
 	logger(r, s.cfg.Log).Info("password set", "user_id", res.State.ID)
 	return s.startSession(w, r, res.State)
 }

@@ -44,7 +44,10 @@ type Replayer interface {
 type Host interface {
 	Decode(w http.ResponseWriter, r *http.Request, v any) error
 	Logger(r *http.Request) *slog.Logger
-	Settle(r *http.Request, seq uint64)
+	// Settle waits for the read models to include seq, a write to
+	// account's stream; when they do not in time, that account's next
+	// requests wait for it (one may be made with a key it revoked).
+	Settle(r *http.Request, account string, seq uint64)
 	WriteFault() error
 	Checks() []probes.Check // /readyz's checks
 	// KeyLastUsed is when each of these keys last authenticated a request
@@ -232,7 +235,7 @@ func (h *Handler) createAccount(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	h.cfg.Host.Settle(r, res.LastSeq())
+	h.cfg.Host.Settle(r, *body.Slug, res.LastSeq())
 	h.cfg.Host.Logger(r).Info("account created by the operator", "account", *body.Slug, "plan", plan)
 	return h.writeAdminAccount(w, http.StatusCreated, *body.Slug)
 }
@@ -280,7 +283,7 @@ func (h *Handler) updateAccount(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		h.cfg.Host.Settle(r, res.LastSeq())
+		h.cfg.Host.Settle(r, a.Slug, res.LastSeq())
 	}
 	h.cfg.Host.Logger(r).Info("account changed by the operator", "account", a.Slug, "plan", body.Plan != nil, "storage_quota", body.Quota != nil)
 	return h.writeAdminAccount(w, http.StatusOK, a.Slug)
@@ -375,7 +378,7 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	h.cfg.Host.Settle(r, res.LastSeq()) // the key works on this node as soon as it is shown
+	h.cfg.Host.Settle(r, a.Slug, res.LastSeq()) // the key works on this node as soon as it is shown
 	h.cfg.Host.Logger(r).Info("key created by the operator", "account", a.Slug, "key_id", id)
 	respond.JSON(w, http.StatusCreated, struct {
 		adminKey
@@ -399,7 +402,7 @@ func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	h.cfg.Host.Settle(r, res.LastSeq())
+	h.cfg.Host.Settle(r, a.Slug, res.LastSeq())
 	h.cfg.Host.Logger(r).Info("key revoked by the operator", "account", a.Slug, "key_id", id)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
