@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,9 +21,10 @@ import (
 type beneath struct {
 	dir string
 
-	mu     sync.Mutex   // opening the directory
-	fd1    atomic.Int64 // 1 + the directory's descriptor (O_PATH) once opened, closed when b is collected; 0 before
-	absent atomic.Bool  // openat2 answered ENOSYS or EPERM
+	mu      sync.Mutex   // opening the directory
+	fd1     atomic.Int64 // 1 + the directory's descriptor (O_PATH) once opened; 0 before
+	checked atomic.Int64 // when fd1 was last found to be what the path names (Unix ns)
+	absent  atomic.Bool  // openat2 answered ENOSYS or EPERM
 }
 
 func newBeneath(dir string) *beneath { return &beneath{dir: dir} }
@@ -52,9 +54,18 @@ func (b *beneath) open(rel string) (*os.File, fs.FileInfo, error) {
 	case errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM):
 		b.absent.Store(true)
 		return nil, nil, errNoOpenat2
-	case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EXDEV) || errors.Is(err, unix.ENOTDIR):
-		return nil, nil, fs.ErrNotExist // a link, a way out, a file where a directory should be
+	case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EXDEV) || errors.Is(err, unix.ENOTDIR),
+		errors.Is(err, unix.ENXIO) || errors.Is(err, unix.ENODEV) || errors.Is(err, unix.EOPNOTSUPP):
+		// A link, a way out, a file where a directory should be; a socket
+		// or a device without a driver: none of them a plain file.
+		return nil, nil, fs.ErrNotExist
 	case err != nil:
+		return nil, nil, &fs.PathError{Op: "open", Path: rel, Err: err}
+	}
+	// O_NONBLOCK kept a FIFO's open from waiting for a writer; a plain
+	// file is read the usual way.
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
 		return nil, nil, &fs.PathError{Op: "open", Path: rel, Err: err}
 	}
 	f := os.NewFile(uintptr(fd), rel)
@@ -70,21 +81,50 @@ func (b *beneath) open(rel string) (*os.File, fs.FileInfo, error) {
 }
 
 // root is the directory's descriptor, opened on first use; an error (too
-// many open files, say) is this call's, and the next one tries again.
+// many open files, say) is this call's, and the next one tries again. At
+// most once every rootCheck it is checked to still be what the path names
+// (the same device and inode): a directory renamed away, or one a mount
+// now covers, is let go and the path opened again, as the writers that
+// go by the path see it.
 func (b *beneath) root() (int, error) {
-	if fd1 := b.fd1.Load(); fd1 > 0 {
+	now := time.Now().UnixNano()
+	if fd1 := b.fd1.Load(); fd1 > 0 && now-b.checked.Load() < int64(rootCheck) {
 		return int(fd1 - 1), nil
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if fd1 := b.fd1.Load(); fd1 > 0 {
-		return int(fd1 - 1), nil
+		if now-b.checked.Load() < int64(rootCheck) || b.same(int(fd1-1)) {
+			b.checked.Store(now)
+			return int(fd1 - 1), nil
+		}
+		b.fd1.Store(0) // the old descriptor is closed when its cleanup runs
 	}
 	fd, err := unix.Open(b.dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0, &fs.PathError{Op: "open", Path: b.dir, Err: err}
 	}
 	b.fd1.Store(int64(fd) + 1)
-	runtime.AddCleanup(b, func(fd int) { unix.Close(fd) }, fd)
+	b.checked.Store(now)
+	b.release(fd)
 	return fd, nil
+}
+
+// rootCheck is how often root checks its descriptor against the path.
+const rootCheck = time.Second
+
+// same reports whether fd is the directory the path names now.
+func (b *beneath) same(fd int) bool {
+	var held, named unix.Stat_t
+	if unix.Fstat(fd, &held) != nil || unix.Stat(b.dir, &named) != nil {
+		return false
+	}
+	return held.Dev == named.Dev && held.Ino == named.Ino
+}
+
+// release closes fd once b is collected: a descriptor let go by root may
+// still be in an openat2 of another request, so it is not closed sooner
+// (one descriptor per replaced directory).
+func (b *beneath) release(fd int) {
+	runtime.AddCleanup(b, func(fd int) { unix.Close(fd) }, fd)
 }

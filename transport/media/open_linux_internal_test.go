@@ -3,6 +3,7 @@ package media
 import (
 	"context"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -67,6 +68,19 @@ func TestOpenRefusesWhatIsNotAPlainFileUnderTheVideo(t *testing.T) {
 			if err := os.Mkdir(filepath.Join(dir, "download.mp4"), 0o755); err != nil {
 				t.Fatal(err)
 			}
+			short, err := os.MkdirTemp("", "sock") // a socket's path is at most 107 bytes
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.RemoveAll(short)
+			sock, err := net.Listen("unix", filepath.Join(short, "s"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sock.Close()
+			if err := os.Rename(filepath.Join(short, "s"), filepath.Join(dir, "storyboard.vtt")); err != nil {
+				t.Fatal(err)
+			}
 			ctx := context.Background()
 			for _, ok := range []struct{ id, rel, want string }{
 				{id, "hls/720p/seg_00000.m4s", "a segment"},
@@ -84,7 +98,7 @@ func TestOpenRefusesWhatIsNotAPlainFileUnderTheVideo(t *testing.T) {
 			}
 			refused := []struct{ id, rel string }{
 				{linked, "thumbnail.jpg"}, {id, "hls/240p/seg_00000.m4s"}, {id, "hls/audio/seg_00000.m4s"},
-				{id, "preview.webp"}, {id, "download.mp4"}, {id, "hls"}, {id, "missing.jpg"},
+				{id, "preview.webp"}, {id, "download.mp4"}, {id, "storyboard.vtt"}, {id, "hls"}, {id, "missing.jpg"},
 				{id, "../" + id + "/thumbnail.jpg"}, {id, "/thumbnail.jpg"}, {id, ""},
 			}
 			for link := range links {
@@ -103,6 +117,45 @@ func TestOpenRefusesWhatIsNotAPlainFileUnderTheVideo(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A media directory replaced while kino runs (renamed away and made
+// again, or covered by a mount) is served as the path names it once the
+// held descriptor is checked again, as the writers that go by the path see
+// it.
+func TestOpenFollowsAReplacedMediaDirectory(t *testing.T) {
+	parent := t.TempDir()
+	root := filepath.Join(parent, "media")
+	d, err := OpenDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, fresh := ulid.Make().String(), ulid.Make().String()
+	write(t, filepath.Join(root, old, "thumbnail.jpg"), "old")
+	ctx := context.Background()
+	if f, err := d.Open(ctx, old, "thumbnail.jpg"); err != nil {
+		t.Fatal(err)
+	} else {
+		f.Close()
+	}
+	if err := os.Rename(root, filepath.Join(parent, "away")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(root, fresh, "thumbnail.jpg"), "fresh")
+	d.beneath.checked.Store(0) // as when rootCheck has passed
+	f, err := d.Open(ctx, fresh, "thumbnail.jpg")
+	if err != nil {
+		t.Fatalf("the file in the new directory: %v", err)
+	}
+	b, _ := io.ReadAll(f)
+	f.Close()
+	if string(b) != "fresh" {
+		t.Fatalf("read %q", b)
+	}
+	if f, err := d.Open(ctx, old, "thumbnail.jpg"); err == nil {
+		f.Close()
+		t.Fatal("a file of the directory renamed away was served")
 	}
 }
 

@@ -2,6 +2,7 @@ package media
 
 import (
 	"context"
+	"hash/fnv"
 	"path"
 	"strings"
 	"sync"
@@ -21,11 +22,25 @@ import (
 //
 // What this node publishes or removes it sees at once: those calls forget
 // the video's descriptions (forget), and a description read from the store
-// while one ran is not kept (gen).
+// while one ran is not kept (gen). Other nodes' changes are seen within
+// statFor: a retried or redelivered transcode that publishes a segment
+// again, or a deletion made on another node while this node's read models
+// have not applied it yet (/cdn's check then still finds the video).
 type stats struct {
-	mu  sync.Mutex
-	m   map[string]statEntry
-	gen uint64 // counts forgets
+	mu    sync.Mutex
+	m     map[string]statEntry
+	gen   [statStripes]uint64 // forgets, per stripe of video ids: one video's publishing does not hold back the others'
+	every uint64              // forgets of every video
+}
+
+// statStripes is how many counters the videos' forgets are spread over.
+const statStripes = 64
+
+// stripe is the counter of video id's forgets.
+func stripe(id string) int {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return int(h.Sum32() % statStripes)
 }
 
 type statEntry struct {
@@ -54,9 +69,11 @@ func (s *stats) stat(ctx context.Context, obj ObjectStore, name, rel string, now
 	if !immutable(rel) {
 		return obj.Stat(ctx, name)
 	}
+	id, _, _ := strings.Cut(name, "/")
+	st := stripe(id)
 	s.mu.Lock()
 	e, ok := s.m[name]
-	gen := s.gen
+	gen, every := s.gen[st], s.every
 	s.mu.Unlock()
 	if ok && now.Sub(e.at) < statFor {
 		return e.info, nil
@@ -67,7 +84,7 @@ func (s *stats) stat(ctx context.Context, obj ObjectStore, name, rel string, now
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.gen != gen {
+	if s.gen[st] != gen || s.every != every {
 		return info, nil // the video may have changed since the store answered
 	}
 	if s.m == nil {
@@ -92,11 +109,12 @@ func (s *stats) stat(ctx context.Context, obj ObjectStore, name, rel string, now
 func (s *stats) forget(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.gen++
 	if id == "" {
+		s.every++
 		clear(s.m)
 		return
 	}
+	s.gen[stripe(id)]++
 	for k := range s.m {
 		if strings.HasPrefix(k, id+"/") {
 			delete(s.m, k)

@@ -71,6 +71,21 @@ func TestSegmentsAreDescribedOnceASecond(t *testing.T) {
 	if d.asked[seg] != asked+1 {
 		t.Fatal("a description read while the video changed was kept")
 	}
+	// Another video's publishing while the store answers does not keep
+	// this one's description from being kept.
+	other := "01ARZ3NDEKTSV4RRFFQ69G5FAW"
+	for i := 'X'; stripe(other) == stripe("01ARZ3NDEKTSV4RRFFQ69G5FAV"); i++ {
+		other = other[:25] + string(i)
+	}
+	s.forget("")
+	d.during = func() { s.forget(other) }
+	stat(seg, "hls/720p/seg_00000.m4s", statFor)
+	d.during = nil
+	asked = d.asked[seg]
+	stat(seg, "hls/720p/seg_00000.m4s", statFor)
+	if d.asked[seg] != asked {
+		t.Fatal("another video's forget kept this video's description from being kept")
+	}
 	if _, err := s.stat(ctx, d, "01ARZ3NDEKTSV4RRFFQ69G5FAV/hls/720p/seg_00009.m4s", "hls/720p/seg_00009.m4s", t0); err == nil {
 		t.Fatal("a missing segment was described")
 	}
