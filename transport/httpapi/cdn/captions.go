@@ -127,7 +127,7 @@ func (h *Handler) serveMade(w http.ResponseWriter, r *http.Request, body []byte,
 		body = buf.Bytes()
 	}
 	w.Header().Del("ETag")
-	http.ServeContent(&rangeErrorWriter{ResponseWriter: w, log: h.cfg.Logger(r), size: int64(len(body))}, r, "", mod, bytes.NewReader(body))
+	http.ServeContent(&rangeErrorWriter{ResponseWriter: w, h: h, r: r, size: int64(len(body))}, r, "", mod, bytes.NewReader(body))
 	return nil
 }
 
@@ -159,7 +159,7 @@ func (h *Handler) serveCaption(w http.ResponseWriter, r *http.Request, acc Grant
 	hd.Set("Content-Type", contentTypes[".vtt"])
 	pts := h.startPTS(r, acc.v)
 	body := timestampMapped(vtt, pts)
-	http.ServeContent(&rangeErrorWriter{ResponseWriter: w, log: h.cfg.Logger(r), size: int64(len(body))}, r, "", c.CreatedAt, bytes.NewReader(body))
+	http.ServeContent(&rangeErrorWriter{ResponseWriter: w, h: h, r: r, size: int64(len(body))}, r, "", c.CreatedAt, bytes.NewReader(body))
 	return nil
 }
 

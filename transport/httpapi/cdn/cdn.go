@@ -134,7 +134,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request) error {
 		hd.Set("ETag", f.ETag)
 	}
 	defer respond.Cork(r.Context())() // full segments while the file is sent; the rest at once when done
-	http.ServeContent(&rangeErrorWriter{ResponseWriter: w, log: h.cfg.Logger(r), size: f.Size}, r, "", f.ModTime, f.ReadSeekCloser)
+	http.ServeContent(&rangeErrorWriter{ResponseWriter: w, h: h, r: r, size: f.Size}, r, "", f.ModTime, f.ReadSeekCloser)
 	return nil
 }
 
@@ -143,7 +143,8 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request) error {
 // error status comes from the one table.
 type rangeErrorWriter struct {
 	http.ResponseWriter
-	log     *slog.Logger // the request's
+	h       *Handler
+	r       *http.Request // whose logger, made only for a 416, answers it
 	size    int64
 	swallow bool
 }
@@ -156,7 +157,7 @@ func (w *rangeErrorWriter) WriteHeader(code int) {
 	w.swallow = true
 	w.Header().Del("Cache-Control")
 	w.Header().Set("Content-Range", "bytes */"+strconv.FormatInt(w.size, 10))
-	respond.Error(w.ResponseWriter, w.log, domain.E("serve media", domain.Unsatisfiable,
+	respond.Error(w.ResponseWriter, w.h.cfg.Logger(w.r), domain.E("serve media", domain.Unsatisfiable,
 		"the Range header is malformed or asks for no byte of the file (%d bytes)", w.size))
 }
 
