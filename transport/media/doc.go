@@ -63,8 +63,17 @@
 //
 // A Bucket's cache (kino serve's --media-cache-mb) keeps local copies of
 // the objects /cdn reads, up to 64 MiB each, named by their SHA-256. The
-// object is still opened in the store first, so a deleted object is a 404 and a
-// republished one gets a new copy; past the limit the oldest copies go.
+// object is still described by the store first, so a deleted object is a
+// 404 and a republished one gets a new copy; past the limit the oldest
+// copies go. A segment's description is kept a second per node (stats:
+// segments keep their bytes once published), so a crowd of players costs
+// the store one request a second per segment; what this node publishes or
+// removes it forgets at once.
+//
+// A Dir opens a file for /cdn with one openat2 on Linux
+// (RESOLVE_NO_SYMLINKS|RESOLVE_BENEATH from a held descriptor of the
+// root, checked against the path once a second: open_linux.go), elsewhere
+// by checking each step with Lstat (openPlain).
 //
 // # Sweeping
 //
