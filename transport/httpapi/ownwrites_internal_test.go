@@ -219,3 +219,41 @@ func TestAKeyRevokedPastTheSettleWaitIsRefusedOnceApplied(t *testing.T) {
 		}
 	}
 }
+
+// A password set from a link while the read models lag more than a settle
+// waits for ends the sessions begun before it at once: the next request
+// with one (an account user's, or an operator's on /v1/admin) waits for
+// the new password, then looks at its session again.
+func TestAPasswordSetPastTheSettleWaitEndsOldSessionsOnceApplied(t *testing.T) {
+	a, g, settleAll := gated(t, withUsers(t), func(c *Config) {
+		c.SettleTimeout = 50 * time.Millisecond
+		c.Admin.Token = testAdminToken
+	})
+	a.account("acme", domain.PlanFree)
+	for _, who := range []struct{ email, account, path string }{
+		{"ada@example.com", "acme", "/v1/videos"},
+		{"ops@example.com", "", "/v1/admin/accounts"},
+	} {
+		old := a.user(who.email, who.account)
+		if r := a.send("GET", who.path, "", old); r.status != 200 {
+			t.Fatalf("%s before: %d %s", who.email, r.status, r.body)
+		}
+		res, token, err := a.s.cfg.Users.IssuePasswordLink(context.Background(), who.email, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.settle(res.LastSeq())
+		settleAll()
+		g.hold()
+		if r := a.post("/auth/password", `{"token":"`+token+`","password":"another long password"}`, nil); r.status != 200 {
+			t.Fatalf("%s new password: %d %s", who.email, r.status, r.body)
+		}
+		for len(g.waits) > 0 { // the password's own settle, given up
+			<-g.waits
+		}
+		r, waited := g.run(func() response { return a.send("GET", who.path, "", old) })
+		if r.status != 401 || !waited {
+			t.Fatalf("%s's session begun before the new password: %d (waited: %v) %s", who.email, r.status, waited, r.body)
+		}
+	}
+}

@@ -163,16 +163,26 @@ func (s *Server) operatorOnly(h handlerFunc) http.Handler {
 			if err := s.crossOrigin(r); err != nil {
 				return err
 			}
-			id, err := s.session(r)
+			operator := func() (Identity, error) {
+				id, err := s.session(r)
+				if err == nil && !id.Operator {
+					err = domain.E("", domain.Denied, "This needs an operator's login")
+				}
+				return id, err
+			}
+			id, err := operator()
 			if err != nil {
 				return err
 			}
-			if !id.Operator {
-				return domain.E("", domain.Denied, "This needs an operator's login")
-			}
 			ctx := context.WithValue(r.Context(), ctxAccount, caller{User: id.UserID, Operator: true})
 			ctx = withLog(ctx, s.cfg.Log, "user_id", id.UserID)
-			s.awaitOwnWrites(ctx, anyAccount, allWrites)
+			// One of the writes waited for may have ended this session (a
+			// password set from a link): look at it again once applied.
+			if s.awaitOwnWrites(ctx, anyAccount, allWrites) {
+				if _, err := operator(); err != nil {
+					return err
+				}
+			}
 			return h(w, r.WithContext(ctx))
 		}
 		if s.cfg.Admin.Token == "" && bearer(r) != "" {
@@ -344,9 +354,10 @@ func (s *Server) setPassword(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.settle(r, res.LastSeq()) // so the new session finds its password generation
-	if u.Account != "" {
-		s.settledFor(u.Account, res.LastSeq()) // behind after a timeout: the account's sessions made before wait for it, and are looked at again
-	}
+	// Behind after a timeout: the account's requests (an operator's: every
+	// operator request, anyAccount) wait for it, and look at their session
+	// again, so a session made before the new password ends here at once.
+	s.settledFor(u.Account, res.LastSeq())
 	logger(r, s.cfg.Log).Info("password set", "user_id", res.State.ID)
 	return s.startSession(w, r, res.State)
 }

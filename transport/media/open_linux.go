@@ -18,19 +18,65 @@ import (
 // (RESOLVE_BENEATH), so what took a stat per step takes one open. Where
 // the kernel has no openat2 (before Linux 5.6, or a sandbox that forbids
 // it) open reports errNoOpenat2 and the caller walks the path itself.
+//
+// The directory is held open (O_PATH), and checked at most once every
+// rootCheck to still be what its path names (the same device and inode):
+// a directory renamed away and made again, or one a mount now covers, is
+// let go and the path opened again, as the writers that go by the path
+// see it. A descriptor let go is closed once the last open using it is
+// done (rootFD's references), so no open ever resolves a path under a
+// descriptor number reused for something else.
 type beneath struct {
 	dir string
 
-	mu      sync.Mutex   // opening the directory
-	fd1     atomic.Int64 // 1 + the directory's descriptor (O_PATH) once opened; 0 before
-	checked atomic.Int64 // when fd1 was last found to be what the path names (Unix ns)
-	absent  atomic.Bool  // openat2 answered ENOSYS or EPERM
+	mu      sync.Mutex              // opening the directory
+	cur     *atomic.Pointer[rootFD] // the directory, once opened (apart from b, for its cleanup)
+	checked atomic.Int64            // when cur was last checked against the path (Unix ns)
+	absent  atomic.Bool             // openat2 answered ENOSYS or EPERM
 }
 
-func newBeneath(dir string) *beneath { return &beneath{dir: dir} }
+// rootFD is a held descriptor of the directory; refs counts one for being
+// beneath's current descriptor and one per open using it. The last
+// release closes it.
+type rootFD struct {
+	fd   int
+	refs atomic.Int64
+}
+
+// acquire takes a reference unless the descriptor is already closed.
+func (r *rootFD) acquire() bool {
+	for {
+		n := r.refs.Load()
+		if n == 0 {
+			return false
+		}
+		if r.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+func (r *rootFD) release() {
+	if r.refs.Add(-1) == 0 {
+		unix.Close(r.fd)
+	}
+}
+
+func newBeneath(dir string) *beneath {
+	b := &beneath{dir: dir, cur: new(atomic.Pointer[rootFD])}
+	runtime.AddCleanup(b, func(cur *atomic.Pointer[rootFD]) {
+		if r := cur.Load(); r != nil {
+			r.release()
+		}
+	}, b.cur)
+	return b
+}
 
 // errNoOpenat2 says that openat2 is not available here.
 var errNoOpenat2 = errors.New("openat2 is not available")
+
+// rootCheck is how often the held directory is checked against its path.
+const rootCheck = time.Second
 
 // open opens rel (slash-separated) under the directory for reading and
 // stats it; it must be a plain file. A symlink anywhere on the way, a step
@@ -48,8 +94,8 @@ func (b *beneath) open(rel string) (*os.File, fs.FileInfo, error) {
 		Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK | unix.O_NOCTTY,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	}
-	fd, err := unix.Openat2(root, rel, &how)
-	runtime.KeepAlive(b) // root stays open until openat2 is done
+	fd, err := unix.Openat2(root.fd, rel, &how)
+	root.release()
 	switch {
 	case errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM):
 		b.absent.Store(true)
@@ -80,38 +126,42 @@ func (b *beneath) open(rel string) (*os.File, fs.FileInfo, error) {
 	return f, fi, nil
 }
 
-// root is the directory's descriptor, opened on first use; an error (too
-// many open files, say) is this call's, and the next one tries again. At
-// most once every rootCheck it is checked to still be what the path names
-// (the same device and inode): a directory renamed away, or one a mount
-// now covers, is let go and the path opened again, as the writers that
-// go by the path see it.
-func (b *beneath) root() (int, error) {
+// root is the directory's descriptor, with a reference the caller
+// releases. It is opened on first use; an error (too many open files, say)
+// is this call's, and the next one tries again. One caller a rootCheck
+// checks it against the path, while the others go on with it.
+func (b *beneath) root() (*rootFD, error) {
 	now := time.Now().UnixNano()
-	if fd1 := b.fd1.Load(); fd1 > 0 && now-b.checked.Load() < int64(rootCheck) {
-		return int(fd1 - 1), nil
+	if r := b.cur.Load(); r != nil {
+		last := b.checked.Load()
+		if now-last < int64(rootCheck) || !b.checked.CompareAndSwap(last, now) || b.same(r.fd) {
+			if r.acquire() {
+				return r, nil
+			}
+		}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if fd1 := b.fd1.Load(); fd1 > 0 {
-		if now-b.checked.Load() < int64(rootCheck) || b.same(int(fd1-1)) {
-			b.checked.Store(now)
-			return int(fd1 - 1), nil
-		}
-		b.fd1.Store(0) // the old descriptor is closed when its cleanup runs
+	old := b.cur.Load()
+	if old != nil && old.fd >= 0 && b.same(old.fd) && old.acquire() {
+		return old, nil // another caller reopened it meanwhile, or the check was wrong
 	}
 	fd, err := unix.Open(b.dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return 0, &fs.PathError{Op: "open", Path: b.dir, Err: err}
+		if old != nil && old.acquire() {
+			return old, nil // the path names nothing now: keep serving what was there
+		}
+		return nil, &fs.PathError{Op: "open", Path: b.dir, Err: err}
 	}
-	b.fd1.Store(int64(fd) + 1)
+	r := &rootFD{fd: fd}
+	r.refs.Store(2) // current, and this caller's
+	b.cur.Store(r)
 	b.checked.Store(now)
-	b.release(fd)
-	return fd, nil
+	if old != nil {
+		old.release() // no longer current; closed when its last open is done
+	}
+	return r, nil
 }
-
-// rootCheck is how often root checks its descriptor against the path.
-const rootCheck = time.Second
 
 // same reports whether fd is the directory the path names now.
 func (b *beneath) same(fd int) bool {
@@ -120,11 +170,4 @@ func (b *beneath) same(fd int) bool {
 		return false
 	}
 	return held.Dev == named.Dev && held.Ino == named.Ino
-}
-
-// release closes fd once b is collected: a descriptor let go by root may
-// still be in an openat2 of another request, so it is not closed sooner
-// (one descriptor per replaced directory).
-func (b *beneath) release(fd int) {
-	runtime.AddCleanup(b, func(fd int) { unix.Close(fd) }, fd)
 }

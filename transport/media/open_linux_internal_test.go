@@ -2,6 +2,7 @@ package media
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -123,7 +124,7 @@ func TestOpenRefusesWhatIsNotAPlainFileUnderTheVideo(t *testing.T) {
 // A media directory replaced while kino runs (renamed away and made
 // again, or covered by a mount) is served as the path names it once the
 // held descriptor is checked again, as the writers that go by the path see
-// it.
+// it, and the old directory's descriptor is closed.
 func TestOpenFollowsAReplacedMediaDirectory(t *testing.T) {
 	parent := t.TempDir()
 	root := filepath.Join(parent, "media")
@@ -139,6 +140,7 @@ func TestOpenFollowsAReplacedMediaDirectory(t *testing.T) {
 	} else {
 		f.Close()
 	}
+	held := d.beneath.cur.Load()
 	if err := os.Rename(root, filepath.Join(parent, "away")); err != nil {
 		t.Fatal(err)
 	}
@@ -153,6 +155,9 @@ func TestOpenFollowsAReplacedMediaDirectory(t *testing.T) {
 	if string(b) != "fresh" {
 		t.Fatalf("read %q", b)
 	}
+	if n := held.refs.Load(); n != 0 {
+		t.Fatalf("the old directory's descriptor is still held (%d references)", n)
+	}
 	if f, err := d.Open(ctx, old, "thumbnail.jpg"); err == nil {
 		f.Close()
 		t.Fatal("a file of the directory renamed away was served")
@@ -166,5 +171,79 @@ func write(t *testing.T, path, body string) {
 	}
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Opens running while the media directory is swapped again and again
+// (checked on every call) read only files of one of the two directories,
+// and leave no descriptor of a directory let go.
+func TestOpenWhileTheMediaDirectoryIsSwapped(t *testing.T) {
+	parent := t.TempDir()
+	root := filepath.Join(parent, "media")
+	d, err := OpenDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := ulid.Make().String()
+	write(t, filepath.Join(root, id, "thumbnail.jpg"), "one")
+	other := filepath.Join(parent, "other")
+	write(t, filepath.Join(other, id, "thumbnail.jpg"), "two")
+	fds := func() int {
+		entries, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip("no /proc/self/fd")
+		}
+		return len(entries)
+	}
+	before := fds()
+	stop := make(chan struct{})
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			for {
+				select {
+				case <-stop:
+					errs <- nil
+					return
+				default:
+				}
+				d.beneath.checked.Store(0)
+				f, err := d.Open(context.Background(), id, "thumbnail.jpg")
+				if domain.IsKind(err, domain.NotFound) {
+					continue // between the two renames
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				b, err := io.ReadAll(f)
+				f.Close()
+				if err != nil || (string(b) != "one" && string(b) != "two") {
+					errs <- fmt.Errorf("read %q, %v", b, err)
+					return
+				}
+			}
+		}()
+	}
+	swap := filepath.Join(parent, "swap")
+	for range 200 {
+		for _, mv := range [][2]string{{root, swap}, {other, root}, {swap, other}} {
+			if err := os.Rename(mv[0], mv[1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	close(stop)
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.beneath.checked.Store(0)
+	if f, err := d.Open(context.Background(), id, "thumbnail.jpg"); err == nil {
+		f.Close()
+	}
+	if after := fds(); after > before+2 {
+		t.Fatalf("%d descriptors open, %d before", after, before)
 	}
 }
