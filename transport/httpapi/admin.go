@@ -36,8 +36,7 @@ func (h adminHost) Decode(w http.ResponseWriter, r *http.Request, v any) error {
 }
 func (h adminHost) Logger(r *http.Request) *slog.Logger { return logger(r, h.s.cfg.Log) }
 func (h adminHost) Settle(r *http.Request, account string, seq uint64) {
-	h.s.settle(r, seq)
-	h.s.settledFor(account, seq) // behind after a timeout: the account's next requests wait, and look at their key again
+	h.s.settleFor(r, account, seq)
 }
 func (h adminHost) WriteFault() error { return h.s.writeFault() }
 
@@ -100,8 +99,7 @@ func (h keyHost) User(r *http.Request) string    { return callerOf(r).User }
 func (h keyHost) Execute(r *http.Request, account string, cmd any) (eventstore.Result[domain.Account], error) {
 	res, err := execute[domain.Account](r, h.s.cfg.Store, domain.AccountStream(account), cmd)
 	if err == nil {
-		h.s.settle(r, res.LastSeq())
-		h.s.settledFor(account, res.LastSeq()) // behind after a timeout: the account's next requests wait, and look at their key again
+		h.s.settleFor(r, account, res.LastSeq())
 	}
 	return res, err
 }

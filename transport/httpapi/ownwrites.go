@@ -76,10 +76,10 @@ func (o *ownWrites) note(account string, seq, applied uint64, settled bool) {
 }
 
 // pending is the sequence account's requests must wait for (which of its
-// writes), 0 when the read models include them
-// (applied is how far they are); an account found caught up is forgotten
-// here, and the others by note's pruning, so the map holds little more
-// than accounts with writes in flight.
+// writes), 0 when the read models include them (applied is how far they
+// are); an account found caught up is forgotten here, and the others by
+// note's pruning, so the map holds little more than accounts with writes
+// in flight.
 func (o *ownWrites) pending(account string, applied uint64, which awaiting) uint64 {
 	all := &o.all
 	if which == settledWrites {

@@ -658,11 +658,16 @@ func executeIn[S eventstore.Aggregate[S]](ctx context.Context, s eventstore.Log,
 // see at once. Other writes end with wrote. The write is durable
 // regardless; a slow projector only costs freshness, so a timeout is
 // logged, not returned.
-func (s *Server) settle(r *http.Request, seq uint64) {
+func (s *Server) settle(r *http.Request, seq uint64) { s.settleFor(r, callerOf(r).Account, seq) }
+
+// settleFor is settle for a write to account, which need not be the
+// caller's (an operator's change to an account, a password set from a
+// link). Still behind after a timeout, the write is noted for account:
+// its next requests wait for it and look at their key or session again
+// (an operator's, anyAccount, wait for every account's).
+func (s *Server) settleFor(r *http.Request, account string, seq uint64) {
 	s.settleIn(r.Context(), seq)
-	if a := callerOf(r).Account; a != "" {
-		s.settledFor(a, seq) // still behind after a timeout: the account's next requests wait
-	}
+	s.settledFor(account, seq)
 }
 
 // settleIn is settle under ctx, for work that is not a request's.

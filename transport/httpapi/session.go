@@ -353,11 +353,11 @@ func (s *Server) setPassword(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.settle(r, res.LastSeq()) // so the new session finds its password generation
-	// Behind after a timeout: the account's requests (an operator's: every
-	// operator request, anyAccount) wait for it, and look at their session
-	// again, so a session made before the new password ends here at once.
-	s.settledFor(u.Account, res.LastSeq())
+	// So the new session finds its password generation; behind after a
+	// timeout, the user's account's requests (an operator's: every
+	// operator request) wait for it and look at their session again, so a
+	// session made before the new password ends at once.
+	s.settleFor(r, u.Account, res.LastSeq())
 	logger(r, s.cfg.Log).Info("password set", "user_id", res.State.ID)
 	return s.startSession(w, r, res.State)
 }
