@@ -143,22 +143,47 @@ func (s *Store) Load(ctx context.Context, id domain.StreamID) ([]domain.Event, u
 		return nil, 0, err
 	}
 	defer done()
+	last, err := s.lastSeqOf(ctx, id.Filter())
+	if err != nil || last == 0 {
+		return nil, 0, err
+	}
 	var events []domain.Event
-	var last uint64
-	for seq := uint64(1); ; {
-		msg, err := s.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(id.Filter()))
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			return events, last, nil
-		}
-		if err != nil {
-			return nil, 0, readFailed(ctx, op, err)
-		}
-		e := s.decodeStored(msg.Subject, msg.Header.Get(HeaderEventType), msg.Data, msg.Sequence)
+	err = s.each(ctx, op, id, 1, last, func(e domain.Event) {
 		if _, refused := e.Data.(domain.Refused); !refused {
 			events = append(events, e)
 		}
-		last, seq = msg.Sequence, msg.Sequence+1
+	})
+	if err != nil {
+		return nil, 0, err
 	}
+	return events, last, nil
+}
+
+// each calls fn with id's events from sequence from up to last, the
+// aggregate's last sequence as read before, oldest first. It stops at last
+// rather than asking for the next event until none is found: JetStream
+// answers that final miss of a wildcard filter by reading every message
+// after the aggregate's last one when the stream holds many subjects (more
+// than 64k: a few thousand videos), so a command on an old video would
+// cost as much as the whole stream since. Events appended after last are
+// not read; the append that follows expects last and is refused with a
+// conflict, as it would be had they come a moment later.
+func (s *Store) each(ctx context.Context, op string, id domain.StreamID, from, last uint64, fn func(domain.Event)) error {
+	for seq := from; seq <= last; {
+		msg, err := s.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(id.Filter()))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return nil // removed since last was read (a purge)
+		}
+		if err != nil {
+			return readFailed(ctx, op, err)
+		}
+		if msg.Sequence > last {
+			return nil
+		}
+		fn(s.decodeStored(msg.Subject, msg.Header.Get(HeaderEventType), msg.Data, msg.Sequence))
+		seq = msg.Sequence + 1
+	}
+	return nil
 }
 
 // decisionTyped is an aggregate whose decisions depend only on a few event

@@ -30,9 +30,13 @@
 //
 // Execute(ctx, log, id, cmd) runs one command on one aggregate:
 //
-//  1. Load the aggregate's events by direct get, walking the subject filter
-//     <aggregate>.<id>.* from sequence 1, and the sequence of its last
-//     event (0 when none). An aggregate whose decisions depend on a few
+//  1. Load the aggregate's events by direct get: the sequence of its last
+//     event first (0 when none; the last message of the subject filter
+//     <aggregate>.<id>.*, which the stream's subject index answers at
+//     once), then the filter walked from sequence 1 up to it. The walk
+//     never asks past the last event: with more than 64k subjects in the
+//     stream, JetStream answers "no next message" for a wildcard by
+//     reading every later message. An aggregate whose decisions depend on a few
 //     event types, each stored at most once or counting only by its last,
 //     names them with DecisionTypes(); on a *Store, Execute and Current
 //     then read only the aggregate's last sequence and the last message

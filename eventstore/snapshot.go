@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -51,37 +52,43 @@ func fromSnapshot[S domain.State[S]](ctx context.Context, s *Store, id domain.St
 		return state, 0, 0, err
 	}
 	defer done()
+	if last, err = s.lastSeqOf(ctx, id.Filter()); err != nil || last == 0 {
+		return state, 0, 0, err
+	}
 	from := uint64(1)
-	if snap, ok := s.readSnapshot(ctx, id, version); ok {
+	if snap, ok := s.readSnapshot(ctx, id, version); ok && snap.Seq <= last {
 		// The snapshot's own event must be in the stream at its sequence:
 		// a snapshot newer than a restored stream (whose sequences were
 		// given again to other events), or of another stream, is not used.
-		msg, err := s.stream.GetMsg(ctx, snap.Seq, jetstream.WithGetMsgSubject(id.Filter()))
+		// It is read by its sequence alone, which costs the same whatever
+		// the stream holds.
+		msg, err := s.stream.GetMsg(ctx, snap.Seq)
 		switch {
-		case err == nil && msg.Sequence == snap.Seq && msg.Header.Get(jetstream.MsgIDHeader) == snap.Event:
+		case err == nil && msg.Sequence == snap.Seq && ofStream(msg.Subject, id) && msg.Header.Get(jetstream.MsgIDHeader) == snap.Event:
 			var st S
 			if json.Unmarshal(snap.State, &st) == nil {
-				state, last, from = st, snap.Seq, snap.Seq+1
+				state, from = st, snap.Seq+1
 			}
 		case err != nil && !errors.Is(err, jetstream.ErrMsgNotFound):
 			return state, 0, 0, readFailed(ctx, op, err)
 		}
 	}
-	for seq := from; ; {
-		msg, err := s.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(id.Filter()))
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			return state, last, folded, nil
-		}
-		if err != nil {
-			return state, 0, 0, readFailed(ctx, op, err)
-		}
-		e := s.decodeStored(msg.Subject, msg.Header.Get(HeaderEventType), msg.Data, msg.Sequence)
+	err = s.each(ctx, op, id, from, last, func(e domain.Event) {
 		if _, refused := e.Data.(domain.Refused); !refused {
 			state = state.Evolve(e)
 			folded++
 		}
-		last, seq = msg.Sequence, msg.Sequence+1
+	})
+	if err != nil {
+		return state, 0, 0, err
 	}
+	return state, last, folded, nil
+}
+
+// ofStream reports whether subject is one of id's events.
+func ofStream(subject string, id domain.StreamID) bool {
+	prefix := id.Aggregate + "." + id.ID + "."
+	return strings.HasPrefix(subject, prefix) && !strings.Contains(subject[len(prefix):], ".")
 }
 
 // readSnapshot is id's stored snapshot of version; none when there is

@@ -131,6 +131,14 @@ func TestAccountSnapshots(t *testing.T) {
 		exec(domain.ChangePlan{Plan: domain.PlanFree})
 		same(name + ", after commands")
 	}
+	// Another aggregate's event at a sequence this one has passed: the
+	// snapshot's event is read by its sequence alone, and is not this
+	// aggregate's.
+	foreign := fmt.Sprintf(`{"version":%d,"seq":%d,"event":%q,"state":{"Plan":"business"}}`, snap.Version, globex.LastSeq(), globex.Events[0].ID)
+	if _, err := kv.Put(ctx, "account.acme", []byte(foreign)); err != nil {
+		t.Fatal(err)
+	}
+	same("another's earlier event")
 
 	// A worker reads the bucket but cannot write it.
 	wc, err := nats.Connect(srv.URL(), eventstoretest.Seed(t, srv, eventstore.RoleWorker))
