@@ -148,7 +148,7 @@ func (s *Store) Load(ctx context.Context, id domain.StreamID) ([]domain.Event, u
 		return nil, 0, err
 	}
 	var events []domain.Event
-	err = s.each(ctx, op, id, 1, last, func(e domain.Event) {
+	last, err = s.each(ctx, op, id, 1, last, func(e domain.Event) {
 		if _, refused := e.Data.(domain.Refused); !refused {
 			events = append(events, e)
 		}
@@ -160,30 +160,34 @@ func (s *Store) Load(ctx context.Context, id domain.StreamID) ([]domain.Event, u
 }
 
 // each calls fn with id's events from sequence from up to last, the
-// aggregate's last sequence as read before, oldest first. It stops at last
+// aggregate's last sequence as read before, oldest first, and returns the
+// sequence of the last event it read (from-1 when none). It stops at last
 // rather than asking for the next event until none is found: JetStream
 // answers that final miss of a wildcard filter by reading every message
 // after the aggregate's last one when the stream holds many subjects (more
 // than 64k: a few thousand videos), so a command on an old video would
 // cost as much as the whole stream since. Events appended after last are
-// not read; the append that follows expects last and is refused with a
-// conflict, as it would be had they come a moment later.
-func (s *Store) each(ctx context.Context, op string, id domain.StreamID, from, last uint64, fn func(domain.Event)) error {
+// not read. A walk that ends before last (a replica answering behind the
+// one that gave last, or a purge) returns what it read: an append
+// expecting that is refused with a conflict, as it would be had the
+// walk's events come a moment later.
+func (s *Store) each(ctx context.Context, op string, id domain.StreamID, from, last uint64, fn func(domain.Event)) (uint64, error) {
+	read := from - 1
 	for seq := from; seq <= last; {
 		msg, err := s.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(id.Filter()))
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			return nil // removed since last was read (a purge)
+			return read, nil
 		}
 		if err != nil {
-			return readFailed(ctx, op, err)
+			return 0, readFailed(ctx, op, err)
 		}
 		if msg.Sequence > last {
-			return nil
+			return read, nil
 		}
 		fn(s.decodeStored(msg.Subject, msg.Header.Get(HeaderEventType), msg.Data, msg.Sequence))
-		seq = msg.Sequence + 1
+		read, seq = msg.Sequence, msg.Sequence+1
 	}
-	return nil
+	return read, nil
 }
 
 // decisionTyped is an aggregate whose decisions depend only on a few event

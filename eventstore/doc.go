@@ -36,7 +36,10 @@
 //     once), then the filter walked from sequence 1 up to it. The walk
 //     never asks past the last event: with more than 64k subjects in the
 //     stream, JetStream answers "no next message" for a wildcard by
-//     reading every later message. An aggregate whose decisions depend on a few
+//     reading every later message. Any replica may answer either read;
+//     the last sequence returned is that of the last event the walk read,
+//     so a walk answered by a replica behind makes the append conflict
+//     and start over, never decide on a history it did not see. An aggregate whose decisions depend on a few
 //     event types, each stored at most once or counting only by its last,
 //     names them with DecisionTypes(); on a *Store, Execute and Current
 //     then read only the aggregate's last sequence and the last message

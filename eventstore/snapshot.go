@@ -73,7 +73,7 @@ func fromSnapshot[S domain.State[S]](ctx context.Context, s *Store, id domain.St
 			return state, 0, 0, readFailed(ctx, op, err)
 		}
 	}
-	err = s.each(ctx, op, id, from, last, func(e domain.Event) {
+	last, err = s.each(ctx, op, id, from, last, func(e domain.Event) {
 		if _, refused := e.Data.(domain.Refused); !refused {
 			state = state.Evolve(e)
 			folded++
