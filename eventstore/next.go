@@ -3,6 +3,7 @@ package eventstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -23,48 +24,16 @@ import (
 // sequence S has been delivered, Next sees every message up to S. Readers
 // that must see the stream as of an event (the webhook fan-out) use it.
 func (s *Store) Next(ctx context.Context, filter string, from uint64) (domain.Event, bool, error) {
-	req, err := json.Marshal(struct {
+	m, ok, err := s.leaderGet(ctx, struct {
 		Seq  uint64 `json:"seq"`
 		Next string `json:"next_by_subj"`
 	}{max(from, 1), filter})
-	if err != nil {
+	if err != nil || !ok {
+		if err != nil {
+			err = fmt.Errorf("read %s from %d: %w", filter, from, err)
+		}
 		return domain.Event{}, false, err
 	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-	}
-	reply, err := s.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+StreamName, req)
-	if err != nil {
-		return domain.Event{}, false, fmt.Errorf("read %s from %d: %w", filter, from, err)
-	}
-	var resp struct {
-		Error *struct {
-			Code        int    `json:"code"`
-			ErrCode     int    `json:"err_code"`
-			Description string `json:"description"`
-		} `json:"error"`
-		Message *struct {
-			Subject string `json:"subject"`
-			Seq     uint64 `json:"seq"`
-			Header  []byte `json:"hdrs"`
-			Data    []byte `json:"data"`
-		} `json:"message"`
-	}
-	if err := json.Unmarshal(reply.Data, &resp); err != nil {
-		return domain.Event{}, false, fmt.Errorf("read %s from %d: %w", filter, from, err)
-	}
-	if resp.Error != nil {
-		if resp.Error.ErrCode == int(jetstream.JSErrCodeMessageNotFound) {
-			return domain.Event{}, false, nil
-		}
-		return domain.Event{}, false, fmt.Errorf("read %s from %d: %s (%d)", filter, from, resp.Error.Description, resp.Error.ErrCode)
-	}
-	if resp.Message == nil {
-		return domain.Event{}, false, fmt.Errorf("read %s from %d: empty answer", filter, from)
-	}
-	m := resp.Message
 	var typ string
 	if len(m.Header) > 0 {
 		h, err := nats.DecodeHeadersMsg(m.Header)
@@ -74,6 +43,72 @@ func (s *Store) Next(ctx context.Context, filter string, from uint64) (domain.Ev
 		typ = h.Get(HeaderEventType)
 	}
 	return s.decodeStored(m.Subject, typ, m.Data, m.Seq), true, nil
+}
+
+// LastOf is the sequence of the last message whose subject matches filter
+// (wildcards allowed), 0 when there is none, read as Next reads (from the
+// leader). The stream's subject index answers it at once, where Next's
+// answer that nothing matches past a sequence can read every message after
+// it (with more than 64k subjects): a walk that knows where to stop never
+// asks that.
+func (s *Store) LastOf(ctx context.Context, filter string) (uint64, error) {
+	m, ok, err := s.leaderGet(ctx, struct {
+		Last string `json:"last_by_subj"`
+	}{filter})
+	if err != nil || !ok {
+		if err != nil {
+			err = fmt.Errorf("read the last of %s: %w", filter, err)
+		}
+		return 0, err
+	}
+	return m.Seq, nil
+}
+
+// storedMsg is a message as STREAM.MSG.GET answers it.
+type storedMsg struct {
+	Subject string `json:"subject"`
+	Seq     uint64 `json:"seq"`
+	Header  []byte `json:"hdrs"`
+	Data    []byte `json:"data"`
+}
+
+// leaderGet asks the stream's leader for one message (STREAM.MSG.GET with
+// req); ok is false when none matches.
+func (s *Store) leaderGet(ctx context.Context, req any) (*storedMsg, bool, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, false, err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+	}
+	reply, err := s.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+StreamName, body)
+	if err != nil {
+		return nil, false, err
+	}
+	var resp struct {
+		Error *struct {
+			Code        int    `json:"code"`
+			ErrCode     int    `json:"err_code"`
+			Description string `json:"description"`
+		} `json:"error"`
+		Message *storedMsg `json:"message"`
+	}
+	if err := json.Unmarshal(reply.Data, &resp); err != nil {
+		return nil, false, err
+	}
+	if resp.Error != nil {
+		if resp.Error.ErrCode == int(jetstream.JSErrCodeMessageNotFound) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("%s (%d)", resp.Error.Description, resp.Error.ErrCode)
+	}
+	if resp.Message == nil {
+		return nil, false, errors.New("empty answer")
+	}
+	return resp.Message, true, nil
 }
 
 // Between calls fn with every event matching filter whose sequence is in

@@ -49,7 +49,12 @@
 //     WebhookDeleted, read from webhook.*.WebhookSubscribed and
 //     webhook.*.WebhookDeleted and brought up to S before each fan-out:
 //     the first fan-out reads every subscription event once, later ones
-//     only those appended since. Once deleted entries outnumber live ones
+//     only those appended since. Each walk first reads the last sequence
+//     of its type (eventstore.LastOf) and stops there, never asking for a
+//     next one that does not exist: with more than 64k subjects in the
+//     stream, JetStream answers that by reading every message after the
+//     walk's start, and a fan-out behind by many events would pay it at
+//     each one. Once deleted entries outnumber live ones
 //     (and 1024), those deleted at or below the consumer's ack floor are
 //     dropped; an event at or below that horizon (a consumer reset by
 //     hand) rebuilds the index from the stream first. The index costs
@@ -72,10 +77,10 @@
 //  6. Ack. On an error the event is handed back and fanned out again after
 //     1 s.
 //
-// Steps 2 and 3 read with eventstore.Next and Between, answered by the
-// stream's leader rather than any replica, so once the event at S has been
-// delivered "nothing more on this subject" means nothing up to S was
-// missed. Every process running the fan-out must have the same --cdn-url:
+// Steps 2 and 3 read with eventstore.Next, Between and LastOf, answered by
+// the stream's leader rather than any replica, so once the event at S has
+// been delivered "nothing more on this subject" (or a last sequence below
+// S) means nothing up to S was missed. Every process running the fan-out must have the same --cdn-url:
 // the first body queued wins.
 //
 // Tester.SendTest (POST /v1/webhooks/{id}/test) enqueues the same way, with

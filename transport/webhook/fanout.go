@@ -379,19 +379,28 @@ func (x *subscriptions) at(ctx context.Context, account string, seq uint64) ([]s
 		x.reset()
 	}
 	for i, typ := range indexedTypes {
+		if x.next[i] > seq {
+			continue
+		}
+		// The walk stops at the type's last message: asking for a next one
+		// that does not exist would read every message after it.
 		filter := domain.AggWebhook + ".*." + typ
-		for x.next[i] <= seq {
+		last, err := x.store.LastOf(ctx, filter)
+		if err != nil {
+			return nil, err
+		}
+		for x.next[i] <= seq && x.next[i] <= last {
 			e, ok, err := x.store.Next(ctx, filter, x.next[i])
 			if err != nil {
 				return nil, err
 			}
 			if !ok {
-				x.next[i] = seq + 1
 				break
 			}
 			x.apply(e)
 			x.next[i] = e.Seq + 1
 		}
+		x.next[i] = max(x.next[i], seq+1)
 	}
 	var out []subscription
 	for _, s := range x.byAccount[account] {

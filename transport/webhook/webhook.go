@@ -56,12 +56,13 @@ func DeliveryID(eventID, webhookID string) string {
 // Store is what the webhook workers need of the event log
 // (eventstore.Store): a subscription read (eventstore.Current) and its
 // attempts recorded, and the events up to one read by subject (Next,
-// Between) to fold a video, a collection and the subscriptions as they
+// Between, and LastOf to know where a walk ends) to fold a video, a collection and the subscriptions as they
 // stood at that event.
 type Store interface {
 	eventstore.Log
 	Record(ctx context.Context, id domain.StreamID, payloads ...domain.Payload) ([]domain.Event, error)
 	Next(ctx context.Context, filter string, from uint64) (domain.Event, bool, error)
+	LastOf(ctx context.Context, filter string) (uint64, error)
 	Between(ctx context.Context, filter string, from, to uint64, fn func(domain.Event) error) error
 }
 
