@@ -331,6 +331,12 @@ func (b *Bucket) Publish(ctx context.Context, id, workDir string) error {
 		})
 		if err != nil {
 			b.drop(ctx, id, outputs, ix.Outputs)
+			// A video deleted while its outputs were stored makes some
+			// stores refuse a write into what is being removed (a
+			// directory-backed S3): the deletion is the outcome.
+			if lerr := b.live(ctx, id, ix); domain.IsKind(lerr, domain.NotFound) {
+				return lerr
+			}
 			return fmt.Errorf("media: publish %s: %w", id, err)
 		}
 	}
