@@ -147,7 +147,10 @@ func TestBrowserDashboardWhileProcessing(t *testing.T) {
 		t.Skip("the dashboard test needs the dashboard's assets: run `just assets`")
 	}
 	clip := makeClip(t, "clip.mp4", 640, 360, 14, true)
-	slowFFmpeg(t)
+	// In real time: the browser logs in, sets a password and opens the
+	// video before its first frame, which must come while it processes,
+	// on a loaded machine too.
+	slowFFmpegAt(t, 1)
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]any{"slug": "main", "name": "Main", "playbackPolicy": "signed"}), 201)

@@ -30,13 +30,19 @@ const readRate = 2
 // test's clips before calling it.
 func slowFFmpeg(t *testing.T) {
 	t.Helper()
+	slowFFmpegAt(t, readRate)
+}
+
+// slowFFmpegAt is slowFFmpeg reading the input at rate times real time.
+func slowFFmpegAt(t *testing.T, rate int) {
+	t.Helper()
 	real, err := exec.LookPath("ffmpeg")
 	if err != nil {
 		t.Skip("no ffmpeg")
 	}
 	dir := t.TempDir()
 	passable(t, dir)
-	script := "#!/bin/sh\ncase \"$*\" in *\"-f hls\"*) exec " + real + " -readrate " + strconv.Itoa(readRate) + " \"$@\" ;; esac\nexec " + real + " \"$@\"\n"
+	script := "#!/bin/sh\ncase \"$*\" in *\"-f hls\"*) exec " + real + " -readrate " + strconv.Itoa(rate) + " \"$@\" ;; esac\nexec " + real + " \"$@\"\n"
 	if err := os.WriteFile(filepath.Join(dir, "ffmpeg"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -180,7 +180,10 @@ func TestADirectUploadSeesItsCollectionDeleted(t *testing.T) {
 // revocation, then looks at its key again.
 func TestAKeyRevokedPastTheSettleWaitIsRefusedOnceApplied(t *testing.T) {
 	a, g, settleAll := gated(t, withUsers(t), func(c *Config) {
-		c.SettleTimeout = 50 * time.Millisecond
+		// The write's own settle gives up after it; the next
+		// request's wait, once the gate opens, must not: a loaded
+		// machine's projector takes more than 50 ms to apply and fsync.
+		c.SettleTimeout = time.Second
 		c.Admin.Token = testAdminToken
 	})
 	a.account("acme", domain.PlanFree)
@@ -226,7 +229,10 @@ func TestAKeyRevokedPastTheSettleWaitIsRefusedOnceApplied(t *testing.T) {
 // the new password, then looks at its session again.
 func TestAPasswordSetPastTheSettleWaitEndsOldSessionsOnceApplied(t *testing.T) {
 	a, g, settleAll := gated(t, withUsers(t), func(c *Config) {
-		c.SettleTimeout = 50 * time.Millisecond
+		// The write's own settle gives up after it; the next
+		// request's wait, once the gate opens, must not: a loaded
+		// machine's projector takes more than 50 ms to apply and fsync.
+		c.SettleTimeout = time.Second
 		c.Admin.Token = testAdminToken
 	})
 	a.account("acme", domain.PlanFree)
