@@ -18,7 +18,7 @@ try {
     const found = { labels: [], cues: {}, errors: [] };
     result.players[name] = found;
     page.on("pageerror", (e) => found.errors.push(e.message));
-    await page.goto(site + "/?" + new URLSearchParams({ player: name, playlist }));
+    await page.goto(site + "/?" + new URLSearchParams({ player: name, playlist }), { timeout: 60000 });
     found.labels = await page.evaluate(() => window.kinoLabels());
     for (const label of labels) {
       result.step = name + ": " + label;

@@ -28,7 +28,7 @@ try {
     window.kinoViolations = [];
     document.addEventListener("securitypolicyviolation", (e) => window.kinoViolations.push(e.violatedDirective + " " + e.blockedURI));
   });
-  const resp = await page.goto(pageURL);
+  const resp = await page.goto(pageURL, { timeout: 60000 });
   result.csp = resp.headers()["content-security-policy"] || "";
   // The page does not autoplay; a viewer presses play.
   await page.evaluate(() => { const v = document.getElementById("player"); v.muted = true; return v.play().catch(() => {}); });

@@ -10,7 +10,7 @@ const result = { ok: false };
 try {
   const page = await browser.newPage();
   page.on("console", (m) => { if (m.type() === "error") (result.console ||= []).push(m.text()); });
-  await page.goto(pageURL);
+  await page.goto(pageURL, { waitUntil: "domcontentloaded", timeout: 60000 });
   const wait = (fn, arg, what) => page.waitForFunction(fn, arg, { timeout: 60000 })
     .catch((e) => { throw new Error(what + ": " + e.message.split("\n")[0]); });
 

@@ -17,7 +17,7 @@ try {
   const cdp = await page.context().newCDPSession(page);
   await cdp.send("Network.setCacheDisabled", { cacheDisabled: true });
   page.on("console", (m) => { if (m.type() === "error") (result.console ||= []).push(m.text()); });
-  await page.goto(pageURL);
+  await page.goto(pageURL, { waitUntil: "domcontentloaded", timeout: 60000 });
   const wait = (fn, what, timeout) => page.waitForFunction(fn, null, { timeout })
     .catch((e) => { throw new Error(what + ": " + e.message.split("\n")[0]); });
 

@@ -15,7 +15,7 @@ try {
     const u = new URL(r.url());
     if (u.pathname.startsWith("/cdn/")) result.cdn.push([u.pathname.split("/").slice(3).join("/"), u.searchParams.has("token"), r.status()]);
   });
-  await page.goto(pageURL);
+  await page.goto(pageURL, { waitUntil: "domcontentloaded", timeout: 60000 });
   const wait = (fn, what) => page.waitForFunction(fn, null, { timeout: 60000 })
     .catch((e) => { throw new Error(what + ": " + e.message.split("\n")[0]); });
   if (want === "play") {
