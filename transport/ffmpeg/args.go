@@ -196,17 +196,22 @@ func ThumbnailArgs(in Input, out string, info Info) []string {
 // aspect, even. With a seek past the end ffmpeg exits 0 and writes
 // nothing: the caller checks that out exists.
 func ThumbnailArgsAt(in Input, out string, info Info, at float64) []string {
-	w, h := fit(info.Width, info.Height, max(info.Width, info.Height), thumbMaxLong)
 	args := append(start(), "-ss", seconds(at))
 	args = append(args, in.capped(info.MaxPixels)...)
-	return append(args,
-		"-map", videoMap(info),
+	return append(args, thumbnailOutput(0, info, out)...)
+}
+
+// thumbnailOutput is the thumbnail's output options, of input k.
+func thumbnailOutput(k int, info Info, out string) []string {
+	w, h := fit(info.Width, info.Height, max(info.Width, info.Height), thumbMaxLong)
+	return []string{
+		"-map", videoMapOf(k, info),
 		"-frames:v", "1",
 		"-vf", scaleFilter(w, h),
 		"-q:v", "3",
 		"-update", "1",
 		out,
-	)
+	}
 }
 
 // AnimatedArgs builds the arguments of an animated WebP written to out,
@@ -214,20 +219,29 @@ func ThumbnailArgsAt(in Input, out string, info Info, at float64) []string {
 // sooner), 8 frames a second, at most 320 on the long side (even, never
 // upscaled), looping, without audio. A few tens of kilobytes.
 func AnimatedArgs(in Input, out string, info Info, at float64) []string {
-	from := max(0, min(at, info.Length()-animSeconds))
-	w, h := fit(info.Width, info.Height, max(info.Width, info.Height), animMaxLong)
-	args := append(start(), "-ss", seconds(from))
+	args := append(start(), "-ss", seconds(animatedFrom(info, at)))
 	args = append(args, in.capped(info.MaxPixels)...)
-	return append(args,
+	return append(args, animatedOutput(0, info, out)...)
+}
+
+// animatedFrom is where the animated preview of a thumbnail at at starts.
+func animatedFrom(info Info, at float64) float64 {
+	return max(0, min(at, info.Length()-animSeconds))
+}
+
+// animatedOutput is the animated preview's output options, of input k.
+func animatedOutput(k int, info Info, out string) []string {
+	w, h := fit(info.Width, info.Height, max(info.Width, info.Height), animMaxLong)
+	return []string{
 		"-t", strconv.Itoa(animSeconds),
-		"-map", videoMap(info),
-		"-vf", "fps="+strconv.Itoa(animFPS)+","+scaleFilter(w, h),
+		"-map", videoMapOf(k, info),
+		"-vf", "fps=" + strconv.Itoa(animFPS) + "," + scaleFilter(w, h),
 		"-c:v", "libwebp_anim",
 		"-quality", strconv.Itoa(animQuality),
 		"-loop", "0",
 		"-an",
 		out,
-	)
+	}
 }
 
 // PreviewArgs builds the arguments of an MP4 preview written to out: the
@@ -236,10 +250,17 @@ func AnimatedArgs(in Input, out string, info Info, at float64) []string {
 // atom first so it plays while downloading. Progress is reported against
 // min(Duration, 6).
 func PreviewArgs(in Input, out string, info Info) []string {
-	w, h := fit(info.Width, info.Height, min(info.Width, info.Height), previewMaxShort)
 	args := append(start(), in.capped(info.MaxPixels)...)
-	args = append(args, "-t", strconv.Itoa(previewSeconds), "-map", videoMap(info))
-	args = append(args, audioMap(info)...)
+	return append(args, previewOutput(0, info, out)...)
+}
+
+// previewOutput is the preview's output options, of input k.
+func previewOutput(k int, info Info, out string) []string {
+	w, h := fit(info.Width, info.Height, min(info.Width, info.Height), previewMaxShort)
+	args := []string{"-t", strconv.Itoa(previewSeconds), "-map", videoMapOf(k, info)}
+	if info.HasAudio {
+		args = append(args, "-map", fmt.Sprintf("%d:%d", k, info.AudioStream))
+	}
 	args = append(args, "-vf", scaleFilter(w, h))
 	args = append(args, x264()...)
 	args = append(args,
@@ -253,6 +274,24 @@ func PreviewArgs(in Input, out string, info Info) []string {
 		args = append(args, "-an")
 	}
 	return append(args, "-movflags", "+faststart", out)
+}
+
+// StillsArgs builds one pass that writes what ThumbnailArgsAt (at at),
+// PreviewArgs and AnimatedArgs (from at) write, to thumb, preview and
+// animated: the source is opened three times, once at each output's start,
+// and each output reads its own opening. One ffmpeg starts instead of
+// three; for a short video its start (loading a few hundred libraries) is
+// most of each pass's cost. The outputs end on their own: the thumbnail
+// after one frame, the others after their seconds.
+func StillsArgs(in Input, info Info, at float64, thumb, preview, animated string) []string {
+	args := append(start(), "-ss", seconds(at))
+	args = append(args, in.capped(info.MaxPixels)...)
+	args = append(args, "-ss", seconds(animatedFrom(info, at)))
+	args = append(args, in.capped(info.MaxPixels)...)
+	args = append(args, in.capped(info.MaxPixels)...)
+	args = append(args, thumbnailOutput(0, info, thumb)...)
+	args = append(args, animatedOutput(1, info, animated)...)
+	return append(args, previewOutput(2, info, preview)...)
 }
 
 // fit scales w×h so that side (one of w, h) is at most limit, keeping the
@@ -280,7 +319,10 @@ func scaleFilter(w, h int) string {
 func videoIn(info Info) string { return fmt.Sprintf("[0:%d]", info.VideoStream) }
 
 // videoMap is the -map of the video stream Probe checked.
-func videoMap(info Info) string { return fmt.Sprintf("0:%d", info.VideoStream) }
+func videoMap(info Info) string { return videoMapOf(0, info) }
+
+// videoMapOf is the -map of that stream in input k.
+func videoMapOf(k int, info Info) string { return fmt.Sprintf("%d:%d", k, info.VideoStream) }
 
 // audioMap maps the audio stream Probe saw, if any.
 func audioMap(info Info) []string {

@@ -659,6 +659,9 @@ func (t *Transcoder) bounds(ctx context.Context, account string) (ffmpeg.Bounds,
 func stills(ctx context.Context, log *slog.Logger, in ffmpeg.Input, work string, info ffmpeg.Info, asked *float64, opts ffmpeg.RunOptions) (animated bool, err error) {
 	opts.OnProgress = nil
 	at := ffmpeg.ThumbnailAt(info, asked)
+	if made, err := stillsAtOnce(ctx, log, in, work, info, at, opts); made || err != nil {
+		return true, err
+	}
 	if err := thumbnail(ctx, in, work, info, at, opts); err != nil {
 		return false, err
 	}
@@ -669,6 +672,36 @@ func stills(ctx context.Context, log *slog.Logger, in ffmpeg.Input, work string,
 		return false, fmt.Errorf("preview: %w", err)
 	}
 	return animatedPreview(ctx, log, in, work, info, at, opts), nil
+}
+
+// stillsAtOnce makes the three stills in one ffmpeg pass
+// (ffmpeg.StillsArgs) and reports whether it made all three. When it did
+// not (an output empty, a seek past the last frame, the pass failed), it
+// leaves none of them for stills to make one by one, as before, with their
+// fallbacks and each one's own errors; only a cancelled ctx is returned.
+func stillsAtOnce(ctx context.Context, log *slog.Logger, in ffmpeg.Input, work string, info ffmpeg.Info, at float64, opts ffmpeg.RunOptions) (bool, error) {
+	names := []string{media.ThumbnailName, media.PreviewName, media.AnimatedName}
+	opts.Duration = min(opts.Duration, 6) // the longest output is the preview's first 6 s
+	opts.OutputDir = filepath.Join(work, media.PreviewName)
+	err := ffmpeg.Run(ctx, ffmpeg.StillsArgs(in, info, at, media.ThumbnailName, media.PreviewName, media.AnimatedName), opts)
+	if ctx.Err() != nil {
+		drop(work, names...)
+		return false, ctx.Err()
+	}
+	for _, name := range names {
+		if err != nil {
+			break
+		}
+		if fi, serr := os.Stat(filepath.Join(work, name)); serr != nil || fi.Size() == 0 {
+			err = fmt.Errorf("%s: ffmpeg wrote nothing", name)
+		}
+	}
+	if err != nil {
+		log.Debug("stills one by one", "err", err)
+		drop(work, names...)
+		return false, nil
+	}
+	return true, nil
 }
 
 // thumbnail makes thumbnail.jpg of in at at seconds in work.

@@ -1,0 +1,80 @@
+package transcoder
+
+import (
+	"bytes"
+	"context"
+	"image/jpeg"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kino-video/kino/transport/ffmpeg"
+	"github.com/kino-video/kino/transport/ffmpeg/ffmpegtest"
+	"github.com/kino-video/kino/transport/media"
+)
+
+// The thumbnail, the preview and the animated preview come from one ffmpeg
+// pass; when that pass leaves one of them out (here a thumbnail asked past
+// the last frame, as a file whose duration lies makes it), they are made
+// one by one, with the thumbnail's fallback to the first frame, as before.
+func TestStillsInOnePassAndOneByOne(t *testing.T) {
+	t.Parallel()
+	src := ffmpegtest.Encode(t, t.TempDir(), "in.mp4", 320, 180, 4, true, ffmpegtest.H264Options()...)
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name     string
+		lie      float64 // seconds the file claims, 0: the truth
+		animated bool
+	}{
+		{"one pass", 0, true},
+		{"one by one", 60, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			work := t.TempDir()
+			if err := os.WriteFile(filepath.Join(work, "input.mp4"), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			in := ffmpeg.Input{Path: "input.mp4", Demuxer: ffmpeg.DemuxMOV}
+			jail := ffmpeg.Jail{Dir: work}
+			info, err := ffmpeg.Probe(context.Background(), in, ffmpeg.ProbeOptions{Jail: jail, Bounds: ffmpeg.DefaultBounds()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.lie > 0 {
+				info.Duration, info.Span = tt.lie, tt.lie
+			}
+			var logs bytes.Buffer
+			log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			animated, err := stills(context.Background(), log, in, work, info, nil, ffmpeg.RunOptions{Duration: info.Length(), Jail: jail})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if animated != tt.animated || strings.Contains(logs.String(), "stills one by one") == tt.animated {
+				t.Fatalf("animated %v, want %v; log:\n%s", animated, tt.animated, logs.String())
+			}
+			f, err := os.Open(filepath.Join(work, media.ThumbnailName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if img, err := jpeg.Decode(f); err != nil || img.Bounds().Dx() != 320 || img.Bounds().Dy() != 180 {
+				t.Fatalf("thumbnail: %v %v", img.Bounds(), err)
+			}
+			preview, err := ffmpeg.ProbeHeader(context.Background(), ffmpeg.Input{Path: media.PreviewName, Demuxer: ffmpeg.DemuxMOV},
+				ffmpeg.ProbeOptions{Jail: jail, Bounds: ffmpeg.DefaultBounds()})
+			if err != nil || !preview.HasAudio || preview.Duration < 3.9 || preview.Duration > 4.1 {
+				t.Fatalf("preview %+v: %v", preview, err)
+			}
+			_, err = os.Stat(filepath.Join(work, media.AnimatedName))
+			if (err == nil) != tt.animated {
+				t.Fatalf("animated preview on disk: %v, want %v", err == nil, tt.animated)
+			}
+		})
+	}
+}
