@@ -18,13 +18,6 @@
 // consumer starts is fixed when it is created: an existing one keeps its
 // deliver policy.
 //
-// Work's loops (and the intake's and backoff's) pull one message at a
-// time, each pull waiting up to 30 s at the server. A pull cannot be
-// withdrawn, and a message the server sends to a pull whose worker has
-// stopped would wait out AckWait unacknowledged. So a loop whose ctx ends
-// returns at once but leaves its last pull subscribed until it ends,
-// handing back (Nak) anything it receives for another worker (next).
-//
 // # KINO_JOBS
 //
 // KINO_JOBS (JobsStream) is a work-queue stream on jobs.>, on file

@@ -192,12 +192,12 @@ func (s *Queues) intakeConsumer(ctx context.Context, cfg FairConfig) (jetstream.
 func (s *Queues) moveLoop(ctx context.Context, cons jetstream.Consumer, cfg FairConfig, move func(context.Context, FairConfig, jetstream.Msg)) {
 	var flog fetchLog
 	for ctx.Err() == nil {
-		msg, err := next(ctx, cons) // work.go
+		msg, err := cons.Next(jetstream.FetchContext(ctx))
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			if !errors.Is(err, nats.ErrTimeout) {
+			if !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
 				flog.failed(cfg.Log, "fetch job to move", "err", err)
 				select {
 				case <-ctx.Done():

@@ -143,12 +143,14 @@ func (s *Queues) Work(ctx context.Context, cfg WorkConfig, handle func(ctx conte
 func (s *Queues) workLoop(ctx context.Context, cons jetstream.Consumer, cfg WorkConfig, handle func(context.Context, *Job)) {
 	var flog fetchLog
 	for ctx.Err() == nil {
-		msg, err := next(ctx, cons)
+		// One message per fetch and no prefetching: a job waiting in a
+		// client buffer would age towards AckWait while another runs.
+		msg, err := cons.Next(jetstream.FetchContext(ctx))
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			if errors.Is(err, nats.ErrTimeout) {
+			if errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
 				flog.ok(cfg.Log, "fetch job", "consumer", cfg.Durable)
 				continue
 			}
@@ -176,50 +178,6 @@ func (s *Queues) workLoop(ctx context.Context, cons jetstream.Consumer, cfg Work
 			job.Event = e
 		}
 		handle(ctx, job)
-	}
-}
-
-// pullExpiry is how long a pull request for one job waits at the server
-// (nats.go's default for a fetch).
-const pullExpiry = 30 * time.Second
-
-// next waits for one message of cons until ctx ends: one message per pull
-// and no prefetching, as a job waiting in a client buffer would age towards
-// AckWait while another runs.
-//
-// A pull request cannot be withdrawn: it waits at the server until it
-// expires or the client's subscription to its inbox is gone, and a message
-// the server sends it meanwhile is pending (unacknowledged) until AckWait.
-// A worker that stops while one is open (and the server's delivery racing
-// its unsubscription) would hold a job for a minute. So the pull is not tied
-// to ctx: when ctx ends first, next returns, and the pull stays subscribed
-// until it ends (pullExpiry at most), handing back at once (Nak) anything it
-// receives, for another worker.
-func next(ctx context.Context, cons jetstream.Consumer) (jetstream.Msg, error) {
-	batch, err := cons.Fetch(1, jetstream.FetchMaxWait(pullExpiry))
-	if err != nil {
-		return nil, err
-	}
-	select {
-	case msg, ok := <-batch.Messages():
-		if !ok {
-			if err := batch.Error(); err != nil {
-				return nil, err
-			}
-			return nil, nats.ErrTimeout
-		}
-		if ctx.Err() != nil {
-			_ = msg.Nak()
-			return nil, ctx.Err()
-		}
-		return msg, nil
-	case <-ctx.Done():
-		go func() {
-			for msg := range batch.Messages() {
-				_ = msg.Nak()
-			}
-		}()
-		return nil, ctx.Err()
 	}
 }
 
