@@ -16,9 +16,11 @@ import (
 )
 
 // The thumbnail, the preview and the animated preview come from one ffmpeg
-// pass; when that pass leaves one of them out (here a thumbnail asked past
-// the last frame, as a file whose duration lies makes it), they are made
-// one by one, with the thumbnail's fallback to the first frame, as before.
+// pass, the same pictures as one pass each would make; when that pass
+// leaves one of them out (a thumbnail asked past the last frame, as a file
+// whose duration lies makes it: ffmpeg exits 0 without it, or fails when
+// the animation has no frame either), they are made one by one, with the
+// thumbnail's fallback to the first frame, as before.
 func TestStillsInOnePassAndOneByOne(t *testing.T) {
 	t.Parallel()
 	src := ffmpegtest.Encode(t, t.TempDir(), "in.mp4", 320, 180, 4, true, ffmpegtest.H264Options()...)
@@ -29,10 +31,17 @@ func TestStillsInOnePassAndOneByOne(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
 		lie      float64 // seconds the file claims, 0: the truth
+		asked    float64 // the thumbnail's time
+		oneByOne bool
 		animated bool
 	}{
-		{"one pass", 0, true},
-		{"one by one", 60, false},
+		// The thumbnail at 3.5 s, the animation from 1 s: the pass reads
+		// each from its own opening of the source.
+		{"one pass", 0, 3.5, false, true},
+		// The thumbnail at 5.9 s, past the last frame; the animation from 3 s.
+		{"thumbnail past the end", 6, 5.9, true, true},
+		// Both past the end: the pass fails; no animation.
+		{"both past the end", 60, 59.9, true, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -51,12 +60,13 @@ func TestStillsInOnePassAndOneByOne(t *testing.T) {
 			}
 			var logs bytes.Buffer
 			log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-			animated, err := stills(context.Background(), log, in, work, info, nil, ffmpeg.RunOptions{Duration: info.Length(), Jail: jail})
+			opts := ffmpeg.RunOptions{Duration: info.Length(), Jail: jail}
+			animated, err := stills(context.Background(), log, in, work, info, &tt.asked, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if animated != tt.animated || strings.Contains(logs.String(), "stills one by one") == tt.animated {
-				t.Fatalf("animated %v, want %v; log:\n%s", animated, tt.animated, logs.String())
+			if animated != tt.animated || strings.Contains(logs.String(), "stills one by one") != tt.oneByOne {
+				t.Fatalf("animated %v, want %v; one by one: want %v; log:\n%s", animated, tt.animated, tt.oneByOne, logs.String())
 			}
 			f, err := os.Open(filepath.Join(work, media.ThumbnailName))
 			if err != nil {
@@ -74,6 +84,29 @@ func TestStillsInOnePassAndOneByOne(t *testing.T) {
 			_, err = os.Stat(filepath.Join(work, media.AnimatedName))
 			if (err == nil) != tt.animated {
 				t.Fatalf("animated preview on disk: %v, want %v", err == nil, tt.animated)
+			}
+			if tt.oneByOne {
+				return
+			}
+			// One pass each makes the same thumbnail and animation.
+			apart := t.TempDir()
+			if err := os.WriteFile(filepath.Join(apart, "input.mp4"), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			opts.Jail.Dir = apart
+			at := ffmpeg.ThumbnailAt(info, &tt.asked)
+			if err := thumbnail(context.Background(), in, apart, info, at, opts); err != nil {
+				t.Fatal(err)
+			}
+			if !animatedPreview(context.Background(), log, in, apart, info, at, opts) {
+				t.Fatal("no animated preview apart")
+			}
+			for _, name := range []string{media.ThumbnailName, media.AnimatedName} {
+				a, errA := os.ReadFile(filepath.Join(work, name))
+				b, errB := os.ReadFile(filepath.Join(apart, name))
+				if errA != nil || errB != nil || !bytes.Equal(a, b) {
+					t.Errorf("%s: one pass (%d bytes, %v) differs from its own pass (%d bytes, %v)", name, len(a), errA, len(b), errB)
+				}
 			}
 		})
 	}

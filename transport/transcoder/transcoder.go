@@ -660,7 +660,7 @@ func stills(ctx context.Context, log *slog.Logger, in ffmpeg.Input, work string,
 	opts.OnProgress = nil
 	at := ffmpeg.ThumbnailAt(info, asked)
 	if made, err := stillsAtOnce(ctx, log, in, work, info, at, opts); made || err != nil {
-		return true, err
+		return made, err
 	}
 	if err := thumbnail(ctx, in, work, info, at, opts); err != nil {
 		return false, err
@@ -678,7 +678,9 @@ func stills(ctx context.Context, log *slog.Logger, in ffmpeg.Input, work string,
 // (ffmpeg.StillsArgs) and reports whether it made all three. When it did
 // not (an output empty, a seek past the last frame, the pass failed), it
 // leaves none of them for stills to make one by one, as before, with their
-// fallbacks and each one's own errors; only a cancelled ctx is returned.
+// fallbacks and each one's own errors. It returns an error only for a
+// cancelled ctx and for what would only happen again one by one: a picture
+// over the decoders' cap, a stall.
 func stillsAtOnce(ctx context.Context, log *slog.Logger, in ffmpeg.Input, work string, info ffmpeg.Info, at float64, opts ffmpeg.RunOptions) (bool, error) {
 	names := []string{media.ThumbnailName, media.PreviewName, media.AnimatedName}
 	opts.Duration = min(opts.Duration, 6) // the longest output is the preview's first 6 s
@@ -687,6 +689,10 @@ func stillsAtOnce(ctx context.Context, log *slog.Logger, in ffmpeg.Input, work s
 	if ctx.Err() != nil {
 		drop(work, names...)
 		return false, ctx.Err()
+	}
+	if errors.Is(err, ffmpeg.ErrPictureTooLarge) || errors.Is(err, ffmpeg.ErrStalled) {
+		drop(work, names...)
+		return false, fmt.Errorf("stills: %w", err)
 	}
 	for _, name := range names {
 		if err != nil {
