@@ -143,6 +143,17 @@ func (env *fanoutEnv) createFanoutConsumer(t *testing.T) {
 	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 		t.Fatal(err)
 	}
+	// Its last pull request is gone once the server has processed the
+	// unsubscription; until then the server may send it the next event,
+	// which would then wait out AckWait (a minute) for the next fan-out.
+	eventstoretest.Eventually(t, "the stopped fan-out's pull gone", func() bool {
+		cons, err := env.serve.NATS().Events.Consumer(context.Background(), FanoutDurable)
+		if err != nil {
+			return false
+		}
+		info, err := cons.Info(context.Background())
+		return err == nil && info.NumWaiting == 0
+	})
 }
 
 func newTestFanout(t *testing.T, store *eventstore.Store) *Fanout {
