@@ -362,7 +362,18 @@ try {
     const r = await fetch("/v1/videos", { method: "POST", body: fd, credentials: "same-origin" });
     return (await r.json()).video.id;
   });
-  const videoJSON = (id) => ana.evaluate(async (i) => (await fetch("/v1/videos/" + i, { credentials: "same-origin" })).json(), id);
+  // The open page reloads itself when a video it shows changes status: a
+  // fetch begun in it then may lose its page; ask again in the new one.
+  const videoJSON = async (id) => {
+    for (let i = 0; ; i++) {
+      try {
+        return await ana.evaluate(async (i) => (await fetch("/v1/videos/" + i, { credentials: "same-origin" })).json(), id);
+      } catch (e) {
+        if (i >= 10 || !String(e).includes("Execution context was destroyed")) throw e;
+        await ana.waitForLoadState();
+      }
+    }
+  };
   const failed = async () => {
     for (let i = 0; i < 600; i++) {
       const v = await videoJSON(broken);
