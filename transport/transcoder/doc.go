@@ -88,8 +88,10 @@
 //     (a full disk leaves empty playlists). master.m3u8 lists the
 //     playlist of every rung and, with audio, of audio/; each parses,
 //     ends with #EXT-X-ENDLIST and lists at least one segment, every one
-//     a non-empty file; thumbnail.jpg decodes as a JPEG; ffprobe reads a
-//     video stream from preview.mp4. A failed check is transient: "its
+//     a non-empty file; thumbnail.jpg decodes as a JPEG; preview.mp4's
+//     boxes span the file, its moov (with a video track) before a
+//     non-empty mdat (checkPreview, in Go: an ffprobe start would cost a
+//     short clip a tenth of a second). A failed check is transient: "its
 //     outputs could not be written in full".
 //  11. Extras (outputs.go): the storyboard's WebVTT track is written by Go
 //     from the plan, never from ffmpeg's output, and every cue's region is

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"image/jpeg"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -219,46 +218,131 @@ func verifyDownload(ctx context.Context, work string, jail ffmpeg.Jail) error {
 	return nil
 }
 
-// maxBoxes bounds TopLevelBoxes: ffmpeg writes a handful.
+// maxBoxes bounds the boxes read at one level: ffmpeg writes a handful.
 const maxBoxes = 1000
 
-// TopLevelBoxes lists the types of an MP4 file's top-level boxes in order.
-func TopLevelBoxes(file string) ([]string, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	var types []string
-	var off int64
+// box is an MP4 box: its type, where it starts, and where its payload
+// starts and ends.
+type box struct {
+	typ             string
+	off, body, next int64
+}
+
+// readBoxes lists the boxes of f between off and end, in order; each must
+// end within end (a short write leaves one running past it).
+func readBoxes(f *os.File, off, end int64) ([]box, error) {
+	var out []box
 	hdr := make([]byte, 16)
-	for off < fi.Size() {
-		if len(types) == maxBoxes {
-			return nil, fmt.Errorf("more than %d top-level boxes", maxBoxes)
+	for off < end {
+		if len(out) == maxBoxes {
+			return nil, fmt.Errorf("more than %d boxes", maxBoxes)
+		}
+		if end-off < 8 {
+			return nil, fmt.Errorf("%d stray bytes at %d", end-off, off)
 		}
 		if _, err := f.ReadAt(hdr[:8], off); err != nil {
 			return nil, fmt.Errorf("box at %d: %w", off, err)
 		}
 		size := int64(binary.BigEndian.Uint32(hdr[:4]))
 		typ := string(bytes.ToValidUTF8(hdr[4:8], []byte("?")))
+		body := off + 8
 		switch size {
-		case 0: // to the end of the file
-			size = fi.Size() - off
+		case 0: // to the end
+			size = end - off
 		case 1: // 64-bit size follows
-			if _, err := f.ReadAt(hdr[8:16], off+8); err != nil && !errors.Is(err, io.EOF) {
-				return nil, err
+			if end-off < 16 {
+				return nil, fmt.Errorf("box %q at %d: no room for its size", typ, off)
+			}
+			if _, err := f.ReadAt(hdr[8:16], off+8); err != nil {
+				return nil, fmt.Errorf("box %q at %d: %w", typ, off, err)
 			}
 			size = int64(binary.BigEndian.Uint64(hdr[8:16]))
+			body += 8
 		}
-		if size < 8 || off+size > fi.Size() {
+		if size < body-off || size > end-off {
 			return nil, fmt.Errorf("box %q at %d has size %d", typ, off, size)
 		}
-		types = append(types, typ)
+		out = append(out, box{typ: typ, off: off, body: body, next: off + size})
 		off += size
 	}
-	return types, nil
+	return out, nil
+}
+
+// TopLevelBoxes lists the types of an MP4 file's top-level boxes in order.
+func TopLevelBoxes(file string) ([]string, error) {
+	var types []string
+	err := withTopBoxes(file, func(_ *os.File, top []box) error {
+		for _, b := range top {
+			types = append(types, b.typ)
+		}
+		return nil
+	})
+	return types, err
+}
+
+// withTopBoxes opens an MP4 file and hands fn the file and its top-level
+// boxes.
+func withTopBoxes(file string, fn func(f *os.File, top []box) error) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	top, err := readBoxes(f, 0, fi.Size())
+	if err != nil {
+		return err
+	}
+	return fn(f, top)
+}
+
+// checkPreview checks the preview as kino's ffmpeg writes it, without
+// starting ffprobe (a tenth of a second of CPU): its boxes span the file
+// exactly (a short write leaves one running past its end), moov comes
+// before a non-empty mdat (faststart: it plays while it downloads), and
+// moov holds a video track (a trak whose mdia's hdlr names "vide").
+func checkPreview(file string) error {
+	return withTopBoxes(file, func(f *os.File, top []box) error { return previewBoxes(f, top) })
+}
+
+// previewBoxes is checkPreview's check of an opened preview's boxes.
+func previewBoxes(f *os.File, top []box) error {
+	moov := slices.IndexFunc(top, func(b box) bool { return b.typ == "moov" })
+	mdat := slices.IndexFunc(top, func(b box) bool { return b.typ == "mdat" })
+	if moov < 0 || mdat < 0 || moov > mdat {
+		return fmt.Errorf("no moov before an mdat")
+	}
+	if top[mdat].next == top[mdat].body {
+		return fmt.Errorf("an empty mdat")
+	}
+	child := func(parent box, typ string) []box {
+		kids, err := readBoxes(f, parent.body, parent.next)
+		if err != nil {
+			return nil
+		}
+		var out []box
+		for _, k := range kids {
+			if k.typ == typ {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	handler := make([]byte, 4)
+	for _, trak := range child(top[moov], "trak") {
+		for _, mdia := range child(trak, "mdia") {
+			for _, hdlr := range child(mdia, "hdlr") {
+				// version and flags (4), pre_defined (4), handler_type (4)
+				if hdlr.next-hdlr.body >= 12 {
+					if _, err := f.ReadAt(handler, hdlr.body+8); err == nil && string(handler) == "vide" {
+						return nil
+					}
+				}
+			}
+		}
+	}
+	return fmt.Errorf("no video track")
 }

@@ -605,7 +605,7 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id string,
 	for i, r := range rungs {
 		res[i] = r.Name
 	}
-	if err := verifyOutputs(ctx, work, res, info.HasAudio, jail); err != nil {
+	if err := verifyOutputs(work, res, info.HasAudio); err != nil {
 		return done, err
 	}
 	if err := measureBandwidth(work); err != nil { // bandwidth.go

@@ -2,7 +2,6 @@ package transcoder
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"image/jpeg"
@@ -27,9 +26,9 @@ var errIncomplete = errors.New("outputs incomplete")
 // the shared audio rendition when the source has audio), every playlist
 // parses as a finished VOD playlist listing at least one segment, every
 // segment it lists is a non-empty file, the thumbnail decodes as a JPEG
-// and the preview is an MP4 ffprobe reads a video stream from (run in
-// jail, as every probe). Any failure wraps errIncomplete.
-func verifyOutputs(ctx context.Context, work string, rungs []string, hasAudio bool, jail ffmpeg.Jail) error {
+// and the preview is a whole MP4 with a video track (checkPreview). Any
+// failure wraps errIncomplete.
+func verifyOutputs(work string, rungs []string, hasAudio bool) error {
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", errIncomplete, fmt.Sprintf(format, a...))
 	}
@@ -66,13 +65,7 @@ func verifyOutputs(ctx context.Context, work string, rungs []string, hasAudio bo
 		return fail("%s: %v", media.ThumbnailName, err)
 	}
 
-	preview := ffmpeg.Input{Path: media.PreviewName, Demuxer: ffmpeg.DemuxMOV}
-	if _, err := ffmpeg.ProbeHeader(ctx, preview, ffmpeg.ProbeOptions{Jail: jail, Bounds: ffmpeg.DefaultBounds()}); err != nil {
-		if ctx.Err() != nil {
-			return err
-		}
-		// %v, not %w: a preview ffprobe cannot read is kino's failure to
-		// write it, not the upload's fault (Probe calls that Unsupported).
+	if err := checkPreview(filepath.Join(work, media.PreviewName)); err != nil { // outputs.go
 		return fail("%s: %v", media.PreviewName, err)
 	}
 	return nil
