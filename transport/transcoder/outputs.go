@@ -305,7 +305,7 @@ func withTopBoxes(file string, fn func(f *os.File, top []box) error) error {
 // before a non-empty mdat (faststart: it plays while it downloads), and
 // moov holds a video track (a trak whose mdia's hdlr names "vide").
 func checkPreview(file string) error {
-	return withTopBoxes(file, func(f *os.File, top []box) error { return previewBoxes(f, top) })
+	return withTopBoxes(file, previewBoxes)
 }
 
 // previewBoxes is checkPreview's check of an opened preview's boxes.
