@@ -139,18 +139,16 @@ func TestBrowserDashboard(t *testing.T) {
 // TestBrowserDashboardWhileProcessing runs dashboard_processing.mjs: a
 // signed video plays on its dashboard page while it is still PROCESSING
 // (with the page's playback token), and the page does not reload under
-// it when processing ends. ffmpeg reads at twice the input's rate
-// (slowFFmpeg), so the encode of the 14 s clip takes 7 s or more.
+// it when processing ends. ffmpeg reads at twice the input's rate and
+// its ladder does not end before the page has played a frame (the script
+// creates the gate file of heldFFmpeg then), on a loaded machine too.
 func TestBrowserDashboardWhileProcessing(t *testing.T) {
 	b := browserTools(t)
 	if !dashboard.AssetsBuilt() {
 		t.Skip("the dashboard test needs the dashboard's assets: run `just assets`")
 	}
 	clip := makeClip(t, "clip.mp4", 640, 360, 14, true)
-	// In real time: the browser logs in, sets a password and opens the
-	// video before its first frame, which must come while it processes,
-	// on a loaded machine too.
-	slowFFmpegAt(t, 1)
+	gate := heldFFmpeg(t)
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]any{"slug": "main", "name": "Main", "playbackPolicy": "signed"}), 201)
@@ -161,7 +159,7 @@ func TestBrowserDashboardWhileProcessing(t *testing.T) {
 	if shots == "" {
 		shots = t.TempDir()
 	}
-	cfg, _ := json.Marshal(map[string]any{"url": h.url, "userLink": link, "password": "correct horse battery staple", "video": id, "shots": shots})
+	cfg, _ := json.Marshal(map[string]any{"url": h.url, "userLink": link, "password": "correct horse battery staple", "video": id, "shots": shots, "gate": gate})
 	var res struct {
 		OK           bool     `json:"ok"`
 		Step         string   `json:"step"`

@@ -18,23 +18,20 @@ import (
 	"github.com/kino-video/kino/eventstore/eventstoretest"
 )
 
-// readRate is how many times faster than real time slowFFmpeg's ladders
+// readRate is how many times faster than real time heldFFmpeg's ladders
 // read their input, and the browser plays a video still processing.
 const readRate = 2
 
-// slowFFmpeg puts an ffmpeg first on PATH whose HLS ladders read their
-// input at twice the input's own rate (-readrate 2, readRate): the encode
-// of a clip takes about half the clip's length, whatever the machine, so a
-// test can play it (at readRate) while it is still being encoded. Its other runs (thumbnail, preview, storyboard) go
-// at full speed, so the video completes as its ladder ends. Make the
+// heldFFmpeg puts an ffmpeg first on PATH whose HLS ladders read their
+// input at readRate times its own rate (-readrate), so that a test can play
+// a clip while it is still being encoded, and, once encoded, do not exit
+// until the returned file gate exists: the video stays PROCESSING until
+// the test (or its browser script) has seen it play and creates gate,
+// however loaded the machine. Its other runs (thumbnail, preview,
+// storyboard) go at full speed, so the video completes soon after. The
+// test's end creates gate too: no ladder outlives a failed test. Make the
 // test's clips before calling it.
-func slowFFmpeg(t *testing.T) {
-	t.Helper()
-	slowFFmpegAt(t, readRate)
-}
-
-// slowFFmpegAt is slowFFmpeg reading the input at rate times real time.
-func slowFFmpegAt(t *testing.T, rate int) {
+func heldFFmpeg(t *testing.T) (gate string) {
 	t.Helper()
 	real, err := exec.LookPath("ffmpeg")
 	if err != nil {
@@ -42,11 +39,17 @@ func slowFFmpegAt(t *testing.T, rate int) {
 	}
 	dir := t.TempDir()
 	passable(t, dir)
-	script := "#!/bin/sh\ncase \"$*\" in *\"-f hls\"*) exec " + real + " -readrate " + strconv.Itoa(rate) + " \"$@\" ;; esac\nexec " + real + " \"$@\"\n"
+	gate = filepath.Join(dir, "release")
+	script := "#!/bin/sh\ncase \"$*\" in *\"-f hls\"*)\n" +
+		"\t" + real + " -readrate " + strconv.Itoa(readRate) + " \"$@\"; code=$?\n" +
+		"\twhile [ ! -e " + gate + " ]; do sleep 0.05; done\n" +
+		"\texit $code ;;\nesac\nexec " + real + " \"$@\"\n"
 	if err := os.WriteFile(filepath.Join(dir, "ffmpeg"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Cleanup(func() { _ = os.WriteFile(gate, nil, 0o644) })
+	return gate
 }
 
 // waitPlayable polls the read models (what the API answers) until the
@@ -78,7 +81,7 @@ func TestBrowserProgressivePlayback(t *testing.T) {
 	const lanes, length = "two", 16
 	b := browserTools(t)
 	clip := makeClip(t, "clip.mp4", 640, 360, length, true)
-	slowFFmpeg(t)
+	gate := heldFFmpeg(t)
 	h := start(t, t.TempDir(), withTranscoder, func(c *Config) { c.Workers.Lanes = lanes })
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
@@ -132,6 +135,8 @@ func TestBrowserProgressivePlayback(t *testing.T) {
 			mu.Lock()
 			statusAtPlay = got.Status
 			mu.Unlock()
+			// Seen playing while processing: the ladder may now end.
+			_ = os.WriteFile(gate, nil, 0o644)
 			_, _ = w.Write([]byte(got.Status))
 		})
 	})
