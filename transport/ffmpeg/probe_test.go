@@ -71,6 +71,22 @@ func TestProbeRealFiles(t *testing.T) {
 			wantSrc: fromStream,
 		},
 		{
+			// More streams than one run scans apart, the video last: it
+			// is scanned alone, in a second run.
+			name: "video after nine audio streams",
+			make: func(t *testing.T) string {
+				out := filepath.Join(t.TempDir(), "many.mp4")
+				args := []string{"-i", mp4}
+				for range maxScanStreams + 1 {
+					args = append(args, "-map", "0:a")
+				}
+				ffmpegOK(t, append(args, "-map", "0:v", "-c", "copy", out)...)
+				return out
+			},
+			want:    Info{Duration: 2, Width: 320, Height: 180, HasAudio: true, VideoStream: maxScanStreams + 1, FrameRate: 25, EncodeRate: 25, VideoCodec: "h264"},
+			wantSrc: fromStream,
+		},
+		{
 			name: "video only",
 			make: func(t *testing.T) string {
 				return makeClip(t, t.TempDir(), "silent.mp4", clip{W: 200, H: 100, Seconds: 1})
