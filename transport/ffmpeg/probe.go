@@ -194,8 +194,8 @@ func checkHeader(data []byte, capped string, err error, b Bounds) (Info, duratio
 // ProbeHeader reads in's streams and format only, in one ffprobe run,
 // with Probe's checks of the picture and the duration but no scan of the
 // packets (Frames, Span and MaxGap stay zero): for files kino wrote
-// itself (a preview, a download), which need checking that they are
-// there and readable, not against a hostile uploader.
+// itself (its tests read its previews with it), which need checking that
+// they are there and readable, not against a hostile uploader.
 func ProbeHeader(ctx context.Context, in Input, opt ProbeOptions) (Info, error) {
 	info, _, _, err := probeHeader(ctx, in, opt)
 	return info, err

@@ -96,8 +96,9 @@
 //  11. Extras (outputs.go): the storyboard's WebVTT track is written by Go
 //     from the plan, never from ffmpeg's output, and every cue's region is
 //     checked against the sprite's real size; the download rendition is a
-//     remux of the highest rung up to 1080p and the audio, checked (moov
-//     before mdat, a video stream at most 1080p). Either one failing is
+//     remux of the highest rung up to 1080p and the audio, checked in Go
+//     from its boxes like the preview (checkDownload: moov before mdat, a
+//     video track at most 1080p by its tkhd). Either one failing is
 //     logged and left out; the video completes without it. Only a
 //     cancelled job stops there.
 //  12. Publish: the input is removed, processedSize is the size of what is

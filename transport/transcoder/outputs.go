@@ -118,7 +118,7 @@ func finishOutputs(ctx context.Context, log *slog.Logger, work string, info ffmp
 	opts.OutputDir = filepath.Join(work, media.DownloadName)
 	err := ffmpeg.Run(ctx, ffmpeg.DownloadArgs(media.HLSDir, rung, info.HasAudio, media.DownloadName), opts)
 	if err == nil {
-		err = verifyDownload(ctx, work, opts.Jail)
+		err = checkDownload(filepath.Join(work, media.DownloadName))
 	}
 	if ctx.Err() != nil {
 		return m, ctx.Err()
@@ -197,27 +197,6 @@ func StoryboardRegions(vtt []byte) ([][4]int, error) {
 	return out, nil
 }
 
-// verifyDownload checks the download rendition: an MP4 whose moov comes
-// before its mdat, with a video stream of at most 1080 on its short side.
-func verifyDownload(ctx context.Context, work string, jail ffmpeg.Jail) error {
-	boxes, err := TopLevelBoxes(filepath.Join(work, media.DownloadName))
-	if err != nil {
-		return err
-	}
-	if moov, mdat := slices.Index(boxes, "moov"), slices.Index(boxes, "mdat"); moov < 0 || mdat < 0 || moov > mdat {
-		return fmt.Errorf("boxes %v: moov is not before mdat", boxes)
-	}
-	in := ffmpeg.Input{Path: media.DownloadName, Demuxer: ffmpeg.DemuxMOV}
-	info, err := ffmpeg.ProbeHeader(ctx, in, ffmpeg.ProbeOptions{Jail: jail, Bounds: ffmpeg.DefaultBounds()})
-	if err != nil {
-		return err
-	}
-	if min(info.Width, info.Height) > 1080 {
-		return fmt.Errorf("%d×%d is over 1080p", info.Width, info.Height)
-	}
-	return nil
-}
-
 // maxBoxes bounds the boxes read at one level: ffmpeg writes a handful.
 const maxBoxes = 1000
 
@@ -268,18 +247,6 @@ func readBoxes(f *os.File, off, end int64) ([]box, error) {
 	return out, nil
 }
 
-// TopLevelBoxes lists the types of an MP4 file's top-level boxes in order.
-func TopLevelBoxes(file string) ([]string, error) {
-	var types []string
-	err := withTopBoxes(file, func(_ *os.File, top []box) error {
-		for _, b := range top {
-			types = append(types, b.typ)
-		}
-		return nil
-	})
-	return types, err
-}
-
 // withTopBoxes opens an MP4 file and hands fn the file and its top-level
 // boxes.
 func withTopBoxes(file string, fn func(f *os.File, top []box) error) error {
@@ -305,44 +272,93 @@ func withTopBoxes(file string, fn func(f *os.File, top []box) error) error {
 // before a non-empty mdat (faststart: it plays while it downloads), and
 // moov holds a video track (a trak whose mdia's hdlr names "vide").
 func checkPreview(file string) error {
-	return withTopBoxes(file, previewBoxes)
+	return withTopBoxes(file, func(f *os.File, top []box) error {
+		_, err := videoTrack(f, top)
+		return err
+	})
 }
 
-// previewBoxes is checkPreview's check of an opened preview's boxes.
-func previewBoxes(f *os.File, top []box) error {
+// checkDownload is checkPreview for the download rendition, whose video
+// must also be at most 1080 on its short side (its tkhd's size).
+func checkDownload(file string) error {
+	return withTopBoxes(file, func(f *os.File, top []box) error {
+		trak, err := videoTrack(f, top)
+		if err != nil {
+			return err
+		}
+		w, h, err := trackSize(f, trak)
+		if err != nil {
+			return err
+		}
+		if min(w, h) > 1080 {
+			return fmt.Errorf("%d×%d is over 1080p", w, h)
+		}
+		return nil
+	})
+}
+
+// videoTrack finds, in an opened MP4's top-level boxes, moov before a
+// non-empty mdat, and in moov the first video track (a trak whose mdia's
+// hdlr names "vide").
+func videoTrack(f *os.File, top []box) (box, error) {
 	moov := slices.IndexFunc(top, func(b box) bool { return b.typ == "moov" })
 	mdat := slices.IndexFunc(top, func(b box) bool { return b.typ == "mdat" })
 	if moov < 0 || mdat < 0 || moov > mdat {
-		return fmt.Errorf("no moov before an mdat")
+		return box{}, fmt.Errorf("no moov before an mdat")
 	}
 	if top[mdat].next == top[mdat].body {
-		return fmt.Errorf("an empty mdat")
-	}
-	child := func(parent box, typ string) []box {
-		kids, err := readBoxes(f, parent.body, parent.next)
-		if err != nil {
-			return nil
-		}
-		var out []box
-		for _, k := range kids {
-			if k.typ == typ {
-				out = append(out, k)
-			}
-		}
-		return out
+		return box{}, fmt.Errorf("an empty mdat")
 	}
 	handler := make([]byte, 4)
-	for _, trak := range child(top[moov], "trak") {
-		for _, mdia := range child(trak, "mdia") {
-			for _, hdlr := range child(mdia, "hdlr") {
+	for _, trak := range children(f, top[moov], "trak") {
+		for _, mdia := range children(f, trak, "mdia") {
+			for _, hdlr := range children(f, mdia, "hdlr") {
 				// version and flags (4), pre_defined (4), handler_type (4)
 				if hdlr.next-hdlr.body >= 12 {
 					if _, err := f.ReadAt(handler, hdlr.body+8); err == nil && string(handler) == "vide" {
-						return nil
+						return trak, nil
 					}
 				}
 			}
 		}
 	}
-	return fmt.Errorf("no video track")
+	return box{}, fmt.Errorf("no video track")
+}
+
+// children are parent's boxes of type typ (none when they do not parse).
+func children(f *os.File, parent box, typ string) []box {
+	kids, err := readBoxes(f, parent.body, parent.next)
+	if err != nil {
+		return nil
+	}
+	var out []box
+	for _, k := range kids {
+		if k.typ == typ {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// trackSize reads a trak's presentation size from its tkhd: after the
+// version and flags, the times, id and duration (20 bytes in version 0,
+// 32 in version 1), 52 bytes of layer, volume and matrix, then width and
+// height as 16.16 fixed point.
+func trackSize(f *os.File, trak box) (w, h int, err error) {
+	tkhd := children(f, trak, "tkhd")
+	if len(tkhd) != 1 {
+		return 0, 0, fmt.Errorf("%d tkhd boxes in the video track", len(tkhd))
+	}
+	body := make([]byte, min(tkhd[0].next-tkhd[0].body, 96))
+	if _, err := f.ReadAt(body, tkhd[0].body); err != nil {
+		return 0, 0, fmt.Errorf("tkhd: %w", err)
+	}
+	at := 4 + 20 + 52
+	if len(body) > 0 && body[0] == 1 {
+		at = 4 + 32 + 52
+	}
+	if len(body) < at+8 {
+		return 0, 0, fmt.Errorf("a tkhd of %d bytes", len(body))
+	}
+	return int(binary.BigEndian.Uint32(body[at:]) >> 16), int(binary.BigEndian.Uint32(body[at+4:]) >> 16), nil
 }

@@ -1,6 +1,7 @@
 package transcoder
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -55,5 +56,41 @@ func TestCheckPreview(t *testing.T) {
 		if err := checkPreview(file); err == nil {
 			t.Errorf("%s: passed", name)
 		}
+	}
+}
+
+// The download rendition passes up to 1080 on its short side, either way
+// round, with the size its tkhd gives; a larger one fails, as does every
+// file checkPreview refuses.
+func TestCheckDownload(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mp4 := func(name string, w, h int) string {
+		return ffmpegtest.Encode(t, dir, name, w, h, 0.08, true, "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "-movflags", "+faststart")
+	}
+	for _, tt := range []struct {
+		w, h int
+		ok   bool
+	}{{1920, 1080, true}, {1080, 1920, true}, {640, 360, true}, {1920, 1088, false}, {1088, 1920, false}} {
+		file := mp4(fmt.Sprintf("%dx%d.mp4", tt.w, tt.h), tt.w, tt.h)
+		var w, h int
+		err := withTopBoxes(file, func(f *os.File, top []box) error {
+			trak, err := videoTrack(f, top)
+			if err == nil {
+				w, h, err = trackSize(f, trak)
+			}
+			return err
+		})
+		if err != nil || w != tt.w || h != tt.h {
+			t.Errorf("%dx%d: read %dx%d, %v", tt.w, tt.h, w, h, err)
+		}
+		if err := checkDownload(file); (err == nil) != tt.ok {
+			t.Errorf("%dx%d: checkDownload = %v", tt.w, tt.h, err)
+		}
+	}
+	late := filepath.Join(dir, "late.mp4")
+	ffmpegtest.Run(t, "-i", mp4("src.mp4", 320, 180), "-c", "copy", late)
+	if err := checkDownload(late); err == nil {
+		t.Error("moov after mdat: passed")
 	}
 }
