@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -87,13 +88,21 @@ func (b browser) site(t *testing.T, page string, more func(*http.ServeMux)) stri
 	return site.URL
 }
 
+// scriptTimeout bounds a browser script's run: the longest waits a few
+// minutes for a video to process.
+const scriptTimeout = 8 * time.Minute
+
 // run runs script (a node script of b.dir, which drives Chromium) with
 // args and decodes the findings it prints, JSON, into res. It fails the
 // test, saying what ran, when the script fails, prints no JSON or does not
 // report "ok"; with the step and error it reports, if any.
 func (b browser) run(t *testing.T, what string, res any, script string, args ...string) {
 	t.Helper()
-	cmd := exec.Command(b.node, append([]string{script}, args...)...)
+	// Every script bounds its own waits; this bounds the script, so that a
+	// wait without one ends as this test's failure, not the package's.
+	ctx, cancel := context.WithTimeout(context.Background(), scriptTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, b.node, append([]string{script}, args...)...)
 	cmd.Dir = b.dir
 	cmd.Env = append(os.Environ(), "KINO_CHROMIUM="+b.chromium, "KINO_CHROMIUM_WS="+b.shared(t))
 	out, err := cmd.Output()

@@ -256,7 +256,7 @@ try {
 
   step("play it");
   await ana.goto(base + "/videos/" + up.video);
-  await ana.evaluate(() => { const v = document.getElementById("player"); v.muted = true; return v.play().catch(() => {}); });
+  await ana.evaluate(() => { const v = document.getElementById("player"); v.muted = true; v.play().catch(() => {}); });
   await ana.waitForFunction(() => { const v = document.getElementById("player"); return v && v.currentTime > 0.5; }, null, { timeout: T });
   result.hlsjs = await ana.evaluate(() => !!window.kinoPlayer);
   check(result.hlsjs, "hls.js did not play it");
@@ -322,7 +322,7 @@ try {
   const bareStatus = (await fetch(bare)).status;
   check(bareStatus === 403, "the signed video's bare playlist answered " + bareStatus);
   await ana.waitForFunction(() => document.getElementById("player")?.dataset.tokened === "true", null, { timeout: T });
-  await ana.evaluate(() => { const v = document.getElementById("player"); v.muted = true; return v.play().catch(() => {}); });
+  await ana.evaluate(() => { const v = document.getElementById("player"); v.muted = true; v.play().catch(() => {}); });
   await ana.waitForFunction(() => { const v = document.getElementById("player"); return v && v.currentTime > 0.5; }, null, { timeout: T });
   const signedPage = await ana.evaluate(() => ({ poster: document.getElementById("player").poster, playlist: document.getElementById("u-playlist").value,
     links: Array.from(document.querySelectorAll("a[data-media-link]")).map((a) => a.href), play: document.querySelector("a[data-play-link]")?.href || "" }));
@@ -330,8 +330,9 @@ try {
   check(signedPage.links.every((h) => h.includes("token=")) && signedPage.play.includes("/play/" + up.video + "?token="), "media links without a token: " + JSON.stringify(signedPage));
   // The player page plays the signed video with the token it was given.
   const play = await ana.context().newPage();
+  play.setDefaultTimeout(T);
   await play.goto(signedPage.play);
-  await play.evaluate(() => { const v = document.querySelector("video"); v.muted = true; return v.play().catch(() => {}); });
+  await play.evaluate(() => { const v = document.querySelector("video"); v.muted = true; v.play().catch(() => {}); });
   await play.waitForFunction(() => { const v = document.querySelector("video"); return v && v.currentTime > 0.5; }, null, { timeout: T });
   await play.close();
   result.signedLinks = signedPage.links.length;
@@ -391,7 +392,7 @@ try {
   // The open page reloads itself when it sees the video FAILED again,
   // which may abort a navigation begun at that moment: go again.
   await ana.goto(base + "/videos/" + broken).catch((e) => {
-    if (!String(e).includes("ERR_ABORTED")) throw e;
+    if (!/ERR_ABORTED|interrupted by another navigation/.test(String(e))) throw e;
     return ana.goto(base + "/videos/" + broken);
   });
   check(await ana.locator(".timeline .evt:text-is('TranscodeRetried')").count() === 1, "the timeline has no TranscodeRetried");

@@ -41,7 +41,7 @@ try {
   check(state.status === "PROCESSING" && state.player, "no player while processing: " + JSON.stringify(state));
   check(/^\d+%/.test(state.eta), "no percent shown: " + JSON.stringify(state));
   await page.waitForFunction(() => document.getElementById("player").dataset.tokened === "true", null, { timeout: T });
-  await page.evaluate(() => { window.kinoNotReloaded = true; const v = document.getElementById("player"); v.muted = true; return v.play().catch(() => {}); });
+  await page.evaluate(() => { window.kinoNotReloaded = true; const v = document.getElementById("player"); v.muted = true; v.play().catch(() => {}); });
   await page.waitForFunction(() => document.getElementById("player").currentTime > 0.5, null, { timeout: T });
   result.statusAtPlay = await page.evaluate(async (id) => (await (await fetch("/v1/videos/" + id, { credentials: "same-origin" })).json()).status, cfg.video);
   check(result.statusAtPlay === "PROCESSING", "a frame played when the video was " + result.statusAtPlay);

@@ -28,10 +28,11 @@ try {
     window.kinoViolations = [];
     document.addEventListener("securitypolicyviolation", (e) => window.kinoViolations.push(e.violatedDirective + " " + e.blockedURI));
   });
+  page.setDefaultTimeout(60000);
   const resp = await page.goto(pageURL, { timeout: 60000 });
   result.csp = resp.headers()["content-security-policy"] || "";
   // The page does not autoplay; a viewer presses play.
-  await page.evaluate(() => { const v = document.getElementById("player"); v.muted = true; return v.play().catch(() => {}); });
+  await page.evaluate(() => { const v = document.getElementById("player"); v.muted = true; v.play().catch(() => {}); });
   await page.waitForFunction(() => { const v = document.getElementById("player"); return v && v.currentTime > 1; }, null, { timeout: 60000 })
     .catch((e) => { throw new Error("the /play video did not play: " + e.message.split("\n")[0]); });
   result.playedTo = await page.evaluate(() => document.getElementById("player").currentTime);
