@@ -38,7 +38,9 @@
 // largest step between consecutive frames. Bounds are checked once all is
 // read, the header's first (picture, claimed duration), then the scan's:
 // a file claiming ten hours in 10 KB costs reading 10 KB, and any file no
-// more than reading its packets. The video stream is the first that is not a
+// more than reading its packets, of which a stream may hold at most 1000
+// a second of the duration limit (counted as they come: a file of tiny
+// packets is refused, not read to its end). The video stream is the first that is not a
 // cover picture; Info records its index and the first audio stream's, and
 // every later run maps exactly those. The size is the displayed one
 // (rotation applied). The duration is the video stream's, else the

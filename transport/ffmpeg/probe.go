@@ -213,7 +213,7 @@ func probe(ctx context.Context, in Input, opt ProbeOptions) (Info, durationSourc
 		return Info{}, 0, err
 	}
 	b := opt.Bounds
-	all := probeScan{only: -1}
+	all := probeScan{only: -1, bounds: b}
 	capped, err := runProbe(ctx, opt.Jail, append([]string{"-v", "error", "-print_format", "json",
 		"-show_format", "-show_streams", "-show_entries", packetEntries}, in.capped(b.maxPixels())...), all.read)
 	if err == nil {
@@ -225,7 +225,7 @@ func probe(ctx context.Context, in Input, opt ProbeOptions) (Info, durationSourc
 	}
 	sc, ok := all.streams[meta.index]
 	if !ok && all.overflow {
-		one := probeScan{only: meta.index}
+		one := probeScan{only: meta.index, bounds: b}
 		// (The scan decodes nothing; the cap is there all the same.)
 		_, err = runProbe(ctx, opt.Jail, append([]string{"-v", "error", "-select_streams", strconv.Itoa(meta.index),
 			"-print_format", "json", "-show_entries", packetEntries}, in.capped(b.maxPixels())...), one.read)
@@ -255,28 +255,41 @@ func probe(ctx context.Context, in Input, opt ProbeOptions) (Info, durationSourc
 const packetEntries = "packet=stream_index,pts_time,dts_time,duration_time,size,flags"
 
 // maxScanStreams bounds the streams whose packets one run follows apart
-// (each with up to maxBuckets seconds of sizes): a file has a few.
+// (sharing maxBuckets seconds of sizes): a file has a few.
 const maxScanStreams = 8
+
+// maxPacketRate bounds the packets a second (of the duration limit) one
+// stream may hold: video is at most MaxFrameRate, audio some tens (a
+// 2.5 ms Opus frame is 400). A file of tiny packets beyond it is refused
+// as soon as the scan counts them, not read to its end.
+const maxPacketRate = 1000
 
 // probeScan reads ffprobe's JSON as it comes: the packets (listed first)
 // into a packetScan per stream, the streams and the format kept as they
 // are for parseProbe.
 type probeScan struct {
 	only     int // the one stream listed (-select_streams), or -1 for all
+	bounds   Bounds
 	streams  map[int]*packetScan
+	budget   int  // keyScan's seconds still free, for all the streams
 	overflow bool // packets of more than maxScanStreams streams
 	sections map[string]json.RawMessage
 	err      error // the output was not the JSON expected
 }
 
-// read consumes ffprobe's stdout. It never fails itself (ffprobe's own
-// failure, when it stops halfway, is the one to report); what it could
-// not read is in s.err.
+// read consumes ffprobe's stdout. It fails only with a refusal (too many
+// packets), which stops ffprobe; ffprobe's own failure, when it stops
+// halfway, is the one to report otherwise, and what read could not read
+// is in s.err.
 func (s *probeScan) read(r io.Reader) error {
-	s.streams, s.sections = map[int]*packetScan{}, map[string]json.RawMessage{}
-	s.err = s.decode(json.NewDecoder(bufio.NewReaderSize(r, 64<<10)))
-	if s.err != nil {
-		s.err = fmt.Errorf("%s: decode ffprobe output: %w", opProbe, s.err)
+	s.streams, s.sections, s.budget = map[int]*packetScan{}, map[string]json.RawMessage{}, maxBuckets
+	err := s.decode(json.NewDecoder(bufio.NewReaderSize(r, 64<<10)))
+	var refused *domain.Error
+	if errors.As(err, &refused) {
+		return err
+	}
+	if err != nil {
+		s.err = fmt.Errorf("%s: decode ffprobe output: %w", opProbe, err)
 	}
 	_, _ = io.Copy(io.Discard, r)
 	return nil
@@ -323,11 +336,15 @@ func (s *probeScan) decode(dec *json.Decoder) error {
 					s.overflow = true
 					continue
 				}
-				sc = &packetScan{}
+				sc = &packetScan{keys: keyScan{budget: &s.budget}}
 				s.streams[p.Stream] = sc
 			}
 			size, _ := strconv.ParseInt(p.Size, 10, 64)
 			sc.add(p.PTS, p.DTS, p.Duration, size, strings.HasPrefix(p.Flags, "K"))
+			if b := s.bounds.MaxDuration; b > 0 && sc.frames > maxPacketRate*(int(b.Seconds())+1) {
+				return domain.E(opProbe, domain.Unsupported, "the file holds more than %d packets in one stream: at most %d a second of the longest video accepted (%s)",
+					sc.frames-1, maxPacketRate, clock(b.Seconds()))
+			}
 		}
 		if err := expect(dec, ']'); err != nil {
 			return err

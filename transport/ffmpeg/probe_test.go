@@ -290,3 +290,25 @@ func writeFile(t *testing.T, path string, data []byte) {
 		t.Fatal(err)
 	}
 }
+
+// The streams of one scan share its seconds of sizes: once they are
+// spent, a stream whose packets reach a new second gives up the fast
+// path, and a second already kept still counts its bytes.
+func TestKeyScansShareTheirBudget(t *testing.T) {
+	budget := 3
+	video, audio := keyScan{budget: &budget}, keyScan{budget: &budget}
+	video.add(0, true, 10, true)
+	audio.add(0, true, 1, false)
+	video.add(1, true, 10, false)
+	if budget != 0 || video.unsorted || audio.unsorted {
+		t.Fatalf("budget %d, unsorted %v %v", budget, video.unsorted, audio.unsorted)
+	}
+	video.add(1.5, true, 5, false)
+	if video.unsorted || video.buckets[1] != 15 {
+		t.Fatalf("a kept second: unsorted %v, %d bytes", video.unsorted, video.buckets[1])
+	}
+	audio.add(2, true, 1, false)
+	if !audio.unsorted || video.unsorted || len(audio.buckets) != 1 {
+		t.Fatalf("past the budget: unsorted %v %v, %d seconds", audio.unsorted, video.unsorted, len(audio.buckets))
+	}
+}
