@@ -29,18 +29,12 @@
 //
 // # Probe
 //
-// Probe runs one ffprobe (a process start costs about a tenth of a second
-// of CPU, more than reading a short file) that lists, as JSON, every
-// packet (timestamps, sizes and key flags; nothing decoded) and then the
-// streams and format. The scan follows each stream's packets apart (up to
-// eight streams; a video stream past them is scanned alone in a second
-// run) and keeps the video stream's: its frames, their span and the
-// largest step between consecutive frames. Bounds are checked once all is
-// read, the header's first (picture, claimed duration), then the scan's:
-// a file claiming ten hours in 10 KB costs reading 10 KB, and any file no
-// more than reading its packets, of which a stream may hold at most 1000
-// a second of the duration limit (counted as they come: a file of tiny
-// packets is refused, not read to its end). The video stream is the first that is not a
+// Probe runs ffprobe for the streams and format as JSON, then a packet
+// scan of the video stream (timestamps, sizes and key flags; nothing
+// decoded) that measures the frames, their span and the largest step
+// between consecutive frames, and checks Bounds as it goes: it stops as
+// soon as one is exceeded, so a file claiming ten hours in 10 KB costs no
+// more than reading 10 KB. The video stream is the first that is not a
 // cover picture; Info records its index and the first audio stream's, and
 // every later run maps exactly those. The size is the displayed one
 // (rotation applied). The duration is the video stream's, else the

@@ -81,15 +81,13 @@ func parseSource(data []byte, video, audio int) Source {
 	return s
 }
 
-// maxBuckets bounds the seconds keyScan keeps sizes of (36 h), over all
-// the streams one probe scans: a file whose packets spread wider is not
-// taken by the fast path.
+// maxBuckets bounds the seconds keyScan keeps sizes of (36 h): a file
+// whose packets spread wider is not taken by the fast path.
 const maxBuckets = 1 << 17
 
 // keyScan follows the sizes and keyframes of the video packets for Source,
 // in memory bounded whatever the file: sizes by whole second (at most
-// maxBuckets of them, shared by the streams of one scan through budget),
-// and the keyframes' largest step as they come.
+// maxBuckets of them), and the keyframes' largest step as they come.
 type keyScan struct {
 	bytes    int64
 	keys     int             // packets flagged key
@@ -100,7 +98,6 @@ type keyScan struct {
 	first    bool // the first packet seen is a keyframe
 	seen     bool
 	unsorted bool // a keyframe before the one seen last, or too many seconds: no fast path
-	budget   *int // the seconds still free to keep, shared by a scan's streams
 }
 
 func (k *keyScan) add(pts float64, okPTS bool, size int64, key bool) {
@@ -118,10 +115,7 @@ func (k *keyScan) add(pts float64, okPTS bool, size int64, key bool) {
 		k.buckets = map[int64]int64{}
 	}
 	sec := int64(math.Floor(pts))
-	if _, ok := k.buckets[sec]; ok || *k.budget > 0 {
-		if !ok {
-			*k.budget--
-		}
+	if _, ok := k.buckets[sec]; ok || len(k.buckets) < maxBuckets {
 		k.buckets[sec] += max(size, 0)
 	} else {
 		k.unsorted = true

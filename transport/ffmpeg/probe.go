@@ -81,7 +81,7 @@ func (s durationSource) String() string {
 }
 
 // probeMaxRuntime bounds each ffprobe run. The scan reads the whole file
-// but decodes nothing.
+// but decodes nothing, and stops early at a limit.
 const probeMaxRuntime = 10 * time.Minute
 
 // Bounds are the server's limits on an input, checked by Probe. They are
@@ -131,41 +131,27 @@ func Probe(ctx context.Context, in Input, opt ProbeOptions) (Info, error) {
 }
 
 func probeHeader(ctx context.Context, in Input, opt ProbeOptions) (Info, durationSource, streamMeta, error) {
-	if err := in.exists(opt.Jail); err != nil {
-		return Info{}, 0, streamMeta{}, err
+	path := in.Path
+	if opt.Jail.Dir != "" && !filepath.IsAbs(path) {
+		path = filepath.Join(opt.Jail.Dir, path)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return Info{}, 0, streamMeta{}, fmt.Errorf("%s: %w", opProbe, err)
 	}
 	var stdout bytes.Buffer
+	b := opt.Bounds
 	// The decoders' cap applies to ffprobe too: reading the headers
 	// decodes a first frame, which must not cost a picture over the limit.
-	capped, err := runProbe(ctx, opt.Jail, headerArgs(in, opt.Bounds), func(r io.Reader) error {
+	args := headerArgs(in, b)
+	capped, err := runProbe(ctx, opt.Jail, args, func(r io.Reader) error {
 		_, err := io.Copy(&stdout, r)
 		return err
 	})
-	return checkHeader(stdout.Bytes(), capped, err, opt.Bounds)
-}
-
-// exists fails when in's file is not there (a plain, transient error:
-// ffprobe would call it invalid data).
-func (in Input) exists(j Jail) error {
-	path := in.Path
-	if j.Dir != "" && !filepath.IsAbs(path) {
-		path = filepath.Join(j.Dir, path)
-	}
-	if _, err := os.Stat(path); err != nil {
-		return fmt.Errorf("%s: %w", opProbe, err)
-	}
-	return nil
-}
-
-// checkHeader reads the streams and format of ffprobe's JSON (data; err
-// and capped as runProbe gave them) and checks the picture and the claimed
-// duration against b.
-func checkHeader(data []byte, capped string, err error, b Bounds) (Info, durationSource, streamMeta, error) {
 	var info Info
 	var src durationSource
 	var meta streamMeta
 	if err == nil {
-		info, src, meta, err = parseProbe(data)
+		info, src, meta, err = parseProbe(stdout.Bytes())
 	}
 	if capped != "" && (err == nil || domain.KindOf(err) == domain.Unsupported) {
 		// The cap kept ffprobe from decoding a picture of some stream (a
@@ -181,7 +167,7 @@ func checkHeader(data []byte, capped string, err error, b Bounds) (Info, duratio
 	if info.HasAudio {
 		audio = info.AudioStream
 	}
-	info.Source = parseSource(data, meta.index, audio)
+	info.Source = parseSource(stdout.Bytes(), meta.index, audio)
 	if err := b.checkPicture(info, meta.guessedRate); err != nil {
 		return Info{}, 0, streamMeta{}, err
 	}
@@ -201,44 +187,19 @@ func ProbeHeader(ctx context.Context, in Input, opt ProbeOptions) (Info, error) 
 	return info, err
 }
 
-// probe lists in's streams, format and packets in one ffprobe run (every
-// process start costs about a tenth of a second of CPU here, more than
-// the scan of a short file). ffprobe lists the packets first, before it
-// names the streams, so the scan follows each stream's packets apart (the
-// first maxScanStreams of them) and keeps the video stream's; the checks
-// run once all is read, the header's first. A file whose video stream is
-// not among those scanned has it scanned alone in a second run.
 func probe(ctx context.Context, in Input, opt ProbeOptions) (Info, durationSource, error) {
-	if err := in.exists(opt.Jail); err != nil {
-		return Info{}, 0, err
-	}
-	b := opt.Bounds
-	all := probeScan{only: -1, bounds: b}
-	capped, err := runProbe(ctx, opt.Jail, append([]string{"-v", "error", "-print_format", "json",
-		"-show_format", "-show_streams", "-show_entries", packetEntries}, in.capped(b.maxPixels())...), all.read)
-	if err == nil {
-		err = all.err
-	}
-	info, src, meta, err := checkHeader(all.header(), capped, err, b)
+	info, src, meta, err := probeHeader(ctx, in, opt)
 	if err != nil {
 		return Info{}, 0, err
 	}
-	sc, ok := all.streams[meta.index]
-	if !ok && all.overflow {
-		one := probeScan{only: meta.index, bounds: b}
-		// (The scan decodes nothing; the cap is there all the same.)
-		_, err = runProbe(ctx, opt.Jail, append([]string{"-v", "error", "-select_streams", strconv.Itoa(meta.index),
-			"-print_format", "json", "-show_entries", packetEntries}, in.capped(b.maxPixels())...), one.read)
-		if err == nil {
-			err = one.err
-		}
-		if err != nil {
-			return Info{}, 0, err
-		}
-		sc = one.streams[meta.index]
-	}
-	if sc == nil {
-		sc = &packetScan{}
+	b := opt.Bounds
+	var sc packetScan
+	args := append([]string{"-v", "error", "-select_streams", strconv.Itoa(meta.index),
+		"-show_entries", "packet=pts_time,dts_time,duration_time,size,flags", "-print_format", "csv=p=0"}, in.capped(b.maxPixels())...)
+	// (The scan decodes nothing; the cap is there all the same.)
+	_, err = runProbe(ctx, opt.Jail, args, func(r io.Reader) error { return sc.read(r, b) })
+	if err != nil {
+		return Info{}, 0, err
 	}
 	info.Frames, info.Span, info.MaxGap = sc.frames, sc.span(), sc.maxGap
 	sc.keys.fill(&info.Source, sc.end)
@@ -249,125 +210,6 @@ func probe(ctx context.Context, in Input, opt ProbeOptions) (Info, durationSourc
 		return Info{}, 0, err
 	}
 	return info, src, nil
-}
-
-// packetEntries are the fields of a packet the scan reads.
-const packetEntries = "packet=stream_index,pts_time,dts_time,duration_time,size,flags"
-
-// maxScanStreams bounds the streams whose packets one run follows apart
-// (sharing maxBuckets seconds of sizes): a file has a few.
-const maxScanStreams = 8
-
-// maxPacketRate bounds the packets a second (of the duration limit) one
-// stream may hold: video is at most MaxFrameRate, audio some tens (a
-// 2.5 ms Opus frame is 400). A file of tiny packets beyond it is refused
-// as soon as the scan counts them, not read to its end.
-const maxPacketRate = 1000
-
-// probeScan reads ffprobe's JSON as it comes: the packets (listed first)
-// into a packetScan per stream, the streams and the format kept as they
-// are for parseProbe.
-type probeScan struct {
-	only     int // the one stream listed (-select_streams), or -1 for all
-	bounds   Bounds
-	streams  map[int]*packetScan
-	budget   int  // keyScan's seconds still free, for all the streams
-	overflow bool // packets of more than maxScanStreams streams
-	sections map[string]json.RawMessage
-	err      error // the output was not the JSON expected
-}
-
-// read consumes ffprobe's stdout. It fails only with a refusal (too many
-// packets), which stops ffprobe; ffprobe's own failure, when it stops
-// halfway, is the one to report otherwise, and what read could not read
-// is in s.err.
-func (s *probeScan) read(r io.Reader) error {
-	s.streams, s.sections, s.budget = map[int]*packetScan{}, map[string]json.RawMessage{}, maxBuckets
-	err := s.decode(json.NewDecoder(bufio.NewReaderSize(r, 64<<10)))
-	var refused *domain.Error
-	if errors.As(err, &refused) {
-		return err
-	}
-	if err != nil {
-		s.err = fmt.Errorf("%s: decode ffprobe output: %w", opProbe, err)
-	}
-	_, _ = io.Copy(io.Discard, r)
-	return nil
-}
-
-func (s *probeScan) decode(dec *json.Decoder) error {
-	if err := expect(dec, '{'); err != nil {
-		return err
-	}
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		if key != "packets" {
-			var raw json.RawMessage
-			if err := dec.Decode(&raw); err != nil {
-				return err
-			}
-			s.sections[fmt.Sprint(key)] = raw
-			continue
-		}
-		if err := expect(dec, '['); err != nil {
-			return err
-		}
-		for dec.More() {
-			var p struct {
-				Stream   int    `json:"stream_index"`
-				PTS      string `json:"pts_time"`
-				DTS      string `json:"dts_time"`
-				Duration string `json:"duration_time"`
-				Size     string `json:"size"`
-				Flags    string `json:"flags"`
-			}
-			if err := dec.Decode(&p); err != nil {
-				return err
-			}
-			if s.only >= 0 && p.Stream != s.only {
-				continue
-			}
-			sc, ok := s.streams[p.Stream]
-			if !ok {
-				if len(s.streams) == maxScanStreams {
-					s.overflow = true
-					continue
-				}
-				sc = &packetScan{keys: keyScan{budget: &s.budget}}
-				s.streams[p.Stream] = sc
-			}
-			size, _ := strconv.ParseInt(p.Size, 10, 64)
-			sc.add(p.PTS, p.DTS, p.Duration, size, strings.HasPrefix(p.Flags, "K"))
-			if b := s.bounds.MaxDuration; b > 0 && sc.frames > maxPacketRate*(int(b.Seconds())+1) {
-				return domain.E(opProbe, domain.Unsupported, "the file holds more than %d packets in one stream: at most %d a second of the longest video accepted (%s)",
-					sc.frames-1, maxPacketRate, clock(b.Seconds()))
-			}
-		}
-		if err := expect(dec, ']'); err != nil {
-			return err
-		}
-	}
-	return expect(dec, '}')
-}
-
-// header is the streams and format ffprobe listed, as one JSON document.
-func (s *probeScan) header() []byte {
-	doc, _ := json.Marshal(map[string]json.RawMessage{"streams": s.sections["streams"], "format": s.sections["format"]})
-	return doc
-}
-
-func expect(dec *json.Decoder, d json.Delim) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	if tok != d {
-		return fmt.Errorf("found %v where %v belongs", tok, d)
-	}
-	return nil
 }
 
 // headerArgs are ffprobe's arguments for the streams and format of in, as
@@ -452,14 +294,15 @@ func (b Bounds) cappedPicture(stderr string) error {
 		b.MaxWidth, b.MaxHeight)
 }
 
-// packetScan follows one stream's packets as ffprobe lists them (in file
-// order).
+// packetScan follows the video packets ffprobe lists (pts_time, dts_time,
+// duration_time per line, in file order).
 type packetScan struct {
 	frames           int
 	first, end       float64 // smallest pts, largest pts + its duration
 	lastDTS          float64
 	haveDTS, havePTS bool
 	maxGap           float64
+	err              error // a limit exceeded, found mid-scan
 	keys             keyScan
 }
 
@@ -470,32 +313,51 @@ func (s *packetScan) span() float64 {
 	return s.end - s.first
 }
 
-// add follows one packet: its times as ffprobe prints them ("" when it
-// has none), its size and whether it is a keyframe.
-func (s *packetScan) add(ptsText, dtsText, durText string, size int64, key bool) {
-	pts, okP := scanTime(ptsText)
-	dts, okD := scanTime(dtsText)
-	dur, _ := scanTime(durText)
-	s.frames++
-	s.keys.add(pts, okP, size, key)
-	if !okD {
-		dts, okD = pts, okP
-	}
-	if okD {
-		if s.haveDTS && dts-s.lastDTS > s.maxGap {
-			s.maxGap = dts - s.lastDTS
+// read consumes ffprobe's CSV. It stops with the limit's error as soon as
+// the span or a gap exceeds b, so a file claiming
+// ten hours in 10 KB costs no more than reading 10 KB.
+func (s *packetScan) read(r io.Reader, b Bounds) error {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		f := strings.Split(strings.TrimSpace(sc.Text()), ",")
+		if len(f) < 3 {
+			continue
 		}
-		s.lastDTS, s.haveDTS = dts, true
-	}
-	if okP {
-		if !s.havePTS || pts < s.first {
-			s.first = pts
+		pts, okP := scanTime(f[0])
+		dts, okD := scanTime(f[1])
+		dur, _ := scanTime(f[2])
+		s.frames++
+		if len(f) >= 5 {
+			size, _ := strconv.ParseInt(f[3], 10, 64)
+			s.keys.add(pts, okP, size, len(f[4]) > 0 && f[4][0] == 'K')
 		}
-		if !s.havePTS || pts+dur > s.end {
-			s.end = pts + max(dur, 0)
+		if !okD {
+			dts, okD = pts, okP
 		}
-		s.havePTS = true
+		if okD {
+			if s.haveDTS && dts-s.lastDTS > s.maxGap {
+				s.maxGap = dts - s.lastDTS
+			}
+			s.lastDTS, s.haveDTS = dts, true
+		}
+		if okP {
+			if !s.havePTS || pts < s.first {
+				s.first = pts
+			}
+			if !s.havePTS || pts+dur > s.end {
+				s.end = pts + max(dur, 0)
+			}
+			s.havePTS = true
+		}
+		if err := b.checkGap(s.maxGap); err != nil {
+			return err
+		}
+		if b.MaxDuration > 0 && s.span() > b.MaxDuration.Seconds()+1 {
+			return b.durationError(s.span(), "")
+		}
 	}
+	_, _ = io.Copy(io.Discard, r)
+	return nil
 }
 
 func scanTime(s string) (float64, bool) {

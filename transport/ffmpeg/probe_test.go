@@ -71,22 +71,6 @@ func TestProbeRealFiles(t *testing.T) {
 			wantSrc: fromStream,
 		},
 		{
-			// More streams than one run scans apart, the video last: it
-			// is scanned alone, in a second run.
-			name: "video after nine audio streams",
-			make: func(t *testing.T) string {
-				out := filepath.Join(t.TempDir(), "many.mp4")
-				args := []string{"-i", mp4}
-				for range maxScanStreams + 1 {
-					args = append(args, "-map", "0:a")
-				}
-				ffmpegOK(t, append(args, "-map", "0:v", "-c", "copy", out)...)
-				return out
-			},
-			want:    Info{Duration: 2, Width: 320, Height: 180, HasAudio: true, VideoStream: maxScanStreams + 1, FrameRate: 25, EncodeRate: 25, VideoCodec: "h264"},
-			wantSrc: fromStream,
-		},
-		{
 			name: "video only",
 			make: func(t *testing.T) string {
 				return makeClip(t, t.TempDir(), "silent.mp4", clip{W: 200, H: 100, Seconds: 1})
@@ -288,27 +272,5 @@ func writeFile(t *testing.T, path string, data []byte) {
 	t.Helper()
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// The streams of one scan share its seconds of sizes: once they are
-// spent, a stream whose packets reach a new second gives up the fast
-// path, and a second already kept still counts its bytes.
-func TestKeyScansShareTheirBudget(t *testing.T) {
-	budget := 3
-	video, audio := keyScan{budget: &budget}, keyScan{budget: &budget}
-	video.add(0, true, 10, true)
-	audio.add(0, true, 1, false)
-	video.add(1, true, 10, false)
-	if budget != 0 || video.unsorted || audio.unsorted {
-		t.Fatalf("budget %d, unsorted %v %v", budget, video.unsorted, audio.unsorted)
-	}
-	video.add(1.5, true, 5, false)
-	if video.unsorted || video.buckets[1] != 15 {
-		t.Fatalf("a kept second: unsorted %v, %d bytes", video.unsorted, video.buckets[1])
-	}
-	audio.add(2, true, 1, false)
-	if !audio.unsorted || video.unsorted || len(audio.buckets) != 1 {
-		t.Fatalf("past the budget: unsorted %v %v, %d seconds", audio.unsorted, video.unsorted, len(audio.buckets))
 	}
 }
