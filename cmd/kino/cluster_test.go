@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -67,15 +68,22 @@ func (n *clusterNode) logText() string {
 }
 
 // freeClusterAddr is a loopback address whose port was free a moment ago:
-// the routes must name every node's cluster port before any starts.
+// the routes must name every node's cluster port before any starts. It is
+// drawn below Linux's ephemeral range (32768 up), where the package's
+// other servers (port 0) and every outgoing connection take theirs, so
+// nothing else takes it before the node listens.
 func freeClusterAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 200 {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000)))
+		if err != nil {
+			continue
+		}
+		defer l.Close()
+		return l.Addr().String()
 	}
-	defer l.Close()
-	return l.Addr().String()
+	t.Fatal("no free port between 20000 and 32000")
+	return ""
 }
 
 // newKinoCluster prepares n kino serve nodes as an operator would: kino
