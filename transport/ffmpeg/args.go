@@ -278,12 +278,15 @@ func previewOutput(k int, info Info, out string) []string {
 
 // StillsArgs builds one pass that writes what ThumbnailArgsAt (at at),
 // PreviewArgs and AnimatedArgs (from at) write, to thumb, preview and
-// animated: the source is opened three times, once at each output's start,
-// and each output reads its own opening. One ffmpeg starts instead of
-// three; for a short video its start (loading a few hundred libraries) is
-// most of each pass's cost. The outputs end on their own: the thumbnail
-// after one frame, the others after their seconds.
-func StillsArgs(in Input, info Info, at float64, thumb, preview, animated string) []string {
+// animated, and, when sb plans tiles, what StoryboardArgs writes under
+// tileDir: the source is opened three times, once at each still's start;
+// the thumbnail and the animation read their own opening, the preview and
+// the storyboard share the one from the start (decoded once). One ffmpeg
+// starts instead of four; for a short video its start (loading a few
+// hundred libraries) is most of each pass's cost. The outputs end on their
+// own: the thumbnail after one frame, the preview and the animation after
+// their seconds, the storyboard at its last tile or the video's end.
+func StillsArgs(in Input, info Info, at float64, thumb, preview, animated string, sb Storyboard, tileDir string) []string {
 	args := append(start(), "-ss", seconds(at))
 	args = append(args, in.capped(info.MaxPixels)...)
 	args = append(args, "-ss", seconds(animatedFrom(info, at)))
@@ -291,7 +294,11 @@ func StillsArgs(in Input, info Info, at float64, thumb, preview, animated string
 	args = append(args, in.capped(info.MaxPixels)...)
 	args = append(args, thumbnailOutput(0, info, thumb)...)
 	args = append(args, animatedOutput(1, info, animated)...)
-	return append(args, previewOutput(2, info, preview)...)
+	args = append(args, previewOutput(2, info, preview)...)
+	if sb.Count > 0 {
+		args = append(args, storyboardOutput(2, info, sb, tileDir)...)
+	}
+	return args
 }
 
 // fit scales w×h so that side (one of w, h) is at most limit, keeping the

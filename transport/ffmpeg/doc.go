@@ -158,11 +158,13 @@
 //
 // # Storyboard and download
 //
-// StoryboardArgs is a pass of its own from the source, not a branch of the
+// The storyboard's tiles come from the source in the stills' pass
+// (StillsArgs, sharing the preview's decode), or in a pass of their own
+// (StoryboardArgs) when that one fails; never from a branch of the
 // ladder's: ffmpeg 5.1 prints no -progress line until every output is
 // open, and an output whose one frame the tile filter holds back opens at
 // the end, which froze the ladder's progress at 0 and let the stall
-// watchdog kill the pass. It writes one JPEG per tile
+// watchdog kill the pass. Each writes one JPEG per tile
 // (storyboard_tile_NNN.jpg: fps=1000/<step ms>:round=down:eof_action=pass,
 // then scale), and Storyboard.Assemble lays them out ten to a row (each
 // tile's size checked from its header before it is decoded, a missing last

@@ -11,7 +11,7 @@ import (
 // The storyboard is not part of it: a second output whose tile filter
 // holds its one frame back until the end kept ffmpeg 5.1 from reporting
 // -progress (out_time 0 until the last second), so the sprite is made by
-// its own pass (StoryboardArgs) beside the thumbnail and preview.
+// the stills' pass (StillsArgs) or its own (StoryboardArgs).
 type Extras struct {
 	// Fast copies the source's video as the top rung (and its audio as the
 	// audio rendition) instead of encoding it; the other rungs are still

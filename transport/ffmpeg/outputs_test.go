@@ -1,6 +1,7 @@
 package ffmpeg_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -146,36 +147,56 @@ func TestLadderExtrasEndToEnd(t *testing.T) {
 	}
 }
 
-// TestStoryboardSecondPass: the sprite made by its own pass, from the
-// source, has the planned size too; a one-frame video gets a one-tile
-// sprite.
-func TestStoryboardSecondPass(t *testing.T) {
+// TestStoryboardPasses: the sprite made from the source, by its own pass
+// or in the stills' pass, has the planned size, its tiles the same in
+// both, past the preview's 6 s too; a one-frame video (whose animated
+// preview fails the stills' pass) gets a one-tile sprite from its own.
+func TestStoryboardPasses(t *testing.T) {
 	dir := t.TempDir()
 	oneFrame := filepath.Join(dir, "oneframe.mp4")
 	ffmpegtest.Run(t, "-f", "lavfi", "-i", "testsrc2=s=320x240:r=30:d=1", "-frames:v", "1", "-c:v", "libx264", "-pix_fmt", "yuv420p", oneFrame)
 	for _, tt := range []struct {
-		src  string
-		w, h string
+		src    string
+		tiles  int
+		w, h   string
+		stills bool
 	}{
-		{ffmpegtest.Clip(t, dir, "src.mkv", 320, 240, 2.5, false), "480", "120"}, // 3 tiles of 160x120 in a row
-		{oneFrame, "160", "120"},
+		{ffmpegtest.Clip(t, dir, "src.mkv", 320, 240, 8.5, false), 9, "1440", "120", true}, // 9 tiles of 160x120 in a row
+		{oneFrame, 1, "160", "120", false},
 	} {
+		name := filepath.Base(tt.src)
 		info := probeFile(t, tt.src)
 		sb := ffmpeg.PlanStoryboard(info, 320, 240)
 		in, err := ffmpeg.OpenInput(tt.src, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		work := t.TempDir()
+		work, withStills := t.TempDir(), t.TempDir()
 		if err := ffmpeg.Run(context.Background(), ffmpeg.StoryboardArgs(in, work, info, sb), ffmpeg.RunOptions{Duration: info.Length()}); err != nil {
 			t.Fatal(err)
 		}
+		stills := ffmpeg.StillsArgs(in, info, 3, filepath.Join(withStills, "t.jpg"), filepath.Join(withStills, "p.mp4"), filepath.Join(withStills, "a.webp"), sb, withStills)
+		if err := ffmpeg.Run(context.Background(), stills, ffmpeg.RunOptions{Duration: info.Length()}); !tt.stills {
+			withStills = work
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if tiles, _ := filepath.Glob(filepath.Join(work, "storyboard_tile_*")); len(tiles) != tt.tiles || sb.Count != tt.tiles {
+			t.Fatalf("%s: tiles %v of %d planned, want %d", name, tiles, sb.Count, tt.tiles)
+		}
+		for k := range sb.Count {
+			a, errA := os.ReadFile(filepath.Join(work, ffmpeg.TileFile(k)))
+			b, errB := os.ReadFile(filepath.Join(withStills, ffmpeg.TileFile(k)))
+			if errA != nil || errB != nil || !bytes.Equal(a, b) {
+				t.Errorf("%s: tile %d differs (%d bytes alone, %d beside the stills)", name, k, len(a), len(b))
+			}
+		}
 		out := filepath.Join(work, "sb.jpg")
 		if err := sb.Assemble(work, out); err != nil {
-			t.Fatalf("%s: %v", filepath.Base(tt.src), err)
+			t.Fatalf("%s: %v", name, err)
 		}
 		if w, h := streamField(t, out, "v:0", "width"), streamField(t, out, "v:0", "height"); w != tt.w || h != tt.h {
-			t.Errorf("%s: sprite %sx%s, want %sx%s (%+v)", filepath.Base(tt.src), w, h, tt.w, tt.h, sb)
+			t.Errorf("%s: sprite %sx%s, want %sx%s (%+v)", name, w, h, tt.w, tt.h, sb)
 		}
 		if left, _ := filepath.Glob(filepath.Join(work, "storyboard_tile_*")); len(left) > 0 {
 			t.Errorf("tiles left behind: %v", left)

@@ -74,10 +74,12 @@ func TileFile(k int) string { return fmt.Sprintf(StoryboardTileName, k) }
 
 // StoryboardArgs builds the pass that makes the sprite's tiles, from the
 // source: one JPEG per cue (Count at most), named by StoryboardTileName
-// under dir; Assemble then lays them out. The transcoder runs it beside
-// the thumbnail and preview, apart from the ladder's pass.
+// under dir; Assemble then lays them out. StillsArgs writes the same tiles
+// beside the thumbnail and previews; the transcoder runs this pass alone
+// only when that one could not make them all. Neither is part of the
+// ladder's pass.
 //
-// Neither pass tiles in ffmpeg: an output whose only frame comes at the
+// No pass tiles in ffmpeg: an output whose only frame comes at the
 // end (the tile filter holds it back until its last tile) is not opened
 // until then, and ffmpeg 5.1 prints no -progress line until every output
 // is open. As a branch of the ladder's pass it froze the ladder's progress
@@ -87,11 +89,17 @@ func TileFile(k int) string { return fmt.Sprintf(StoryboardTileName, k) }
 // tile: progress lines flow, and the directory grows.
 func StoryboardArgs(in Input, dir string, info Info, s Storyboard) []string {
 	args := append(start(), in.capped(info.MaxPixels)...)
+	return append(args, storyboardOutput(0, info, s, dir)...)
+}
+
+// storyboardOutput is the storyboard's output options (its filtergraph
+// included), of input k's video stream.
+func storyboardOutput(k int, info Info, s Storyboard, dir string) []string {
 	chain := s.filter()
 	if f := rateCap(info); f != "" {
 		chain = f + "," + chain
 	}
-	args = append(args, "-filter_complex", videoIn(info)+chain+"[sb]")
+	args := []string{"-filter_complex", fmt.Sprintf("[%s]", videoMapOf(k, info)) + chain + "[sb]"}
 	if l := info.Length(); l > 0 {
 		args = append(args, "-t", seconds(l+1))
 	}

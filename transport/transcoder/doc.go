@@ -74,13 +74,13 @@
 //  9. Encode: the ladder's ffmpeg processes (one, or two lanes writing to
 //     the same hls/ directory: the high lane niced, see ffmpeg's package
 //     doc), an early publisher beside them, and the stills: the thumbnail,
-//     the preview and the animated preview (one ffmpeg pass,
-//     ffmpeg.StillsArgs: each ffmpeg start costs a short clip more than its
-//     work), then the storyboard's tiles; they start only once the video is
-//     playable or the ladder is over, because beside the ladder's first
-//     segments they halved its speed on two cores. When the one pass leaves
-//     a still out, the three are made one by one, and a thumbnail seek that
-//     yields no frame takes the first frame. When the lanes are done
+//     the preview, the animated preview and the storyboard's tiles (one
+//     ffmpeg pass, ffmpeg.StillsArgs: each ffmpeg start costs a short clip
+//     more than its work); they start only once the video is playable or
+//     the ladder is over, because beside the ladder's first segments they
+//     halved its speed on two cores. When the one pass leaves an output
+//     out, the stills are made one by one and the tiles by their own pass,
+//     and a thumbnail seek that yields no frame takes the first frame. When the lanes are done
 //     their masters are merged (mergeLanes), and checkWhole compares what
 //     the ladder holds with what the file claims.
 //  10. Verify (verify.go): the outputs are checked before anything is

@@ -53,10 +53,10 @@ func extras(ctx context.Context, log *slog.Logger, in ffmpeg.Input, info ffmpeg.
 }
 
 // storyboardPass makes the storyboard's sprite in the work directory: its
-// tiles by their own ffmpeg pass from the source (beside the thumbnail and
-// preview, not in the ladder's pass: see ffmpeg.StoryboardArgs), then laid
-// out. A failure leaves the storyboard out (finishOutputs finds no
-// sprite), logged; only a cancelled ctx is returned.
+// tiles by their own ffmpeg pass from the source (when the stills' pass did
+// not make them: see stills), then laid out. A failure leaves the
+// storyboard out (finishOutputs finds no sprite), logged; only a cancelled
+// ctx is returned.
 func storyboardPass(ctx context.Context, log *slog.Logger, in ffmpeg.Input, work string, info ffmpeg.Info, x plan, opts ffmpeg.RunOptions) error {
 	if x.storyboard.Count <= 0 {
 		return nil
@@ -64,20 +64,27 @@ func storyboardPass(ctx context.Context, log *slog.Logger, in ffmpeg.Input, work
 	opts.OnProgress = nil
 	opts.OutputDir = filepath.Join(work, ffmpeg.TileFile(0)) // its own output: lines count until the first tile
 	err := ffmpeg.Run(ctx, ffmpeg.StoryboardArgs(in, ".", info, x.storyboard), opts)
-	if err == nil {
-		err = x.storyboard.Assemble(work, filepath.Join(work, media.StoryboardImageName))
-	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	assembleStoryboard(log, work, x.storyboard, err)
+	return nil
+}
+
+// assembleStoryboard lays out the tiles an ffmpeg pass wrote in work into
+// the sprite, unless the pass failed (err); either way the tiles go. A
+// failure leaves the storyboard out, logged.
+func assembleStoryboard(log *slog.Logger, work string, sb ffmpeg.Storyboard, err error) {
+	if err == nil {
+		err = sb.Assemble(work, filepath.Join(work, media.StoryboardImageName))
+	}
 	if err != nil {
 		log.Warn("storyboard left out", "err", err)
-		for k := range x.storyboard.Count {
+		for k := range sb.Count {
 			drop(work, ffmpeg.TileFile(k))
 		}
 		drop(work, media.StoryboardImageName)
 	}
-	return nil
 }
 
 // made says which optional outputs an attempt published.

@@ -15,12 +15,14 @@ import (
 	"github.com/kino-video/kino/transport/media"
 )
 
-// The thumbnail, the preview and the animated preview come from one ffmpeg
-// pass, the same pictures as one pass each would make; when that pass
+// The thumbnail, the preview, the animated preview and the storyboard's
+// tiles come from one ffmpeg pass, the same pictures as one pass each
+// would make; when that pass
 // leaves one of them out (a thumbnail asked past the last frame, as a file
 // whose duration lies makes it: ffmpeg exits 0 without it, or fails when
 // the animation has no frame either), they are made one by one, with the
-// thumbnail's fallback to the first frame, as before.
+// thumbnail's fallback to the first frame, as before, and the storyboard
+// is left to its own pass.
 func TestStillsInOnePassAndOneByOne(t *testing.T) {
 	t.Parallel()
 	src := ffmpegtest.Encode(t, t.TempDir(), "in.mp4", 320, 180, 4, true, ffmpegtest.H264Options()...)
@@ -61,12 +63,19 @@ func TestStillsInOnePassAndOneByOne(t *testing.T) {
 			var logs bytes.Buffer
 			log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			opts := ffmpeg.RunOptions{Duration: info.Length(), Jail: jail}
-			animated, err := stills(context.Background(), log, in, work, info, &tt.asked, opts)
+			sb := ffmpeg.PlanStoryboard(info, 320, 180)
+			animated, tiled, err := stills(context.Background(), log, in, work, info, &tt.asked, sb, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if animated != tt.animated || strings.Contains(logs.String(), "stills one by one") != tt.oneByOne {
-				t.Fatalf("animated %v, want %v; one by one: want %v; log:\n%s", animated, tt.animated, tt.oneByOne, logs.String())
+			if animated != tt.animated || tiled == tt.oneByOne || strings.Contains(logs.String(), "stills one by one") != tt.oneByOne {
+				t.Fatalf("animated %v, want %v; tiled %v; one by one: want %v; log:\n%s", animated, tt.animated, tiled, tt.oneByOne, logs.String())
+			}
+			if tiles, _ := filepath.Glob(filepath.Join(work, "storyboard_tile_*")); len(tiles) > 0 {
+				t.Fatalf("tiles left: %v", tiles)
+			}
+			if _, err := os.Stat(filepath.Join(work, media.StoryboardImageName)); (err == nil) != tiled {
+				t.Fatalf("sprite on disk: %v, want %v", err == nil, tiled)
 			}
 			f, err := os.Open(filepath.Join(work, media.ThumbnailName))
 			if err != nil {
@@ -101,7 +110,10 @@ func TestStillsInOnePassAndOneByOne(t *testing.T) {
 			if !animatedPreview(context.Background(), log, in, apart, info, at, opts) {
 				t.Fatal("no animated preview apart")
 			}
-			for _, name := range []string{media.ThumbnailName, media.AnimatedName} {
+			if err := storyboardPass(context.Background(), log, in, apart, info, plan{storyboard: sb}, opts); err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range []string{media.ThumbnailName, media.AnimatedName, media.StoryboardImageName} {
 				a, errA := os.ReadFile(filepath.Join(work, name))
 				b, errB := os.ReadFile(filepath.Join(apart, name))
 				if errA != nil || errB != nil || !bytes.Equal(a, b) {

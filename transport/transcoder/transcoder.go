@@ -582,7 +582,8 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id string,
 			return gctx.Err()
 		}
 		var err error
-		if animated, err = stills(gctx, log, in, work, info, thumbAt, opts(0, 0)); err != nil {
+		var tiled bool
+		if animated, tiled, err = stills(gctx, log, in, work, info, thumbAt, x.storyboard, opts(0, 0)); err != nil || tiled {
 			return err
 		}
 		return storyboardPass(gctx, log, in, work, info, x, opts(0, 0)) // outputs.go
@@ -654,44 +655,59 @@ func (t *Transcoder) bounds(ctx context.Context, account string) (ffmpeg.Bounds,
 
 // stills makes the thumbnail (at asked, or kino's choice when nil), the
 // preview and the animated preview of in, in the work directory opts'
-// jail runs in; animated reports whether the animated preview was made (it
-// is optional: a failure is logged).
-func stills(ctx context.Context, log *slog.Logger, in ffmpeg.Input, work string, info ffmpeg.Info, asked *float64, opts ffmpeg.RunOptions) (animated bool, err error) {
+// jail runs in, and with them, when it can, the storyboard sb plans;
+// animated reports whether the animated preview was made (it is optional:
+// a failure is logged), tiled whether the storyboard's tiles were made and
+// laid out (or left out, logged): when not, storyboardPass makes them.
+func stills(ctx context.Context, log *slog.Logger, in ffmpeg.Input, work string, info ffmpeg.Info, asked *float64, sb ffmpeg.Storyboard, opts ffmpeg.RunOptions) (animated, tiled bool, err error) {
 	opts.OnProgress = nil
 	at := ffmpeg.ThumbnailAt(info, asked)
-	if made, err := stillsAtOnce(ctx, log, in, work, info, at, opts); made || err != nil {
-		return made, err
+	if made, err := stillsAtOnce(ctx, log, in, work, info, at, sb, opts); made || err != nil {
+		if made && sb.Count > 0 {
+			assembleStoryboard(log, work, sb, nil) // outputs.go
+		}
+		return made, made && sb.Count > 0, err
 	}
 	if err := thumbnail(ctx, in, work, info, at, opts); err != nil {
-		return false, err
+		return false, false, err
 	}
 	preview := opts
 	preview.Duration = min(opts.Duration, 6) // the preview is the first 6 s
 	preview.OutputDir = filepath.Join(work, media.PreviewName)
 	if err := ffmpeg.Run(ctx, ffmpeg.PreviewArgs(in, media.PreviewName, info), preview); err != nil {
-		return false, fmt.Errorf("preview: %w", err)
+		return false, false, fmt.Errorf("preview: %w", err)
 	}
-	return animatedPreview(ctx, log, in, work, info, at, opts), nil
+	return animatedPreview(ctx, log, in, work, info, at, opts), false, nil
 }
 
-// stillsAtOnce makes the three stills in one ffmpeg pass
-// (ffmpeg.StillsArgs) and reports whether it made all three. When it did
-// not (an output empty, a seek past the last frame, the pass failed), it
-// leaves none of them for stills to make one by one, as before, with their
-// fallbacks and each one's own errors. It returns an error only for a
-// cancelled ctx and for what would only happen again one by one: a picture
-// over the decoders' cap, a stall.
-func stillsAtOnce(ctx context.Context, log *slog.Logger, in ffmpeg.Input, work string, info ffmpeg.Info, at float64, opts ffmpeg.RunOptions) (bool, error) {
+// stillsAtOnce makes the three stills, and the storyboard's tiles when sb
+// plans any, in one ffmpeg pass (ffmpeg.StillsArgs) and reports whether it
+// made all of them. When it did not (an output empty, a seek past the last
+// frame, the pass failed), it leaves none of them for stills to make one
+// by one, as before, with their fallbacks and each one's own errors. It
+// returns an error only for a cancelled ctx and for what would only happen
+// again one by one: a picture over the decoders' cap, a stall.
+func stillsAtOnce(ctx context.Context, log *slog.Logger, in ffmpeg.Input, work string, info ffmpeg.Info, at float64, sb ffmpeg.Storyboard, opts ffmpeg.RunOptions) (bool, error) {
 	names := []string{media.ThumbnailName, media.PreviewName, media.AnimatedName}
-	opts.Duration = min(opts.Duration, 6) // the longest output is the preview's first 6 s
+	if sb.Count > 0 {
+		names = append(names, ffmpeg.TileFile(0))
+	} else {
+		opts.Duration = min(opts.Duration, 6) // the longest output is the preview's first 6 s
+	}
 	opts.OutputDir = filepath.Join(work, media.PreviewName)
-	err := ffmpeg.Run(ctx, ffmpeg.StillsArgs(in, info, at, media.ThumbnailName, media.PreviewName, media.AnimatedName), opts)
-	if ctx.Err() != nil {
+	err := ffmpeg.Run(ctx, ffmpeg.StillsArgs(in, info, at, media.ThumbnailName, media.PreviewName, media.AnimatedName, sb, "."), opts)
+	drops := func() {
 		drop(work, names...)
+		for k := range sb.Count {
+			drop(work, ffmpeg.TileFile(k))
+		}
+	}
+	if ctx.Err() != nil {
+		drops()
 		return false, ctx.Err()
 	}
 	if errors.Is(err, ffmpeg.ErrPictureTooLarge) || errors.Is(err, ffmpeg.ErrStalled) {
-		drop(work, names...)
+		drops()
 		return false, fmt.Errorf("stills: %w", err)
 	}
 	for _, name := range names {
@@ -704,7 +720,7 @@ func stillsAtOnce(ctx context.Context, log *slog.Logger, in ffmpeg.Input, work s
 	}
 	if err != nil {
 		log.Debug("stills one by one", "err", err)
-		drop(work, names...)
+		drops()
 		return false, nil
 	}
 	return true, nil

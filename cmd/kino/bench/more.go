@@ -72,9 +72,11 @@ func benchProcessing(ctx context.Context, o Options, say func(string, ...any)) (
 	hls := func(out string, rs []ffmpeg.Rung) error {
 		return ffmpeg.Run(ctx, ffmpeg.HLSArgs(in, out, info, rs), ffmpeg.RunOptions{Duration: info.Duration})
 	}
-	stills := func(out string) error { // kino's one pass for the thumbnail, preview and animated preview
+	low := rungs[len(rungs)-1]
+	sb := ffmpeg.PlanStoryboard(info, low.Width, low.Height)
+	stills := func(out string) error { // kino's one pass for the thumbnail, previews and storyboard tiles
 		args := ffmpeg.StillsArgs(in, info, ffmpeg.ThumbnailAt(info, nil),
-			filepath.Join(out, "thumbnail.jpg"), filepath.Join(out, "preview.mp4"), filepath.Join(out, "preview.webp"))
+			filepath.Join(out, "thumbnail.jpg"), filepath.Join(out, "preview.mp4"), filepath.Join(out, "preview.webp"), sb, out)
 		return ffmpeg.Run(ctx, args, ffmpeg.RunOptions{Duration: info.Duration})
 	}
 	same := Result{Measure: fmt.Sprintf("upload -> COMPLETED, %d s %dp, vs the same ffmpeg commands bare", secs, h), Unit: "s", Goal: "<= 1.05"}
