@@ -19,3 +19,9 @@ func SetEarlyHooks(c *Config, tick <-chan time.Time, pass func(work string)) {
 func SetMergeHook(c *Config, merge func(work string)) {
 	c.hooks.beforeMerge = merge
 }
+
+// VerifyOutputs is the check an attempt's outputs pass after ffmpeg and
+// before anything is published (tests only).
+func VerifyOutputs(work string, rungs []string, hasAudio bool) error {
+	return verifyOutputs(work, rungs, hasAudio)
+}

@@ -71,13 +71,17 @@ func cutPlaylist(name string) damage {
 // or rendition playlist, an empty or missing segment, a cut playlist, an
 // empty thumbnail or preview) are caught before anything is published: the
 // attempt is a transient failure, and the video ends FAILED with a message
-// that says so, never COMPLETED (its one attempt here: the retry is the
-// last case's). Damaged once, it is retried and ends COMPLETED.
+// that says so, never COMPLETED (its one attempt here). Damaged once, it
+// is retried and ends COMPLETED. Every kind of damage is applied to a copy
+// of one attempt's whole outputs and put to the check each attempt runs
+// after ffmpeg (transcoder.VerifyOutputs); two of them go through the
+// whole pipeline, which turns any failed check into the same end.
 func TestShortWritesAreNotCompleted(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	byID := map[string]damage{}
 	left := map[string]int{}
+	pristine := filepath.Join(t.TempDir(), "pristine") // the first damaged attempt's outputs, before the damage
 	attempts := func(n int) func(*transcoder.Config) {
 		return func(c *transcoder.Config) {
 			c.MaxAttempts = n
@@ -86,6 +90,9 @@ func TestShortWritesAreNotCompleted(t *testing.T) {
 				defer mu.Unlock()
 				for id, d := range byID {
 					if strings.HasPrefix(filepath.Base(work), id+"-") && left[id] != 0 {
+						if _, err := os.Stat(pristine); errors.Is(err, os.ErrNotExist) {
+							copyOutputs(t, work, pristine)
+						}
 						left[id]--
 						d(t, work)
 					}
@@ -94,22 +101,57 @@ func TestShortWritesAreNotCompleted(t *testing.T) {
 		}
 	}
 	single, retrying := newEnv(t, attempts(1)), newEnv(t, attempts(2))
-	accounts := map[*env]string{single: single.account("acme", domain.PlanFree), retrying: retrying.account("acme", domain.PlanFree)}
 	// One segment a rung (1 s, of a 4 s segment) is enough: each case
 	// damages one file, and its preview (some 25 KB) is still far over
 	// the 2000 bytes it is cut to.
 	clip := ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 320, 180, 1, true)
-	tests := []struct {
+	failing := single.uploadFile(single.account("acme", domain.PlanFree), "clip.mp4", clip)
+	retried := retrying.uploadFile(retrying.account("acme", domain.PlanFree), "clip.mp4", clip)
+	mu.Lock()
+	byID[failing], left[failing] = truncate("hls/180p/seg_00000.m4s"), -1 // every attempt
+	byID[retried], left[retried] = truncate("hls/master.m3u8"), 1
+	mu.Unlock()
+
+	got := single.wait(failing, 2*time.Minute)
+	want := "Processing failed after 1 attempt: its outputs could not be written in full."
+	if got.status != domain.StatusFailed || got.reason != want || got.attempts != 1 {
+		t.Errorf("damaged on every attempt: %+v, want FAILED after its attempt: %q", got, want)
+	}
+	// What the attempt published early goes once the video is FAILED
+	// (just after TranscodeFailed is recorded).
+	deadline := time.Now().Add(30 * time.Second)
+	for out := single.outputs(failing); len(out) > 0; out = single.outputs(failing) {
+		if time.Now().After(deadline) {
+			t.Errorf("damaged on every attempt: published %v", out)
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := retrying.wait(retried, 2*time.Minute); got.status != domain.StatusCompleted || got.attempts != 2 {
+		t.Errorf("damaged once, then fine: %+v, want COMPLETED on attempt 2", got)
+	}
+	for _, e := range []*env{single, retrying} {
+		if left := e.workDirs(); len(left) > 0 {
+			t.Errorf("work directories left: %v", left)
+		}
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	rungs := []string{"180p"}
+	if err := transcoder.VerifyOutputs(pristine, rungs, true); err != nil {
+		t.Fatalf("the outputs before any damage: %v", err)
+	}
+	for _, tt := range []struct {
 		name   string
 		damage damage
-		times  int // attempts damaged (0: all)
 	}{
-		{"empty master playlist", truncate("hls/master.m3u8"), 0},
-		{"empty rendition playlist", truncate("hls/180p/index.m3u8"), 0},
-		{"playlist cut before its segments", cutPlaylist("hls/180p/index.m3u8"), 0},
-		{"empty segment", truncate("hls/180p/seg_00000.m4s"), 0},
-		{"missing segment", remove("hls/audio/seg_00000.m4s"), 0},
-		{"missing initialization segment", remove("hls/180p/init_1.mp4"), 0},
+		{"empty master playlist", truncate("hls/master.m3u8")},
+		{"empty rendition playlist", truncate("hls/180p/index.m3u8")},
+		{"playlist cut before its segments", cutPlaylist("hls/180p/index.m3u8")},
+		{"empty segment", truncate("hls/180p/seg_00000.m4s")},
+		{"missing segment", remove("hls/audio/seg_00000.m4s")},
+		{"missing initialization segment", remove("hls/180p/init_1.mp4")},
 		{"a key named in a playlist", func(t *testing.T, work string) {
 			p := filepath.Join(work, "hls", "180p", "index.m3u8")
 			data, err := os.ReadFile(p)
@@ -120,58 +162,43 @@ func TestShortWritesAreNotCompleted(t *testing.T) {
 			if err != nil {
 				t.Error(err)
 			}
-		}, 0},
-		{"empty thumbnail", truncate("thumbnail.jpg"), 0},
+		}},
+		{"empty thumbnail", truncate("thumbnail.jpg")},
 		{"preview cut short", func(t *testing.T, work string) {
 			if err := os.Truncate(filepath.Join(work, "preview.mp4"), 2000); err != nil {
 				t.Error(err)
 			}
-		}, 0},
-		{"damaged once, then fine", truncate("hls/master.m3u8"), 1},
-	}
-	ids := make([]string, len(tests))
-	envs := make([]*env, len(tests))
-	for i, tt := range tests {
-		envs[i] = single
-		if tt.times > 0 {
-			envs[i] = retrying
-		}
-		ids[i] = envs[i].uploadFile(accounts[envs[i]], "clip.mp4", clip)
-		mu.Lock()
-		byID[ids[i]], left[ids[i]] = tt.damage, tt.times
-		if tt.times == 0 {
-			left[ids[i]] = -1 // every attempt
-		}
-		mu.Unlock()
-	}
-	for i, tt := range tests {
-		e := envs[i]
-		got := e.wait(ids[i], 2*time.Minute)
-		if tt.times > 0 {
-			if got.status != domain.StatusCompleted || got.attempts != tt.times+1 {
-				t.Errorf("%s: %+v, want COMPLETED on attempt %d", tt.name, got, tt.times+1)
-			}
-			continue
-		}
-		want := "Processing failed after 1 attempt: its outputs could not be written in full."
-		if got.status != domain.StatusFailed || got.reason != want || got.attempts != 1 {
-			t.Errorf("%s: %+v, want FAILED after its attempt: %q", tt.name, got, want)
-		}
-		// What the attempt published early goes once the video is FAILED
-		// (just after TranscodeFailed is recorded).
-		deadline := time.Now().Add(30 * time.Second)
-		for out := e.outputs(ids[i]); len(out) > 0; out = e.outputs(ids[i]) {
-			if time.Now().After(deadline) {
-				t.Errorf("%s: published %v", tt.name, out)
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
+		}},
+	} {
+		work := t.TempDir()
+		copyOutputs(t, pristine, work)
+		tt.damage(t, work)
+		if err := transcoder.VerifyOutputs(work, rungs, true); err == nil {
+			t.Errorf("%s: the outputs pass the check", tt.name)
 		}
 	}
-	for _, e := range []*env{single, retrying} {
-		if left := e.workDirs(); len(left) > 0 {
-			t.Errorf("work directories left: %v", left)
+}
+
+// copyOutputs copies the regular files under src (an attempt's work
+// directory) to dst, keeping their paths.
+func copyOutputs(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !(d.IsDir() || d.Type().IsRegular()) {
+			return err
 		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatalf("copy %s: %v", src, err)
 	}
 }
 
