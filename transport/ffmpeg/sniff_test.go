@@ -39,13 +39,18 @@ func TestSniffAllowedContainers(t *testing.T) {
 		{"clip.m2ts", h264, []string{"-f", "mpegts", "-mpegts_m2ts_mode", "1"}, DemuxMPEGTS},
 		{"clip.ogv", []string{"-c:v", "libtheora"}, nil, DemuxOgg},
 	}
+	// One ffmpeg writes them all: each output its own encoder and muxer.
+	dir := t.TempDir()
+	args := []string{"-f", "lavfi", "-i", "testsrc2=size=64x64:rate=25"}
+	for _, tt := range tests {
+		args = append(append(append(args, "-map", "0", "-t", "0.4"), tt.codecs...), tt.muxer...)
+		args = append(args, filepath.Join(dir, tt.name))
+	}
+	ffmpegOK(t, args...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			out := filepath.Join(t.TempDir(), tt.name)
-			args := append([]string{"-f", "lavfi", "-i", "testsrc2=size=64x64:rate=25", "-t", "0.4"}, tt.codecs...)
-			ffmpegOK(t, append(append(args, tt.muxer...), out)...)
-			data := readFile(t, out)
+			data := readFile(t, filepath.Join(dir, tt.name))
 			if got := Sniff(data[:min(len(data), SniffLen)]); got != tt.demuxer {
 				t.Fatalf("Sniff = %q, want %q (starts %q)", got, tt.demuxer, data[:16])
 			}

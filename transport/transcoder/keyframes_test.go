@@ -2,9 +2,6 @@ package transcoder_test
 
 import (
 	"context"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -40,22 +37,18 @@ func TestFastPathRefusesNonIDRKeyframes(t *testing.T) {
 		if got := ffprobeField(t, ffmpegtest.Segment(t, e.file(id, "hls/360p"), "seg_00000.m4s"), "v:0", "profile"); got != tt.profile {
 			t.Errorf("%s: 360p profile %q, want %q", tt.name, got, tt.profile)
 		}
+		var segs []string
 		for _, rung := range done.Resolutions {
-			segs := ffmpegtest.Segments(t, e.file(id, "hls/"+rung)) // each after its initialization segment, as a player joins them
-			if len(segs) < 2 {
-				t.Fatalf("%s %s: segments %v", tt.name, rung, segs)
+			rs := ffmpegtest.Segments(t, e.file(id, "hls/"+rung)) // each after its initialization segment, as a player joins them
+			if len(rs) < 2 {
+				t.Fatalf("%s %s: segments %v", tt.name, rung, rs)
 			}
-			for _, seg := range segs {
-				out, err := exec.Command("ffprobe", "-v", "error", "-select_streams", "v:0", "-count_frames", "-count_packets",
-					"-show_entries", "stream=nb_read_frames,nb_read_packets", "-of", "csv=p=0", seg).Output()
-				if err != nil {
-					t.Fatalf("ffprobe %s: %v", seg, err)
-				}
-				first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n") // mpegts lists its program's streams too
-				frames, packets, _ := strings.Cut(strings.TrimSpace(first), ",")
-				if frames == "0" || frames != packets {
-					t.Errorf("%s %s/%s alone: %s frames decoded of %s packets", tt.name, rung, filepath.Base(seg), frames, packets)
-				}
+			segs = append(segs, rs...)
+		}
+		packets, frames := ffmpegtest.Decoded(t, segs...)
+		for i, seg := range segs {
+			if frames[i] == 0 || frames[i] != packets[i] {
+				t.Errorf("%s %s alone: %d frames decoded of %d packets", tt.name, seg, frames[i], packets[i])
 			}
 		}
 	}

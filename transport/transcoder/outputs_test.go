@@ -57,8 +57,10 @@ func TestStoryboardAndDownload(t *testing.T) {
 	acct := e.account("alice", domain.PlanFree)
 	dir := t.TempDir()
 	// 21 s: tiles of 1 s, three rows of a ten-tile sprite, the last one
-	// part-filled.
-	src := ffmpegtest.Clip(t, dir, "talk.mkv", 480, 270, 21, true)
+	// part-filled. 5 frames a second, as slides might be: a fifth of the
+	// encoding.
+	src := ffmpegtest.Encode(t, dir, "talk.mkv", 480, 270, 21, true,
+		"-r", "5", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac")
 	asked := e.uploadAsking(acct, "talk.mkv", src, true)
 	// Not asking needs no three rows: 2 s, one tile a second.
 	plain := e.uploadAsking(acct, "short.mkv", ffmpegtest.Clip(t, dir, "short.mkv", 480, 270, 2, true), false)

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 )
 
@@ -45,18 +46,36 @@ func Clip(t testing.TB, dir, name string, w, h int, seconds float64, audio bool)
 
 // LongClip writes a seconds long (a multiple of 10) 320x180 H.264 clip
 // without audio, in the container name's extension picks, and returns its
-// path: Clip's 10 s repeated by copy, for a fraction of the cost of
-// encoding every second of it (5 s of CPU for 300 s). A transcoder encodes
-// it as it would the whole.
+// path: Clip's 10 s (encoded once per test binary) repeated by copy, for
+// a fraction of the cost of encoding every second of it (5 s of CPU for
+// 300 s). A transcoder encodes it as it would the whole.
 func LongClip(t testing.TB, dir, name string, seconds int) string {
 	t.Helper()
 	if seconds <= 0 || seconds%10 != 0 {
 		t.Fatalf("LongClip: %d s is not a multiple of 10", seconds)
 	}
-	ten := Clip(t, t.TempDir(), "ten"+filepath.Ext(name), 320, 180, 10, false)
+	ext := filepath.Ext(name)
+	v, _ := tens.LoadOrStore(ext, &tenSeconds{})
+	ts := v.(*tenSeconds)
+	ts.once.Do(func() { ts.data, ts.err = os.ReadFile(Clip(t, t.TempDir(), "ten"+ext, 320, 180, 10, false)) })
+	if ts.err != nil || len(ts.data) == 0 {
+		t.Fatalf("LongClip: the 10 s clip: %v", ts.err)
+	}
+	ten := filepath.Join(t.TempDir(), "ten"+ext)
+	write(t, ten, ts.data)
 	out := filepath.Join(dir, name)
 	Run(t, "-stream_loop", strconv.Itoa(seconds/10-1), "-i", ten, "-c", "copy", out)
 	return out
+}
+
+// tens holds, per container extension, the 10 s clip LongClip loops:
+// encoded once per test binary.
+var tens sync.Map // extension → *tenSeconds
+
+type tenSeconds struct {
+	once sync.Once
+	data []byte
+	err  error
 }
 
 // GapMKV writes a 320x180 mkv of two frames gap seconds apart (a variable

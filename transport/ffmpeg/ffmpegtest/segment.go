@@ -2,7 +2,10 @@ package ffmpegtest
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -48,4 +51,40 @@ func Segments(t testing.TB, dir string) []string {
 		out[i] = Segment(t, dir, filepath.Base(n))
 	}
 	return out
+}
+
+// decodedLine is ffmpeg's verbose summary of one input's video stream.
+var decodedLine = regexp.MustCompile(`Input stream #(\d+):\d+ \(video\): (\d+) packets read \(\d+ bytes\); (\d+) frames decoded`)
+
+// Decoded decodes the first video stream of each file on its own (one
+// ffmpeg for them all, each file an input of its own decoded to a null
+// output) and returns, per file, the packets read and the frames decoded:
+// a segment a player can start at decodes every packet it holds.
+func Decoded(t testing.TB, files ...string) (packets, frames []int) {
+	t.Helper()
+	args := []string{"-nostdin", "-hide_banner", "-v", "verbose"}
+	for _, f := range files {
+		args = append(args, "-i", f)
+	}
+	for i := range files {
+		args = append(args, "-map", strconv.Itoa(i)+":v:0", "-f", "null", "-")
+	}
+	out, err := exec.Command("ffmpeg", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ffmpeg %q: %v\n%s", args, err, out)
+	}
+	packets, frames = make([]int, len(files)), make([]int, len(files))
+	seen := 0
+	for _, m := range decodedLine.FindAllStringSubmatch(string(out), -1) {
+		i, _ := strconv.Atoi(m[1])
+		if i < len(files) {
+			packets[i], _ = strconv.Atoi(m[2])
+			frames[i], _ = strconv.Atoi(m[3])
+			seen++
+		}
+	}
+	if seen != len(files) {
+		t.Fatalf("ffmpeg summed up %d video streams of %d inputs:\n%s", seen, len(files), out)
+	}
+	return packets, frames
 }
