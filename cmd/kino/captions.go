@@ -54,11 +54,11 @@ func captionFlags(fs *pflag.FlagSet, cfg *WorkerConfig) (parse func() error) {
 
 // speechEngine is the engine of cfg.CaptionsEngine (nil: none), running
 // ffmpeg as user with limits, its scratch directories under scratch.
-func speechEngine(cfg WorkerConfig, user *ffmpeg.User, limits ffmpeg.RLimits, scratch string, log *slog.Logger) (transcoder.Speech, error) {
+func speechEngine(cfg WorkerConfig, jail ffmpeg.Jail, scratch string, log *slog.Logger) (transcoder.Speech, error) {
 	if cfg.CaptionsEngine == engineNone {
 		return nil, nil
 	}
-	pc := asr.PocketsphinxConfig{Jail: ffmpeg.Jail{User: user, Limits: limits}, ScratchDir: scratch}
+	pc := asr.PocketsphinxConfig{Jail: jail, ScratchDir: scratch}
 	if cfg.FFmpeg.Bounds != nil {
 		pc.Bounds = *cfg.FFmpeg.Bounds
 	}
@@ -78,7 +78,7 @@ func speechEngine(cfg WorkerConfig, user *ffmpeg.User, limits ffmpeg.RLimits, sc
 // captionLanguages are the languages the API offers to generate captions
 // in: the engine's, when this kino has one.
 func captionLanguages(cfg WorkerConfig) []string {
-	e, err := speechEngine(cfg, nil, ffmpeg.RLimits{}, "", nil)
+	e, err := speechEngine(cfg, ffmpeg.Jail{}, "", nil)
 	if err != nil || e == nil {
 		return nil
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +23,7 @@ import (
 // ffmpeg as kino's user, without resource limits, with the default
 // picture limits and the default plans' durations.
 type FFmpegConfig struct {
+	Dir         string                        // the directory of ffmpeg and ffprobe ("": found on PATH)
 	User        string                        // run ffmpeg as this user when kino is root ("" : do not switch)
 	Limits      ffmpeg.RLimits                // resource limits of every ffmpeg/ffprobe
 	Bounds      *ffmpeg.Bounds                // picture, frame-rate and gap limits (nil: defaults)
@@ -36,6 +39,7 @@ func ffmpegFlags(fs *pflag.FlagSet, cfg *FFmpegConfig) (parse func() error) {
 	var cpu, gap time.Duration
 	var files int
 	var rate float64
+	fs.StringVar(&cfg.Dir, "ffmpeg-dir", env("KINO_FFMPEG_DIR", ""), "the directory of the ffmpeg and ffprobe to run, e.g. a static build's; empty finds them on PATH (env KINO_FFMPEG_DIR)")
 	fs.StringVar(&cfg.User, "ffmpeg-user", env("KINO_FFMPEG_USER", "nobody"), "when kino runs as root, run ffmpeg and ffprobe as this unprivileged user (env KINO_FFMPEG_USER)")
 	fs.StringVar(&memory, "ffmpeg-max-memory", env("KINO_FFMPEG_MAX_MEMORY", "16GiB"), "address-space limit of each ffmpeg/ffprobe process, 0 for none (env KINO_FFMPEG_MAX_MEMORY)")
 	fs.DurationVar(&cpu, "ffmpeg-max-cpu", envDuration("KINO_FFMPEG_MAX_CPU", 0), "CPU-time limit of each ffmpeg process; 0 derives it from the run's wall-clock cap × cores (env KINO_FFMPEG_MAX_CPU)")
@@ -133,4 +137,25 @@ func envFloat(name string, def float64) float64 {
 		return v
 	}
 	return def
+}
+
+// findFFmpeg checks that ffmpeg and ffprobe can be run: from dir, or found
+// on PATH when dir is "".
+func findFFmpeg(dir string) error {
+	for _, bin := range []string{"ffmpeg", "ffprobe"} {
+		if dir == "" {
+			if _, err := exec.LookPath(bin); err != nil {
+				return fmt.Errorf("transcoding needs %s on PATH (apt-get install ffmpeg), or run with --workers 0: %w", bin, err)
+			}
+			continue
+		}
+		p := filepath.Join(dir, bin)
+		if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+			if err == nil {
+				err = errors.New("not an executable file")
+			}
+			return fmt.Errorf("--ffmpeg-dir %s: %s: %w", dir, bin, err)
+		}
+	}
+	return nil
 }

@@ -91,25 +91,39 @@ func TestBinaryServeBusyPortFailsAtOnce(t *testing.T) {
 }
 
 // kino serve --dev checks what transcoding needs before it creates and
-// prints its one-time key: a first start without ffmpeg fails and prints
-// nothing a later start could not print again.
+// prints its one-time key: a first start without ffmpeg (on PATH, or in
+// --ffmpeg-dir) fails, says which tool is missing, and prints nothing a
+// later start could not print again.
 func TestBinaryServeChecksFFmpegBeforeTheDevKey(t *testing.T) {
 	t.Parallel()
 	bin := buildKino(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "serve", "--dev", "--data", filepath.Join(t.TempDir(), "data"),
-		"--addr", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "PATH="+t.TempDir()) // no ffmpeg there
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err == nil || ctx.Err() != nil {
-		t.Fatalf("kino serve without ffmpeg: %v (ctx %v)\n%s", err, ctx.Err(), stderr.String())
+	// A --ffmpeg-dir holding an ffmpeg but no ffprobe.
+	tools := t.TempDir()
+	if err := os.WriteFile(filepath.Join(tools, "ffmpeg"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	if strings.Contains(stdout.String(), "shown once") || strings.Contains(stdout.String(), "svc_live_") {
-		t.Fatalf("--dev printed its key although it could not start:\n%s", stdout.String())
-	}
-	if !strings.Contains(stderr.String(), "ffmpeg") {
-		t.Fatalf("stderr does not name ffmpeg:\n%s", stderr.String())
+	for _, tt := range []struct {
+		name, path, want string
+		flags            []string
+	}{
+		{"none on PATH", t.TempDir(), "ffmpeg on PATH", nil},
+		{"no ffprobe in --ffmpeg-dir", os.Getenv("PATH"), "--ffmpeg-dir " + tools + ": ffprobe", []string{"--ffmpeg-dir", tools}},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "--dev", "--data", filepath.Join(t.TempDir(), "data"),
+			"--addr", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0"}, tt.flags...)...)
+		cmd.Env = append(os.Environ(), "PATH="+tt.path)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err == nil || ctx.Err() != nil {
+			t.Fatalf("%s: kino serve: %v (ctx %v)\n%s", tt.name, err, ctx.Err(), stderr.String())
+		}
+		if strings.Contains(stdout.String(), "shown once") || strings.Contains(stdout.String(), "svc_live_") {
+			t.Fatalf("%s: --dev printed its key although it could not start:\n%s", tt.name, stdout.String())
+		}
+		if !strings.Contains(stderr.String(), tt.want) {
+			t.Fatalf("%s: stderr does not say %q:\n%s", tt.name, tt.want, stderr.String())
+		}
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -35,6 +34,7 @@ import (
 	"github.com/kino-video/kino/transport/accounts"
 	"github.com/kino-video/kino/transport/dashboard"
 	"github.com/kino-video/kino/transport/diskspace"
+	"github.com/kino-video/kino/transport/ffmpeg"
 	"github.com/kino-video/kino/transport/httpapi"
 	"github.com/kino-video/kino/transport/httpapi/admin"
 	"github.com/kino-video/kino/transport/httpapi/player"
@@ -941,10 +941,8 @@ func startWorkers(m *Main, store *eventstore.Store, mediaStore mediaStore, progr
 	if cfg.Transcoders == 0 {
 		return nil
 	}
-	for _, bin := range []string{"ffmpeg", "ffprobe"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			return fmt.Errorf("transcoding needs %s on PATH (apt-get install ffmpeg), or run with --workers 0: %w", bin, err)
-		}
+	if err := findFFmpeg(cfg.FFmpeg.Dir); err != nil {
+		return err
 	}
 	ffmpegUser, err := cfg.FFmpeg.user()
 	if err != nil {
@@ -957,7 +955,7 @@ func startWorkers(m *Main, store *eventstore.Store, mediaStore mediaStore, progr
 		l.TranscodeConcurrency = n
 		plans[plan] = l
 	}
-	speech, err := speechEngine(cfg, ffmpegUser, cfg.FFmpeg.Limits, mediaStore.WorkRoot(), log)
+	speech, err := speechEngine(cfg, ffmpeg.Jail{User: ffmpegUser, Limits: cfg.FFmpeg.Limits, Tools: cfg.FFmpeg.Dir}, mediaStore.WorkRoot(), log)
 	if err != nil {
 		return err
 	}
@@ -965,7 +963,7 @@ func startWorkers(m *Main, store *eventstore.Store, mediaStore mediaStore, progr
 		Speech: speech, AutoCaptions: cfg.AutoCaptions,
 		Store: store, Jobs: queues, Media: mediaStore, Progress: progress, Log: log.With("component", "transcoder"),
 		Workers: cfg.Transcoders, MaxAttempts: cfg.Attempts, Backoff: cfg.Backoff, AckWait: cfg.AckWait, Stall: cfg.Stall,
-		Lanes: transcoder.Lanes(cfg.Lanes), Plans: plans, Bounds: cfg.FFmpeg.Bounds, User: ffmpegUser, Limits: cfg.FFmpeg.Limits,
+		Lanes: transcoder.Lanes(cfg.Lanes), Plans: plans, Bounds: cfg.FFmpeg.Bounds, User: ffmpegUser, Limits: cfg.FFmpeg.Limits, Tools: cfg.FFmpeg.Dir,
 	})
 	if err != nil {
 		return err

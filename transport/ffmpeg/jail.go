@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"os/user"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"time"
@@ -23,6 +24,9 @@ type Jail struct {
 	User *User
 	// Limits are applied before ffmpeg starts.
 	Limits RLimits
+	// Tools is the directory ffmpeg and ffprobe are run from ("": found on
+	// PATH).
+	Tools string
 	// Nice, when above 0, lowers the process's scheduling priority by as
 	// much (nice -n, so that every thread ffmpeg starts has it): the high
 	// lane of a ladder in lanes leaves the cores to the low lane, which
@@ -106,6 +110,9 @@ func (l RLimits) prlimitArgs() []string {
 // that is killed as a whole when ctx ends, and (on Linux) killed when kino
 // dies.
 func (j Jail) command(ctx context.Context, bin string, args []string) *exec.Cmd {
+	if j.Tools != "" {
+		bin = filepath.Join(j.Tools, bin)
+	}
 	name := bin
 	if j.Nice > 0 && limitsSupported {
 		args = append([]string{"-n", strconv.Itoa(j.Nice), bin}, args...)

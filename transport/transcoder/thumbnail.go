@@ -86,7 +86,7 @@ func (t *Transcoder) stillsAgain(ctx context.Context, id string, v domain.Video,
 	if err != nil {
 		return false, err
 	}
-	jail := ffmpeg.Jail{Dir: dir.Dir, User: t.cfg.User, Limits: t.cfg.Limits}
+	jail := ffmpeg.Jail{Dir: dir.Dir, User: t.cfg.User, Limits: t.cfg.Limits, Tools: t.cfg.Tools}
 	info, err := ffmpeg.Probe(ctx, in, ffmpeg.ProbeOptions{Jail: jail, Bounds: bounds})
 	if err != nil {
 		return false, err

@@ -101,6 +101,9 @@ type Config struct {
 	// User runs ffmpeg and ffprobe as this unprivileged user (kino must be
 	// root); nil runs them as kino's user.
 	User *ffmpeg.User
+	// Tools is the directory of the ffmpeg and ffprobe it runs ("": found
+	// on PATH).
+	Tools string
 	// Limits are the resource limits of every ffmpeg and ffprobe process
 	// (util-linux prlimit on Linux); CPU 0 is derived from each run's
 	// wall-clock cap.
@@ -231,7 +234,7 @@ func New(cfg Config) (*Transcoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ffmpeg.CheckDiesWithParent(context.Background(), ffmpeg.Jail{Dir: sc.root, User: cfg.User, Limits: cfg.Limits}); err != nil {
+	if err := ffmpeg.CheckDiesWithParent(context.Background(), ffmpeg.Jail{Dir: sc.root, User: cfg.User, Limits: cfg.Limits, Tools: cfg.Tools}); err != nil {
 		return nil, fmt.Errorf("transcoder: %w", err)
 	}
 	return &Transcoder{cfg: cfg, scratch: sc}, nil
@@ -507,7 +510,7 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id string,
 	if err != nil {
 		return done, err
 	}
-	jail := ffmpeg.Jail{Dir: work, User: t.cfg.User, Limits: t.cfg.Limits}
+	jail := ffmpeg.Jail{Dir: work, User: t.cfg.User, Limits: t.cfg.Limits, Tools: t.cfg.Tools}
 
 	info, err := ffmpeg.Probe(ctx, in, ffmpeg.ProbeOptions{Jail: jail, Bounds: bounds})
 	if err != nil {
