@@ -143,13 +143,14 @@ func TestBrowserDashboard(t *testing.T) {
 // its ladder does not end before the page has played a frame (the script
 // creates the gate file of heldFFmpeg then), on a loaded machine too.
 func TestBrowserDashboardWhileProcessing(t *testing.T) {
+	t.Parallel()
 	b := browserTools(t)
 	if !dashboard.AssetsBuilt() {
 		t.Skip("the dashboard test needs the dashboard's assets: run `just assets`")
 	}
 	clip := makeClip(t, "clip.mp4", 640, 360, 14, true)
-	gate := heldFFmpeg(t)
-	h := start(t, t.TempDir(), withTranscoder)
+	gate, held := heldFFmpeg(t)
+	h := start(t, t.TempDir(), withTranscoder, held)
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]any{"slug": "main", "name": "Main", "playbackPolicy": "signed"}), 201)
 	link := h.userLink("acme", "ana@acme.example")

@@ -22,20 +22,25 @@ import (
 // read their input, and the browser plays a video still processing.
 const readRate = 2
 
-// heldFFmpeg puts an ffmpeg first on PATH whose HLS ladders read their
-// input at readRate times its own rate (-readrate), so that a test can play
-// a clip while it is still being encoded, and, once encoded, do not exit
-// until the returned file gate exists: the video stays PROCESSING until
-// the test (or its browser script) has seen it play and creates gate,
-// however loaded the machine. Its other runs (thumbnail, preview,
-// storyboard) go at full speed, so the video completes soon after. The
-// test's end creates gate too: no ladder outlives a failed test. Make the
-// test's clips before calling it.
-func heldFFmpeg(t *testing.T) (gate string) {
+// heldFFmpeg makes a directory of ffmpeg tools, for the transcoder the
+// returned option points at it (--ffmpeg-dir, after withTranscoder): its
+// ffmpeg's HLS ladders read their input at readRate times its own rate
+// (-readrate), so that a test can play a clip while it is still being
+// encoded, and, once encoded, do not exit until the returned file gate
+// exists: the video stays PROCESSING until the test (or its browser
+// script) has seen it play and creates gate, however loaded the machine.
+// Its other runs (thumbnail, preview, storyboard) and its ffprobe are the
+// real ones, at full speed, so the video completes soon after. The test's
+// end creates gate too: no ladder outlives a failed test.
+func heldFFmpeg(t *testing.T) (gate string, use func(*Config)) {
 	t.Helper()
 	real, err := exec.LookPath("ffmpeg")
 	if err != nil {
 		t.Skip("no ffmpeg")
+	}
+	probe, err := exec.LookPath("ffprobe")
+	if err != nil {
+		t.Skip("no ffprobe")
 	}
 	dir := t.TempDir()
 	passable(t, dir)
@@ -47,9 +52,11 @@ func heldFFmpeg(t *testing.T) (gate string) {
 	if err := os.WriteFile(filepath.Join(dir, "ffmpeg"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if err := os.Symlink(probe, filepath.Join(dir, "ffprobe")); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { _ = os.WriteFile(gate, nil, 0o644) })
-	return gate
+	return gate, func(c *Config) { c.Workers.FFmpeg.Dir = dir }
 }
 
 // waitPlayable polls the read models (what the API answers) until the
@@ -78,11 +85,12 @@ func (h *harness) waitPlayable(id string) {
 // lists every rung. (A video in one lane plays while processing in
 // TestBrowserDashboardWhileProcessing.)
 func TestBrowserProgressivePlayback(t *testing.T) {
+	t.Parallel()
 	const lanes, length = "two", 16
 	b := browserTools(t)
 	clip := makeClip(t, "clip.mp4", 640, 360, length, true)
-	gate := heldFFmpeg(t)
-	h := start(t, t.TempDir(), withTranscoder, func(c *Config) { c.Workers.Lanes = lanes })
+	gate, held := heldFFmpeg(t)
+	h := start(t, t.TempDir(), withTranscoder, held, func(c *Config) { c.Workers.Lanes = lanes })
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
 	id := h.uploadID(key, "main", "clip.mp4", clip)
