@@ -11,8 +11,9 @@
 // the file protocol only) and probes it (ffmpeg.Probe, under
 // PocketsphinxConfig.Bounds): a file without an audio stream is ErrNoAudio
 // at once, without decoding anything. Then one ffmpeg (ffmpeg.Run: its own
-// process group killed when ctx ends or the run overstays 30 s plus
-// MaxRealtime times the media's length, stalled-progress watchdog, bounded
+// process group killed when ctx ends or the run overstays ten times 30 s
+// plus MaxRealtime times the media's length, which bounds its CPU time
+// where limits apply, stalled-progress watchdog, bounded
 // stderr, Jail's user and resource limits) decodes the first audio stream,
 // up to a second past the video's end as the transcoder does (audio that
 // runs on costs nothing), through one filter graph:

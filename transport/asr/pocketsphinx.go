@@ -39,9 +39,10 @@ type PocketsphinxConfig struct {
 	// Bounds are the limits Probe checks the input against (zero:
 	// ffmpeg.DefaultBounds()).
 	Bounds ffmpeg.Bounds
-	// MaxRealtime bounds a run: ffmpeg is killed after 30 s plus
-	// MaxRealtime times the media's length (0: 2). Recognition runs at
-	// about a quarter of real time on one core.
+	// MaxRealtime bounds a run: ffmpeg may use 30 s plus MaxRealtime
+	// times the media's length of CPU time (0: 2; where resource limits
+	// apply, see Jail) and ten times that of wall-clock time. Recognition
+	// runs at about a quarter of real time on one core.
 	MaxRealtime float64
 	// Pause is how long a quieter stretch than PauseLevel must last to
 	// separate two stretches of speech (0: 300 ms; "": -40dB). Pauses
@@ -144,9 +145,16 @@ func (p *Pocketsphinx) Transcribe(ctx context.Context, input, language string) (
 	jail := p.cfg.Jail
 	jail.Dir = dir
 	length := info.Length()
+	// The work is bounded in CPU time; the wall clock gets ten times as
+	// long: recognition is one thread, which a machine busy with
+	// multi-threaded encodes gives a small share of a core.
+	work := 30*time.Second + time.Duration(p.cfg.MaxRealtime*length*float64(time.Second))
+	if jail.Limits != (ffmpeg.RLimits{}) && jail.Limits.CPU == 0 {
+		jail.Limits.CPU = work // where limits apply (prlimit), not added where none do
+	}
 	err = ffmpeg.Run(ctx, ffmpeg.AudioFilterArgs(in, info, p.filter()), ffmpeg.RunOptions{
 		Duration:   length,
-		MaxRuntime: 30*time.Second + time.Duration(p.cfg.MaxRealtime*length*float64(time.Second)),
+		MaxRuntime: 10 * work,
 		Jail:       jail,
 	})
 	if err != nil {
