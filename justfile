@@ -104,7 +104,7 @@ test: ensure-ffmpeg ensure-speech ensure-browser ensure-s3 assets
     # The longest packages first (then those that mostly wait on speech,
     # NATS restarts and backoffs): go test starts them in the order given,
     # three at a time, so the short ones run beside them instead of after.
-    # -ldflags=-w: test binaries without DWARF link in two thirds of the time
+    # -ldflags=-w: test binaries without DWARF build with a fifth less CPU
     # (panics still print their stacks).
     go test -p 3 -count=1 -vet=off -ldflags=-w -timeout 20m ./cmd/kino ./transport/transcoder ./transport/asr ./transport/webhook ./...
 

@@ -22,7 +22,7 @@ func buildKino(t testing.TB) string {
 	t.Helper()
 	built.once.Do(func() {
 		bin := filepath.Join(packageDir, "kino")
-		if out, err := exec.Command("go", "build", "-ldflags=-w", "-o", bin, ".").CombinedOutput(); err != nil { // -w: no DWARF, a third less to link
+		if out, err := exec.Command("go", "build", "-ldflags=-w", "-o", bin, ".").CombinedOutput(); err != nil { // -w: no DWARF, less to link
 			built.err = fmt.Errorf("go build: %v\n%s", err, out)
 		}
 		built.bin = bin
