@@ -279,24 +279,30 @@ func previewOutput(k int, info Info, out string) []string {
 // StillsArgs builds one pass that writes what ThumbnailArgsAt (at at),
 // PreviewArgs and AnimatedArgs (from at) write, to thumb, preview and
 // animated, and, when sb plans tiles, what StoryboardArgs writes under
-// tileDir: the source is opened three times, once at each still's start;
-// the thumbnail and the animation read their own opening, the preview and
-// the storyboard share the one from the start (decoded once). One ffmpeg
-// starts instead of four; for a short video its start (loading a few
-// hundred libraries) is most of each pass's cost. The outputs end on their
-// own: the thumbnail after one frame, the preview and the animation after
-// their seconds, the storyboard at its last tile or the video's end.
+// tileDir: the source is opened once for each output, at its start, and
+// each output reads its own opening. (The storyboard sharing the preview's
+// opening would save decoding the first 6 s twice, but ffmpeg 5.1 goes on
+// filtering frames for an output past its -t and drops them: scaling the
+// whole of a 60 s 720p source for a preview of 6 s cost more than the
+// decode saved.) One ffmpeg starts instead of four; for a short video its
+// start (loading a few hundred libraries) is most of each pass's cost. The
+// outputs end on their own: the thumbnail after one frame, the preview and
+// the animation after their seconds, the storyboard at its last tile or
+// the video's end.
 func StillsArgs(in Input, info Info, at float64, thumb, preview, animated string, sb Storyboard, tileDir string) []string {
 	args := append(start(), "-ss", seconds(at))
 	args = append(args, in.capped(info.MaxPixels)...)
 	args = append(args, "-ss", seconds(animatedFrom(info, at)))
 	args = append(args, in.capped(info.MaxPixels)...)
 	args = append(args, in.capped(info.MaxPixels)...)
+	if sb.Count > 0 {
+		args = append(args, in.capped(info.MaxPixels)...)
+	}
 	args = append(args, thumbnailOutput(0, info, thumb)...)
 	args = append(args, animatedOutput(1, info, animated)...)
 	args = append(args, previewOutput(2, info, preview)...)
 	if sb.Count > 0 {
-		args = append(args, storyboardOutput(2, info, sb, tileDir)...)
+		args = append(args, storyboardOutput(3, info, sb, tileDir)...)
 	}
 	return args
 }

@@ -1,4 +1,5 @@
-// Package ffmpeg adapts the ffmpeg and ffprobe binaries, found on PATH:
+// Package ffmpeg adapts the ffmpeg and ffprobe binaries, found on PATH or
+// in Jail.Tools:
 // Sniff and OpenInput name an input's demuxer, Probe learns what it is,
 // Ladder picks its HLS renditions, the *Args functions build argument lists
 // and Run executes one of them under a watchdog, reporting progress, in a

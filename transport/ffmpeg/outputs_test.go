@@ -176,9 +176,12 @@ func TestStoryboardPasses(t *testing.T) {
 			t.Fatal(err)
 		}
 		stills := ffmpeg.StillsArgs(in, info, 3, filepath.Join(withStills, "t.jpg"), filepath.Join(withStills, "p.mp4"), filepath.Join(withStills, "a.webp"), sb, withStills)
-		if err := ffmpeg.Run(context.Background(), stills, ffmpeg.RunOptions{Duration: info.Length()}); !tt.stills {
-			withStills = work
-		} else if err != nil {
+		switch err := ffmpeg.Run(context.Background(), stills, ffmpeg.RunOptions{Duration: info.Length()}); {
+		case !tt.stills && err == nil:
+			t.Fatalf("%s: the stills' pass succeeded, want its animation's failure", name)
+		case !tt.stills:
+			withStills = work // the transcoder makes the tiles by their own pass then
+		case err != nil:
 			t.Fatal(err)
 		}
 		if tiles, _ := filepath.Glob(filepath.Join(work, "storyboard_tile_*")); len(tiles) != tt.tiles || sb.Count != tt.tiles {

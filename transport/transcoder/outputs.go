@@ -21,7 +21,8 @@ import (
 )
 
 // plan is what an attempt makes besides the plain ladder: the ladder
-// pass's extras (the fast path) and the storyboard, made by its own pass
+// pass's extras (the fast path) and the storyboard, whose tiles come from
+// the stills' pass (stills) or, when that one fails, their own
 // (storyboardPass).
 type plan struct {
 	ffmpeg.Extras

@@ -689,7 +689,8 @@ func stills(ctx context.Context, log *slog.Logger, in ffmpeg.Input, work string,
 // frame, the pass failed), it leaves none of them for stills to make one
 // by one, as before, with their fallbacks and each one's own errors. It
 // returns an error only for a cancelled ctx and for what would only happen
-// again one by one: a picture over the decoders' cap, a stall.
+// again one by one: a picture over the decoders' cap, a stall of a pass
+// without the storyboard.
 func stillsAtOnce(ctx context.Context, log *slog.Logger, in ffmpeg.Input, work string, info ffmpeg.Info, at float64, sb ffmpeg.Storyboard, opts ffmpeg.RunOptions) (bool, error) {
 	names := []string{media.ThumbnailName, media.PreviewName, media.AnimatedName}
 	if sb.Count > 0 {
@@ -709,7 +710,10 @@ func stillsAtOnce(ctx context.Context, log *slog.Logger, in ffmpeg.Input, work s
 		drops()
 		return false, ctx.Err()
 	}
-	if errors.Is(err, ffmpeg.ErrPictureTooLarge) || errors.Is(err, ffmpeg.ErrStalled) {
+	// A stall of the stills alone would stall again one by one; with the
+	// storyboard in the pass it may be the storyboard's, which only leaves
+	// the storyboard out: the one-by-one passes tell which.
+	if errors.Is(err, ffmpeg.ErrPictureTooLarge) || (errors.Is(err, ffmpeg.ErrStalled) && sb.Count == 0) {
 		drops()
 		return false, fmt.Errorf("stills: %w", err)
 	}
