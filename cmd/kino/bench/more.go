@@ -74,10 +74,13 @@ func benchProcessing(ctx context.Context, o Options, say func(string, ...any)) (
 	}
 	low := rungs[len(rungs)-1]
 	sb := ffmpeg.PlanStoryboard(info, low.Width, low.Height)
-	stills := func(out string) error { // kino's one pass for the thumbnail, previews and storyboard tiles
+	stills := func(out string) error { // kino's one pass for the thumbnail, previews and storyboard tiles, then the sprite
 		args := ffmpeg.StillsArgs(in, info, ffmpeg.ThumbnailAt(info, nil),
 			filepath.Join(out, "thumbnail.jpg"), filepath.Join(out, "preview.mp4"), filepath.Join(out, "preview.webp"), sb, out)
-		return ffmpeg.Run(ctx, args, ffmpeg.RunOptions{Duration: info.Duration})
+		if err := ffmpeg.Run(ctx, args, ffmpeg.RunOptions{Duration: info.Duration}); err != nil {
+			return err
+		}
+		return sb.Assemble(out, filepath.Join(out, "storyboard.jpg"))
 	}
 	same := Result{Measure: fmt.Sprintf("upload -> COMPLETED, %d s %dp, vs the same ffmpeg commands bare", secs, h), Unit: "s", Goal: "<= 1.05"}
 	naive := Result{Measure: fmt.Sprintf("upload -> COMPLETED, %d s %dp, vs one ffmpeg per rendition", secs, h), Unit: "s", Goal: "<= 0.80"}
@@ -151,7 +154,7 @@ func benchProcessing(ctx context.Context, o Options, say func(string, ...any)) (
 		// The same outputs as kino's: each rung's directory holds its own
 		// audio rendition, from which the download is remuxed.
 		dl, _ := ffmpeg.DownloadRung(rungs)
-		if err := storyboardAndDownload(ctx, in, info, rungs, out, filepath.Join(out, dl.Name)); err != nil {
+		if err := download(ctx, info, rungs, out, filepath.Join(out, dl.Name)); err != nil {
 			return nil, err
 		}
 		naive.BaseRuns = append(naive.BaseRuns, time.Since(t0).Seconds())
@@ -269,9 +272,8 @@ func joinFloats(xs []float64) string {
 }
 
 // ladderAsKino runs the ladder as kino's transcoder does for an upload
-// with the default settings: the fast path when the source takes it, the
-// storyboard's own pass (beside the thumbnail and preview in kino; after
-// the ladder here), then the download remux.
+// with the default settings: the fast path when the source takes it, then
+// the download remux (the storyboard's tiles come from the stills' pass).
 func ladderAsKino(ctx context.Context, in ffmpeg.Input, info ffmpeg.Info, rungs []ffmpeg.Rung, out string) error {
 	x := ffmpeg.Extras{Fast: ffmpeg.ChooseFastPath(info, rungs[0])}
 	if x.Fast.Video && ffmpeg.CheckKeyframes(ctx, in, info, ffmpeg.Jail{}) != nil {
@@ -280,21 +282,12 @@ func ladderAsKino(ctx context.Context, in ffmpeg.Input, info ffmpeg.Info, rungs 
 	if err := lanesAsKino(ctx, in, info, rungs, x, filepath.Join(out, "hls")); err != nil {
 		return err
 	}
-	return storyboardAndDownload(ctx, in, info, rungs, out, filepath.Join(out, "hls"))
+	return download(ctx, info, rungs, out, filepath.Join(out, "hls"))
 }
 
-// storyboardAndDownload makes the storyboard (its own pass, then the
-// layout) and the download remux from the rung's HLS under hls, as kino
-// does after the ladder.
-func storyboardAndDownload(ctx context.Context, in ffmpeg.Input, info ffmpeg.Info, rungs []ffmpeg.Rung, out, hls string) error {
-	low := rungs[len(rungs)-1]
-	sb := ffmpeg.PlanStoryboard(info, low.Width, low.Height)
-	if err := ffmpeg.Run(ctx, ffmpeg.StoryboardArgs(in, out, info, sb), ffmpeg.RunOptions{Duration: info.Duration}); err != nil {
-		return err
-	}
-	if err := sb.Assemble(out, filepath.Join(out, "storyboard.jpg")); err != nil {
-		return err
-	}
+// download remuxes the download from the rung's HLS under hls into out,
+// as kino does after the ladder.
+func download(ctx context.Context, info ffmpeg.Info, rungs []ffmpeg.Rung, out, hls string) error {
 	dl, _ := ffmpeg.DownloadRung(rungs)
 	return ffmpeg.Run(ctx, ffmpeg.DownloadArgs(hls, dl, info.HasAudio, filepath.Join(out, "download.mp4")), ffmpeg.RunOptions{Duration: info.Duration})
 }

@@ -98,8 +98,9 @@ func benchOutputs(ctx context.Context, o Options, say func(string, ...any)) ([]R
 		return ffmpegCost(ctx, ffmpeg.LadderArgs(in, filepath.Join(out, "hls"), info, rungs, x))
 	}
 	clip := fmt.Sprintf("%.0f s %dp, ladder %s, storyboard %d tiles", info.Length(), min(info.Width, info.Height), rungNamesOf(rungs), sb.Count)
-	// The storyboard's own pass (kino runs it beside the thumbnail and
-	// preview; a branch of the ladder's pass froze ffmpeg's progress).
+	// The storyboard's own pass (kino makes its tiles in the stills' pass,
+	// and in this one when that pass fails; a branch of the ladder's pass
+	// froze ffmpeg's progress).
 	second := Result{Measure: "ladder + storyboard (own pass) + download, vs the ladder (CPU s)", Unit: "s", Goal: "<= 1.10"}
 	var wallBase, wallSecond, cpuPass, cpuDL []float64
 	for i := 0; i < o.Runs; i++ {
