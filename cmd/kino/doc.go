@@ -35,8 +35,8 @@
 //  10. devUser: with --dev, a dashboard user and its one-time link.
 //  11. startWorkers: the webhook sender (task webhook-delivery) unless
 //     --webhook-workers 0, and the transcoder (task transcoder) unless
-//     --workers 0; the transcoder needs ffmpeg and ffprobe on PATH, and
-//     the start fails without them.
+//     --workers 0; the transcoder needs ffmpeg and ffprobe on PATH (or in
+//     --ffmpeg-dir), and the start fails without them.
 //  12. startFanout: the webhook fan-out (task webhook-fanout).
 //  13. heartbeat: this process's entry in KINO_WORKERS (task heartbeat),
 //     which GET /v1/admin/health lists.

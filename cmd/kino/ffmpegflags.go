@@ -56,6 +56,15 @@ func ffmpegFlags(fs *pflag.FlagSet, cfg *FFmpegConfig) (parse func() error) {
 		fs.DurationVar(d, name, envDuration(envName, plans[p].MaxDuration), fmt.Sprintf("longest video transcoded on the %s plan (env %s)", p, envName))
 	}
 	return func() error {
+		if cfg.Dir != "" {
+			// ffmpeg runs in each job's work directory: a relative
+			// directory would name another one there.
+			abs, err := filepath.Abs(cfg.Dir)
+			if err != nil {
+				return fmt.Errorf("--ffmpeg-dir: %w", err)
+			}
+			cfg.Dir = abs
+		}
 		cfg.Limits = ffmpeg.RLimits{CPU: cpu, OpenFiles: files}
 		if memory != "0" {
 			n, err := parseSize(memory)

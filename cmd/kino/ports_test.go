@@ -108,12 +108,15 @@ func TestBinaryServeChecksFFmpegBeforeTheDevKey(t *testing.T) {
 	}{
 		{"none on PATH", t.TempDir(), "ffmpeg on PATH", nil},
 		{"no ffprobe in --ffmpeg-dir", os.Getenv("PATH"), "--ffmpeg-dir " + tools + ": ffprobe", []string{"--ffmpeg-dir", tools}},
+		// Relative to where kino starts, not to a job's work directory.
+		{"no ffprobe in a relative --ffmpeg-dir", os.Getenv("PATH"), "--ffmpeg-dir " + tools + ": ffprobe", []string{"--ffmpeg-dir", filepath.Base(tools)}},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "--dev", "--data", filepath.Join(t.TempDir(), "data"),
 			"--addr", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0"}, tt.flags...)...)
 		cmd.Env = append(os.Environ(), "PATH="+tt.path)
+		cmd.Dir = filepath.Dir(tools)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Run(); err == nil || ctx.Err() != nil {
