@@ -233,6 +233,22 @@ func (e *env) outputs(id string) []string {
 	return found
 }
 
+// outputsLeft waits, for at most 30 s, until nothing of video id but its
+// original is published, and returns what is left: what an attempt
+// published early goes just after its video is recorded FAILED, so a test
+// that saw FAILED may look a moment before it goes.
+func (e *env) outputsLeft(id string) []string {
+	e.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out := e.outputs(id)
+		if len(out) == 0 || time.Now().After(deadline) {
+			return out
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // workDirs lists the attempt directories left under media/.work.
 func (e *env) workDirs() []string {
 	e.t.Helper()

@@ -59,11 +59,7 @@ func TestGivenUpVideoLosesItsOutputs(t *testing.T) {
 	if o := e.wait(b, time.Minute); o.status != domain.StatusFailed {
 		t.Fatalf("b ended %s (%s)", o.status, o.reason)
 	}
-	deadline = time.Now().Add(10 * time.Second)
-	for len(e.outputs(b)) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("outputs of a given-up video left: %v", e.outputs(b))
-		}
-		time.Sleep(20 * time.Millisecond)
+	if out := e.outputsLeft(b); len(out) > 0 {
+		t.Fatalf("outputs of a given-up video left: %v", out)
 	}
 }

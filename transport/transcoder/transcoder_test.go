@@ -61,7 +61,7 @@ func TestHostileInputsFailFast(t *testing.T) {
 		if got.status != domain.StatusFailed || !strings.Contains(got.reason, tt.want) || got.attempts != 1 {
 			t.Errorf("%s: %+v, want FAILED on the first attempt with %q", tt.name, got, tt.want)
 		}
-		if out := e.outputs(ids[i]); len(out) > 0 {
+		if out := e.outputsLeft(ids[i]); len(out) > 0 {
 			t.Errorf("%s: outputs left: %v", tt.name, out)
 		}
 	}
@@ -108,7 +108,7 @@ func TestPlaylistUploadsFail(t *testing.T) {
 		if got.status != domain.StatusFailed || got.reason != "Not a video file kino can read." {
 			t.Errorf("%s: %+v, want FAILED: Not a video file kino can read.", name, got)
 		}
-		if out := e.outputs(id); len(out) > 0 {
+		if out := e.outputsLeft(id); len(out) > 0 {
 			t.Errorf("%s: published %v", name, out)
 		}
 	}
@@ -286,7 +286,7 @@ func TestPictureTricks(t *testing.T) {
 	if want := "changes to a picture larger than 480×360"; got.status != domain.StatusFailed || !strings.Contains(got.reason, want) || got.attempts != 1 {
 		t.Errorf("growing stream: %+v, want FAILED on the first attempt with %q", got, want)
 	}
-	if out := e.outputs(growing); len(out) > 0 {
+	if out := e.outputsLeft(growing); len(out) > 0 {
 		t.Errorf("growing stream: outputs left: %v", out)
 	}
 
