@@ -160,7 +160,7 @@
 // # Storyboard and download
 //
 // The storyboard's tiles come from the source in the stills' pass
-// (StillsArgs, sharing the preview's decode), or in a pass of their own
+// (StillsArgs, from an opening of its own), or in a pass of their own
 // (StoryboardArgs) when that one fails; never from a branch of the
 // ladder's: ffmpeg 5.1 prints no -progress line until every output is
 // open, and an output whose one frame the tile filter holds back opens at
