@@ -143,7 +143,7 @@ func TestBrowserDashboard(t *testing.T) {
 // its ladder does not end before the page has played a frame (the script
 // creates the gate file of heldFFmpeg then), on a loaded machine too.
 func TestBrowserDashboardWhileProcessing(t *testing.T) {
-	t.Parallel()
+	// Not parallel, as TestBrowserProgressivePlayback.
 	b := browserTools(t)
 	if !dashboard.AssetsBuilt() {
 		t.Skip("the dashboard test needs the dashboard's assets: run `just assets`")

@@ -84,10 +84,10 @@ func TestCutFileReportsTheDurationItHolds(t *testing.T) {
 	}
 	cut := e.upload(acct, "cut.mp4", data[:len(data)*93/100])
 	full := e.upload(acct, "whole.mp4", data)
-	if got := e.wait(full, 60*time.Second); got.status != domain.StatusCompleted || got.duration < 11.9 {
+	if got := e.wait(full, 2*time.Minute); got.status != domain.StatusCompleted || got.duration < 11.9 {
 		t.Fatalf("whole: %+v", got)
 	}
-	got := e.wait(cut, 60*time.Second)
+	got := e.wait(cut, 2*time.Minute)
 	if got.status != domain.StatusCompleted {
 		t.Fatalf("cut: %+v (cut by under 10%% of its length, it should complete)", got)
 	}
