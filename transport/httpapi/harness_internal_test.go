@@ -246,7 +246,9 @@ func (a *testAPI) restart() *Server {
 // settle waits until the read models hold seq.
 func (a *testAPI) settle(seq uint64) {
 	a.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// 30 s: a three-node cluster just started on a loaded two-core machine
+	// took over 10 s to hand the projector its first event.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := a.proj.WaitFor(ctx, seq); err != nil {
 		a.t.Fatal(err)
