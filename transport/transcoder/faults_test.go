@@ -91,7 +91,7 @@ func TestShortWritesAreNotCompleted(t *testing.T) {
 				for id, d := range byID {
 					if strings.HasPrefix(filepath.Base(work), id+"-") && left[id] != 0 {
 						if _, err := os.Stat(pristine); errors.Is(err, os.ErrNotExist) {
-							if err := copyOutputs(work, pristine); err != nil {
+							if err := os.CopyFS(pristine, os.DirFS(work)); err != nil {
 								t.Error(err) // in the transcoder's goroutine: no Fatal
 							}
 						}
@@ -166,7 +166,7 @@ func TestShortWritesAreNotCompleted(t *testing.T) {
 		}},
 	} {
 		work := t.TempDir()
-		if err := copyOutputs(pristine, work); err != nil {
+		if err := os.CopyFS(work, os.DirFS(pristine)); err != nil {
 			t.Fatal(err)
 		}
 		tt.damage(t, work)
@@ -174,29 +174,6 @@ func TestShortWritesAreNotCompleted(t *testing.T) {
 			t.Errorf("%s: the outputs pass the check", tt.name)
 		}
 	}
-}
-
-// copyOutputs copies the regular files under src (an attempt's work
-// directory) to dst, keeping their paths.
-func copyOutputs(src, dst string) error {
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil || !(d.IsDir() || d.Type().IsRegular()) {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		return fmt.Errorf("copy %s: %w", src, err)
-	}
-	return nil
 }
 
 // A failed attempt takes its progress with it: between attempts (the

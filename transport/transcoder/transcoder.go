@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -693,8 +694,9 @@ func stills(ctx context.Context, log *slog.Logger, in ffmpeg.Input, work string,
 // without the storyboard.
 func stillsAtOnce(ctx context.Context, log *slog.Logger, in ffmpeg.Input, work string, info ffmpeg.Info, at float64, sb ffmpeg.Storyboard, opts ffmpeg.RunOptions) (bool, error) {
 	names := []string{media.ThumbnailName, media.PreviewName, media.AnimatedName}
+	made := names // what must not be empty: the stills, and the first tile when planned
 	if sb.Count > 0 {
-		names = append(names, ffmpeg.TileFile(0))
+		made = append(slices.Clip(names), ffmpeg.TileFile(0))
 	} else {
 		opts.Duration = min(opts.Duration, 6) // the longest output is the preview's first 6 s
 	}
@@ -717,7 +719,7 @@ func stillsAtOnce(ctx context.Context, log *slog.Logger, in ffmpeg.Input, work s
 		drops()
 		return false, fmt.Errorf("stills: %w", err)
 	}
-	for _, name := range names {
+	for _, name := range made {
 		if err != nil {
 			break
 		}
