@@ -188,13 +188,15 @@ func TestSparseFramesAreEncodedAtTheirOwnRate(t *testing.T) {
 func TestRunCountsOutputGrowthAsProgress(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	// No -progress: not one line on stdout. -re makes it take about 6 s
-	// of wall time, three times the 2 s stall timeout, writing all along
-	// (the timeout leaves ffmpeg time to start on a busy machine).
+	// No -progress: not one line on stdout. -re makes it take about 12 s
+	// of wall time, more than twice the 5 s stall timeout, writing all
+	// along. The timeout leaves ffmpeg time to start on a loaded machine
+	// (loading its libraries took over 2 s there once: a stall before the
+	// first byte, which this test is not about).
 	args := []string{"-y", "-nostdin", "-hide_banner", "-loglevel", "error", "-re",
-		"-f", "lavfi", "-i", "testsrc2=size=64x64:rate=25", "-t", "6",
+		"-f", "lavfi", "-i", "testsrc2=size=64x64:rate=25", "-t", "12",
 		"-f", "mpegts", "-flush_packets", "1", filepath.Join(dir, "out.ts")}
-	err := Run(context.Background(), args, RunOptions{StallTimeout: 2 * time.Second, MaxRuntime: time.Minute, OutputDir: dir})
+	err := Run(context.Background(), args, RunOptions{StallTimeout: 5 * time.Second, MaxRuntime: time.Minute, OutputDir: dir})
 	if err != nil {
 		t.Fatalf("Run = %v, want success: the output grew all along", err)
 	}
