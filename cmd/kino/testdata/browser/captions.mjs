@@ -4,8 +4,7 @@
 // of each track (their times and text), which are reported for the test
 // to compare with the tracks' WebVTT.
 // Usage: node captions.mjs SITE_URL PLAYLIST_URL LABEL...
-// Prints one JSON line: {ok, players: {name: {labels, cues: {label: [...]},
-// missed: {label: why}}}} (missed: shaka only, see below).
+// Prints one JSON line: {ok, players: {name: {labels, cues: {label: [...]}}}}.
 import { launch } from "./chromium.mjs";
 
 const [site, playlist, ...labels] = process.argv.slice(2);
@@ -22,16 +21,7 @@ try {
     found.labels = await page.evaluate(() => window.kinoLabels());
     for (const label of labels) {
       result.step = name + ": " + label;
-      try {
-        found.cues[label] = await page.evaluate((l) => window.kinoCues(l), label);
-      } catch (e) {
-        // shaka-player 5 under heavy load sometimes never fetches the text
-        // stream chosen (its visibility follows the native track's change
-        // events); reported, and the test decides.
-        if (name !== "shaka") throw e;
-        found.missed = (found.missed || {});
-        found.missed[label] = e.message.split("\n")[0];
-      }
+      found.cues[label] = await page.evaluate((l) => window.kinoCues(l), label);
     }
     found.errors.push(...await page.evaluate(() => window.kino.errors));
     await page.close();
