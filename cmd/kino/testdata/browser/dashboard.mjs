@@ -390,11 +390,17 @@ try {
   await Promise.all([ana.waitForEvent("load"), ana.click("button:has-text('Retry')")]);
   await failed();
   // The open page reloads itself when it sees the video FAILED again,
-  // which may abort a navigation begun at that moment: go again.
-  await ana.goto(base + "/videos/" + broken).catch((e) => {
-    if (!/ERR_ABORTED|interrupted by another navigation/.test(String(e))) throw e;
-    return ana.goto(base + "/videos/" + broken);
-  });
+  // which aborts a navigation begun at that moment, and a reload under way
+  // may abort the next one too: go again until a navigation is ours.
+  for (let i = 0; ; i++) {
+    try {
+      await ana.goto(base + "/videos/" + broken);
+      break;
+    } catch (e) {
+      if (i >= 10 || !/ERR_ABORTED|interrupted by another navigation/.test(String(e))) throw e;
+      await ana.waitForLoadState();
+    }
+  }
   check(await ana.locator(".timeline .evt:text-is('TranscodeRetried')").count() === 1, "the timeline has no TranscodeRetried");
   await ana.click("button:has-text('Delete video')");
   await Promise.all([ana.waitForURL((u) => u.pathname === "/"), ana.click("#confirm-ok")]);
