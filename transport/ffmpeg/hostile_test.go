@@ -190,9 +190,9 @@ func TestRunCountsOutputGrowthAsProgress(t *testing.T) {
 	dir := t.TempDir()
 	// No -progress: not one line on stdout. -re makes it take about 12 s
 	// of wall time, more than twice the 5 s stall timeout, writing all
-	// along. The timeout leaves ffmpeg time to start on a loaded machine
-	// (loading its libraries took over 2 s there once: a stall before the
-	// first byte, which this test is not about).
+	// along. The timeout leaves ffmpeg time to start on a loaded machine,
+	// where loading its libraries can take over 2 s: a stall before the
+	// first byte, which this test is not about.
 	args := []string{"-y", "-nostdin", "-hide_banner", "-loglevel", "error", "-re",
 		"-f", "lavfi", "-i", "testsrc2=size=64x64:rate=25", "-t", "12",
 		"-f", "mpegts", "-flush_packets", "1", filepath.Join(dir, "out.ts")}
