@@ -1,11 +1,16 @@
 package kv
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/kino-video/kino/eventstore"
@@ -27,6 +32,7 @@ var ErrNoSessionBuckets = errors.New("the sessions buckets do not exist yet: sta
 // any API node serves any session. What a session holds and when it ends
 // is the user service's business.
 type Sessions struct {
+	nc       *nats.Conn
 	sessions jetstream.KeyValue // nil: missing, for a client that may not make it
 	usage    jetstream.KeyValue // nil: missing, for a client that may not make it
 }
@@ -37,7 +43,7 @@ type Sessions struct {
 // answer ErrNoSessionBuckets.
 func OpenSessions(ctx context.Context, s *eventstore.Store, ttl time.Duration) (*Sessions, error) {
 	c := s.NATS()
-	b := &Sessions{}
+	b := &Sessions{nc: c.NC}
 	err := c.UntilReady(ctx, func() (err error) {
 		sessions := natsconn.SessionsBucketConfig(c.Replicas, ttl)
 		if c.Manage {
@@ -70,19 +76,59 @@ func (b *Sessions) Create(ctx context.Context, key string, value []byte) error {
 }
 
 // Get is the session under key and its revision; found is false when
-// there is none (never made, ended or expired).
+// there is none (never made, ended or expired). It asks the bucket's
+// leader (STREAM.MSG.GET), not any replica (the bucket's direct get): a
+// replica may be behind the write that began or ended the session through
+// another node, so a login there would be refused a moment after it
+// succeeded, and a logout honoured late.
 func (b *Sessions) Get(ctx context.Context, key string) (value []byte, revision uint64, found bool, err error) {
 	if b.sessions == nil {
 		return nil, 0, false, ErrNoSessionBuckets
 	}
-	e, err := b.sessions.Get(ctx, key)
-	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
-		return nil, 0, false, nil
+	if !validKey(key) {
+		return nil, 0, false, jetstream.ErrInvalidKey
 	}
+	bucket := b.sessions.Bucket()
+	req, err := json.Marshal(struct {
+		LastBySubject string `json:"last_by_subj"`
+	}{"$KV." + bucket + "." + key})
 	if err != nil {
 		return nil, 0, false, err
 	}
-	return e.Value(), e.Revision(), true, nil
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+	}
+	reply, err := b.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET.KV_"+bucket, req)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	var resp struct {
+		Error *struct {
+			ErrCode     int    `json:"err_code"`
+			Description string `json:"description"`
+		} `json:"error"`
+		Message *struct {
+			Seq    uint64 `json:"seq"`
+			Header []byte `json:"hdrs"`
+			Data   []byte `json:"data"`
+		} `json:"message"`
+	}
+	if err := json.Unmarshal(reply.Data, &resp); err != nil {
+		return nil, 0, false, err
+	}
+	switch {
+	case resp.Error != nil && resp.Error.ErrCode == int(jetstream.JSErrCodeMessageNotFound):
+		return nil, 0, false, nil
+	case resp.Error != nil:
+		return nil, 0, false, fmt.Errorf("read session: %s (%d)", resp.Error.Description, resp.Error.ErrCode)
+	case resp.Message == nil:
+		return nil, 0, false, errors.New("read session: empty answer")
+	case bytes.Contains(resp.Message.Header, []byte("KV-Operation")): // a delete or purge marker
+		return nil, 0, false, nil
+	}
+	return resp.Message.Data, resp.Message.Seq, true, nil
 }
 
 // Update replaces the session under key if it is still at revision (a
@@ -146,4 +192,18 @@ func (b *Sessions) KeyUse(ctx context.Context, keyID string) (t time.Time, found
 		return time.Time{}, false, nil // not ours: as if never used
 	}
 	return time.UnixMilli(ms).UTC(), true, nil
+}
+
+// validKey is what a KV key may be (the jetstream package's rule): letters,
+// digits and -/_=. , not starting or ending with a dot.
+func validKey(key string) bool {
+	if key == "" || key[0] == '.' || key[len(key)-1] == '.' {
+		return false
+	}
+	for _, r := range key {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-/_=.", r)) {
+			return false
+		}
+	}
+	return true
 }
