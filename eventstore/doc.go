@@ -126,8 +126,9 @@
 //
 // # Reads
 //
-// Tail and Scan read through an ordered consumer. Next and Between use
-// STREAM.MSG.GET, which the stream's leader answers (a direct get may be
+// Tail and Scan read through an ordered consumer. Next, Between and
+// LeaderLast (any stream's last message under a subject: the sessions
+// bucket reads through it) use STREAM.MSG.GET, which the stream's leader answers (a direct get may be
 // answered by any replica, possibly behind). A message that does not
 // decode, or whose body names another subject than the one it is stored
 // under, is logged and comes back as a domain.Refused event in its place

@@ -24,7 +24,7 @@ import (
 // sequence S has been delivered, Next sees every message up to S. Readers
 // that must see the stream as of an event (the webhook fan-out) use it.
 func (s *Store) Next(ctx context.Context, filter string, from uint64) (domain.Event, bool, error) {
-	m, ok, err := s.leaderGet(ctx, struct {
+	m, ok, err := s.leaderGet(ctx, StreamName, struct {
 		Seq  uint64 `json:"seq"`
 		Next string `json:"next_by_subj"`
 	}{max(from, 1), filter})
@@ -52,7 +52,7 @@ func (s *Store) Next(ctx context.Context, filter string, from uint64) (domain.Ev
 // it (with more than 64k subjects): a walk that knows where to stop never
 // asks that.
 func (s *Store) LastOf(ctx context.Context, filter string) (uint64, error) {
-	m, ok, err := s.leaderGet(ctx, struct {
+	m, ok, err := s.leaderGet(ctx, StreamName, struct {
 		Last string `json:"last_by_subj"`
 	}{filter})
 	if err != nil || !ok {
@@ -64,17 +64,27 @@ func (s *Store) LastOf(ctx context.Context, filter string) (uint64, error) {
 	return m.Seq, nil
 }
 
-// storedMsg is a message as STREAM.MSG.GET answers it.
-type storedMsg struct {
+// StoredMsg is a message as STREAM.MSG.GET answers it.
+type StoredMsg struct {
 	Subject string `json:"subject"`
 	Seq     uint64 `json:"seq"`
 	Header  []byte `json:"hdrs"`
 	Data    []byte `json:"data"`
 }
 
-// leaderGet asks the stream's leader for one message (STREAM.MSG.GET with
+// LeaderLast is the last message stored under subject in stream (any
+// stream kino's connection may read, a KV bucket's KV_<bucket> included),
+// asked of the stream's leader, as Next asks: a direct get may be answered
+// by a replica behind the write. ok is false when there is none.
+func (s *Store) LeaderLast(ctx context.Context, stream, subject string) (*StoredMsg, bool, error) {
+	return s.leaderGet(ctx, stream, struct {
+		Last string `json:"last_by_subj"`
+	}{subject})
+}
+
+// leaderGet asks stream's leader for one message (STREAM.MSG.GET with
 // req); ok is false when none matches.
-func (s *Store) leaderGet(ctx context.Context, req any) (*storedMsg, bool, error) {
+func (s *Store) leaderGet(ctx context.Context, stream string, req any) (*StoredMsg, bool, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, false, err
@@ -84,7 +94,7 @@ func (s *Store) leaderGet(ctx context.Context, req any) (*storedMsg, bool, error
 		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 	}
-	reply, err := s.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+StreamName, body)
+	reply, err := s.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+stream, body)
 	if err != nil {
 		return nil, false, err
 	}
@@ -94,7 +104,7 @@ func (s *Store) leaderGet(ctx context.Context, req any) (*storedMsg, bool, error
 			ErrCode     int    `json:"err_code"`
 			Description string `json:"description"`
 		} `json:"error"`
-		Message *storedMsg `json:"message"`
+		Message *StoredMsg `json:"message"`
 	}
 	if err := json.Unmarshal(reply.Data, &resp); err != nil {
 		return nil, false, err

@@ -1,9 +1,7 @@
 package kv
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -32,7 +30,7 @@ var ErrNoSessionBuckets = errors.New("the sessions buckets do not exist yet: sta
 // any API node serves any session. What a session holds and when it ends
 // is the user service's business.
 type Sessions struct {
-	nc       *nats.Conn
+	store    *eventstore.Store
 	sessions jetstream.KeyValue // nil: missing, for a client that may not make it
 	usage    jetstream.KeyValue // nil: missing, for a client that may not make it
 }
@@ -43,7 +41,7 @@ type Sessions struct {
 // answer ErrNoSessionBuckets.
 func OpenSessions(ctx context.Context, s *eventstore.Store, ttl time.Duration) (*Sessions, error) {
 	c := s.NATS()
-	b := &Sessions{nc: c.NC}
+	b := &Sessions{store: s}
 	err := c.UntilReady(ctx, func() (err error) {
 		sessions := natsconn.SessionsBucketConfig(c.Replicas, ttl)
 		if c.Manage {
@@ -89,46 +87,23 @@ func (b *Sessions) Get(ctx context.Context, key string) (value []byte, revision 
 		return nil, 0, false, jetstream.ErrInvalidKey
 	}
 	bucket := b.sessions.Bucket()
-	req, err := json.Marshal(struct {
-		LastBySubject string `json:"last_by_subj"`
-	}{"$KV." + bucket + "." + key})
-	if err != nil {
+	m, ok, err := b.store.LeaderLast(ctx, "KV_"+bucket, "$KV."+bucket+"."+key)
+	if err != nil || !ok {
+		if err != nil {
+			err = fmt.Errorf("read session: %w", err)
+		}
 		return nil, 0, false, err
 	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
+	if len(m.Header) > 0 {
+		h, err := nats.DecodeHeadersMsg(m.Header)
+		if err != nil {
+			return nil, 0, false, fmt.Errorf("read session: %w", err)
+		}
+		if h.Get("KV-Operation") != "" { // a delete or purge marker
+			return nil, 0, false, nil
+		}
 	}
-	reply, err := b.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET.KV_"+bucket, req)
-	if err != nil {
-		return nil, 0, false, err
-	}
-	var resp struct {
-		Error *struct {
-			ErrCode     int    `json:"err_code"`
-			Description string `json:"description"`
-		} `json:"error"`
-		Message *struct {
-			Seq    uint64 `json:"seq"`
-			Header []byte `json:"hdrs"`
-			Data   []byte `json:"data"`
-		} `json:"message"`
-	}
-	if err := json.Unmarshal(reply.Data, &resp); err != nil {
-		return nil, 0, false, err
-	}
-	switch {
-	case resp.Error != nil && resp.Error.ErrCode == int(jetstream.JSErrCodeMessageNotFound):
-		return nil, 0, false, nil
-	case resp.Error != nil:
-		return nil, 0, false, fmt.Errorf("read session: %s (%d)", resp.Error.Description, resp.Error.ErrCode)
-	case resp.Message == nil:
-		return nil, 0, false, errors.New("read session: empty answer")
-	case bytes.Contains(resp.Message.Header, []byte("KV-Operation")): // a delete or purge marker
-		return nil, 0, false, nil
-	}
-	return resp.Message.Data, resp.Message.Seq, true, nil
+	return m.Data, m.Seq, true, nil
 }
 
 // Update replaces the session under key if it is still at revision (a
