@@ -128,12 +128,12 @@
 //
 // Tail and Scan read through an ordered consumer. Next, Between and
 // LeaderLast (any stream's last message under a subject: the sessions
-// bucket reads through it) use STREAM.MSG.GET, which the stream's leader answers (a direct get may be
-// answered by any replica, possibly behind). A message that does not
-// decode, or whose body names another subject than the one it is stored
-// under, is logged and comes back as a domain.Refused event in its place
-// (Load and Between skip it), so that no reader applies or decides on it
-// and none stops on it. Watch is a core NATS subscription on one event
+// bucket reads through it) use STREAM.MSG.GET, which the stream's leader
+// answers (a direct get may be answered by any replica, possibly behind).
+// A message that does not decode, or whose body names another subject
+// than the one it is stored under, is logged and comes back as a
+// domain.Refused event in its place (Load and Between skip it), so that no
+// reader applies or decides on it and none stops on it. Watch is a core NATS subscription on one event
 // subject: it stores nothing and sees only events appended after it
 // returns.
 package eventstore
