@@ -133,7 +133,7 @@
 // A message that does not decode, or whose body names another subject
 // than the one it is stored under, is logged and comes back as a
 // domain.Refused event in its place (Load and Between skip it), so that no
-// reader applies or decides on it and none stops on it. Watch is a core NATS subscription on one event
-// subject: it stores nothing and sees only events appended after it
-// returns.
+// reader applies or decides on it and none stops on it. Watch is a core
+// NATS subscription on one event subject: it stores nothing and sees only
+// events appended after it returns.
 package eventstore

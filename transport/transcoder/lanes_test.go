@@ -67,8 +67,8 @@ func TestProgressiveLanes(t *testing.T) {
 	t.Cleanup(release) // before the env's: a failure must not leave the job held
 	acc := e.account("acme", domain.PlanFree)
 	id := e.uploadFile(acc, "clip.mp4", ffmpegtest.Clip(t, t.TempDir(), "clip.mp4", 640, 360, 10, true))
-	// The high lane runs niced (ffmpeg.HighLaneNice): beside a full test
-	// suite it gets a small share of the cores, and took 112 s here once.
+	// The high lane runs niced (ffmpeg.HighLaneNice): beside the whole test
+	// suite it gets a small share of two cores and takes up to two minutes.
 	if o := e.wait(id, 5*time.Minute); o.status != domain.StatusCompleted {
 		t.Fatalf("ended %s: %s", o.status, o.reason)
 	}
