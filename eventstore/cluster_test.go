@@ -55,11 +55,38 @@ func TestAppendWithoutQuorumIsUnavailable(t *testing.T) {
 			t.Fatal("the store says it takes writes again without a quorum")
 		}
 	}
+	// A read from the leader (sessions, the webhook fan-out) asked while
+	// there is none waits for the next one instead of failing.
+	gets, err := s.NATS().NC.SubscribeSync("$JS.API.STREAM.MSG.GET." + eventstore.StreamName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type read struct {
+		seq uint64
+		err error
+	}
+	got := make(chan read, 1)
+	go func() {
+		rctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		seq, err := s.LastOf(rctx, domain.AccountStream("before").Filter())
+		got <- read{seq, err}
+	}()
+	eventstoretest.Eventually(t, "a read asked of the leaderless stream", func() bool {
+		n, _, _ := gets.Pending()
+		return n > 0
+	})
+	if err := gets.Unsubscribe(); err != nil { // else the store's close drains it
+		t.Fatal(err)
+	}
 	c.Start(1)
 	c.Start(2)
 	eventstoretest.Eventually(t, "writes to be reported working again", func() bool { return s.Health().Writes == nil })
 	if err := create("after-quorum"); err != nil {
 		t.Fatal(err)
+	}
+	if r := <-got; r.err != nil || r.seq == 0 {
+		t.Fatalf("the read asked while the stream had no leader: %d %v", r.seq, r.err)
 	}
 }
 

@@ -126,10 +126,13 @@
 //
 // # Reads
 //
-// Tail and Scan read through an ordered consumer. Next, Between and
-// LeaderLast (any stream's last message under a subject: the sessions
-// bucket reads through it) use STREAM.MSG.GET, which the stream's leader
-// answers (a direct get may be answered by any replica, possibly behind).
+// Tail and Scan read through an ordered consumer. Next, Between, LastOf
+// and LeaderLast (any stream's last message under a subject: the sessions
+// and playback keys buckets read through it) use STREAM.MSG.GET, which the
+// stream's leader answers (a direct get may be answered by any replica,
+// possibly behind). While the stream has no leader they ask again until
+// their context ends (10 s without a deadline), each request bounded at
+// 3 s: a server that lost the leader may not answer at all.
 // A message that does not decode, or whose body names another subject
 // than the one it is stored under, is logged and comes back as a
 // domain.Refused event in its place (Load and Between skip it), so that no

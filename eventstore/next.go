@@ -83,7 +83,11 @@ func (s *Store) LeaderLast(ctx context.Context, stream, subject string) (*Stored
 }
 
 // leaderGet asks stream's leader for one message (STREAM.MSG.GET with
-// req); ok is false when none matches.
+// req); ok is false when none matches. While the stream has no leader (an
+// election after a node was lost), the servers answer at once that the
+// cluster is not available, or not at all: leaderGet asks again, a little
+// later each time, until ctx ends (10 s when it has no deadline), rather
+// than fall back on a replica.
 func (s *Store) leaderGet(ctx context.Context, stream string, req any) (*StoredMsg, bool, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
@@ -94,6 +98,35 @@ func (s *Store) leaderGet(ctx context.Context, stream string, req any) (*StoredM
 		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 	}
+	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		m, ok, err := s.leaderGetOnce(ctx, stream, body)
+		if !errors.Is(err, errNoLeader) && !errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+			return m, ok, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, false, err
+		case <-t.C:
+		}
+	}
+}
+
+// errNoLeader: the servers answered that the stream has no leader now
+// (JetStream's "cluster not available", 10008).
+var errNoLeader = errors.New("the stream has no leader now")
+
+const jsErrClusterNotAvailable = 10008
+
+// leaderAnswerWait bounds one request of leaderGet's: a server that
+// lost its stream's leader may not answer at all, and the request is
+// sent again.
+const leaderAnswerWait = 3 * time.Second
+
+func (s *Store) leaderGetOnce(ctx context.Context, stream string, body []byte) (*StoredMsg, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, leaderAnswerWait)
+	defer cancel()
 	reply, err := s.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+stream, body)
 	if err != nil {
 		return nil, false, err
@@ -110,8 +143,11 @@ func (s *Store) leaderGet(ctx context.Context, stream string, req any) (*StoredM
 		return nil, false, err
 	}
 	if resp.Error != nil {
-		if resp.Error.ErrCode == int(jetstream.JSErrCodeMessageNotFound) {
+		switch resp.Error.ErrCode {
+		case int(jetstream.JSErrCodeMessageNotFound):
 			return nil, false, nil
+		case jsErrClusterNotAvailable:
+			return nil, false, fmt.Errorf("%w: %s (%d)", errNoLeader, resp.Error.Description, resp.Error.ErrCode)
 		}
 		return nil, false, fmt.Errorf("%s (%d)", resp.Error.Description, resp.Error.ErrCode)
 	}

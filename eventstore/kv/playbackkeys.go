@@ -27,13 +27,14 @@ var ErrNoPlaybackKeys = errors.New("the playback keys bucket does not exist yet:
 // replaced by compare-and-set. What the ring holds (sealed keys, which
 // one signs) is package playback's business.
 type PlaybackKeys struct {
-	kv jetstream.KeyValue // nil: missing, for a client that may not make it
+	store *eventstore.Store
+	kv    jetstream.KeyValue // nil: missing, for a client that may not make it
 }
 
 // OpenPlaybackKeys opens the bucket; kino serve (Config.Manage) creates it.
 func OpenPlaybackKeys(ctx context.Context, s *eventstore.Store) (*PlaybackKeys, error) {
 	c := s.NATS()
-	b := &PlaybackKeys{}
+	b := &PlaybackKeys{store: s}
 	err := c.UntilReady(ctx, func() (err error) {
 		b.kv, err = c.Bucket(ctx, c.Manage, jetstream.KeyValueConfig{
 			Bucket:      PlaybackKeysBucket,
@@ -54,19 +55,13 @@ func OpenPlaybackKeys(ctx context.Context, s *eventstore.Store) (*PlaybackKeys, 
 }
 
 // Get is the ring and its revision (0 and found false when none is
-// stored yet).
+// stored yet), asked of the bucket's leader: a key revoked through another
+// node is never read back from a replica that has not seen it.
 func (b *PlaybackKeys) Get(ctx context.Context) (value []byte, revision uint64, found bool, err error) {
 	if b.kv == nil {
 		return nil, 0, false, ErrNoPlaybackKeys
 	}
-	e, err := b.kv.Get(ctx, ringKey)
-	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
-		return nil, 0, false, nil
-	}
-	if err != nil {
-		return nil, 0, false, err
-	}
-	return e.Value(), e.Revision(), true, nil
+	return leaderGet(ctx, b.store, b.kv, ringKey)
 }
 
 // Put stores the ring over the one read at revision (0: none stored); it

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/kino-video/kino/eventstore"
@@ -83,27 +82,11 @@ func (b *Sessions) Get(ctx context.Context, key string) (value []byte, revision 
 	if b.sessions == nil {
 		return nil, 0, false, ErrNoSessionBuckets
 	}
-	if !validKey(key) {
-		return nil, 0, false, jetstream.ErrInvalidKey
+	value, revision, found, err = leaderGet(ctx, b.store, b.sessions, key)
+	if err != nil {
+		err = fmt.Errorf("read session: %w", err)
 	}
-	bucket := b.sessions.Bucket()
-	m, ok, err := b.store.LeaderLast(ctx, "KV_"+bucket, "$KV."+bucket+"."+key)
-	if err != nil || !ok {
-		if err != nil {
-			err = fmt.Errorf("read session: %w", err)
-		}
-		return nil, 0, false, err
-	}
-	if len(m.Header) > 0 {
-		h, err := nats.DecodeHeadersMsg(m.Header)
-		if err != nil {
-			return nil, 0, false, fmt.Errorf("read session: %w", err)
-		}
-		if h.Get("KV-Operation") != "" { // a delete or purge marker
-			return nil, 0, false, nil
-		}
-	}
-	return m.Data, m.Seq, true, nil
+	return value, revision, found, err
 }
 
 // Update replaces the session under key if it is still at revision (a
