@@ -88,6 +88,7 @@ type Media interface {
 type Store interface {
 	admin.Store
 	LastSeq(ctx context.Context) (uint64, error)
+	LastOf(ctx context.Context, filter string) (uint64, error)
 	Healthy() error
 	Writable() error
 	Health() eventstore.Health

@@ -113,17 +113,51 @@ func (s *Server) session(r *http.Request) (Identity, error) {
 				return Identity{}, err
 			}
 		}
+	} else if waited, err := s.awaitUser(ctx, u.Email); err != nil {
+		return Identity{}, err
+	} else if waited {
+		// A new password or a removal through another node, which this
+		// node's read models did not hold when first read.
+		if u, ok, err = s.cfg.DB.User(sess.UserID); err != nil {
+			return Identity{}, err
+		}
 	}
 	switch {
 	case ok && u.PasswordGen < sess.Gen, !ok && !caughtUp:
 		// The read models still lag (a node catching up, or rebuilding):
 		// no reason to end the session, which every node shares.
-		return Identity{}, domain.E("session", domain.Unavailable, "The server is catching up; retry in a moment")
+		return Identity{}, errCatchingUp()
 	case !ok || u.PasswordGen != sess.Gen:
 		_ = s.cfg.Users.EndSession(context.WithoutCancel(ctx), id)
 		return Identity{}, errLoginRequired("Your session has ended; log in again")
 	}
 	return Identity{UserID: u.ID, Email: u.Email, Account: u.Account, Operator: u.Operator}, nil
+}
+
+// awaitUser waits (at most 2 s) until the read models hold the last event
+// of the user with this email, asked of the stream's leader, and reports
+// whether it had to: a password changed or a user removed through another
+// node ends its sessions here too, however far this node's read models
+// lag. It answers Unavailable when they do not catch up in time.
+func (s *Server) awaitUser(ctx context.Context, email string) (waited bool, err error) {
+	last, err := s.cfg.Store.LastOf(ctx, domain.UserStream(email).Filter())
+	if err != nil {
+		loggerFrom(ctx, s.cfg.Log).Warn("user's last event", "err", err)
+		return false, errCatchingUp()
+	}
+	if last <= s.cfg.Projector.Applied() {
+		return false, nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if s.cfg.Projector.WaitFor(wctx, last) != nil {
+		return true, errCatchingUp()
+	}
+	return true, nil
+}
+
+func errCatchingUp() error {
+	return domain.E("session", domain.Unavailable, "The server is catching up; retry in a moment")
 }
 
 // Identify is the person logged in with the request's session cookie, for

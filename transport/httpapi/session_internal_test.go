@@ -518,23 +518,7 @@ func TestLaggingReadModelsDoNotEndSessions(t *testing.T) {
 
 	// A second node on the same NATS whose read models are empty and whose
 	// projector never runs: it cannot catch up.
-	db, err := projections.OpenDB(filepath.Join(t.TempDir(), "projections.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	proj, err := projections.NewProjector(db, a.store, a.s.cfg.Log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := a.s.cfg
-	cfg.DB, cfg.Projector = db, proj
-	lagging, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(lagging.Handler())
-	t.Cleanup(srv.Close)
+	srv := a.stoppedNode(0)
 	req, _ := http.NewRequest("GET", srv.URL+"/auth/me", nil)
 	req.AddCookie(&http.Cookie{Name: ada.Name, Value: ada.Value})
 	wantError(t, a.request(req, ""), 503, "Service unavailable")
@@ -542,6 +526,83 @@ func TestLaggingReadModelsDoNotEndSessions(t *testing.T) {
 	if r := a.send("GET", "/auth/me", "", ada); r.status != 200 {
 		t.Fatalf("the session after a lagging node saw it: %d %s", r.status, r.body)
 	}
+}
+
+// A node whose read models hold the user as it was before a new password
+// or its removal through another node does not honour the user's older
+// sessions: it answers 503 until it has caught up, never 200.
+func TestLaggingNodeRefusesSessionsEndedElsewhere(t *testing.T) {
+	t.Parallel()
+	a := newTestAPI(t, withUsers(t))
+	a.account("acme", domain.PlanFree)
+	ada := a.user("ada@example.com", "acme")
+
+	// A second node on the same NATS whose projector follows the stream up
+	// to here, then stops.
+	last, err := a.store.LastSeq(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := a.stoppedNode(last)
+	me := func() response {
+		req, _ := http.NewRequest("GET", srv.URL+"/auth/me", nil)
+		req.AddCookie(&http.Cookie{Name: ada.Name, Value: ada.Value})
+		return a.request(req, "")
+	}
+	if r := me(); r.status != 200 {
+		t.Fatalf("the session on the stopped node before any change: %d %s", r.status, r.body)
+	}
+
+	// A new password through the first node: its old sessions end there,
+	// and the stopped node, which still holds the old password, refuses
+	// them too (without ending them: it cannot tell).
+	res, token, err := a.s.cfg.Users.IssuePasswordLink(context.Background(), "ada@example.com", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.settle(res.LastSeq())
+	if r := a.post("/auth/password", `{"token":"`+token+`","password":"another long password"}`, nil); r.status != 200 {
+		t.Fatalf("new password: %d %s", r.status, r.body)
+	}
+	wantError(t, me(), 503, "Service unavailable")
+	wantError(t, a.send("GET", "/auth/me", "", ada), 401, "Unauthorized")
+}
+
+// stoppedNode serves the API as a second node on the same NATS would,
+// with read models of its own whose projector follows the stream up to
+// sequence upTo (not at all when 0), then stops.
+func (a *testAPI) stoppedNode(upTo uint64) *httptest.Server {
+	a.t.Helper()
+	db, err := projections.OpenDB(filepath.Join(a.t.TempDir(), "projections.db"))
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	a.t.Cleanup(func() { db.Close() })
+	proj, err := projections.NewProjector(db, a.store, a.s.cfg.Log)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	if upTo > 0 {
+		ctx, stop := context.WithCancel(context.Background())
+		ran := make(chan error, 1)
+		go func() { ran <- proj.Run(ctx) }()
+		wctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := proj.WaitFor(wctx, upTo); err != nil {
+			a.t.Fatal(err)
+		}
+		stop()
+		<-ran
+	}
+	cfg := a.s.cfg
+	cfg.DB, cfg.Projector = db, proj
+	node, err := New(cfg)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	srv := httptest.NewServer(node.Handler())
+	a.t.Cleanup(srv.Close)
+	return srv
 }
 
 // Made-up session cookies on /auth/me (which every dashboard page asks)
