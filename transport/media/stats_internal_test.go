@@ -2,7 +2,11 @@ package media
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io/fs"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
 )
@@ -11,21 +15,56 @@ import (
 // the descriptions asked of it, and runs during, if set, while it answers.
 type described struct {
 	ObjectStore // nil: only Stat is called
+	mu          sync.Mutex
 	infos       map[string]ObjectInfo
 	asked       map[string]int
 	during      func()
 }
 
 func (d *described) Stat(_ context.Context, name string) (ObjectInfo, error) {
+	d.mu.Lock()
 	d.asked[name]++
-	if d.during != nil {
-		d.during()
+	during := d.during
+	d.mu.Unlock()
+	if during != nil {
+		during()
 	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	info, ok := d.infos[name]
 	if !ok {
 		return info, fs.ErrNotExist
 	}
 	return info, nil
+}
+
+func (d *described) set(name, digest string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.infos[name] = ObjectInfo{Name: name, Digest: digest}
+}
+
+func (d *described) times(name string) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.asked[name]
+}
+
+func (d *described) answering(f func()) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.during = f
+}
+
+// landed waits until the description of name being asked of the store,
+// if any, has been answered and kept.
+func (s *stats) landed(name string) {
+	s.mu.Lock()
+	f := s.flights[name]
+	s.mu.Unlock()
+	if f != nil {
+		<-f.done // closed with s.mu held, after the answer was kept
+	}
 }
 
 // A segment is described by the store once in statFor, then again; other
@@ -45,30 +84,41 @@ func TestSegmentsAreDescribedOnceASecond(t *testing.T) {
 		}
 		return info
 	}
-	for _, at := range []time.Duration{0, statFor / 2, statFor - 1} {
-		stat(seg, "hls/720p/seg_00000.m4s", at)
+	const segRel = "hls/720p/seg_00000.m4s"
+	for _, at := range []time.Duration{0, statFor / 4, statFor/2 - 1} {
+		stat(seg, segRel, at)
 		stat(playlist, "hls/720p/index.m3u8", at)
 	}
-	if d.asked[seg] != 1 || d.asked[playlist] != 3 {
-		t.Fatalf("described %d and %d times, want 1 and 3", d.asked[seg], d.asked[playlist])
+	if d.times(seg) != 1 || d.times(playlist) != 3 {
+		t.Fatalf("described %d and %d times, want 1 and 3", d.times(seg), d.times(playlist))
 	}
-	d.infos[seg] = ObjectInfo{Name: seg, Digest: "two"}
-	if got := stat(seg, "hls/720p/seg_00000.m4s", statFor); got.Digest != "two" || d.asked[seg] != 2 {
-		t.Fatalf("after a second: %q (described %d times)", got.Digest, d.asked[seg])
+	// In the second half of statFor the description is asked again ahead
+	// of time, and used from then on.
+	d.set(seg, "two")
+	if got := stat(seg, segRel, statFor/2); got.Digest != "one" {
+		t.Fatalf("in the second half: %q, want the description held", got.Digest)
 	}
-	d.infos[seg] = ObjectInfo{Name: seg, Digest: "three"}
+	s.landed(seg)
+	if got := stat(seg, segRel, statFor-1); got.Digest != "two" || d.times(seg) != 2 {
+		t.Fatalf("after the description asked ahead: %q (described %d times)", got.Digest, d.times(seg))
+	}
+	d.set(seg, "three")
+	if got := stat(seg, segRel, statFor/2+statFor); got.Digest != "three" || d.times(seg) != 3 {
+		t.Fatalf("a second after the last description: %q (described %d times)", got.Digest, d.times(seg))
+	}
+	d.set(seg, "four")
 	s.forget("01ARZ3NDEKTSV4RRFFQ69G5FAV")
-	if got := stat(seg, "hls/720p/seg_00000.m4s", statFor); got.Digest != "three" {
+	if got := stat(seg, segRel, statFor/2+statFor); got.Digest != "four" {
 		t.Fatalf("after forget: %q", got.Digest)
 	}
 	// A forget while the store answers: that answer is used once, not kept.
 	s.forget("")
-	d.during = func() { s.forget("01ARZ3NDEKTSV4RRFFQ69G5FAV") }
-	stat(seg, "hls/720p/seg_00000.m4s", statFor)
-	d.during = nil
-	asked := d.asked[seg]
-	stat(seg, "hls/720p/seg_00000.m4s", statFor)
-	if d.asked[seg] != asked+1 {
+	d.answering(func() { s.forget("01ARZ3NDEKTSV4RRFFQ69G5FAV") })
+	stat(seg, segRel, statFor)
+	d.answering(nil)
+	asked := d.times(seg)
+	stat(seg, segRel, statFor)
+	if d.times(seg) != asked+1 {
 		t.Fatal("a description read while the video changed was kept")
 	}
 	// Another video's publishing while the store answers does not keep
@@ -78,16 +128,81 @@ func TestSegmentsAreDescribedOnceASecond(t *testing.T) {
 		other = other[:25] + string(i)
 	}
 	s.forget("")
-	d.during = func() { s.forget(other) }
-	stat(seg, "hls/720p/seg_00000.m4s", statFor)
-	d.during = nil
-	asked = d.asked[seg]
-	stat(seg, "hls/720p/seg_00000.m4s", statFor)
-	if d.asked[seg] != asked {
+	d.answering(func() { s.forget(other) })
+	stat(seg, segRel, statFor)
+	d.answering(nil)
+	asked = d.times(seg)
+	stat(seg, segRel, statFor)
+	if d.times(seg) != asked {
 		t.Fatal("another video's forget kept this video's description from being kept")
 	}
 	if _, err := s.stat(ctx, d, "01ARZ3NDEKTSV4RRFFQ69G5FAV/hls/720p/seg_00009.m4s", "hls/720p/seg_00009.m4s", t0); err == nil {
 		t.Fatal("a missing segment was described")
+	}
+}
+
+// A crowd asking a segment no one described yet asks the store once and
+// waits for that answer; a crowd in the second half of statFor waits for
+// nothing, while one description is asked ahead. A request that ends
+// stops waiting.
+func TestACrowdAsksTheStoreOnce(t *testing.T) {
+	seg := "01ARZ3NDEKTSV4RRFFQ69G5FAV/hls/720p/seg_00003.m4s"
+	const rel = "hls/720p/seg_00003.m4s"
+	d := &described{infos: map[string]ObjectInfo{seg: {Name: seg, Digest: "one"}}, asked: map[string]int{}}
+	var s stats
+	t0 := time.Now()
+	release := make(chan struct{})
+	d.answering(func() { <-release })
+
+	const crowd = 50
+	var wg sync.WaitGroup
+	errs := make(chan error, crowd)
+	for range crowd {
+		wg.Go(func() {
+			info, err := s.stat(context.Background(), d, seg, rel, t0)
+			if err == nil && info.Digest != "one" {
+				err = fmt.Errorf("described as %q", info.Digest)
+			}
+			errs <- err
+		})
+	}
+	for waiting := 0; waiting < crowd; runtime.Gosched() {
+		s.mu.Lock()
+		if f := s.flights[seg]; f != nil {
+			waiting = f.waiting
+		}
+		s.mu.Unlock()
+	}
+	// One request gives up: the others still get the answer.
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.stat(gone, d, seg, rel, t0); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a request that ended: %v", err)
+	}
+	close(release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := d.times(seg); n != 1 {
+		t.Fatalf("%d requests asked the store %d times, want once", crowd+1, n)
+	}
+
+	// The second half: nobody waits on the store, which answers later.
+	release = make(chan struct{})
+	d.answering(func() { <-release })
+	for range crowd {
+		if info, err := s.stat(context.Background(), d, seg, rel, t0.Add(statFor*3/4)); err != nil || info.Digest != "one" {
+			t.Fatalf("in the second half: %+v %v", info, err)
+		}
+	}
+	close(release)
+	s.landed(seg)
+	if n := d.times(seg); n != 2 {
+		t.Fatalf("the second half asked the store %d times, want once more", n-1)
 	}
 }
 
