@@ -132,7 +132,9 @@
 // stream's leader answers (a direct get may be answered by any replica,
 // possibly behind). While the stream has no leader they ask again until
 // their context ends (10 s without a deadline), each request bounded at
-// 3 s: a server that lost the leader may not answer at all.
+// 3 s: a server that lost the leader may not answer at all. Under
+// FailFast (an HTTP request) they ask once, and a stream without a
+// leader is Unavailable at once.
 // A message that does not decode, or whose body names another subject
 // than the one it is stored under, is logged and comes back as a
 // domain.Refused event in its place (Load and Between skip it), so that no

@@ -75,7 +75,8 @@ type StoredMsg struct {
 // LeaderLast is the last message stored under subject in stream (any
 // stream kino's connection may read, a KV bucket's KV_<bucket> included),
 // asked of the stream's leader, as Next asks: a direct get may be answered
-// by a replica behind the write. ok is false when there is none.
+// by a replica behind the write. ok is false when there is none; a missing
+// stream is an error wrapping jetstream.ErrStreamNotFound.
 func (s *Store) LeaderLast(ctx context.Context, stream, subject string) (*StoredMsg, bool, error) {
 	return s.leaderGet(ctx, stream, struct {
 		Last string `json:"last_by_subj"`
@@ -87,7 +88,8 @@ func (s *Store) LeaderLast(ctx context.Context, stream, subject string) (*Stored
 // election after a node was lost), the servers answer at once that the
 // cluster is not available, or not at all: leaderGet asks again, a little
 // later each time, until ctx ends (10 s when it has no deadline), rather
-// than fall back on a replica.
+// than fall back on a replica. Under FailFast (a request with a client
+// waiting) it asks once, and a stream without a leader is Unavailable.
 func (s *Store) leaderGet(ctx context.Context, stream string, req any) (*StoredMsg, bool, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
@@ -98,8 +100,17 @@ func (s *Store) leaderGet(ctx context.Context, stream string, req any) (*StoredM
 		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 	}
+	if failFast(ctx) {
+		// A client is waiting: one request, and Unavailable (503) at
+		// once when the stream has no leader.
+		m, ok, err := s.leaderGetOnce(ctx, stream, body, 0)
+		if errors.Is(err, errNoLeader) {
+			err = unavailable("read "+stream, err)
+		}
+		return m, ok, err
+	}
 	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
-		m, ok, err := s.leaderGetOnce(ctx, stream, body)
+		m, ok, err := s.leaderGetOnce(ctx, stream, body, leaderAnswerWait)
 		if !errors.Is(err, errNoLeader) && !errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
 			return m, ok, err
 		}
@@ -121,12 +132,18 @@ const jsErrClusterNotAvailable = 10008
 
 // leaderAnswerWait bounds one request of leaderGet's: a server that
 // lost its stream's leader may not answer at all, and the request is
-// sent again.
+// sent again. The last request gets whatever time is left, so that a slow
+// leader still answers within the context.
 const leaderAnswerWait = 3 * time.Second
 
-func (s *Store) leaderGetOnce(ctx context.Context, stream string, body []byte) (*StoredMsg, bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, leaderAnswerWait)
-	defer cancel()
+// leaderGetOnce sends one request, bounded by bound (none when 0, or when
+// less than twice it is left).
+func (s *Store) leaderGetOnce(ctx context.Context, stream string, body []byte, bound time.Duration) (*StoredMsg, bool, error) {
+	if d, ok := ctx.Deadline(); bound > 0 && (!ok || time.Until(d) >= 2*bound) {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, bound)
+		defer cancel()
+	}
 	reply, err := s.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+stream, body)
 	if err != nil {
 		return nil, false, err
@@ -148,6 +165,8 @@ func (s *Store) leaderGetOnce(ctx context.Context, stream string, body []byte) (
 			return nil, false, nil
 		case jsErrClusterNotAvailable:
 			return nil, false, fmt.Errorf("%w: %s (%d)", errNoLeader, resp.Error.Description, resp.Error.ErrCode)
+		case int(jetstream.JSErrCodeStreamNotFound):
+			return nil, false, fmt.Errorf("%w: %s", jetstream.ErrStreamNotFound, stream)
 		}
 		return nil, false, fmt.Errorf("%s (%d)", resp.Error.Description, resp.Error.ErrCode)
 	}

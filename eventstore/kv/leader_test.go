@@ -84,6 +84,20 @@ func TestSessionsAndKeyRingAreReadFromTheLeader(t *testing.T) {
 			t.Fatalf("%s after a marker: %q %v %v", c.bucket, v, ok, err)
 		}
 	}
+	// A bucket whose stream is gone (a server that lost its storage)
+	// reads as empty and is made again by the next write.
+	if err := s.NATS().JS.DeleteStream(ctx, "KV_"+kv.PlaybackKeysBucket); err != nil {
+		t.Fatal(err)
+	}
+	if v, _, ok, err := ring.Get(ctx); err != nil || ok {
+		t.Fatalf("the ring of a lost bucket: %q %v %v", v, ok, err)
+	}
+	if err := ring.Put(ctx, []byte("again"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if v, _, ok, err := ring.Get(ctx); err != nil || !ok || string(v) != "again" {
+		t.Fatalf("the ring made again: %q %v %v", v, ok, err)
+	}
 	if err := sessions.Create(ctx, "ended", []byte("v")); err != nil {
 		t.Fatal(err)
 	}

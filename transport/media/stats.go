@@ -11,7 +11,7 @@ import (
 
 // stats remembers for a short while (statFor) what the object store said
 // of a video's HLS segments, so a segment asked by every player of a video
-// costs the store one description a second instead of one a request: a
+// costs the store one or two descriptions a second instead of one a request: a
 // round trip to the stream's leader with JetStream, a HEAD with S3.
 // Segments keep their bytes once published (a name is published again only
 // by a retried transcode), and a deleted video's requests end at /cdn's

@@ -63,7 +63,7 @@ func (s *stats) landed(name string) {
 	f := s.flights[name]
 	s.mu.Unlock()
 	if f != nil {
-		<-f.done // closed with s.mu held, after the answer was kept
+		<-f.done // closed with s.mu held, under which the answer is kept too
 	}
 }
 
@@ -203,6 +203,37 @@ func TestACrowdAsksTheStoreOnce(t *testing.T) {
 	s.landed(seg)
 	if n := d.times(seg); n != 2 {
 		t.Fatalf("the second half asked the store %d times, want once more", n-1)
+	}
+
+	// A request after this node changed the video does not wait on a
+	// description asked before the change: it asks again.
+	s.forget("")
+	release = make(chan struct{})
+	d.answering(func() { <-release })
+	before := make(chan ObjectInfo, 1)
+	go func() {
+		info, _ := s.stat(context.Background(), d, seg, rel, t0)
+		before <- info
+	}()
+	for asked := 2; asked == 2; runtime.Gosched() {
+		asked = d.times(seg)
+	}
+	d.set(seg, "two")
+	s.forget("01ARZ3NDEKTSV4RRFFQ69G5FAV")
+	s.mu.Lock()
+	_, joinable := s.flights[seg]
+	s.mu.Unlock()
+	if joinable {
+		close(release)
+		t.Fatal("a description asked before the change is still there to wait on")
+	}
+	d.answering(nil)
+	if info, err := s.stat(context.Background(), d, seg, rel, t0); err != nil || info.Digest != "two" {
+		t.Fatalf("after the change: %+v %v", info, err)
+	}
+	close(release)
+	if info := <-before; info.Digest != "one" && info.Digest != "two" {
+		t.Fatalf("the request before the change: %+v", info)
 	}
 }
 

@@ -52,11 +52,12 @@ type Ring struct {
 	// operator's CLI, which must not seal one with a wrong secret key).
 	readOnly bool
 
-	mu      sync.Mutex
-	keys    []ringKey     // keys[0] is current; the rest retiring
-	readAt  time.Time     // when keys was read from the store
-	loading chan struct{} // closed when the read under way ends; nil: none
-	loadErr error         // how the last read ended
+	mu       sync.Mutex
+	keys     []ringKey     // keys[0] is current; the rest retiring
+	readAt   time.Time     // when keys was read from the store
+	loading  chan struct{} // closed when the read under way ends; nil: none
+	loadErr  error         // how the last read ended
+	failedAt time.Time     // when a read last failed: the next waits ringTTL
 }
 
 // ringKey is one key as the ring lists it.
@@ -114,6 +115,12 @@ func (r *Ring) read(ctx context.Context) ([]ringKey, error) {
 		r.mu.Unlock()
 		return keys, nil
 	}
+	if r.loading == nil && r.loadErr != nil && r.now().Sub(r.failedAt) < ringTTL {
+		// The store failed a moment ago (a leader being elected): the
+		// ring read before serves, and no request waits on it again yet.
+		defer r.mu.Unlock()
+		return r.usable(r.loadErr)
+	}
 	if wait := r.loading; wait != nil {
 		r.mu.Unlock()
 		select {
@@ -139,6 +146,8 @@ func (r *Ring) read(ctx context.Context) ([]ringKey, error) {
 	close(done)
 	if err == nil {
 		r.keys, r.readAt = keys, r.now()
+	} else {
+		r.failedAt = r.now()
 	}
 	return r.usable(err)
 }
