@@ -63,7 +63,8 @@ type statFlight struct {
 	done    chan struct{}
 	info    ObjectInfo
 	err     error
-	waiting int // requests waiting on it
+	waiting int                // requests waiting on it
+	cancel  context.CancelFunc // ends the asking when the last request waiting gives up; nil: asked ahead, for no one
 }
 
 const (
@@ -75,8 +76,10 @@ const (
 	// statsMax bounds the descriptions kept; at the bound the stale ones
 	// go, then all if none is.
 	statsMax = 8192
-	// statWait bounds a description asked of the store: the request that
-	// needs it may end sooner, the flight does not.
+	// statWait bounds a description asked of the store. A description
+	// asked for waiting requests ends when the last of them does (so a
+	// client cannot leave the store asked for names it gave up on); one
+	// asked ahead does not.
 	statWait = 10 * time.Second
 )
 
@@ -99,39 +102,51 @@ func (s *stats) stat(ctx context.Context, obj ObjectStore, name, rel string, now
 		if now.Sub(e.at) >= statFor/2 && !e.refreshing {
 			e.refreshing = true
 			s.m[name] = e
-			s.fly(obj, name, now)
+			s.fly(obj, name, now, false)
 		}
 		s.mu.Unlock()
 		return e.info, nil
 	}
-	f := s.fly(obj, name, now)
+	f := s.fly(obj, name, now, true)
 	f.waiting++
 	s.mu.Unlock()
 	select {
 	case <-f.done:
 		return f.info, f.err
 	case <-ctx.Done():
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if f.waiting--; f.waiting == 0 && f.cancel != nil {
+			f.cancel()
+			if s.flights[name] == f { // the next request asks again
+				delete(s.flights, name)
+			}
+		}
 		return ObjectInfo{}, ctx.Err()
 	}
 }
 
 // fly is the description of name being asked of the store, asking it
-// when none is; s.mu is held. What the store answers is kept, from now,
-// unless the video was forgotten meanwhile.
-func (s *stats) fly(obj ObjectStore, name string, now time.Time) *statFlight {
+// when none is (for the requests that will wait on it, or ahead); s.mu is
+// held. What the store answers is kept, from now, unless the video was
+// forgotten meanwhile.
+func (s *stats) fly(obj ObjectStore, name string, now time.Time, waited bool) *statFlight {
 	if f, ok := s.flights[name]; ok {
 		return f
 	}
 	id, _, _ := strings.Cut(name, "/")
 	st := stripe(id)
 	gen, every := s.gen[st], s.every
+	ctx, cancel := context.WithTimeout(context.Background(), statWait)
 	f := &statFlight{done: make(chan struct{})}
+	if waited {
+		f.cancel = cancel
+	}
 	if s.flights == nil {
 		s.flights = make(map[string]*statFlight)
 	}
 	s.flights[name] = f
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), statWait)
 		f.info, f.err = obj.Stat(ctx, name)
 		cancel()
 		s.mu.Lock()

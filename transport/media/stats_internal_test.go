@@ -19,15 +19,21 @@ type described struct {
 	infos       map[string]ObjectInfo
 	asked       map[string]int
 	during      func()
+	held        chan error // set: Stat waits until its context ends, and sends why
 }
 
-func (d *described) Stat(_ context.Context, name string) (ObjectInfo, error) {
+func (d *described) Stat(ctx context.Context, name string) (ObjectInfo, error) {
 	d.mu.Lock()
 	d.asked[name]++
-	during := d.during
+	during, held := d.during, d.held
 	d.mu.Unlock()
 	if during != nil {
 		during()
+	}
+	if held != nil {
+		<-ctx.Done()
+		held <- ctx.Err()
+		return ObjectInfo{}, ctx.Err()
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -234,6 +240,45 @@ func TestACrowdAsksTheStoreOnce(t *testing.T) {
 	close(release)
 	if info := <-before; info.Digest != "one" && info.Digest != "two" {
 		t.Fatalf("the request before the change: %+v", info)
+	}
+}
+
+// A description asked for requests that all gave up is no longer asked:
+// a client cannot leave the store working on names it dropped. The next
+// request asks again.
+func TestADescriptionNoOneWaitsForEnds(t *testing.T) {
+	seg := "01ARZ3NDEKTSV4RRFFQ69G5FAV/hls/720p/seg_00042.m4s"
+	const rel = "hls/720p/seg_00042.m4s"
+	held := make(chan error, 1)
+	d := &described{infos: map[string]ObjectInfo{seg: {Name: seg, Digest: "one"}}, asked: map[string]int{}, held: held}
+	var s stats
+	ctx, cancel := context.WithCancel(context.Background())
+	gave := make(chan error, 1)
+	go func() {
+		_, err := s.stat(ctx, d, seg, rel, time.Now())
+		gave <- err
+	}()
+	for d.times(seg) == 0 {
+		runtime.Gosched()
+	}
+	cancel()
+	if err := <-gave; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the request that gave up: %v", err)
+	}
+	s.mu.Lock()
+	_, flying := s.flights[seg]
+	s.mu.Unlock()
+	if flying {
+		t.Fatal("the description is still asked for no one")
+	}
+	if err := <-held; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the store's call ended by %v, want cancelled", err)
+	}
+	d.mu.Lock()
+	d.held = nil
+	d.mu.Unlock()
+	if info, err := s.stat(context.Background(), d, seg, rel, time.Now()); err != nil || info.Digest != "one" || d.times(seg) != 2 {
+		t.Fatalf("the next request: %+v %v (asked %d times)", info, err, d.times(seg))
 	}
 }
 
