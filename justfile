@@ -114,12 +114,10 @@ test: ensure-ffmpeg ensure-speech ensure-browser ensure-s3 assets
     # go vet ./... ran every analyzer already: go test's own subset would be a second pass.
     # The longest packages first (then those that mostly wait on speech,
     # NATS restarts and backoffs): go test starts them in the order given,
-    # three at a time, so the short ones run beside them instead of after
-    # (ffmpeg's, httpapi's and s3's, a minute or two each, last in ./...'s
-    # order, were the suite's last two minutes).
+    # three at a time, so the short ones run beside them instead of after.
     # -ldflags=-w: test binaries without DWARF build with a fifth less CPU
     # (panics still print their stacks).
-    GOGC=400 go test -p 3 -count=1 -vet=off -ldflags=-w -timeout 20m ./cmd/kino ./transport/transcoder ./transport/ffmpeg ./transport/httpapi ./transport/asr ./transport/s3 ./transport/webhook ./...
+    GOGC=400 go test -p 3 -count=1 -vet=off -ldflags=-w -timeout 20m ./cmd/kino ./transport/transcoder ./transport/asr ./transport/webhook ./...
 
 # kino bench: reads, writes, uploads, processing and replay, each beside a same-run baseline (about 15 minutes).
 bench: ensure-ffmpeg build
