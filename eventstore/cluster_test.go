@@ -36,7 +36,8 @@ func TestAppendWithoutQuorumIsUnavailable(t *testing.T) {
 		_, err := s.Append(ctx, domain.AccountStream(slug), 0, []domain.Payload{domain.AccountCreated{Plan: domain.PlanFree}})
 		return err
 	}
-	if err := create("before"); err != nil {
+	before, err := s.Append(ctx, domain.AccountStream("before"), 0, []domain.Payload{domain.AccountCreated{Plan: domain.PlanFree}})
+	if err != nil {
 		t.Fatal(err)
 	}
 	c.Nodes[1].Shutdown()
@@ -44,7 +45,7 @@ func TestAppendWithoutQuorumIsUnavailable(t *testing.T) {
 	lost := time.Now()
 	eventstoretest.Eventually(t, "the store to see the quorum lost", func() bool { return s.Health().Writes != nil })
 	t.Logf("quorum lost -> writes reported failing: %s", time.Since(lost).Round(100*time.Millisecond))
-	err := create("without-quorum")
+	err = create("without-quorum")
 	if !domain.IsKind(err, domain.Unavailable) || !errors.Is(err, eventstore.ErrUnavailable) || !errors.Is(err, eventstore.ErrNotStored) {
 		t.Fatalf("append without quorum: %v (kind %v), want Unavailable, refused before it was sent", err, domain.KindOf(err))
 	}
@@ -54,6 +55,18 @@ func TestAppendWithoutQuorumIsUnavailable(t *testing.T) {
 		if s.Health().Writes == nil || s.Writable() == nil {
 			t.Fatal("the store says it takes writes again without a quorum")
 		}
+	}
+	// A read from the leader for a client that is waiting (FailFast: an
+	// HTTP request) gets the answer of a leader that has not stepped down
+	// yet (no write can pass it without a quorum), or Unavailable: when
+	// the servers say there is no leader, and when they do not answer at
+	// all (in some runs), which must not hold the client until its
+	// context ends.
+	fctx, fcancel := context.WithTimeout(eventstore.FailFast(ctx), 20*time.Second)
+	seq, err := s.LastOf(fctx, domain.AccountStream("before").Filter())
+	fcancel()
+	if err == nil && seq != before[0].Seq || err != nil && (!domain.IsKind(err, domain.Unavailable) || !errors.Is(err, eventstore.ErrUnavailable)) {
+		t.Fatalf("a read for a waiting client without a quorum: %d %v (kind %v), want %d or Unavailable", seq, err, domain.KindOf(err), before[0].Seq)
 	}
 	// A read from the leader (sessions, the webhook fan-out) asked while
 	// there is none waits for the next one instead of failing.

@@ -101,10 +101,11 @@ func (s *Store) leaderGet(ctx context.Context, stream string, req any) (*StoredM
 		defer cancel()
 	}
 	if failFast(ctx) {
-		// A client is waiting: one request, and Unavailable (503) at
-		// once when the stream has no leader.
-		m, ok, err := s.leaderGetOnce(ctx, stream, body, 0)
-		if errors.Is(err, errNoLeader) {
+		// A client is waiting: one request, and Unavailable (503) when
+		// the stream has no leader, whether the servers say so at once or
+		// do not answer within leaderAnswerWait.
+		m, ok, err := s.leaderGetOnce(ctx, stream, body, leaderAnswerWait)
+		if errors.Is(err, errNoLeader) || errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			err = unavailable("read "+stream, err)
 		}
 		return m, ok, err
