@@ -58,7 +58,8 @@ func TestAppendWithoutQuorumIsUnavailable(t *testing.T) {
 	}
 	// A read from the leader for a client that is waiting (FailFast: an
 	// HTTP request) gets the answer of a leader that has not stepped down
-	// yet (no write can pass it without a quorum), or Unavailable: when
+	// yet (with the two other nodes down no write can pass it), or
+	// Unavailable: when
 	// the servers say there is no leader, and when they do not answer at
 	// all (in some runs), which must not hold the client until its
 	// context ends.

@@ -135,8 +135,7 @@
 // 3 s: a server that lost the leader may not answer at all. Under
 // FailFast (an HTTP request) they ask once, and a stream without a
 // leader is Unavailable: at once when the servers say so, after 3 s when
-// they do not answer (a leader not yet stepped down answers, and without
-// a quorum no write can have passed it).
+// they do not answer.
 // A message that does not decode, or whose body names another subject
 // than the one it is stored under, is logged and comes back as a
 // domain.Refused event in its place (Load and Between skip it), so that no
