@@ -158,6 +158,41 @@ func (k *keyScan) fill(s *Source, end float64) {
 type FastPath struct {
 	Video, Audio bool
 	Why          string // when !Video: the first condition not met
+	// Kbps is the copied video's average bitrate (kbit/s), when Video.
+	Kbps float64
+}
+
+// minCapShare is the least share of its own cap Rungs leaves an encoded
+// rung: the rung's VBV buffer (BufSize) must still hold a keyframe.
+const minCapShare = 0.25
+
+// Rungs is the ladder as the fast path encodes it: rungs (Ladder's, the
+// copied top first) with the caps of every encoded rung scaled by the
+// copied stream's share of the top rung's cap. A source copied at half
+// the top rung's cap gets its lower rungs capped at half their own, so
+// each still steps down from the copied rung in the ladder's proportions
+// (about half the bits per step) and a player that steps down saves bits:
+// the lower rungs' own caps are for an encoded top rung at its cap, and
+// under them a detailed picture at a lower rung's CRF costs as much as a
+// lean copied top (a 240p rung spending 400 kbit/s under a 360p copy
+// of 400). A cap is never scaled below minCapShare of its own. Without
+// the fast path, rungs as they are.
+func (f FastPath) Rungs(rungs []Rung) []Rung {
+	if !f.Video || len(rungs) < 2 || rungs[0].MaxRate <= 0 {
+		return rungs
+	}
+	share := max(min(f.Kbps/float64(rungs[0].MaxRate), 1), minCapShare)
+	out := slices.Clone(rungs)
+	for k := 1; k < len(out); k++ {
+		out[k].MaxRate = scaleKbps(out[k].MaxRate, share)
+		out[k].BufSize = scaleKbps(out[k].BufSize, share)
+	}
+	return out
+}
+
+// scaleKbps is kbps × share, rounded up, at least 1.
+func scaleKbps(kbps int, share float64) int {
+	return max(int(math.Ceil(float64(kbps)*share)), 1)
 }
 
 // ChooseFastPath decides the fast path for a source of info whose ladder
@@ -194,13 +229,14 @@ func ChooseFastPath(info Info, top Rung) FastPath {
 	case !s.KeyFirst || s.MaxKeyInterval > fastMaxKeyInterval:
 		return no("keyframes up to %gs apart (first packet key: %t)", s.MaxKeyInterval, s.KeyFirst)
 	}
-	if kbit := float64(s.VideoBytes) * 8 / 1000 / info.Span; kbit > float64(top.MaxRate) {
+	kbit := float64(s.VideoBytes) * 8 / 1000 / info.Span
+	if kbit > float64(top.MaxRate) {
 		return no("%.0f kbit/s is over the top rung's %d", kbit, top.MaxRate)
 	}
 	if peak := float64(s.PeakBytes) * 8 / 1000; peak > float64(top.MaxRate*segmentSeconds+top.BufSize) {
 		return no("%.0f kbit in %d s is over the top rung's budget", peak, segmentSeconds)
 	}
-	f := FastPath{Video: true}
+	f := FastPath{Video: true, Kbps: kbit}
 	f.Audio = info.HasAudio && s.AudioCodec == "aac" && s.AudioProfile == "LC" &&
 		s.AudioChannels >= 1 && s.AudioChannels <= 2 && (s.AudioRate == 44100 || s.AudioRate == 48000)
 	return f

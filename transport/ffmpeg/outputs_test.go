@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -109,8 +110,14 @@ func TestLadderExtrasEndToEnd(t *testing.T) {
 	}
 	out := filepath.Join(dir, "hls")
 	in := ffmpeg.Input{Path: src, Demuxer: ffmpeg.DemuxMOV}
-	if err := ffmpeg.Run(context.Background(), ffmpeg.LadderArgs(in, out, info, rungs, x), ffmpeg.RunOptions{Duration: info.Length()}); err != nil {
+	if err := ffmpeg.Run(context.Background(), ffmpeg.LadderArgs(in, out, info, x.Fast.Rungs(rungs), x), ffmpeg.RunOptions{Duration: info.Length()}); err != nil {
 		t.Fatal(err)
+	}
+	// The source is lean for its size (400 kbit/s at 360p, half the rung's
+	// cap) and detailed: 240p at its own cap and CRF would cost what the
+	// copy does, and a player stepping down would save nothing.
+	if copied, encoded := segmentBytes(t, filepath.Join(out, "360p")), segmentBytes(t, filepath.Join(out, "240p")); encoded*4 > copied*3 {
+		t.Errorf("240p's segments %d bytes, 360p's (copied) %d: the lower rung saves less than a quarter", encoded, copied)
 	}
 	if err := ffmpeg.Run(context.Background(), ffmpeg.StoryboardArgs(in, dir, info, sb), ffmpeg.RunOptions{Duration: info.Length()}); err != nil {
 		t.Fatal(err)
@@ -144,6 +151,55 @@ func TestLadderExtrasEndToEnd(t *testing.T) {
 	}
 	if got := streamField(t, dl, "a:0", "codec_name"); got != "aac" {
 		t.Errorf("download audio %q", got)
+	}
+}
+
+// segmentBytes is the size of a rung's media segments, together.
+func segmentBytes(t *testing.T, rung string) int64 {
+	t.Helper()
+	segs, err := filepath.Glob(filepath.Join(rung, "seg_*.m4s"))
+	if err != nil || len(segs) == 0 {
+		t.Fatalf("segments of %s: %v %v", rung, segs, err)
+	}
+	var n int64
+	for _, s := range segs {
+		st, err := os.Stat(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += st.Size()
+	}
+	return n
+}
+
+// TestFastPathRungs: the encoded rungs' caps follow the copied stream's
+// share of the top rung's cap, never below a quarter of their own; the
+// copied rung and the ladder given are left as they were.
+func TestFastPathRungs(t *testing.T) {
+	ladder := ffmpeg.Ladder(ffmpeg.Info{Width: 1280, Height: 720}) // 720p 2800, 480p 1400, 360p 800, 240p 400
+	caps := func(rs []ffmpeg.Rung) (out []int) {
+		for _, r := range rs {
+			out = append(out, r.MaxRate, r.BufSize)
+		}
+		return out
+	}
+	before := caps(ladder)
+	for _, tt := range []struct {
+		name string
+		fast ffmpeg.FastPath
+		want []int
+	}{
+		{"no fast path", ffmpeg.FastPath{Kbps: 700}, []int{2800, 2800, 1400, 1400, 800, 800, 400, 400}},
+		{"copied at the cap", ffmpeg.FastPath{Video: true, Kbps: 2800}, []int{2800, 2800, 1400, 1400, 800, 800, 400, 400}},
+		{"copied at half the cap", ffmpeg.FastPath{Video: true, Kbps: 1400}, []int{2800, 2800, 700, 700, 400, 400, 200, 200}},
+		{"copied at a tenth", ffmpeg.FastPath{Video: true, Kbps: 280}, []int{2800, 2800, 350, 350, 200, 200, 100, 100}},
+	} {
+		if got := caps(tt.fast.Rungs(ladder)); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: caps %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if got := caps(ladder); !slices.Equal(got, before) {
+		t.Errorf("the ladder given changed: %v, was %v", got, before)
 	}
 }
 

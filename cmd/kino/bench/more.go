@@ -279,6 +279,7 @@ func ladderAsKino(ctx context.Context, in ffmpeg.Input, info ffmpeg.Info, rungs 
 	if x.Fast.Video && ffmpeg.CheckKeyframes(ctx, in, info, ffmpeg.Jail{}) != nil {
 		x.Fast = ffmpeg.FastPath{}
 	}
+	rungs = x.Fast.Rungs(rungs)
 	if err := lanesAsKino(ctx, in, info, rungs, x, filepath.Join(out, "hls")); err != nil {
 		return err
 	}

@@ -177,7 +177,7 @@ func benchFastPath(ctx context.Context, o Options, say func(string, ...any)) ([]
 		checked := time.Since(t0).Seconds()
 		var fastCost, fullCost cost
 		if err == nil {
-			fastCost, err = ffmpegCost(ctx, ffmpeg.LadderArgs(in, filepath.Join(out, "fast"), info, rungs, ffmpeg.Extras{Fast: fast}))
+			fastCost, err = ffmpegCost(ctx, ffmpeg.LadderArgs(in, filepath.Join(out, "fast"), info, fast.Rungs(rungs), ffmpeg.Extras{Fast: fast}))
 		}
 		if err == nil {
 			fullCost, err = ffmpegCost(ctx, ffmpeg.LadderArgs(in, filepath.Join(out, "full"), info, rungs, ffmpeg.Extras{}))
