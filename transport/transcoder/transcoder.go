@@ -522,6 +522,7 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id string,
 	length := info.Length()
 	rungs := ffmpeg.Ladder(info)
 	x := extras(ctx, log, in, info, rungs, jail) // storyboard, fast path: outputs.go
+	rungs = x.Fast.Rungs(rungs)                  // the encoded rungs step down from the copied one
 	report := t.progressReporter(ctx, id, length)
 	opts := func(lo, hi float64) ffmpeg.RunOptions {
 		return ffmpeg.RunOptions{Duration: length, StallTimeout: t.cfg.Stall, Jail: jail,
