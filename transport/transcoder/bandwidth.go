@@ -12,7 +12,7 @@ import (
 // measureBandwidth rewrites the master playlist of work (verified: every
 // playlist it lists is whole and local) with each variant stream's
 // BANDWIDTH and AVERAGE-BANDWIDTH as its segments and its audio carry
-// them. ffmpeg writes its guess from the encoder's settings, which with a
+// them, and the CODECS ffmpeg left out (fillCodecs). ffmpeg writes its guess from the encoder's settings, which with a
 // quality target (CRF) under a cap says nothing of what a rung really
 // needs: a slide talk's 1080p may average a tenth of its cap, and a
 // player choosing by the guess would never pick it on a modest link.
@@ -59,6 +59,9 @@ func measureBandwidth(work string) error {
 			return fi.Size(), nil
 		})
 	})
+	if err == nil {
+		err = fillCodecs(root, m) // codecs.go
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", media.MasterName, err)
 	}

@@ -67,7 +67,8 @@
 //     limits. Its Info.Length, the smaller of the claimed duration and the
 //     scanned span, is the length every later cap and progress goes by.
 //  8. Plan: the ladder (ffmpeg.Ladder), the fast path (ffmpeg.ChooseFastPath,
-//     then ffmpeg.CheckKeyframes), the storyboard (ffmpeg.PlanStoryboard)
+//     then ffmpeg.CheckKeyframes; FastPath.Rungs caps the encoded rungs in
+//     proportion to the copied one), the storyboard (ffmpeg.PlanStoryboard)
 //     and whether the ladder runs in two lanes (Config.Lanes,
 //     --ladder-lanes: auto splits the heavy ladders, one none, two every
 //     ladder of two rungs or more).
@@ -92,7 +93,11 @@
 //     boxes span the file, its moov (with a video track) before a
 //     non-empty mdat (checkPreview, in Go: an ffprobe start would cost a
 //     short clip a tenth of a second). A failed check is transient: "its
-//     outputs could not be written in full".
+//     outputs could not be written in full". Then the master gets each
+//     variant's measured BANDWIDTH and AVERAGE-BANDWIDTH, and the CODECS
+//     ffmpeg leaves out of a copied rung's, read from its initialization
+//     segment's avcC (bandwidth.go, codecs.go; the master published while
+//     processing gets those CODECS too).
 //  11. Extras (outputs.go): the storyboard's WebVTT track is written by Go
 //     from the plan, never from ffmpeg's output, and every cue's region is
 //     checked against the sprite's real size; the download rendition is a

@@ -25,3 +25,7 @@ func SetMergeHook(c *Config, merge func(work string)) {
 func VerifyOutputs(work string, rungs []string, hasAudio bool) error {
 	return verifyOutputs(work, rungs, hasAudio)
 }
+
+// StagedSuffix names the directory beside a work directory where the
+// early publisher stages the playlists it publishes (tests only).
+const StagedSuffix = stagedSuffix

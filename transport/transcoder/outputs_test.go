@@ -3,6 +3,7 @@ package transcoder_test
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,12 +11,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/kino-video/kino/domain"
 	"github.com/kino-video/kino/transport/ffmpeg/ffmpegtest"
 	"github.com/kino-video/kino/transport/media"
+	"github.com/kino-video/kino/transport/transcoder"
 )
 
 // succeeded is the video's TranscodeSucceeded event.
@@ -123,7 +126,16 @@ func TestStoryboardAndDownload(t *testing.T) {
 // every output is); one over the cap is encoded.
 func TestFastPath(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	var mu sync.Mutex
+	var early []string // the master playlists published while processing
+	e := newEnv(t, func(c *transcoder.Config) {
+		transcoder.SetEncodeHooks(c, nil, func(work string) {
+			data, err := os.ReadFile(filepath.Join(work+transcoder.StagedSuffix, "hls", "master.m3u8"))
+			mu.Lock()
+			defer mu.Unlock()
+			early = append(early, fmt.Sprintf("%s%v", data, err))
+		})
+	})
 	acct := e.account("bob", domain.PlanFree)
 	dir := t.TempDir()
 	// 3 s: one segment a rung holds what the test looks at.
@@ -149,6 +161,44 @@ func TestFastPath(t *testing.T) {
 	// The download of the fast path is the copied stream too.
 	if got := ffprobeField(t, e.file(fast, media.DownloadName), "v:0", "profile"); got != "Constrained Baseline" {
 		t.Errorf("download profile %q, want the source's", got)
+	}
+	// Every variant names its codecs, the copied one's from the source's
+	// avcC (Constrained Baseline: profile 0x42, constraint flags 0xc0),
+	// while processing and after: hls.js switches only between variants
+	// of the codecs it started with.
+	mu.Lock()
+	masters := append(slices.Clone(early), e.read(fast, "hls/master.m3u8"), e.read(slow, "hls/master.m3u8"))
+	mu.Unlock()
+	if len(masters) != 4 {
+		t.Fatalf("%d masters published while processing, want 2", len(masters)-2)
+	}
+	copied := regexp.MustCompile(`RESOLUTION=640x360,CODECS="avc1\.42c0[0-9a-f]{2},mp4a\.40\.2"`)
+	for _, m := range masters {
+		infs := regexp.MustCompile(`(?m)^#EXT-X-STREAM-INF:.*$`).FindAllString(m, -1)
+		if len(infs) != 2 {
+			t.Fatalf("master playlist:\n%s", m)
+		}
+		for _, inf := range infs {
+			if !strings.Contains(inf, `CODECS="avc1.`) || !strings.Contains(inf, `,mp4a.40.2"`) {
+				t.Errorf("a variant without its codecs: %s", inf)
+			}
+		}
+	}
+	if n := len(copied.FindAllString(strings.Join(masters, "\n"), -1)); n != 2 {
+		t.Errorf("the copied 360p's CODECS in %d of the fast video's 2 masters, want avc1.42c0LL:\n%s", n, strings.Join(masters, "\n"))
+	}
+	// Its 240p steps down from the copy (400 kbit/s, half 360p's cap),
+	// capped at half its own cap: a player stepping down saves bits.
+	var size [2]int64
+	for i, rung := range []string{"hls/360p", "hls/240p"} {
+		st, err := os.Stat(filepath.Join(e.file(fast, rung), "seg_00000.m4s"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		size[i] = st.Size()
+	}
+	if size[1]*4 > size[0]*3 {
+		t.Errorf("fast path: 240p's segment %d bytes, 360p's (copied) %d: the lower rung saves less than a quarter", size[1], size[0])
 	}
 }
 

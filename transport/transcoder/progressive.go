@@ -274,10 +274,16 @@ func (e *early) publish(ctx context.Context) error {
 				err = nil
 			}
 		}
+		if err == nil {
+			data, err = withCodecs(e.root, data) // every listed rendition has its initialization segment
+		}
+		if err == nil {
+			err = e.stageFile(media.MasterName, data)
+		}
 		if err != nil {
 			return err
 		}
-		if err := e.t.cfg.Media.PublishFiles(ctx, e.id, e.work, []string{path.Join(media.HLSDir, media.MasterName)}); err != nil {
+		if err := e.t.cfg.Media.PublishFiles(ctx, e.id, e.staged, []string{path.Join(media.HLSDir, media.MasterName)}); err != nil {
 			return err
 		}
 		e.master = true

@@ -1,0 +1,173 @@
+package transcoder
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+
+	"github.com/kino-video/kino/transport/hls"
+	"github.com/kino-video/kino/transport/media"
+)
+
+// aacLC is the CODECS entry of kino's audio rendition: AAC LC, whether
+// encoded (ffmpeg's aac) or copied (the fast path copies only AAC LC).
+const aacLC = "mp4a.40.2"
+
+// maxInitSize bounds the initialization segment read for its codec:
+// ffmpeg writes about a kilobyte.
+const maxInitSize = 1 << 20
+
+// fillCodecs gives every variant stream of m without a CODECS attribute
+// one, read from the files of root (a work directory): the video's
+// (avc1.PPCCLL) from the avcC of its rendition's initialization segment,
+// then AAC LC's when the variant has an audio group. ffmpeg writes no
+// CODECS for a copied H.264 stream (the fast path's top rung): it reads
+// the profile and level only from an Annex B stream's headers, and an
+// MP4 source keeps them in avcC. A player that keeps to the codecs it
+// started with (hls.js) then never switches to that variant by itself.
+func fillCodecs(root *os.Root, m *hls.Master) error {
+	for i, v := range m.Variants {
+		if _, ok := v.Attrs.Get("CODECS"); ok {
+			continue
+		}
+		codecs, err := videoCodec(root, v.URI)
+		if err != nil {
+			return fmt.Errorf("%s: %w", v.URI, err)
+		}
+		if _, ok := v.Attrs.Get("AUDIO"); ok {
+			codecs += "," + aacLC
+		}
+		m.Variants[i].Attrs = v.Attrs.SetAfter("CODECS", hls.Quote(codecs), "RESOLUTION")
+	}
+	return nil
+}
+
+// withCodecs is the master playlist data with fillCodecs applied.
+func withCodecs(root *os.Root, data []byte) ([]byte, error) {
+	m, err := hls.ParseMaster(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := fillCodecs(root, m); err != nil {
+		return nil, fmt.Errorf("%s: %w", media.MasterName, err)
+	}
+	return m.Encode()
+}
+
+// videoCodec is the RFC 6381 codec of the H.264 rendition whose media
+// playlist is uri (under root's hls directory): avc1. and the profile,
+// constraint flags and level of its initialization segment's avcC.
+func videoCodec(root *os.Root, uri string) (string, error) {
+	if !local(uri) {
+		return "", fmt.Errorf("%q is not a playlist of its own", uri)
+	}
+	rel := path.Join(media.HLSDir, uri)
+	data, err := readPlaylist(root, rel)
+	if err != nil {
+		return "", err
+	}
+	pl, err := hls.ParseMedia(data)
+	if err != nil {
+		return "", err
+	}
+	var init string
+	for _, t := range pl.Header {
+		if t.Name() == mapTag {
+			if init, err = initSegmentOf(t); err != nil {
+				return "", err
+			}
+		}
+	}
+	if init == "" {
+		return "", errors.New("no initialization segment")
+	}
+	f, err := root.Open(path.Join(path.Dir(rel), init))
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > maxInitSize {
+		return "", fmt.Errorf("initialization segment %s: not a plain file of at most %d bytes", init, maxInitSize)
+	}
+	top, err := readBoxes(f, 0, fi.Size())
+	if err != nil {
+		return "", fmt.Errorf("initialization segment %s: %w", init, err)
+	}
+	avcC, err := avcConfig(f, top)
+	if err != nil {
+		return "", fmt.Errorf("initialization segment %s: %w", init, err)
+	}
+	return fmt.Sprintf("avc1.%02x%02x%02x", avcC[1], avcC[2], avcC[3]), nil
+}
+
+// avcConfig reads the first bytes of the avcC of the first H.264 sample
+// entry (avc1 or avc3) of an MP4's moov: configurationVersion (1), then
+// AVCProfileIndication, profile_compatibility and AVCLevelIndication.
+func avcConfig(f *os.File, top []box) ([4]byte, error) {
+	var out [4]byte
+	for _, moov := range topOf(top, "moov") {
+		for _, trak := range children(f, moov, "trak") {
+			for _, stsd := range descend(f, trak, "mdia", "minf", "stbl", "stsd") {
+				// stsd: version and flags (4), entry_count (4), then the
+				// sample entries; a visual one has 78 bytes of fields
+				// before its own boxes.
+				entries, err := readBoxes(f, stsd.body+8, stsd.next)
+				if err != nil {
+					continue
+				}
+				for _, e := range entries {
+					if (e.typ != "avc1" && e.typ != "avc3") || e.next-e.body < 78 {
+						continue
+					}
+					kids, err := readBoxes(f, e.body+78, e.next)
+					if err != nil {
+						continue
+					}
+					for _, c := range kids {
+						if c.typ != "avcC" || c.next-c.body < 4 {
+							continue
+						}
+						if _, err := f.ReadAt(out[:], c.body); err != nil {
+							return out, fmt.Errorf("avcC: %w", err)
+						}
+						if out[0] != 1 {
+							return out, fmt.Errorf("avcC version %d", out[0])
+						}
+						return out, nil
+					}
+				}
+			}
+		}
+	}
+	return out, errors.New("no H.264 sample entry with an avcC")
+}
+
+// topOf are the boxes of boxes of type typ.
+func topOf(boxes []box, typ string) []box {
+	var out []box
+	for _, b := range boxes {
+		if b.typ == typ {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// descend are the boxes found by following types down from parent: its
+// children of types[0], their children of types[1], and so on.
+func descend(f *os.File, parent box, types ...string) []box {
+	level := []box{parent}
+	for _, typ := range types {
+		var next []box
+		for _, b := range level {
+			next = append(next, children(f, b, typ)...)
+		}
+		level = next
+	}
+	return level
+}

@@ -1,0 +1,76 @@
+package transcoder
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// mp4Box is an MP4 box of type typ around body.
+func mp4Box(typ string, body ...[]byte) []byte {
+	b := binary.BigEndian.AppendUint32(nil, 0)
+	b = append(b, typ...)
+	for _, p := range body {
+		b = append(b, p...)
+	}
+	binary.BigEndian.PutUint32(b, uint32(len(b)))
+	return b
+}
+
+// TestWithCodecs: a variant without CODECS gets its initialization
+// segment's avc1.PPCCLL, and AAC LC with an audio group; one that has
+// CODECS keeps them; an initialization segment without an avcC, or one
+// whose boxes run past its end, is an error, not a guess.
+func TestWithCodecs(t *testing.T) {
+	const master = "#EXTM3U\n#EXT-X-VERSION:7\n" +
+		"#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"a\",NAME=\"audio_0\",DEFAULT=YES,URI=\"audio/index.m3u8\"\n" +
+		"#EXT-X-STREAM-INF:BANDWIDTH=1,RESOLUTION=640x360,AUDIO=\"a\"\n360p/index.m3u8\n" +
+		"#EXT-X-STREAM-INF:BANDWIDTH=1,RESOLUTION=426x240,CODECS=\"avc1.640015,mp4a.40.2\",AUDIO=\"a\"\n240p/index.m3u8\n"
+	const media = "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:4\n#EXT-X-MAP:URI=\"init_0.mp4\"\n#EXTINF:4.000000,\nseg_00000.m4s\n#EXT-X-ENDLIST\n"
+	avcC := mp4Box("avcC", []byte{1, 0x4d, 0x40, 0x1f, 0xff})
+	entry := mp4Box("avc1", make([]byte, 78), avcC)
+	stsd := mp4Box("stsd", []byte{0, 0, 0, 0, 0, 0, 0, 1}, entry)
+	moov := func(stsd []byte) []byte {
+		return mp4Box("moov", mp4Box("trak", mp4Box("mdia", mp4Box("minf", mp4Box("stbl", stsd)))))
+	}
+	good := append(mp4Box("ftyp", []byte("iso5")), moov(stsd)...)
+	noAVC := append(mp4Box("ftyp", []byte("iso5")), moov(mp4Box("stsd", []byte{0, 0, 0, 0, 0, 0, 0, 1}, mp4Box("hvc1", make([]byte, 78))))...)
+	for _, tt := range []struct {
+		name string
+		init []byte
+		want string // the 360p's attributes, or the error
+	}{
+		{"avcC", good, `RESOLUTION=640x360,CODECS="avc1.4d401f,mp4a.40.2",AUDIO="a"`},
+		{"no avcC", noAVC, "no H.264 sample entry"},
+		{"cut short", good[:len(good)-3], "has size"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			work := t.TempDir()
+			for name, data := range map[string][]byte{"master.m3u8": []byte(master), "360p/index.m3u8": []byte(media), "360p/init_0.mp4": tt.init} {
+				file := filepath.Join(work, "hls", filepath.FromSlash(name))
+				if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(file, data, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			root, err := os.OpenRoot(work)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer root.Close()
+			out, err := withCodecs(root, []byte(master))
+			switch {
+			case err != nil && !strings.Contains(err.Error(), tt.want):
+				t.Fatalf("withCodecs: %v, want %q", err, tt.want)
+			case err == nil && !strings.Contains(string(out), tt.want):
+				t.Fatalf("withCodecs:\n%s\nwant %s", out, tt.want)
+			case err == nil && !strings.Contains(string(out), `RESOLUTION=426x240,CODECS="avc1.640015,mp4a.40.2",AUDIO="a"`):
+				t.Fatalf("the 240p's attributes changed:\n%s", out)
+			}
+		})
+	}
+}
