@@ -1,8 +1,11 @@
 package main
 
 import (
+	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,15 +14,24 @@ import (
 )
 
 // hls.js plays a ladder whose top rung is the source's own stream (the
-// fast path) and switches to the lowest, encoded, rung: the rungs' segments
-// line up although only one of them was encoded by kino.
+// fast path), choosing the level itself (abr.mjs): the top on an open
+// link, the lowest, encoded, rung on a link throttled below the top's
+// BANDWIDTH, the top again once it opens, and no segment over its
+// level's BANDWIDTH. The rungs' segments line up although only one of
+// them was encoded by kino, the copied rung names its codecs as the
+// encoded one does, and the encoded rung costs enough less than the copy
+// for a player to choose.
 func TestBrowserPlaysAFastPathLadder(t *testing.T) {
 	t.Parallel()
 	b := browserTools(t)
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
-	src := ffmpegtest.Encode(t, t.TempDir(), "fast.mp4", 640, 360, 6, true, ffmpegtest.H264Options()...)
+	// 60 s, longer than the test plays (10 s encoded, looped by copy): the
+	// player fetches segments, each a sample of the link, until it ends.
+	dir := t.TempDir()
+	src := filepath.Join(dir, "fast.mp4")
+	ffmpegtest.Run(t, "-stream_loop", "5", "-i", ffmpegtest.Encode(t, dir, "ten.mp4", 640, 360, 10, true, ffmpegtest.H264Options()...), "-c", "copy", src)
 	data, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
@@ -35,9 +47,20 @@ func TestBrowserPlaysAFastPathLadder(t *testing.T) {
 		t.Fatalf("360p is %q: the fast path was not taken", got)
 	}
 
-	res := b.playback(t, v, "360,240")
-	if res.Lowest != 240 || res.PlayedTo <= 1 {
-		t.Fatalf("playback findings: %+v", res)
+	var res struct {
+		OK       bool  `json:"ok"`
+		Switches []int `json:"switches"`
+		Levels   []struct {
+			Height    int `json:"height"`
+			Bandwidth int `json:"bandwidth"`
+		} `json:"levels"`
+		Throttle int     `json:"throttle"`
+		Worst    float64 `json:"worst"`
 	}
-	t.Logf("played to %.1fs; levels %v; switched to %dp", res.PlayedTo, res.Levels, res.Lowest)
+	site := b.site(t, "abr.html", nil)
+	b.run(t, "abr", &res, "abr.mjs", site+"/?"+url.Values{"playlist": {v["playlistUrl"].(string)}}.Encode())
+	if !slices.Contains(res.Switches, 240) || len(res.Levels) != 2 {
+		t.Fatalf("abr findings: %+v", res)
+	}
+	t.Logf("levels %+v; throttled to %d bit/s; played %v; segments at most %.2f of their BANDWIDTH", res.Levels, res.Throttle, res.Switches, res.Worst)
 }
