@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Reserve is the free space kept on the data directory's file system:
@@ -52,16 +54,111 @@ func (r Reserve) String() string {
 }
 
 // Guard measures the room left above the reserve on the file systems of
-// Dirs (the NATS store and the media directory: usually one).
+// Dirs (the NATS store and the media directory: usually one), and keeps
+// the ledger of the room that uploads in flight have claimed (Claim):
+// copies of a Guard made by NewGuard share it.
 type Guard struct {
 	Dirs    []string
 	Reserve Reserve
-	Every   int64 // a Writer checks the room each time it has written this much
+	Every   int64 // a Writer checks the room at least each time it has written this much
+	claimed *atomic.Int64
+}
+
+// NewGuard is a Guard with a ledger of claims.
+func NewGuard(dirs []string, r Reserve, every int64) Guard {
+	return Guard{Dirs: dirs, Reserve: r, Every: every, claimed: new(atomic.Int64)}
 }
 
 // ErrNoRoom is what an upload's writer meets when the disk's free space
 // falls below the reserve while it streams.
 var ErrNoRoom = errors.New("free disk space below the reserve")
+
+// ErrTooBig is Claim's refusal of an announced size the room does not
+// hold, while the disk is still above its reserve.
+var ErrTooBig = errors.New("the announced size does not fit above the disk's reserve")
+
+// A Claim is room above the reserve that a request in flight announced
+// (its Content-Length) and has not written yet: it counts against every
+// other request's room until it is written or released. Without it, each
+// of several uploads found the same room free, and together they wrote
+// into the reserve. A nil Claim claims nothing.
+type Claim struct {
+	ledger *atomic.Int64
+	mu     sync.Mutex
+	left   int64
+}
+
+// Fits checks that n more bytes (n <= 0: any number) fit above the
+// reserve beside what uploads in flight have claimed: ErrNoRoom while the
+// disk is inside its reserve, ErrTooBig when n does not fit, statfs's
+// error when the room is unknown (the caller logs it and lets the upload
+// through).
+func (g Guard) Fits(n int64) error {
+	room, err := g.Unclaimed()
+	switch {
+	case err != nil:
+		return err
+	case room < 0:
+		return ErrNoRoom
+	case n > room:
+		return ErrTooBig
+	}
+	return nil
+}
+
+// Claim is Fits, then claims the n bytes (n <= 0, or a Guard without a
+// ledger: none) for the request about to write them. Release the claim
+// when the request ends.
+func (g Guard) Claim(n int64) (*Claim, error) {
+	if err := g.Fits(n); err != nil || n <= 0 || g.claimed == nil {
+		return nil, err
+	}
+	// Two requests checking at once may both pass; the ledger then holds
+	// both, and their writers' checks see each other's claims.
+	g.claimed.Add(n)
+	return &Claim{ledger: g.claimed, left: n}, nil
+}
+
+// wrote moves n written bytes off the claim: the disk's free space
+// counts them now.
+func (c *Claim) wrote(n int64) {
+	if c == nil || n <= 0 {
+		return
+	}
+	c.mu.Lock()
+	n = min(n, c.left)
+	c.left -= n
+	c.mu.Unlock()
+	c.ledger.Add(-n)
+}
+
+// Left is what the claim still holds.
+func (c *Claim) Left() int64 {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.left
+}
+
+// Release gives back what the claim still holds. It may be called more
+// than once.
+func (c *Claim) Release() {
+	if c != nil {
+		c.wrote(c.Left())
+	}
+}
+
+// Unclaimed is Room less the room uploads in flight have claimed: what a
+// new request may count on.
+func (g Guard) Unclaimed() (int64, error) {
+	room, err := g.Room()
+	if err != nil || g.claimed == nil {
+		return room, err
+	}
+	return room - g.claimed.Load(), nil
+}
 
 // Room is the smallest free space above the reserve among the guarded
 // file systems, in bytes; negative when one is inside its reserve. With
@@ -85,17 +182,24 @@ func (g Guard) Room() (int64, error) {
 	return room, nil
 }
 
-// Writer writes an upload to its file and checks, every Guard.Every
-// bytes, that the disk still has room above the reserve: ErrNoRoom when
-// not. Wrap marks the errors of W itself (the server's own disk failing).
-// Offset is where in the file the first byte goes (a resumed upload's
-// offset; 0 for a new file): ReadFrom aligns its writes to it.
+// Writer writes an upload to its file and checks that the disk still has
+// room above the reserve, less what other requests have claimed:
+// ErrNoRoom when not. It checks at its first write, then after a quarter
+// of the room it found (at least a Block, at most Guard.Every bytes), so
+// that uploads of unknown length, alone or together, stop within a
+// little of the reserve however close to it they start. What it writes
+// comes off Claim (the request's own, nil for none). Wrap marks the
+// errors of W itself (the server's own disk failing). Offset is where in
+// the file the first byte goes (a resumed upload's offset; 0 for a new
+// file): ReadFrom aligns its writes to it.
 type Writer struct {
 	W         io.Writer
 	Guard     Guard
+	Claim     *Claim
 	Wrap      func(error) error // nil: W's errors as they are
 	Offset    int64
 	sinceLast int64
+	due       int64 // bytes after the last check that call for the next; 0 before the first
 }
 
 // Block is what ReadFrom's writes are made of: each ends on a multiple of
@@ -142,14 +246,20 @@ func (rw *Writer) ReadFrom(r io.Reader) (int64, error) {
 }
 
 func (rw *Writer) Write(p []byte) (int, error) {
-	if rw.sinceLast += int64(len(p)); rw.sinceLast >= rw.Guard.Every {
+	if rw.sinceLast += int64(len(p)); rw.sinceLast >= rw.due {
 		rw.sinceLast = 0
-		if room, err := rw.Guard.Room(); err == nil && room < 0 {
-			return 0, ErrNoRoom
+		rw.due = rw.Guard.Every
+		if room, err := rw.Guard.Unclaimed(); err == nil {
+			room += rw.Claim.Left() // its own claim is its to write
+			if room < 0 {
+				return 0, ErrNoRoom
+			}
+			rw.due = min(max(room/4, Block), max(rw.Guard.Every, Block))
 		}
 	}
 	n, err := rw.W.Write(p)
 	rw.Offset += int64(n)
+	rw.Claim.wrote(int64(n))
 	if err != nil && rw.Wrap != nil {
 		err = rw.Wrap(err)
 	}

@@ -39,24 +39,78 @@ func TestParseReserve(t *testing.T) {
 }
 
 // A Writer stops once the guarded file system's free space is inside the
-// reserve, and checks only every Every bytes; with no directories there
-// is no reserve.
+// reserve, from its first write; with no directories there is no
+// reserve.
 func TestWriterStopsInsideTheReserve(t *testing.T) {
 	dir := t.TempDir()
 	if room, err := (diskspace.Guard{Dirs: []string{dir}}).Room(); err != nil || room <= 0 {
 		t.Skipf("no free space known here: %d, %v", room, err)
 	}
 	var sink bytes.Buffer
-	w := &diskspace.Writer{W: &sink, Guard: diskspace.Guard{Dirs: []string{dir}, Reserve: diskspace.Reserve{Bytes: 1 << 62}, Every: 10}}
-	if _, err := w.Write(make([]byte, 5)); err != nil {
-		t.Fatalf("before Every bytes: %v", err)
-	}
+	w := &diskspace.Writer{W: &sink, Guard: diskspace.Guard{Dirs: []string{dir}, Reserve: diskspace.Reserve{Bytes: 1 << 62}, Every: 8 << 20}}
 	if _, err := w.Write(make([]byte, 5)); !errors.Is(err, diskspace.ErrNoRoom) {
 		t.Fatalf("inside the reserve: %v", err)
 	}
 	free := &diskspace.Writer{W: &sink, Guard: diskspace.Guard{Every: 1}}
 	if _, err := free.Write(make([]byte, 5)); err != nil {
 		t.Fatalf("no directories guarded: %v", err)
+	}
+}
+
+// Claims share the room: a claim that does not fit beside another is
+// refused, what a Writer writes comes off its own claim, a released claim
+// frees its room, and a Writer without a claim stops where the others'
+// claims leave no room while one holding its claim writes on. The guarded
+// directory's real free space is used, with the room set to half of it
+// (at most 2 GiB): the checks keep a quarter of the room as a margin for
+// what other processes write meanwhile.
+func TestClaimsShareTheRoom(t *testing.T) {
+	dir := t.TempDir()
+	avail, err := (diskspace.Guard{Dirs: []string{dir}}).Room()
+	if err != nil || avail < 64<<20 {
+		t.Skipf("not enough free space known here: %d, %v", avail, err)
+	}
+	room := min(avail/2, 2<<30)
+	g := diskspace.NewGuard([]string{dir}, diskspace.Reserve{Bytes: avail - room}, 8<<20)
+	a, err := g.Claim(room * 3 / 4)
+	if err != nil || a.Left() != room*3/4 {
+		t.Fatalf("a claim of three quarters of the room: %v (left %d)", err, a.Left())
+	}
+	if _, err := g.Claim(room / 2); !errors.Is(err, diskspace.ErrTooBig) {
+		t.Fatalf("a second claim of half the room: %v, want ErrTooBig", err)
+	}
+	if err := g.Fits(room / 2); !errors.Is(err, diskspace.ErrTooBig) {
+		t.Fatalf("Fits half the room beside the claim: %v, want ErrTooBig", err)
+	}
+	var sink bytes.Buffer
+	w := &diskspace.Writer{W: &sink, Guard: g, Claim: a}
+	if _, err := w.Write(make([]byte, 1<<20)); err != nil || a.Left() != room*3/4-1<<20 {
+		t.Fatalf("writing 1 MiB of the claim: %v (left %d)", err, a.Left())
+	}
+
+	// With the room a copy of the guard sees shrunk to a half, the claim
+	// leaves none to a writer without one, and its own writer writes on.
+	tight := g
+	tight.Reserve.Bytes = avail - room/2
+	if _, err := (&diskspace.Writer{W: &sink, Guard: tight}).Write(make([]byte, 5)); !errors.Is(err, diskspace.ErrNoRoom) {
+		t.Fatalf("a writer without a claim beside one over the room: %v, want ErrNoRoom", err)
+	}
+	if _, err := (&diskspace.Writer{W: &sink, Guard: tight, Claim: a}).Write(make([]byte, 5)); err != nil {
+		t.Fatalf("the claim's own writer: %v", err)
+	}
+
+	a.Release()
+	a.Release()
+	if a.Left() != 0 {
+		t.Fatalf("a released claim holds %d", a.Left())
+	}
+	b, err := g.Claim(room / 2)
+	if err != nil {
+		t.Fatalf("half the room once the claim is released: %v", err)
+	}
+	b.Release()
+	if err := g.Fits(room * 3 / 4); err != nil {
+		t.Fatalf("three quarters with nothing claimed: %v", err)
 	}
 }
 

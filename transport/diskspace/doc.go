@@ -15,17 +15,30 @@
 //
 // # Where uploads meet it
 //
+// Room is what statfs says; Unclaimed is Room less the claims of the
+// requests in flight: the bytes each announced (its Content-Length) and
+// has not written yet. Without the claims, several uploads started at once
+// each found the same room free, and together wrote into the reserve.
+//
 // httpapi checks the room three times for an upload:
-//   - before the body is read (checkRoom): 507 while the disk is inside its
-//     reserve, or when the announced Content-Length does not fit above it;
-//     a Room that fails is logged and the upload let through;
-//   - while the body streams to disk: a Writer asks Room every
-//     Guard.Every bytes (httpapi: 8 MiB) and fails with ErrNoRoom once it
-//     is negative, so an upload without a length, or several at once,
-//     stop at the reserve;
+//   - before the body is read (Guard.Claim for a multipart upload or a tus
+//     chunk, Guard.Fits for a tus creation): 507 while the disk is inside
+//     its reserve, or when the announced length does not fit in the
+//     unclaimed room; the claim holds the rest until the request ends. A
+//     room that cannot be measured is logged and the upload let through;
+//   - while the body streams to disk: a Writer checks the unclaimed room
+//     (its own claim aside) at its first write, then each time it has
+//     written a quarter of the room it found (at least a Block, at most
+//     Guard.Every: httpapi 8 MiB), and fails with ErrNoRoom once it is
+//     negative, so uploads without a length, alone or together, stop
+//     within a little of the reserve however close to it they start;
 //   - before committing to a media backend that copies the file (the
 //     object store on the embedded NATS's disk): the file's size must fit
-//     again.
+//     the unclaimed room again.
+//
+// A tus creation claims nothing: its bytes may come hours later, or never,
+// and one account's unfinished uploads must not hold another's back.
+// /readyz reports Room, what the disk holds, not what is claimed.
 //
 // # Writing an upload
 //

@@ -194,20 +194,26 @@ func (a *testAPI) readyz() (status int, failing []string, checks map[string]stri
 	return r.status, body.Failing, body.Checks
 }
 
+// reservedAPI is an API whose media live on an 8 MiB tmpfs, disk, with a
+// reserve of 4 MiB, and the key of a free account of it.
+func reservedAPI(t *testing.T) (a *testAPI, disk, key string) {
+	t.Helper()
+	disk = smallDisk(t, "size=8m")
+	a = newTestAPI(t, mediaOn(t, disk), func(c *Config) {
+		c.Uploads.DiskDirs = []string{disk}
+		c.Uploads.DiskReserve = diskspace.Reserve{Bytes: 4 << 20}
+	})
+	a.dir = filepath.Join(disk, "media")
+	return a, disk, a.account("acme", domain.PlanFree)
+}
+
 // The disk reserve: uploads that would eat into it are refused with 507
 // (before the body is read when its length is announced, while it streams
 // otherwise), so the event store never runs dry; /readyz reports a disk
 // inside its reserve. Without a reserve (main) each of these uploads was
 // stored, until the disk, and the event store with it, was full.
 func TestDiskReserveRefusesUploadsWith507(t *testing.T) {
-	disk := smallDisk(t, "size=8m")
-	a := newTestAPI(t, mediaOn(t, disk), func(c *Config) {
-		c.Uploads.DiskDirs = []string{disk}
-		c.Uploads.DiskReserve = diskspace.Reserve{Bytes: 4 << 20}
-	})
-	a.dir = filepath.Join(disk, "media")
-	a.s.disk.Every = 64 << 10
-	key := a.account("acme", domain.PlanFree)
+	a, disk, key := reservedAPI(t)
 	if r := a.upload(key, "a.mp4", video(900<<10)); r.status != 202 {
 		t.Fatalf("upload with room: %d %s", r.status, r.body)
 	}
@@ -244,6 +250,66 @@ func TestDiskReserveRefusesUploadsWith507(t *testing.T) {
 	}
 	if st, failing, _ := a.readyz(); st != 200 {
 		t.Fatalf("readyz once space is freed: %d %v", st, failing)
+	}
+}
+
+// Uploads in flight claim the room they announced: one announced while
+// another is still streaming finds only what that one has not claimed
+// (each used to find the whole room, and together they wrote into the
+// reserve). What a finished upload claimed is on the disk; what a failed
+// one claimed is given back.
+func TestDiskReserveCountsUploadsInFlight(t *testing.T) {
+	a, disk, key := reservedAPI(t)
+	room, err := a.s.disk.Room()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillBytes(t, disk, room-1<<20) // 1 MiB above the reserve
+
+	// The first upload announces 768 KiB and sends a part of it.
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("collection", "main")
+	fw, _ := mw.CreateFormFile("file", "first.mp4")
+	_, _ = fw.Write(video(768 << 10))
+	_ = mw.Close()
+	pr, pw := io.Pipe()
+	req, err := http.NewRequest("POST", a.srv.URL+"/v1/videos", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = int64(body.Len())
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	first := make(chan response, 1)
+	go func() { first <- a.request(req, key) }()
+	head := body.Next(128 << 10)
+	if _, err := pw.Write(head); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if free, err := a.s.disk.Unclaimed(); err == nil && free < 512<<10 {
+			break // the first upload's claim is on the ledger
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first upload claimed no room")
+		}
+	}
+	r := a.upload(key, "second.mp4", video(512<<10))
+	if m := wantError(t, r, 507, "Insufficient storage"); !strings.Contains(m["message"].(string), "does not fit") {
+		t.Fatalf("an upload announced beside one in flight: %s", r.body)
+	}
+	if _, err := pw.Write(body.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	_ = pw.Close()
+	if r := <-first; r.status != 202 {
+		t.Fatalf("the first upload: %d %s", r.status, r.body)
+	}
+	if free, err := a.s.disk.Unclaimed(); err != nil || free > 512<<10 {
+		t.Fatalf("room after the first upload: %d %v, want under 512 KiB (its file is on the disk)", free, err)
+	}
+	if r := a.upload(key, "third.mp4", video(100<<10)); r.status != 202 {
+		t.Fatalf("an upload that fits what is left: %d %s", r.status, r.body)
 	}
 }
 

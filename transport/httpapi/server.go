@@ -372,7 +372,7 @@ func New(cfg Config) (*Server, error) {
 		failures: ratelimit.NewShared(cfg.Limits.Ledger, "addr:", hex.EncodeToString(node), limitLog),
 		uploads: uploadSlots{global: cfg.Uploads.MaxInFlight, perAccount: make(map[string]int),
 			ledger: cfg.Limits.Ledger, node: hex.EncodeToString(node), now: cfg.Now, log: limitLog},
-		disk: diskspace.Guard{Dirs: cfg.Uploads.DiskDirs, Reserve: cfg.Uploads.DiskReserve, Every: 8 << 20},
+		disk: diskspace.NewGuard(cfg.Uploads.DiskDirs, cfg.Uploads.DiskReserve, 8<<20),
 
 		loginAddrs:    ratelimit.NewShared(cfg.Limits.Ledger, "login-addr:", hex.EncodeToString(node), limitLog),
 		loginUsers:    ratelimit.NewShared(cfg.Limits.Ledger, "login-user:", hex.EncodeToString(node), limitLog),

@@ -439,8 +439,9 @@ func TestTusCreationIsCheckedWithItsOwnLength(t *testing.T) {
 	create := func(key string, n int64) response {
 		return a.tusReq("POST", "/v1/uploads/tus", key, map[string]string{"Upload-Length": strconv.FormatInt(n, 10), "Upload-Metadata": meta}, nil)
 	}
-	if r := create(carol, room*2/3); r.status != 201 {
-		t.Fatalf("carol's upload: %d %s", r.status, r.body)
+	first := create(carol, room*2/3)
+	if first.status != 201 {
+		t.Fatalf("carol's upload: %d %s", first.status, first.body)
 	}
 	if r := create(bob, room*2/3); r.status != 201 {
 		t.Fatalf("bob's upload beside carol's: %d %s", r.status, r.body)
@@ -451,6 +452,19 @@ func TestTusCreationIsCheckedWithItsOwnLength(t *testing.T) {
 	}
 	if files := a.tusFiles(); len(files) != 4 {
 		t.Fatalf("refused creations left files: %v", files)
+	}
+
+	// With 1 MiB left above the reserve, a 1.5 MiB chunk gets 507 and
+	// nothing of it is kept (its announced length is claimed first, and
+	// does not fit); a smaller one is stored.
+	fillBytes(t, disk, room-1<<20)
+	loc := first.header.Get("Location")
+	wantError(t, a.tusPatch(loc, carol, 0, clip(1536<<10)), 507, "Insufficient storage")
+	if off, r := a.tusOffset(loc, carol); off != 0 {
+		t.Fatalf("offset after a refused chunk: %d (%d %s)", off, r.status, r.body)
+	}
+	if r := a.tusPatch(loc, carol, 0, clip(256<<10)); r.status != 204 {
+		t.Fatalf("a chunk that fits: %d %s", r.status, r.body)
 	}
 }
 

@@ -330,18 +330,32 @@ func storeFailure(w http.ResponseWriter, err error) error {
 }
 
 // checkRoom refuses (507) an upload when the disk is inside its reserve,
-// or when its announced length (n > 0) does not fit above it.
+// or when its announced length (n > 0) does not fit above it beside what
+// the uploads in flight have claimed.
 func (s *Server) checkRoom(n int64) error {
-	room, err := s.disk.Room()
+	return s.roomError(n, s.disk.Fits(n))
+}
+
+// claimRoom is checkRoom for a request that writes its n bytes now: the
+// claim (nil for none: n unknown) holds them against every other
+// request's room until its Writer has written them or it is released.
+func (s *Server) claimRoom(n int64) (*diskspace.Claim, error) {
+	c, err := s.disk.Claim(n)
+	return c, s.roomError(n, err)
+}
+
+// roomError is the answer to a refusal of Fits or Claim for n bytes; a
+// room that could not be measured is logged and lets the upload through.
+func (s *Server) roomError(n int64, err error) error {
 	switch {
-	case err != nil:
-		s.cfg.Log.Warn("free disk space unknown; upload not checked against the reserve", "err", err)
+	case err == nil:
 		return nil
-	case room < 0:
+	case errors.Is(err, diskspace.ErrNoRoom):
 		return errInsufficientStorage(diskspace.ErrNoRoom)
-	case n > room:
+	case errors.Is(err, diskspace.ErrTooBig):
 		return domain.E("upload video", domain.InsufficientStorage,
 			"the server is short of disk space: an upload of %d bytes does not fit now; try again later", n)
 	}
+	s.cfg.Log.Warn("free disk space unknown; upload not checked against the reserve", "err", err)
 	return nil
 }

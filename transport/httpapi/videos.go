@@ -63,10 +63,12 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Connection", "close")
 		return err
 	}
-	if err := s.checkRoom(r.ContentLength); err != nil {
+	claim, err := s.claimRoom(r.ContentLength)
+	if err != nil {
 		w.Header().Set("Connection", "close")
 		return err
 	}
+	defer claim.Release()
 	// A large read buffer: multipart would otherwise read the socket and
 	// hand out the file 4 KiB at a time (one syscall each way per 4 KiB).
 	// The body ends when it makes no progress for Uploads.IdleTimeout.
@@ -179,7 +181,7 @@ func (s *Server) uploadVideo(w http.ResponseWriter, r *http.Request) error {
 			if tmp, err = s.cfg.Media.Incoming(); err != nil {
 				return storeFailure(w, err)
 			}
-			size, err = copyLimited(&diskspace.Writer{W: tmp, Guard: s.disk, Wrap: wrapStoreError}, io.MultiReader(bytes.NewReader(head), part), maxSize)
+			size, err = copyLimited(&diskspace.Writer{W: tmp, Guard: s.disk, Claim: claim, Wrap: wrapStoreError}, io.MultiReader(bytes.NewReader(head), part), maxSize)
 			var serr *storeError
 			switch {
 			case errors.Is(err, errTooLarge):
@@ -288,7 +290,7 @@ func (s *Server) acceptUpload(ctx context.Context, u upload) error {
 	// A backend that commits by copying (the object store, on the disk of
 	// the embedded NATS) needs the file's size again above the reserve.
 	if c, ok := s.cfg.Media.(interface{ CommitCopies() bool }); ok && c.CommitCopies() {
-		if room, err := s.disk.Room(); err == nil && room < u.Size {
+		if err := s.disk.Fits(u.Size); errors.Is(err, diskspace.ErrNoRoom) || errors.Is(err, diskspace.ErrTooBig) {
 			return errStore{Err: diskspace.ErrNoRoom}
 		}
 	}

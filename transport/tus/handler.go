@@ -592,6 +592,16 @@ func (h *Handler) writeChunk(w http.ResponseWriter, r *http.Request, u Upload) (
 		w.Header().Set("Connection", "close")
 		return u, err
 	}
+	// The chunk's announced bytes are claimed before any is read: several
+	// chunks in flight each find the room the others have not claimed.
+	claim, err := h.host.Disk().Claim(r.ContentLength)
+	switch {
+	case errors.Is(err, diskspace.ErrNoRoom), errors.Is(err, diskspace.ErrTooBig):
+		return u, h.host.StoreFailure(w, diskspace.ErrNoRoom)
+	case err != nil:
+		claim = nil // the room is unknown: the writer's checks are all there is
+	}
+	defer claim.Release()
 	f, err := os.OpenFile(h.store.DataPath(u.ID), os.O_WRONLY, 0)
 	if err != nil {
 		return u, h.host.StoreFailure(w, err)
@@ -612,7 +622,7 @@ func (h *Handler) writeChunk(w http.ResponseWriter, r *http.Request, u Upload) (
 	if sum != nil {
 		src = io.TeeReader(src, sum)
 	}
-	dst := &diskspace.Writer{W: f, Guard: h.host.Disk(), Wrap: wrapWriteError, Offset: u.Offset}
+	dst := &diskspace.Writer{W: f, Guard: h.host.Disk(), Claim: claim, Wrap: wrapWriteError, Offset: u.Offset}
 	n, err := dst.ReadFrom(src)
 	body.Done() // past the body: a takeover waits for the rest, never cuts it
 	discard := func() { _ = f.Truncate(u.Offset) }
