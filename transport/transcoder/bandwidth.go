@@ -59,14 +59,18 @@ func measureBandwidth(work string) error {
 			return fi.Size(), nil
 		})
 	})
-	if err == nil {
-		err = fillCodecs(root, m) // codecs.go
-	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", media.MasterName, err)
 	}
+	cerr := fillCodecs(root, m) // codecs.go
 	if data, err = m.Encode(); err != nil {
 		return err
 	}
-	return replaceFile(root, master, data)
+	if err := replaceFile(root, master, data); err != nil {
+		return err
+	}
+	if cerr != nil {
+		return fmt.Errorf("%s: a variant's CODECS left out: %w", media.MasterName, cerr)
+	}
+	return nil
 }

@@ -26,33 +26,40 @@ const maxInitSize = 1 << 20
 // the profile and level only from an Annex B stream's headers, and an
 // MP4 source keeps them in avcC. A player that keeps to the codecs it
 // started with (hls.js) then never switches to that variant by itself.
+// A variant whose codec cannot be read is left as it is (it still plays),
+// and the errors are returned, to be logged.
 func fillCodecs(root *os.Root, m *hls.Master) error {
+	var errs []error
 	for i, v := range m.Variants {
 		if _, ok := v.Attrs.Get("CODECS"); ok {
 			continue
 		}
 		codecs, err := videoCodec(root, v.URI)
 		if err != nil {
-			return fmt.Errorf("%s: %w", v.URI, err)
+			errs = append(errs, fmt.Errorf("%s: %w", v.URI, err))
+			continue
 		}
 		if _, ok := v.Attrs.Get("AUDIO"); ok {
 			codecs += "," + aacLC
 		}
 		m.Variants[i].Attrs = v.Attrs.SetAfter("CODECS", hls.Quote(codecs), "RESOLUTION")
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
-// withCodecs is the master playlist data with fillCodecs applied.
+// withCodecs is the master playlist data with fillCodecs applied, and
+// fillCodecs' error; data as it was when it does not parse.
 func withCodecs(root *os.Root, data []byte) ([]byte, error) {
 	m, err := hls.ParseMaster(data)
 	if err != nil {
-		return nil, err
+		return data, err
 	}
-	if err := fillCodecs(root, m); err != nil {
-		return nil, fmt.Errorf("%s: %w", media.MasterName, err)
+	ferr := fillCodecs(root, m)
+	out, err := m.Encode()
+	if err != nil {
+		return data, err
 	}
-	return m.Encode()
+	return out, ferr
 }
 
 // videoCodec is the RFC 6381 codec of the H.264 rendition whose media

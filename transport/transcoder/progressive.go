@@ -275,9 +275,11 @@ func (e *early) publish(ctx context.Context) error {
 			}
 		}
 		if err == nil {
-			data, err = withCodecs(e.root, data) // every listed rendition has its initialization segment
-		}
-		if err == nil {
+			var cerr error
+			// Every listed rendition has its initialization segment.
+			if data, cerr = withCodecs(e.root, data); cerr != nil {
+				e.log.Warn("the master published while processing lacks a variant's CODECS", "err", cerr)
+			}
 			err = e.stageFile(media.MasterName, data)
 		}
 		if err != nil {

@@ -616,8 +616,9 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id string,
 	}
 	if err := measureBandwidth(work); err != nil { // bandwidth.go
 		// The outputs are whole (verified): a master with ffmpeg's
-		// estimates plays, and encoding again would measure the same.
-		log.Warn("the master playlist keeps ffmpeg's bandwidth estimates", "err", err)
+		// estimates, or without a copied variant's CODECS, plays, and
+		// encoding again would measure the same.
+		log.Warn("the master playlist is not all measured", "err", err)
 	}
 	held, _ := ladderSeconds(work, rungs, info.HasAudio) // whole.go
 	extra, err := finishOutputs(ctx, log, work, info, rungs, x, download, opts(1, 1))
