@@ -319,13 +319,17 @@ func fit(w, h, side, limit int) (int, int) {
 
 // scaleFilter scales the displayed picture to exactly w×h, even when that
 // is the size Probe saw: a stream may change size after its first frame,
-// and no output frame may be larger than its rendition. Only an unknown
+// and no output frame may be larger than its rendition. Its pixels are
+// square (setsar=1): w×h rounds the source's aspect to even sides, and
+// scale alone would keep the aspect exact with pixels a hair off square
+// (1280:1281 at 854×480 from 1920×1080), shown at 853.3×480 by players
+// that honour it, where the master playlist says 854×480. Only an unknown
 // size (which Probe never returns) falls back to making it even.
 func scaleFilter(w, h int) string {
 	if w <= 0 || h <= 0 {
 		return evenSizeFilter
 	}
-	return fmt.Sprintf("scale=%d:%d", w, h)
+	return fmt.Sprintf("scale=%d:%d,setsar=1", w, h)
 }
 
 // videoIn is the filtergraph label of the video stream Probe checked.

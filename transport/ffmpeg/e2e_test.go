@@ -194,6 +194,9 @@ func TestPreviewEndToEnd(t *testing.T) {
 			if got.Width != tt.wantW || got.Height != tt.wantH || min(got.Width, got.Height) > 480 {
 				t.Errorf("preview %dx%d, want %dx%d", got.Width, got.Height, tt.wantW, tt.wantH)
 			}
+			if sar := got.Source.SAR; sar != "1:1" && sar != "" {
+				t.Errorf("preview pixels %s, want square", sar) // 854×480 is a hair off 16:9
+			}
 			if got.HasAudio != tt.clip.Audio || got.VideoCodec != "h264" {
 				t.Errorf("preview audio %v codec %s, want audio %v h264", got.HasAudio, got.VideoCodec, tt.clip.Audio)
 			}
