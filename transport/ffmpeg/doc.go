@@ -94,7 +94,7 @@
 // independent_segments+temp_file), which the transcoder publishes while
 // ffmpeg runs and makes VOD at the end. Each rung is scaled from the one
 // above it (a cascade: on two cores a 10 s 1080p five-rung ladder took 5.3 s
-// instead of 7.7 s), and to its exact size, so a stream whose pictures
+// instead of 7.7 s), and to its exact size with square pixels, so a stream whose pictures
 // change size mid-way still yields the rung's size. With audio, one AAC
 // stereo 128 kbit/s rendition, audio/, is shared by every rung as the
 // master's audio group. The output stops 1 s past the length, so audio or
