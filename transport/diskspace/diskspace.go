@@ -62,12 +62,20 @@ type Guard struct {
 	Reserve Reserve
 	Every   int64 // a Writer checks the room at least each time it has written this much
 	claimed *atomic.Int64
+	writers *atomic.Int64 // Writers in ReadFrom: they share the room between their checks
 }
 
 // NewGuard is a Guard with a ledger of claims.
 func NewGuard(dirs []string, r Reserve, every int64) Guard {
-	return Guard{Dirs: dirs, Reserve: r, Every: every, claimed: new(atomic.Int64)}
+	return Guard{Dirs: dirs, Reserve: r, Every: every, claimed: new(atomic.Int64), writers: new(atomic.Int64)}
 }
+
+// ClaimWindow is the most a request claims: what it has announced beyond
+// that, it may send hours later or never, and a slow client must not hold
+// room that others' uploads could use (one account's uploads in flight
+// hold at most its concurrent uploads times this). Past its window a
+// request has only its writer's checks.
+const ClaimWindow = 64 << 20
 
 // ErrNoRoom is what an upload's writer meets when the disk's free space
 // falls below the reserve while it streams.
@@ -106,17 +114,32 @@ func (g Guard) Fits(n int64) error {
 	return nil
 }
 
-// Claim is Fits, then claims the n bytes (n <= 0, or a Guard without a
-// ledger: none) for the request about to write them. Release the claim
-// when the request ends.
+// Claim is Fits, then claims the first ClaimWindow of the n bytes (n <=
+// 0, or a Guard without a ledger: none) for the request about to write
+// them; the check and the claim are one step, so two requests at once
+// cannot both take the last of the room. Release the claim when the
+// request ends.
 func (g Guard) Claim(n int64) (*Claim, error) {
-	if err := g.Fits(n); err != nil || n <= 0 || g.claimed == nil {
+	if n <= 0 || g.claimed == nil {
+		return nil, g.Fits(n)
+	}
+	room, err := g.Room()
+	if err != nil {
 		return nil, err
 	}
-	// Two requests checking at once may both pass; the ledger then holds
-	// both, and their writers' checks see each other's claims.
-	g.claimed.Add(n)
-	return &Claim{ledger: g.claimed, left: n}, nil
+	take := min(n, ClaimWindow)
+	for {
+		claimed := g.claimed.Load()
+		switch {
+		case room-claimed < 0:
+			return nil, ErrNoRoom
+		case n > room-claimed:
+			return nil, ErrTooBig
+		}
+		if g.claimed.CompareAndSwap(claimed, claimed+take) {
+			return &Claim{ledger: g.claimed, left: take}, nil
+		}
+	}
 }
 
 // wrote moves n written bytes off the claim: the disk's free space
@@ -148,6 +171,14 @@ func (c *Claim) Release() {
 	if c != nil {
 		c.wrote(c.Left())
 	}
+}
+
+// inFlight is how many Writers are in ReadFrom, at least 1.
+func (g Guard) inFlight() int64 {
+	if g.writers == nil {
+		return 1
+	}
+	return max(g.writers.Load(), 1)
 }
 
 // Unclaimed is Room less the room uploads in flight have claimed: what a
@@ -184,8 +215,9 @@ func (g Guard) Room() (int64, error) {
 
 // Writer writes an upload to its file and checks that the disk still has
 // room above the reserve, less what other requests have claimed:
-// ErrNoRoom when not. It checks at its first write, then after a quarter
-// of the room it found (at least a Block, at most Guard.Every bytes), so
+// ErrNoRoom when not. It checks at its first write, then after its share
+// of a quarter of the room it found (the room over the Writers in
+// ReadFrom at the time; at least a Block, at most Guard.Every bytes), so
 // that uploads of unknown length, alone or together, stop within a
 // little of the reserve however close to it they start. What it writes
 // comes off Claim (the request's own, nil for none). Wrap marks the
@@ -218,6 +250,10 @@ const Block = 64 << 10
 // What is held back is less than a Block, in memory for as long as the
 // client pauses, and written before ReadFrom returns, whatever the reason.
 func (rw *Writer) ReadFrom(r io.Reader) (int64, error) {
+	if w := rw.Guard.writers; w != nil {
+		w.Add(1)
+		defer w.Add(-1)
+	}
 	buf := make([]byte, 2*Block) // a Block held back and the next read
 	var total int64
 	held := 0
@@ -254,7 +290,7 @@ func (rw *Writer) Write(p []byte) (int, error) {
 			if room < 0 {
 				return 0, ErrNoRoom
 			}
-			rw.due = min(max(room/4, Block), max(rw.Guard.Every, Block))
+			rw.due = min(max(room/(4*rw.Guard.inFlight()), Block), max(rw.Guard.Every, Block))
 		}
 	}
 	n, err := rw.W.Write(p)

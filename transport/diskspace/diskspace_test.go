@@ -60,17 +60,29 @@ func TestWriterStopsInsideTheReserve(t *testing.T) {
 // Claims share the room: a claim that does not fit beside another is
 // refused, what a Writer writes comes off its own claim, a released claim
 // frees its room, and a Writer without a claim stops where the others'
-// claims leave no room while one holding its claim writes on. The guarded
+// claims leave no room while one holding its claim writes on; a request
+// claims no more than ClaimWindow of what it announces. The guarded
 // directory's real free space is used, with the room set to half of it
-// (at most 2 GiB): the checks keep a quarter of the room as a margin for
-// what other processes write meanwhile.
+// (at most ClaimWindow): the checks keep a quarter of the room as a margin
+// for what other processes write meanwhile.
 func TestClaimsShareTheRoom(t *testing.T) {
 	dir := t.TempDir()
 	avail, err := (diskspace.Guard{Dirs: []string{dir}}).Room()
-	if err != nil || avail < 64<<20 {
+	if err != nil || avail < 16<<20 {
 		t.Skipf("not enough free space known here: %d, %v", avail, err)
 	}
-	room := min(avail/2, 2<<30)
+	if avail > 4*diskspace.ClaimWindow {
+		big := diskspace.NewGuard([]string{dir}, diskspace.Reserve{Bytes: avail - 3*diskspace.ClaimWindow}, 8<<20)
+		c, err := big.Claim(2 * diskspace.ClaimWindow)
+		if err != nil || c.Left() != diskspace.ClaimWindow {
+			t.Fatalf("a claim of twice the window: %v (holds %d)", err, c.Left())
+		}
+		if free, err := big.Unclaimed(); err != nil || free > 2*diskspace.ClaimWindow+diskspace.ClaimWindow/2 {
+			t.Fatalf("room beside a claim of the window: %d %v", free, err)
+		}
+		c.Release()
+	}
+	room := min(avail/2, diskspace.ClaimWindow)
 	g := diskspace.NewGuard([]string{dir}, diskspace.Reserve{Bytes: avail - room}, 8<<20)
 	a, err := g.Claim(room * 3 / 4)
 	if err != nil || a.Left() != room*3/4 {

@@ -24,14 +24,17 @@
 //   - before the body is read (Guard.Claim for a multipart upload or a tus
 //     chunk, Guard.Fits for a tus creation): 507 while the disk is inside
 //     its reserve, or when the announced length does not fit in the
-//     unclaimed room; the claim holds the rest until the request ends. A
-//     room that cannot be measured is logged and the upload let through;
+//     unclaimed room; the claim then holds the first ClaimWindow (64 MiB)
+//     of it until written or the request ends (no more: a slow client
+//     must not hold room it may never fill). A room that cannot be
+//     measured is logged and the upload let through;
 //   - while the body streams to disk: a Writer checks the unclaimed room
 //     (its own claim aside) at its first write, then each time it has
-//     written a quarter of the room it found (at least a Block, at most
-//     Guard.Every: httpapi 8 MiB), and fails with ErrNoRoom once it is
-//     negative, so uploads without a length, alone or together, stop
-//     within a little of the reserve however close to it they start;
+//     written its share (over the Writers streaming) of a quarter of the
+//     room it found (at least a Block, at most Guard.Every: httpapi 8 MiB),
+//     and fails with ErrNoRoom once it is negative, so uploads without a
+//     length, alone or together, stop within a little of the reserve
+//     however close to it they start;
 //   - before committing to a media backend that copies the file (the
 //     object store on the embedded NATS's disk): the file's size must fit
 //     the unclaimed room again.

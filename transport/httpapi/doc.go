@@ -112,8 +112,10 @@
 //     MaxUploadBytes plus 1 MiB of framing, or less that framing past the
 //     account's storage quota (checkStorage, 413); the event store not
 //     taking writes (writable: 503 with Retry-After); the disk inside
-//     --disk-reserve, or the announced length not fitting above it
-//     (checkRoom, package diskspace: 507).
+//     --disk-reserve, or the announced length not fitting above it beside
+//     what the requests in flight have claimed (claimRoom, package
+//     diskspace: 507); the first 64 MiB of it is then claimed until it is
+//     written or the request ends.
 //  3. The body is read part by part through a 1 MiB buffer, never held in
 //     memory. Each read moves the connection's read deadline to now plus
 //     Uploads.IdleTimeout (--upload-idle-timeout, default 30 s), and a body

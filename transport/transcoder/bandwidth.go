@@ -1,6 +1,7 @@
 package transcoder
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -12,11 +13,12 @@ import (
 // measureBandwidth rewrites the master playlist of work (verified: every
 // playlist it lists is whole and local) with each variant stream's
 // BANDWIDTH and AVERAGE-BANDWIDTH as its segments and its audio carry
-// them, and the CODECS ffmpeg left out (fillCodecs). ffmpeg writes its guess from the encoder's settings, which with a
+// them. ffmpeg writes its guess from the encoder's settings, which with a
 // quality target (CRF) under a cap says nothing of what a rung really
 // needs: a slide talk's 1080p may average a tenth of its cap, and a
 // player choosing by the guess would never pick it on a modest link.
-// Read and written inside work, no link followed.
+// The CODECS ffmpeg left out are filled too (fillCodecs), even when the
+// measure fails. Read and written inside work, no link followed.
 func measureBandwidth(work string) error {
 	root, err := os.OpenRoot(work)
 	if err != nil {
@@ -60,17 +62,19 @@ func measureBandwidth(work string) error {
 		})
 	})
 	if err != nil {
-		return fmt.Errorf("%s: %w", media.MasterName, err)
+		// ffmpeg's estimates stay; the codecs are filled all the same.
+		berr := fmt.Errorf("%s: %w", media.MasterName, err)
+		if m, err = hls.ParseMaster(data); err != nil {
+			return berr
+		}
+		err = berr
 	}
-	cerr := fillCodecs(root, m) // codecs.go
-	if data, err = m.Encode(); err != nil {
-		return err
+	if cerr := fillCodecs(root, m); cerr != nil { // codecs.go
+		err = errors.Join(err, fmt.Errorf("%s: a variant's CODECS left out: %w", media.MasterName, cerr))
 	}
-	if err := replaceFile(root, master, data); err != nil {
-		return err
+	out, eerr := m.Encode()
+	if eerr != nil {
+		return errors.Join(err, eerr)
 	}
-	if cerr != nil {
-		return fmt.Errorf("%s: a variant's CODECS left out: %w", media.MasterName, cerr)
-	}
-	return nil
+	return errors.Join(err, replaceFile(root, master, out))
 }

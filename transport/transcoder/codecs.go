@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"syscall"
 
 	"github.com/kino-video/kino/transport/hls"
 	"github.com/kino-video/kino/transport/media"
@@ -89,7 +90,8 @@ func videoCodec(root *os.Root, uri string) (string, error) {
 	if init == "" {
 		return "", errors.New("no initialization segment")
 	}
-	f, err := root.Open(path.Join(path.Dir(rel), init))
+	// Not blocking on a FIFO planted in its place, as readPlaylist.
+	f, err := root.OpenFile(path.Join(path.Dir(rel), init), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", err
 	}
@@ -109,14 +111,19 @@ func videoCodec(root *os.Root, uri string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("initialization segment %s: %w", init, err)
 	}
-	return fmt.Sprintf("avc1.%02x%02x%02x", avcC[1], avcC[2], avcC[3]), nil
+	return fmt.Sprintf("avc1.%02x%02x%02x", avcC[0], avcC[1], avcC[2]), nil
 }
 
-// avcConfig reads the first bytes of the avcC of the first H.264 sample
-// entry (avc1 or avc3) of an MP4's moov: configurationVersion (1), then
-// AVCProfileIndication, profile_compatibility and AVCLevelIndication.
-func avcConfig(f *os.File, top []box) ([4]byte, error) {
-	var out [4]byte
+// avcConfig reads the profile, constraint flags and level of the first
+// H.264 sample entry (avc1 or avc3) of an MP4's moov, from its avcC:
+// configurationVersion (1), AVCProfileIndication, profile_compatibility,
+// AVCLevelIndication, lengthSizeMinusOne, the count of sequence parameter
+// sets, then the first one's length and bytes (its NAL header, then the
+// same three). The avcC's own three bytes are the uploader's to write,
+// and a player refuses a variant whose CODECS it cannot play: they count
+// only when the SPS says the same.
+func avcConfig(f *os.File, top []box) ([3]byte, error) {
+	var out [3]byte
 	for _, moov := range topOf(top, "moov") {
 		for _, trak := range children(f, moov, "trak") {
 			for _, stsd := range descend(f, trak, "mdia", "minf", "stbl", "stsd") {
@@ -136,16 +143,26 @@ func avcConfig(f *os.File, top []box) ([4]byte, error) {
 						continue
 					}
 					for _, c := range kids {
-						if c.typ != "avcC" || c.next-c.body < 4 {
+						if c.typ != "avcC" {
 							continue
 						}
-						if _, err := f.ReadAt(out[:], c.body); err != nil {
+						var b [12]byte
+						if c.next-c.body < int64(len(b)) {
+							return out, fmt.Errorf("an avcC of %d bytes", c.next-c.body)
+						}
+						if _, err := f.ReadAt(b[:], c.body); err != nil {
 							return out, fmt.Errorf("avcC: %w", err)
 						}
-						if out[0] != 1 {
-							return out, fmt.Errorf("avcC version %d", out[0])
+						sps := b[8:] // after the 2-byte length: NAL header, profile, flags, level
+						switch {
+						case b[0] != 1:
+							return out, fmt.Errorf("avcC version %d", b[0])
+						case b[5]&0x1f == 0 || int(b[6])<<8|int(b[7]) < 4 || sps[0]&0x1f != 7:
+							return out, errors.New("avcC holds no sequence parameter set")
+						case [3]byte(b[1:4]) != [3]byte(sps[1:4]):
+							return out, fmt.Errorf("avcC says %x, its sequence parameter set %x", b[1:4], sps[1:4])
 						}
-						return out, nil
+						return [3]byte(b[1:4]), nil
 					}
 				}
 			}

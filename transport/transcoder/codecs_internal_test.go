@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -30,22 +31,26 @@ func TestWithCodecs(t *testing.T) {
 		"#EXT-X-STREAM-INF:BANDWIDTH=1,RESOLUTION=640x360,AUDIO=\"a\"\n360p/index.m3u8\n" +
 		"#EXT-X-STREAM-INF:BANDWIDTH=1,RESOLUTION=426x240,CODECS=\"avc1.640015,mp4a.40.2\",AUDIO=\"a\"\n240p/index.m3u8\n"
 	const media = "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:4\n#EXT-X-MAP:URI=\"init_0.mp4\"\n#EXTINF:4.000000,\nseg_00000.m4s\n#EXT-X-ENDLIST\n"
-	avcC := mp4Box("avcC", []byte{1, 0x4d, 0x40, 0x1f, 0xff})
-	entry := mp4Box("avc1", make([]byte, 78), avcC)
-	stsd := mp4Box("stsd", []byte{0, 0, 0, 0, 0, 0, 0, 1}, entry)
-	moov := func(stsd []byte) []byte {
-		return mp4Box("moov", mp4Box("trak", mp4Box("mdia", mp4Box("minf", mp4Box("stbl", stsd)))))
+	// avcC: version, profile, flags, level, length size, one SPS of 4
+	// bytes: its NAL header and the same three (or others).
+	initWith := func(typ string, avcC ...byte) []byte {
+		entry := mp4Box(typ, make([]byte, 78), mp4Box("avcC", avcC))
+		stsd := mp4Box("stsd", []byte{0, 0, 0, 0, 0, 0, 0, 1}, entry)
+		moov := mp4Box("moov", mp4Box("trak", mp4Box("mdia", mp4Box("minf", mp4Box("stbl", stsd)))))
+		return append(mp4Box("ftyp", []byte("iso5")), moov...)
 	}
-	good := append(mp4Box("ftyp", []byte("iso5")), moov(stsd)...)
-	noAVC := append(mp4Box("ftyp", []byte("iso5")), moov(mp4Box("stsd", []byte{0, 0, 0, 0, 0, 0, 0, 1}, mp4Box("hvc1", make([]byte, 78))))...)
+	good := initWith("avc1", 1, 0x4d, 0x40, 0x1f, 0xff, 0xe1, 0, 4, 0x67, 0x4d, 0x40, 0x1f)
 	for _, tt := range []struct {
 		name string
 		init []byte
 		want string // the 360p's attributes, or the error
 	}{
 		{"avcC", good, `RESOLUTION=640x360,CODECS="avc1.4d401f,mp4a.40.2",AUDIO="a"`},
-		{"no avcC", noAVC, "no H.264 sample entry"},
+		{"no avcC", initWith("hvc1", 1, 0x4d, 0x40, 0x1f, 0xff, 0xe1, 0, 4, 0x67, 0x4d, 0x40, 0x1f), "no H.264 sample entry"},
+		{"avcC against its SPS", initWith("avc1", 1, 0, 0, 0, 0xff, 0xe1, 0, 4, 0x67, 0x4d, 0x40, 0x1f), "its sequence parameter set"},
+		{"avcC without an SPS", initWith("avc1", 1, 0x4d, 0x40, 0x1f, 0xff, 0xe0, 0, 0, 0, 0, 0, 0), "no sequence parameter set"},
 		{"cut short", good[:len(good)-3], "has size"},
+		{"a FIFO", nil, "not a plain file"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			work := t.TempDir()
@@ -53,6 +58,12 @@ func TestWithCodecs(t *testing.T) {
 				file := filepath.Join(work, "hls", filepath.FromSlash(name))
 				if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
 					t.Fatal(err)
+				}
+				if data == nil {
+					if err := syscall.Mkfifo(file, 0o600); err != nil {
+						t.Fatal(err)
+					}
+					continue
 				}
 				if err := os.WriteFile(file, data, 0o600); err != nil {
 					t.Fatal(err)

@@ -593,13 +593,15 @@ func (h *Handler) writeChunk(w http.ResponseWriter, r *http.Request, u Upload) (
 		return u, err
 	}
 	// The chunk's announced bytes are claimed before any is read: several
-	// chunks in flight each find the room the others have not claimed.
-	claim, err := h.host.Disk().Claim(r.ContentLength)
-	switch {
-	case errors.Is(err, diskspace.ErrNoRoom), errors.Is(err, diskspace.ErrTooBig):
-		return u, h.host.StoreFailure(w, diskspace.ErrNoRoom)
-	case err != nil:
-		claim = nil // the room is unknown: the writer's checks are all there is
+	// chunks in flight each find the room the others have not claimed. A
+	// room that cannot be measured leaves the writer's checks; an empty
+	// chunk (a client asking where it stands) needs none.
+	var claim *diskspace.Claim
+	if r.ContentLength > 0 {
+		claim, err = h.host.Disk().Claim(r.ContentLength)
+		if errors.Is(err, diskspace.ErrNoRoom) || errors.Is(err, diskspace.ErrTooBig) {
+			return u, h.host.StoreFailure(w, diskspace.ErrNoRoom)
+		}
 	}
 	defer claim.Release()
 	f, err := os.OpenFile(h.store.DataPath(u.ID), os.O_WRONLY, 0)
