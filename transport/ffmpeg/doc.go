@@ -155,7 +155,8 @@
 // decoder can start from. The encoded rungs then take -force_key_frames
 // source (and -g 600, so x264 adds none of its own), so every rung cuts at
 // the same times, and caps scaled by the copied stream's share of the top
-// rung's cap (FastPath.Rungs, never below a quarter of their own): under
+// rung's cap (FastPath.Rungs, never below a quarter of their own, their
+// VBV buffers never below half): under
 // their own caps a detailed picture at a lower rung's CRF cost as much as
 // a lean copied top (a 240p rung at 400 kbit/s under a 360p copy of 400),
 // and a player stepping down saved nothing. The audio is copied too when

@@ -175,8 +175,10 @@ const minCapShare = 0.25
 // the lower rungs' own caps are for an encoded top rung at its cap, and
 // under them a detailed picture at a lower rung's CRF costs as much as a
 // lean copied top (a 240p rung spending 400 kbit/s under a 360p copy
-// of 400). A cap is never scaled below minCapShare of its own. Without
-// the fast path, rungs as they are.
+// of 400). A cap (and a fixed rung's Bitrate) is never scaled below
+// minCapShare of its own, and the VBV buffer (BufSize) not below half of
+// its own, so that a detailed keyframe still fits it. Without the fast
+// path, rungs as they are.
 func (f FastPath) Rungs(rungs []Rung) []Rung {
 	if !f.Video || len(rungs) < 2 || rungs[0].MaxRate <= 0 {
 		return rungs
@@ -185,7 +187,10 @@ func (f FastPath) Rungs(rungs []Rung) []Rung {
 	out := slices.Clone(rungs)
 	for k := 1; k < len(out); k++ {
 		out[k].MaxRate = scaleKbps(out[k].MaxRate, share)
-		out[k].BufSize = scaleKbps(out[k].BufSize, share)
+		out[k].BufSize = scaleKbps(out[k].BufSize, max(share, 0.5))
+		if out[k].Bitrate > 0 {
+			out[k].Bitrate = scaleKbps(out[k].Bitrate, share)
+		}
 	}
 	return out
 }

@@ -192,7 +192,7 @@ func benchFastPath(ctx context.Context, o Options, say func(string, ...any)) ([]
 		wallFast, wallFull, check = append(wallFast, fastCost.wall+checked), append(wallFull, fullCost.wall), append(check, checked)
 	}
 	r.finishLower(0.999)
-	r.Notes = fmt.Sprintf("%.0f s %dp H.264 %s + AAC (audio copied: %t), ladder %s; keyframe check %.2f s; wall clock %.1f s vs %.1f s",
+	r.Notes = fmt.Sprintf("%.0f s %dp H.264 %s + AAC (audio copied: %t), ladder %s (on the fast path the encoded rungs capped in proportion to the copy, as kino does); keyframe check %.2f s; wall clock %.1f s vs %.1f s",
 		info.Length(), min(info.Width, info.Height), rate, fast.Audio, rungNamesOf(rungs), median(check), median(wallFast), median(wallFull))
 	return []Result{r}, nil
 }
