@@ -26,9 +26,16 @@ try {
   const throttle = (bitsPerSecond) => cdp.send("Network.emulateNetworkConditions",
     { offline: false, latency: 0, uploadThroughput: -1, downloadThroughput: bitsPerSecond > 0 ? bitsPerSecond / 8 : -1 });
   await page.goto(pageURL, { waitUntil: "domcontentloaded", timeout: 60000 });
-  const wait = (fn, arg, what) => page.waitForFunction(fn, arg, { timeout: 30000, polling: 200 })
-    .catch((e) => { throw new Error(what + ": " + e.message.split("\n")[0]); });
-  const failed = () => window.kino.errors.length > 0;
+  // Each wait ends early when hls.js fails or the video ends (it is
+  // longer than the test plays: window.kino.over), and either one fails
+  // the test, saying so.
+  const wait = async (fn, arg, what) => {
+    await page.waitForFunction(fn, arg, { timeout: 30000, polling: 200 })
+      .catch((e) => { throw new Error(what + ": " + e.message.split("\n")[0]); });
+    const state = await page.evaluate(() => ({ errors: window.kino.errors, ended: document.getElementById("main").ended }));
+    if (state.errors.length) throw new Error(what + ": hls.js errors: " + state.errors.join("; "));
+    if (state.ended) throw new Error(what + ": the video ended first");
+  };
 
   step = "levels";
   await wait(() => window.kino.hls.levels.length > 0, null, "no levels");
@@ -39,30 +46,27 @@ try {
   if (top.bandwidth < 1.4 * low.bandwidth) throw new Error(`top level ${top.bandwidth} bit/s is not 1.4 times the lowest's ${low.bandwidth}`);
 
   step = "open link";
-  await wait((l) => window.kino.errors.length > 0 || (window.kino.hls.autoLevelEnabled && window.kino.hls.currentLevel === l.i &&
+  await wait((l) => window.kino.over() || (window.kino.hls.autoLevelEnabled && window.kino.hls.currentLevel === l.i &&
     document.getElementById("main").currentTime > 0.5), top, "hls.js did not play the top level on an open link");
-  if (await page.evaluate(failed)) throw new Error("hls.js errors: " + (await page.evaluate(() => window.kino.errors.join("; "))));
 
   step = "throttled";
   result.throttle = Math.round(Math.sqrt(low.bandwidth * top.bandwidth));
   await throttle(result.throttle);
   const loaded = await page.evaluate(() => window.kino.frags.length);
-  await wait((a) => window.kino.errors.length > 0 || (window.kino.hls.autoLevelEnabled && window.kino.hls.currentLevel === a.low.i &&
+  await wait((a) => window.kino.over() || (window.kino.hls.autoLevelEnabled && window.kino.hls.currentLevel === a.low.i &&
     window.kino.frags.slice(a.loaded).some((f) => f.level === a.low.i) &&
     document.getElementById("main").videoHeight === a.low.height),
     { low, loaded }, "hls.js did not step down to the lowest level on a throttled link");
   const at = await page.evaluate(() => document.getElementById("main").currentTime);
-  await wait((a) => window.kino.errors.length > 0 || Math.abs(document.getElementById("main").currentTime - a) > 1, at,
+  await wait((a) => window.kino.over() || Math.abs(document.getElementById("main").currentTime - a) > 1, at,
     "playback stalled on the lowest level");
-  if (await page.evaluate(failed)) throw new Error("hls.js errors: " + (await page.evaluate(() => window.kino.errors.join("; "))));
 
   step = "open again";
   await throttle(0);
   const opened = await page.evaluate(() => window.kino.frags.length);
-  await wait((a) => window.kino.errors.length > 0 || (window.kino.hls.autoLevelEnabled &&
+  await wait((a) => window.kino.over() || (window.kino.hls.autoLevelEnabled &&
     window.kino.frags.slice(a.opened).some((f) => f.level === a.top.i)), { top, opened },
     "hls.js did not step up to the top level once the link opened");
-  if (await page.evaluate(failed)) throw new Error("hls.js errors: " + (await page.evaluate(() => window.kino.errors.join("; "))));
 
   step = "segments";
   const { frags, switches } = await page.evaluate(() => ({ frags: window.kino.frags, switches: window.kino.switches }));
