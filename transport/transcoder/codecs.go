@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
 	"syscall"
 
 	"github.com/kino-video/kino/transport/hls"
@@ -114,6 +115,13 @@ func videoCodec(root *os.Root, uri string) (string, error) {
 	return fmt.Sprintf("avc1.%02x%02x%02x", avcC[0], avcC[1], avcC[2]), nil
 }
 
+// avcProfiles are the H.264 profile_idc the fast path copies (Baseline,
+// Main, High); avcLevels the level_idc H.264 defines.
+var (
+	avcProfiles = []byte{66, 77, 100}
+	avcLevels   = []byte{9, 10, 11, 12, 13, 20, 21, 22, 30, 31, 32, 40, 41, 42, 50, 51, 52, 60, 61, 62}
+)
+
 // avcConfig reads the profile, constraint flags and level of the first
 // H.264 sample entry (avc1 or avc3) of an MP4's moov, from its avcC:
 // configurationVersion (1), AVCProfileIndication, profile_compatibility,
@@ -161,6 +169,8 @@ func avcConfig(f *os.File, top []box) ([3]byte, error) {
 							return out, errors.New("avcC holds no sequence parameter set")
 						case [3]byte(b[1:4]) != [3]byte(sps[1:4]):
 							return out, fmt.Errorf("avcC says %x, its sequence parameter set %x", b[1:4], sps[1:4])
+						case !slices.Contains(avcProfiles, b[1]) || !slices.Contains(avcLevels, b[3]):
+							return out, fmt.Errorf("profile %d level %d: not one a browser knows", b[1], b[3])
 						}
 						return [3]byte(b[1:4]), nil
 					}
