@@ -162,34 +162,36 @@ type FastPath struct {
 	Kbps float64
 }
 
-// minCapShare is the least share of its own cap Rungs leaves an encoded
-// rung: the rung's VBV buffer (BufSize) must still hold a keyframe.
-const minCapShare = 0.25
+// minFastKbps is the least cap Rungs leaves an encoded rung, and
+// minBufShare the least share of its own VBV buffer (BufSize): a keyframe
+// must still fit the buffer.
+const (
+	minFastKbps = 32
+	minBufShare = 0.25
+)
 
 // Rungs is the ladder as the fast path encodes it: rungs (Ladder's, the
-// copied top first) with the caps of every encoded rung scaled by the
-// copied stream's share of the top rung's cap. A source copied at half
-// the top rung's cap gets its lower rungs capped at half their own, so
-// each still steps down from the copied rung in the ladder's proportions
-// (about half the bits per step) and a player that steps down saves bits:
-// the lower rungs' own caps are for an encoded top rung at its cap, and
-// under them a detailed picture at a lower rung's CRF costs as much as a
-// lean copied top (a 240p rung spending 400 kbit/s under a 360p copy
-// of 400). A cap (and a fixed rung's Bitrate) is never scaled below
-// minCapShare of its own, and the VBV buffer (BufSize) not below half of
-// its own, so that a detailed keyframe still fits it. Without the fast
-// path, rungs as they are.
+// copied top first) with the caps of every encoded rung (and a fixed
+// rung's Bitrate) scaled by the copied stream's share of the top rung's
+// cap, so each costs less than the copy, in the ladder's own proportions
+// (about half the bits per step), and a player that steps down saves
+// bits: the lower rungs' own caps are for an encoded top rung at its cap,
+// and under them a detailed picture at a lower rung's CRF costs as much as
+// a lean copied top (a 240p rung spending 400 kbit/s under a 360p copy of
+// 400, or 480p spending 366 under a 720p copy of 313). A cap is never
+// below minFastKbps, a VBV buffer never below minBufShare of its own.
+// Without the fast path, rungs as they are.
 func (f FastPath) Rungs(rungs []Rung) []Rung {
 	if !f.Video || len(rungs) < 2 || rungs[0].MaxRate <= 0 {
 		return rungs
 	}
-	share := max(min(f.Kbps/float64(rungs[0].MaxRate), 1), minCapShare)
+	share := min(f.Kbps/float64(rungs[0].MaxRate), 1)
 	out := slices.Clone(rungs)
 	for k := 1; k < len(out); k++ {
-		out[k].MaxRate = scaleKbps(out[k].MaxRate, share)
-		out[k].BufSize = scaleKbps(out[k].BufSize, max(share, 0.5))
+		out[k].MaxRate = max(scaleKbps(out[k].MaxRate, share), minFastKbps)
+		out[k].BufSize = scaleKbps(out[k].BufSize, max(share, minBufShare))
 		if out[k].Bitrate > 0 {
-			out[k].Bitrate = scaleKbps(out[k].Bitrate, share)
+			out[k].Bitrate = max(scaleKbps(out[k].Bitrate, share), minFastKbps)
 		}
 	}
 	return out

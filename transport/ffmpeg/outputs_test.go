@@ -173,9 +173,9 @@ func segmentBytes(t *testing.T, rung string) int64 {
 }
 
 // TestFastPathRungs: the encoded rungs' caps follow the copied stream's
-// share of the top rung's cap, never below a quarter of their own (their
-// VBV buffers never below half); the copied rung and the ladder given
-// are left as they were.
+// share of the top rung's cap (each below the copy's rate), never below
+// 32 kbit/s, their VBV buffers never below a quarter of their own; the
+// copied rung and the ladder given are left as they were.
 func TestFastPathRungs(t *testing.T) {
 	ladder := ffmpeg.Ladder(ffmpeg.Info{Width: 1280, Height: 720}) // 720p 2800, 480p 1400, 360p 800, 240p 400
 	caps := func(rs []ffmpeg.Rung) (out []int) {
@@ -193,7 +193,8 @@ func TestFastPathRungs(t *testing.T) {
 		{"no fast path", ffmpeg.FastPath{Kbps: 700}, []int{2800, 2800, 1400, 1400, 800, 800, 400, 400}},
 		{"copied at the cap", ffmpeg.FastPath{Video: true, Kbps: 2800}, []int{2800, 2800, 1400, 1400, 800, 800, 400, 400}},
 		{"copied at half the cap", ffmpeg.FastPath{Video: true, Kbps: 1400}, []int{2800, 2800, 700, 700, 400, 400, 200, 200}},
-		{"copied at a tenth", ffmpeg.FastPath{Video: true, Kbps: 280}, []int{2800, 2800, 350, 700, 200, 400, 100, 200}},
+		{"copied at a tenth", ffmpeg.FastPath{Video: true, Kbps: 280}, []int{2800, 2800, 140, 350, 80, 200, 40, 100}},
+		{"copied at a hundredth", ffmpeg.FastPath{Video: true, Kbps: 28}, []int{2800, 2800, 32, 350, 32, 200, 32, 100}},
 	} {
 		if got := caps(tt.fast.Rungs(ladder)); !slices.Equal(got, tt.want) {
 			t.Errorf("%s: caps %v, want %v", tt.name, got, tt.want)

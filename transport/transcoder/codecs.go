@@ -65,7 +65,8 @@ func withCodecs(root *os.Root, data []byte) ([]byte, error) {
 }
 
 // videoCodec is the RFC 6381 codec of the H.264 rendition whose media
-// playlist is uri (under root's hls directory): avc1. and the profile,
+// playlist is uri (under root's hls directory): its sample entry's type
+// (avc1, or avc3 for parameter sets in the stream), then the profile,
 // constraint flags and level of its initialization segment's avcC.
 func videoCodec(root *os.Root, uri string) (string, error) {
 	if !local(uri) {
@@ -108,11 +109,11 @@ func videoCodec(root *os.Root, uri string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("initialization segment %s: %w", init, err)
 	}
-	avcC, err := avcConfig(f, top)
+	entry, avcC, err := avcConfig(f, top)
 	if err != nil {
 		return "", fmt.Errorf("initialization segment %s: %w", init, err)
 	}
-	return fmt.Sprintf("avc1.%02x%02x%02x", avcC[0], avcC[1], avcC[2]), nil
+	return fmt.Sprintf("%s.%02x%02x%02x", entry, avcC[0], avcC[1], avcC[2]), nil
 }
 
 // avcProfiles are the H.264 profile_idc the fast path copies (Baseline,
@@ -130,7 +131,7 @@ var (
 // same three). The avcC's own three bytes are the uploader's to write,
 // and a player refuses a variant whose CODECS it cannot play: they count
 // only when the SPS says the same.
-func avcConfig(f *os.File, top []box) ([3]byte, error) {
+func avcConfig(f *os.File, top []box) (entry string, _ [3]byte, _ error) {
 	var out [3]byte
 	for _, moov := range topOf(top, "moov") {
 		for _, trak := range children(f, moov, "trak") {
@@ -156,29 +157,29 @@ func avcConfig(f *os.File, top []box) ([3]byte, error) {
 						}
 						var b [12]byte
 						if c.next-c.body < int64(len(b)) {
-							return out, fmt.Errorf("an avcC of %d bytes", c.next-c.body)
+							return "", out, fmt.Errorf("an avcC of %d bytes", c.next-c.body)
 						}
 						if _, err := f.ReadAt(b[:], c.body); err != nil {
-							return out, fmt.Errorf("avcC: %w", err)
+							return "", out, fmt.Errorf("avcC: %w", err)
 						}
 						sps := b[8:] // after the 2-byte length: NAL header, profile, flags, level
 						switch {
 						case b[0] != 1:
-							return out, fmt.Errorf("avcC version %d", b[0])
+							return "", out, fmt.Errorf("avcC version %d", b[0])
 						case b[5]&0x1f == 0 || int(b[6])<<8|int(b[7]) < 4 || sps[0]&0x1f != 7:
-							return out, errors.New("avcC holds no sequence parameter set")
+							return "", out, errors.New("avcC holds no sequence parameter set")
 						case [3]byte(b[1:4]) != [3]byte(sps[1:4]):
-							return out, fmt.Errorf("avcC says %x, its sequence parameter set %x", b[1:4], sps[1:4])
+							return "", out, fmt.Errorf("avcC says %x, its sequence parameter set %x", b[1:4], sps[1:4])
 						case !slices.Contains(avcProfiles, b[1]) || !slices.Contains(avcLevels, b[3]):
-							return out, fmt.Errorf("profile %d level %d: not one a browser knows", b[1], b[3])
+							return "", out, fmt.Errorf("profile %d level %d: not one a browser knows", b[1], b[3])
 						}
-						return [3]byte(b[1:4]), nil
+						return e.typ, [3]byte(b[1:4]), nil
 					}
 				}
 			}
 		}
 	}
-	return out, errors.New("no H.264 sample entry with an avcC")
+	return "", out, errors.New("no H.264 sample entry with an avcC")
 }
 
 // topOf are the boxes of boxes of type typ.

@@ -46,6 +46,7 @@ func TestWithCodecs(t *testing.T) {
 		want string // the 360p's attributes, or the error
 	}{
 		{"avcC", good, `RESOLUTION=640x360,CODECS="avc1.4d401f,mp4a.40.2",AUDIO="a"`},
+		{"avc3", initWith("avc3", 1, 0x4d, 0x40, 0x1f, 0xff, 0xe1, 0, 4, 0x67, 0x4d, 0x40, 0x1f), `RESOLUTION=640x360,CODECS="avc3.4d401f,mp4a.40.2",AUDIO="a"`},
 		{"no avcC", initWith("hvc1", 1, 0x4d, 0x40, 0x1f, 0xff, 0xe1, 0, 4, 0x67, 0x4d, 0x40, 0x1f), "no H.264 sample entry"},
 		{"avcC against its SPS", initWith("avc1", 1, 0, 0, 0, 0xff, 0xe1, 0, 4, 0x67, 0x4d, 0x40, 0x1f), "its sequence parameter set"},
 		{"a level H.264 has not", initWith("avc1", 1, 0x4d, 0x40, 0xff, 0xff, 0xe1, 0, 4, 0x67, 0x4d, 0x40, 0xff), "not one a browser knows"},
