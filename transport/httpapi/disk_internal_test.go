@@ -1,13 +1,11 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -162,17 +160,12 @@ func TestUploadFailureMessages(t *testing.T) {
 // chunkedUpload posts an upload without Content-Length (chunked).
 func (a *testAPI) chunkedUpload(key string, file []byte) response {
 	a.t.Helper()
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	_ = mw.WriteField("collection", "main")
-	fw, _ := mw.CreateFormFile("file", "clip.mp4")
-	_, _ = fw.Write(file)
-	_ = mw.Close()
-	req, err := http.NewRequest("POST", a.srv.URL+"/v1/videos", io.MultiReader(&buf)) // no length known
+	body, ct := uploadBody("clip.mp4", file)
+	req, err := http.NewRequest("POST", a.srv.URL+"/v1/videos", io.MultiReader(body)) // no length known
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Content-Type", ct)
 	return a.request(req, key)
 }
 
@@ -267,19 +260,14 @@ func TestDiskReserveCountsUploadsInFlight(t *testing.T) {
 	fillBytes(t, disk, room-1<<20) // 1 MiB above the reserve
 
 	// The first upload announces 768 KiB and sends a part of it.
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	_ = mw.WriteField("collection", "main")
-	fw, _ := mw.CreateFormFile("file", "first.mp4")
-	_, _ = fw.Write(video(768 << 10))
-	_ = mw.Close()
+	body, ct := uploadBody("first.mp4", video(768<<10))
 	pr, pw := io.Pipe()
 	req, err := http.NewRequest("POST", a.srv.URL+"/v1/videos", pr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.ContentLength = int64(body.Len())
-	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Content-Type", ct)
 	first := make(chan response, 1)
 	go func() { first <- a.request(req, key) }()
 	head := body.Next(128 << 10)

@@ -312,23 +312,27 @@ func (a *testAPI) do(method, path, key, body string) response {
 	return fromTus(a.tus().Do(method, path, key, body))
 }
 
+// uploadBody is the multipart body of an upload of file named filename
+// into "main", and its Content-Type.
+func uploadBody(filename string, file []byte) (body *bytes.Buffer, contentType string) {
+	body = new(bytes.Buffer)
+	mw := multipart.NewWriter(body)
+	_ = mw.WriteField("collection", "main")
+	fw, _ := mw.CreateFormFile("file", filename)
+	_, _ = fw.Write(file)
+	_ = mw.Close()
+	return body, mw.FormDataContentType()
+}
+
 // upload posts a multipart upload of file named filename into "main".
 func (a *testAPI) upload(key, filename string, file []byte) response {
 	a.t.Helper()
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	_ = mw.WriteField("collection", "main")
-	fw, err := mw.CreateFormFile("file", filename)
+	body, ct := uploadBody(filename, file)
+	req, err := http.NewRequest("POST", a.srv.URL+"/v1/videos", body)
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	_, _ = fw.Write(file)
-	_ = mw.Close()
-	req, err := http.NewRequest("POST", a.srv.URL+"/v1/videos", &buf)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Content-Type", ct)
 	return a.request(req, key)
 }
 

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net"
 	"net/http"
 	"os"
@@ -29,17 +28,12 @@ func video(n int) []byte {
 // uploadWith posts an upload of file with client, which may time out.
 func (a *testAPI) uploadWith(client *http.Client, key string, file []byte) (response, error) {
 	a.t.Helper()
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	_ = mw.WriteField("collection", "main")
-	fw, _ := mw.CreateFormFile("file", "clip.mp4")
-	_, _ = fw.Write(file)
-	_ = mw.Close()
-	req, err := http.NewRequest("POST", a.srv.URL+"/v1/videos", &buf)
+	buf, ct := uploadBody("clip.mp4", file)
+	req, err := http.NewRequest("POST", a.srv.URL+"/v1/videos", buf)
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Content-Type", ct)
 	req.Header.Set("Authorization", "Bearer "+key)
 	resp, err := client.Do(req)
 	if err != nil {
@@ -127,12 +121,7 @@ func TestUploadsFailFastWhileNATSIsDown(t *testing.T) {
 func TestUploadInFlightWhenNATSGoesDown(t *testing.T) {
 	a := newTestAPI(t)
 	key := a.account("acme", domain.PlanFree)
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	_ = mw.WriteField("collection", "main")
-	fw, _ := mw.CreateFormFile("file", "clip.mp4")
-	_, _ = fw.Write(video(512 << 10))
-	_ = mw.Close()
+	body, ct := uploadBody("clip.mp4", video(512<<10))
 	raw := body.Bytes()
 
 	conn, err := net.Dial("tcp", strings.TrimPrefix(a.srv.URL, "http://"))
@@ -141,7 +130,7 @@ func TestUploadInFlightWhenNATSGoesDown(t *testing.T) {
 	}
 	defer conn.Close()
 	fmt.Fprintf(conn, "POST /v1/videos HTTP/1.1\r\nHost: kino\r\nAuthorization: Bearer %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n",
-		key, mw.FormDataContentType(), len(raw))
+		key, ct, len(raw))
 	if _, err := conn.Write(raw[:len(raw)/2]); err != nil {
 		t.Fatal(err)
 	}

@@ -69,6 +69,8 @@ func (h uploadHost) Acquire(w http.ResponseWriter, pool string, limit int) (func
 	return h.s.uploads.acquire(w, pool, limit)
 }
 func (h uploadHost) CheckRoom(n int64) error { return h.s.checkRoom(n) }
+
+func (h uploadHost) ClaimRoom(n int64) (*diskspace.Claim, error) { return h.s.claimRoom(n) }
 func (h uploadHost) CheckStorage(account string, l domain.Limits, n int64) error {
 	return h.s.checkStorage(account, l, n)
 }

@@ -133,7 +133,7 @@ var (
 // only when the SPS says the same.
 func avcConfig(f *os.File, top []box) (entry string, _ [3]byte, _ error) {
 	var out [3]byte
-	for _, moov := range topOf(top, "moov") {
+	for _, moov := range ofType(top, "moov") {
 		for _, trak := range children(f, moov, "trak") {
 			for _, stsd := range descend(f, trak, "mdia", "minf", "stbl", "stsd") {
 				// stsd: version and flags (4), entry_count (4), then the
@@ -180,17 +180,6 @@ func avcConfig(f *os.File, top []box) (entry string, _ [3]byte, _ error) {
 		}
 	}
 	return "", out, errors.New("no H.264 sample entry with an avcC")
-}
-
-// topOf are the boxes of boxes of type typ.
-func topOf(boxes []box, typ string) []box {
-	var out []box
-	for _, b := range boxes {
-		if b.typ == typ {
-			out = append(out, b)
-		}
-	}
-	return out
 }
 
 // descend are the boxes found by following types down from parent: its

@@ -339,10 +339,15 @@ func children(f *os.File, parent box, typ string) []box {
 	if err != nil {
 		return nil
 	}
+	return ofType(kids, typ)
+}
+
+// ofType are the boxes of type typ among boxes.
+func ofType(boxes []box, typ string) []box {
 	var out []box
-	for _, k := range kids {
-		if k.typ == typ {
-			out = append(out, k)
+	for _, b := range boxes {
+		if b.typ == typ {
+			out = append(out, b)
 		}
 	}
 	return out

@@ -593,14 +593,13 @@ func (h *Handler) writeChunk(w http.ResponseWriter, r *http.Request, u Upload) (
 		return u, err
 	}
 	// The chunk's announced bytes are claimed before any is read: several
-	// chunks in flight each find the room the others have not claimed. A
-	// room that cannot be measured leaves the writer's checks; an empty
-	// chunk (a client asking where it stands) needs none.
+	// chunks in flight each find the room the others have not claimed. An
+	// empty chunk (a client asking where it stands) needs none.
 	var claim *diskspace.Claim
 	if r.ContentLength > 0 {
-		claim, err = h.host.Disk().Claim(r.ContentLength)
-		if errors.Is(err, diskspace.ErrNoRoom) || errors.Is(err, diskspace.ErrTooBig) {
-			return u, h.host.StoreFailure(w, diskspace.ErrNoRoom)
+		if claim, err = h.host.ClaimRoom(r.ContentLength); err != nil {
+			w.Header().Set("Connection", "close") // the body is not read
+			return u, err
 		}
 	}
 	defer claim.Release()

@@ -51,8 +51,11 @@ type Host interface {
 	// account past its plan's storage quota (l is its limits).
 	CheckStorage(account string, l domain.Limits, n int64) error
 	// CheckRoom refuses an upload of n bytes the disk has no room for;
-	// Disk guards the reserve as chunks are written.
+	// ClaimRoom refuses a chunk of n bytes alike, and claims its room
+	// until the claim is released; Disk guards the reserve as chunks are
+	// written.
 	CheckRoom(n int64) error
+	ClaimRoom(n int64) (*diskspace.Claim, error)
 	Disk() diskspace.Guard
 	// StoreFailure answers a failure to store an upload (a write error
 	// of its file, the cause of a StoreError).
