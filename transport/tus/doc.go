@@ -90,9 +90,10 @@
 // with Retry-After: 1, which tus clients retry, where multipart answers
 // 408, after --upload-idle-timeout without a byte, or below 1 KiB/s over a
 // whole minute), claims the first 64 MiB of its Content-Length before
-// reading it (diskspace.Guard.Claim: 507 when the chunk does not fit
-// beside the other requests' claims) and writes through diskspace.Writer
-// (507 when the disk reaches its reserve), as multipart does. A body that breaks off keeps
+// reading it (Host.ClaimRoom, diskspace.Guard.Claim: 507 when the chunk
+// does not fit beside the other requests' claims) and writes through
+// diskspace.Writer (507 when the disk reaches its reserve), as multipart
+// does. A body that breaks off keeps
 // what arrived; with Upload-Checksum the chunk is kept whole or truncated
 // away (460 on a mismatch).
 //
