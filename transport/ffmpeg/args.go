@@ -122,19 +122,7 @@ func LadderArgs(in Input, outDir string, info Info, rungs []Rung, x Extras) []st
 	args = append(args, audioMap(info)...)
 	args = append(args, x.videoCodecs(len(rungs))...)
 	for k, r := range rungs[first:] {
-		k += first
-		if r.CRF > 0 {
-			args = append(args, fmt.Sprintf("-crf:v:%d", k), strconv.Itoa(r.CRF))
-		} else {
-			args = append(args, fmt.Sprintf("-b:v:%d", k), kbps(r.Bitrate))
-		}
-		args = append(args,
-			fmt.Sprintf("-maxrate:v:%d", k), kbps(r.MaxRate),
-			fmt.Sprintf("-bufsize:v:%d", k), kbps(r.BufSize),
-		)
-		if r.Refs > 0 {
-			args = append(args, fmt.Sprintf("-refs:v:%d", k), strconv.Itoa(r.Refs))
-		}
+		args = append(args, rateArgs(k+first, r)...)
 	}
 	var streams []string
 	if info.HasAudio {
@@ -168,6 +156,26 @@ func LadderArgs(in Input, outDir string, info Info, rungs []Rung, x Extras) []st
 		"-hls_segment_filename", filepath.Join(outDir, "%v", segmentPattern),
 		filepath.Join(outDir, "%v", variantPlaylist),
 	)
+	return args
+}
+
+// rateArgs are the encoder's settings of rung r as output video stream k:
+// its quality target (or fixed bitrate), cap, VBV buffer and reference
+// frames.
+func rateArgs(k int, r Rung) []string {
+	var args []string
+	if r.CRF > 0 {
+		args = append(args, fmt.Sprintf("-crf:v:%d", k), strconv.Itoa(r.CRF))
+	} else {
+		args = append(args, fmt.Sprintf("-b:v:%d", k), kbps(r.Bitrate))
+	}
+	args = append(args,
+		fmt.Sprintf("-maxrate:v:%d", k), kbps(r.MaxRate),
+		fmt.Sprintf("-bufsize:v:%d", k), kbps(r.BufSize),
+	)
+	if r.Refs > 0 {
+		args = append(args, fmt.Sprintf("-refs:v:%d", k), strconv.Itoa(r.Refs))
+	}
 	return args
 }
 

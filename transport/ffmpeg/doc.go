@@ -152,7 +152,17 @@
 // flagged (a framecrc of the stream copied whole against a copy through
 // filter_units=pass_types=5, no decode): intra refresh and open GOPs flag
 // recovery points as keyframes, where the HLS muxer would cut segments no
-// decoder can start from. The encoded rungs then take -force_key_frames
+// decoder can start from.
+//
+// DecideFastPath runs that check beside EstimateKbps, which encodes
+// samples of the source as the top rung would be (4 s, one segment, per
+// two minutes of source, at least one, at most three, joined by the concat
+// filter, raw H.264 counted on stdout): a copy spending more than 1.5 times that estimate is
+// refused and the rung encoded (a screen recording uploaded at 1.4 Mbit/s
+// whose 1080p target needs 160 kbit/s). A source under 16 s is not
+// sampled.
+//
+// The encoded rungs then take -force_key_frames
 // source (and -g 600, so x264 adds none of its own), so every rung cuts at
 // the same times, and caps scaled by the copied stream's share of the top
 // rung's cap (FastPath.Rungs, never below 32 kbit/s, their VBV buffers

@@ -160,6 +160,9 @@ type FastPath struct {
 	Why          string // when !Video: the first condition not met
 	// Kbps is the copied video's average bitrate (kbit/s), when Video.
 	Kbps float64
+	// EncodedKbps is what the top rung's quality target would spend
+	// instead (EstimateKbps), when DecideFastPath measured it; 0 when not.
+	EncodedKbps float64
 }
 
 // minFastKbps is the least cap Rungs leaves an encoded rung, and
@@ -246,6 +249,43 @@ func ChooseFastPath(info Info, top Rung) FastPath {
 	f := FastPath{Video: true, Kbps: kbit}
 	f.Audio = info.HasAudio && s.AudioCodec == "aac" && s.AudioProfile == "LC" &&
 		s.AudioChannels >= 1 && s.AudioChannels <= 2 && (s.AudioRate == 44100 || s.AudioRate == 48000)
+	return f
+}
+
+// DecideFastPath is ChooseFastPath, then the two checks that read the
+// source, side by side: its keyframes (CheckKeyframes) and what encoding
+// the top rung would spend instead (EstimateKbps): a copy over overspend
+// times that is refused, and so is one either check fails on (the ladder
+// then encodes every rung, as for any other source).
+func DecideFastPath(ctx context.Context, in Input, info Info, top Rung, j Jail) FastPath {
+	f := ChooseFastPath(info, top)
+	if !f.Video {
+		return f
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var est float64
+	var sampled bool
+	var estErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		est, sampled, estErr = EstimateKbps(ctx, in, info, top, j)
+	}()
+	keyErr := CheckKeyframes(ctx, in, info, j)
+	if keyErr != nil {
+		cancel() // the estimate decides nothing now
+	}
+	<-done
+	switch {
+	case keyErr != nil:
+		return FastPath{Why: "keyframes: " + keyErr.Error()}
+	case estErr != nil:
+		return FastPath{Why: estErr.Error()}
+	case sampled && f.Kbps > overspend*est:
+		return FastPath{Why: fmt.Sprintf("%.0f kbit/s is over %g times the %.0f kbit/s the top rung's quality target spends on it", f.Kbps, overspend, est)}
+	}
+	f.EncodedKbps = est
 	return f
 }
 

@@ -324,3 +324,63 @@ func TestCheckKeyframes(t *testing.T) {
 		t.Logf("%s: %v", filepath.Base(tt.path), err)
 	}
 }
+
+// TestDecideFastPath: a source the fast path would take is copied only
+// while it spends at most 1.5 times what the top rung's quality target
+// spends on its pictures, measured on samples of it: a still screen
+// uploaded at 700 kbit/s (360p, whose target spends a tenth of that) is
+// encoded; the same screen encoded near the target is copied, and the
+// estimate agrees with the copy's own bitrate; a clip too short to be
+// sampled is copied as before.
+func TestDecideFastPath(t *testing.T) {
+	dir := t.TempDir()
+	screen := func(name string, seconds string, opts ...string) ffmpeg.Input {
+		path := filepath.Join(dir, name)
+		ffmpegtest.Run(t, append(append([]string{"-f", "lavfi", "-i", "testsrc=size=640x360:rate=25", "-t", seconds,
+			"-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "50"}, opts...), path)...)
+		in, err := ffmpeg.OpenInput(path, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in
+	}
+	overspent := screen("overspent.mp4", "17", "-preset", "ultrafast", "-b:v", "700k", "-minrate", "700k", "-maxrate", "700k", "-bufsize", "700k", "-x264-params", "nal-hrd=cbr:filler=1")
+	trimmed := func(seconds int) ffmpeg.Input {
+		path := filepath.Join(dir, "short.mp4")
+		ffmpegtest.Run(t, "-i", overspent.Path, "-t", strconv.Itoa(seconds), "-c", "copy", path)
+		return ffmpeg.Input{Path: path, Demuxer: overspent.Demuxer}
+	}
+	tests := []struct {
+		name    string
+		in      ffmpeg.Input
+		copied  bool
+		sampled bool
+	}{
+		{"a still screen at 700 kbit/s", overspent, false, true},
+		{"the same screen near its quality target", screen("lean.mp4", "17", "-preset", "veryfast", "-crf", "21"), true, true},
+		{"a still screen at 700 kbit/s too short to sample", trimmed(10), true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			info := probeFile(t, tt.in.Path)
+			top := ffmpeg.Ladder(info)[0]
+			if chosen := ffmpeg.ChooseFastPath(info, top); !chosen.Video {
+				t.Fatalf("ChooseFastPath refuses the clip: %s", chosen.Why)
+			}
+			got := ffmpeg.DecideFastPath(context.Background(), tt.in, info, top, ffmpeg.Jail{})
+			t.Logf("%+v", got)
+			if got.Video != tt.copied {
+				t.Fatalf("copied %t (%+v), want %t", got.Video, got, tt.copied)
+			}
+			if !tt.copied && !strings.Contains(got.Why, "quality target") {
+				t.Errorf("why %q", got.Why)
+			}
+			if tt.copied && (got.EncodedKbps > 0) != tt.sampled {
+				t.Errorf("estimate %.0f kbit/s, want one: %t", got.EncodedKbps, tt.sampled)
+			}
+			if tt.copied && tt.sampled && (got.EncodedKbps < got.Kbps/1.5 || got.EncodedKbps > got.Kbps*1.5) {
+				t.Errorf("estimate %.0f kbit/s for a copy encoded near the target at %.0f", got.EncodedKbps, got.Kbps)
+			}
+		})
+	}
+}

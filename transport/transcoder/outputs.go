@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"image/jpeg"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -32,21 +33,18 @@ type plan struct {
 // extras plans what an attempt makes besides the ladder: the storyboard
 // sprite, at the lowest rung's aspect, and the fast path (whose
 // candidate's keyframes are decoded first: every one must be what the
-// copied rung promises, an IDR frame of its size).
+// copied rung promises, an IDR frame of its size; and whose bitrate must
+// not be far over what encoding the rung would spend).
 func extras(ctx context.Context, log *slog.Logger, in ffmpeg.Input, info ffmpeg.Info, rungs []ffmpeg.Rung, jail ffmpeg.Jail) plan {
 	if len(rungs) == 0 {
 		return plan{}
 	}
 	low := rungs[len(rungs)-1]
-	x := plan{Extras: ffmpeg.Extras{Fast: ffmpeg.ChooseFastPath(info, rungs[0])},
+	x := plan{Extras: ffmpeg.Extras{Fast: ffmpeg.DecideFastPath(ctx, in, info, rungs[0], jail)},
 		storyboard: ffmpeg.PlanStoryboard(info, low.Width, low.Height)}
 	if x.Fast.Video {
-		if err := ffmpeg.CheckKeyframes(ctx, in, info, jail); err != nil {
-			x.Fast = ffmpeg.FastPath{Why: "keyframes: " + err.Error()}
-		}
-	}
-	if x.Fast.Video {
-		log.Info("fast path: the top rung copies the source's video", "rung", rungs[0].Name, "audio_copied", x.Fast.Audio)
+		log.Info("fast path: the top rung copies the source's video", "rung", rungs[0].Name, "audio_copied", x.Fast.Audio,
+			"kbps", math.Round(x.Fast.Kbps), "encoded_kbps_estimate", math.Round(x.Fast.EncodedKbps))
 	} else {
 		log.Debug("no fast path", "why", x.Fast.Why)
 	}

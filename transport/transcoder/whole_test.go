@@ -105,7 +105,7 @@ func indexFirst(t *testing.T, path string) string {
 }
 
 // takesFastPath says whether the transcoder's ladder copies the top rung
-// of the file at path: its probe, ladder and keyframe check.
+// of the file at path: its probe, ladder and the fast path's decision.
 func takesFastPath(t *testing.T, path string) bool {
 	t.Helper()
 	in, err := ffmpeg.OpenInput(path, "")
@@ -117,8 +117,5 @@ func takesFastPath(t *testing.T, path string) bool {
 		t.Fatal(err)
 	}
 	rungs := ffmpeg.Ladder(info)
-	if len(rungs) == 0 || !ffmpeg.ChooseFastPath(info, rungs[0]).Video {
-		return false
-	}
-	return ffmpeg.CheckKeyframes(context.Background(), in, info, ffmpeg.Jail{}) == nil
+	return len(rungs) > 0 && ffmpeg.DecideFastPath(context.Background(), in, info, rungs[0], ffmpeg.Jail{}).Video
 }

@@ -275,10 +275,7 @@ func joinFloats(xs []float64) string {
 // with the default settings: the fast path when the source takes it, then
 // the download remux (the storyboard's tiles come from the stills' pass).
 func ladderAsKino(ctx context.Context, in ffmpeg.Input, info ffmpeg.Info, rungs []ffmpeg.Rung, out string) error {
-	x := ffmpeg.Extras{Fast: ffmpeg.ChooseFastPath(info, rungs[0])}
-	if x.Fast.Video && ffmpeg.CheckKeyframes(ctx, in, info, ffmpeg.Jail{}) != nil {
-		x.Fast = ffmpeg.FastPath{}
-	}
+	x := ffmpeg.Extras{Fast: ffmpeg.DecideFastPath(ctx, in, info, rungs[0], ffmpeg.Jail{})}
 	rungs = x.Fast.Rungs(rungs)
 	if err := lanesAsKino(ctx, in, info, rungs, x, filepath.Join(out, "hls")); err != nil {
 		return err
