@@ -187,9 +187,14 @@ func StartNode(dataDir, listen string, cluster *Cluster) (*Embedded, error) {
 	}
 	e := &Embedded{dataDir: dataDir, opts: opts.Clone()}
 	srv, err := e.start()
-	if errors.Is(err, errNotReady) {
+	switch {
+	case errors.Is(err, errNotReady):
 		return nil, fmt.Errorf("start nats: %w (is %s in use?)", err, listen)
-	} else if err != nil {
+	case errors.Is(err, errListenInUse):
+		// Taken between checkFree and the server's own listen: another
+		// kino started at the same instant.
+		return nil, fmt.Errorf("start nats: %s: %w by another process (another kino serve or nats-server?)", listen, ErrAddressInUse)
+	case err != nil:
 		return nil, fmt.Errorf("start nats: %w", err)
 	}
 	e.srv = srv
@@ -200,21 +205,67 @@ func StartNode(dataDir, listen string, cluster *Cluster) (*Embedded, error) {
 	return e, nil
 }
 
-// start starts a server with (a copy of) e's options.
+// start starts a server with (a copy of) e's options. A fatal error the
+// server reports while starting (it could not listen) ends the wait for
+// readiness at once.
 func (e *Embedded) start() (*server.Server, error) {
 	srv, err := server.NewServer(e.opts.Clone())
 	if err != nil {
 		return nil, err
 	}
+	fatal := &fatalLog{err: make(chan error, 1)}
+	srv.SetLoggerV2(fatal, false, false, false)
 	srv.Start()
-	if !srv.ReadyForConnections(30 * time.Second) {
-		srv.Shutdown()
-		return nil, errNotReady
+	deadline := time.Now().Add(readyWait)
+	for !srv.ReadyForConnections(readyPoll) {
+		select {
+		case err := <-fatal.err:
+			srv.Shutdown()
+			return nil, err
+		default:
+		}
+		if time.Now().After(deadline) {
+			srv.Shutdown()
+			return nil, errNotReady
+		}
 	}
 	return srv, nil
 }
 
-var errNotReady = errors.New("not ready after 30s")
+const (
+	readyWait = 30 * time.Second
+	readyPoll = 50 * time.Millisecond
+)
+
+var (
+	errNotReady    = errors.New("not ready after 30s")
+	errListenInUse = errors.New("listen: address already in use")
+)
+
+// fatalLog is the embedded server's logger: it drops every line (kino's
+// own log says what the server does) but the first fatal error, which the
+// standalone nats-server would exit on, and hands it to start.
+type fatalLog struct {
+	once sync.Once
+	err  chan error
+}
+
+func (l *fatalLog) Fatalf(format string, v ...any) {
+	l.once.Do(func() {
+		msg := fmt.Sprintf(format, v...)
+		if strings.Contains(msg, "address already in use") {
+			l.err <- fmt.Errorf("%w (%s)", errListenInUse, msg)
+			return
+		}
+		l.err <- errors.New(msg)
+	})
+}
+
+func (*fatalLog) Noticef(string, ...any) {}
+func (*fatalLog) Warnf(string, ...any)   {}
+func (*fatalLog) Errorf(string, ...any)  {}
+func (*fatalLog) Debugf(string, ...any)  {}
+func (*fatalLog) Tracef(string, ...any)  {}
 
 func (e *Embedded) server() *server.Server {
 	e.mu.Lock()
