@@ -166,14 +166,25 @@ type creation struct {
 // partial uploads it never finishes.
 func MaxUnfinished(l domain.Limits) int { return max(2, 2*l.ConcurrentUploads) }
 
+// byteCount reads a header tus defines as a non-negative integer
+// (Upload-Length, Upload-Offset): decimal digits only, where strconv alone
+// also takes a sign ("+5").
+func byteCount(raw string) (int64, bool) {
+	if raw == "" || strings.Trim(raw, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(raw, 10, 64)
+	return n, err == nil
+}
+
 // createUpload is tus's creation (and creation-with-upload).
 func (h *Handler) createUpload(w http.ResponseWriter, r *http.Request, c Caller, cr creation) error {
 	if r.Header.Get("Upload-Defer-Length") != "" || r.Header.Get("Upload-Concat") != "" {
 		return errBadRequest("Upload-Defer-Length and Upload-Concat are not supported: send Upload-Length")
 	}
 	raw := r.Header.Get("Upload-Length")
-	length, err := strconv.ParseInt(raw, 10, 64)
-	if raw == "" || err != nil || length < 0 {
+	length, ok := byteCount(raw)
+	if !ok {
 		return errBadRequest("Upload-Length must be the size of the file in bytes (got %q)", raw)
 	}
 	if length == 0 {
@@ -411,8 +422,8 @@ func (h *Handler) patchUpload(w http.ResponseWriter, r *http.Request, t tusTarge
 		return err
 	}
 	raw := r.Header.Get("Upload-Offset")
-	offset, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil || offset < 0 {
+	offset, ok := byteCount(raw)
+	if !ok {
 		return errBadRequest("Upload-Offset must be the offset in bytes this chunk starts at (got %q)", raw)
 	}
 	if found.Finished {

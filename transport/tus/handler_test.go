@@ -151,6 +151,7 @@ func TestTusCreationChecks(t *testing.T) {
 		{"another tus version", map[string]string{"Tus-Resumable": "0.2.2", "Upload-Length": "10", "Upload-Metadata": meta}, 412, "Precondition failed"},
 		{"no Upload-Length", map[string]string{"Upload-Metadata": meta}, 400, "Bad request"},
 		{"negative Upload-Length", map[string]string{"Upload-Length": "-1", "Upload-Metadata": meta}, 400, "Bad request"},
+		{"signed Upload-Length", map[string]string{"Upload-Length": "+10", "Upload-Metadata": meta}, 400, "Bad request"},
 		{"deferred length", map[string]string{"Upload-Defer-Length": "1", "Upload-Metadata": meta}, 400, "Bad request"},
 		{"empty file", map[string]string{"Upload-Length": "0", "Upload-Metadata": meta}, 400, "Bad request"},
 		{"larger than the plan", map[string]string{"Upload-Length": strconv.Itoa(1<<20 + 1), "Upload-Metadata": meta}, 413, "File too large"},
@@ -201,6 +202,9 @@ func TestTusPatchChecks(t *testing.T) {
 		{"offset ahead", func() tustest.Response { return a.Patch(loc, key, 2000, file[2000:3000]) }, 409, "Conflict"},
 		{"no offset", func() tustest.Response {
 			return a.Tus("PATCH", loc, key, nil, file[1000:2000])
+		}, 400, "Bad request"},
+		{"signed offset", func() tustest.Response {
+			return a.Tus("PATCH", loc, key, map[string]string{"Upload-Offset": "+1000", "Content-Type": "application/offset+octet-stream"}, file[1000:2000])
 		}, 400, "Bad request"},
 		{"wrong content type", func() tustest.Response {
 			return a.Patch(loc, key, 1000, file[1000:2000], "Content-Type", "application/octet-stream")
