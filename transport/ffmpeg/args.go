@@ -363,15 +363,34 @@ func audioMap(info Info) []string {
 // otherwise repeat each frame to fill the gaps, 61 frames over 59 minutes
 // becoming 106 000 frames per rendition. "" when no cap is needed.
 func rateCap(info Info) string {
-	nominal := max(info.FrameRate, info.EncodeRate)
-	if info.Frames < 2 || info.Span <= 0 || nominal <= 0 {
-		return ""
-	}
-	rate := max(math.Ceil(float64(info.Frames)/info.Span), minCappedRate)
-	if rate*sparserFactor > nominal {
+	rate, ok := cappedRate(info)
+	if !ok {
 		return ""
 	}
 	return "fps=" + strconv.FormatFloat(rate, 'f', -1, 64)
+}
+
+// cappedRate is the rate rateCap encodes a far sparser file at, and
+// whether it does.
+func cappedRate(info Info) (float64, bool) {
+	nominal := max(info.FrameRate, info.EncodeRate)
+	if info.Frames < 2 || info.Span <= 0 || nominal <= 0 {
+		return 0, false
+	}
+	rate := max(math.Ceil(float64(info.Frames)/info.Span), minCappedRate)
+	return rate, rate*sparserFactor <= nominal
+}
+
+// OutputRate is the highest frame rate of the ladder's video: the rate
+// rateCap encodes a far sparser file at, else the constant rate ffmpeg
+// encodes at (its guess from the headers: it drops or repeats frames to
+// keep it) or the probed average, whichever is higher (a copied top rung
+// keeps the source's own, steady on the fast path). 0: unknown.
+func OutputRate(info Info) float64 {
+	if rate, ok := cappedRate(info); ok {
+		return rate
+	}
+	return max(info.EncodeRate, info.FrameRate)
 }
 
 // seconds formats a time offset for -ss with millisecond precision.

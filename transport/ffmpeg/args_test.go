@@ -73,3 +73,25 @@ func TestHLSArgsWithoutRungsUsesLadder(t *testing.T) {
 		t.Errorf("HLSArgs(nil rungs) =\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestOutputRate: the ladder's FRAME-RATE is the rate ffmpeg encodes at
+// (or the probed average, if higher), or the rate a far sparser file is
+// encoded at.
+func TestOutputRate(t *testing.T) {
+	tests := []struct {
+		name string
+		info Info
+		want float64
+	}{
+		{"steady", Info{FrameRate: 25, EncodeRate: 25, Frames: 250, Span: 10}, 25},
+		{"variable, encoded at its nominal rate", Info{FrameRate: 29.5, EncodeRate: 30, Frames: 295, Span: 10}, 30},
+		{"no guess from the headers", Info{FrameRate: 24, Frames: 240, Span: 10}, 24},
+		{"sparse: a frame every 10 s at a nominal 25", Info{FrameRate: 25, EncodeRate: 25, Frames: 10, Span: 100}, 1},
+		{"unknown", Info{}, 0},
+	}
+	for _, tt := range tests {
+		if got := OutputRate(tt.info); got != tt.want {
+			t.Errorf("%s: OutputRate = %g, want %g", tt.name, got, tt.want)
+		}
+	}
+}

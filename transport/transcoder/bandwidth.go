@@ -17,9 +17,10 @@ import (
 // quality target (CRF) under a cap says nothing of what a rung really
 // needs: a slide talk's 1080p may average a tenth of its cap, and a
 // player choosing by the guess would never pick it on a modest link.
-// The CODECS ffmpeg left out are filled too (fillCodecs), even when the
-// measure fails. Read and written inside work, no link followed.
-func measureBandwidth(work string) error {
+// The CODECS ffmpeg left out are filled too (fillCodecs), and FRAME-RATE
+// set to rate (setFrameRate), even when the measure fails. Read and
+// written inside work, no link followed.
+func measureBandwidth(work string, rate float64) error {
 	root, err := os.OpenRoot(work)
 	if err != nil {
 		return err
@@ -69,6 +70,7 @@ func measureBandwidth(work string) error {
 		}
 		err = berr
 	}
+	setFrameRate(m, rate)
 	if cerr := fillCodecs(root, m); cerr != nil { // codecs.go
 		err = errors.Join(err, fmt.Errorf("%s: a variant's CODECS left out: %w", media.MasterName, cerr))
 	}

@@ -3,9 +3,11 @@ package transcoder
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path"
 	"slices"
+	"strconv"
 	"syscall"
 
 	"github.com/kino-video/kino/transport/hls"
@@ -49,13 +51,30 @@ func fillCodecs(root *os.Root, m *hls.Master) error {
 	return errors.Join(errs...)
 }
 
-// withCodecs is the master playlist data with fillCodecs applied, and
-// fillCodecs' error; data as it was when it does not parse.
-func withCodecs(root *os.Root, data []byte) ([]byte, error) {
+// setFrameRate gives every variant stream of m the FRAME-RATE attribute:
+// rate (frames per second, the ladder's highest, ffmpeg.OutputRate)
+// rounded to three decimals, as RFC 8216 writes it. ffmpeg writes none; a
+// player may pass over a variant whose rate its device cannot decode. A
+// rate of 0 (unknown) leaves m as it is.
+func setFrameRate(m *hls.Master, rate float64) {
+	if rate <= 0 || math.IsInf(rate, 0) || math.IsNaN(rate) {
+		return
+	}
+	v := strconv.FormatFloat(math.Round(rate*1000)/1000, 'f', 3, 64)
+	for i := range m.Variants {
+		m.Variants[i].Attrs = m.Variants[i].Attrs.SetAfter("FRAME-RATE", v, "RESOLUTION")
+	}
+}
+
+// describeVariants is the master playlist data with fillCodecs and
+// setFrameRate applied, and fillCodecs' error; data as it was when it
+// does not parse.
+func describeVariants(root *os.Root, data []byte, rate float64) ([]byte, error) {
 	m, err := hls.ParseMaster(data)
 	if err != nil {
 		return data, err
 	}
+	setFrameRate(m, rate)
 	ferr := fillCodecs(root, m)
 	out, err := m.Encode()
 	if err != nil {

@@ -76,15 +76,15 @@ func TestWithCodecs(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer root.Close()
-			out, err := withCodecs(root, []byte(master))
+			out, err := describeVariants(root, []byte(master), 0)
 			if err != nil && !strings.Contains(string(out), "RESOLUTION=640x360,AUDIO=\"a\"") {
-				t.Fatalf("withCodecs failed (%v) and changed the variant:\n%s", err, out)
+				t.Fatalf("describeVariants failed (%v) and changed the variant:\n%s", err, out)
 			}
 			switch {
 			case err != nil && !strings.Contains(err.Error(), tt.want):
-				t.Fatalf("withCodecs: %v, want %q", err, tt.want)
+				t.Fatalf("describeVariants: %v, want %q", err, tt.want)
 			case err == nil && !strings.Contains(string(out), tt.want):
-				t.Fatalf("withCodecs:\n%s\nwant %s", out, tt.want)
+				t.Fatalf("describeVariants:\n%s\nwant %s", out, tt.want)
 			case err == nil && !strings.Contains(string(out), `RESOLUTION=426x240,CODECS="avc1.640015,mp4a.40.2",AUDIO="a"`):
 				t.Fatalf("the 240p's attributes changed:\n%s", out)
 			}

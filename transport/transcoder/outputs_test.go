@@ -164,8 +164,8 @@ func TestFastPath(t *testing.T) {
 	}
 	// Every variant names its codecs, the copied one's from the source's
 	// avcC (Constrained Baseline: profile 0x42, constraint flags 0xc0),
-	// while processing and after: hls.js switches only between variants
-	// of the codecs it started with.
+	// and its frame rate, while processing and after: hls.js switches only
+	// between variants of the codecs it started with.
 	mu.Lock()
 	masters := append(slices.Clone(early), e.read(fast, "hls/master.m3u8"), e.read(slow, "hls/master.m3u8"))
 	mu.Unlock()
@@ -181,6 +181,9 @@ func TestFastPath(t *testing.T) {
 		for _, inf := range infs {
 			if !strings.Contains(inf, `CODECS="avc1.`) || !strings.Contains(inf, `,mp4a.40.2"`) {
 				t.Errorf("a variant without its codecs: %s", inf)
+			}
+			if !strings.Contains(inf, ",FRAME-RATE=25.000") { // the sources' rate
+				t.Errorf("a variant without its frame rate: %s", inf)
 			}
 		}
 	}

@@ -73,6 +73,7 @@ type early struct {
 	res        []string // the rungs of the first master, for MarkPlayable
 	high       []string // the high lane's rungs, when the ladder is split into lanes
 	total      float64  // seconds the ladder encodes
+	rate       float64  // frames per second of the ladder's video (FRAME-RATE)
 	began      time.Time
 	root       *os.Root // the work directory, read without leaving it
 
@@ -115,7 +116,7 @@ type segment struct {
 // rule, the merged master listing every rung replaces it, for the viewers
 // who come after.
 func (t *Transcoder) publishEarly(ctx context.Context, log *slog.Logger, id, work string, info ffmpeg.Info, rungs []ffmpeg.Rung, split int) *early {
-	e := &early{t: t, log: log, id: id, work: work, staged: work + stagedSuffix, total: info.Length(),
+	e := &early{t: t, log: log, id: id, work: work, staged: work + stagedSuffix, total: info.Length(), rate: ffmpeg.OutputRate(info),
 		began: time.Now(), published: map[string][]segment{}, quit: make(chan struct{}), done: make(chan struct{}),
 		ready: make(chan struct{})}
 	for k, r := range rungs {
@@ -277,7 +278,7 @@ func (e *early) publish(ctx context.Context) error {
 		if err == nil {
 			var cerr error
 			// Every listed rendition has its initialization segment.
-			if data, cerr = withCodecs(e.root, data); cerr != nil {
+			if data, cerr = describeVariants(e.root, data, e.rate); cerr != nil {
 				e.log.Warn("the master published while processing lacks a variant's CODECS", "err", cerr)
 			}
 			err = e.stageFile(media.MasterName, data)
@@ -354,6 +355,10 @@ func (e *early) publishWhole(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+	}
+	merged, cerr := describeVariants(e.root, merged, e.rate)
+	if cerr != nil {
+		e.log.Warn("the master published while processing lacks a variant's CODECS", "err", cerr)
 	}
 	if err := e.stageFile(media.MasterName, merged); err != nil {
 		return err

@@ -614,7 +614,7 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id string,
 	if err := verifyOutputs(work, res, info.HasAudio); err != nil {
 		return done, err
 	}
-	if err := measureBandwidth(work); err != nil { // bandwidth.go
+	if err := measureBandwidth(work, ffmpeg.OutputRate(info)); err != nil { // bandwidth.go
 		// The outputs are whole (verified): a master with ffmpeg's
 		// estimates, or without a copied variant's CODECS, plays, and
 		// encoding again would measure the same.
