@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/kino-video/kino/cmd/kino/bench"
@@ -135,5 +139,48 @@ func BenchmarkUpload(b *testing.B) {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 		}
+	})
+}
+
+// BenchmarkWrites measures POST /v1/collections from 8 clients through the
+// real serve wiring (authentication, the decision, the append), beside
+// the bare append handler kino bench compares it with.
+func BenchmarkWrites(b *testing.B) {
+	h := start(b, b.TempDir(), benchPlans)
+	key := h.account("bench", domain.PlanBusiness)
+	client := benchClient()
+	var n atomic.Int64 // slugs stay unique across the benchmark's rounds
+	post := func(b *testing.B, url, key string) {
+		b.SetParallelism(4) // 8 clients on 2 cores, as kino bench's writes
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				req, _ := http.NewRequest("POST", url, strings.NewReader(fmt.Sprintf(`{"slug":"c%d","name":"Collection"}`, n.Add(1))))
+				req.Header.Set("Content-Type", "application/json")
+				if key != "" {
+					req.Header.Set("Authorization", "Bearer "+key)
+				}
+				resp, err := client.Do(req)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 201 {
+					b.Errorf("status %d", resp.StatusCode)
+					return
+				}
+			}
+		})
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmd/s")
+	}
+	b.Run("kino", func(b *testing.B) { post(b, h.url+"/v1/collections", key) })
+	b.Run("baseline-bare-append", func(b *testing.B) {
+		url, stop, err := bench.BareAppend(context.Background(), h.m.store)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer stop()
+		post(b, url, "")
 	})
 }
