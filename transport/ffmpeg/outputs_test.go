@@ -328,7 +328,7 @@ func TestCheckKeyframes(t *testing.T) {
 // TestDecideFastPath: a source the fast path would take is copied only
 // while it spends at most 1.5 times what the top rung's quality target
 // spends on its pictures, measured on samples of it: a still screen
-// uploaded at 700 kbit/s (360p, whose target spends a tenth of that) is
+// uploaded at 380 kbit/s (240p, whose target spends a tenth of that) is
 // encoded; the same screen encoded near the target is copied, and the
 // estimate agrees with the copy's own bitrate; a clip too short to be
 // sampled is copied as before.
@@ -336,7 +336,7 @@ func TestDecideFastPath(t *testing.T) {
 	dir := t.TempDir()
 	screen := func(name string, seconds string, opts ...string) ffmpeg.Input {
 		path := filepath.Join(dir, name)
-		ffmpegtest.Run(t, append(append([]string{"-f", "lavfi", "-i", "testsrc=size=640x360:rate=25", "-t", seconds,
+		ffmpegtest.Run(t, append(append([]string{"-f", "lavfi", "-i", "testsrc=size=426x240:rate=25", "-t", seconds,
 			"-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "50"}, opts...), path)...)
 		in, err := ffmpeg.OpenInput(path, "")
 		if err != nil {
@@ -344,7 +344,7 @@ func TestDecideFastPath(t *testing.T) {
 		}
 		return in
 	}
-	overspent := screen("overspent.mp4", "17", "-preset", "ultrafast", "-b:v", "700k", "-minrate", "700k", "-maxrate", "700k", "-bufsize", "700k", "-x264-params", "nal-hrd=cbr:filler=1")
+	overspent := screen("overspent.mp4", "17", "-preset", "ultrafast", "-b:v", "380k", "-minrate", "380k", "-maxrate", "380k", "-bufsize", "380k", "-x264-params", "nal-hrd=cbr:filler=1")
 	trimmed := func(seconds int) ffmpeg.Input {
 		path := filepath.Join(dir, "short.mp4")
 		ffmpegtest.Run(t, "-i", overspent.Path, "-t", strconv.Itoa(seconds), "-c", "copy", path)
@@ -356,9 +356,9 @@ func TestDecideFastPath(t *testing.T) {
 		copied  bool
 		sampled bool
 	}{
-		{"a still screen at 700 kbit/s", overspent, false, true},
-		{"the same screen near its quality target", screen("lean.mp4", "17", "-preset", "veryfast", "-crf", "21"), true, true},
-		{"a still screen at 700 kbit/s too short to sample", trimmed(10), true, false},
+		{"a still screen at 380 kbit/s", overspent, false, true},
+		{"the same screen near its quality target", screen("lean.mp4", "17", "-preset", "veryfast", "-crf", "20"), true, true},
+		{"a still screen at 380 kbit/s too short to sample", trimmed(10), true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
