@@ -154,13 +154,15 @@
 // recovery points as keyframes, where the HLS muxer would cut segments no
 // decoder can start from.
 //
-// DecideFastPath runs that check beside EstimateKbps, which encodes
-// samples of the source as the top rung would be (4 s, one segment, per
-// two minutes of source, at least one, at most three, joined by the concat
-// filter, raw H.264 counted on stdout): a copy spending more than 1.5 times that estimate is
-// refused and the rung encoded (a screen recording uploaded at 1.4 Mbit/s
-// whose 1080p target needs 160 kbit/s). A source under 16 s is not
-// sampled.
+// DecideFastPath runs that check beside EstimateRate, which encodes
+// samples of the source as the top rung would be (4 s, one segment, on
+// whole seconds, one per two minutes begun, at most three and at most
+// three 1080p samples' pixels, joined by the concat filter, raw H.264
+// counted on stdout) and sets their bytes against the source's own in the
+// same seconds (the packet scan's bytes by second): a copy spending more
+// than 1.5 times what the encoder would on the same pictures is refused
+// and the rung encoded (a screen recording uploaded at 1.4 Mbit/s whose
+// 1080p target needs 160 kbit/s). A source under 16 s is not sampled.
 //
 // The encoded rungs then take -force_key_frames
 // source (and -g 600, so x264 adds none of its own), so every rung cuts at

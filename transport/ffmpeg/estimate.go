@@ -17,44 +17,56 @@ import (
 // stays: its pictures are the upload's own, and it saves the top rung's
 // encode.
 //
-// EstimateKbps measures the target on samples of the source, each one
-// segment long (the ladder's GOP: every segment starts with a keyframe,
-// whose cost a shorter sample would overweigh): one for each
-// estimateEvery seconds of source, at least one, at most
-// maxEstimateSamples, spread evenly. A 4 s sample at 1080p costs 2.5 to 6
-// CPU seconds and holds the ladder back by about 2.5 s on 2 cores, so a
-// video of up to two minutes gets one. A source shorter than minEstimated
-// is not sampled: its copy holds few bytes, and a sample would cost a
-// large share of the encode it decides on. A wrong estimate costs little:
-// too low, the rung is encoded to the quality target every other upload
-// gets; too high, the copy is kept, as before there was an estimate.
+// EstimateRate encodes samples of the source as the rung would be, each
+// one segment long (the ladder's GOP: every segment starts with a
+// keyframe, whose cost a shorter sample would overweigh) and starting on
+// a whole second, and compares their bytes with the source's own bytes in
+// the same seconds (the packet scan's, Source.seconds): the same pictures
+// on both sides, so a sample that happens to fall on the file's easiest
+// or hardest stretch does not skew the comparison much as long as the
+// source spends its bits as an encoder would (with a quality target). A
+// source at a constant bitrate spends as much on its easy stretches as on
+// its hard ones, and is judged by the stretches sampled.
+//
+// A source gets one sample per two minutes begun, at most
+// maxEstimateSamples, spread evenly, and no more than fit in the pixels of
+// that many 1080p samples (a 4 s 1080p sample costs 2.5 to 6 CPU seconds
+// and holds the ladder back by 1.5 to 2.5 s on 2 cores; a 2160p one, four
+// times that). A source shorter than minEstimated is not sampled: a
+// sample would cost a large share of the encode it decides on; its copy
+// is at most 16 s at the top rung's cap.
 const (
 	overspend          = 1.5
 	minEstimated       = 16  // seconds: no sample of a shorter source
-	estimateEvery      = 120 // seconds of source per sample
+	estimateEvery      = 120 // seconds of source per sample, or fewer
 	maxEstimateSamples = 3
+	samplePixels       = maxEstimateSamples * 1920 * 1080 // the pixels of all samples' pictures, at most
 )
 
-// sample is a stretch of the source, in seconds.
-type sample struct{ at, length float64 }
+// sample is a stretch of the source, in whole seconds from its start.
+type sample struct{ at, length int }
 
-// estimateSamples are the stretches EstimateKbps encodes of a source of
-// length seconds: none under minEstimated.
-func estimateSamples(length float64) []sample {
+// estimateSamples are the stretches EstimateRate encodes of a source of
+// length seconds and w×h pixels: none under minEstimated.
+func estimateSamples(length float64, w, h int) []sample {
 	if length < minEstimated {
 		return nil
 	}
-	n := min(max(int(length/estimateEvery), 1), maxEstimateSamples)
+	n := min(int(math.Ceil(length/estimateEvery)), maxEstimateSamples)
+	if px := w * h; px > 0 {
+		n = min(n, max(samplePixels/px, 1))
+	}
+	last := int(length) - segmentSeconds // the latest start inside the source
 	out := make([]sample, 0, n)
 	for i := range n {
 		mid := (float64(i) + 0.5) * length / float64(n)
-		at := math.Max(0, math.Min(mid-segmentSeconds/2.0, length-segmentSeconds))
+		at := min(max(int(mid)-segmentSeconds/2, 0), last)
 		out = append(out, sample{at: at, length: segmentSeconds})
 	}
 	return out
 }
 
-// estimateArgs are the arguments of EstimateKbps's ffmpeg: every sample
+// estimateArgs are the arguments of EstimateRate's ffmpeg: every sample
 // an input of its own (seeked to its start, so only the GOPs it needs are
 // decoded), the samples joined and encoded as LadderArgs encodes rung top
 // (the same encoder, rate settings and keyframes), raw H.264 on stdout.
@@ -62,7 +74,7 @@ func estimateArgs(in Input, info Info, top Rung, samples []sample) []string {
 	args := []string{"-v", "error", "-nostdin"}
 	var pads strings.Builder
 	for k, s := range samples {
-		args = append(args, "-ss", seconds(s.at), "-t", seconds(s.length))
+		args = append(args, "-ss", fmt.Sprint(s.at), "-t", fmt.Sprint(s.length))
 		args = append(args, in.capped(info.MaxPixels)...)
 		pads.WriteString("[" + videoMapOf(k, info) + "]")
 	}
@@ -73,31 +85,57 @@ func estimateArgs(in Input, info Info, top Rung, samples []sample) []string {
 	return append(args, "-force_key_frames", Extras{}.keyFrames(), "-sc_threshold", "0", "-f", "h264", "pipe:1")
 }
 
-// EstimateKbps is the average bitrate (kbit/s) the ladder's encoder spends
-// on rung top for the source of info: samples of it encoded as the
-// ladder would, their bytes counted, nothing written. ok is false when
-// the source is too short to be sampled or top has no quality target
-// (a fixed bitrate spends what it is told).
-func EstimateKbps(ctx context.Context, in Input, info Info, top Rung, j Jail) (kbps float64, ok bool, err error) {
-	samples := estimateSamples(info.Length())
-	if len(samples) == 0 || top.CRF <= 0 {
-		return 0, false, nil
+// Estimate is what EstimateRate measured on the samples of a source.
+type Estimate struct {
+	Seconds float64 // the samples' length
+	Encoded int64   // bytes the top rung's encoder spent on them
+	Source  int64   // bytes the source spends on the same seconds; 0 when the scan does not say
+}
+
+// Ratio is how many times the bits encoding the rung would spend the
+// source spends on the same pictures: Source/Encoded, or, when the scan
+// does not say what the source spends where, its average bitrate kbps
+// against the samples'.
+func (e Estimate) Ratio(kbps float64) float64 {
+	if e.Encoded <= 0 {
+		return 0
 	}
-	var n int64
+	if e.Source > 0 {
+		return float64(e.Source) / float64(e.Encoded)
+	}
+	return kbps / (float64(e.Encoded) * 8 / 1000 / e.Seconds)
+}
+
+// EstimateRate encodes samples of the source of info as the ladder would
+// encode rung top, counting the bytes, writing nothing. ok is false when
+// the source is too short to be sampled or top has no quality target (a
+// fixed bitrate spends what it is told).
+func EstimateRate(ctx context.Context, in Input, info Info, top Rung, j Jail) (e Estimate, ok bool, err error) {
+	samples := estimateSamples(info.Length(), top.Width, top.Height)
+	if len(samples) == 0 || top.CRF <= 0 {
+		return Estimate{}, false, nil
+	}
 	_, err = runTool(ctx, j, "ffmpeg", estimateArgs(in, info, top, samples), func(r io.Reader) error {
 		var err error
-		n, err = io.Copy(io.Discard, r)
+		e.Encoded, err = io.Copy(io.Discard, r)
 		return err
 	})
 	if err != nil {
-		return 0, false, fmt.Errorf("estimate the top rung's bitrate: %w", err)
+		return Estimate{}, false, fmt.Errorf("estimate the top rung's bitrate: %w", err)
 	}
-	if n == 0 {
-		return 0, false, errors.New("estimate the top rung's bitrate: no frame encoded")
+	if e.Encoded == 0 {
+		return Estimate{}, false, errors.New("estimate the top rung's bitrate: no frame encoded")
 	}
-	var secs float64
 	for _, s := range samples {
-		secs += s.length
+		e.Seconds += float64(s.length)
 	}
-	return float64(n) * 8 / 1000 / secs, true, nil
+	for _, s := range samples {
+		n, in := info.Source.seconds.bytesIn(s.at, s.length)
+		if !in {
+			e.Source = 0
+			break
+		}
+		e.Source += n
+	}
+	return e, true, nil
 }

@@ -5,30 +5,58 @@ import (
 	"testing"
 )
 
-// TestEstimateSamples: one segment-long sample per two minutes of source,
-// at least one, at most three, spread evenly and inside the source; none
-// under 16 s.
+// TestEstimateSamples: one segment-long sample per two minutes begun, at
+// most three and no more than three 1080p samples' pixels, spread evenly,
+// on whole seconds inside the source; none under 16 s.
 func TestEstimateSamples(t *testing.T) {
 	tests := []struct {
 		length float64
+		w, h   int
 		want   []sample
 	}{
-		{0, nil},
-		{15.9, nil},
-		{16, []sample{{6, 4}}},
-		{200, []sample{{98, 4}}},
-		{240, []sample{{58, 4}, {178, 4}}},
-		{3600, []sample{{598, 4}, {1798, 4}, {2998, 4}}},
+		{0, 1920, 1080, nil},
+		{15.9, 1920, 1080, nil},
+		{16, 1920, 1080, []sample{{6, 4}}},
+		{16.9, 640, 360, []sample{{6, 4}}},
+		{120, 1920, 1080, []sample{{58, 4}}},
+		{130, 1920, 1080, []sample{{30, 4}, {95, 4}}},
+		{240, 1280, 720, []sample{{58, 4}, {178, 4}}},
+		{3600, 1920, 1080, []sample{{598, 4}, {1798, 4}, {2998, 4}}},
+		{3600, 2560, 1440, []sample{{1798, 4}}},
+		{3600, 3840, 2160, []sample{{1798, 4}}},
 	}
 	for _, tt := range tests {
-		got := estimateSamples(tt.length)
+		got := estimateSamples(tt.length, tt.w, tt.h)
 		if !slices.Equal(got, tt.want) && (len(got) != 0 || len(tt.want) != 0) {
-			t.Errorf("estimateSamples(%g) = %v, want %v", tt.length, got, tt.want)
+			t.Errorf("estimateSamples(%g, %dx%d) = %v, want %v", tt.length, tt.w, tt.h, got, tt.want)
 		}
 		for _, s := range got {
-			if s.at < 0 || s.at+s.length > tt.length {
+			if s.at < 0 || float64(s.at+s.length) > tt.length {
 				t.Errorf("estimateSamples(%g): %v is outside the source", tt.length, s)
 			}
 		}
+	}
+}
+
+// TestSecondBytes: the bytes of whole seconds from the first, only where
+// the scan covered every one.
+func TestSecondBytes(t *testing.T) {
+	var k keyScan
+	for i, size := range []int64{10, 20, 30, 40, 50} {
+		k.add(100+float64(i)+0.5, true, size, i == 0)
+	}
+	var s Source
+	k.fill(&s, 105)
+	for _, tt := range []struct {
+		from, length int
+		want         int64
+		ok           bool
+	}{{0, 5, 150, true}, {1, 3, 90, true}, {3, 2, 90, true}, {4, 2, 0, false}, {-1, 2, 0, false}} {
+		if got, ok := s.seconds.bytesIn(tt.from, tt.length); got != tt.want || ok != tt.ok {
+			t.Errorf("bytesIn(%d, %d) = %d, %t; want %d, %t", tt.from, tt.length, got, ok, tt.want, tt.ok)
+		}
+	}
+	if _, ok := (*secondBytes)(nil).bytesIn(0, 1); ok {
+		t.Error("no scan covers a second")
 	}
 }

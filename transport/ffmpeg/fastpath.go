@@ -46,6 +46,29 @@ type Source struct {
 	KeyFirst       bool    // the first video packet is a keyframe
 	MaxKeyInterval float64 // seconds: largest step between keyframes, or from the last one to the end
 	Keys           int     // packets flagged as keyframes (CheckKeyframes must decode as many alone)
+	// seconds are the video bytes by whole second (EstimateRate compares
+	// its samples with them); nil when the scan saw no timestamps.
+	seconds *secondBytes
+}
+
+// secondBytes are a video stream's packet bytes by whole second of
+// presentation time, from the first second with a packet on.
+type secondBytes struct {
+	first int64 // the first second: floor of the smallest timestamp
+	bytes []int64
+}
+
+// bytesIn is the bytes of the length whole seconds starting at seconds
+// from the first, and whether the scan covered them all.
+func (s *secondBytes) bytesIn(from, length int) (int64, bool) {
+	if s == nil || from < 0 || length <= 0 || from+length > len(s.bytes) {
+		return 0, false
+	}
+	var n int64
+	for _, b := range s.bytes[from : from+length] {
+		n += b
+	}
+	return n, true
 }
 
 // parseSource reads the fields of Source that ffprobe's header JSON gives
@@ -139,6 +162,13 @@ func (k *keyScan) fill(s *Source, end float64) {
 		secs = append(secs, sec)
 	}
 	slices.Sort(secs)
+	if len(secs) > 0 && secs[len(secs)-1]-secs[0] < maxBuckets {
+		sb := &secondBytes{first: secs[0], bytes: make([]int64, secs[len(secs)-1]-secs[0]+1)}
+		for _, sec := range secs {
+			sb.bytes[sec-sb.first] = k.buckets[sec]
+		}
+		s.seconds = sb
+	}
 	for _, from := range secs {
 		var sum int64
 		for sec := from; sec < from+segmentSeconds; sec++ {
@@ -161,8 +191,12 @@ type FastPath struct {
 	// Kbps is the copied video's average bitrate (kbit/s), when Video.
 	Kbps float64
 	// EncodedKbps is what the top rung's quality target would spend
-	// instead (EstimateKbps), when DecideFastPath measured it; 0 when not.
+	// instead on the whole source (its Kbps over EstimateRate's ratio),
+	// when DecideFastPath measured it; 0 when not.
 	EncodedKbps float64
+	// Overspent: DecideFastPath refused the copy for spending over
+	// overspend times EncodedKbps (Kbps and EncodedKbps say how much).
+	Overspent bool
 }
 
 // minFastKbps is the least cap Rungs leaves an encoded rung, and
@@ -254,23 +288,25 @@ func ChooseFastPath(info Info, top Rung) FastPath {
 
 // DecideFastPath is ChooseFastPath, then the two checks that read the
 // source, side by side: its keyframes (CheckKeyframes) and what encoding
-// the top rung would spend instead (EstimateKbps): a copy over overspend
-// times that is refused, and so is one either check fails on (the ladder
-// then encodes every rung, as for any other source).
-func DecideFastPath(ctx context.Context, in Input, info Info, top Rung, j Jail) FastPath {
+// the top rung would spend instead (EstimateRate): a copy spending over
+// overspend times that on the same pictures is refused (Overspent), and
+// so is one either check fails on (the ladder then encodes every rung, as
+// for any other source). err is the estimate's failure, for the log: the
+// keyframe check's is Why, as every other reason a source is not copied.
+func DecideFastPath(ctx context.Context, in Input, info Info, top Rung, j Jail) (FastPath, error) {
 	f := ChooseFastPath(info, top)
 	if !f.Video {
-		return f
+		return f, nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var est float64
+	var est Estimate
 	var sampled bool
 	var estErr error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		est, sampled, estErr = EstimateKbps(ctx, in, info, top, j)
+		est, sampled, estErr = EstimateRate(ctx, in, info, top, j)
 	}()
 	keyErr := CheckKeyframes(ctx, in, info, j)
 	if keyErr != nil {
@@ -279,14 +315,22 @@ func DecideFastPath(ctx context.Context, in Input, info Info, top Rung, j Jail) 
 	<-done
 	switch {
 	case keyErr != nil:
-		return FastPath{Why: "keyframes: " + keyErr.Error()}
+		return FastPath{Why: "keyframes: " + keyErr.Error()}, nil
 	case estErr != nil:
-		return FastPath{Why: estErr.Error()}
-	case sampled && f.Kbps > overspend*est:
-		return FastPath{Why: fmt.Sprintf("%.0f kbit/s is over %g times the %.0f kbit/s the top rung's quality target spends on it", f.Kbps, overspend, est)}
+		return FastPath{Why: estErr.Error()}, estErr
+	case !sampled:
+		return f, nil
 	}
-	f.EncodedKbps = est
-	return f
+	ratio := est.Ratio(f.Kbps)
+	if ratio <= 0 {
+		return f, nil
+	}
+	f.EncodedKbps = f.Kbps / ratio
+	if ratio > overspend {
+		return FastPath{Kbps: f.Kbps, EncodedKbps: f.EncodedKbps, Overspent: true,
+			Why: fmt.Sprintf("%.0f kbit/s is %.1f times what the top rung's quality target spends on the same pictures (at most %g copied)", f.Kbps, ratio, overspend)}, nil
+	}
+	return f, nil
 }
 
 // CheckKeyframes decodes only the keyframes of the video stream info

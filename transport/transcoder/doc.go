@@ -68,7 +68,7 @@
 //     scanned span, is the length every later cap and progress goes by.
 //  8. Plan: the ladder (ffmpeg.Ladder), the fast path
 //     (ffmpeg.DecideFastPath: ChooseFastPath, then CheckKeyframes beside
-//     EstimateKbps, which refuses a copy that spends over 1.5 times what
+//     EstimateRate, which refuses a copy that spends over 1.5 times what
 //     encoding the rung would; FastPath.Rungs caps the encoded rungs in
 //     proportion to the copied one), the storyboard (ffmpeg.PlanStoryboard)
 //     and whether the ladder runs in two lanes (Config.Lanes,

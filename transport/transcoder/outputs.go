@@ -40,12 +40,18 @@ func extras(ctx context.Context, log *slog.Logger, in ffmpeg.Input, info ffmpeg.
 		return plan{}
 	}
 	low := rungs[len(rungs)-1]
-	x := plan{Extras: ffmpeg.Extras{Fast: ffmpeg.DecideFastPath(ctx, in, info, rungs[0], jail)},
-		storyboard: ffmpeg.PlanStoryboard(info, low.Width, low.Height)}
-	if x.Fast.Video {
+	fast, err := ffmpeg.DecideFastPath(ctx, in, info, rungs[0], jail)
+	x := plan{Extras: ffmpeg.Extras{Fast: fast}, storyboard: ffmpeg.PlanStoryboard(info, low.Width, low.Height)}
+	switch {
+	case err != nil && ctx.Err() == nil:
+		log.Warn("no fast path: the estimate of the encoded top rung failed", "err", err)
+	case x.Fast.Video:
 		log.Info("fast path: the top rung copies the source's video", "rung", rungs[0].Name, "audio_copied", x.Fast.Audio,
 			"kbps", math.Round(x.Fast.Kbps), "encoded_kbps_estimate", math.Round(x.Fast.EncodedKbps))
-	} else {
+	case x.Fast.Overspent:
+		log.Info("no fast path: the source spends far more than encoding the top rung would", "rung", rungs[0].Name,
+			"kbps", math.Round(x.Fast.Kbps), "encoded_kbps_estimate", math.Round(x.Fast.EncodedKbps))
+	default:
 		log.Debug("no fast path", "why", x.Fast.Why)
 	}
 	return x

@@ -521,14 +521,14 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id string,
 	// file claims, never more than the video it holds, within the plan.
 	length := info.Length()
 	rungs := ffmpeg.Ladder(info)
+	report := t.progressReporter(ctx, id, length)
+	report(0)                                    // before the fast path's checks, which encode samples
 	x := extras(ctx, log, in, info, rungs, jail) // storyboard, fast path: outputs.go
 	rungs = x.Fast.Rungs(rungs)                  // the encoded rungs step down from the copied one
-	report := t.progressReporter(ctx, id, length)
 	opts := func(lo, hi float64) ffmpeg.RunOptions {
 		return ffmpeg.RunOptions{Duration: length, StallTimeout: t.cfg.Stall, Jail: jail,
 			OnProgress: func(f float64) { report(lo + (hi-lo)*f) }}
 	}
-	report(0)
 	if h := t.cfg.hooks.beforeEncode; h != nil {
 		h(work)
 	}

@@ -117,5 +117,12 @@ func takesFastPath(t *testing.T, path string) bool {
 		t.Fatal(err)
 	}
 	rungs := ffmpeg.Ladder(info)
-	return len(rungs) > 0 && ffmpeg.DecideFastPath(context.Background(), in, info, rungs[0], ffmpeg.Jail{}).Video
+	if len(rungs) == 0 {
+		return false
+	}
+	fast, err := ffmpeg.DecideFastPath(context.Background(), in, info, rungs[0], ffmpeg.Jail{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fast.Video
 }

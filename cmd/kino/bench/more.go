@@ -275,7 +275,8 @@ func joinFloats(xs []float64) string {
 // with the default settings: the fast path when the source takes it, then
 // the download remux (the storyboard's tiles come from the stills' pass).
 func ladderAsKino(ctx context.Context, in ffmpeg.Input, info ffmpeg.Info, rungs []ffmpeg.Rung, out string) error {
-	x := ffmpeg.Extras{Fast: ffmpeg.DecideFastPath(ctx, in, info, rungs[0], ffmpeg.Jail{})}
+	fast, _ := ffmpeg.DecideFastPath(ctx, in, info, rungs[0], ffmpeg.Jail{}) // a failed estimate: no fast path, as in kino
+	x := ffmpeg.Extras{Fast: fast}
 	rungs = x.Fast.Rungs(rungs)
 	if err := lanesAsKino(ctx, in, info, rungs, x, filepath.Join(out, "hls")); err != nil {
 		return err

@@ -172,12 +172,15 @@ func benchFastPath(ctx context.Context, o Options, say func(string, ...any)) ([]
 		// The decision as the transcoder makes it before it copies: the
 		// keyframe check and the estimate of the encoded top rung.
 		t0, cpu0 := time.Now(), childCPUOr(0)
-		fast = ffmpeg.DecideFastPath(ctx, in, info, rungs[0], ffmpeg.Jail{})
+		fast, err = ffmpeg.DecideFastPath(ctx, in, info, rungs[0], ffmpeg.Jail{})
 		wall := time.Since(t0).Seconds()
 		decision := childCPUOr(cpu0+wall) - cpu0
-		if !fast.Video {
+		if err == nil && !fast.Video {
+			err = fmt.Errorf("the fast path does not take the clip: %s", fast.Why)
+		}
+		if err != nil {
 			done()
-			return nil, fmt.Errorf("the fast path does not take the clip: %s", fast.Why)
+			return nil, err
 		}
 		var fastCost, fullCost cost
 		fastCost, err = ffmpegCost(ctx, ffmpeg.LadderArgs(in, filepath.Join(out, "fast"), info, fast.Rungs(rungs), ffmpeg.Extras{Fast: fast}))
