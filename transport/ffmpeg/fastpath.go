@@ -52,11 +52,9 @@ type Source struct {
 }
 
 // secondBytes are a video stream's packet bytes by whole second of
-// presentation time, from the first second with a packet on.
-type secondBytes struct {
-	first int64 // the first second: floor of the smallest timestamp
-	bytes []int64
-}
+// presentation time, from the first second with a packet on (the floor of
+// its smallest timestamp).
+type secondBytes struct{ bytes []int64 }
 
 // bytesIn is the bytes of the length whole seconds starting at seconds
 // from the first, and whether the scan covered them all.
@@ -163,9 +161,9 @@ func (k *keyScan) fill(s *Source, end float64) {
 	}
 	slices.Sort(secs)
 	if len(secs) > 0 && secs[len(secs)-1]-secs[0] < maxBuckets {
-		sb := &secondBytes{first: secs[0], bytes: make([]int64, secs[len(secs)-1]-secs[0]+1)}
+		sb := &secondBytes{bytes: make([]int64, secs[len(secs)-1]-secs[0]+1)}
 		for _, sec := range secs {
-			sb.bytes[sec-sb.first] = k.buckets[sec]
+			sb.bytes[sec-secs[0]] = k.buckets[sec]
 		}
 		s.seconds = sb
 	}
