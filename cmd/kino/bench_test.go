@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -151,7 +152,7 @@ func BenchmarkWrites(b *testing.B) {
 	client := benchClient()
 	var n atomic.Int64 // slugs stay unique across the benchmark's rounds
 	post := func(b *testing.B, url, key string) {
-		b.SetParallelism(4) // 8 clients on 2 cores, as kino bench's writes
+		b.SetParallelism(max(1, 8/runtime.GOMAXPROCS(0))) // 8 clients (on 2 cores, or more), as kino bench's writes
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				req, _ := http.NewRequest("POST", url, strings.NewReader(fmt.Sprintf(`{"slug":"c%d","name":"Collection"}`, n.Add(1))))

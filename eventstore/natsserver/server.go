@@ -192,8 +192,9 @@ func StartNode(dataDir, listen string, cluster *Cluster) (*Embedded, error) {
 		return nil, fmt.Errorf("start nats: %w (is %s in use?)", err, listen)
 	case errors.Is(err, errListenInUse):
 		// Taken between checkFree and the server's own listen: another
-		// kino started at the same instant.
-		return nil, fmt.Errorf("start nats: %s: %w by another process (another kino serve or nats-server?)", listen, ErrAddressInUse)
+		// kino started at the same instant. The server's message names
+		// the port (the clients', or the cluster's).
+		return nil, fmt.Errorf("start nats: %w by another process (another kino serve or nats-server?): %v", ErrAddressInUse, err)
 	case err != nil:
 		return nil, fmt.Errorf("start nats: %w", err)
 	}
@@ -238,7 +239,7 @@ const (
 )
 
 var (
-	errNotReady    = errors.New("not ready after 30s")
+	errNotReady    = fmt.Errorf("not ready after %s", readyWait)
 	errListenInUse = errors.New("listen: address already in use")
 )
 
@@ -253,9 +254,11 @@ type fatalLog struct {
 func (l *fatalLog) Fatalf(format string, v ...any) {
 	l.once.Do(func() {
 		msg := fmt.Sprintf(format, v...)
-		if strings.Contains(msg, "address already in use") {
-			l.err <- fmt.Errorf("%w (%s)", errListenInUse, msg)
-			return
+		for _, a := range v {
+			if err, ok := a.(error); ok && errors.Is(err, syscall.EADDRINUSE) {
+				l.err <- fmt.Errorf("%w: %s", errListenInUse, msg)
+				return
+			}
 		}
 		l.err <- errors.New(msg)
 	})

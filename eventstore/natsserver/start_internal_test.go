@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -26,7 +27,7 @@ func TestStartFailsAtOnceWhenItsListenFails(t *testing.T) {
 		srv.Shutdown()
 		t.Fatal("started on an address in use")
 	}
-	if !errors.Is(err, errListenInUse) {
-		t.Fatalf("error %q: want errListenInUse", err)
+	if !errors.Is(err, errListenInUse) || !strings.Contains(err.Error(), busy.Addr().String()) {
+		t.Fatalf("error %q: want errListenInUse naming %s", err, busy.Addr())
 	}
 }

@@ -138,7 +138,8 @@
 //   - the codec is h264, profile Constrained Baseline, Baseline, Main or
 //     High, pix_fmt exactly yuv420p, progressive, square pixels;
 //   - there is no rotation, and the size is exactly the top rung's;
-//   - the rate is steady, at most 60 fps, with no gap over 0.5 s;
+//   - the rate is at most 60 fps on average, with no gap over 0.5 s and
+//     not far sparser than the nominal rate (no burst is looked for);
 //   - the first packet is a keyframe and keyframes are at most 8 s apart
 //     (also from the last one to the end): the copied rung's segments are
 //     cut at the source's keyframes;

@@ -31,8 +31,8 @@ import (
 // A source gets one sample per two minutes begun, at most
 // maxEstimateSamples, spread evenly, and no more than fit in the pixels of
 // that many 1080p samples (a 4 s 1080p sample costs 2.5 to 6 CPU seconds
-// and holds the ladder back by 1.5 to 2.5 s on 2 cores; a 2160p one, four
-// times that). A source shorter than minEstimated is not sampled: a
+// and holds the ladder back by 1.5 to 2.5 s on 2 cores; a 2160p one took
+// 9.7 CPU s and 5.3 s). A source shorter than minEstimated is not sampled: a
 // sample would cost a large share of the encode it decides on; its copy
 // is at most 16 s at the top rung's cap.
 const (
@@ -70,11 +70,22 @@ func estimateSamples(length float64, w, h int) []sample {
 // an input of its own (seeked to its start, so only the GOPs it needs are
 // decoded), the samples joined and encoded as LadderArgs encodes rung top
 // (the same encoder, rate settings and keyframes), raw H.264 on stdout.
+//
+// A sample starts at the very timestamp whose second the scan's bytes
+// count from (-seek_timestamp: -ss is a timestamp, not an offset from the
+// file's start time, which an edit list or an audio track starting first
+// moves seconds away from the video's first frame).
 func estimateArgs(in Input, info Info, top Rung, samples []sample) []string {
 	args := []string{"-v", "error", "-nostdin"}
 	var pads strings.Builder
+	origin, exact := info.Source.seconds.start()
 	for k, s := range samples {
-		args = append(args, "-ss", fmt.Sprint(s.at), "-t", fmt.Sprint(s.length))
+		if exact {
+			args = append(args, "-seek_timestamp", "1", "-ss", fmt.Sprint(origin+int64(s.at)))
+		} else {
+			args = append(args, "-ss", fmt.Sprint(s.at))
+		}
+		args = append(args, "-t", fmt.Sprint(s.length))
 		args = append(args, in.capped(info.MaxPixels)...)
 		pads.WriteString("[" + videoMapOf(k, info) + "]")
 	}

@@ -47,14 +47,25 @@ type Source struct {
 	MaxKeyInterval float64 // seconds: largest step between keyframes, or from the last one to the end
 	Keys           int     // packets flagged as keyframes (CheckKeyframes must decode as many alone)
 	// seconds are the video bytes by whole second (EstimateRate compares
-	// its samples with them); nil when the scan saw no timestamps.
+	// its samples with them); nil when the scan saw no timestamps, or its
+	// timestamps spread over maxBuckets seconds.
 	seconds *secondBytes
 }
 
 // secondBytes are a video stream's packet bytes by whole second of
-// presentation time, from the first second with a packet on (the floor of
-// its smallest timestamp).
-type secondBytes struct{ bytes []int64 }
+// presentation time, from the first second with a packet on.
+type secondBytes struct {
+	origin int64 // that second: the floor of the smallest timestamp, in seconds
+	bytes  []int64
+}
+
+// start is the second the counts start at, if there are counts.
+func (s *secondBytes) start() (int64, bool) {
+	if s == nil {
+		return 0, false
+	}
+	return s.origin, true
+}
 
 // bytesIn is the bytes of the length whole seconds starting at seconds
 // from the first, and whether the scan covered them all.
@@ -106,6 +117,11 @@ func parseSource(data []byte, video, audio int) Source {
 // whose packets spread wider is not taken by the fast path.
 const maxBuckets = 1 << 17
 
+// maxSeconds bounds the timestamps keyScan counts by second: beyond, a
+// float64 holds no exact whole second, and the int64 seconds a hostile
+// file's timestamps would make could overflow their differences.
+const maxSeconds = 1 << 52
+
 // keyScan follows the sizes and keyframes of the video packets for Source,
 // in memory bounded whatever the file: sizes by whole second (at most
 // maxBuckets of them), and the keyframes' largest step as they come.
@@ -129,8 +145,8 @@ func (k *keyScan) add(pts float64, okPTS bool, size int64, key bool) {
 	if key {
 		k.keys++
 	}
-	if !okPTS {
-		return
+	if !okPTS || !(math.Abs(pts) < maxSeconds) {
+		return // no timestamp, or one no whole second of int64 holds
 	}
 	if k.buckets == nil {
 		k.buckets = map[int64]int64{}
@@ -160,8 +176,8 @@ func (k *keyScan) fill(s *Source, end float64) {
 		secs = append(secs, sec)
 	}
 	slices.Sort(secs)
-	if len(secs) > 0 && secs[len(secs)-1]-secs[0] < maxBuckets {
-		sb := &secondBytes{bytes: make([]int64, secs[len(secs)-1]-secs[0]+1)}
+	if n := len(secs); n > 0 && secs[n-1]-secs[0] >= 0 && secs[n-1]-secs[0] < maxBuckets {
+		sb := &secondBytes{origin: secs[0], bytes: make([]int64, secs[n-1]-secs[0]+1)}
 		for _, sec := range secs {
 			sb.bytes[sec-secs[0]] = k.buckets[sec]
 		}
@@ -240,8 +256,9 @@ func scaleKbps(kbps int, share float64) int {
 // ChooseFastPath decides the fast path for a source of info whose ladder
 // tops at top: its video is copied when it is H.264 that every browser
 // plays as it is (8-bit yuv420p, progressive, square pixels, a
-// Baseline/Main/High profile) of exactly top's size, not rotated, at a
-// steady rate of at most 60 fps without sparse frames, its keyframes at
+// Baseline/Main/High profile) of exactly top's size, not rotated, at
+// most 60 fps on average, with no gap over 0.5 s and not far sparser than
+// its nominal rate (rateCap), its keyframes at
 // most 8 s apart from the very first packet, and its bitrate within top's
 // cap (on average, and over any 4 s within MaxRate×4 s + BufSize, the
 // budget of the encoder's own VBV). Its audio is copied too when it is AAC

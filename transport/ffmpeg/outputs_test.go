@@ -347,11 +347,16 @@ func TestDecideFastPath(t *testing.T) {
 		return in
 	}
 	overspent := screen("overspent.mp4", "17", "-map", "0:v", "-preset", "ultrafast", "-b:v", "380k", "-minrate", "380k", "-maxrate", "380k", "-bufsize", "380k", "-x264-params", "nal-hrd=cbr:filler=1")
-	trimmed := func(seconds int) ffmpeg.Input {
-		path := filepath.Join(dir, "short.mp4")
-		ffmpegtest.Run(t, "-i", overspent.Path, "-t", strconv.Itoa(seconds), "-c", "copy", path)
-		return ffmpeg.Input{Path: path, Demuxer: overspent.Demuxer}
+	trimmed := func(name string, from ffmpeg.Input, inputOpts ...string) ffmpeg.Input { // a copy of part of from
+		path := filepath.Join(dir, name)
+		ffmpegtest.Run(t, append(inputOpts, "-i", from.Path, "-c", "copy", path)...)
+		return ffmpeg.Input{Path: path, Demuxer: from.Demuxer}
 	}
+	// Motion but for 8.5 s to 13.5 s, then its first 1.9 s cut off by a
+	// copy: an edit list, the first frame's timestamp -1.92 (the copy
+	// starts at the keyframe before the cut), the stretch sampled still.
+	stillWhereSampled := trimmed("still_sampled.mp4", screen("still.mp4", "20", "-filter_complex", "[0:v][1:v]overlay=enable='not(between(t,8.5,13.5))'",
+		"-preset", "veryfast", "-crf", "20"), "-ss", "1.9")
 	tests := []struct {
 		name    string
 		in      ffmpeg.Input
@@ -360,11 +365,10 @@ func TestDecideFastPath(t *testing.T) {
 	}{
 		{"a still screen at 380 kbit/s", overspent, false, true},
 		{"the same screen near its quality target", screen("lean.mp4", "17", "-map", "0:v", "-preset", "veryfast", "-crf", "20"), true, true},
-		// Motion but for 6 s to 10 s, the stretch sampled: the source
-		// spends little there too, as an encoder with a quality target does.
-		{"motion near its quality target, still where sampled", screen("still_sampled.mp4", "17", "-filter_complex", "[0:v][1:v]overlay=enable='not(between(t,6,10))'",
-			"-preset", "veryfast", "-crf", "20"), true, true},
-		{"a still screen at 380 kbit/s too short to sample", trimmed(10), true, false},
+		// The source spends little where sampled too, as an encoder with
+		// a quality target does: judged on the same seconds, it is lean.
+		{"motion near its quality target, still where sampled, trimmed", stillWhereSampled, true, true},
+		{"a still screen at 380 kbit/s too short to sample", trimmed("short.mp4", overspent, "-t", "10"), true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

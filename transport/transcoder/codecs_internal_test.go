@@ -2,11 +2,14 @@ package transcoder
 
 import (
 	"encoding/binary"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/kino-video/kino/transport/hls"
 )
 
 // mp4Box is an MP4 box of type typ around body.
@@ -89,5 +92,33 @@ func TestWithCodecs(t *testing.T) {
 				t.Fatalf("the 240p's attributes changed:\n%s", out)
 			}
 		})
+	}
+}
+
+// TestSetFrameRate: FRAME-RATE with three decimals on every variant,
+// replacing one already there; an unknown rate changes nothing.
+func TestSetFrameRate(t *testing.T) {
+	const master = "#EXTM3U\n#EXT-X-VERSION:7\n" +
+		"#EXT-X-STREAM-INF:BANDWIDTH=1,RESOLUTION=640x360,FRAME-RATE=25.000\n360p/index.m3u8\n" +
+		"#EXT-X-STREAM-INF:BANDWIDTH=1,RESOLUTION=426x240\n240p/index.m3u8\n"
+	for _, tt := range []struct {
+		rate float64
+		want string
+	}{{30000.0 / 1001, "29.970"}, {60, "60.000"}, {0, ""}, {math.NaN(), ""}} {
+		m, err := hls.ParseMaster([]byte(master))
+		if err != nil {
+			t.Fatal(err)
+		}
+		setFrameRate(m, tt.rate)
+		for i, v := range m.Variants {
+			got, ok := v.Attrs.Get("FRAME-RATE")
+			want := tt.want
+			if want == "" && i == 0 {
+				want = "25.000" // left as it was
+			}
+			if got != want || ok != (want != "") {
+				t.Errorf("rate %g: variant %d FRAME-RATE %q (%t), want %q", tt.rate, i, got, ok, want)
+			}
+		}
 	}
 }

@@ -525,6 +525,7 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id string,
 	report(0)                                    // before the fast path's checks, which encode samples
 	x := extras(ctx, log, in, info, rungs, jail) // storyboard, fast path: outputs.go
 	rungs = x.Fast.Rungs(rungs)                  // the encoded rungs step down from the copied one
+	report(0)                                    // again: the ladder's speed is measured from here, not from before the checks
 	opts := func(lo, hi float64) ffmpeg.RunOptions {
 		return ffmpeg.RunOptions{Duration: length, StallTimeout: t.cfg.Stall, Jail: jail,
 			OnProgress: func(f float64) { report(lo + (hi-lo)*f) }}
