@@ -145,7 +145,12 @@
 //     cut at the source's keyframes;
 //   - the bitrate is within the top rung's cap: on average at most its
 //     -maxrate, and over any 4 whole seconds at most maxrate × 4 s +
-//     bufsize.
+//     bufsize;
+//   - the container gives the video's bit rate, or the audio's (and the
+//     audio is copied), or there is audio to encode: ffmpeg's HLS muxer
+//     leaves out of the master a variant whose rate it does not know
+//     (Matroska gives none, MPEG-TS only the audio's), so from such a
+//     source the audio is encoded beside the copied video.
 //
 // CheckKeyframes then decodes only the keyframes (ffprobe -skip_frame
 // nokey): each must have the headers' size, yuv420p and progressive scan.
@@ -173,7 +178,8 @@
 // under their own caps a detailed picture at a lower rung's CRF cost as
 // much as a lean copied top (a 240p rung at 400 kbit/s under a 360p copy
 // of 400), and a player stepping down saved nothing. The audio is copied too when
-// it is AAC LC, mono or stereo, 44.1 or 48 kHz. ffmpeg writes no CODECS
+// it is AAC LC, mono or stereo, 44.1 or 48 kHz (through aac_adtstoasc:
+// MPEG-TS carries it with ADTS headers, which fMP4 does not take). ffmpeg writes no CODECS
 // for the copied variant (it reads an H.264 stream's profile and level
 // only from Annex B headers, and an MP4 keeps them in avcC): the
 // transcoder adds it from the rendition's initialization segment (avc1 or

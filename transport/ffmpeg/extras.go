@@ -52,9 +52,12 @@ func (x Extras) videoCodecs(n int) []string {
 	return args
 }
 
+// audioCodec is the audio rendition's encoder: AAC, or on the fast path a
+// copy of the source's AAC, its ADTS headers (MPEG-TS) turned into the
+// configuration an MP4 keeps (the filter passes MP4's own AAC as it is).
 func (x Extras) audioCodec() []string {
 	if x.Fast.Audio {
-		return []string{"-c:a", "copy"}
+		return []string{"-c:a", "copy", "-bsf:a", "aac_adtstoasc"}
 	}
 	return aac()
 }

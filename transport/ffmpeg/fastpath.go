@@ -34,11 +34,13 @@ type Source struct {
 	Profile    string // e.g. "High"
 	FieldOrder string // "progressive", "tt", "unknown"...
 	SAR        string // sample aspect ratio, e.g. "1:1" ("" or "0:1" when unset)
+	BitRate    int64  // bit/s the container says the video has; 0 when it says nothing (Matroska, MPEG-TS)
 
 	AudioCodec    string // e.g. "aac"
 	AudioProfile  string // e.g. "LC"
 	AudioChannels int
-	AudioRate     int // Hz
+	AudioRate     int   // Hz
+	AudioBitRate  int64 // bit/s, as BitRate
 
 	// From the packet scan.
 	VideoBytes     int64   // total size of the video packets
@@ -95,6 +97,7 @@ func parseSource(data []byte, video, audio int) Source {
 			Channels      int    `json:"channels"`
 			SampleRate    string `json:"sample_rate"`
 			BitsPerSample string `json:"bits_per_raw_sample"`
+			BitRate       string `json:"bit_rate"`
 		} `json:"streams"`
 	}
 	var s Source
@@ -105,9 +108,11 @@ func parseSource(data []byte, video, audio int) Source {
 		switch st.Index {
 		case video:
 			s.PixFmt, s.Profile, s.FieldOrder, s.SAR = st.PixFmt, st.Profile, st.FieldOrder, st.SAR
+			s.BitRate, _ = strconv.ParseInt(st.BitRate, 10, 64)
 		case audio:
 			s.AudioCodec, s.AudioProfile, s.AudioChannels = st.CodecName, st.Profile, st.Channels
 			s.AudioRate, _ = strconv.Atoi(st.SampleRate)
+			s.AudioBitRate, _ = strconv.ParseInt(st.BitRate, 10, 64)
 		}
 	}
 	return s
@@ -298,6 +303,16 @@ func ChooseFastPath(info Info, top Rung) FastPath {
 	f := FastPath{Video: true, Kbps: kbit}
 	f.Audio = info.HasAudio && s.AudioCodec == "aac" && s.AudioProfile == "LC" &&
 		s.AudioChannels >= 1 && s.AudioChannels <= 2 && (s.AudioRate == 44100 || s.AudioRate == 48000)
+	// ffmpeg's HLS muxer leaves out of the master playlist a variant whose
+	// streams' bit rates it does not know (copied from a Matroska or an
+	// MPEG-TS file, which do not say): the copied rung needs a known rate
+	// beside it, the audio's as encoded when the source's is not known.
+	if s.BitRate <= 0 && (!f.Audio || s.AudioBitRate <= 0) {
+		if !info.HasAudio {
+			return no("the container gives no bit rate for the video, and there is no audio to give one")
+		}
+		f.Audio = false
+	}
 	return f
 }
 

@@ -60,6 +60,10 @@ func TestChooseFastPath(t *testing.T) {
 		{"h264_aac_within_cap.mp4", 640, 360, true, h264, true, true, ""},
 		{"h264_no_audio.mp4", 640, 360, false, h264, true, false, ""},
 		{"h264_mp3.mkv", 640, 360, true, with("-c:a", "libmp3lame"), true, false, ""},
+		// Matroska gives no stream's bit rate: the audio is encoded, so
+		// the copied rung's variant has one (ffmpeg's master needs it).
+		{"h264_aac.mkv", 640, 360, true, h264, true, false, ""},
+		{"h264_no_audio.mkv", 640, 360, false, h264, false, false, "no bit rate"},
 		{"h264_aac_mono_32k.mp4", 640, 360, true, with("-ac", "1", "-ar", "32000"), true, false, ""},
 		{"ten_bit.mp4", 640, 360, true, with("-pix_fmt", "yuv420p10le"), false, false, "pixel format"},
 		// 360×640 displayed: the size of its top rung, but turned.

@@ -297,3 +297,31 @@ func topBoxes(t *testing.T, file string) []string {
 	}
 	return out
 }
+
+// TestFastPathFromMatroskaAndMPEGTS: a source whose container gives no
+// video bit rate still has its top rung copied, and that rung listed in
+// the master (ffmpeg's HLS muxer leaves out a variant of unknown rate):
+// from Matroska, which gives no rate at all, the audio is encoded; from
+// MPEG-TS, which gives the audio's, the ADTS AAC is copied into fMP4.
+func TestFastPathFromMatroskaAndMPEGTS(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	acct := e.account("bob", domain.PlanFree)
+	dir := t.TempDir()
+	mkv := ffmpegtest.Encode(t, dir, "within.mkv", 640, 360, 3, true, ffmpegtest.H264Options()...)
+	ts := filepath.Join(dir, "within.mpg")
+	ffmpegtest.Run(t, "-i", mkv, "-c", "copy", "-f", "mpegts", ts)
+	for _, tt := range []struct{ name, path string }{{"within.mkv", mkv}, {"within.mpg", ts}} {
+		id := e.uploadAsking(acct, tt.name, tt.path, false)
+		done := e.succeeded(id)
+		if strings.Join(done.Resolutions, ",") != "360p,240p" {
+			t.Fatalf("%s: resolutions %v", tt.name, done.Resolutions)
+		}
+		if got := ffprobeField(t, ffmpegtest.Segment(t, e.file(id, "hls/360p"), "seg_00000.m4s"), "v:0", "profile"); got != "Constrained Baseline" {
+			t.Errorf("%s: 360p profile %q: not the source's stream", tt.name, got)
+		}
+		if m := e.read(id, "hls/master.m3u8"); !strings.Contains(m, "360p/index.m3u8") {
+			t.Errorf("%s: the master does not list the copied rung:\n%s", tt.name, m)
+		}
+	}
+}
