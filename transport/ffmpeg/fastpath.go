@@ -218,6 +218,27 @@ type FastPath struct {
 	Overspent bool
 }
 
+// Bandwidth is what a player is to be told the copied top rung needs
+// before its segments are measured (BANDWIDTH, bit/s, audio included):
+// the source's most over a segment's length, or its average if higher,
+// and the audio rendition's rate (the source's when copied and known, else
+// the encoder's). ffmpeg's own guess is the streams' rates the container
+// gives, none from Matroska and MPEG-TS. 0 without a copy.
+func (f FastPath) Bandwidth(info Info) int64 {
+	if !f.Video {
+		return 0
+	}
+	video := max(f.Kbps*1000, float64(info.Source.PeakBytes)*8/segmentSeconds)
+	var audio float64
+	if info.HasAudio {
+		audio = audioKbps * 1000
+		if f.Audio && info.Source.AudioBitRate > 0 {
+			audio = float64(info.Source.AudioBitRate)
+		}
+	}
+	return int64(math.Ceil(video + audio))
+}
+
 // minFastKbps is the least cap Rungs leaves an encoded rung, and
 // minBufShare the least share of its own VBV buffer (BufSize): a keyframe
 // must still fit the buffer.

@@ -79,7 +79,7 @@ func TestWithCodecs(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer root.Close()
-			out, err := describeVariants(root, []byte(master), 0)
+			out, err := describeVariants(root, []byte(master), 0, nil)
 			if err != nil && !strings.Contains(string(out), "RESOLUTION=640x360,AUDIO=\"a\"") {
 				t.Fatalf("describeVariants failed (%v) and changed the variant:\n%s", err, out)
 			}

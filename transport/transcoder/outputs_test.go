@@ -302,10 +302,21 @@ func topBoxes(t *testing.T, file string) []string {
 // video bit rate still has its top rung copied, and that rung listed in
 // the master (ffmpeg's HLS muxer leaves out a variant of unknown rate):
 // from Matroska, which gives no rate at all, the audio is encoded; from
-// MPEG-TS, which gives the audio's, the ADTS AAC is copied into fMP4.
+// MPEG-TS, which gives the audio's, the ADTS AAC is copied into fMP4. The
+// master published while processing announces the copy at no less than
+// the source's rate (ffmpeg's guess was the audio's alone).
 func TestFastPathFromMatroskaAndMPEGTS(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	var mu sync.Mutex
+	var early []string // the master playlists published while processing
+	e := newEnv(t, func(c *transcoder.Config) {
+		transcoder.SetEncodeHooks(c, nil, func(work string) {
+			data, _ := os.ReadFile(filepath.Join(work+transcoder.StagedSuffix, "hls", "master.m3u8"))
+			mu.Lock()
+			defer mu.Unlock()
+			early = append(early, string(data))
+		})
+	})
 	acct := e.account("bob", domain.PlanFree)
 	dir := t.TempDir()
 	mkv := ffmpegtest.Encode(t, dir, "within.mkv", 640, 360, 3, true, ffmpegtest.H264Options()...)
@@ -322,6 +333,22 @@ func TestFastPathFromMatroskaAndMPEGTS(t *testing.T) {
 		}
 		if m := e.read(id, "hls/master.m3u8"); !strings.Contains(m, "360p/index.m3u8") {
 			t.Errorf("%s: the master does not list the copied rung:\n%s", tt.name, m)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(early) != 2 {
+		t.Fatalf("%d masters published while processing, want 2", len(early))
+	}
+	copied := regexp.MustCompile(`BANDWIDTH=(\d+),RESOLUTION=640x360`)
+	for _, m := range early {
+		bw := copied.FindStringSubmatch(m)
+		if bw == nil {
+			t.Errorf("no copied 360p in the master published while processing:\n%s", m)
+			continue
+		}
+		if n, _ := strconv.Atoi(bw[1]); n < 400_000 { // the source's video alone: 400 kbit/s
+			t.Errorf("the copied 360p announced at %d bit/s while processing:\n%s", n, m)
 		}
 	}
 }

@@ -67,13 +67,14 @@ type early struct {
 	t          *Transcoder
 	log        *slog.Logger
 	id, work   string
-	staged     string   // kino's own directory of the rewritten playlists
-	renditions []string // directory names under hls/: the rungs, then the audio
-	first      []string // the renditions of the first master: the low lane's, or all of them (one lane)
-	res        []string // the rungs of the first master, for MarkPlayable
-	high       []string // the high lane's rungs, when the ladder is split into lanes
-	total      float64  // seconds the ladder encodes
-	rate       float64  // frames per second of the ladder's video (FRAME-RATE)
+	staged     string           // kino's own directory of the rewritten playlists
+	renditions []string         // directory names under hls/: the rungs, then the audio
+	first      []string         // the renditions of the first master: the low lane's, or all of them (one lane)
+	res        []string         // the rungs of the first master, for MarkPlayable
+	high       []string         // the high lane's rungs, when the ladder is split into lanes
+	total      float64          // seconds the ladder encodes
+	rate       float64          // frames per second of the ladder's video (FRAME-RATE)
+	floors     map[string]int64 // the least BANDWIDTH of a rendition, by name: a copied top rung's
 	began      time.Time
 	root       *os.Root // the work directory, read without leaving it
 
@@ -115,9 +116,10 @@ type segment struct {
 // rungs first; once the high lane too is safe to start from, by the same
 // rule, the merged master listing every rung replaces it, for the viewers
 // who come after.
-func (t *Transcoder) publishEarly(ctx context.Context, log *slog.Logger, id, work string, info ffmpeg.Info, rungs []ffmpeg.Rung, split int) *early {
+func (t *Transcoder) publishEarly(ctx context.Context, log *slog.Logger, id, work string, info ffmpeg.Info, rungs []ffmpeg.Rung, split int, fast ffmpeg.FastPath) *early {
 	e := &early{t: t, log: log, id: id, work: work, staged: work + stagedSuffix, total: info.Length(), rate: ffmpeg.OutputRate(info),
-		began: time.Now(), published: map[string][]segment{}, quit: make(chan struct{}), done: make(chan struct{}),
+		floors: map[string]int64{},
+		began:  time.Now(), published: map[string][]segment{}, quit: make(chan struct{}), done: make(chan struct{}),
 		ready: make(chan struct{})}
 	for k, r := range rungs {
 		e.renditions = append(e.renditions, r.Name)
@@ -126,6 +128,9 @@ func (t *Transcoder) publishEarly(ctx context.Context, log *slog.Logger, id, wor
 		} else {
 			e.res = append(e.res, r.Name)
 		}
+	}
+	if bw := fast.Bandwidth(info); bw > 0 && len(rungs) > 0 {
+		e.floors[rungs[0].Name] = bw
 	}
 	e.first = append(e.first, e.res...)
 	if info.HasAudio {
@@ -278,7 +283,7 @@ func (e *early) publish(ctx context.Context) error {
 		if err == nil {
 			var cerr error
 			// Every listed rendition has its initialization segment.
-			if data, cerr = describeVariants(e.root, data, e.rate); cerr != nil {
+			if data, cerr = describeVariants(e.root, data, e.rate, e.floors); cerr != nil {
 				e.log.Warn("the master published while processing lacks a variant's CODECS", "err", cerr)
 			}
 			err = e.stageFile(media.MasterName, data)
@@ -356,7 +361,7 @@ func (e *early) publishWhole(ctx context.Context) error {
 			return err
 		}
 	}
-	merged, cerr := describeVariants(e.root, merged, e.rate)
+	merged, cerr := describeVariants(e.root, merged, e.rate, e.floors)
 	if cerr != nil {
 		e.log.Warn("the master published while processing lacks a variant's CODECS", "err", cerr)
 	}

@@ -538,8 +538,8 @@ func (t *Transcoder) transcode(ctx context.Context, log *slog.Logger, id string,
 	// segments they halved its speed on 2 cores, and so put off playback
 	// (docs/performance.md); after that they fill the gaps the ladder's
 	// encoders leave on the cores.
-	split := t.split(info, rungs, x.Extras)                         // progressive.go
-	early := t.publishEarly(ctx, log, id, work, info, rungs, split) // progressive.go
+	split := t.split(info, rungs, x.Extras)                                 // progressive.go
+	early := t.publishEarly(ctx, log, id, work, info, rungs, split, x.Fast) // progressive.go
 	defer early.stop()
 	g, gctx := errgroup.WithContext(ctx)
 	ladderDone := make(chan struct{})
