@@ -126,16 +126,8 @@ func TestStoryboardAndDownload(t *testing.T) {
 // every output is); one over the cap is encoded.
 func TestFastPath(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	var early []string // the master playlists published while processing
-	e := newEnv(t, func(c *transcoder.Config) {
-		transcoder.SetEncodeHooks(c, nil, func(work string) {
-			data, err := os.ReadFile(filepath.Join(work+transcoder.StagedSuffix, "hls", "master.m3u8"))
-			mu.Lock()
-			defer mu.Unlock()
-			early = append(early, fmt.Sprintf("%s%v", data, err))
-		})
-	})
+	var early earlyMasters
+	e := newEnv(t, early.capture)
 	acct := e.account("bob", domain.PlanFree)
 	dir := t.TempDir()
 	// 3 s: one segment a rung holds what the test looks at.
@@ -166,9 +158,7 @@ func TestFastPath(t *testing.T) {
 	// avcC (Constrained Baseline: profile 0x42, constraint flags 0xc0),
 	// and its frame rate, while processing and after: hls.js switches only
 	// between variants of the codecs it started with.
-	mu.Lock()
-	masters := append(slices.Clone(early), e.read(fast, "hls/master.m3u8"), e.read(slow, "hls/master.m3u8"))
-	mu.Unlock()
+	masters := append(early.all(), e.read(fast, "hls/master.m3u8"), e.read(slow, "hls/master.m3u8"))
 	if len(masters) != 4 {
 		t.Fatalf("%d masters published while processing, want 2", len(masters)-2)
 	}
@@ -307,16 +297,8 @@ func topBoxes(t *testing.T, file string) []string {
 // the source's rate (ffmpeg's guess was the audio's alone).
 func TestFastPathFromMatroskaAndMPEGTS(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	var early []string // the master playlists published while processing
-	e := newEnv(t, func(c *transcoder.Config) {
-		transcoder.SetEncodeHooks(c, nil, func(work string) {
-			data, _ := os.ReadFile(filepath.Join(work+transcoder.StagedSuffix, "hls", "master.m3u8"))
-			mu.Lock()
-			defer mu.Unlock()
-			early = append(early, string(data))
-		})
-	})
+	var early earlyMasters
+	e := newEnv(t, early.capture)
 	acct := e.account("bob", domain.PlanFree)
 	dir := t.TempDir()
 	mkv := ffmpegtest.Encode(t, dir, "within.mkv", 640, 360, 3, true, ffmpegtest.H264Options()...)
@@ -335,13 +317,12 @@ func TestFastPathFromMatroskaAndMPEGTS(t *testing.T) {
 			t.Errorf("%s: the master does not list the copied rung:\n%s", tt.name, m)
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(early) != 2 {
-		t.Fatalf("%d masters published while processing, want 2", len(early))
+	masters := early.all()
+	if len(masters) != 2 {
+		t.Fatalf("%d masters published while processing, want 2", len(masters))
 	}
 	copied := regexp.MustCompile(`BANDWIDTH=(\d+),RESOLUTION=640x360`)
-	for _, m := range early {
+	for _, m := range masters {
 		bw := copied.FindStringSubmatch(m)
 		if bw == nil {
 			t.Errorf("no copied 360p in the master published while processing:\n%s", m)
@@ -351,4 +332,27 @@ func TestFastPathFromMatroskaAndMPEGTS(t *testing.T) {
 			t.Errorf("the copied 360p announced at %d bit/s while processing:\n%s", n, m)
 		}
 	}
+}
+
+// earlyMasters are the master playlists a transcoder published while
+// processing, one per video, as each ladder ended.
+type earlyMasters struct {
+	mu   sync.Mutex
+	list []string
+}
+
+// capture configures a transcoder to keep them.
+func (m *earlyMasters) capture(c *transcoder.Config) {
+	transcoder.SetEncodeHooks(c, nil, func(work string) {
+		data, err := os.ReadFile(filepath.Join(work+transcoder.StagedSuffix, "hls", "master.m3u8"))
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.list = append(m.list, fmt.Sprintf("%s%v", data, err))
+	})
+}
+
+func (m *earlyMasters) all() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.list)
 }
