@@ -29,26 +29,34 @@ func benchClient() *http.Client {
 }
 
 func getLoop(b *testing.B, client *http.Client, url, key string) {
-	b.RunParallel(func(pb *testing.PB) {
-		req, _ := http.NewRequest("GET", url, nil)
+	loop(b, client, func() *http.Request {
+		req, _ := http.NewRequest("GET", url, nil) // one each: a Request is not shared between clients
 		if key != "" {
 			req.Header.Set("Authorization", "Bearer "+key)
 		}
+		return req
+	}, 200, "req/s")
+}
+
+// loop sends the requests next makes from b's parallel clients, each to
+// be answered with status want, and reports their rate in unit.
+func loop(b *testing.B, client *http.Client, next func() *http.Request, want int, unit string) {
+	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			resp, err := client.Do(req)
+			resp, err := client.Do(next())
 			if err != nil {
 				b.Error(err)
 				return
 			}
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode != 200 {
-				b.Errorf("status %d", resp.StatusCode)
+			if resp.StatusCode != want {
+				b.Errorf("status %d, want %d", resp.StatusCode, want)
 				return
 			}
 		}
 	})
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), unit)
 }
 
 // BenchmarkReads measures GET /v1/videos/{id} and GET /v1/videos?limit=50
@@ -153,27 +161,14 @@ func BenchmarkWrites(b *testing.B) {
 	var n atomic.Int64 // slugs stay unique across the benchmark's rounds
 	post := func(b *testing.B, url, key string) {
 		b.SetParallelism(max(1, 8/runtime.GOMAXPROCS(0))) // 8 clients (on 2 cores, or more), as kino bench's writes
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				req, _ := http.NewRequest("POST", url, strings.NewReader(fmt.Sprintf(`{"slug":"c%d","name":"Collection"}`, n.Add(1))))
-				req.Header.Set("Content-Type", "application/json")
-				if key != "" {
-					req.Header.Set("Authorization", "Bearer "+key)
-				}
-				resp, err := client.Do(req)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != 201 {
-					b.Errorf("status %d", resp.StatusCode)
-					return
-				}
+		loop(b, client, func() *http.Request {
+			req, _ := http.NewRequest("POST", url, strings.NewReader(fmt.Sprintf(`{"slug":"c%d","name":"Collection"}`, n.Add(1))))
+			req.Header.Set("Content-Type", "application/json")
+			if key != "" {
+				req.Header.Set("Authorization", "Bearer "+key)
 			}
-		})
-		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmd/s")
+			return req
+		}, 201, "cmd/s")
 	}
 	b.Run("kino", func(b *testing.B) { post(b, h.url+"/v1/collections", key) })
 	b.Run("baseline-bare-append", func(b *testing.B) {
