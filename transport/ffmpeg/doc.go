@@ -168,7 +168,7 @@
 // same seconds (the packet scan's bytes by second): a copy spending more
 // than 1.5 times what the encoder would on the same pictures is refused
 // and the rung encoded (a screen recording uploaded at 1.4 Mbit/s whose
-// 1080p target needs 160 kbit/s). A source under 16 s is not sampled.
+// 1080p target needs 160 kbit/s). A source under 8 s is not sampled.
 //
 // The encoded rungs then take -force_key_frames
 // source (and -g 600, so x264 adds none of its own), so every rung cuts at

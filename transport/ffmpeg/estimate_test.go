@@ -7,7 +7,7 @@ import (
 
 // TestEstimateSamples: one segment-long sample per two minutes begun, at
 // most three and no more than three 1080p samples' pixels, spread evenly,
-// on whole seconds inside the source; none under 16 s.
+// on whole seconds inside the source; none under 8 s.
 func TestEstimateSamples(t *testing.T) {
 	tests := []struct {
 		length float64
@@ -15,7 +15,10 @@ func TestEstimateSamples(t *testing.T) {
 		want   []sample
 	}{
 		{0, 1920, 1080, nil},
-		{15.9, 1920, 1080, nil},
+		{7.9, 1920, 1080, nil},
+		{8, 1920, 1080, []sample{{2, 4}}},
+		{10, 1920, 1080, []sample{{3, 4}}},
+		{15.9, 1920, 1080, []sample{{5, 4}}},
 		{16, 1920, 1080, []sample{{6, 4}}},
 		{16.9, 640, 360, []sample{{6, 4}}},
 		{120, 1920, 1080, []sample{{58, 4}}},

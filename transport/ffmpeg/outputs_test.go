@@ -335,7 +335,8 @@ func TestCheckKeyframes(t *testing.T) {
 // uploaded at 380 kbit/s (240p, whose target spends a sixth of that) is
 // encoded; the same screen encoded near the target is copied, and the
 // estimate agrees with the copy's own bitrate, also when the stretch
-// sampled is far easier than the rest; a clip too short to be sampled is
+// sampled is far easier than the rest; a 10 s cut of the over-spent
+// screen is sampled and encoded too; a clip too short to be sampled is
 // copied as before.
 func TestDecideFastPath(t *testing.T) {
 	dir := t.TempDir()
@@ -372,7 +373,8 @@ func TestDecideFastPath(t *testing.T) {
 		// The source spends little where sampled too, as an encoder with
 		// a quality target does: judged on the same seconds, it is lean.
 		{"motion near its quality target, still where sampled, trimmed", stillWhereSampled, true, true},
-		{"a still screen at 380 kbit/s too short to sample", trimmed("short.mp4", overspent, "-t", "10"), true, false},
+		{"10 s of the still screen at 380 kbit/s", trimmed("ten.mp4", overspent, "-t", "10"), false, true},
+		{"a still screen at 380 kbit/s too short to sample", trimmed("short.mp4", overspent, "-t", "7"), true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
