@@ -215,14 +215,15 @@ func (b browser) playback(t *testing.T, v map[string]any, heights string) playba
 //
 // The clip speaks (Festival): an SRT track and a generated one are shown
 // by hls.js, shaka-player and video.js with every cue at its WebVTT's
-// times, and /play and /embed offer both in their captions menu.
+// times, each of the three plays every rung of the ladder (480p to 240p),
+// and /play and /embed offer both tracks in their captions menu.
 func TestBrowserPlayback(t *testing.T) {
 	t.Parallel()
 	b := browserTools(t)
 	h := start(t, t.TempDir(), withTranscoder)
 	key := h.account("acme", domain.PlanBusiness)
 	wantStatus(t, h.do("POST", "/v1/collections", key, map[string]string{"slug": "main", "name": "Main"}), 201)
-	id := h.uploadID(key, "main", "clip.mp4", speechClip(t, 640, 360))
+	id := h.uploadID(key, "main", "clip.mp4", speechClip(t, 854, 480))
 	v := h.waitStatus(key, id, domain.StatusCompleted)
 
 	var heights []string
@@ -244,7 +245,7 @@ func TestBrowserPlayback(t *testing.T) {
 		Requests  int      `json:"requests"`
 		Elsewhere []string `json:"elsewhere"`
 	}
-	labels := h.captionTracks(t, b, key, id)
+	labels := h.inPlayers(t, b, key, id)
 	var play pageFindings
 	b.run(t, "/play", &play, "play.mjs", append([]string{h.url + "/play/" + id}, labels...)...)
 	if len(play.Elsewhere) > 0 || play.Requests == 0 {
@@ -281,11 +282,12 @@ func speechClip(t *testing.T, w, h int) []byte {
 // player gives it back as written.
 const captionSRT = "1\r\n00:00:00,400 --> 00:00:01,600\r\nFirst words\r\n\r\n2\r\n00:00:02,000 --> 00:00:03,250\r\nThen more\r\n"
 
-// captionTracks gives video id an SRT track and a generated one (waiting
+// inPlayers gives video id an SRT track and a generated one (waiting
 // until it is READY), checks that hls.js, shaka-player and video.js list
-// both and hold each one's cues at the times of its WebVTT, and returns
-// the two labels.
-func (h *harness) captionTracks(t *testing.T, b browser, key, id string) []string {
+// both and hold each one's cues at the times of its WebVTT, and that each
+// plays every rung of the video, fixed on it, from the start (the
+// pictures shown are the rung's height); it returns the two labels.
+func (h *harness) inPlayers(t *testing.T, b browser, key, id string) []string {
 	t.Helper()
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
@@ -335,10 +337,17 @@ func (h *harness) captionTracks(t *testing.T, b browser, key, id string) []strin
 				End   float64 `json:"end"`
 				Text  string  `json:"text"`
 			} `json:"cues"`
+			Rungs []struct {
+				Rung     int     `json:"rung"`   // the height the player was held on
+				First    int     `json:"first"`  // the height of the first picture shown
+				Height   int     `json:"height"` // of the picture shown past 0.5 s
+				PlayedTo float64 `json:"playedTo"`
+				Frames   int     `json:"frames"`
+			} `json:"rungs"`
 			Errors []string `json:"errors"`
 		} `json:"players"`
 	}
-	site := b.site(t, "captions.html", func(mux *http.ServeMux) {
+	site := b.site(t, "players.html", func(mux *http.ServeMux) {
 		for name, file := range map[string]string{"/shaka-player.compiled.js": "shaka-player/dist/shaka-player.compiled.js", "/video.min.js": "video.js/dist/video.min.js"} {
 			mux.HandleFunc(name, func(w http.ResponseWriter, r *http.Request) {
 				http.ServeFile(w, r, filepath.Join(b.dir, "node_modules", file))
@@ -346,12 +355,28 @@ func (h *harness) captionTracks(t *testing.T, b browser, key, id string) []strin
 		}
 	})
 	v := h.do("GET", "/v1/videos/"+id, key, nil)
-	var video struct{ PlaylistURL string }
+	var video struct {
+		PlaylistURL string
+		Resolutions []string
+	}
 	_ = json.Unmarshal(v.body, &video)
-	b.run(t, "captions", &res, "captions.mjs", append([]string{site, video.PlaylistURL}, labels...)...)
+	b.run(t, "players", &res, "players.mjs", append([]string{site, video.PlaylistURL}, labels...)...)
+	if len(res.Players) != 3 {
+		t.Errorf("%d players reported, want hls.js, shaka and video.js", len(res.Players))
+	}
 	for name, p := range res.Players {
 		if len(p.Errors) > 0 {
 			t.Errorf("%s: errors %v", name, p.Errors)
+		}
+		var played []string
+		for _, r := range p.Rungs {
+			if r.First == r.Rung && r.Height == r.Rung && r.Frames > 0 && r.PlayedTo > 0.5 {
+				played = append(played, fmt.Sprintf("%dp", r.Rung))
+			}
+		}
+		slices.Sort(played)
+		if all := slices.Sorted(slices.Values(video.Resolutions)); !slices.Equal(played, all) {
+			t.Errorf("%s played rungs %v from the start (%+v), want every one of %v", name, played, p.Rungs, video.Resolutions)
 		}
 		for _, label := range labels {
 			if !slices.Contains(p.Labels, label) {
@@ -371,6 +396,6 @@ func (h *harness) captionTracks(t *testing.T, b browser, key, id string) []strin
 			}
 		}
 	}
-	t.Logf("hls.js, shaka-player and video.js show both tracks; generated:\n%s", vtt)
+	t.Logf("hls.js, shaka-player and video.js show both tracks and play each of %v; generated:\n%s", video.Resolutions, vtt)
 	return labels
 }
