@@ -32,12 +32,13 @@ import (
 // maxEstimateSamples, spread evenly, and no more than fit in the pixels of
 // that many 1080p samples (a 4 s 1080p sample costs 2.5 to 6 CPU seconds
 // and holds the ladder back by 1.5 to 2.5 s on 2 cores; a 2160p one took
-// 9.7 CPU s and 5.3 s). A source from minEstimated to 16 s gets one
-// sample from its middle, though it costs a third to a half of the top
-// rung's encode: short screen recordings are common, and their copy would
-// be kept at up to ten times the bytes for as long as the video is. A
-// shorter source is not sampled (the sample would be most of the encode
-// it decides on); its copy is at most two segments at the top rung's cap.
+// 9.7 CPU s and 5.3 s). Short sources are sampled too, from
+// minEstimated (two segments) up, though under 16 s the sample costs a
+// third to a half of the top rung's encode: short screen recordings are
+// common, and their copy would be kept at up to ten times the bytes for
+// as long as the video is. A shorter source is not sampled (the sample
+// would be most of the encode it decides on); its copy is at most two
+// segments at the top rung's cap.
 const (
 	overspend          = 1.5
 	minEstimated       = 2 * segmentSeconds // seconds: no sample of a shorter source
