@@ -155,10 +155,13 @@
 // CheckKeyframes then decodes only the keyframes (ffprobe -skip_frame
 // nokey): each must have the headers' size, yuv420p and progressive scan.
 // And every packet flagged key must be an IDR frame and every IDR frame
-// flagged (a framecrc of the stream copied whole against a copy through
-// filter_units=pass_types=5, no decode): intra refresh and open GOPs flag
-// recovery points as keyframes, where the HLS muxer would cut segments no
-// decoder can start from.
+// flagged (a framecrc of the stream copied as the ladder copies it against
+// a copy through filter_units=pass_types=5, no decode): intra refresh and
+// open GOPs flag recovery points as keyframes, where the HLS muxer would
+// cut segments no decoder can start from. The ladder's copy drops the
+// stream's filler data (filter_units=remove_types=12: the padding of a
+// constant-bitrate encoder, no picture in it), and the first framecrc's
+// sizes say how many bytes it keeps.
 //
 // DecideFastPath runs that check beside EstimateRate, which encodes
 // samples of the source as the top rung would be (4 s, one segment, on
@@ -168,7 +171,9 @@
 // same seconds (the packet scan's bytes by second): a copy spending more
 // than 1.5 times what the encoder would on the same pictures is refused
 // and the rung encoded (a screen recording uploaded at 1.4 Mbit/s whose
-// 1080p target needs 160 kbit/s). A source under 8 s is not sampled.
+// 1080p target needs 160 kbit/s). The source's bytes are counted without
+// its filler data (taken as spread evenly over its seconds), as the copy
+// keeps them. A source under 8 s is not sampled.
 //
 // The encoded rungs then take -force_key_frames
 // source (and -g 600, so x264 adds none of its own), so every rung cuts at

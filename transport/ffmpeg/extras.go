@@ -36,14 +36,14 @@ func (x Extras) firstEncoded() int {
 }
 
 // videoCodecs are the video encoder settings of n rungs: x264 for all, or
-// on the fast path a copy of the source for rung 0 and x264 for the rest,
-// every option given per stream (an encoder's option on the copied stream
-// is an error).
+// on the fast path a copy of the source for rung 0, its filler data
+// dropped, and x264 for the rest, every option given per stream (an
+// encoder's option on the copied stream is an error).
 func (x Extras) videoCodecs(n int) []string {
 	if !x.Fast.Video {
 		return x264()
 	}
-	args := []string{"-c:v:0", "copy"}
+	args := []string{"-c:v:0", "copy", "-bsf:v:0", dropFiller}
 	for k := 1; k < n; k++ {
 		v := "v:" + strconv.Itoa(k)
 		args = append(args, "-c:"+v, "libx264", "-preset:"+v, "veryfast", "-profile:"+v, "high",

@@ -207,7 +207,8 @@ func (k *keyScan) fill(s *Source, end float64) {
 type FastPath struct {
 	Video, Audio bool
 	Why          string // when !Video: the first condition not met
-	// Kbps is the copied video's average bitrate (kbit/s), when Video.
+	// Kbps is the copied video's average bitrate (kbit/s), when Video:
+	// the source's, less its filler data once DecideFastPath has read it.
 	Kbps float64
 	// EncodedKbps is what the top rung's quality target would spend
 	// instead on the whole source (its Kbps over EstimateRate's ratio),
@@ -359,7 +360,7 @@ func DecideFastPath(ctx context.Context, in Input, info Info, top Rung, j Jail) 
 		defer close(done)
 		est, sampled, estErr = EstimateRate(ctx, in, info, top, j)
 	}()
-	keyErr := CheckKeyframes(ctx, in, info, j)
+	kept, keyErr := checkKeyframes(ctx, in, info, j)
 	if keyErr != nil {
 		cancel() // the estimate decides nothing now
 	}
@@ -369,7 +370,15 @@ func DecideFastPath(ctx context.Context, in Input, info Info, top Rung, j Jail) 
 		return FastPath{Why: "keyframes: " + keyErr.Error()}, nil
 	case estErr != nil:
 		return FastPath{Why: estErr.Error()}, estErr
-	case !sampled:
+	}
+	// The copy drops the source's filler data: what it keeps is judged,
+	// the filler taken as spread evenly over the source's seconds.
+	if total := info.Source.VideoBytes; kept > 0 && kept < total {
+		share := float64(kept) / float64(total)
+		f.Kbps *= share
+		est.Source = int64(math.Round(float64(est.Source) * share))
+	}
+	if !sampled {
 		return f, nil
 	}
 	ratio := est.Ratio(f.Kbps)
@@ -403,6 +412,13 @@ func DecideFastPath(ctx context.Context, in Input, info Info, top Rung, j Jail) 
 // An error here means no fast path (the ladder then encodes, and checks
 // every frame as it decodes).
 func CheckKeyframes(ctx context.Context, in Input, info Info, j Jail) error {
+	_, err := checkKeyframes(ctx, in, info, j)
+	return err
+}
+
+// checkKeyframes is CheckKeyframes, and the bytes of the video stream
+// once its filler data is dropped (checkIDR): what its copy keeps.
+func checkKeyframes(ctx context.Context, in Input, info Info, j Jail) (int64, error) {
 	args := append([]string{"-v", "error", "-select_streams", strconv.Itoa(info.VideoStream), "-skip_frame", "nokey",
 		"-show_entries", "frame=width,height,pix_fmt,interlaced_frame", "-print_format", "csv=p=0"}, in.capped(info.MaxPixels)...)
 	want := fmt.Sprintf("%d,%d,yuv420p,0", info.Width, info.Height)
@@ -424,34 +440,47 @@ func CheckKeyframes(ctx context.Context, in Input, info Info, j Jail) error {
 	})
 	switch {
 	case err != nil:
-		return err
+		return 0, err
 	case bad != "":
-		return fmt.Errorf("a keyframe is %q, not %q", bad, want)
+		return 0, fmt.Errorf("a keyframe is %q, not %q", bad, want)
 	case keys == 0:
-		return errors.New("no keyframe decoded")
+		return 0, errors.New("no keyframe decoded")
 	}
 	return checkIDR(ctx, in, info, j)
 }
 
-// idrNAL is H.264's nal_unit_type of a slice of an IDR picture.
-const idrNAL = 5
+// H.264's nal_unit_type of a slice of an IDR picture, and of filler data:
+// bytes a constant-bitrate encoder pads its stream with to spend the rate
+// it was given (x264's CBR mode, OBS's default, fills a still screen's
+// seconds with them). They carry no picture, and the copy drops them
+// (dropFiller).
+const (
+	idrNAL    = 5
+	fillerNAL = 12
+)
+
+// dropFiller is the bitstream filter that drops the filler data of an
+// H.264 stream, which leaves every picture as it was.
+var dropFiller = "filter_units=remove_types=" + strconv.Itoa(fillerNAL)
 
 // maxKeyLag bounds how many keyframes checkIDR holds while the two copies
 // of the stream it compares run apart (they are muxed side by side).
 const maxKeyLag = 1024
 
 // checkIDR copies the video stream twice into ffmpeg's framecrc listing
-// (no decode: a demux and a bitstream filter): once whole, where a
-// packet not flagged key is marked "F=0x0", and once through filter_units
-// keeping only IDR slices, which drops every packet without one. The
-// keyframes of the first must be exactly the packets of the second, at
-// the same timestamps.
-func checkIDR(ctx context.Context, in Input, info Info, j Jail) error {
+// (no decode: a demux and bitstream filters): once as the ladder copies
+// it (its filler data dropped), where a packet not flagged key is marked
+// "F=0x0", and once through filter_units keeping only IDR slices, which
+// drops every packet without one. The keyframes of the first must be
+// exactly the packets of the second, at the same timestamps. It returns
+// the first copy's bytes: what the ladder's copy keeps.
+func checkIDR(ctx context.Context, in Input, info Info, j Jail) (int64, error) {
 	args := append([]string{"-v", "error", "-nostdin"}, in.capped(info.MaxPixels)...)
 	args = append(args, "-map", videoMap(info), "-map", videoMap(info), "-c", "copy",
-		"-bsf:v:0", "filter_units=pass_types="+strconv.Itoa(idrNAL), "-f", "framecrc", "pipe:1")
+		"-bsf:v:0", "filter_units=pass_types="+strconv.Itoa(idrNAL), "-bsf:v:1", dropFiller, "-f", "framecrc", "pipe:1")
 	var idr, key []string // timestamps (pts) seen in one copy and not yet in the other
 	flagged := 0
+	var kept int64
 	var bad error
 	_, err := runTool(ctx, j, "ffmpeg", args, func(r io.Reader) error {
 		sc := bufio.NewScanner(r)
@@ -475,9 +504,13 @@ func checkIDR(ctx context.Context, in Input, info Info, j Jail) error {
 			switch {
 			case stream == "0":
 				idr = append(idr, pts)
-			case stream == "1" && isKey:
-				flagged++
-				key = append(key, pts)
+			case stream == "1":
+				size, _ := strconv.ParseInt(strings.TrimSpace(f[4]), 10, 64)
+				kept += max(size, 0)
+				if isKey {
+					flagged++
+					key = append(key, pts)
+				}
 			}
 			for len(idr) > 0 && len(key) > 0 {
 				if idr[0] != key[0] {
@@ -494,15 +527,15 @@ func checkIDR(ctx context.Context, in Input, info Info, j Jail) error {
 	})
 	switch {
 	case err != nil:
-		return err
+		return 0, err
 	case bad != nil:
-		return bad
+		return 0, bad
 	case len(key) > 0:
-		return fmt.Errorf("%d of %d keyframes are not IDR frames (intra refresh or open GOP), the first at pts %s", len(key), flagged, key[0])
+		return 0, fmt.Errorf("%d of %d keyframes are not IDR frames (intra refresh or open GOP), the first at pts %s", len(key), flagged, key[0])
 	case len(idr) > 0:
-		return fmt.Errorf("%d IDR frames are not flagged keyframes, the first at pts %s", len(idr), idr[0])
+		return 0, fmt.Errorf("%d IDR frames are not flagged keyframes, the first at pts %s", len(idr), idr[0])
 	case flagged != info.Source.Keys:
-		return fmt.Errorf("%d keyframes copied, %d scanned", flagged, info.Source.Keys)
+		return 0, fmt.Errorf("%d keyframes copied, %d scanned", flagged, info.Source.Keys)
 	}
-	return nil
+	return kept, nil
 }

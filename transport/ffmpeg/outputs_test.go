@@ -403,4 +403,22 @@ func TestDecideFastPath(t *testing.T) {
 			}
 		})
 	}
+	// A flat still picture at a constant 300 kbit/s, motion where sampled, its
+	// still seconds padded with filler data: copied, and judged by what
+	// the copy keeps once the filler is dropped.
+	t.Run("a constant rate padded with filler", func(t *testing.T) {
+		in := screen("padded.mp4", "17", "-filter_complex", "[0:v]drawbox=color=gray:t=fill[still];[still][1:v]overlay=enable='between(t,5.5,10.5)'", "-preset", "veryfast",
+			"-b:v", "300k", "-minrate", "300k", "-maxrate", "300k", "-bufsize", "300k", "-x264-params", "nal-hrd=cbr:filler=1")
+		info := probeFile(t, in.Path)
+		top := ffmpeg.Ladder(info)[0]
+		got, err := ffmpeg.DecideFastPath(context.Background(), in, info, top, ffmpeg.Jail{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%+v", got)
+		container := float64(info.Source.VideoBytes) * 8 / 1000 / info.Span
+		if !got.Video || got.Kbps > container/2 {
+			t.Fatalf("%+v: want a copy at less than half the source's %.0f kbit/s", got, container)
+		}
+	})
 }

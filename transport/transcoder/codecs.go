@@ -25,11 +25,13 @@ const maxInitSize = 1 << 20
 // fillCodecs gives every variant stream of m without a CODECS attribute
 // one, read from the files of root (a work directory): the video's
 // (avc1.PPCCLL) from the avcC of its rendition's initialization segment,
-// then AAC LC's when the variant has an audio group. ffmpeg writes no
-// CODECS for a copied H.264 stream (the fast path's top rung): it reads
-// the profile and level only from an Annex B stream's headers, and an
-// MP4 source keeps them in avcC. A player that keeps to the codecs it
-// started with (hls.js) then never switches to that variant by itself.
+// then AAC LC's when the variant has an audio group. ffmpeg reads the
+// profile and level of an H.264 stream only from Annex B headers: it
+// names the encoded rungs' codecs, and the copied top rung's as its
+// filter (ffmpeg.FastPath drops the filler data) hands the stream's
+// headers on, but not a copy of an MP4's avcC as it is. A player that
+// keeps to the codecs it started with (hls.js) would never switch to a
+// variant without them by itself.
 // A variant whose codec cannot be read is left as it is (it still plays),
 // and the errors are returned, to be logged.
 func fillCodecs(root *os.Root, m *hls.Master) error {
