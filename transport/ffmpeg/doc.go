@@ -172,8 +172,9 @@
 // than 1.5 times what the encoder would on the same pictures is refused
 // and the rung encoded (a screen recording uploaded at 1.4 Mbit/s whose
 // 1080p target needs 160 kbit/s). The source's bytes are counted without
-// its filler data (taken as spread evenly over its seconds), as the copy
-// keeps them. A source under 8 s is not sampled.
+// its filler data, by second, as the copy keeps them (the keyframe
+// check's copy counts them, with the file's own timestamps: -copyts).
+// A source under 8 s is not sampled.
 //
 // The encoded rungs then take -force_key_frames
 // source (and -g 600, so x264 adds none of its own), so every rung cuts at

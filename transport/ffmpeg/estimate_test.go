@@ -76,3 +76,18 @@ func TestSecondBytes(t *testing.T) {
 		t.Errorf("seconds from timestamps at 2^63: %v", h.seconds)
 	}
 }
+
+// TestRungsFollowTheUploadedRate: the encoded rungs' caps are scaled by the
+// source's rate as uploaded, filler data included, not by the smaller
+// rate its copy keeps: a constant-rate source padded where it is still
+// spends the whole rate where it moves.
+func TestRungsFollowTheUploadedRate(t *testing.T) {
+	ladder := Ladder(Info{Width: 1280, Height: 720}) // 720p 2800, 480p 1400, 360p 800, 240p 400
+	var got []int
+	for _, r := range (FastPath{Video: true, Kbps: 280, uploadedKbps: 1400}).Rungs(ladder) {
+		got = append(got, r.MaxRate)
+	}
+	if want := []int{2800, 700, 400, 200}; !slices.Equal(got, want) {
+		t.Errorf("caps %v, want %v (half the caps: the uploaded rate's share)", got, want)
+	}
+}

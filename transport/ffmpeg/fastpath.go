@@ -217,6 +217,8 @@ type FastPath struct {
 	// Overspent: DecideFastPath refused the copy for spending over
 	// overspend times EncodedKbps (Kbps and EncodedKbps say how much).
 	Overspent bool
+
+	uploadedKbps float64 // the source's video rate, filler data included (Rungs)
 }
 
 // Bandwidth is what a player is to be told the copied top rung needs
@@ -258,12 +260,16 @@ const (
 // a lean copied top (a 240p rung spending 400 kbit/s under a 360p copy of
 // 400, or 480p spending 366 under a 720p copy of 313). A cap is never
 // below minFastKbps, a VBV buffer never below minBufShare of its own.
-// Without the fast path, rungs as they are.
+// The share is of the source's rate as uploaded, filler data included: a
+// constant-rate source spends the rate it was given on its busy seconds
+// and pads the still ones, and the lower rungs need their share of it
+// where it moves, not of its average. Without the fast path, rungs as
+// they are.
 func (f FastPath) Rungs(rungs []Rung) []Rung {
 	if !f.Video || len(rungs) < 2 || rungs[0].MaxRate <= 0 {
 		return rungs
 	}
-	share := min(f.Kbps/float64(rungs[0].MaxRate), 1)
+	share := min(max(f.Kbps, f.uploadedKbps)/float64(rungs[0].MaxRate), 1)
 	out := slices.Clone(rungs)
 	for k := 1; k < len(out); k++ {
 		out[k].MaxRate = max(scaleKbps(out[k].MaxRate, share), minFastKbps)
@@ -322,7 +328,7 @@ func ChooseFastPath(info Info, top Rung) FastPath {
 	if peak := float64(s.PeakBytes) * 8 / 1000; peak > float64(top.MaxRate*segmentSeconds+top.BufSize) {
 		return no("%.0f kbit in %d s is over the top rung's budget", peak, segmentSeconds)
 	}
-	f := FastPath{Video: true, Kbps: kbit}
+	f := FastPath{Video: true, Kbps: kbit, uploadedKbps: kbit}
 	f.Audio = info.HasAudio && s.AudioCodec == "aac" && s.AudioProfile == "LC" &&
 		s.AudioChannels >= 1 && s.AudioChannels <= 2 && (s.AudioRate == 44100 || s.AudioRate == 48000)
 	// ffmpeg's HLS muxer leaves out of the master playlist a variant whose
@@ -371,12 +377,13 @@ func DecideFastPath(ctx context.Context, in Input, info Info, top Rung, j Jail) 
 	case estErr != nil:
 		return FastPath{Why: estErr.Error()}, estErr
 	}
-	// The copy drops the source's filler data: what it keeps is judged,
-	// the filler taken as spread evenly over the source's seconds.
-	if total := info.Source.VideoBytes; kept > 0 && kept < total {
-		share := float64(kept) / float64(total)
-		f.Kbps *= share
-		est.Source = int64(math.Round(float64(est.Source) * share))
+	// The copy drops the source's filler data: what it keeps is judged, in
+	// the seconds sampled as over the whole.
+	if total := info.Source.VideoBytes; kept.bytes > 0 && kept.bytes < total {
+		f.Kbps *= float64(kept.bytes) / float64(total)
+		if sampled && est.Source > 0 {
+			est.Source = kept.sampled(info, top, est.Source)
+		}
 	}
 	if !sampled {
 		return f, nil
@@ -418,7 +425,7 @@ func CheckKeyframes(ctx context.Context, in Input, info Info, j Jail) error {
 
 // checkKeyframes is CheckKeyframes, and the bytes of the video stream
 // once its filler data is dropped (checkIDR): what its copy keeps.
-func checkKeyframes(ctx context.Context, in Input, info Info, j Jail) (int64, error) {
+func checkKeyframes(ctx context.Context, in Input, info Info, j Jail) (keptBytes, error) {
 	args := append([]string{"-v", "error", "-select_streams", strconv.Itoa(info.VideoStream), "-skip_frame", "nokey",
 		"-show_entries", "frame=width,height,pix_fmt,interlaced_frame", "-print_format", "csv=p=0"}, in.capped(info.MaxPixels)...)
 	want := fmt.Sprintf("%d,%d,yuv420p,0", info.Width, info.Height)
@@ -440,11 +447,11 @@ func checkKeyframes(ctx context.Context, in Input, info Info, j Jail) (int64, er
 	})
 	switch {
 	case err != nil:
-		return 0, err
+		return keptBytes{}, err
 	case bad != "":
-		return 0, fmt.Errorf("a keyframe is %q, not %q", bad, want)
+		return keptBytes{}, fmt.Errorf("a keyframe is %q, not %q", bad, want)
 	case keys == 0:
-		return 0, errors.New("no keyframe decoded")
+		return keptBytes{}, errors.New("no keyframe decoded")
 	}
 	return checkIDR(ctx, in, info, j)
 }
@@ -463,6 +470,45 @@ const (
 // H.264 stream, which leaves every picture as it was.
 var dropFiller = "filter_units=remove_types=" + strconv.Itoa(fillerNAL)
 
+// keptBytes are the bytes of a video stream its copy keeps (its filler
+// data dropped): in all, and by whole second of presentation time, as
+// the packet scan counts the source's (Source.seconds).
+type keptBytes struct {
+	bytes   int64
+	seconds map[int64]int64 // nil when the stream's timestamps spread over maxBuckets seconds
+}
+
+func (k *keptBytes) add(sec float64, size int64) {
+	k.bytes += size
+	if k.seconds == nil || !(math.Abs(sec) < maxSeconds) {
+		return
+	}
+	s := int64(math.Floor(sec))
+	if _, ok := k.seconds[s]; ok || len(k.seconds) < maxBuckets {
+		k.seconds[s] += size
+	} else {
+		k.seconds = nil
+	}
+}
+
+// sampled is what the copy keeps of the seconds EstimateRate samples
+// (estimateSamples, counted from the scan's first second), of which the
+// source spends source; without timestamps to count by, source less the
+// filler's share of the whole.
+func (k keptBytes) sampled(info Info, top Rung, source int64) int64 {
+	origin, ok := info.Source.seconds.start()
+	if !ok || k.seconds == nil {
+		return int64(math.Round(float64(source) * float64(k.bytes) / float64(max(info.Source.VideoBytes, 1))))
+	}
+	var n int64
+	for _, s := range estimateSamples(info.Length(), top.Width, top.Height) {
+		for sec := origin + int64(s.at); sec < origin+int64(s.at+s.length); sec++ {
+			n += k.seconds[sec]
+		}
+	}
+	return n
+}
+
 // maxKeyLag bounds how many keyframes checkIDR holds while the two copies
 // of the stream it compares run apart (they are muxed side by side).
 const maxKeyLag = 1024
@@ -473,19 +519,30 @@ const maxKeyLag = 1024
 // "F=0x0", and once through filter_units keeping only IDR slices, which
 // drops every packet without one. The keyframes of the first must be
 // exactly the packets of the second, at the same timestamps. It returns
-// the first copy's bytes: what the ladder's copy keeps.
-func checkIDR(ctx context.Context, in Input, info Info, j Jail) (int64, error) {
-	args := append([]string{"-v", "error", "-nostdin"}, in.capped(info.MaxPixels)...)
+// the first copy's bytes: what the ladder's copy keeps. The timestamps
+// are the file's own (-copyts, none shifted), as the packet scan's.
+func checkIDR(ctx context.Context, in Input, info Info, j Jail) (keptBytes, error) {
+	args := append([]string{"-v", "error", "-nostdin", "-copyts"}, in.capped(info.MaxPixels)...)
 	args = append(args, "-map", videoMap(info), "-map", videoMap(info), "-c", "copy",
-		"-bsf:v:0", "filter_units=pass_types="+strconv.Itoa(idrNAL), "-bsf:v:1", dropFiller, "-f", "framecrc", "pipe:1")
+		"-bsf:v:0", "filter_units=pass_types="+strconv.Itoa(idrNAL), "-bsf:v:1", dropFiller,
+		"-avoid_negative_ts", "disabled", "-f", "framecrc", "pipe:1")
 	var idr, key []string // timestamps (pts) seen in one copy and not yet in the other
 	flagged := 0
-	var kept int64
+	kept := keptBytes{seconds: map[int64]int64{}}
+	var tb float64 // seconds per tick of the copy's timestamps ("#tb 1: num/den")
 	var bad error
 	_, err := runTool(ctx, j, "ffmpeg", args, func(r io.Reader) error {
 		sc := bufio.NewScanner(r)
 		for sc.Scan() {
 			line := sc.Text()
+			if v, ok := strings.CutPrefix(line, "#tb 1:"); ok {
+				num, den, _ := strings.Cut(strings.TrimSpace(v), "/")
+				n, _ := strconv.ParseFloat(num, 64)
+				d, _ := strconv.ParseFloat(den, 64)
+				if n > 0 && d > 0 {
+					tb = n / d
+				}
+			}
 			if strings.HasPrefix(line, "#") || bad != nil {
 				continue
 			}
@@ -506,7 +563,11 @@ func checkIDR(ctx context.Context, in Input, info Info, j Jail) (int64, error) {
 				idr = append(idr, pts)
 			case stream == "1":
 				size, _ := strconv.ParseInt(strings.TrimSpace(f[4]), 10, 64)
-				kept += max(size, 0)
+				ticks, err := strconv.ParseInt(pts, 10, 64)
+				if tb == 0 || err != nil {
+					kept.seconds = nil // no timestamp to count by
+				}
+				kept.add(float64(ticks)*tb, max(size, 0))
 				if isKey {
 					flagged++
 					key = append(key, pts)
@@ -527,15 +588,15 @@ func checkIDR(ctx context.Context, in Input, info Info, j Jail) (int64, error) {
 	})
 	switch {
 	case err != nil:
-		return 0, err
+		return keptBytes{}, err
 	case bad != nil:
-		return 0, bad
+		return keptBytes{}, bad
 	case len(key) > 0:
-		return 0, fmt.Errorf("%d of %d keyframes are not IDR frames (intra refresh or open GOP), the first at pts %s", len(key), flagged, key[0])
+		return keptBytes{}, fmt.Errorf("%d of %d keyframes are not IDR frames (intra refresh or open GOP), the first at pts %s", len(key), flagged, key[0])
 	case len(idr) > 0:
-		return 0, fmt.Errorf("%d IDR frames are not flagged keyframes, the first at pts %s", len(idr), idr[0])
+		return keptBytes{}, fmt.Errorf("%d IDR frames are not flagged keyframes, the first at pts %s", len(idr), idr[0])
 	case flagged != info.Source.Keys:
-		return 0, fmt.Errorf("%d keyframes copied, %d scanned", flagged, info.Source.Keys)
+		return keptBytes{}, fmt.Errorf("%d keyframes copied, %d scanned", flagged, info.Source.Keys)
 	}
 	return kept, nil
 }
