@@ -178,18 +178,20 @@
 //
 // The encoded rungs then take -force_key_frames
 // source (and -g 600, so x264 adds none of its own), so every rung cuts at
-// the same times, and caps scaled by the copied stream's share of the top
-// rung's cap (FastPath.Rungs, never below 32 kbit/s, their VBV buffers
-// never below a quarter of their own), so each costs less than the copy:
+// the same times, and caps scaled by the uploaded stream's share of the
+// top rung's cap (FastPath.Rungs: its rate with the filler data the copy
+// drops, never below 32 kbit/s, their VBV buffers never below a quarter
+// of their own), so each costs less than the copy:
 // under their own caps a detailed picture at a lower rung's CRF cost as
 // much as a lean copied top (a 240p rung at 400 kbit/s under a 360p copy
 // of 400), and a player stepping down saved nothing. The audio is copied too when
 // it is AAC LC, mono or stereo, 44.1 or 48 kHz (through aac_adtstoasc:
-// MPEG-TS carries it with ADTS headers, which fMP4 does not take). ffmpeg writes no CODECS
-// for the copied variant (it reads an H.264 stream's profile and level
-// only from Annex B headers, and an MP4 keeps them in avcC): the
-// transcoder adds it from the rendition's initialization segment (avc1 or
-// avc3, as its sample entry says), when the avcC's first SPS agrees.
+// MPEG-TS carries it with ADTS headers, which fMP4 does not take). ffmpeg
+// reads an H.264 stream's profile and level only from Annex B headers:
+// it names the copied variant's codecs from those filter_units hands on;
+// a variant still without CODECS gets them from the transcoder, from the
+// rendition's initialization segment (avc1 or avc3, as its sample entry
+// says), when the avcC's first SPS agrees.
 //
 // # Storyboard and download
 //

@@ -21,10 +21,11 @@ import (
 // one segment long (the ladder's GOP: every segment starts with a
 // keyframe, whose cost a shorter sample would overweigh) and starting on
 // a whole second, and compares their bytes with the source's own bytes in
-// the same seconds (the packet scan's, Source.seconds): the same pictures
-// on both sides, so a sample that happens to fall on the file's easiest
-// or hardest stretch does not skew the comparison much as long as the
-// source spends its bits as an encoder would (with a quality target). A
+// the same seconds (the packet scan's, Source.seconds; DecideFastPath
+// counts what the copy keeps of them, its filler data dropped): the same
+// pictures on both sides, so a sample that happens to fall on the file's
+// easiest or hardest stretch does not skew the comparison much as long as
+// the source spends its bits as an encoder would (with a quality target). A
 // source at a constant bitrate spends as much on its easy stretches as on
 // its hard ones, and is judged by the stretches sampled.
 //
@@ -104,7 +105,12 @@ func estimateArgs(in Input, info Info, top Rung, samples []sample) []string {
 type Estimate struct {
 	Seconds float64 // the samples' length
 	Encoded int64   // bytes the top rung's encoder spent on them
-	Source  int64   // bytes the source spends on the same seconds; 0 when the scan does not say
+	// Source is the bytes the source spends on the same seconds (the
+	// packet scan's; DecideFastPath counts what the copy keeps of them);
+	// 0 when the scan does not say.
+	Source int64
+
+	samples []sample
 }
 
 // Ratio is how many times the bits encoding the rung would spend the
@@ -143,6 +149,7 @@ func EstimateRate(ctx context.Context, in Input, info Info, top Rung, j Jail) (e
 	}
 	for _, s := range samples {
 		e.Seconds += float64(s.length)
+		e.samples = append(e.samples, s)
 	}
 	for _, s := range samples {
 		n, in := info.Source.seconds.bytesIn(s.at, s.length)

@@ -252,7 +252,7 @@ const (
 
 // Rungs is the ladder as the fast path encodes it: rungs (Ladder's, the
 // copied top first) with the caps of every encoded rung (and a fixed
-// rung's Bitrate) scaled by the copied stream's share of the top rung's
+// rung's Bitrate) scaled by the uploaded stream's share of the top rung's
 // cap, so each costs less than the copy, in the ladder's own proportions
 // (about half the bits per step), and a player that steps down saves
 // bits: the lower rungs' own caps are for an encoded top rung at its cap,
@@ -260,10 +260,10 @@ const (
 // a lean copied top (a 240p rung spending 400 kbit/s under a 360p copy of
 // 400, or 480p spending 366 under a 720p copy of 313). A cap is never
 // below minFastKbps, a VBV buffer never below minBufShare of its own.
-// The share is of the source's rate as uploaded, filler data included: a
-// constant-rate source spends the rate it was given on its busy seconds
-// and pads the still ones, and the lower rungs need their share of it
-// where it moves, not of its average. Without the fast path, rungs as
+// The share is of the source's rate as uploaded, filler data included
+// (the copy drops it): a constant-rate source spends the rate it was
+// given on its busy seconds and pads the still ones, and the lower rungs
+// need their share of it where it moves, not of the copy's average. Without the fast path, rungs as
 // they are.
 func (f FastPath) Rungs(rungs []Rung) []Rung {
 	if !f.Video || len(rungs) < 2 || rungs[0].MaxRate <= 0 {
@@ -349,7 +349,8 @@ func ChooseFastPath(info Info, top Rung) FastPath {
 // the top rung would spend instead (EstimateRate): a copy spending over
 // overspend times that on the same pictures is refused (Overspent), and
 // so is one either check fails on (the ladder then encodes every rung, as
-// for any other source). err is the estimate's failure, for the log: the
+// for any other source). Both sides count what the copy keeps: Kbps and
+// the seconds sampled without the source's filler data (checkIDR). err is the estimate's failure, for the log: the
 // keyframe check's is Why, as every other reason a source is not copied.
 func DecideFastPath(ctx context.Context, in Input, info Info, top Rung, j Jail) (FastPath, error) {
 	f := ChooseFastPath(info, top)
@@ -379,10 +380,10 @@ func DecideFastPath(ctx context.Context, in Input, info Info, top Rung, j Jail) 
 	}
 	// The copy drops the source's filler data: what it keeps is judged, in
 	// the seconds sampled as over the whole.
-	if total := info.Source.VideoBytes; kept.bytes > 0 && kept.bytes < total {
-		f.Kbps *= float64(kept.bytes) / float64(total)
+	if total, k := info.Source.VideoBytes, kept.scan.bytes; k > 0 && float64(k) < float64(total)*(1-minFiller) {
+		f.Kbps *= float64(k) / float64(total)
 		if sampled && est.Source > 0 {
-			est.Source = kept.sampled(info, top, est.Source)
+			est.Source = kept.sampled(info, est)
 		}
 	}
 	if !sampled {
@@ -456,57 +457,50 @@ func checkKeyframes(ctx context.Context, in Input, info Info, j Jail) (keptBytes
 	return checkIDR(ctx, in, info, j)
 }
 
-// H.264's nal_unit_type of a slice of an IDR picture, and of filler data:
-// bytes a constant-bitrate encoder pads its stream with to spend the rate
-// it was given (x264's CBR mode, OBS's default, fills a still screen's
-// seconds with them). They carry no picture, and the copy drops them
-// (dropFiller).
-const (
-	idrNAL    = 5
-	fillerNAL = 12
-)
+// idrNAL is H.264's nal_unit_type of a slice of an IDR picture.
+const idrNAL = 5
 
-// dropFiller is the bitstream filter that drops the filler data of an
-// H.264 stream, which leaves every picture as it was.
-var dropFiller = "filter_units=remove_types=" + strconv.Itoa(fillerNAL)
+// dropFiller is the bitstream filter that drops an H.264 stream's filler
+// data (nal_unit_type 12): bytes a constant-bitrate encoder pads its
+// stream with to spend the rate it was given (x264's CBR mode, OBS's
+// default, fills a still screen's seconds with them). They carry no
+// picture: every picture stays as it was.
+const dropFiller = "filter_units=remove_types=12"
 
 // keptBytes are the bytes of a video stream its copy keeps (its filler
-// data dropped): in all, and by whole second of presentation time, as
-// the packet scan counts the source's (Source.seconds).
-type keptBytes struct {
-	bytes   int64
-	seconds map[int64]int64 // nil when the stream's timestamps spread over maxBuckets seconds
-}
+// data dropped), counted by whole second of presentation time as the
+// packet scan counts the source's.
+type keptBytes struct{ scan keyScan }
 
-func (k *keptBytes) add(sec float64, size int64) {
-	k.bytes += size
-	if k.seconds == nil || !(math.Abs(sec) < maxSeconds) {
-		return
-	}
-	s := int64(math.Floor(sec))
-	if _, ok := k.seconds[s]; ok || len(k.seconds) < maxBuckets {
-		k.seconds[s] += size
-	} else {
-		k.seconds = nil
-	}
-}
+// minFiller is the share of a stream's bytes its copy must drop for the
+// drop to count: filter_units rewrites NAL units (trailing zero bytes
+// go), which moves a stream without filler data by up to about 1 %.
+const minFiller = 0.02
 
-// sampled is what the copy keeps of the seconds EstimateRate samples
-// (estimateSamples, counted from the scan's first second), of which the
-// source spends source; without timestamps to count by, source less the
+// sampled is what the copy keeps of the seconds est sampled, counted
+// from the scan's first second, never more than the source spends on
+// them (est.Source); without seconds to count by, est.Source less the
 // filler's share of the whole.
-func (k keptBytes) sampled(info Info, top Rung, source int64) int64 {
+func (k keptBytes) sampled(info Info, est Estimate) int64 {
+	var kept Source
+	k.scan.fill(&kept, 0)
 	origin, ok := info.Source.seconds.start()
-	if !ok || k.seconds == nil {
-		return int64(math.Round(float64(source) * float64(k.bytes) / float64(max(info.Source.VideoBytes, 1))))
-	}
-	var n int64
-	for _, s := range estimateSamples(info.Length(), top.Width, top.Height) {
-		for sec := origin + int64(s.at); sec < origin+int64(s.at+s.length); sec++ {
-			n += k.seconds[sec]
+	from, kok := kept.seconds.start()
+	if ok && kok {
+		var n int64
+		for _, s := range est.samples {
+			b, in := kept.seconds.bytesIn(int(origin-from)+s.at, s.length)
+			if !in {
+				ok = false
+				break
+			}
+			n += b
+		}
+		if ok {
+			return min(n, est.Source)
 		}
 	}
-	return n
+	return int64(math.Round(float64(est.Source) * float64(k.scan.bytes) / float64(max(info.Source.VideoBytes, 1))))
 }
 
 // maxKeyLag bounds how many keyframes checkIDR holds while the two copies
@@ -528,7 +522,7 @@ func checkIDR(ctx context.Context, in Input, info Info, j Jail) (keptBytes, erro
 		"-avoid_negative_ts", "disabled", "-f", "framecrc", "pipe:1")
 	var idr, key []string // timestamps (pts) seen in one copy and not yet in the other
 	flagged := 0
-	kept := keptBytes{seconds: map[int64]int64{}}
+	var kept keptBytes
 	var tb float64 // seconds per tick of the copy's timestamps ("#tb 1: num/den")
 	var bad error
 	_, err := runTool(ctx, j, "ffmpeg", args, func(r io.Reader) error {
@@ -563,11 +557,10 @@ func checkIDR(ctx context.Context, in Input, info Info, j Jail) (keptBytes, erro
 				idr = append(idr, pts)
 			case stream == "1":
 				size, _ := strconv.ParseInt(strings.TrimSpace(f[4]), 10, 64)
+				// framecrc writes a packet without a timestamp as the least int64.
 				ticks, err := strconv.ParseInt(pts, 10, 64)
-				if tb == 0 || err != nil {
-					kept.seconds = nil // no timestamp to count by
-				}
-				kept.add(float64(ticks)*tb, max(size, 0))
+				timed := tb > 0 && err == nil && ticks != math.MinInt64
+				kept.scan.add(float64(ticks)*tb, timed, max(size, 0), false)
 				if isKey {
 					flagged++
 					key = append(key, pts)

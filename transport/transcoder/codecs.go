@@ -27,11 +27,11 @@ const maxInitSize = 1 << 20
 // (avc1.PPCCLL) from the avcC of its rendition's initialization segment,
 // then AAC LC's when the variant has an audio group. ffmpeg reads the
 // profile and level of an H.264 stream only from Annex B headers: it
-// names the encoded rungs' codecs, and the copied top rung's as its
-// filter (ffmpeg.FastPath drops the filler data) hands the stream's
-// headers on, but not a copy of an MP4's avcC as it is. A player that
-// keeps to the codecs it started with (hls.js) would never switch to a
-// variant without them by itself.
+// names the encoded rungs' codecs, and the copied top rung's from the
+// headers filter_units hands on (the fast path's copy drops its filler
+// data through it), but none for an MP4's avcC copied as it is. A player
+// that keeps to the codecs it started with (hls.js) would never switch to
+// a variant without them by itself.
 // A variant whose codec cannot be read is left as it is (it still plays),
 // and the errors are returned, to be logged.
 func fillCodecs(root *os.Root, m *hls.Master) error {

@@ -70,7 +70,7 @@
 //     (ffmpeg.DecideFastPath: ChooseFastPath, then CheckKeyframes beside
 //     EstimateRate, which refuses a copy that spends over 1.5 times what
 //     encoding the rung would; FastPath.Rungs caps the encoded rungs in
-//     proportion to the copied one), the storyboard (ffmpeg.PlanStoryboard)
+//     proportion to the uploaded stream's rate), the storyboard (ffmpeg.PlanStoryboard)
 //     and whether the ladder runs in two lanes (Config.Lanes,
 //     --ladder-lanes: auto splits the heavy ladders, one none, two every
 //     ladder of two rungs or more).
@@ -96,8 +96,8 @@
 //     non-empty mdat (checkPreview, in Go: an ffprobe start would cost a
 //     short clip a tenth of a second). A failed check is transient: "its
 //     outputs could not be written in full". Then the master gets each
-//     variant's measured BANDWIDTH and AVERAGE-BANDWIDTH, and the CODECS
-//     ffmpeg leaves out of a copied rung's, read from its initialization
+//     variant's measured BANDWIDTH and AVERAGE-BANDWIDTH, and any CODECS
+//     ffmpeg leaves out, read from the rendition's initialization
 //     segment's avcC (bandwidth.go, codecs.go; the master published while
 //     processing gets those CODECS too).
 //  11. Extras (outputs.go): the storyboard's WebVTT track is written by Go

@@ -155,8 +155,8 @@ func TestFastPath(t *testing.T) {
 	if got := ffprobeField(t, e.file(fast, media.DownloadName), "v:0", "profile"); got != "Constrained Baseline" {
 		t.Errorf("download profile %q, want the source's", got)
 	}
-	// Every variant names its codecs, the copied one's from the source's
-	// avcC (Constrained Baseline: profile 0x42, constraint flags 0xc0),
+	// Every variant names its codecs, the copied one's the source's
+	// (Constrained Baseline: profile 0x42, constraint flags 0xc0),
 	// and its frame rate, while processing and after: hls.js switches only
 	// between variants of the codecs it started with.
 	masters := append(early.all(), e.read(fast, "hls/master.m3u8"), e.read(slow, "hls/master.m3u8"))
