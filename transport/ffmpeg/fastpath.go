@@ -263,8 +263,8 @@ const (
 // The share is of the source's rate as uploaded, filler data included
 // (the copy drops it): a constant-rate source spends the rate it was
 // given on its busy seconds and pads the still ones, and the lower rungs
-// need their share of it where it moves, not of the copy's average. Without the fast path, rungs as
-// they are.
+// need their share of it where it moves, not of the copy's average.
+// Without the fast path, rungs as they are.
 func (f FastPath) Rungs(rungs []Rung) []Rung {
 	if !f.Video || len(rungs) < 2 || rungs[0].MaxRate <= 0 {
 		return rungs
@@ -350,8 +350,9 @@ func ChooseFastPath(info Info, top Rung) FastPath {
 // overspend times that on the same pictures is refused (Overspent), and
 // so is one either check fails on (the ladder then encodes every rung, as
 // for any other source). Both sides count what the copy keeps: Kbps and
-// the seconds sampled without the source's filler data (checkIDR). err is the estimate's failure, for the log: the
-// keyframe check's is Why, as every other reason a source is not copied.
+// the seconds sampled without the source's filler data (checkIDR). err
+// is the estimate's failure, for the log: the keyframe check's is Why, as
+// every other reason a source is not copied.
 func DecideFastPath(ctx context.Context, in Input, info Info, top Rung, j Jail) (FastPath, error) {
 	f := ChooseFastPath(info, top)
 	if !f.Video {
