@@ -145,7 +145,7 @@
 //     cut at the source's keyframes;
 //   - the bitrate is within the top rung's cap: on average at most its
 //     -maxrate, and over any 4 whole seconds at most maxrate × 4 s +
-//     bufsize;
+//     bufsize (DecideFastPath counts it without filler data, below);
 //   - the container gives the video's bit rate, or the audio's (and the
 //     audio is copied), or there is audio to encode: ffmpeg's HLS muxer
 //     leaves out of the master a variant whose rate it does not know
@@ -174,7 +174,12 @@
 // 1080p target needs 160 kbit/s). The source's bytes are counted without
 // its filler data, by second, as the copy keeps them (the keyframe
 // check's copy counts them, with the file's own timestamps: -copyts).
-// A source under 8 s is not sampled.
+// A source under 8 s is not sampled. A source over the top rung's cap as
+// uploaded is read only when its first 8 s carry filler data (hasFiller,
+// a framecrc of them with and without it): the keyframe check runs
+// first, and the copy must be within the cap on what it keeps (on
+// average and at its peak) before the estimate runs; the master's
+// BANDWIDTH while processing is then the copy's own peak.
 //
 // The encoded rungs then take -force_key_frames
 // source (and -g 600, so x264 adds none of its own), so every rung cuts at

@@ -219,6 +219,13 @@ type FastPath struct {
 	Overspent bool
 
 	uploadedKbps float64 // the source's video rate, filler data included (Rungs)
+	// keptPeak is the copy's most bytes in a segment's whole seconds once
+	// DecideFastPath counted filler data it drops; 0: the source's own.
+	keptPeak int64
+	// overCap is why chooseFastPath found the source over the top rung's
+	// cap as uploaded: DecideFastPath copies it only if what the copy
+	// keeps is within the cap.
+	overCap string
 }
 
 // Bandwidth is what a player is to be told the copied top rung needs
@@ -231,7 +238,11 @@ func (f FastPath) Bandwidth(info Info) int64 {
 	if !f.Video {
 		return 0
 	}
-	video := max(f.Kbps*1000, float64(info.Source.PeakBytes)*8/segmentSeconds)
+	peak := info.Source.PeakBytes
+	if f.keptPeak > 0 {
+		peak = f.keptPeak
+	}
+	video := max(f.Kbps*1000, float64(peak)*8/segmentSeconds)
 	var audio float64
 	if info.HasAudio {
 		audio = audioKbps * 1000
@@ -297,6 +308,16 @@ func scaleKbps(kbps int, share float64) int {
 // budget of the encoder's own VBV). Its audio is copied too when it is AAC
 // LC, mono or stereo, at 44.1 or 48 kHz.
 func ChooseFastPath(info Info, top Rung) FastPath {
+	f := chooseFastPath(info, top)
+	if f.overCap != "" {
+		return FastPath{Why: f.overCap}
+	}
+	return f
+}
+
+// chooseFastPath is ChooseFastPath with a source over top's cap as
+// uploaded taken, the reason kept in overCap.
+func chooseFastPath(info Info, top Rung) FastPath {
 	s := info.Source
 	no := func(format string, a ...any) FastPath { return FastPath{Why: fmt.Sprintf(format, a...)} }
 	switch {
@@ -322,13 +343,7 @@ func ChooseFastPath(info Info, top Rung) FastPath {
 		return no("keyframes up to %gs apart (first packet key: %t)", s.MaxKeyInterval, s.KeyFirst)
 	}
 	kbit := float64(s.VideoBytes) * 8 / 1000 / info.Span
-	if kbit > float64(top.MaxRate) {
-		return no("%.0f kbit/s is over the top rung's %d", kbit, top.MaxRate)
-	}
-	if peak := float64(s.PeakBytes) * 8 / 1000; peak > float64(top.MaxRate*segmentSeconds+top.BufSize) {
-		return no("%.0f kbit in %d s is over the top rung's budget", peak, segmentSeconds)
-	}
-	f := FastPath{Video: true, Kbps: kbit, uploadedKbps: kbit}
+	f := FastPath{Video: true, Kbps: kbit, uploadedKbps: kbit, overCap: overCap(kbit, s.PeakBytes, top)}
 	f.Audio = info.HasAudio && s.AudioCodec == "aac" && s.AudioProfile == "LC" &&
 		s.AudioChannels >= 1 && s.AudioChannels <= 2 && (s.AudioRate == 44100 || s.AudioRate == 48000)
 	// ffmpeg's HLS muxer leaves out of the master playlist a variant whose
@@ -344,35 +359,73 @@ func ChooseFastPath(info Info, top Rung) FastPath {
 	return f
 }
 
+// overCap says why a video stream at kbit on average, with peak bytes in
+// its busiest segmentSeconds of whole seconds, is over top's cap: on
+// average over its -maxrate, or over maxrate × 4 s + bufsize in those
+// seconds (the budget of the encoder's own VBV). "" within it.
+func overCap(kbit float64, peak int64, top Rung) string {
+	if kbit > float64(top.MaxRate) {
+		return fmt.Sprintf("%.0f kbit/s is over the top rung's %d", kbit, top.MaxRate)
+	}
+	if p := float64(peak) * 8 / 1000; p > float64(top.MaxRate*segmentSeconds+top.BufSize) {
+		return fmt.Sprintf("%.0f kbit in %d s is over the top rung's budget", p, segmentSeconds)
+	}
+	return ""
+}
+
 // DecideFastPath is ChooseFastPath, then the two checks that read the
 // source, side by side: its keyframes (CheckKeyframes) and what encoding
 // the top rung would spend instead (EstimateRate): a copy spending over
 // overspend times that on the same pictures is refused (Overspent), and
 // so is one either check fails on (the ladder then encodes every rung, as
 // for any other source). Both sides count what the copy keeps: Kbps and
-// the seconds sampled without the source's filler data (checkIDR). err
-// is the estimate's failure, for the log: the keyframe check's is Why, as
-// every other reason a source is not copied.
+// the seconds sampled without the source's filler data (checkIDR).
+//
+// A source over the top rung's cap as uploaded is taken only if its
+// first seconds carry filler data (hasFiller): the keyframe check then
+// runs first, and the copy, judged on what it keeps, must be within the
+// cap before the estimate runs (a constant-rate recording of a still
+// screen spends most of its rate on filler). err is the estimate's
+// failure, for the log: the keyframe check's is Why, as every other
+// reason a source is not copied.
 func DecideFastPath(ctx context.Context, in Input, info Info, top Rung, j Jail) (FastPath, error) {
-	f := ChooseFastPath(info, top)
+	f := chooseFastPath(info, top)
 	if !f.Video {
 		return f, nil
+	}
+	if f.overCap != "" {
+		if filler, err := hasFiller(ctx, in, info, j); err != nil || !filler {
+			return FastPath{Why: f.overCap}, nil
+		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var est Estimate
 	var sampled bool
 	var estErr error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		est, sampled, estErr = EstimateRate(ctx, in, info, top, j)
-	}()
-	kept, keyErr := checkKeyframes(ctx, in, info, j)
-	if keyErr != nil {
-		cancel() // the estimate decides nothing now
+	estimate := func() { est, sampled, estErr = EstimateRate(ctx, in, info, top, j) }
+	var kept keptBytes
+	var keyErr error
+	if f.overCap == "" {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			estimate()
+		}()
+		kept, keyErr = checkKeyframes(ctx, in, info, j)
+		if keyErr != nil {
+			cancel() // the estimate decides nothing now
+		}
+		<-done
+	} else if kept, keyErr = checkKeyframes(ctx, in, info, j); keyErr == nil {
+		if !f.keep(info, kept) {
+			return FastPath{Why: f.overCap}, nil
+		}
+		if why := overCap(f.Kbps, f.keptPeak, top); why != "" {
+			return FastPath{Why: why + " without its filler data"}, nil
+		}
+		estimate()
 	}
-	<-done
 	switch {
 	case keyErr != nil:
 		return FastPath{Why: "keyframes: " + keyErr.Error()}, nil
@@ -381,12 +434,10 @@ func DecideFastPath(ctx context.Context, in Input, info Info, top Rung, j Jail) 
 	}
 	// The copy drops the source's filler data: what it keeps is judged, in
 	// the seconds sampled as over the whole.
-	if total, k := info.Source.VideoBytes, kept.scan.bytes; k > 0 && float64(k) < float64(total)*(1-minFiller) {
-		f.Kbps *= float64(k) / float64(total)
-		if sampled && est.Source > 0 {
-			est.Source = kept.sampled(info, est)
-		}
+	if f.keep(info, kept) && sampled && est.Source > 0 {
+		est.Source = kept.sampled(info, est)
 	}
+	f.overCap = ""
 	if !sampled {
 		return f, nil
 	}
@@ -400,6 +451,23 @@ func DecideFastPath(ctx context.Context, in Input, info Info, top Rung, j Jail) 
 			Why: fmt.Sprintf("%.0f kbit/s is %.1f times what the top rung's quality target spends on the same pictures (at most %g copied)", f.Kbps, ratio, overspend)}, nil
 	}
 	return f, nil
+}
+
+// keep makes f's rate and peak those of the copy once it drops the filler
+// data kept counted, when that is over minFiller of the source's bytes,
+// and says whether it was (a second call sets the same).
+func (f *FastPath) keep(info Info, kept keptBytes) bool {
+	total := info.Source.VideoBytes
+	if kept.bytes <= 0 || float64(kept.bytes) >= float64(total)*(1-minFiller) {
+		return false
+	}
+	share := float64(kept.bytes) / float64(total)
+	f.Kbps = f.uploadedKbps * share
+	f.keptPeak = kept.peak
+	if f.keptPeak <= 0 { // no timestamps to count by second
+		f.keptPeak = max(int64(math.Ceil(float64(info.Source.PeakBytes)*share)), 1)
+	}
+	return true
 }
 
 // CheckKeyframes decodes only the keyframes of the video stream info
@@ -468,10 +536,49 @@ const idrNAL = 5
 // picture: every picture stays as it was.
 const dropFiller = "filter_units=remove_types=12"
 
+// fillerProbeSeconds is how much of a source over the top rung's cap
+// hasFiller reads.
+const fillerProbeSeconds = 8
+
+// hasFiller says whether the first fillerProbeSeconds of the video stream
+// carry filler data: over minFiller of their bytes dropped by the copy's
+// filter. It copies them twice into ffmpeg's framecrc listing (no
+// decode), as they are and as the ladder copies them, and sets their
+// bytes side by side. A stream that pads only later seconds is not
+// looked at further: over the cap as uploaded, it is encoded.
+func hasFiller(ctx context.Context, in Input, info Info, j Jail) (bool, error) {
+	args := append([]string{"-v", "error", "-nostdin", "-t", strconv.Itoa(fillerProbeSeconds)}, in.capped(info.MaxPixels)...)
+	args = append(args, "-map", videoMap(info), "-map", videoMap(info), "-c", "copy", "-bsf:v:1", dropFiller, "-f", "framecrc", "pipe:1")
+	var bytes [2]int64
+	_, err := runTool(ctx, j, "ffmpeg", args, func(r io.Reader) error {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			f := strings.Split(sc.Text(), ",")
+			if len(f) < 6 || strings.HasPrefix(f[0], "#") {
+				continue
+			}
+			stream, _ := strconv.Atoi(strings.TrimSpace(f[0]))
+			size, _ := strconv.ParseInt(strings.TrimSpace(f[4]), 10, 64)
+			if stream == 0 || stream == 1 {
+				bytes[stream] += max(size, 0)
+			}
+		}
+		return sc.Err()
+	})
+	if err != nil {
+		return false, err
+	}
+	return bytes[0] > 0 && float64(bytes[1]) < float64(bytes[0])*(1-minFiller), nil
+}
+
 // keptBytes are the bytes of a video stream its copy keeps (its filler
-// data dropped), counted by whole second of presentation time as the
-// packet scan counts the source's.
-type keptBytes struct{ scan keyScan }
+// data dropped): in all, at most in a segment's whole seconds, and by
+// whole second of presentation time as the packet scan counts the
+// source's (nil without timestamps).
+type keptBytes struct {
+	bytes, peak int64
+	seconds     *secondBytes
+}
 
 // minFiller is the share of a stream's bytes its copy must drop for the
 // drop to count: filter_units rewrites NAL units (trailing zero bytes
@@ -483,14 +590,12 @@ const minFiller = 0.02
 // them (est.Source); without seconds to count by, est.Source less the
 // filler's share of the whole.
 func (k keptBytes) sampled(info Info, est Estimate) int64 {
-	var kept Source
-	k.scan.fill(&kept, 0)
 	origin, ok := info.Source.seconds.start()
-	from, kok := kept.seconds.start()
+	from, kok := k.seconds.start()
 	if ok && kok {
 		var n int64
 		for _, s := range est.samples {
-			b, in := kept.seconds.bytesIn(int(origin-from)+s.at, s.length)
+			b, in := k.seconds.bytesIn(int(origin-from)+s.at, s.length)
 			if !in {
 				ok = false
 				break
@@ -501,7 +606,7 @@ func (k keptBytes) sampled(info Info, est Estimate) int64 {
 			return min(n, est.Source)
 		}
 	}
-	return int64(math.Round(float64(est.Source) * float64(k.scan.bytes) / float64(max(info.Source.VideoBytes, 1))))
+	return int64(math.Round(float64(est.Source) * float64(k.bytes) / float64(max(info.Source.VideoBytes, 1))))
 }
 
 // maxKeyLag bounds how many keyframes checkIDR holds while the two copies
@@ -523,7 +628,7 @@ func checkIDR(ctx context.Context, in Input, info Info, j Jail) (keptBytes, erro
 		"-avoid_negative_ts", "disabled", "-f", "framecrc", "pipe:1")
 	var idr, key []string // timestamps (pts) seen in one copy and not yet in the other
 	flagged := 0
-	var kept keptBytes
+	var kept keyScan
 	var tb float64 // seconds per tick of the copy's timestamps ("#tb 1: num/den")
 	var bad error
 	_, err := runTool(ctx, j, "ffmpeg", args, func(r io.Reader) error {
@@ -561,7 +666,7 @@ func checkIDR(ctx context.Context, in Input, info Info, j Jail) (keptBytes, erro
 				// framecrc writes a packet without a timestamp as the least int64.
 				ticks, err := strconv.ParseInt(pts, 10, 64)
 				timed := tb > 0 && err == nil && ticks != math.MinInt64
-				kept.scan.add(float64(ticks)*tb, timed, max(size, 0), false)
+				kept.add(float64(ticks)*tb, timed, max(size, 0), false)
 				if isKey {
 					flagged++
 					key = append(key, pts)
@@ -592,5 +697,7 @@ func checkIDR(ctx context.Context, in Input, info Info, j Jail) (keptBytes, erro
 	case flagged != info.Source.Keys:
 		return keptBytes{}, fmt.Errorf("%d keyframes copied, %d scanned", flagged, info.Source.Keys)
 	}
-	return kept, nil
+	var counted Source
+	kept.fill(&counted, 0)
+	return keptBytes{bytes: counted.VideoBytes, peak: counted.PeakBytes, seconds: counted.seconds}, nil
 }

@@ -329,6 +329,73 @@ func TestCheckKeyframes(t *testing.T) {
 	}
 }
 
+// TestDecideFastPathOverTheCap: a 240p source at a constant rate over
+// the rung's 400 kbit/s cap is copied when what the copy keeps without
+// its filler data is within the cap, and judged by the estimate as any
+// other; a source at that rate without filler data, or whose busy
+// seconds still go over the cap's budget once the filler is dropped,
+// is encoded.
+func TestDecideFastPathOverTheCap(t *testing.T) {
+	dir := t.TempDir()
+	constant := func(name string, kbps int, filler bool, graph string) string {
+		path := filepath.Join(dir, name)
+		args := []string{"-f", "lavfi", "-i", "testsrc=size=426x240:rate=25", "-f", "lavfi", "-i", "testsrc2=size=426x240:rate=25",
+			"-t", "17", "-filter_complex", graph, "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "50", "-preset", "veryfast"}
+		rate := strconv.Itoa(kbps) + "k"
+		args = append(args, "-b:v", rate, "-maxrate", rate, "-bufsize", rate)
+		if filler {
+			args = append(args, "-minrate", rate, "-x264-params", "nal-hrd=cbr:filler=1")
+		}
+		ffmpegtest.Run(t, append(args, path)...)
+		return path
+	}
+	// A flat gray picture, motion over it from 6.5 s to 9.5 s.
+	const moving = "[0:v]drawbox=color=gray:t=fill[still];[still][1:v]overlay=enable='between(t,6.5,9.5)'"
+	for _, tt := range []struct {
+		name   string
+		path   string
+		copied bool
+		why    string
+	}{
+		{"padded to 500 kbit/s, 3 s of motion", constant("padded.mp4", 500, true, moving), true, ""},
+		{"padded to 600 kbit/s, 3 s of motion", constant("padded600.mp4", 600, true, moving), false, "over the top rung's budget without its filler data"},
+		{"padded to 600 kbit/s, motion from 8 s", constant("late.mp4", 600, true, "[0:v]drawbox=color=gray:t=fill[still];[still][1:v]overlay=enable='gte(t,8)'"), false, "without its filler data"},
+		{"a screen padded to 600 kbit/s", constant("screen.mp4", 600, true, "[0:v]null"), false, "quality target"},
+		{"motion at 600 kbit/s, no filler", constant("motion.mp4", 600, false, "[1:v]null"), false, "kbit/s is over the top rung's 400"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in, err := ffmpeg.OpenInput(tt.path, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			info := probeFile(t, tt.path)
+			top := ffmpeg.Ladder(info)[0]
+			if chosen := ffmpeg.ChooseFastPath(info, top); chosen.Video || !strings.Contains(chosen.Why, "over the top rung's") {
+				t.Fatalf("ChooseFastPath: %+v, want over the cap", chosen)
+			}
+			got, err := ffmpeg.DecideFastPath(context.Background(), in, info, top, ffmpeg.Jail{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%+v", got)
+			if got.Video != tt.copied || !strings.Contains(got.Why, tt.why) {
+				t.Fatalf("%+v: want copied %t, why %q", got, tt.copied, tt.why)
+			}
+			if !got.Video {
+				return
+			}
+			if got.Kbps > float64(top.MaxRate) || got.EncodedKbps <= 0 {
+				t.Errorf("copied at %.0f kbit/s (estimate %.0f) under a cap of %d", got.Kbps, got.EncodedKbps, top.MaxRate)
+			}
+			// Players are told the copy's own peak (its motion), not the
+			// upload's (the same seconds with their filler).
+			if bw, uploaded := got.Bandwidth(info), float64(info.Source.PeakBytes)*8/4; float64(bw) > uploaded*0.9 {
+				t.Errorf("BANDWIDTH %d, the upload's peak %.0f", bw, uploaded)
+			}
+		})
+	}
+}
+
 // TestDecideFastPath: a source the fast path would take is copied only
 // while it spends at most 1.5 times what the top rung's quality target
 // spends on the same pictures, measured on samples of it: a still screen
