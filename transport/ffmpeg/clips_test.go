@@ -41,6 +41,10 @@ func makeClip(t *testing.T, dir, name string, c clip) string {
 	return out
 }
 
+// anamorphic are clip encoder arguments that store pixels a third wider
+// than tall (sample aspect ratio 4:3, as HDV's).
+var anamorphic = []string{"-vf", "setsar=4/3", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac"}
+
 // rotated copies src to dir/name with a rotate=90 tag, which ffmpeg 5.1
 // writes as a display matrix of +90° (counter-clockwise).
 func rotated(t *testing.T, src, dir, name string) string {

@@ -37,8 +37,10 @@
 // soon as one is exceeded, so a file claiming ten hours in 10 KB costs no
 // more than reading 10 KB. The video stream is the first that is not a
 // cover picture; Info records its index and the first audio stream's, and
-// every later run maps exactly those. The size is the displayed one
-// (rotation applied). The duration is the video stream's, else the
+// every later run maps exactly those. The size is the displayed one: the
+// sample aspect ratio applied to the width (HDV's 1440×1080 with 4:3
+// pixels is 1920×1080, a DVD's 720×480 with 8:9 pixels 640×480), then
+// the rotation; every output is scaled to it in square pixels. The duration is the video stream's, else the
 // format's, else the scanned span; Info.Length is the smaller of that
 // claim and the span, and every cap and progress goes by it. Each ffprobe
 // run is killed after 10 minutes.

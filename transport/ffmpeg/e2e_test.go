@@ -25,11 +25,15 @@ func TestHLSEndToEnd(t *testing.T) {
 		clip   clip
 		rotate bool
 		rungs  []string // names Ladder should give
+		width  int      // of the top rung
 	}{
-		{"640x360 with audio", clip{W: 640, H: 360, Seconds: 2, Audio: true}, false, []string{"360p", "240p"}},
-		{"640x360 without audio", clip{W: 640, H: 360, Seconds: 2}, false, []string{"360p", "240p"}},
+		{"640x360 with audio", clip{W: 640, H: 360, Seconds: 2, Audio: true}, false, []string{"360p", "240p"}, 640},
+		{"640x360 without audio", clip{W: 640, H: 360, Seconds: 2}, false, []string{"360p", "240p"}, 640},
 		// ffmpeg autorotates: the one rung is portrait, named by its short side.
-		{"rotated 320x180", clip{W: 320, H: 180, Seconds: 2, Audio: true}, true, []string{"180p"}},
+		{"rotated 320x180", clip{W: 320, H: 180, Seconds: 2, Audio: true}, true, []string{"180p"}, 180},
+		// Shown 320 wide (as HDV's 1440×1080 is 1920): the rung has the
+		// picture's shape in square pixels.
+		{"240x180 with 4:3 pixels", clip{W: 240, H: 180, Seconds: 2, Audio: true, Codecs: anamorphic}, false, []string{"180p"}, 320},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,8 +52,8 @@ func TestHLSEndToEnd(t *testing.T) {
 			for _, r := range rungs {
 				names = append(names, r.Name)
 			}
-			if fmt.Sprint(names) != fmt.Sprint(tt.rungs) {
-				t.Fatalf("Ladder(%+v) = %v, want %v", info, names, tt.rungs)
+			if fmt.Sprint(names) != fmt.Sprint(tt.rungs) || rungs[0].Width != tt.width {
+				t.Fatalf("Ladder(%+v) = %+v, want %v, %d wide", info, rungs, tt.rungs, tt.width)
 			}
 
 			out := filepath.Join(dir, "hls")
@@ -128,6 +132,7 @@ func TestThumbnailEndToEnd(t *testing.T) {
 		{"2 s at 10%", clip{W: 640, H: 360, Seconds: 2, Audio: true}, false, 640, 360},
 		{"0.5 s clip, scaled to 720 wide", clip{W: 1280, H: 720, Seconds: 0.5}, false, 720, 406},
 		{"rotated", clip{W: 320, H: 180, Seconds: 1}, true, 180, 320},
+		{"240x180 with 4:3 pixels", clip{W: 240, H: 180, Seconds: 1, Codecs: anamorphic}, false, 320, 180},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -34,7 +34,7 @@ const opProbe = "probe video"
 // scan of the video stream's packets (no decoding) and say what it holds.
 type Info struct {
 	Duration   float64 // seconds, as the file claims it (the scanned Span when it claims nothing)
-	Width      int     // displayed width (after rotation)
+	Width      int     // displayed width (square pixels, after rotation)
 	Height     int     // displayed height (after rotation)
 	Rotation   int     // degrees from the display matrix / rotate tag, normalised to 0, 90, 180, 270
 	HasAudio   bool
@@ -460,6 +460,7 @@ type probeOutput struct {
 		CodecName    string            `json:"codec_name"`
 		Width        int               `json:"width"`
 		Height       int               `json:"height"`
+		SAR          string            `json:"sample_aspect_ratio"`
 		AvgFrameRate string            `json:"avg_frame_rate"`
 		RFrameRate   string            `json:"r_frame_rate"`
 		Duration     string            `json:"duration"`
@@ -514,7 +515,7 @@ func parseProbe(data []byte) (Info, durationSource, streamMeta, error) {
 	info.VideoStream = v.Index
 	meta.guessedRate = guessRate(parseRate(v.RFrameRate), parseRate(v.AvgFrameRate))
 	info.VideoCodec = v.CodecName
-	info.Width, info.Height = v.Width, v.Height
+	info.Width, info.Height = displayedWidth(v.Width, v.SAR), v.Height
 
 	rot, found := 0.0, false
 	for _, sd := range v.SideData {
@@ -548,6 +549,26 @@ func parseProbe(data []byte) (Info, durationSource, streamMeta, error) {
 	}
 	return info, fromNowhere, meta, nil
 }
+
+// displayedWidth is the width a picture w pixels wide is shown at with
+// sample aspect ratio sar ("num:den", a pixel's width over its height):
+// an HDV picture of 1440×1080 with 4:3 pixels is shown 1920 wide, a DVD's
+// 720×480 with 8:9 pixels 640 (the height stays, as ffmpeg's
+// scale=iw*sar:ih keeps it). Even, at least 2; w itself when the pixels
+// are square or sar is unset ("0:1", "N/A", "").
+func displayedWidth(w int, sar string) int {
+	n, d, ok := strings.Cut(sar, ":")
+	num, err1 := strconv.Atoi(n)
+	den, err2 := strconv.Atoi(d)
+	if !ok || err1 != nil || err2 != nil || num <= 0 || den <= 0 || num == den {
+		return w
+	}
+	return even(min(float64(w)*float64(num)/float64(den), maxDisplayed))
+}
+
+// maxDisplayed bounds the width displayedWidth computes, far beyond any
+// picture Bounds accepts, so that no ratio overflows an int.
+const maxDisplayed = 1 << 30
 
 // guessRate is the frame rate ffmpeg gives a stream (av_guess_frame_rate):
 // r_frame_rate, unless that is implausibly high (over 210) while the

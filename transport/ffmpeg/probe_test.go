@@ -237,6 +237,27 @@ func TestParseProbe(t *testing.T) {
 			wantSrc: fromNowhere,
 		},
 		{
+			name: "HDV: 1440×1080 with 4:3 pixels is shown 1920 wide",
+			json: `{"streams":[{"codec_type":"video","codec_name":"h264","width":1440,"height":1080,"sample_aspect_ratio":"4:3",
+				"avg_frame_rate":"25/1","duration":"2"}],"format":{}}`,
+			want:    Info{Duration: 2, Width: 1920, Height: 1080, FrameRate: 25, VideoCodec: "h264"},
+			wantSrc: fromStream,
+		},
+		{
+			name: "DVD 4:3, rotated: 720×480 with 8:9 pixels is 640×480, then turned",
+			json: `{"streams":[{"codec_type":"video","codec_name":"mpeg2video","width":720,"height":480,"sample_aspect_ratio":"8:9",
+				"avg_frame_rate":"30000/1001","duration":"2","tags":{"rotate":"90"}}],"format":{}}`,
+			want:    Info{Duration: 2, Width: 480, Height: 640, Rotation: 90, FrameRate: 29.97, VideoCodec: "mpeg2video"},
+			wantSrc: fromStream,
+		},
+		{
+			name: "square, unset and absurd sample aspect ratios",
+			json: `{"streams":[{"codec_type":"video","codec_name":"h264","width":641,"height":360,"sample_aspect_ratio":"0:1",
+				"avg_frame_rate":"25/1","duration":"2"}],"format":{}}`,
+			want:    Info{Duration: 2, Width: 641, Height: 360, FrameRate: 25, VideoCodec: "h264"},
+			wantSrc: fromStream,
+		},
+		{
 			name: "cover art is not a video",
 			json: `{"streams":[{"codec_type":"audio","codec_name":"mp3"},
 				{"codec_type":"video","codec_name":"mjpeg","width":500,"height":500,"disposition":{"attached_pic":1}}],
@@ -265,6 +286,25 @@ func TestParseProbe(t *testing.T) {
 				t.Errorf("parseProbe = %+v from %s\nwant        %+v from %s", got, src, tt.want, tt.wantSrc)
 			}
 		})
+	}
+}
+
+// TestDisplayedWidth: a sample aspect ratio widens or narrows the
+// picture, even; square, unset or broken ratios leave it; no ratio
+// overflows (Bounds then refuses the picture as too wide).
+func TestDisplayedWidth(t *testing.T) {
+	for _, tt := range []struct {
+		w    int
+		sar  string
+		want int
+	}{
+		{1440, "4:3", 1920}, {720, "64:45", 1024}, {720, "8:9", 640}, {352, "12:11", 384}, {641, "1:1", 641},
+		{641, "0:1", 641}, {641, "N/A", 641}, {641, "", 641}, {641, "4:0", 641}, {641, "-4:3", 641}, {641, "4:3:1", 641},
+		{7680, "9223372036854775807:1", maxDisplayed}, {7680, "1:9223372036854775807", 2},
+	} {
+		if got := displayedWidth(tt.w, tt.sar); got != tt.want {
+			t.Errorf("displayedWidth(%d, %q) = %d, want %d", tt.w, tt.sar, got, tt.want)
+		}
 	}
 }
 
