@@ -145,6 +145,11 @@
 //   - the first packet is a keyframe and keyframes are at most 8 s apart
 //     (also from the last one to the end): the copied rung's segments are
 //     cut at the source's keyframes;
+//   - no packet is flagged discard: an MP4 edit list that trims a file's
+//     start keeps the frames from the keyframe before the cut, decoded
+//     but never shown, and a copy would show them;
+//   - the video starts at most 0.5 s into the file (after its audio):
+//     encoded, the first frame fills that time; a copy leaves a gap;
 //   - the bitrate is within the top rung's cap: on average at most its
 //     -maxrate, and over any 4 whole seconds at most maxrate × 4 s +
 //     bufsize (DecideFastPath counts it without filler data, below);
@@ -185,7 +190,9 @@
 //
 // The encoded rungs then take -force_key_frames
 // source (and -g 600, so x264 adds none of its own), so every rung cuts at
-// the same times, and caps scaled by the uploaded stream's share of the
+// the same times, each frame at its own time as in the copy (-fps_mode
+// vfr: at a constant rate ffmpeg would repeat the first frame from the
+// file's start, and the first segments would end apart), and caps scaled by the uploaded stream's share of the
 // top rung's cap (FastPath.Rungs: its rate with the filler data the copy
 // drops, never below 32 kbit/s, their VBV buffers never below a quarter
 // of their own), so each costs less than the copy:

@@ -46,8 +46,12 @@ func (x Extras) videoCodecs(n int) []string {
 	args := []string{"-c:v:0", "copy", "-bsf:v:0", dropFiller}
 	for k := 1; k < n; k++ {
 		v := "v:" + strconv.Itoa(k)
+		// Each frame at its own time (vfr), as the copy has it: at a
+		// constant rate (cfr, the HLS muxer's default) ffmpeg would repeat
+		// the first frame from the file's start when the video starts
+		// later, and the first segments would not end together.
 		args = append(args, "-c:"+v, "libx264", "-preset:"+v, "veryfast", "-profile:"+v, "high",
-			"-pix_fmt:"+v, "yuv420p", "-g:"+v, strconv.Itoa(fastGOP))
+			"-pix_fmt:"+v, "yuv420p", "-g:"+v, strconv.Itoa(fastGOP), "-fps_mode:"+v, "vfr")
 	}
 	return args
 }

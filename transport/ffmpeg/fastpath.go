@@ -48,6 +48,14 @@ type Source struct {
 	KeyFirst       bool    // the first video packet is a keyframe
 	MaxKeyInterval float64 // seconds: largest step between keyframes, or from the last one to the end
 	Keys           int     // packets flagged as keyframes (CheckKeyframes must decode as many alone)
+	// Hidden are the packets flagged discard: frames an MP4 edit list
+	// keeps out of the presentation (the start of a trimmed file, from
+	// the keyframe before the cut), decoded as references, never shown.
+	Hidden int
+	// Lead is how long after the file's start (its earliest stream's)
+	// the video's first frame comes, in seconds: the ladder fills it with
+	// the first frame repeated where it encodes, and a copy cannot.
+	Lead float64
 	// seconds are the video bytes by whole second (EstimateRate compares
 	// its samples with them); nil when the scan saw no timestamps, or its
 	// timestamps spread over maxBuckets seconds.
@@ -341,6 +349,14 @@ func chooseFastPath(info Info, top Rung) FastPath {
 		return no("no frames scanned")
 	case !s.KeyFirst || s.MaxKeyInterval > fastMaxKeyInterval:
 		return no("keyframes up to %gs apart (first packet key: %t)", s.MaxKeyInterval, s.KeyFirst)
+	case s.Hidden > 0:
+		// A copy would show them: the encoded rungs would not, and the
+		// copied rung's segments would start elsewhere.
+		return no("an edit list hides %d frames", s.Hidden)
+	case s.Lead > fastMaxGap:
+		// Encoded, the first frame is shown from the start while the
+		// audio plays; a copy would start with a gap.
+		return no("the video starts %.2fs into the file", s.Lead)
 	}
 	kbit := float64(s.VideoBytes) * 8 / 1000 / info.Span
 	f := FastPath{Video: true, Kbps: kbit, uploadedKbps: kbit, overCap: overCap(kbit, s.PeakBytes, top)}

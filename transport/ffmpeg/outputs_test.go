@@ -73,6 +73,11 @@ func TestChooseFastPath(t *testing.T) {
 		{"not_a_rung_size.mp4", 640, 400, true, h264, false, false, "not the top rung"},
 		{"sparse_keys.mp4", 640, 360, true, with("-g", "300"), false, false, "keyframes"},
 		{"interlaced.mp4", 640, 360, true, with("-flags", "+ildct+ilme", "-x264opts", "interlaced=1"), false, false, "field order"},
+		// Its first second cut by a copy: the copy starts at the keyframe
+		// before the cut, and an edit list hides the frames up to it.
+		{"trimmed.mp4", 640, 360, true, h264, false, false, "an edit list hides 25 frames"},
+		// Encoded, its first frame fills the first second; copied, a gap.
+		{"late_video.mp4", 640, 360, true, h264, false, false, "the video starts 1.00s into the file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -81,10 +86,19 @@ func TestChooseFastPath(t *testing.T) {
 				seconds = 12
 			}
 			src := ffmpegtest.Encode(t, dir, tt.name, tt.w, tt.h, seconds, tt.audio, tt.opts...)
-			if tt.name == "rotated.mp4" { // ffmpeg 5.1 writes the tag on a remux only
+			switch tt.name {
+			case "rotated.mp4": // ffmpeg 5.1 writes the tag on a remux only
 				turned := filepath.Join(dir, "turned.mp4")
 				ffmpegtest.Run(t, "-i", src, "-c", "copy", "-metadata:s:v:0", "rotate=90", turned)
 				src = turned
+			case "trimmed.mp4":
+				cut := filepath.Join(dir, "cut.mp4")
+				ffmpegtest.Run(t, "-ss", "1", "-i", src, "-c", "copy", cut)
+				src = cut
+			case "late_video.mp4":
+				late := filepath.Join(dir, "late.mp4")
+				ffmpegtest.Run(t, "-itsoffset", "1", "-i", src, "-i", src, "-map", "0:v", "-map", "1:a", "-c", "copy", late)
+				src = late
 			}
 			info := probeFile(t, src)
 			got := ffmpeg.ChooseFastPath(info, ffmpeg.Ladder(info)[0])
@@ -100,17 +114,21 @@ func TestChooseFastPath(t *testing.T) {
 // top rung is the source's own stream (its Constrained Baseline profile,
 // not kino's High), the other rung's segments cut where the copied rung's
 // do, the sprite has the planned size, and the download MP4 is the 360p
-// rung with its moov first.
+// rung with its moov first. The video starts 0.3 s after the audio: the
+// encoded rung starts with it too, frame for frame, its segments the
+// copy's.
 func TestLadderExtrasEndToEnd(t *testing.T) {
 	dir := t.TempDir()
-	src := ffmpegtest.Encode(t, dir, "src.mp4", 640, 360, 7, true, ffmpegtest.H264Options()...)
+	encoded := ffmpegtest.Encode(t, dir, "encoded.mp4", 640, 360, 7, true, ffmpegtest.H264Options()...)
+	src := filepath.Join(dir, "src.mp4")
+	ffmpegtest.Run(t, "-itsoffset", "0.3", "-i", encoded, "-i", encoded, "-map", "0:v", "-map", "1:a", "-c", "copy", src)
 	info := probeFile(t, src)
 	rungs := ffmpeg.Ladder(info)
 	sb := ffmpeg.PlanStoryboard(info, rungs[len(rungs)-1].Width, rungs[len(rungs)-1].Height)
 	x := ffmpeg.Extras{Fast: ffmpeg.ChooseFastPath(info, rungs[0])}
 	sprite := filepath.Join(dir, "sprite.jpg")
-	if !x.Fast.Video || !x.Fast.Audio || len(rungs) != 2 {
-		t.Fatalf("fast path %+v over %d rungs, want video and audio over 2", x.Fast, len(rungs))
+	if !x.Fast.Video || !x.Fast.Audio || len(rungs) != 2 || info.Source.Lead < 0.25 {
+		t.Fatalf("fast path %+v over %d rungs, the video %gs in; want video and audio over 2, 0.3 s in", x.Fast, len(rungs), info.Source.Lead)
 	}
 	out := filepath.Join(dir, "hls")
 	in := ffmpeg.Input{Path: src, Demuxer: ffmpeg.DemuxMOV}
@@ -419,16 +437,22 @@ func TestDecideFastPath(t *testing.T) {
 		return in
 	}
 	overspent := screen("overspent.mp4", "17", "-map", "0:v", "-preset", "ultrafast", "-b:v", "380k", "-minrate", "380k", "-maxrate", "380k", "-bufsize", "380k", "-x264-params", "nal-hrd=cbr:filler=1")
-	trimmed := func(name string, from ffmpeg.Input, inputOpts ...string) ffmpeg.Input { // a copy of part of from
+	trimmed := func(name string, from ffmpeg.Input, inputOpts []string, opts ...string) ffmpeg.Input { // part of from, remuxed
 		path := filepath.Join(dir, name)
-		ffmpegtest.Run(t, append(inputOpts, "-i", from.Path, "-c", "copy", path)...)
-		return ffmpeg.Input{Path: path, Demuxer: from.Demuxer}
+		ffmpegtest.Run(t, append(append(append(inputOpts, "-i", from.Path), opts...), path)...)
+		in, err := ffmpeg.OpenInput(path, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in
 	}
-	// Motion but for 8.5 s to 13.5 s, then its first 1.9 s cut off by a
-	// copy: an edit list, the first frame's timestamp -1.92 (the copy
-	// starts at the keyframe before the cut), the stretch sampled still.
-	stillWhereSampled := trimmed("still_sampled.mp4", screen("still.mp4", "20", "-filter_complex", "[0:v][1:v]overlay=enable='not(between(t,8.5,13.5))'",
-		"-preset", "veryfast", "-crf", "20"), "-ss", "1.9")
+	// Motion but for 7 s to 14 s, then its first 1.9 s cut off by a
+	// copy into MPEG-TS, with audio (a TS gives no video bit rate): it
+	// starts at the keyframe before the cut, its timestamps at 1.4 s (the
+	// muxer's offset), the stretch sampled still.
+	stillWhereSampled := trimmed("still_sampled.mpg", screen("still.mp4", "20", "-filter_complex", "[0:v][1:v]overlay=enable='not(between(t,7,14))'",
+		"-preset", "veryfast", "-crf", "20"), []string{"-ss", "1.9"},
+		"-f", "lavfi", "-t", "18", "-i", "sine", "-map", "0:v", "-map", "1:a", "-c:v", "copy", "-c:a", "aac", "-f", "mpegts")
 	tests := []struct {
 		name    string
 		in      ffmpeg.Input
@@ -440,8 +464,8 @@ func TestDecideFastPath(t *testing.T) {
 		// The source spends little where sampled too, as an encoder with
 		// a quality target does: judged on the same seconds, it is lean.
 		{"motion near its quality target, still where sampled, trimmed", stillWhereSampled, true, true},
-		{"10 s of the still screen at 380 kbit/s", trimmed("ten.mp4", overspent, "-t", "10"), false, true},
-		{"a still screen at 380 kbit/s too short to sample", trimmed("short.mp4", overspent, "-t", "7"), true, false},
+		{"10 s of the still screen at 380 kbit/s", trimmed("ten.mp4", overspent, []string{"-t", "10"}, "-c", "copy"), false, true},
+		{"a still screen at 380 kbit/s too short to sample", trimmed("short.mp4", overspent, []string{"-t", "7"}, "-c", "copy"), true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -203,6 +203,10 @@ func probe(ctx context.Context, in Input, opt ProbeOptions) (Info, durationSourc
 	}
 	info.Frames, info.Span, info.MaxGap = sc.frames, sc.span(), sc.maxGap
 	sc.keys.fill(&info.Source, sc.end)
+	info.Source.Hidden = sc.hidden
+	if meta.hasStart && sc.havePTS {
+		info.Source.Lead = max(sc.first-meta.start, 0)
+	}
 	if src == fromNowhere && info.Span > 0 {
 		info.Duration, src = info.Span, fromScan
 	}
@@ -304,6 +308,7 @@ type packetScan struct {
 	maxGap           float64
 	err              error // a limit exceeded, found mid-scan
 	keys             keyScan
+	hidden           int // packets flagged discard (Source.Hidden)
 }
 
 func (s *packetScan) span() float64 {
@@ -330,6 +335,9 @@ func (s *packetScan) read(r io.Reader, b Bounds) error {
 		if len(f) >= 5 {
 			size, _ := strconv.ParseInt(f[3], 10, 64)
 			s.keys.add(pts, okP, size, len(f[4]) > 0 && f[4][0] == 'K')
+			if strings.ContainsRune(f[4], 'D') {
+				s.hidden++
+			}
 		}
 		if !okD {
 			dts, okD = pts, okP
@@ -474,7 +482,8 @@ type probeOutput struct {
 		} `json:"side_data_list"`
 	} `json:"streams"`
 	Format struct {
-		Duration string `json:"duration"`
+		Duration  string `json:"duration"`
+		StartTime string `json:"start_time"`
 	} `json:"format"`
 }
 
@@ -482,6 +491,8 @@ type probeOutput struct {
 type streamMeta struct {
 	index       int     // the stream's index, for the packet scan
 	guessedRate float64 // the rate ffmpeg will encode at (its av_guess_frame_rate)
+	start       float64 // the file's start (its earliest stream's), where ffmpeg's output time 0 falls
+	hasStart    bool
 }
 
 // parseProbe reads ffprobe's JSON. It reports fromNowhere when neither the
@@ -512,6 +523,7 @@ func parseProbe(data []byte) (Info, durationSource, streamMeta, error) {
 	}
 	v := out.Streams[video]
 	meta.index = v.Index
+	meta.start, meta.hasStart = scanTime(out.Format.StartTime)
 	info.VideoStream = v.Index
 	meta.guessedRate = guessRate(parseRate(v.RFrameRate), parseRate(v.AvgFrameRate))
 	info.VideoCodec = v.CodecName
