@@ -321,8 +321,10 @@ func (r Result[S]) LastSeq() uint64 {
 
 // Execute loads an aggregate, folds it, decides cmd, and appends the
 // outcome with the loaded sequence as expectation. When another writer got
-// there first it starts over, at most Config.MaxAttempts times (5 on a
-// Log that is not a *Store).
+// there first it starts over after a short random pause (retryPause), at
+// most Config.MaxAttempts times (5 on a Log that is not a *Store). On a
+// *Store, commands on one aggregate run one at a time in the process
+// (aggregateLocks): only other processes' writers can get there first.
 //
 // A command an aggregate without events accepts (a creation) is first
 // tried without loading: decided on the empty state and appended
@@ -331,15 +333,27 @@ func (r Result[S]) LastSeq() uint64 {
 // expectation fails, nothing is stored, and the command is decided again
 // on the loaded state.
 func Execute[S Aggregate[S]](ctx context.Context, s Log, id domain.StreamID, cmd any) (Result[S], error) {
-	if res, done, err := executeOnEmpty[S](ctx, s, id, cmd); done {
-		return res, err
-	}
 	attempts := 5
 	if st, ok := s.(*Store); ok {
 		attempts = st.cfg.MaxAttempts
+		unlock, err := st.writers.lock(ctx, id.String())
+		if err != nil {
+			return Result[S]{}, err
+		}
+		defer unlock()
+	}
+	if res, done, err := executeOnEmpty[S](ctx, s, id, cmd); done {
+		return res, err
 	}
 	var err error
 	for attempt := 0; attempt < attempts; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-time.After(retryPause(attempt - 1)):
+			case <-ctx.Done():
+				return Result[S]{}, fmt.Errorf("execute %T on %s after %d attempts: %w", cmd, id, attempt, err)
+			}
+		}
 		var state S
 		var last uint64
 		var folded int

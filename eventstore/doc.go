@@ -57,9 +57,13 @@
 //     <aggregate>.<id>.*, so that the check covers every event type of the
 //     aggregate.
 //  5. Retry. A wrong last sequence is a domain Conflict wrapping
-//     ErrConcurrency; Execute starts over from Load, at most
+//     ErrConcurrency; Execute starts over from Load after a random pause
+//     of up to 1 ms doubled per attempt (at most 16 ms), at most
 //     Config.MaxAttempts times (default 5; 5 on a Log that is not a
-//     *Store), then returns the last Conflict, wrapped.
+//     *Store), then returns the last Conflict, wrapped. On a *Store the
+//     process's commands on one aggregate take turns (aggregateLocks), so
+//     only writers in other processes (kino worker, the other nodes of a
+//     cluster) can make an attempt fail.
 //
 // Record appends without the concurrency check: a subscription's delivery
 // attempts, from which nothing is decided.

@@ -102,6 +102,7 @@ type Store struct {
 	stopWatch func()             // stops watchQuorum and waits for it
 	conn      *natsconn.Conn     // what the sibling packages use
 	snapshots jetstream.KeyValue // SnapshotBucket; nil: aggregates are folded whole
+	writers   aggregateLocks     // Execute's commands, one at a time per aggregate
 }
 
 // startQuorumWatch runs watchQuorum for kino serve on a replicated stream:
