@@ -191,8 +191,10 @@
 // The encoded rungs then take -force_key_frames
 // source (and -g 600, so x264 adds none of its own), so every rung cuts at
 // the same times, each frame at its own time as in the copy (-fps_mode
-// vfr: at a constant rate ffmpeg would repeat the first frame from the
-// file's start, and the first segments would end apart), and caps scaled by the uploaded stream's share of the
+// vfr on a 90 kHz clock, -enc_time_base 1/90000: at a constant rate
+// ffmpeg would repeat the first frame from the file's start, and in the
+// encoder's default time base, a tick per frame of the average rate, a
+// wavering rate's frames and keyframes would move), and caps scaled by the uploaded stream's share of the
 // top rung's cap (FastPath.Rungs: its rate with the filler data the copy
 // drops, never below 32 kbit/s, their VBV buffers never below a quarter
 // of their own), so each costs less than the copy:

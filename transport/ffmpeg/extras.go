@@ -46,12 +46,16 @@ func (x Extras) videoCodecs(n int) []string {
 	args := []string{"-c:v:0", "copy", "-bsf:v:0", dropFiller}
 	for k := 1; k < n; k++ {
 		v := "v:" + strconv.Itoa(k)
-		// Each frame at its own time (vfr), as the copy has it: at a
-		// constant rate (cfr, the HLS muxer's default) ffmpeg would repeat
-		// the first frame from the file's start when the video starts
-		// later, and the first segments would not end together.
+		// Each frame at its own time, as the copy has it: at a constant
+		// rate (cfr, the HLS muxer's default) ffmpeg would repeat the first
+		// frame from the file's start when the video starts later, and
+		// the first segments would not end together; at vfr in the
+		// encoder's default time base (a tick per frame of the average
+		// rate) a wavering rate's frames would move onto that grid, and
+		// keyframes with them. 90 kHz holds MPEG-TS's clock, Matroska's
+		// and FLV's milliseconds and every common rate exactly.
 		args = append(args, "-c:"+v, "libx264", "-preset:"+v, "veryfast", "-profile:"+v, "high",
-			"-pix_fmt:"+v, "yuv420p", "-g:"+v, strconv.Itoa(fastGOP), "-fps_mode:"+v, "vfr")
+			"-pix_fmt:"+v, "yuv420p", "-g:"+v, strconv.Itoa(fastGOP), "-fps_mode:"+v, "vfr", "-enc_time_base:"+v, "1/90000")
 	}
 	return args
 }
