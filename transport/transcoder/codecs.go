@@ -69,20 +69,21 @@ func setFrameRate(m *hls.Master, rate float64) {
 }
 
 // describeVariants is the master playlist data with fillCodecs and
-// setFrameRate applied, every variant's BANDWIDTH raised to at least its
-// rendition's floor in floors (by rendition name: the copied top rung's,
-// ffmpeg.FastPath.Bandwidth, while it is not measured), and fillCodecs'
-// error; data as it was when it does not parse.
-func describeVariants(root *os.Root, data []byte, rate float64, floors map[string]int64) ([]byte, error) {
+// setFrameRate applied, the BANDWIDTH of a variant whose rendition has
+// one in known (by rendition name: the copied top rung's,
+// ffmpeg.FastPath.Bandwidth, while it is not measured) set to it, and
+// fillCodecs' error; data as it was when it does not parse. ffmpeg's own
+// figure for a copied stream is the container's bit rate: none from
+// Matroska or MPEG-TS, and filler data included where there is one.
+func describeVariants(root *os.Root, data []byte, rate float64, known map[string]int64) ([]byte, error) {
 	m, err := hls.ParseMaster(data)
 	if err != nil {
 		return data, err
 	}
 	setFrameRate(m, rate)
 	for i, v := range m.Variants {
-		floor := floors[path.Dir(v.URI)]
-		if bw, _ := v.Attrs.Get("BANDWIDTH"); floor > 0 && atoi64(bw) < floor {
-			m.Variants[i].Attrs = v.Attrs.Set("BANDWIDTH", strconv.FormatInt(floor, 10))
+		if bw := known[path.Dir(v.URI)]; bw > 0 {
+			m.Variants[i].Attrs = v.Attrs.Set("BANDWIDTH", strconv.FormatInt(bw, 10))
 		}
 	}
 	ferr := fillCodecs(root, m)
@@ -91,12 +92,6 @@ func describeVariants(root *os.Root, data []byte, rate float64, floors map[strin
 		return data, err
 	}
 	return out, ferr
-}
-
-// atoi64 is s as a decimal int64, 0 when it is not one.
-func atoi64(s string) int64 {
-	n, _ := strconv.ParseInt(s, 10, 64)
-	return n
 }
 
 // videoCodec is the RFC 6381 codec of the H.264 rendition whose media

@@ -95,6 +95,30 @@ func TestWithCodecs(t *testing.T) {
 	}
 }
 
+// TestDescribeVariantsBandwidth: a copied top rung is announced at the
+// bandwidth the fast path measured of what it keeps, whether ffmpeg's
+// guess (the container's bit rate) is above it (filler data counted) or
+// below (the audio's alone); other variants keep ffmpeg's.
+func TestDescribeVariantsBandwidth(t *testing.T) {
+	root, err := os.OpenRoot(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	for _, ffmpegs := range []string{"5630124", "140800"} {
+		master := "#EXTM3U\n#EXT-X-VERSION:7\n" +
+			"#EXT-X-STREAM-INF:BANDWIDTH=" + ffmpegs + ",RESOLUTION=1280x720,CODECS=\"avc1.64001f\"\n720p/index.m3u8\n" +
+			"#EXT-X-STREAM-INF:BANDWIDTH=900000,RESOLUTION=854x480,CODECS=\"avc1.64001f\"\n480p/index.m3u8\n"
+		out, err := describeVariants(root, []byte(master), 0, map[string]int64{"720p": 2545750})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(out), "BANDWIDTH=2545750,RESOLUTION=1280x720") || !strings.Contains(string(out), "BANDWIDTH=900000,RESOLUTION=854x480") {
+			t.Errorf("ffmpeg's %s:\n%s", ffmpegs, out)
+		}
+	}
+}
+
 // TestSetFrameRate: FRAME-RATE with three decimals on every variant,
 // replacing one already there; an unknown rate changes nothing.
 func TestSetFrameRate(t *testing.T) {

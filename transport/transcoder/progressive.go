@@ -74,7 +74,7 @@ type early struct {
 	high       []string         // the high lane's rungs, when the ladder is split into lanes
 	total      float64          // seconds the ladder encodes
 	rate       float64          // frames per second of the ladder's video (FRAME-RATE)
-	floors     map[string]int64 // the least BANDWIDTH of a rendition, by name: a copied top rung's
+	bandwidths map[string]int64 // BANDWIDTH of a rendition before it is measured, by name: a copied top rung's
 	began      time.Time
 	root       *os.Root // the work directory, read without leaving it
 
@@ -118,8 +118,8 @@ type segment struct {
 // who come after.
 func (t *Transcoder) publishEarly(ctx context.Context, log *slog.Logger, id, work string, info ffmpeg.Info, rungs []ffmpeg.Rung, split int, fast ffmpeg.FastPath) *early {
 	e := &early{t: t, log: log, id: id, work: work, staged: work + stagedSuffix, total: info.Length(), rate: ffmpeg.OutputRate(info),
-		floors: map[string]int64{},
-		began:  time.Now(), published: map[string][]segment{}, quit: make(chan struct{}), done: make(chan struct{}),
+		bandwidths: map[string]int64{},
+		began:      time.Now(), published: map[string][]segment{}, quit: make(chan struct{}), done: make(chan struct{}),
 		ready: make(chan struct{})}
 	for k, r := range rungs {
 		e.renditions = append(e.renditions, r.Name)
@@ -130,7 +130,7 @@ func (t *Transcoder) publishEarly(ctx context.Context, log *slog.Logger, id, wor
 		}
 	}
 	if bw := fast.Bandwidth(info); bw > 0 && len(rungs) > 0 {
-		e.floors[rungs[0].Name] = bw
+		e.bandwidths[rungs[0].Name] = bw
 	}
 	e.first = append(e.first, e.res...)
 	if info.HasAudio {
@@ -283,7 +283,7 @@ func (e *early) publish(ctx context.Context) error {
 		if err == nil {
 			var cerr error
 			// Every listed rendition has its initialization segment.
-			if data, cerr = describeVariants(e.root, data, e.rate, e.floors); cerr != nil {
+			if data, cerr = describeVariants(e.root, data, e.rate, e.bandwidths); cerr != nil {
 				e.log.Warn("the master published while processing lacks a variant's CODECS", "err", cerr)
 			}
 			err = e.stageFile(media.MasterName, data)
@@ -361,7 +361,7 @@ func (e *early) publishWhole(ctx context.Context) error {
 			return err
 		}
 	}
-	merged, cerr := describeVariants(e.root, merged, e.rate, e.floors)
+	merged, cerr := describeVariants(e.root, merged, e.rate, e.bandwidths)
 	if cerr != nil {
 		e.log.Warn("the master published while processing lacks a variant's CODECS", "err", cerr)
 	}
