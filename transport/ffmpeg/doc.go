@@ -39,7 +39,8 @@
 // cover picture; Info records its index and the first audio stream's, and
 // every later run maps exactly those. The size is the displayed one: the
 // sample aspect ratio applied to the width (HDV's 1440×1080 with 4:3
-// pixels is 1920×1080, a DVD's 720×480 with 8:9 pixels 640×480), then
+// pixels is 1920×1080, a DVD's 720×480 with 8:9 pixels 640×480; an
+// absurd ratio, beyond 4:1 either way, is ignored), then
 // the rotation; every output is scaled to it in square pixels. The duration is the video stream's, else the
 // format's, else the scanned span; Info.Length is the smaller of that
 // claim and the span, and every cap and progress goes by it. Each ffprobe

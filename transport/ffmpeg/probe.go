@@ -567,7 +567,10 @@ func parseProbe(data []byte) (Info, durationSource, streamMeta, error) {
 // an HDV picture of 1440×1080 with 4:3 pixels is shown 1920 wide, a DVD's
 // 720×480 with 8:9 pixels 640 (the height stays, as ffmpeg's
 // scale=iw*sar:ih keeps it). Even, at least 2; w itself when the pixels
-// are square or sar is unset ("0:1", "N/A", "").
+// are square, sar is unset ("0:1", "N/A", "") or beyond maxSAR either
+// way: no camera or codec makes pixels four times wider than tall, and a
+// file claiming 100:1 would otherwise be refused as a picture 100 times
+// its stored width.
 func displayedWidth(w int, sar string) int {
 	n, d, ok := strings.Cut(sar, ":")
 	num, err1 := strconv.Atoi(n)
@@ -575,12 +578,17 @@ func displayedWidth(w int, sar string) int {
 	if !ok || err1 != nil || err2 != nil || num <= 0 || den <= 0 || num == den {
 		return w
 	}
-	return even(min(float64(w)*float64(num)/float64(den), maxDisplayed))
+	ratio := float64(num) / float64(den)
+	if ratio > maxSAR || ratio < 1/maxSAR {
+		return w
+	}
+	return even(float64(w) * ratio)
 }
 
-// maxDisplayed bounds the width displayedWidth computes, far beyond any
-// picture Bounds accepts, so that no ratio overflows an int.
-const maxDisplayed = 1 << 30
+// maxSAR is the widest sample aspect ratio displayedWidth applies (and
+// the narrowest, inverted). H.264's own table tops at 160:99; the widest
+// in use (2:1, 80:33 for a squeezed 2.39:1 on DVD) are well within.
+const maxSAR = 4.0
 
 // guessRate is the frame rate ffmpeg gives a stream (av_guess_frame_rate):
 // r_frame_rate, unless that is implausibly high (over 210) while the

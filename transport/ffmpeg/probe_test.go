@@ -290,8 +290,8 @@ func TestParseProbe(t *testing.T) {
 }
 
 // TestDisplayedWidth: a sample aspect ratio widens or narrows the
-// picture, even; square, unset or broken ratios leave it; no ratio
-// overflows (Bounds then refuses the picture as too wide).
+// picture, even; square, unset, broken or absurd ratios (beyond 4:1
+// either way) leave it.
 func TestDisplayedWidth(t *testing.T) {
 	for _, tt := range []struct {
 		w    int
@@ -300,7 +300,8 @@ func TestDisplayedWidth(t *testing.T) {
 	}{
 		{1440, "4:3", 1920}, {720, "64:45", 1024}, {720, "8:9", 640}, {352, "12:11", 384}, {641, "1:1", 641},
 		{641, "0:1", 641}, {641, "N/A", 641}, {641, "", 641}, {641, "4:0", 641}, {641, "-4:3", 641}, {641, "4:3:1", 641},
-		{7680, "9223372036854775807:1", maxDisplayed}, {7680, "1:9223372036854775807", 2},
+		{640, "4:1", 2560}, {640, "1:4", 160}, {640, "100:1", 640}, {640, "1:100", 640},
+		{7680, "9223372036854775807:1", 7680}, {7680, "1:9223372036854775807", 7680},
 	} {
 		if got := displayedWidth(tt.w, tt.sar); got != tt.want {
 			t.Errorf("displayedWidth(%d, %q) = %d, want %d", tt.w, tt.sar, got, tt.want)
