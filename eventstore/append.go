@@ -336,9 +336,9 @@ func Execute[S Aggregate[S]](ctx context.Context, s Log, id domain.StreamID, cmd
 	attempts := 5
 	if st, ok := s.(*Store); ok {
 		attempts = st.cfg.MaxAttempts
-		unlock, err := st.writers.lock(ctx, id.String())
+		unlock, err := st.writers.lock(ctx, id)
 		if err != nil {
-			return Result[S]{}, err
+			return Result[S]{}, busy(cmd, id, err)
 		}
 		defer unlock()
 	}
@@ -351,7 +351,7 @@ func Execute[S Aggregate[S]](ctx context.Context, s Log, id domain.StreamID, cmd
 			select {
 			case <-time.After(retryPause(attempt - 1)):
 			case <-ctx.Done():
-				return Result[S]{}, fmt.Errorf("execute %T on %s after %d attempts: %w", cmd, id, attempt, err)
+				return Result[S]{}, busy(cmd, id, errors.Join(ctx.Err(), err))
 			}
 		}
 		var state S
@@ -382,6 +382,14 @@ func Execute[S Aggregate[S]](ctx context.Context, s Log, id domain.StreamID, cmd
 		}
 	}
 	return Result[S]{}, fmt.Errorf("execute %T on %s after %d attempts: %w", cmd, id, attempts, err)
+}
+
+// busy is the error of a command whose context ended while it waited
+// for its aggregate's turn or to try again: the store is slow to answer
+// the commands before it (an append waits up to Config.AckTimeout).
+func busy(cmd any, id domain.StreamID, err error) error {
+	return domain.Wrap(fmt.Sprintf("execute %T on %s", cmd, id), domain.Unavailable, errors.Join(ErrUnavailable, err),
+		"The event store is busy; retry in a few seconds")
 }
 
 // executeOnEmpty decides cmd on the empty state and, if that yields

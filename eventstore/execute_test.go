@@ -82,28 +82,26 @@ func TestExecuteSerializesOneAggregate(t *testing.T) {
 		t.Fatal(err)
 	}
 	const writers, each = 8, 5
-	run := func(log eventstore.Log) (refused int) { // renames through log
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		for w := range writers {
-			wg.Go(func() {
-				for k := range each {
-					_, err := eventstore.Execute[domain.Collection](ctx, log, id, domain.RenameCollection{Account: "acme", Name: fmt.Sprintf("Talks %d.%d", w, k)})
-					if err != nil {
-						mu.Lock()
-						refused++
-						mu.Unlock()
-						if domain.KindOf(err) != domain.Conflict {
-							t.Errorf("rename: %v", err)
-						}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	refused := 0
+	for w := range writers {
+		wg.Go(func() {
+			for k := range each {
+				_, err := eventstore.Execute[domain.Collection](ctx, store, id, domain.RenameCollection{Account: "acme", Name: fmt.Sprintf("Talks %d.%d", w, k)})
+				if err != nil {
+					mu.Lock()
+					refused++
+					mu.Unlock()
+					if domain.KindOf(err) != domain.Conflict {
+						t.Errorf("rename: %v", err)
 					}
 				}
-			})
-		}
-		wg.Wait()
-		return refused
+			}
+		})
 	}
-	if refused := run(store); refused != 0 {
+	wg.Wait()
+	if refused != 0 {
 		t.Fatalf("%d of %d renames refused", refused, writers*each)
 	}
 	events, _, err := store.Load(ctx, id)

@@ -150,7 +150,8 @@
 //     start keeps the frames from the keyframe before the cut, decoded
 //     but never shown, and a copy would show them;
 //   - the video starts at most 0.5 s into the file (after its audio):
-//     encoded, the first frame fills that time; a copy leaves a gap;
+//     a ladder encoded as a whole fills that time with the first frame;
+//     on the fast path every rung would start with the gap;
 //   - the bitrate is within the top rung's cap: on average at most its
 //     -maxrate, and over any 4 whole seconds at most maxrate × 4 s +
 //     bufsize (DecideFastPath counts it without filler data, below);

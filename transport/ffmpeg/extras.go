@@ -54,7 +54,7 @@ func (x Extras) videoCodecs(n int) []string {
 		// rate) a wavering rate's frames would move onto that grid, and
 		// keyframes with them. 90 kHz holds MPEG-TS's clock, Matroska's
 		// and FLV's milliseconds and 24, 25, 29.97, 30, 50 and 60 fps
-		// exactly, 23.976 and 59.94 within 3 µs.
+		// exactly, 23.976 and 59.94 within half a tick (6 µs).
 		args = append(args, "-c:"+v, "libx264", "-preset:"+v, "veryfast", "-profile:"+v, "high",
 			"-pix_fmt:"+v, "yuv420p", "-g:"+v, strconv.Itoa(fastGOP), "-fps_mode:"+v, "vfr", "-enc_time_base:"+v, "1/90000")
 	}

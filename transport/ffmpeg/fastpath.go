@@ -21,6 +21,8 @@ const (
 	fastMaxKeyInterval = 2 * segmentSeconds // seconds
 	fastMaxFrameRate   = 60
 	fastMaxGap         = 0.5 // seconds between frames: none of the sparse files rateCap is for
+	// fastMaxLead is how far into the file the video may start (Source.Lead).
+	fastMaxLead = 0.5
 	// fastGOP is x264's own keyframe interval in frames on the fast path,
 	// beyond any source key interval accepted (60 fps × 8 s): only the
 	// source's keyframes, forced, cut segments.
@@ -53,8 +55,8 @@ type Source struct {
 	// the keyframe before the cut), decoded as references, never shown.
 	Hidden int
 	// Lead is how long after the file's start (its earliest stream's)
-	// the video's first frame comes, in seconds: the ladder fills it with
-	// the first frame repeated where it encodes, and a copy cannot.
+	// the video's first frame comes, in seconds: a ladder encoded as a
+	// whole fills it with the first frame repeated, the fast path cannot.
 	Lead float64
 	// seconds are the video bytes by whole second (EstimateRate compares
 	// its samples with them); nil when the scan saw no timestamps, or its
@@ -238,10 +240,12 @@ type FastPath struct {
 
 // Bandwidth is what a player is to be told the copied top rung needs
 // before its segments are measured (BANDWIDTH, bit/s, audio included):
-// the source's most over a segment's length, or its average if higher,
-// and the audio rendition's rate (the source's when copied and known, else
-// the encoder's). ffmpeg's own guess is the streams' rates the container
-// gives, none from Matroska and MPEG-TS. 0 without a copy.
+// the copy's most over a segment's length of whole seconds (without the
+// filler data it drops, once DecideFastPath counted some), or its average
+// if higher, and the audio rendition's rate (the source's when copied and
+// known, else the encoder's). ffmpeg's own guess is the streams' rates
+// the container gives: none from Matroska and MPEG-TS, filler data
+// included from the others. 0 without a copy.
 func (f FastPath) Bandwidth(info Info) int64 {
 	if !f.Video {
 		return 0
@@ -353,9 +357,10 @@ func chooseFastPath(info Info, top Rung) FastPath {
 		// A copy would show them: the encoded rungs would not, and the
 		// copied rung's segments would start elsewhere.
 		return no("an edit list hides %d frames", s.Hidden)
-	case s.Lead > fastMaxGap:
-		// Encoded, the first frame is shown from the start while the
-		// audio plays; a copy would start with a gap.
+	case s.Lead > fastMaxLead:
+		// Encoded as a whole (at a constant rate), the first frame is
+		// shown from the start while the audio plays; on the fast path
+		// every rung, copied or encoded at vfr, would start with a gap.
 		return no("the video starts %.2fs into the file", s.Lead)
 	}
 	kbit := float64(s.VideoBytes) * 8 / 1000 / info.Span
@@ -401,9 +406,9 @@ func overCap(kbit float64, peak int64, top Rung) string {
 // first seconds carry filler data (hasFiller): the keyframe check then
 // runs first, and the copy, judged on what it keeps, must be within the
 // cap before the estimate runs (a constant-rate recording of a still
-// screen spends most of its rate on filler). err is the estimate's
-// failure, for the log: the keyframe check's is Why, as every other
-// reason a source is not copied.
+// screen spends most of its rate on filler). err is the estimate's or
+// the filler check's failure, for the log: the keyframe check's is Why,
+// as every other reason a source is not copied.
 func DecideFastPath(ctx context.Context, in Input, info Info, top Rung, j Jail) (FastPath, error) {
 	f := chooseFastPath(info, top)
 	if !f.Video {
@@ -411,7 +416,7 @@ func DecideFastPath(ctx context.Context, in Input, info Info, top Rung, j Jail) 
 	}
 	if f.overCap != "" {
 		if filler, err := hasFiller(ctx, in, info, j); err != nil || !filler {
-			return FastPath{Why: f.overCap}, nil
+			return FastPath{Why: f.overCap}, err
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)

@@ -251,7 +251,7 @@ func TestParseProbe(t *testing.T) {
 			wantSrc: fromStream,
 		},
 		{
-			name: "square, unset and absurd sample aspect ratios",
+			name: "unset sample aspect ratio",
 			json: `{"streams":[{"codec_type":"video","codec_name":"h264","width":641,"height":360,"sample_aspect_ratio":"0:1",
 				"avg_frame_rate":"25/1","duration":"2"}],"format":{}}`,
 			want:    Info{Duration: 2, Width: 641, Height: 360, FrameRate: 25, VideoCodec: "h264"},

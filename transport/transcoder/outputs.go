@@ -44,7 +44,7 @@ func extras(ctx context.Context, log *slog.Logger, in ffmpeg.Input, info ffmpeg.
 	x := plan{Extras: ffmpeg.Extras{Fast: fast}, storyboard: ffmpeg.PlanStoryboard(info, low.Width, low.Height)}
 	switch {
 	case err != nil && ctx.Err() == nil:
-		log.Warn("no fast path: the estimate of the encoded top rung failed", "err", err)
+		log.Warn("no fast path: a check of the source failed", "err", err)
 	case x.Fast.Video:
 		log.Info("fast path: the top rung copies the source's video", "rung", rungs[0].Name, "audio_copied", x.Fast.Audio,
 			"kbps", math.Round(x.Fast.Kbps), "encoded_kbps_estimate", math.Round(x.Fast.EncodedKbps))
