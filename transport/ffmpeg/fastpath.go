@@ -574,14 +574,9 @@ func hasFiller(ctx context.Context, in Input, info Info, j Jail) (bool, error) {
 	_, err := runTool(ctx, j, "ffmpeg", args, func(r io.Reader) error {
 		sc := bufio.NewScanner(r)
 		for sc.Scan() {
-			f := strings.Split(sc.Text(), ",")
-			if len(f) < 6 || strings.HasPrefix(f[0], "#") {
-				continue
-			}
-			stream, _ := strconv.Atoi(strings.TrimSpace(f[0]))
-			size, _ := strconv.ParseInt(strings.TrimSpace(f[4]), 10, 64)
-			if stream == 0 || stream == 1 {
-				bytes[stream] += max(size, 0)
+			p, ok := framecrcPacket(sc.Text())
+			if k, err := strconv.Atoi(p.stream); ok && err == nil && (k == 0 || k == 1) {
+				bytes[k] += p.size // 0 as uploaded, 1 as copied
 			}
 		}
 		return sc.Err()
@@ -590,6 +585,35 @@ func hasFiller(ctx context.Context, in Input, info Info, j Jail) (bool, error) {
 		return false, err
 	}
 	return bytes[0] > 0 && float64(bytes[1]) < float64(bytes[0])*(1-minFiller), nil
+}
+
+// crcPacket is one packet line of ffmpeg's framecrc listing.
+type crcPacket struct {
+	stream, pts string // as written: the stream's index, the pts in the stream's time base
+	size        int64
+	key         bool // no flags written, or the key flag among them
+}
+
+// framecrcPacket reads a line of ffmpeg's framecrc listing ("stream, dts,
+// pts, duration, size, crc[, F=0x.., ...]"); false for a header line
+// ("#...") or one too short.
+func framecrcPacket(line string) (crcPacket, bool) {
+	if strings.HasPrefix(line, "#") {
+		return crcPacket{}, false
+	}
+	f := strings.Split(line, ",")
+	if len(f) < 6 {
+		return crcPacket{}, false
+	}
+	size, _ := strconv.ParseInt(strings.TrimSpace(f[4]), 10, 64)
+	p := crcPacket{stream: strings.TrimSpace(f[0]), pts: strings.TrimSpace(f[2]), size: max(size, 0), key: true}
+	for _, extra := range f[6:] {
+		if flags, ok := strings.CutPrefix(strings.TrimSpace(extra), "F=0x"); ok {
+			v, _ := strconv.ParseUint(flags, 16, 32)
+			p.key = v&1 != 0
+		}
+	}
+	return p, true
 }
 
 // keptBytes are the bytes of a video stream its copy keeps (its filler
@@ -664,33 +688,21 @@ func checkIDR(ctx context.Context, in Input, info Info, j Jail) (keptBytes, erro
 					tb = n / d
 				}
 			}
-			if strings.HasPrefix(line, "#") || bad != nil {
+			p, ok := framecrcPacket(line)
+			if !ok || bad != nil {
 				continue
 			}
-			f := strings.Split(line, ",")
-			if len(f) < 6 {
-				continue
-			}
-			stream, pts := strings.TrimSpace(f[0]), strings.TrimSpace(f[2])
-			isKey := true
-			for _, extra := range f[6:] {
-				if flags, ok := strings.CutPrefix(strings.TrimSpace(extra), "F=0x"); ok {
-					v, _ := strconv.ParseUint(flags, 16, 32)
-					isKey = v&1 != 0
-				}
-			}
-			switch {
-			case stream == "0":
-				idr = append(idr, pts)
-			case stream == "1":
-				size, _ := strconv.ParseInt(strings.TrimSpace(f[4]), 10, 64)
+			switch p.stream {
+			case "0":
+				idr = append(idr, p.pts)
+			case "1":
 				// framecrc writes a packet without a timestamp as the least int64.
-				ticks, err := strconv.ParseInt(pts, 10, 64)
+				ticks, err := strconv.ParseInt(p.pts, 10, 64)
 				timed := tb > 0 && err == nil && ticks != math.MinInt64
-				kept.add(float64(ticks)*tb, timed, max(size, 0), false)
-				if isKey {
+				kept.add(float64(ticks)*tb, timed, p.size, false)
+				if p.key {
 					flagged++
-					key = append(key, pts)
+					key = append(key, p.pts)
 				}
 			}
 			for len(idr) > 0 && len(key) > 0 {
