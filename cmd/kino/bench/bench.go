@@ -145,7 +145,7 @@ func Table(w io.Writer, rs []Result) error {
 		if r.Met {
 			met = "yes"
 		}
-		fmt.Fprintf(tw, "| %s\t| %s %s\t| %s %s\t| %.2f\t| %s\t| %s\t|\n", r.Measure, human(r.Kino), r.Unit, human(r.Baseline), r.Unit, r.Ratio, r.Goal, met)
+		fmt.Fprintf(tw, "| %s\t| %s %s\t| %s %s\t| %s\t| %s\t| %s\t|\n", r.Measure, human(r.Kino), r.Unit, human(r.Baseline), r.Unit, human(r.Ratio), r.Goal, met)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -158,9 +158,14 @@ func Table(w io.Writer, rs []Result) error {
 	return nil
 }
 
+// human is x for a reader: whole above 100, two decimals below, four
+// for a small difference (an SSIM's is a few thousandths).
 func human(x float64) string {
-	if x >= 100 {
+	switch {
+	case x >= 100:
 		return strconv.FormatFloat(math.Round(x), 'f', -1, 64)
+	case x != 0 && math.Abs(x) < 0.1:
+		return strconv.FormatFloat(x, 'f', 4, 64)
 	}
 	return strconv.FormatFloat(x, 'f', 2, 64)
 }

@@ -86,3 +86,22 @@ func TestQualityQuick(t *testing.T) {
 		t.Errorf("quality.md: %v\n%s", err, md)
 	}
 }
+
+// TestTableSmallDifference: an SSIM difference of a few thousandths reads
+// as itself in the table, not as "-0.00".
+func TestTableSmallDifference(t *testing.T) {
+	var b bytes.Buffer
+	err := Table(&b, []Result{
+		{Measure: "ssim", Kino: -0.0029, Ratio: -0.0029, Goal: ">= -0.005", Met: true},
+		{Measure: "bytes", Kino: 0.67, Baseline: 1, Ratio: 0.67},
+		{Measure: "reads", Kino: 37142, Baseline: 45021, Ratio: 0.825},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| -0.0029 ", "| 0.67 ", "| 37142 ", "| 0.82 "} {
+		if !bytes.Contains(b.Bytes(), []byte(want)) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
