@@ -75,22 +75,31 @@ func LadderArgs(in Input, outDir string, info Info, rungs []Rung, x Extras) []st
 	if len(rungs) == 0 {
 		rungs = Ladder(info)
 	}
-	// Cascade: each rung is scaled from the one above it, not from the
+	// Cascade: each rung is scaled from a rung above it, not from the
 	// source, and one audio rendition is shared by every rung. On 2 cores a
 	// 10 s 1080p five-rung ladder took 7.7 s with every rung scaled from
-	// the source and its own AAC copy, 5.3 s like this.
+	// the source and its own AAC copy, 5.3 s like this. The rung scaled
+	// from is the nearest whose short side is a whole multiple of the
+	// rung's (360p from 720p, 240p from 480p), else the one just above
+	// (scaleParents).
 	//
 	// The input is the very stream Probe checked, never "[0:v]" (the first
 	// video stream, which may be a cover picture of any size), and every
 	// rung is scaled to its own size whatever size the decoder delivers.
+	first := x.firstEncoded()
+	parents := scaleParents(rungs, first)
+	children := make([]int, len(rungs))
+	for k := first; k < len(rungs); k++ {
+		if p := parents[k]; p >= 0 {
+			children[p]++
+		}
+	}
 	var graph []string
-	prev := videoIn(info)
-	first, last := x.firstEncoded(), len(rungs)-1
 	for k := first; k < len(rungs); k++ {
 		r := rungs[k]
-		scaled := fmt.Sprintf("[v%d]", k)
-		if k < last {
-			scaled = fmt.Sprintf("[t%d]", k)
+		from := videoIn(info)
+		if p := parents[k]; p >= 0 {
+			from = fmt.Sprintf("[c%d_%d]", p, k)
 		}
 		filter := scaleFilter(r.Width, r.Height)
 		if k == 0 {
@@ -98,11 +107,17 @@ func LadderArgs(in Input, outDir string, info Info, rungs []Rung, x Extras) []st
 				filter = f + "," + filter
 			}
 		}
-		graph = append(graph, prev+filter+scaled)
-		if k < len(rungs)-1 {
-			graph = append(graph, fmt.Sprintf("[t%d]split=2[v%d][c%d]", k, k, k))
-			prev = fmt.Sprintf("[c%d]", k)
+		if children[k] == 0 {
+			graph = append(graph, fmt.Sprintf("%s%s[v%d]", from, filter, k))
+			continue
 		}
+		outs := fmt.Sprintf("[v%d]", k)
+		for j := k + 1; j < len(rungs); j++ {
+			if parents[j] == k {
+				outs += fmt.Sprintf("[c%d_%d]", k, j)
+			}
+		}
+		graph = append(graph, fmt.Sprintf("%s%s,split=%d%s", from, filter, children[k]+1, outs))
 	}
 
 	args := append(start(), in.capped(info.MaxPixels)...)
@@ -157,6 +172,34 @@ func LadderArgs(in Input, outDir string, info Info, rungs []Rung, x Extras) []st
 		filepath.Join(outDir, "%v", variantPlaylist),
 	)
 	return args
+}
+
+// scaleParents is, for each rung from first on, the index of the rung it
+// is scaled from (-1: the source). A rung is scaled from the lowest
+// encoded rung above it whose short side is a whole multiple of its own,
+// else from the one just above. Two resamplings in a row blur more than
+// one, least when the first is a whole ratio: against 240p scaled from
+// the source, the cascade through 480p and 360p measured SSIM 0.9984 on a
+// detailed picture where 480p to 240p measured 0.9988, and 360p made from
+// 480p (a 4:3 step) 0.9982 on a test card where 720p to 360p gave 0.9996
+// (docs/performance.md).
+func scaleParents(rungs []Rung, first int) []int {
+	parents := make([]int, len(rungs))
+	for k := range rungs {
+		parents[k] = -1
+		if k <= first {
+			continue
+		}
+		parents[k] = k - 1
+		short := min(rungs[k].Width, rungs[k].Height)
+		for j := k - 1; j >= first; j-- {
+			if above := min(rungs[j].Width, rungs[j].Height); short > 0 && above%short == 0 {
+				parents[k] = j
+				break
+			}
+		}
+	}
+	return parents
 }
 
 // rateArgs are the encoder's settings of rung r as output video stream k:

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -93,5 +94,34 @@ func TestOutputRate(t *testing.T) {
 		if got := OutputRate(tt.info); got != tt.want {
 			t.Errorf("%s: OutputRate = %g, want %g", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestScaleParents: each rung is scaled from the nearest rung above it
+// whose short side is a whole multiple of its own, else from the one just
+// above, and the first encoded rung from the source.
+func TestScaleParents(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		w, h  int
+		first int
+		want  []int
+	}{
+		// 720p from 1080p and 480p from 720p (no whole multiple above),
+		// 360p from 720p, 240p from 480p.
+		{"1080p", 1920, 1080, 0, []int{-1, 0, 1, 1, 2}},
+		{"1080p, top rung copied", 1920, 1080, 1, []int{-1, -1, 1, 1, 2}},
+		{"portrait 1080p", 1080, 1920, 0, []int{-1, 0, 1, 1, 2}},
+		// 1080p from 2160p, 720p and 480p from 1440p.
+		{"2160p", 3840, 2160, 0, []int{-1, 0, 0, 1, 1, 3, 4}},
+		{"480p", 854, 480, 0, []int{-1, 0, 0}},
+		{"200p", 356, 200, 0, []int{-1}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rungs := Ladder(Info{Width: tt.w, Height: tt.h})
+			if got := scaleParents(rungs, tt.first); !slices.Equal(got, tt.want) {
+				t.Errorf("scaleParents(%s, %d) = %v, want %v", tt.name, tt.first, got, tt.want)
+			}
+		})
 	}
 }
