@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -102,6 +104,26 @@ func TestTableSmallDifference(t *testing.T) {
 	for _, want := range []string{"| -0.0029 ", "| 0.67 ", "| 37142 ", "| 0.82 "} {
 		if !bytes.Contains(b.Bytes(), []byte(want)) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// TestQualityCorpusRepeats: every clip of the corpus is the same pictures
+// each time it is generated, so runs and invocations of the bench compare.
+func TestQualityCorpusRepeats(t *testing.T) {
+	t.Parallel()
+	for _, c := range qualityCorpus {
+		var sums [2][]byte
+		for i := range sums {
+			out, err := exec.Command("ffmpeg", "-nostdin", "-loglevel", "error", "-f", "lavfi",
+				"-i", fmt.Sprintf(c.Source, "320x180"), "-frames:v", "3", "-f", "framemd5", "-").Output()
+			if err != nil {
+				t.Fatalf("%s: %v", c.Name, err)
+			}
+			sums[i] = out
+		}
+		if !bytes.Equal(sums[0], sums[1]) {
+			t.Errorf("%s draws other pictures each time:\n%s\n%s", c.Name, sums[0], sums[1])
 		}
 	}
 }
