@@ -23,6 +23,14 @@ const (
 	fastMaxGap         = 0.5 // seconds between frames: none of the sparse files rateCap is for
 	// fastMaxLead is how far into the file the video may start (Source.Lead).
 	fastMaxLead = 0.5
+	// fastMaxLevel is the highest H.264 level (level_idc) a copied rung of
+	// 1080p or less may announce: Apple's HLS authoring specification
+	// requires High Profile Level 4.2 or less, and a player skips a variant
+	// whose CODECS names a level its decoder lacks. x264 gives kino's own
+	// rungs 4.2 or less up to 1080p60. Above 1080p, where H.264 needs level
+	// 5 (1440p) or 5.1 (2160p), fastMaxLevelUHD.
+	fastMaxLevel    = 42
+	fastMaxLevelUHD = 52
 	// fastGOP is x264's own keyframe interval in frames on the fast path,
 	// beyond any source key interval accepted (60 fps × 8 s): only the
 	// source's keyframes, forced, cut segments.
@@ -34,6 +42,7 @@ const (
 type Source struct {
 	PixFmt     string // e.g. "yuv420p"
 	Profile    string // e.g. "High"
+	Level      int    // H.264 level_idc as the stream says, e.g. 42 for 4.2
 	FieldOrder string // "progressive", "tt", "unknown"...
 	SAR        string // sample aspect ratio, e.g. "1:1" ("" or "0:1" when unset)
 	BitRate    int64  // bit/s the container says the video has; 0 when it says nothing (Matroska, MPEG-TS)
@@ -100,6 +109,7 @@ func parseSource(data []byte, video, audio int) Source {
 		Streams []struct {
 			Index         int    `json:"index"`
 			Profile       string `json:"profile"`
+			Level         int    `json:"level"`
 			PixFmt        string `json:"pix_fmt"`
 			FieldOrder    string `json:"field_order"`
 			SAR           string `json:"sample_aspect_ratio"`
@@ -117,7 +127,7 @@ func parseSource(data []byte, video, audio int) Source {
 	for _, st := range out.Streams {
 		switch st.Index {
 		case video:
-			s.PixFmt, s.Profile, s.FieldOrder, s.SAR = st.PixFmt, st.Profile, st.FieldOrder, st.SAR
+			s.PixFmt, s.Profile, s.Level, s.FieldOrder, s.SAR = st.PixFmt, st.Profile, st.Level, st.FieldOrder, st.SAR
 			s.BitRate, _ = strconv.ParseInt(st.BitRate, 10, 64)
 		case audio:
 			s.AudioCodec, s.AudioProfile, s.AudioChannels = st.CodecName, st.Profile, st.Channels
@@ -339,6 +349,10 @@ func chooseFastPath(info Info, top Rung) FastPath {
 		return no("pixel format %q is not yuv420p", s.PixFmt)
 	case !slices.Contains([]string{"Constrained Baseline", "Baseline", "Main", "High"}, s.Profile):
 		return no("profile %q", s.Profile)
+	case s.Level > maxCopyLevel(top):
+		// A 1080p stream that says 5.1 or 6.2 (some cameras, ffmpeg's
+		// own files of a variable rate) would be skipped by such a player.
+		return no("level %s is over %s", levelName(s.Level), levelName(maxCopyLevel(top)))
 	case s.FieldOrder != "progressive":
 		return no("field order %q is not progressive", s.FieldOrder)
 	case s.SAR != "" && s.SAR != "1:1" && s.SAR != "0:1":
@@ -379,6 +393,18 @@ func chooseFastPath(info Info, top Rung) FastPath {
 	}
 	return f
 }
+
+// maxCopyLevel is the highest level_idc a copy of the source may keep as
+// the rung top: fastMaxLevel up to 1080p, fastMaxLevelUHD above.
+func maxCopyLevel(top Rung) int {
+	if min(top.Width, top.Height) > 1080 {
+		return fastMaxLevelUHD
+	}
+	return fastMaxLevel
+}
+
+// levelName is an H.264 level_idc as people write it: 42 is "4.2".
+func levelName(idc int) string { return fmt.Sprintf("%d.%d", idc/10, idc%10) }
 
 // overCap says why a video stream at kbit on average, with peak bytes in
 // its busiest segmentSeconds of whole seconds, is over top's cap: on

@@ -88,3 +88,18 @@ func TestLadderRates(t *testing.T) {
 		t.Errorf("Ladder of a sizeless Info = %+v, want nil", r)
 	}
 }
+
+// TestMaxCopyLevel: a copied rung keeps a level of at most 4.2 up to
+// 1080p in either orientation, 5.2 above, whatever the source's size.
+func TestMaxCopyLevel(t *testing.T) {
+	for _, tt := range []struct {
+		w, h, want int
+	}{{640, 360, 42}, {1920, 1080, 42}, {1080, 1920, 42}, {2560, 1440, 52}, {2160, 3840, 52}} {
+		if got := maxCopyLevel(Ladder(Info{Width: tt.w, Height: tt.h})[0]); got != tt.want {
+			t.Errorf("maxCopyLevel(%dx%d) = %d, want %d", tt.w, tt.h, got, tt.want)
+		}
+	}
+	if got := levelName(51); got != "5.1" {
+		t.Errorf("levelName(51) = %q", got)
+	}
+}

@@ -75,6 +75,9 @@ func TestChooseFastPath(t *testing.T) {
 		{"not_a_rung_size.mp4", 640, 400, true, h264, false, false, "not the top rung"},
 		{"sparse_keys.mp4", 640, 360, true, with("-g", "300"), false, false, "keyframes"},
 		{"interlaced.mp4", 640, 360, true, with("-flags", "+ildct+ilme", "-x264opts", "interlaced=1"), false, false, "field order"},
+		// Apple's players skip a variant whose level is over 4.2.
+		{"level_5_1.mp4", 640, 360, true, with("-level", "5.1"), false, false, "level 5.1 is over 4.2"},
+		{"level_4_2.mp4", 640, 360, true, with("-level", "4.2"), true, true, ""},
 		// Its first second cut by a copy: the copy starts at the keyframe
 		// before the cut, and an edit list hides the frames up to it.
 		{"trimmed.mp4", 640, 360, true, h264, false, false, "an edit list hides 25 frames"},
