@@ -34,6 +34,16 @@ const (
 	// gaps at: sparserFactor is how much sparser counts as "far".
 	minCappedRate = 1
 	sparserFactor = 4
+	// maxOutputRate is the highest frame rate the ladder encodes at, as
+	// most hosts play (PeerTube's default, YouTube's): H.264 at 1080p over
+	// 64 fps needs level 5.1, over the 4.2 Apple's HLS authoring
+	// specification allows, and at the same CRF costs 1.36 times the bits
+	// of 60 fps on a moving test picture.
+	// A faster source keeps every second (third...) frame while that
+	// leaves at least minEvenRate; else frames are dropped unevenly to
+	// hold maxOutputRate.
+	maxOutputRate = 60
+	minEvenRate   = 48
 )
 
 // start is the beginning of every command: quiet, progress on stdout.
@@ -312,7 +322,11 @@ func previewOutput(k int, info Info, out string) []string {
 	if info.HasAudio {
 		args = append(args, "-map", fmt.Sprintf("%d:%d", k, info.AudioStream))
 	}
-	args = append(args, "-vf", scaleFilter(w, h))
+	vf := scaleFilter(w, h)
+	if f := rateCap(info); f != "" { // at the ladder's rate
+		vf = f + "," + vf
+	}
+	args = append(args, "-vf", vf)
 	args = append(args, x264()...)
 	args = append(args,
 		"-crf", strconv.Itoa(previewCRF),
@@ -404,7 +418,8 @@ func audioMap(info Info) []string {
 // frames the file really holds (Frames over Span, at least
 // minCappedRate), when that is far below the nominal rate: ffmpeg would
 // otherwise repeat each frame to fill the gaps, 61 frames over 59 minutes
-// becoming 106 000 frames per rendition. "" when no cap is needed.
+// becoming 106 000 frames per rendition; or to at most maxOutputRate
+// (highRate). "" when no cap is needed.
 func rateCap(info Info) string {
 	rate, ok := cappedRate(info)
 	if !ok {
@@ -413,19 +428,39 @@ func rateCap(info Info) string {
 	return "fps=" + strconv.FormatFloat(rate, 'f', -1, 64)
 }
 
-// cappedRate is the rate rateCap encodes a far sparser file at, and
-// whether it does.
+// cappedRate is the rate rateCap encodes at, and whether it caps.
 func cappedRate(info Info) (float64, bool) {
 	nominal := max(info.FrameRate, info.EncodeRate)
-	if info.Frames < 2 || info.Span <= 0 || nominal <= 0 {
+	if nominal <= 0 {
 		return 0, false
 	}
-	rate := max(math.Ceil(float64(info.Frames)/info.Span), minCappedRate)
-	return rate, rate*sparserFactor <= nominal
+	if info.Frames >= 2 && info.Span > 0 {
+		rate := max(math.Ceil(float64(info.Frames)/info.Span), minCappedRate)
+		if rate*sparserFactor <= nominal {
+			return rate, true
+		}
+	}
+	if nominal > maxOutputRate+0.5 {
+		return highRate(nominal), true
+	}
+	return 0, false
+}
+
+// highRate is the rate a source of nominal fps over maxOutputRate is
+// encoded at: nominal divided by the smallest whole number that brings it
+// to maxOutputRate or below (120 and 119.88 to 60 and 59.94, 100 to 50,
+// 144 to 48), every kept frame as far from the next; maxOutputRate when
+// that would go below minEvenRate (90 would give 45).
+func highRate(nominal float64) float64 {
+	n := math.Ceil(nominal / (maxOutputRate + 0.5))
+	if r := nominal / n; r >= minEvenRate {
+		return r
+	}
+	return maxOutputRate
 }
 
 // OutputRate is the highest frame rate of the ladder's video: the rate
-// rateCap encodes a far sparser file at, else the constant rate ffmpeg
+// rateCap encodes a far sparser or faster file at, else the constant rate ffmpeg
 // encodes at (its guess from the headers: it drops or repeats frames to
 // keep it) or the probed average, whichever is higher (a copied top rung
 // keeps the source's own, steady on the fast path). 0: unknown.

@@ -76,8 +76,8 @@ func TestHLSArgsWithoutRungsUsesLadder(t *testing.T) {
 }
 
 // TestOutputRate: the ladder's FRAME-RATE is the rate ffmpeg encodes at
-// (or the probed average, if higher), or the rate a far sparser file is
-// encoded at.
+// (or the probed average, if higher), or the rate a far sparser file, or
+// one over 60 fps, is encoded at.
 func TestOutputRate(t *testing.T) {
 	tests := []struct {
 		name string
@@ -88,6 +88,14 @@ func TestOutputRate(t *testing.T) {
 		{"variable, encoded at its nominal rate", Info{FrameRate: 29.5, EncodeRate: 30, Frames: 295, Span: 10}, 30},
 		{"no guess from the headers", Info{FrameRate: 24, Frames: 240, Span: 10}, 24},
 		{"sparse: a frame every 10 s at a nominal 25", Info{FrameRate: 25, EncodeRate: 25, Frames: 10, Span: 100}, 1},
+		// Over 60: every second (third) frame kept, else held at 60.
+		{"120 fps", Info{FrameRate: 120, EncodeRate: 120, Frames: 1200, Span: 10}, 60},
+		{"119.88 fps", Info{FrameRate: 120000.0 / 1001, EncodeRate: 120000.0 / 1001, Frames: 1199, Span: 10}, 60000.0 / 1001},
+		{"100 fps", Info{FrameRate: 100, EncodeRate: 100, Frames: 1000, Span: 10}, 50},
+		{"144 fps", Info{FrameRate: 144, EncodeRate: 144, Frames: 1440, Span: 10}, 48},
+		{"90 fps: held at 60", Info{FrameRate: 90, EncodeRate: 90, Frames: 900, Span: 10}, 60},
+		{"240 fps, a sparse 60 of them", Info{FrameRate: 240, EncodeRate: 240, Frames: 600, Span: 10}, 60},
+		{"60.3 fps on average: kept", Info{FrameRate: 60.3, EncodeRate: 60, Frames: 603, Span: 10}, 60.3},
 		{"unknown", Info{}, 0},
 	}
 	for _, tt := range tests {

@@ -108,7 +108,11 @@
 // least 4× sparser than the nominal rate, an fps filter at their real rate
 // (at least 1) comes first (rateCap): ffmpeg would otherwise repeat each
 // frame across the gaps (61 frames over 59 min at 30 fps: 106 000 frames
-// per rung).
+// per rung). Over 60 fps, the same filter keeps every second (third...)
+// frame, 120 fps becoming 60 and 100 becoming 50, or holds 60 when that
+// would fall below 48 (highRate): H.264 at 1080p over 64 fps needs a level
+// over the 4.2 Apple's players are promised, and most hosts play 60 at
+// most. The preview is encoded at the same rate.
 //
 // ThumbnailArgs takes the frame at 10 % of the length (0 under 1 s), at
 // most 720 px on the long side; a seek past the end writes nothing, which
@@ -121,8 +125,9 @@
 // One ffmpeg process encodes every rung in lock-step, at the speed of the
 // whole ladder, which for 1080p and above runs below real time on two
 // cores, so a viewer starting early would catch the encoder. SplitLadder
-// splits a heavy ladder (its rungs' pixels times the frame rate at least
-// 60 Mpx/s: 1080p25 is 93, 720p60 100, 720p30 only 50) into two processes
+// splits a heavy ladder (its rungs' pixels times the rate it is encoded
+// at, OutputRate, at least 60 Mpx/s: 1080p25 is 93, 720p60 100, 720p30
+// only 50) into two processes
 // writing into the same directory: the low lane (the rungs of 360p and
 // below, and the audio), which runs far ahead of real time, and the high
 // lane (Extras.Lane = SecondLane, the other rungs) run at HighLaneNice, so

@@ -121,6 +121,36 @@ func TestHLSEndToEnd(t *testing.T) {
 	}
 }
 
+// TestHighFrameRateEndToEnd: a 120 fps upload is encoded at 60, every
+// second frame, and the master says so.
+func TestHighFrameRateEndToEnd(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := makeClip(t, dir, "fast.mp4", clip{W: 320, H: 180, Seconds: 2,
+		Codecs: []string{"-r", "120", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"}})
+	info, err := probePath(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "hls")
+	if err := Run(context.Background(), HLSArgs(input(t, src), out, info, nil), RunOptions{Duration: info.Duration}); err != nil {
+		t.Fatalf("Run(HLSArgs): %v", err)
+	}
+	b, err := exec.Command("ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0",
+		"-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", filepath.Join(out, "180p", "index.m3u8")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// (ffprobe may list the stream once per HLS program too.)
+	if frames := strings.Fields(string(b)); len(frames) == 0 || frames[0] != "120" {
+		t.Errorf("2 s at 120 fps: %q frames in the rung, want 120 (60 fps)", frames)
+	}
+	// The transcoder writes FRAME-RATE from OutputRate.
+	if got := OutputRate(info); got != 60 {
+		t.Errorf("OutputRate = %g, want 60", got)
+	}
+}
+
 func TestThumbnailEndToEnd(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -45,7 +45,7 @@ const splitPixelRate = 60e6
 // the ladder is heavy (LaneSplit): the high lane encodes rungs[:k], the
 // low lane rungs[k:]; 0 when the ladder runs as one process.
 func SplitLadder(info Info, rungs []Rung, x Extras) int {
-	rate := max(info.FrameRate, info.EncodeRate)
+	rate := OutputRate(info)
 	var pixels float64
 	for _, r := range rungs {
 		pixels += float64(r.Width) * float64(r.Height)
