@@ -419,28 +419,47 @@ func audioMap(info Info) []string {
 // minCappedRate), when that is far below the nominal rate: ffmpeg would
 // otherwise repeat each frame to fill the gaps, 61 frames over 59 minutes
 // becoming 106 000 frames per rendition; or to at most maxOutputRate
-// (highRate). "" when no cap is needed.
+// (highRate), from the nominal rate's grid first: a Matroska, WebM or FLV
+// file keeps whole milliseconds, and 120 fps straight to 60 kept frames 1,
+// 2 and 3 apart by turns where every second one was meant. "" when no cap
+// is needed.
 func rateCap(info Info) string {
-	rate, ok := cappedRate(info)
-	if !ok {
-		return ""
+	if rate, ok := sparseRate(info); ok {
+		return "fps=" + formatRate(rate)
 	}
-	return "fps=" + strconv.FormatFloat(rate, 'f', -1, 64)
+	if nominal := nominalRate(info); nominal > maxOutputRate+0.5 {
+		grid := info.EncodeRate
+		if grid <= 0 {
+			grid = nominal
+		}
+		return "fps=" + formatRate(grid) + ",fps=" + formatRate(highRate(nominal))
+	}
+	return ""
+}
+
+func formatRate(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
+
+// nominalRate is the rate the headers give: ffmpeg's guess or the probed
+// average, whichever is higher.
+func nominalRate(info Info) float64 { return max(info.FrameRate, info.EncodeRate) }
+
+// sparseRate is the rate a far sparser file is encoded at (its frames
+// over its span, at least minCappedRate), and whether it is one.
+func sparseRate(info Info) (float64, bool) {
+	nominal := nominalRate(info)
+	if info.Frames < 2 || info.Span <= 0 || nominal <= 0 {
+		return 0, false
+	}
+	rate := max(math.Ceil(float64(info.Frames)/info.Span), minCappedRate)
+	return rate, rate*sparserFactor <= nominal
 }
 
 // cappedRate is the rate rateCap encodes at, and whether it caps.
 func cappedRate(info Info) (float64, bool) {
-	nominal := max(info.FrameRate, info.EncodeRate)
-	if nominal <= 0 {
-		return 0, false
+	if rate, ok := sparseRate(info); ok {
+		return rate, true
 	}
-	if info.Frames >= 2 && info.Span > 0 {
-		rate := max(math.Ceil(float64(info.Frames)/info.Span), minCappedRate)
-		if rate*sparserFactor <= nominal {
-			return rate, true
-		}
-	}
-	if nominal > maxOutputRate+0.5 {
+	if nominal := nominalRate(info); nominal > maxOutputRate+0.5 {
 		return highRate(nominal), true
 	}
 	return 0, false
@@ -450,10 +469,10 @@ func cappedRate(info Info) (float64, bool) {
 // encoded at: nominal divided by the smallest whole number that brings it
 // to maxOutputRate or below (120 and 119.88 to 60 and 59.94, 100 to 50,
 // 144 to 48), every kept frame as far from the next; maxOutputRate when
-// that would go below minEvenRate (90 would give 45).
+// that would go below minEvenRate (90 would give 45) or above it (120.5).
 func highRate(nominal float64) float64 {
 	n := math.Ceil(nominal / (maxOutputRate + 0.5))
-	if r := nominal / n; r >= minEvenRate {
+	if r := nominal / n; r >= minEvenRate && r <= maxOutputRate {
 		return r
 	}
 	return maxOutputRate

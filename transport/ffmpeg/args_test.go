@@ -133,3 +133,52 @@ func TestScaleParents(t *testing.T) {
 		})
 	}
 }
+
+// TestRateCap: a far sparser file is held to its frames' rate; a faster
+// one snaps to its nominal grid, then keeps every second (third...) frame.
+func TestRateCap(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		info Info
+		want string
+	}{
+		{"steady 30", Info{FrameRate: 30, EncodeRate: 30, Frames: 300, Span: 10}, ""},
+		{"sparse", Info{FrameRate: 25, EncodeRate: 25, Frames: 10, Span: 100}, "fps=1"},
+		{"120", Info{FrameRate: 120, EncodeRate: 120, Frames: 1200, Span: 10}, "fps=120,fps=60"},
+		{"100, no guess from the headers", Info{FrameRate: 100, Frames: 1000, Span: 10}, "fps=100,fps=50"},
+		{"120.5", Info{FrameRate: 120.5, EncodeRate: 120.5, Frames: 1205, Span: 10}, "fps=120.5,fps=60"},
+	} {
+		if got := rateCap(tt.info); got != tt.want {
+			t.Errorf("%s: rateCap = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestFastPathRates: the fast path takes a source of at most 60 fps on
+// average and as scanned, whatever its nominal grid, and nothing faster
+// nor far sparser.
+func TestFastPathRates(t *testing.T) {
+	base := Info{VideoCodec: "h264", Width: 1280, Height: 720, FrameRate: 30, EncodeRate: 30, Frames: 300, Span: 10,
+		Duration: 10, MaxGap: 0.04, Source: Source{PixFmt: "yuv420p", Profile: "High", Level: 31, FieldOrder: "progressive",
+			SAR: "1:1", BitRate: 1_000_000, VideoBytes: 1_250_000, PeakBytes: 500_000, KeyFirst: true, MaxKeyInterval: 2}}
+	for _, tt := range []struct {
+		name string
+		edit func(*Info)
+		why  string // "" when copied
+	}{
+		{"30 fps", func(*Info) {}, ""},
+		{"60 on average on a 120 grid", func(i *Info) { i.FrameRate, i.EncodeRate, i.Frames, i.MaxGap = 60, 120, 600, 0.025 }, ""},
+		{"headers say 60, the file holds 120", func(i *Info) { i.FrameRate, i.EncodeRate, i.Frames, i.MaxGap = 60, 60, 1200, 0.01 }, "frame rate"},
+		{"120 fps", func(i *Info) { i.FrameRate, i.EncodeRate, i.Frames, i.MaxGap = 120, 120, 1200, 0.01 }, "frame rate"},
+		{"far sparser than its nominal rate", func(i *Info) { i.Frames, i.MaxGap = 70, 0.2 }, "sparser"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			info := base
+			tt.edit(&info)
+			f := chooseFastPath(info, Ladder(info)[0])
+			if tt.why == "" && !f.Video || tt.why != "" && (f.Video || !strings.Contains(f.Why, tt.why)) {
+				t.Errorf("fast path %+v, want copied %v (%q)", f, tt.why == "", tt.why)
+			}
+		})
+	}
+}

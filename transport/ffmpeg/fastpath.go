@@ -323,8 +323,8 @@ func scaleKbps(kbps int, share float64) int {
 // tops at top: its video is copied when it is H.264 that every browser
 // plays as it is (8-bit yuv420p, progressive, square pixels, a
 // Baseline/Main/High profile) of exactly top's size, not rotated, at
-// most 60 fps on average, with no gap over 0.5 s and not far sparser than
-// its nominal rate (rateCap), its keyframes at
+// most 60 fps on average and as scanned, with no gap over 0.5 s and not
+// far sparser than its nominal rate (sparseRate), its keyframes at
 // most 8 s apart from the very first packet, and its bitrate within top's
 // cap (on average, and over any 4 s within MaxRate×4 s + BufSize, the
 // budget of the encoder's own VBV). Its audio is copied too when it is AAC
@@ -342,6 +342,7 @@ func ChooseFastPath(info Info, top Rung) FastPath {
 func chooseFastPath(info Info, top Rung) FastPath {
 	s := info.Source
 	no := func(format string, a ...any) FastPath { return FastPath{Why: fmt.Sprintf(format, a...)} }
+	_, sparse := sparseRate(info)
 	switch {
 	case info.VideoCodec != "h264":
 		return no("codec %q is not h264", info.VideoCodec)
@@ -361,8 +362,12 @@ func chooseFastPath(info Info, top Rung) FastPath {
 		return no("rotated %d°", info.Rotation)
 	case info.Width != top.Width || info.Height != top.Height:
 		return no("%d×%d is not the top rung's %d×%d", info.Width, info.Height, top.Width, top.Height)
-	case info.FrameRate <= 0 || info.FrameRate > fastMaxFrameRate || rateCap(info) != "" || info.MaxGap > fastMaxGap:
-		return no("frame rate %g (gap %gs)", info.FrameRate, info.MaxGap)
+	case info.FrameRate <= 0 || info.FrameRate > fastMaxFrameRate || scannedRate(info) > fastMaxFrameRate*1.05 || info.MaxGap > fastMaxGap:
+		// The scanned rate catches headers that claim fewer frames a
+		// second than the file holds.
+		return no("frame rate %g (%.3g scanned, gap %gs)", info.FrameRate, scannedRate(info), info.MaxGap)
+	case sparse:
+		return no("frames far sparser than the nominal rate %g", nominalRate(info))
 	case info.Span <= 0 || info.Frames < 1:
 		return no("no frames scanned")
 	case !s.KeyFirst || s.MaxKeyInterval > fastMaxKeyInterval:
@@ -392,6 +397,15 @@ func chooseFastPath(info Info, top Rung) FastPath {
 		f.Audio = false
 	}
 	return f
+}
+
+// scannedRate is the frames a second the packet scan counted, 0 when it
+// counted none.
+func scannedRate(info Info) float64 {
+	if info.Span <= 0 {
+		return 0
+	}
+	return float64(info.Frames) / info.Span
 }
 
 // maxCopyLevel is the highest level_idc a copy of the source may keep as
