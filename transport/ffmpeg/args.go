@@ -85,38 +85,58 @@ func LadderArgs(in Input, outDir string, info Info, rungs []Rung, x Extras) []st
 	if len(rungs) == 0 {
 		rungs = Ladder(info)
 	}
-	// Cascade: each rung is scaled from a rung above it, not from the
-	// source, and one audio rendition is shared by every rung. On 2 cores a
-	// 10 s 1080p five-rung ladder took 7.7 s with every rung scaled from
-	// the source and its own AAC copy, 5.3 s like this. The rung scaled
-	// from is the nearest whose short side is a whole multiple of the
-	// rung's (360p from 720p, 240p from 480p), else the one just above
-	// (scaleParents).
+	// Each rung is scaled from the nearest rung above it in this process,
+	// or the source, whose short side is a whole multiple of its own
+	// (360p from 720p, 240p from 480p), else from the one just above
+	// (scaleParents); one audio rendition is shared by every rung. On 2
+	// cores a 10 s 1080p five-rung ladder took 7.7 s with every rung
+	// scaled from the source and its own AAC copy, 5.3 s with each rung
+	// scaled from the one above and one audio rendition.
 	//
 	// The input is the very stream Probe checked, never "[0:v]" (the first
 	// video stream, which may be a cover picture of any size), and every
 	// rung is scaled to its own size whatever size the decoder delivers.
+	// The rate cap, when there is one, comes first, once.
 	first := x.firstEncoded()
-	parents := scaleParents(rungs, first)
-	children := make([]int, len(rungs))
+	parents := scaleParents(rungs, first, min(info.Width, info.Height))
+	children := make([]int, len(rungs)+1) // by parent, the source last
 	for k := first; k < len(rungs); k++ {
-		if p := parents[k]; p >= 0 {
-			children[p]++
-		}
+		children[parentSlot(parents[k], len(rungs))]++
 	}
 	var graph []string
-	for k := first; k < len(rungs); k++ {
-		r := rungs[k]
-		from := videoIn(info)
-		if p := parents[k]; p >= 0 {
-			from = fmt.Sprintf("[c%d_%d]", p, k)
+	source := videoIn(info)
+	pre := ""
+	if first == 0 {
+		pre = rateCap(info)
+	}
+	switch n := children[len(rungs)]; {
+	case n > 1:
+		chain := fmt.Sprintf("split=%d", n)
+		if pre != "" {
+			chain = pre + "," + chain
 		}
-		filter := scaleFilter(r.Width, r.Height)
-		if k == 0 {
-			if f := rateCap(info); f != "" {
-				filter = f + "," + filter
+		outs := ""
+		for k := first; k < len(rungs); k++ {
+			if parents[k] < 0 {
+				outs += fmt.Sprintf("[s%d]", k)
 			}
 		}
+		graph = append(graph, source+chain+outs)
+	case pre != "":
+		source += pre + ","
+	}
+	for k := first; k < len(rungs); k++ {
+		r := rungs[k]
+		var from string
+		switch p := parents[k]; {
+		case p >= 0:
+			from = fmt.Sprintf("[c%d_%d]", p, k)
+		case children[len(rungs)] > 1:
+			from = fmt.Sprintf("[s%d]", k)
+		default:
+			from = source
+		}
+		filter := scaleFilter(r.Width, r.Height)
 		if children[k] == 0 {
 			graph = append(graph, fmt.Sprintf("%s%s[v%d]", from, filter, k))
 			continue
@@ -185,31 +205,47 @@ func LadderArgs(in Input, outDir string, info Info, rungs []Rung, x Extras) []st
 }
 
 // scaleParents is, for each rung from first on, the index of the rung it
-// is scaled from (-1: the source). A rung is scaled from the lowest
-// encoded rung above it whose short side is a whole multiple of its own,
-// else from the one just above. Two resamplings in a row blur more than
-// one, least when the first is a whole ratio: against 240p scaled from
-// the source, the cascade through 480p and 360p measured SSIM 0.9984 on a
-// detailed picture where 480p to 240p measured 0.9988, and 360p made from
-// 480p (a 4:3 step) 0.9982 on a test card where 720p to 360p gave 0.9996
+// is scaled from, or -1: the source, whose short side is srcShort. A rung
+// is scaled from the lowest encoded rung above it whose short side is a
+// whole multiple of its own, else from the source if its short side is
+// one, else from the rung just above (the first encoded one from the
+// source). Two resamplings in a row blur more than one, least when the
+// first is a whole ratio: against 240p scaled from the source, the
+// cascade through 480p and 360p measured SSIM 0.9984 on a detailed
+// picture where 480p to 240p measured 0.9988, and 360p made from 480p (a
+// 4:3 step) 0.9982 on a test card where 720p to 360p gave 0.9996. 480p
+// of a 1080p source stays made from 720p (3:2, 0.9987 on the detailed
+// picture): from the source it cost 5 % more of the ladder's CPU
 // (docs/performance.md).
-func scaleParents(rungs []Rung, first int) []int {
+func scaleParents(rungs []Rung, first, srcShort int) []int {
 	parents := make([]int, len(rungs))
 	for k := range rungs {
 		parents[k] = -1
-		if k <= first {
+		short := min(rungs[k].Width, rungs[k].Height)
+		if k <= first || short <= 0 {
 			continue
 		}
 		parents[k] = k - 1
-		short := min(rungs[k].Width, rungs[k].Height)
+		if srcShort%short == 0 {
+			parents[k] = -1
+		}
 		for j := k - 1; j >= first; j-- {
-			if above := min(rungs[j].Width, rungs[j].Height); short > 0 && above%short == 0 {
+			if min(rungs[j].Width, rungs[j].Height)%short == 0 {
 				parents[k] = j
 				break
 			}
 		}
 	}
 	return parents
+}
+
+// parentSlot is where LadderArgs counts the children of parent p among n
+// rungs: its own index, or n for the source.
+func parentSlot(p, n int) int {
+	if p < 0 {
+		return n
+	}
+	return p
 }
 
 // rateArgs are the encoder's settings of rung r as output video stream k:

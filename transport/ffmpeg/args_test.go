@@ -105,29 +105,36 @@ func TestOutputRate(t *testing.T) {
 	}
 }
 
-// TestScaleParents: each rung is scaled from the nearest rung above it
-// whose short side is a whole multiple of its own, else from the one just
-// above, and the first encoded rung from the source.
+// TestScaleParents: each rung is scaled from the nearest rung above it in
+// its process whose short side is a whole multiple of its own, else from
+// the source if its short side is one, else from the rung just above.
 func TestScaleParents(t *testing.T) {
 	for _, tt := range []struct {
-		name  string
-		w, h  int
-		first int
-		want  []int
+		name   string
+		w, h   int
+		lowest int // rungs from this index on (a lane)
+		first  int
+		want   []int
 	}{
-		// 720p from 1080p and 480p from 720p (no whole multiple above),
-		// 360p from 720p, 240p from 480p.
-		{"1080p", 1920, 1080, 0, []int{-1, 0, 1, 1, 2}},
-		{"1080p, top rung copied", 1920, 1080, 1, []int{-1, -1, 1, 1, 2}},
-		{"portrait 1080p", 1080, 1920, 0, []int{-1, 0, 1, 1, 2}},
+		// 720p and 480p from the rung above (no whole multiple), 360p
+		// from 720p, 240p from 480p.
+		{"1080p", 1920, 1080, 0, 0, []int{-1, 0, 1, 1, 2}},
+		// The copied 720p is the source's size: 360p from the source.
+		{"720p, top rung copied", 1280, 720, 0, 1, []int{-1, -1, -1, 1}},
+		{"portrait 1080p", 1080, 1920, 0, 0, []int{-1, 0, 1, 1, 2}},
+		// The low lane of a 720p ladder: 240p from the source (3:1), not
+		// from 360p (3:2); of a 1080p one, from 360p (1080 is no whole
+		// multiple of 240).
+		{"720p's low lane", 1280, 720, 2, 0, []int{-1, -1}},
+		{"1080p's low lane", 1920, 1080, 3, 0, []int{-1, 0}},
 		// 1080p from 2160p, 720p and 480p from 1440p.
-		{"2160p", 3840, 2160, 0, []int{-1, 0, 0, 1, 1, 3, 4}},
-		{"480p", 854, 480, 0, []int{-1, 0, 0}},
-		{"200p", 356, 200, 0, []int{-1}},
+		{"2160p", 3840, 2160, 0, 0, []int{-1, 0, 0, 1, 1, 3, 4}},
+		{"480p", 854, 480, 0, 0, []int{-1, 0, 0}},
+		{"200p", 356, 200, 0, 0, []int{-1}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			rungs := Ladder(Info{Width: tt.w, Height: tt.h})
-			if got := scaleParents(rungs, tt.first); !slices.Equal(got, tt.want) {
+			rungs := Ladder(Info{Width: tt.w, Height: tt.h})[tt.lowest:]
+			if got := scaleParents(rungs, tt.first, min(tt.w, tt.h)); !slices.Equal(got, tt.want) {
 				t.Errorf("scaleParents(%s, %d) = %v, want %v", tt.name, tt.first, got, tt.want)
 			}
 		})

@@ -97,10 +97,11 @@
 // independent_segments+temp_file), which the transcoder publishes while
 // ffmpeg runs and makes VOD at the end. Each rung is scaled from a rung
 // above it, not from the source (a cascade: on two cores a 10 s 1080p
-// five-rung ladder took 5.3 s instead of 7.7 s): from the nearest whose
-// short side is a whole multiple of its own (360p from 720p, 240p from
-// 480p), which blurs less than a 4:3 or 3:2 step, else from the one just
-// above; and to its exact size with square pixels, so a stream whose pictures
+// five-rung ladder took 5.3 s instead of 7.7 s): from the nearest rung
+// in its process, or the source, whose short side is a whole multiple of
+// its own (360p from 720p, 240p from 480p), which blurs less than a 4:3
+// or 3:2 step, else from the one just above; and to its exact size with
+// square pixels, so a stream whose pictures
 // change size mid-way still yields the rung's size. With audio, one AAC
 // stereo 128 kbit/s rendition, audio/, is shared by every rung as the
 // master's audio group. The output stops 1 s past the length, so audio or
