@@ -148,9 +148,11 @@
 // decoded source) when, from Probe's header JSON and packet scan:
 //
 //   - the codec is h264, profile Constrained Baseline, Baseline, Main or
-//     High, level at most 4.2 up to 1080p (5.2 above: Apple's players
-//     skip a variant over 4.2, as its HLS authoring specification says),
-//     pix_fmt exactly yuv420p, progressive, square pixels;
+//     High, a level from 1b to 4.2, or to the least the rung's size and
+//     rate need when that is higher (5.0 for 2560x1080, 5.1 for 2160p30:
+//     Apple's players skip a variant over 4.2, as its HLS authoring
+//     specification says), pix_fmt exactly yuv420p, progressive, square
+//     pixels;
 //   - there is no rotation, and the size is exactly the top rung's;
 //   - the rate is at most 60 fps on average, with no gap over 0.5 s and
 //     not far sparser than the nominal rate (no burst is looked for);

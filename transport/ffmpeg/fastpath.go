@@ -23,14 +23,14 @@ const (
 	fastMaxGap         = 0.5 // seconds between frames: none of the sparse files rateCap is for
 	// fastMaxLead is how far into the file the video may start (Source.Lead).
 	fastMaxLead = 0.5
-	// fastMaxLevel is the highest H.264 level (level_idc) a copied rung of
-	// 1080p or less may announce: Apple's HLS authoring specification
-	// requires High Profile Level 4.2 or less, and a player skips a variant
-	// whose CODECS names a level its decoder lacks. x264 gives kino's own
-	// rungs 4.2 or less up to 1080p60. Above 1080p, where H.264 needs level
-	// 5 (1440p) or 5.1 (2160p), fastMaxLevelUHD.
-	fastMaxLevel    = 42
-	fastMaxLevelUHD = 52
+	// fastMaxLevel is the highest H.264 level (level_idc) a copied rung
+	// may announce, unless its size and rate need a higher one
+	// (maxCopyLevel): Apple's HLS authoring specification requires High
+	// Profile Level 4.2 or less, and a player skips a variant whose CODECS
+	// names a level its decoder lacks. x264 gives kino's own rungs the
+	// least level their size and rate need: 4.2 or less up to 1080p60
+	// (16:9), 5.0 for 2560x1080, 5.1 for 2160p30.
+	fastMaxLevel = 42
 	// fastGOP is x264's own keyframe interval in frames on the fast path,
 	// beyond any source key interval accepted (60 fps × 8 s): only the
 	// source's keyframes, forced, cut segments.
@@ -350,10 +350,12 @@ func chooseFastPath(info Info, top Rung) FastPath {
 		return no("pixel format %q is not yuv420p", s.PixFmt)
 	case !slices.Contains([]string{"Constrained Baseline", "Baseline", "Main", "High"}, s.Profile):
 		return no("profile %q", s.Profile)
-	case s.Level > maxCopyLevel(top):
+	case s.Level > maxCopyLevel(top, info.FrameRate):
 		// A 1080p stream that says 5.1 or 6.2 (some cameras, ffmpeg's
 		// own files of a variable rate) would be skipped by such a player.
-		return no("level %s is over %s", levelName(s.Level), levelName(maxCopyLevel(top)))
+		return no("level %s is over %s", levelName(s.Level), levelName(maxCopyLevel(top, info.FrameRate)))
+	case s.Level < minLevelIDC:
+		return no("level_idc %d is no H.264 level", s.Level)
 	case s.FieldOrder != "progressive":
 		return no("field order %q is not progressive", s.FieldOrder)
 	case s.SAR != "" && s.SAR != "1:1" && s.SAR != "0:1":
@@ -408,13 +410,36 @@ func scannedRate(info Info) float64 {
 	return float64(info.Frames) / info.Span
 }
 
-// maxCopyLevel is the highest level_idc a copy of the source may keep as
-// the rung top: fastMaxLevel up to 1080p, fastMaxLevelUHD above.
-func maxCopyLevel(top Rung) int {
-	if min(top.Width, top.Height) > 1080 {
-		return fastMaxLevelUHD
+// maxCopyLevel is the highest level_idc a copy may keep as the rung top
+// at fps: fastMaxLevel, or the least level top's size and rate need when
+// that is higher.
+func maxCopyLevel(top Rung, fps float64) int {
+	return max(fastMaxLevel, leastLevel(top.Width, top.Height, fps))
+}
+
+// h264Levels are H.264's levels (its Table A-1): level_idc, the most
+// macroblocks a second (MaxMBPS) and a frame (MaxFS).
+var h264Levels = []struct{ idc, mbps, fs int }{
+	{10, 1485, 99}, {11, 3000, 396}, {12, 6000, 396}, {13, 11880, 396}, {20, 11880, 396}, {21, 19800, 792},
+	{22, 20250, 1620}, {30, 40500, 1620}, {31, 108000, 3600}, {32, 216000, 5120}, {40, 245760, 8192},
+	{41, 245760, 8192}, {42, 522240, 8704}, {50, 589824, 22080}, {51, 983040, 36864}, {52, 2073600, 36864},
+	{60, 4177920, 139264}, {61, 8355840, 139264}, {62, 16711680, 139264},
+}
+
+// minLevelIDC is the lowest level_idc a stream may say (1b, as Baseline
+// writes it).
+const minLevelIDC = 9
+
+// leastLevel is the lowest level_idc whose frame size and macroblock rate
+// hold a w×h picture at fps (the highest level when none does).
+func leastLevel(w, h int, fps float64) int {
+	fs := ((w + 15) / 16) * ((h + 15) / 16)
+	for _, l := range h264Levels {
+		if fs <= l.fs && float64(fs)*fps <= float64(l.mbps) {
+			return l.idc
+		}
 	}
-	return fastMaxLevel
+	return h264Levels[len(h264Levels)-1].idc
 }
 
 // levelName is an H.264 level_idc as people write it: 42 is "4.2".

@@ -89,14 +89,21 @@ func TestLadderRates(t *testing.T) {
 	}
 }
 
-// TestMaxCopyLevel: a copied rung keeps a level of at most 4.2 up to
-// 1080p in either orientation, 5.2 above, whatever the source's size.
+// TestMaxCopyLevel: a copied rung keeps a level of at most 4.2, or the
+// least its size and rate need when that is higher, as x264 gives kino's
+// own rungs.
 func TestMaxCopyLevel(t *testing.T) {
 	for _, tt := range []struct {
-		w, h, want int
-	}{{640, 360, 42}, {1920, 1080, 42}, {1080, 1920, 42}, {2560, 1440, 52}, {2160, 3840, 52}} {
-		if got := maxCopyLevel(Ladder(Info{Width: tt.w, Height: tt.h})[0]); got != tt.want {
-			t.Errorf("maxCopyLevel(%dx%d) = %d, want %d", tt.w, tt.h, got, tt.want)
+		w, h int
+		fps  float64
+		want int
+	}{
+		{640, 360, 30, 42}, {1920, 1080, 30, 42}, {1920, 1080, 60, 42}, {1080, 1920, 60, 42},
+		{2560, 1080, 30, 50}, {1080, 2400, 30, 50}, {2560, 1440, 30, 50}, {2560, 1440, 60, 51},
+		{3840, 2160, 30, 51}, {2160, 3840, 60, 52},
+	} {
+		if got := maxCopyLevel(Ladder(Info{Width: tt.w, Height: tt.h})[0], tt.fps); got != tt.want {
+			t.Errorf("maxCopyLevel(%dx%d at %g) = %d, want %d", tt.w, tt.h, tt.fps, got, tt.want)
 		}
 	}
 	if got := levelName(51); got != "5.1" {
