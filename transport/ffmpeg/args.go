@@ -34,16 +34,6 @@ const (
 	// gaps at: sparserFactor is how much sparser counts as "far".
 	minCappedRate = 1
 	sparserFactor = 4
-	// maxOutputRate is the highest frame rate the ladder encodes at, as
-	// most hosts play (PeerTube's default, YouTube's): H.264 at 1080p over
-	// 64 fps needs level 5.1, over the 4.2 Apple's HLS authoring
-	// specification allows, and at the same CRF costs 1.36 times the bits
-	// of 60 fps on a moving test picture.
-	// A faster source keeps every second (third...) frame while that
-	// leaves at least minEvenRate; else frames are dropped unevenly to
-	// hold maxOutputRate.
-	maxOutputRate = 60
-	minEvenRate   = 48
 )
 
 // start is the beginning of every command: quiet, progress on stdout.
@@ -359,7 +349,7 @@ func previewOutput(k int, info Info, out string) []string {
 		args = append(args, "-map", fmt.Sprintf("%d:%d", k, info.AudioStream))
 	}
 	vf := scaleFilter(w, h)
-	if f := rateCap(info); f != "" { // at the ladder's rate
+	if f := rateCap(info); f != "" { // the ladder's, not the gaps' repeats
 		vf = f + "," + vf
 	}
 	args = append(args, "-vf", vf)
@@ -451,29 +441,16 @@ func audioMap(info Info) []string {
 }
 
 // rateCap is the fps filter that holds the output to the rate of the
-// frames the file really holds (Frames over Span, at least
-// minCappedRate), when that is far below the nominal rate: ffmpeg would
-// otherwise repeat each frame to fill the gaps, 61 frames over 59 minutes
-// becoming 106 000 frames per rendition; or to at most maxOutputRate
-// (highRate), from the nominal rate's grid first: a Matroska, WebM or FLV
-// file keeps whole milliseconds, and 120 fps straight to 60 kept frames 1,
-// 2 and 3 apart by turns where every second one was meant. "" when no cap
-// is needed.
+// frames the file really holds (sparseRate), when that is far below the
+// nominal rate: ffmpeg would otherwise repeat each frame to fill the
+// gaps, 61 frames over 59 minutes becoming 106 000 frames per rendition.
+// "" when no cap is needed.
 func rateCap(info Info) string {
 	if rate, ok := sparseRate(info); ok {
-		return "fps=" + formatRate(rate)
-	}
-	if nominal := nominalRate(info); nominal > maxOutputRate+0.5 {
-		grid := info.EncodeRate
-		if grid <= 0 {
-			grid = nominal
-		}
-		return "fps=" + formatRate(grid) + ",fps=" + formatRate(highRate(nominal))
+		return "fps=" + strconv.FormatFloat(rate, 'f', -1, 64)
 	}
 	return ""
 }
-
-func formatRate(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
 
 // nominalRate is the rate the headers give: ffmpeg's guess or the probed
 // average, whichever is higher.
@@ -490,37 +467,13 @@ func sparseRate(info Info) (float64, bool) {
 	return rate, rate*sparserFactor <= nominal
 }
 
-// cappedRate is the rate rateCap encodes at, and whether it caps.
-func cappedRate(info Info) (float64, bool) {
-	if rate, ok := sparseRate(info); ok {
-		return rate, true
-	}
-	if nominal := nominalRate(info); nominal > maxOutputRate+0.5 {
-		return highRate(nominal), true
-	}
-	return 0, false
-}
-
-// highRate is the rate a source of nominal fps over maxOutputRate is
-// encoded at: nominal divided by the smallest whole number that brings it
-// to maxOutputRate or below (120 and 119.88 to 60 and 59.94, 100 to 50,
-// 144 to 48), every kept frame as far from the next; maxOutputRate when
-// that would go below minEvenRate (90 would give 45) or above it (120.5).
-func highRate(nominal float64) float64 {
-	n := math.Ceil(nominal / (maxOutputRate + 0.5))
-	if r := nominal / n; r >= minEvenRate && r <= maxOutputRate {
-		return r
-	}
-	return maxOutputRate
-}
-
 // OutputRate is the highest frame rate of the ladder's video: the rate
-// rateCap encodes a far sparser or faster file at, else the constant rate ffmpeg
+// rateCap encodes a far sparser file at, else the constant rate ffmpeg
 // encodes at (its guess from the headers: it drops or repeats frames to
 // keep it) or the probed average, whichever is higher (a copied top rung
 // keeps the source's own, steady on the fast path). 0: unknown.
 func OutputRate(info Info) float64 {
-	if rate, ok := cappedRate(info); ok {
+	if rate, ok := sparseRate(info); ok {
 		return rate
 	}
 	return max(info.EncodeRate, info.FrameRate)

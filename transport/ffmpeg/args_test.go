@@ -76,8 +76,8 @@ func TestHLSArgsWithoutRungsUsesLadder(t *testing.T) {
 }
 
 // TestOutputRate: the ladder's FRAME-RATE is the rate ffmpeg encodes at
-// (or the probed average, if higher), or the rate a far sparser file, or
-// one over 60 fps, is encoded at.
+// (or the probed average, if higher), or the rate a far sparser file is
+// encoded at.
 func TestOutputRate(t *testing.T) {
 	tests := []struct {
 		name string
@@ -88,14 +88,7 @@ func TestOutputRate(t *testing.T) {
 		{"variable, encoded at its nominal rate", Info{FrameRate: 29.5, EncodeRate: 30, Frames: 295, Span: 10}, 30},
 		{"no guess from the headers", Info{FrameRate: 24, Frames: 240, Span: 10}, 24},
 		{"sparse: a frame every 10 s at a nominal 25", Info{FrameRate: 25, EncodeRate: 25, Frames: 10, Span: 100}, 1},
-		// Over 60: every second (third) frame kept, else held at 60.
-		{"120 fps", Info{FrameRate: 120, EncodeRate: 120, Frames: 1200, Span: 10}, 60},
-		{"119.88 fps", Info{FrameRate: 120000.0 / 1001, EncodeRate: 120000.0 / 1001, Frames: 1199, Span: 10}, 60000.0 / 1001},
-		{"100 fps", Info{FrameRate: 100, EncodeRate: 100, Frames: 1000, Span: 10}, 50},
-		{"144 fps", Info{FrameRate: 144, EncodeRate: 144, Frames: 1440, Span: 10}, 48},
-		{"90 fps: held at 60", Info{FrameRate: 90, EncodeRate: 90, Frames: 900, Span: 10}, 60},
-		{"240 fps, a sparse 60 of them", Info{FrameRate: 240, EncodeRate: 240, Frames: 600, Span: 10}, 60},
-		{"60.3 fps on average: kept", Info{FrameRate: 60.3, EncodeRate: 60, Frames: 603, Span: 10}, 60.3},
+		{"120 fps", Info{FrameRate: 120, EncodeRate: 120, Frames: 1200, Span: 10}, 120},
 		{"unknown", Info{}, 0},
 	}
 	for _, tt := range tests {
@@ -141,8 +134,8 @@ func TestScaleParents(t *testing.T) {
 	}
 }
 
-// TestRateCap: a far sparser file is held to its frames' rate; a faster
-// one snaps to its nominal grid, then keeps every second (third...) frame.
+// TestRateCap: a far sparser file is held to its frames' rate, any other
+// is left to ffmpeg.
 func TestRateCap(t *testing.T) {
 	for _, tt := range []struct {
 		name string
@@ -150,10 +143,8 @@ func TestRateCap(t *testing.T) {
 		want string
 	}{
 		{"steady 30", Info{FrameRate: 30, EncodeRate: 30, Frames: 300, Span: 10}, ""},
+		{"120", Info{FrameRate: 120, EncodeRate: 120, Frames: 1200, Span: 10}, ""},
 		{"sparse", Info{FrameRate: 25, EncodeRate: 25, Frames: 10, Span: 100}, "fps=1"},
-		{"120", Info{FrameRate: 120, EncodeRate: 120, Frames: 1200, Span: 10}, "fps=120,fps=60"},
-		{"100, no guess from the headers", Info{FrameRate: 100, Frames: 1000, Span: 10}, "fps=100,fps=50"},
-		{"120.5", Info{FrameRate: 120.5, EncodeRate: 120.5, Frames: 1205, Span: 10}, "fps=120.5,fps=60"},
 	} {
 		if got := rateCap(tt.info); got != tt.want {
 			t.Errorf("%s: rateCap = %q, want %q", tt.name, got, tt.want)
@@ -162,8 +153,8 @@ func TestRateCap(t *testing.T) {
 }
 
 // TestFastPathRates: the fast path takes a source of at most 60 fps on
-// average and as scanned, whatever its nominal grid, and nothing faster
-// nor far sparser.
+// average, as scanned and on its nominal grid, and nothing faster nor far
+// sparser.
 func TestFastPathRates(t *testing.T) {
 	base := Info{VideoCodec: "h264", Width: 1280, Height: 720, FrameRate: 30, EncodeRate: 30, Frames: 300, Span: 10,
 		Duration: 10, MaxGap: 0.04, Source: Source{PixFmt: "yuv420p", Profile: "High", Level: 31, FieldOrder: "progressive",
@@ -174,10 +165,14 @@ func TestFastPathRates(t *testing.T) {
 		why  string // "" when copied
 	}{
 		{"30 fps", func(*Info) {}, ""},
-		{"60 on average on a 120 grid", func(i *Info) { i.FrameRate, i.EncodeRate, i.Frames, i.MaxGap = 60, 120, 600, 0.025 }, ""},
+		{"60 on average on a 120 grid", func(i *Info) { i.FrameRate, i.EncodeRate, i.Frames, i.MaxGap = 60, 120, 600, 0.025 }, "nominal 120"},
 		{"headers say 60, the file holds 120", func(i *Info) { i.FrameRate, i.EncodeRate, i.Frames, i.MaxGap = 60, 60, 1200, 0.01 }, "frame rate"},
 		{"120 fps", func(i *Info) { i.FrameRate, i.EncodeRate, i.Frames, i.MaxGap = 120, 120, 1200, 0.01 }, "frame rate"},
 		{"far sparser than its nominal rate", func(i *Info) { i.Frames, i.MaxGap = 70, 0.2 }, "sparser"},
+		// 2560x1080 needs 5.1 at 60 fps, 5.0 at the 30 it holds.
+		{"level judged at the scanned rate", func(i *Info) {
+			i.Width, i.Height, i.Source.Level, i.FrameRate, i.EncodeRate = 2560, 1080, 51, 60, 60
+		}, "level 5.1 is over 5.0"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			info := base

@@ -109,11 +109,7 @@
 // least 4× sparser than the nominal rate, an fps filter at their real rate
 // (at least 1) comes first (rateCap): ffmpeg would otherwise repeat each
 // frame across the gaps (61 frames over 59 min at 30 fps: 106 000 frames
-// per rung). Over 60 fps, the same filter keeps every second (third...)
-// frame, 120 fps becoming 60 and 100 becoming 50, or holds 60 when that
-// would fall below 48 (highRate): H.264 at 1080p over 64 fps needs a level
-// over the 4.2 Apple's players are promised, and most hosts play 60 at
-// most. The preview is encoded at the same rate.
+// per rung); the preview is encoded at the same rate.
 //
 // ThumbnailArgs takes the frame at 10 % of the length (0 under 1 s), at
 // most 720 px on the long side; a seek past the end writes nothing, which
@@ -154,8 +150,10 @@
 //     specification says), pix_fmt exactly yuv420p, progressive, square
 //     pixels;
 //   - there is no rotation, and the size is exactly the top rung's;
-//   - the rate is at most 60 fps on average, with no gap over 0.5 s and
-//     not far sparser than the nominal rate (no burst is looked for);
+//   - the rate is at most 60 fps on average, as scanned (whatever the
+//     headers claim) and on the nominal grid (a variable rate on a grid
+//     over 60 is encoded), with no gap over 0.5 s and not far sparser than
+//     the nominal rate (no burst is looked for);
 //   - the first packet is a keyframe and keyframes are at most 8 s apart
 //     (also from the last one to the end): the copied rung's segments are
 //     cut at the source's keyframes;

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"image/jpeg"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,49 +118,6 @@ func TestHLSEndToEnd(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestHighFrameRateEndToEnd: a 120 fps upload is encoded at 60, every
-// second frame, also from a Matroska file, whose times are whole
-// milliseconds (8, 17, 25 ms...): straight to 60 fps, frames 1, 2 and 3
-// apart were kept by turns. Each source frame carries its number in its
-// brightness, so the rung tells which were kept.
-func TestHighFrameRateEndToEnd(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	src := filepath.Join(dir, "fast.mkv")
-	ffmpegOK(t, "-f", "lavfi", "-i", "nullsrc=size=320x180:rate=120,format=yuv420p,geq=lum='mod(N,64)*4':cb=128:cr=128",
-		"-t", "2", "-c:v", "libx264", "-preset", "ultrafast", "-qp", "0", src)
-	info, err := probePath(context.Background(), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The transcoder writes FRAME-RATE from OutputRate.
-	if got := OutputRate(info); got != 60 {
-		t.Errorf("OutputRate = %g, want 60", got)
-	}
-	out := filepath.Join(dir, "hls")
-	if err := Run(context.Background(), HLSArgs(input(t, src), out, info, nil), RunOptions{Duration: info.Duration}); err != nil {
-		t.Fatalf("Run(HLSArgs): %v", err)
-	}
-	b, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-i", filepath.Join(out, "180p", "index.m3u8"),
-		"-vf", "signalstats,metadata=print:key=lavfi.signalstats.YAVG:file=-", "-f", "null", "-").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var kept []int
-	for _, m := range regexp.MustCompile(`YAVG=([0-9.]+)`).FindAllStringSubmatch(string(b), -1) {
-		y, _ := strconv.ParseFloat(m[1], 64)
-		kept = append(kept, int(math.Round(y/4)))
-	}
-	if len(kept) != 120 {
-		t.Errorf("2 s at 120 fps: %d frames in the rung, want 120 (60 fps)", len(kept))
-	}
-	for i := 1; i < len(kept); i++ {
-		if step := (kept[i] - kept[i-1] + 64) % 64; step != 2 {
-			t.Fatalf("source frames kept %v: step %d at %d, want every second frame", kept, step, i)
-		}
 	}
 }
 

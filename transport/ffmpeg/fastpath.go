@@ -350,11 +350,11 @@ func chooseFastPath(info Info, top Rung) FastPath {
 		return no("pixel format %q is not yuv420p", s.PixFmt)
 	case !slices.Contains([]string{"Constrained Baseline", "Baseline", "Main", "High"}, s.Profile):
 		return no("profile %q", s.Profile)
-	case s.Level > maxCopyLevel(top, info.FrameRate):
+	case s.Level > maxCopyLevel(top, copyRate(info)):
 		// A 1080p stream that says 5.1 or 6.2 (some cameras, ffmpeg's
 		// own files of a variable rate) would be skipped by such a player.
-		return no("level %s is over %s", levelName(s.Level), levelName(maxCopyLevel(top, info.FrameRate)))
-	case s.Level < minLevelIDC:
+		return no("level %s is over %s", levelName(s.Level), levelName(maxCopyLevel(top, copyRate(info))))
+	case !slices.ContainsFunc(h264Levels, func(l h264Level) bool { return l.idc == s.Level }):
 		return no("level_idc %d is no H.264 level", s.Level)
 	case s.FieldOrder != "progressive":
 		return no("field order %q is not progressive", s.FieldOrder)
@@ -364,10 +364,12 @@ func chooseFastPath(info Info, top Rung) FastPath {
 		return no("rotated %d°", info.Rotation)
 	case info.Width != top.Width || info.Height != top.Height:
 		return no("%d×%d is not the top rung's %d×%d", info.Width, info.Height, top.Width, top.Height)
-	case info.FrameRate <= 0 || info.FrameRate > fastMaxFrameRate || scannedRate(info) > fastMaxFrameRate*1.05 || info.MaxGap > fastMaxGap:
+	case info.FrameRate <= 0 || nominalRate(info) > fastMaxFrameRate+0.5 || scannedRate(info) > fastMaxFrameRate*1.05 || info.MaxGap > fastMaxGap:
 		// The scanned rate catches headers that claim fewer frames a
-		// second than the file holds.
-		return no("frame rate %g (%.3g scanned, gap %gs)", info.FrameRate, scannedRate(info), info.MaxGap)
+		// second than the file holds. A variable rate on a grid over 60
+		// (stretches of 120 fps among 30 fps ones) is encoded: its
+		// encoded rungs would cut segments elsewhere than the copy.
+		return no("frame rate %g, nominal %g (%.3g scanned, gap %gs)", info.FrameRate, nominalRate(info), scannedRate(info), info.MaxGap)
 	case sparse:
 		return no("frames far sparser than the nominal rate %g", nominalRate(info))
 	case info.Span <= 0 || info.Frames < 1:
@@ -419,16 +421,26 @@ func maxCopyLevel(top Rung, fps float64) int {
 
 // h264Levels are H.264's levels (its Table A-1): level_idc, the most
 // macroblocks a second (MaxMBPS) and a frame (MaxFS).
-var h264Levels = []struct{ idc, mbps, fs int }{
-	{10, 1485, 99}, {11, 3000, 396}, {12, 6000, 396}, {13, 11880, 396}, {20, 11880, 396}, {21, 19800, 792},
+var h264Levels = []h264Level{
+	{9, 1485, 99}, {10, 1485, 99}, {11, 3000, 396}, {12, 6000, 396}, {13, 11880, 396}, {20, 11880, 396}, {21, 19800, 792},
 	{22, 20250, 1620}, {30, 40500, 1620}, {31, 108000, 3600}, {32, 216000, 5120}, {40, 245760, 8192},
 	{41, 245760, 8192}, {42, 522240, 8704}, {50, 589824, 22080}, {51, 983040, 36864}, {52, 2073600, 36864},
 	{60, 4177920, 139264}, {61, 8355840, 139264}, {62, 16711680, 139264},
 }
 
-// minLevelIDC is the lowest level_idc a stream may say (1b, as Baseline
+// h264Level is one row of h264Levels (level_idc 9 is 1b as Baseline
 // writes it).
-const minLevelIDC = 9
+type h264Level struct{ idc, mbps, fs int }
+
+// copyRate is the frame rate a copy's level is judged at: the headers'
+// average, or the scanned rate when that is lower (headers claiming 60
+// over 30 fps frames would raise the limit).
+func copyRate(info Info) float64 {
+	if r := scannedRate(info); r > 0 && r < info.FrameRate {
+		return r
+	}
+	return info.FrameRate
+}
 
 // leastLevel is the lowest level_idc whose frame size and macroblock rate
 // hold a w×h picture at fps (the highest level when none does).

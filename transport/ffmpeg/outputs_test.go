@@ -79,6 +79,7 @@ func TestChooseFastPath(t *testing.T) {
 		{"level_5_1.mp4", 640, 360, true, with("-level", "5.1"), false, false, "level 5.1 is over 4.2"},
 		{"level_4_2.mp4", 640, 360, true, with("-level", "4.2"), true, true, ""},
 		{"level_0.mp4", 640, 360, true, h264, false, false, "level_idc 0 is no H.264 level"},
+		{"level_39.mp4", 640, 360, true, h264, false, false, "level_idc 39 is no H.264 level"},
 		// Its size needs 5.0, as kino's own encode of it would say.
 		{"wide_2560x1080_level_5.mp4", 2560, 1080, false, h264, true, false, ""},
 		// Its first second cut by a copy: the copy starts at the keyframe
@@ -103,10 +104,10 @@ func TestChooseFastPath(t *testing.T) {
 				cut := filepath.Join(dir, "cut.mp4")
 				ffmpegtest.Run(t, "-ss", "1", "-i", src, "-c", "copy", cut)
 				src = cut
-			case "level_0.mp4":
-				zero := filepath.Join(dir, "zero.mp4")
-				ffmpegtest.Run(t, "-i", src, "-c", "copy", "-bsf:v", "h264_metadata=level=0", zero)
-				src = zero
+			case "level_0.mp4", "level_39.mp4":
+				relabelled := filepath.Join(dir, "relabelled_"+tt.name)
+				ffmpegtest.Run(t, "-i", src, "-c", "copy", "-bsf:v", "h264_metadata=level="+strings.TrimSuffix(strings.TrimPrefix(tt.name, "level_"), ".mp4"), relabelled)
+				src = relabelled
 			case "late_video.mp4":
 				late := filepath.Join(dir, "late.mp4")
 				ffmpegtest.Run(t, "-itsoffset", "1", "-i", src, "-i", src, "-map", "0:v", "-map", "1:a", "-c", "copy", late)
