@@ -167,6 +167,9 @@ func TestFastPathRates(t *testing.T) {
 		{"30 fps", func(*Info) {}, ""},
 		{"60 on average on a 120 grid", func(i *Info) { i.FrameRate, i.EncodeRate, i.Frames, i.MaxGap = 60, 120, 600, 0.025 }, "nominal 120"},
 		{"headers say 60, the file holds 120", func(i *Info) { i.FrameRate, i.EncodeRate, i.Frames, i.MaxGap = 60, 60, 1200, 0.01 }, "frame rate"},
+		{"headers say 30, the file holds 60", func(i *Info) { i.Frames, i.MaxGap = 600, 0.02 }, "the headers' 30 fps against 60 scanned"},
+		{"headers say 60, the file holds 30", func(i *Info) { i.FrameRate, i.EncodeRate = 60, 60 }, "the headers' 60 fps against 30 scanned"},
+		{"29.97 on a 30 count", func(i *Info) { i.FrameRate, i.EncodeRate = 29.97, 29.97 }, ""},
 		{"120 fps", func(i *Info) { i.FrameRate, i.EncodeRate, i.Frames, i.MaxGap = 120, 120, 1200, 0.01 }, "frame rate"},
 		{"far sparser than its nominal rate", func(i *Info) { i.Frames, i.MaxGap = 70, 0.2 }, "sparser"},
 		// 2560x1080 needs 5.1 at 60 fps, 5.0 at the 30 it holds.

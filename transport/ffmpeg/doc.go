@@ -150,10 +150,11 @@
 //     specification says), pix_fmt exactly yuv420p, progressive, square
 //     pixels;
 //   - there is no rotation, and the size is exactly the top rung's;
-//   - the rate is at most 60 fps on average, as scanned (whatever the
-//     headers claim) and on the nominal grid (a variable rate on a grid
-//     over 60 is encoded), with no gap over 0.5 s and not far sparser than
-//     the nominal rate (no burst is looked for);
+//   - the rate is at most 60 fps on average, as scanned (within 5 % of
+//     the headers' average: a copy's FRAME-RATE and last segment follow
+//     the headers) and on the nominal grid (a variable rate on a grid over
+//     60 is encoded), with no gap over 0.5 s and not far sparser than the
+//     nominal rate (no burst is looked for);
 //   - the first packet is a keyframe and keyframes are at most 8 s apart
 //     (also from the last one to the end): the copied rung's segments are
 //     cut at the source's keyframes;

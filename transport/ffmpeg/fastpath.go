@@ -31,6 +31,9 @@ const (
 	// least level their size and rate need: 4.2 or less up to 1080p60
 	// (16:9), 5.0 for 2560x1080, 5.1 for 2160p30.
 	fastMaxLevel = 42
+	// fastRateSlack is how far the scanned rate may be from the headers'
+	// average, as a share of it.
+	fastRateSlack = 0.05
 	// fastGOP is x264's own keyframe interval in frames on the fast path,
 	// beyond any source key interval accepted (60 fps × 8 s): only the
 	// source's keyframes, forced, cut segments.
@@ -372,6 +375,11 @@ func chooseFastPath(info Info, top Rung) FastPath {
 		return no("frame rate %g, nominal %g (%.3g scanned, gap %gs)", info.FrameRate, nominalRate(info), scannedRate(info), info.MaxGap)
 	case sparse:
 		return no("frames far sparser than the nominal rate %g", nominalRate(info))
+	case math.Abs(scannedRate(info)-info.FrameRate) > fastRateSlack*info.FrameRate:
+		// Headers whose rate is not the file's (a Matroska file whose
+		// frame duration claims 30 over 60 fps frames): the copy's
+		// FRAME-RATE and its last segment's length would follow the claim.
+		return no("the headers' %g fps against %.3g scanned", info.FrameRate, scannedRate(info))
 	case info.Span <= 0 || info.Frames < 1:
 		return no("no frames scanned")
 	case !s.KeyFirst || s.MaxKeyInterval > fastMaxKeyInterval:
