@@ -166,16 +166,18 @@ func TestFastPathRates(t *testing.T) {
 	}{
 		{"30 fps", func(*Info) {}, ""},
 		{"60 on average on a 120 grid", func(i *Info) { i.FrameRate, i.EncodeRate, i.Frames, i.MaxGap = 60, 120, 600, 0.025 }, "nominal 120"},
-		{"headers say 60, the file holds 120", func(i *Info) { i.FrameRate, i.EncodeRate, i.Frames, i.MaxGap = 60, 60, 1200, 0.01 }, "frame rate"},
-		{"headers say 30, the file holds 60", func(i *Info) { i.Frames, i.MaxGap = 600, 0.02 }, "the headers' 30 fps against 60 scanned"},
-		{"headers say 60, the file holds 30", func(i *Info) { i.FrameRate, i.EncodeRate = 60, 60 }, "the headers' 60 fps against 30 scanned"},
+		{"headers say 60, the file holds 120", func(i *Info) { i.FrameRate, i.EncodeRate, i.Frames, i.MaxGap = 60, 60, 1200, 0.01 }, "frame rate 60 in the headers, 120 scanned"},
+		{"headers say 30, the file holds 60", func(i *Info) { i.Frames, i.MaxGap = 600, 0.02 }, "frame rate 30 in the headers, 60 scanned"},
+		{"headers say 60, the file holds 30", func(i *Info) { i.FrameRate, i.EncodeRate = 60, 60 }, "frame rate 60 in the headers, 30 scanned"},
 		{"29.97 on a 30 count", func(i *Info) { i.FrameRate, i.EncodeRate = 29.97, 29.97 }, ""},
 		{"120 fps", func(i *Info) { i.FrameRate, i.EncodeRate, i.Frames, i.MaxGap = 120, 120, 1200, 0.01 }, "frame rate"},
 		{"far sparser than its nominal rate", func(i *Info) { i.Frames, i.MaxGap = 70, 0.2 }, "sparser"},
-		// 2560x1080 needs 5.1 at 60 fps, 5.0 at the 30 it holds.
-		{"level judged at the scanned rate", func(i *Info) {
+		// 2560x1080 needs 5.1 at 60 fps, 5.0 at the 30 it holds: headers
+		// claiming 60 do not raise the level limit.
+		{"level 5.1 claimed at 60 over 30 fps frames", func(i *Info) {
 			i.Width, i.Height, i.Source.Level, i.FrameRate, i.EncodeRate = 2560, 1080, 51, 60, 60
-		}, "level 5.1 is over 5.0"},
+		}, "frame rate 60 in the headers, 30 scanned"},
+		{"level 5.1 at 30 fps", func(i *Info) { i.Width, i.Height, i.Source.Level = 2560, 1080, 51 }, "level 5.1 is over 5.0"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			info := base

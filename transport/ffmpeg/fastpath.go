@@ -353,12 +353,6 @@ func chooseFastPath(info Info, top Rung) FastPath {
 		return no("pixel format %q is not yuv420p", s.PixFmt)
 	case !slices.Contains([]string{"Constrained Baseline", "Baseline", "Main", "High"}, s.Profile):
 		return no("profile %q", s.Profile)
-	case s.Level > maxCopyLevel(top, copyRate(info)):
-		// A 1080p stream that says 5.1 or 6.2 (some cameras, ffmpeg's
-		// own files of a variable rate) would be skipped by such a player.
-		return no("level %s is over %s", levelName(s.Level), levelName(maxCopyLevel(top, copyRate(info))))
-	case !slices.ContainsFunc(h264Levels, func(l h264Level) bool { return l.idc == s.Level }):
-		return no("level_idc %d is no H.264 level", s.Level)
 	case s.FieldOrder != "progressive":
 		return no("field order %q is not progressive", s.FieldOrder)
 	case s.SAR != "" && s.SAR != "1:1" && s.SAR != "0:1":
@@ -367,21 +361,27 @@ func chooseFastPath(info Info, top Rung) FastPath {
 		return no("rotated %d°", info.Rotation)
 	case info.Width != top.Width || info.Height != top.Height:
 		return no("%d×%d is not the top rung's %d×%d", info.Width, info.Height, top.Width, top.Height)
-	case info.FrameRate <= 0 || nominalRate(info) > fastMaxFrameRate+0.5 || scannedRate(info) > fastMaxFrameRate*1.05 || info.MaxGap > fastMaxGap:
-		// The scanned rate catches headers that claim fewer frames a
-		// second than the file holds. A variable rate on a grid over 60
-		// (stretches of 120 fps among 30 fps ones) is encoded: its
-		// encoded rungs would cut segments elsewhere than the copy.
-		return no("frame rate %g, nominal %g (%.3g scanned, gap %gs)", info.FrameRate, nominalRate(info), scannedRate(info), info.MaxGap)
+	case info.FrameRate <= 0 || info.FrameRate > fastMaxFrameRate || nominalRate(info) > fastMaxFrameRate+0.5 || info.MaxGap > fastMaxGap:
+		// A variable rate on a grid over 60 (stretches of 120 fps among
+		// 30 fps ones) is encoded: its encoded rungs would cut segments
+		// elsewhere than the copy.
+		return no("frame rate %g, nominal %g (gap %gs)", info.FrameRate, nominalRate(info), info.MaxGap)
 	case sparse:
 		return no("frames far sparser than the nominal rate %g", nominalRate(info))
-	case math.Abs(scannedRate(info)-info.FrameRate) > fastRateSlack*info.FrameRate:
-		// Headers whose rate is not the file's (a Matroska file whose
-		// frame duration claims 30 over 60 fps frames): the copy's
-		// FRAME-RATE and its last segment's length would follow the claim.
-		return no("the headers' %g fps against %.3g scanned", info.FrameRate, scannedRate(info))
 	case info.Span <= 0 || info.Frames < 1:
 		return no("no frames scanned")
+	case math.Abs(float64(info.Frames)/info.Span-info.FrameRate) > fastRateSlack*info.FrameRate:
+		// Headers whose rate is not the file's (a Matroska file whose
+		// frame duration claims 30 over 60 fps frames, or 60 over 120):
+		// the copy's FRAME-RATE and its last segment's length would follow
+		// the claim, and so would the level limit below.
+		return no("frame rate %g in the headers, %.3g scanned", info.FrameRate, float64(info.Frames)/info.Span)
+	case s.Level > maxCopyLevel(top, info.FrameRate):
+		// A 1080p stream that says 5.1 or 6.2 (some cameras, ffmpeg's
+		// own files of a variable rate) would be skipped by such a player.
+		return no("level %s is over %s", levelName(s.Level), levelName(maxCopyLevel(top, info.FrameRate)))
+	case !slices.ContainsFunc(h264Levels, func(l h264Level) bool { return l.idc == s.Level }):
+		return no("level_idc %d is no H.264 level", s.Level)
 	case !s.KeyFirst || s.MaxKeyInterval > fastMaxKeyInterval:
 		return no("keyframes up to %gs apart (first packet key: %t)", s.MaxKeyInterval, s.KeyFirst)
 	case s.Hidden > 0:
@@ -411,15 +411,6 @@ func chooseFastPath(info Info, top Rung) FastPath {
 	return f
 }
 
-// scannedRate is the frames a second the packet scan counted, 0 when it
-// counted none.
-func scannedRate(info Info) float64 {
-	if info.Span <= 0 {
-		return 0
-	}
-	return float64(info.Frames) / info.Span
-}
-
 // maxCopyLevel is the highest level_idc a copy may keep as the rung top
 // at fps: fastMaxLevel, or the least level top's size and rate need when
 // that is higher.
@@ -439,16 +430,6 @@ var h264Levels = []h264Level{
 // h264Level is one row of h264Levels (level_idc 9 is 1b as Baseline
 // writes it).
 type h264Level struct{ idc, mbps, fs int }
-
-// copyRate is the frame rate a copy's level is judged at: the headers'
-// average, or the scanned rate when that is lower (headers claiming 60
-// over 30 fps frames would raise the limit).
-func copyRate(info Info) float64 {
-	if r := scannedRate(info); r > 0 && r < info.FrameRate {
-		return r
-	}
-	return info.FrameRate
-}
 
 // leastLevel is the lowest level_idc whose frame size and macroblock rate
 // hold a w×h picture at fps (the highest level when none does).
