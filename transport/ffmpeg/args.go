@@ -34,6 +34,15 @@ const (
 	// gaps at: sparserFactor is how much sparser counts as "far".
 	minCappedRate = 1
 	sparserFactor = 4
+	// maxOutputRate is the highest frame rate the ladder encodes at, as
+	// most hosts play (PeerTube's default, YouTube's): H.264 at 1080p over
+	// 64 fps needs level 5.1, over the 4.2 Apple's HLS authoring
+	// specification allows, and at the same CRF 120 fps costs 1.36 times
+	// the bits of 60 fps on a moving test picture. A faster source keeps
+	// every second (third...) frame of its grid while that leaves at least
+	// minEvenRate; else frames are dropped unevenly to hold maxOutputRate.
+	maxOutputRate = 60
+	minEvenRate   = 48
 )
 
 // start is the beginning of every command: quiet, progress on stdout.
@@ -440,16 +449,38 @@ func audioMap(info Info) []string {
 	return []string{"-map", fmt.Sprintf("0:%d", info.AudioStream)}
 }
 
-// rateCap is the fps filter that holds the output to the rate of the
+// rateCap is the filter chain that holds the output to the rate of the
 // frames the file really holds (sparseRate), when that is far below the
 // nominal rate: ffmpeg would otherwise repeat each frame to fill the
-// gaps, 61 frames over 59 minutes becoming 106 000 frames per rendition.
-// "" when no cap is needed.
+// gaps, 61 frames over 59 minutes becoming 106 000 frames per rendition;
+// or to at most maxOutputRate (highRate). "" when no cap is needed.
+//
+// The chain counts time from the first frame (setpts=PTS-STARTPTS), puts
+// each frame on the grid's nearest tick (fps at the grid's rate), keeps
+// one frame in n of the grid's ticks (fps at the output rate: the grid's
+// ticks are exact there), and gives back the video's lead on the file's
+// start (Source.Lead, in ticks of the output), so audio stays in sync.
+// Matroska, WebM and FLV keep whole milliseconds: 120 fps frames sit up to
+// half a millisecond off their grid, and where the video starts 21 ms in
+// (an AAC encoder's priming) half of them sit near the midpoint between
+// two 60 fps ticks; an fps filter on the file's own times kept source
+// frames 1, 2 and 3 apart by turns there, on the first frame's grid it
+// keeps every second one.
 func rateCap(info Info) string {
+	var rates []frameRate
 	if rate, ok := sparseRate(info); ok {
-		return "fps=" + strconv.FormatFloat(rate, 'f', -1, 64)
+		rates = []frameRate{exactRate(rate)}
+	} else if rates, ok = highRate(info); !ok {
+		return ""
 	}
-	return ""
+	chain := "setpts=PTS-STARTPTS"
+	for _, r := range rates {
+		chain += ",fps=" + r.String()
+	}
+	if lead := math.Round(info.Source.Lead * rates[len(rates)-1].float()); lead >= 1 {
+		chain += ",setpts=PTS+" + strconv.FormatFloat(lead, 'f', 0, 64)
+	}
+	return chain
 }
 
 // nominalRate is the rate the headers give: ffmpeg's guess or the probed
@@ -467,16 +498,98 @@ func sparseRate(info Info) (float64, bool) {
 	return rate, rate*sparserFactor <= nominal
 }
 
+// highRate is, for a source whose nominal rate is over maxOutputRate, the
+// rates of the fps filters that bring it down: the grid its frames are put
+// on (the rate ffmpeg would encode it at), then the rate it is encoded at,
+// the grid divided by the smallest whole number n that brings it to
+// maxOutputRate or below (120 and 119.88 to 60 and 59.94, 100 to 50, 144
+// to 48), or by a larger one when the frames the file holds are fewer (40
+// a second on a 120 grid: 40, each one kept); maxOutputRate when dividing
+// would drop frames below minEvenRate (90 to 45: held at 60, two frames
+// kept in three). A file that holds no more frames than the rate it is
+// encoded at is put on that rate's grid alone: on the finer one, a 60 fps
+// frame 6 ms late lands on an odd tick of 120, and halving then moves it
+// onto the next frame's.
+func highRate(info Info) ([]frameRate, bool) {
+	if nominalRate(info) <= maxOutputRate+0.5 {
+		return nil, false
+	}
+	g := info.EncodeRate
+	if g <= 0 {
+		g = nominalRate(info)
+	}
+	grid := exactRate(g)
+	n := math.Ceil(g / (maxOutputRate + 0.5))
+	held := 0.0 // the frames a second the file holds, when known
+	if info.Frames >= 2 && info.Span > 0 {
+		held = float64(info.Frames) / info.Span
+		n = max(n, math.Floor(g/held*1.02))
+		// ffmpeg takes an FLV file's 119.88 fps for 120: a grid 0.1 % off
+		// moves the frames half a tick every 500 of them.
+		if ntsc := (frameRate{grid.num * 1000, 1001}); grid.den == 1 && math.Abs(held/ntsc.float()-1) < 0.0005 {
+			grid = ntsc
+		}
+	}
+	out := frameRate{grid.num, grid.den * int64(n)}.reduced()
+	if r := out.float(); r < minEvenRate && held > r*1.02 {
+		out = frameRate{maxOutputRate, 1}
+	}
+	if held > 0 && held <= out.float()*1.02 {
+		return []frameRate{out}, true
+	}
+	return []frameRate{grid, out}, true
+}
+
 // OutputRate is the highest frame rate of the ladder's video: the rate
-// rateCap encodes a far sparser file at, else the constant rate ffmpeg
-// encodes at (its guess from the headers: it drops or repeats frames to
-// keep it) or the probed average, whichever is higher (a copied top rung
-// keeps the source's own, steady on the fast path). 0: unknown.
+// rateCap encodes a far sparser or faster file at, else the constant rate
+// ffmpeg encodes at (its guess from the headers: it drops or repeats
+// frames to keep it) or the probed average, whichever is higher (a copied
+// top rung keeps the source's own, steady on the fast path). 0: unknown.
 func OutputRate(info Info) float64 {
 	if rate, ok := sparseRate(info); ok {
 		return rate
 	}
+	if rates, ok := highRate(info); ok {
+		return rates[len(rates)-1].float()
+	}
 	return max(info.EncodeRate, info.FrameRate)
+}
+
+// frameRate is a rate as ffmpeg's filters take it, num/den frames a second.
+type frameRate struct{ num, den int64 }
+
+// exactRate is the rational a probed rate (three decimals) stands for:
+// whole, NTSC's n×1000/1001 (23.976, 29.97, 59.94, 119.88), else
+// thousandths. A grid off by 0.1 % would move frames by half a tick every
+// 500 of them.
+func exactRate(f float64) frameRate {
+	if n := math.Round(f); n >= 1 && math.Abs(f-n) < 0.0005 {
+		return frameRate{int64(n), 1}
+	}
+	if n := math.Round(f * 1.001); n >= 1 && math.Abs(f*1.001-n) < 0.002 {
+		return frameRate{int64(n) * 1000, 1001}.reduced()
+	}
+	return frameRate{int64(math.Round(f * 1000)), 1000}.reduced()
+}
+
+func (r frameRate) reduced() frameRate {
+	a, b := r.num, r.den
+	for b != 0 {
+		a, b = b, a%b
+	}
+	if a <= 1 {
+		return r
+	}
+	return frameRate{r.num / a, r.den / a}
+}
+
+func (r frameRate) float() float64 { return float64(r.num) / float64(r.den) }
+
+func (r frameRate) String() string {
+	if r.den == 1 {
+		return strconv.FormatInt(r.num, 10)
+	}
+	return strconv.FormatInt(r.num, 10) + "/" + strconv.FormatInt(r.den, 10)
 }
 
 // seconds formats a time offset for -ss with millisecond precision.

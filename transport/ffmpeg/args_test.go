@@ -26,6 +26,10 @@ func TestArgsGolden(t *testing.T) {
 		// encoded at 1 frame per second, not at the nominal 30.
 		{"cover_first_sparse_61_frames", Info{Duration: 3540, Width: 3840, Height: 2160, HasAudio: true, FrameRate: 30, EncodeRate: 30, VideoCodec: "h264",
 			VideoStream: 1, AudioStream: 2, MaxPixels: 7680 * 4320, Frames: 61, Span: 3540, MaxGap: 59}},
+		// 119.88 fps, the video 23 ms in: every second frame of its grid,
+		// the lead given back.
+		{"mkv_1080p_119.88_fps", Info{Duration: 10, Width: 1920, Height: 1080, HasAudio: true, AudioStream: 1, FrameRate: 119.88, EncodeRate: 119.88,
+			VideoCodec: "h264", Frames: 1199, Span: 10, Source: Source{Lead: 0.023}}},
 		{"landscape_1280x720_no_audio", Info{Duration: 10, Width: 1280, Height: 720, FrameRate: 25, VideoCodec: "h264"}},
 		{"portrait_phone_720x1280_rotated", Info{Duration: 12.5, Width: 720, Height: 1280, Rotation: 90, HasAudio: true, AudioStream: 1, FrameRate: 29.97, VideoCodec: "h264"}},
 		{"odd_1279x719", Info{Duration: 7.3, Width: 1279, Height: 719, HasAudio: true, AudioStream: 1, FrameRate: 25, VideoCodec: "h264"}},
@@ -76,8 +80,8 @@ func TestHLSArgsWithoutRungsUsesLadder(t *testing.T) {
 }
 
 // TestOutputRate: the ladder's FRAME-RATE is the rate ffmpeg encodes at
-// (or the probed average, if higher), or the rate a far sparser file is
-// encoded at.
+// (or the probed average, if higher), or the rate a far sparser file, or
+// one over 60 fps, is encoded at.
 func TestOutputRate(t *testing.T) {
 	tests := []struct {
 		name string
@@ -88,12 +92,34 @@ func TestOutputRate(t *testing.T) {
 		{"variable, encoded at its nominal rate", Info{FrameRate: 29.5, EncodeRate: 30, Frames: 295, Span: 10}, 30},
 		{"no guess from the headers", Info{FrameRate: 24, Frames: 240, Span: 10}, 24},
 		{"sparse: a frame every 10 s at a nominal 25", Info{FrameRate: 25, EncodeRate: 25, Frames: 10, Span: 100}, 1},
-		{"120 fps", Info{FrameRate: 120, EncodeRate: 120, Frames: 1200, Span: 10}, 120},
+		// Over 60: every second (third...) frame of the grid kept, else held at 60.
+		{"120 fps", Info{FrameRate: 120, EncodeRate: 120, Frames: 1200, Span: 10}, 60},
+		{"119.88 fps", Info{FrameRate: 119.88, EncodeRate: 119.88, Frames: 1199, Span: 10}, 60000.0 / 1001},
+		{"100 fps", Info{FrameRate: 100, EncodeRate: 100, Frames: 1000, Span: 10}, 50},
+		{"144 fps", Info{FrameRate: 144, EncodeRate: 144, Frames: 1440, Span: 10}, 48},
+		{"90 fps: held at 60", Info{FrameRate: 90, EncodeRate: 90, Frames: 900, Span: 10}, 60},
+		{"40 a second on a 120 grid: each kept", Info{FrameRate: 120, EncodeRate: 120, Frames: 400, Span: 10}, 40},
+		{"60 a second on a 120 grid", Info{FrameRate: 60, EncodeRate: 120, Frames: 600, Span: 10}, 60},
+		{"headers say 60 over 120 a second", Info{FrameRate: 120, EncodeRate: 60, Frames: 1200, Span: 10}, 60},
+		{"60.3 fps on average: kept", Info{FrameRate: 60.3, EncodeRate: 60, Frames: 603, Span: 10}, 60.3},
 		{"unknown", Info{}, 0},
 	}
 	for _, tt := range tests {
 		if got := OutputRate(tt.info); got != tt.want {
 			t.Errorf("%s: OutputRate = %g, want %g", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestExactRate: a probed rate (three decimals) is read as the rational
+// it stands for.
+func TestExactRate(t *testing.T) {
+	for in, want := range map[float64]string{
+		30: "30", 120: "120", 23.976: "24000/1001", 29.97: "30000/1001", 59.94: "60000/1001",
+		119.88: "120000/1001", 12.5: "25/2", 120.5: "241/2", 29.5: "59/2", 0.333: "333/1000",
+	} {
+		if got := exactRate(in).String(); got != want {
+			t.Errorf("exactRate(%g) = %s, want %s", in, got, want)
 		}
 	}
 }
@@ -134,8 +160,9 @@ func TestScaleParents(t *testing.T) {
 	}
 }
 
-// TestRateCap: a far sparser file is held to its frames' rate, any other
-// is left to ffmpeg.
+// TestRateCap: a far sparser file is held to its frames' rate, a faster
+// one to a whole fraction of its grid, each on the first frame's grid and
+// with its lead given back; any other is left to ffmpeg.
 func TestRateCap(t *testing.T) {
 	for _, tt := range []struct {
 		name string
@@ -143,8 +170,24 @@ func TestRateCap(t *testing.T) {
 		want string
 	}{
 		{"steady 30", Info{FrameRate: 30, EncodeRate: 30, Frames: 300, Span: 10}, ""},
-		{"120", Info{FrameRate: 120, EncodeRate: 120, Frames: 1200, Span: 10}, ""},
-		{"sparse", Info{FrameRate: 25, EncodeRate: 25, Frames: 10, Span: 100}, "fps=1"},
+		{"60", Info{FrameRate: 60, EncodeRate: 60, Frames: 600, Span: 10}, ""},
+		{"sparse", Info{FrameRate: 25, EncodeRate: 25, Frames: 10, Span: 100}, "setpts=PTS-STARTPTS,fps=1"},
+		{"sparse, 2.4 s in", Info{FrameRate: 25, EncodeRate: 25, Frames: 10, Span: 100, Source: Source{Lead: 2.4}},
+			"setpts=PTS-STARTPTS,fps=1,setpts=PTS+2"},
+		{"120", Info{FrameRate: 120, EncodeRate: 120, Frames: 1200, Span: 10}, "setpts=PTS-STARTPTS,fps=120,fps=60"},
+		{"120, 21 ms in", Info{FrameRate: 120, EncodeRate: 120, Frames: 1200, Span: 10, Source: Source{Lead: 0.021}},
+			"setpts=PTS-STARTPTS,fps=120,fps=60,setpts=PTS+1"},
+		{"119.88", Info{FrameRate: 119.88, EncodeRate: 119.88, Frames: 1199, Span: 10},
+			"setpts=PTS-STARTPTS,fps=120000/1001,fps=60000/1001"},
+		{"119.88 taken for 120 (FLV)", Info{FrameRate: 119.875, EncodeRate: 120, Frames: 2398, Span: 20.003},
+			"setpts=PTS-STARTPTS,fps=120000/1001,fps=60000/1001"},
+		{"120 in FLV", Info{FrameRate: 120, EncodeRate: 120, Frames: 2400, Span: 20.0}, "setpts=PTS-STARTPTS,fps=120,fps=60"},
+		{"100, no guess from the headers", Info{FrameRate: 100, Frames: 1000, Span: 10}, "setpts=PTS-STARTPTS,fps=100,fps=50"},
+		{"120.5", Info{FrameRate: 120.5, EncodeRate: 120.5, Frames: 1205, Span: 10}, "setpts=PTS-STARTPTS,fps=241/2,fps=241/4"},
+		{"90", Info{FrameRate: 90, EncodeRate: 90, Frames: 900, Span: 10}, "setpts=PTS-STARTPTS,fps=90,fps=60"},
+		// Holding no more frames than the rate it is encoded at: that grid alone.
+		{"60 a second on a 120 grid", Info{FrameRate: 60.1, EncodeRate: 120, Frames: 601, Span: 10}, "setpts=PTS-STARTPTS,fps=60"},
+		{"40 a second on a 120 grid", Info{FrameRate: 120, EncodeRate: 120, Frames: 400, Span: 10}, "setpts=PTS-STARTPTS,fps=40"},
 	} {
 		if got := rateCap(tt.info); got != tt.want {
 			t.Errorf("%s: rateCap = %q, want %q", tt.name, got, tt.want)

@@ -5,10 +5,12 @@ import (
 	"context"
 	"fmt"
 	"image/jpeg"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -119,6 +121,108 @@ func TestHLSEndToEnd(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHighFrameRateEndToEnd: an upload over 60 fps is encoded at half
+// its rate, every second frame, from Matroska and FLV files whose times
+// are whole milliseconds and whose video starts 23 ms in (behind AAC's
+// priming), at 120 and at 119.88 fps (which ffmpeg takes for 120 in FLV):
+// an fps filter on the file's own times kept source frames 1, 2 and 3
+// apart by turns there. The video's lead is given back, so it stays in
+// sync with the audio. A 60 fps file that ffmpeg takes for 120 (some of
+// its frames 6 ms late) keeps every frame. Each source frame carries its
+// number in its brightness, so the rung tells which were kept.
+func TestHighFrameRateEndToEnd(t *testing.T) {
+	t.Parallel()
+	numbered := func(rate string) string {
+		return "nullsrc=size=320x180:rate=" + rate + ",format=yuv420p,geq=lum='mod(N,64)*4':cb=128:cr=128"
+	}
+	withAAC := func(rate string) []string {
+		return []string{"-f", "lavfi", "-i", numbered(rate) + ",setpts=N/FRAME_RATE/TB", "-f", "lavfi", "-i", "sine=d=2",
+			"-t", "2", "-r", rate, "-c:v", "libx264", "-preset", "ultrafast", "-qp", "0", "-c:a", "aac", "fast.mkv"}
+	}
+	for _, tt := range []struct {
+		name  string
+		make  []string // ffmpeg's arguments, writing fast.<ext>
+		ext   string   // a -c copy of fast.mkv into fast.<ext>, or ""
+		want  float64
+		step  int // between source frames kept
+		first int // frames of the first source frame: 1, and 1 more for each tick of 60 fps it starts late
+	}{
+		{"120 in Matroska", withAAC("120"), "", 60, 2, 2},
+		{"119.88 in Matroska", withAAC("120000/1001"), "", 60000.0 / 1001, 2, 2},
+		{"119.88 in FLV", withAAC("120000/1001"), "flv", 60000.0 / 1001, 2, 2},
+		{"60 with late frames", []string{"-f", "lavfi", "-i", numbered("60") +
+			",settb=1/90000,setpts='(N/60+if(eq(mod(N,7),3),0.006,0))/TB'", "-t", "2", "-c:v", "libx264", "-preset", "ultrafast",
+			"-qp", "0", "-fps_mode", "passthrough", "-enc_time_base", "1/90000", "-video_track_timescale", "90000", "fast.mp4"}, "", 60, 1, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			args := slices.Clone(tt.make)
+			src := filepath.Join(dir, args[len(args)-1])
+			args[len(args)-1] = src
+			ffmpegOK(t, args...)
+			if tt.ext != "" {
+				remuxed := filepath.Join(dir, "fast."+tt.ext)
+				ffmpegOK(t, "-i", src, "-c", "copy", remuxed)
+				src = remuxed
+			}
+			info, err := probePath(context.Background(), src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info.EncodeRate <= 60 {
+				t.Fatalf("ffmpeg takes the file for %g fps, want over 60", info.EncodeRate)
+			}
+			// The transcoder writes FRAME-RATE from OutputRate.
+			if got := OutputRate(info); got != tt.want {
+				t.Errorf("OutputRate = %g, want %g", got, tt.want)
+			}
+			out := filepath.Join(dir, "hls")
+			if err := Run(context.Background(), HLSArgs(input(t, src), out, info, nil), RunOptions{Duration: info.Duration}); err != nil {
+				t.Fatalf("Run(HLSArgs): %v", err)
+			}
+			kept := frameNumbers(t, filepath.Join(out, "180p", "index.m3u8"))
+			// The first frame fills the output's start up to its own time
+			// (at 23 ms, one tick of 60 fps).
+			first := 0
+			for first < len(kept) && kept[first] == kept[0] {
+				first++
+			}
+			if kept[0] != 0 || first != tt.first {
+				t.Errorf("the rung starts with %v, want frame 0 %d times", kept[:min(len(kept), 4)], tt.first)
+			}
+			if n := len(kept) - first + 1; n < 118 || n > 121 {
+				t.Errorf("2 s: %d frames in the rung, want 120", n)
+			}
+			for i := first; i < len(kept); i++ {
+				if step := (kept[i] - kept[i-1] + 64) % 64; step != tt.step {
+					t.Fatalf("source frames kept %v: step %d at %d, want %d", kept, step, i, tt.step)
+				}
+			}
+		})
+	}
+}
+
+// frameNumbers are the numbers the frames of a playlist carry in their
+// brightness (mod(N,64)*4).
+func frameNumbers(t *testing.T, playlist string) []int {
+	t.Helper()
+	b, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-i", playlist,
+		"-vf", "signalstats,metadata=print:key=lavfi.signalstats.YAVG:file=-", "-f", "null", "-").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nums []int
+	for _, m := range regexp.MustCompile(`YAVG=([0-9.]+)`).FindAllStringSubmatch(string(b), -1) {
+		y, _ := strconv.ParseFloat(m[1], 64)
+		nums = append(nums, int(math.Round(y/4)))
+	}
+	if len(nums) < 2 {
+		t.Fatalf("%s: %d frames", playlist, len(nums))
+	}
+	return nums
 }
 
 func TestThumbnailEndToEnd(t *testing.T) {

@@ -26,7 +26,9 @@ func TestSplitLadder(t *testing.T) {
 		{"the guessed encode rate counts", Info{Width: 1280, Height: 720, FrameRate: 30, EncodeRate: 60}, Extras{}, []string{"360p", "240p"}},
 		{"720p30 is light enough for one process", Info{Width: 1280, Height: 720, FrameRate: 30}, Extras{}, nil},
 		{"1080p at 5 fps is light", Info{Width: 1920, Height: 1080, FrameRate: 5}, Extras{}, nil},
-		{"360p at 240 fps splits off its lowest rung", Info{Width: 640, Height: 360, FrameRate: 240}, Extras{}, []string{"240p"}},
+		// Encoded at 60 fps (OutputRate), as heavy as 720p60.
+		{"720p at 120 fps splits", Info{Width: 1280, Height: 720, FrameRate: 120}, Extras{}, []string{"360p", "240p"}},
+		{"360p at 240 fps is encoded at 60: light", Info{Width: 640, Height: 360, FrameRate: 240}, Extras{}, nil},
 		// Encoded at the rate of the frames it holds (OutputRate).
 		{"1080p at a nominal 25 holding 2 fps is light", Info{Width: 1920, Height: 1080, FrameRate: 25, EncodeRate: 25, Frames: 20, Span: 10}, Extras{}, nil},
 		{"one rung cannot split", Info{Width: 320, Height: 180, FrameRate: 1000}, Extras{}, nil},
