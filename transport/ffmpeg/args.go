@@ -164,6 +164,9 @@ func LadderArgs(in Input, outDir string, info Info, rungs []Rung, x Extras) []st
 		}
 	}
 	args = append(args, audioMap(info)...)
+	if pre != "" {
+		args = append(args, capRateArgs(info)...)
+	}
 	args = append(args, x.videoCodecs(len(rungs))...)
 	for k, r := range rungs[first:] {
 		args = append(args, rateArgs(k+first, r)...)
@@ -360,6 +363,7 @@ func previewOutput(k int, info Info, out string) []string {
 	vf := scaleFilter(w, h)
 	if f := rateCap(info); f != "" { // the ladder's, not the gaps' repeats
 		vf = f + "," + vf
+		args = append(args, capRateArgs(info)...)
 	}
 	args = append(args, "-vf", vf)
 	args = append(args, x264()...)
@@ -449,38 +453,57 @@ func audioMap(info Info) []string {
 	return []string{"-map", fmt.Sprintf("0:%d", info.AudioStream)}
 }
 
-// rateCap is the filter chain that holds the output to the rate of the
-// frames the file really holds (sparseRate), when that is far below the
-// nominal rate: ffmpeg would otherwise repeat each frame to fill the
-// gaps, 61 frames over 59 minutes becoming 106 000 frames per rendition;
-// or to at most maxOutputRate (highRate). "" when no cap is needed.
-//
-// The chain counts time from the first frame (setpts=PTS-STARTPTS), puts
-// each frame on the grid's nearest tick (fps at the grid's rate), keeps
-// one frame in n of the grid's ticks (fps at the output rate: the grid's
-// ticks are exact there), and gives back the video's lead on the file's
-// start (Source.Lead, in ticks of the output), so audio stays in sync.
-// Matroska, WebM and FLV keep whole milliseconds: 120 fps frames sit up to
-// half a millisecond off their grid, and where the video starts 21 ms in
-// (an AAC encoder's priming) half of them sit near the midpoint between
-// two 60 fps ticks; an fps filter on the file's own times kept source
-// frames 1, 2 and 3 apart by turns there, on the first frame's grid it
-// keeps every second one.
+// rateCap is the filter that holds the output to the rate of the frames
+// the file really holds (sparseCap), or to at most maxOutputRate
+// (highRate): a select that keeps a frame when it comes no earlier than
+// a quarter of the output's frame time before the next slot; a kept frame
+// takes the last slot it is not that early for, and the next slot is one
+// frame time after it (the first slot is the first frame's time), so 61
+// fps loses one frame a second, not one whenever a frame runs early. Kept frames keep their own times, and the output's
+// constant rate (-r, capRateArgs) puts them on its ticks as ffmpeg puts any
+// file: a late start is filled with the first frame, as before, so audio
+// stays in sync. An fps filter on the file's own times kept 120 fps frames
+// 1, 2 and 3 apart by turns where Matroska, WebM and FLV (whole
+// milliseconds) put them near the midpoint between two 60 fps ticks (a
+// video starting 21 ms in, behind AAC's priming); counting from the first
+// frame and snapping to the grid instead moved the picture against the
+// sound wherever the first frame shown is not the first packet (a file cut
+// mid-GOP, an edit list). "" when no cap is needed.
 func rateCap(info Info) string {
-	var rates []frameRate
-	if rate, ok := sparseRate(info); ok {
-		rates = []frameRate{exactRate(rate)}
-	} else if rates, ok = highRate(info); !ok {
+	if f := sparseCap(info); f != "" {
+		return f
+	}
+	out, ok := highRate(info)
+	if !ok {
 		return ""
 	}
-	chain := "setpts=PTS-STARTPTS"
-	for _, r := range rates {
-		chain += ",fps=" + r.String()
+	p := "(" + frameRate{out.den, out.num}.String() + ")"                   // a frame's time
+	early := "(" + frameRate{out.den, out.num * 4}.reduced().String() + ")" // a quarter of it
+	return "select='if(eq(n,0)+isnan(ld(0)),st(0,t+" + p + "),if(gte(t-ld(0),-" + early + "),st(0,ld(0)+" +
+		p + "*(1+floor((t-ld(0)+" + early + ")/" + p + "))),0))'"
+}
+
+// capRateArgs are the output options that encode the video at the rate
+// rateCap holds a faster file to: none for any other.
+func capRateArgs(info Info) []string {
+	if sparseCap(info) == "" {
+		if out, ok := highRate(info); ok {
+			return []string{"-r", out.String()}
+		}
 	}
-	if lead := math.Round(info.Source.Lead * rates[len(rates)-1].float()); lead >= 1 {
-		chain += ",setpts=PTS+" + strconv.FormatFloat(lead, 'f', 0, 64)
+	return nil
+}
+
+// sparseCap is the fps filter that holds the output to the rate of the
+// frames the file really holds (sparseRate), when that is far below the
+// nominal rate: ffmpeg would otherwise repeat each frame to fill the
+// gaps, 61 frames over 59 minutes becoming 106 000 frames per rendition.
+// "" when no cap is needed.
+func sparseCap(info Info) string {
+	if rate, ok := sparseRate(info); ok {
+		return "fps=" + strconv.FormatFloat(rate, 'f', -1, 64)
 	}
-	return chain
+	return ""
 }
 
 // nominalRate is the rate the headers give: ffmpeg's guess or the probed
@@ -498,46 +521,35 @@ func sparseRate(info Info) (float64, bool) {
 	return rate, rate*sparserFactor <= nominal
 }
 
-// highRate is, for a source whose nominal rate is over maxOutputRate, the
-// rates of the fps filters that bring it down: the grid its frames are put
-// on (the rate ffmpeg would encode it at), then the rate it is encoded at,
-// the grid divided by the smallest whole number n that brings it to
-// maxOutputRate or below (120 and 119.88 to 60 and 59.94, 100 to 50, 144
-// to 48), or by a larger one when the frames the file holds are fewer (40
-// a second on a 120 grid: 40, each one kept); maxOutputRate when dividing
-// would drop frames below minEvenRate (90 to 45: held at 60, two frames
-// kept in three). A file that holds no more frames than the rate it is
-// encoded at is put on that rate's grid alone: on the finer one, a 60 fps
-// frame 6 ms late lands on an odd tick of 120, and halving then moves it
-// onto the next frame's.
-func highRate(info Info) ([]frameRate, bool) {
+// highRate is the rate a source whose nominal rate is over maxOutputRate
+// is encoded at: its grid (the rate ffmpeg would encode it at) divided by
+// the smallest whole number that brings it to maxOutputRate or below (120
+// and 119.88 to 60 and 59.94, 100 to 50, 144 to 48), each kept frame as
+// far from the next; maxOutputRate when that would go below minEvenRate
+// (90 would give 45: held at 60, two frames kept in three).
+func highRate(info Info) (frameRate, bool) {
 	if nominalRate(info) <= maxOutputRate+0.5 {
-		return nil, false
+		return frameRate{}, false
 	}
 	g := info.EncodeRate
 	if g <= 0 {
 		g = nominalRate(info)
 	}
 	grid := exactRate(g)
-	n := math.Ceil(g / (maxOutputRate + 0.5))
-	held := 0.0 // the frames a second the file holds, when known
 	if info.Frames >= 2 && info.Span > 0 {
-		held = float64(info.Frames) / info.Span
-		n = max(n, math.Floor(g/held*1.02))
-		// ffmpeg takes an FLV file's 119.88 fps for 120: a grid 0.1 % off
-		// moves the frames half a tick every 500 of them.
+		// ffmpeg takes an FLV file's 119.88 fps for 120: encoded at 60,
+		// every 500th frame would be repeated or skipped.
+		held := float64(info.Frames) / info.Span
 		if ntsc := (frameRate{grid.num * 1000, 1001}); grid.den == 1 && math.Abs(held/ntsc.float()-1) < 0.0005 {
 			grid = ntsc
 		}
 	}
+	n := math.Ceil(g / (maxOutputRate + 0.5))
 	out := frameRate{grid.num, grid.den * int64(n)}.reduced()
-	if r := out.float(); r < minEvenRate && held > r*1.02 {
+	if out.float() < minEvenRate {
 		out = frameRate{maxOutputRate, 1}
 	}
-	if held > 0 && held <= out.float()*1.02 {
-		return []frameRate{out}, true
-	}
-	return []frameRate{grid, out}, true
+	return out, true
 }
 
 // OutputRate is the highest frame rate of the ladder's video: the rate
@@ -549,13 +561,13 @@ func OutputRate(info Info) float64 {
 	if rate, ok := sparseRate(info); ok {
 		return rate
 	}
-	if rates, ok := highRate(info); ok {
-		return rates[len(rates)-1].float()
+	if out, ok := highRate(info); ok {
+		return out.float()
 	}
 	return max(info.EncodeRate, info.FrameRate)
 }
 
-// frameRate is a rate as ffmpeg's filters take it, num/den frames a second.
+// frameRate is a rate as ffmpeg takes it, num/den frames a second.
 type frameRate struct{ num, den int64 }
 
 // exactRate is the rational a probed rate (three decimals) stands for:

@@ -98,7 +98,7 @@ func TestOutputRate(t *testing.T) {
 		{"100 fps", Info{FrameRate: 100, EncodeRate: 100, Frames: 1000, Span: 10}, 50},
 		{"144 fps", Info{FrameRate: 144, EncodeRate: 144, Frames: 1440, Span: 10}, 48},
 		{"90 fps: held at 60", Info{FrameRate: 90, EncodeRate: 90, Frames: 900, Span: 10}, 60},
-		{"40 a second on a 120 grid: each kept", Info{FrameRate: 120, EncodeRate: 120, Frames: 400, Span: 10}, 40},
+		{"40 a second on a 120 grid", Info{FrameRate: 120, EncodeRate: 120, Frames: 400, Span: 10}, 60},
 		{"60 a second on a 120 grid", Info{FrameRate: 60, EncodeRate: 120, Frames: 600, Span: 10}, 60},
 		{"headers say 60 over 120 a second", Info{FrameRate: 120, EncodeRate: 60, Frames: 1200, Span: 10}, 60},
 		{"60.3 fps on average: kept", Info{FrameRate: 60.3, EncodeRate: 60, Frames: 603, Span: 10}, 60.3},
@@ -160,37 +160,42 @@ func TestScaleParents(t *testing.T) {
 	}
 }
 
-// TestRateCap: a far sparser file is held to its frames' rate, a faster
-// one to a whole fraction of its grid, each on the first frame's grid and
-// with its lead given back; any other is left to ffmpeg.
+// TestRateCap: a far sparser file is held to its frames' rate; a faster
+// one keeps a frame a slot of its output rate (a whole fraction of its
+// grid), encoded at that rate; any other is left to ffmpeg.
 func TestRateCap(t *testing.T) {
+	keep := func(p, early string) string {
+		p, early = "("+p+")", "("+early+")"
+		return "select='if(eq(n,0)+isnan(ld(0)),st(0,t+" + p + "),if(gte(t-ld(0),-" + early + "),st(0,ld(0)+" + p +
+			"*(1+floor((t-ld(0)+" + early + ")/" + p + "))),0))'"
+	}
 	for _, tt := range []struct {
 		name string
 		info Info
 		want string
+		rate []string // capRateArgs
 	}{
-		{"steady 30", Info{FrameRate: 30, EncodeRate: 30, Frames: 300, Span: 10}, ""},
-		{"60", Info{FrameRate: 60, EncodeRate: 60, Frames: 600, Span: 10}, ""},
-		{"sparse", Info{FrameRate: 25, EncodeRate: 25, Frames: 10, Span: 100}, "setpts=PTS-STARTPTS,fps=1"},
-		{"sparse, 2.4 s in", Info{FrameRate: 25, EncodeRate: 25, Frames: 10, Span: 100, Source: Source{Lead: 2.4}},
-			"setpts=PTS-STARTPTS,fps=1,setpts=PTS+2"},
-		{"120", Info{FrameRate: 120, EncodeRate: 120, Frames: 1200, Span: 10}, "setpts=PTS-STARTPTS,fps=120,fps=60"},
-		{"120, 21 ms in", Info{FrameRate: 120, EncodeRate: 120, Frames: 1200, Span: 10, Source: Source{Lead: 0.021}},
-			"setpts=PTS-STARTPTS,fps=120,fps=60,setpts=PTS+1"},
+		{"steady 30", Info{FrameRate: 30, EncodeRate: 30, Frames: 300, Span: 10}, "", nil},
+		{"60", Info{FrameRate: 60, EncodeRate: 60, Frames: 600, Span: 10}, "", nil},
+		{"60.5", Info{FrameRate: 60.5, EncodeRate: 60.5, Frames: 605, Span: 10}, "", nil},
+		{"sparse", Info{FrameRate: 25, EncodeRate: 25, Frames: 10, Span: 100}, "fps=1", nil},
+		{"120", Info{FrameRate: 120, EncodeRate: 120, Frames: 1200, Span: 10}, keep("1/60", "1/240"), []string{"-r", "60"}},
 		{"119.88", Info{FrameRate: 119.88, EncodeRate: 119.88, Frames: 1199, Span: 10},
-			"setpts=PTS-STARTPTS,fps=120000/1001,fps=60000/1001"},
+			keep("1001/60000", "1001/240000"), []string{"-r", "60000/1001"}},
 		{"119.88 taken for 120 (FLV)", Info{FrameRate: 119.875, EncodeRate: 120, Frames: 2398, Span: 20.003},
-			"setpts=PTS-STARTPTS,fps=120000/1001,fps=60000/1001"},
-		{"120 in FLV", Info{FrameRate: 120, EncodeRate: 120, Frames: 2400, Span: 20.0}, "setpts=PTS-STARTPTS,fps=120,fps=60"},
-		{"100, no guess from the headers", Info{FrameRate: 100, Frames: 1000, Span: 10}, "setpts=PTS-STARTPTS,fps=100,fps=50"},
-		{"120.5", Info{FrameRate: 120.5, EncodeRate: 120.5, Frames: 1205, Span: 10}, "setpts=PTS-STARTPTS,fps=241/2,fps=241/4"},
-		{"90", Info{FrameRate: 90, EncodeRate: 90, Frames: 900, Span: 10}, "setpts=PTS-STARTPTS,fps=90,fps=60"},
-		// Holding no more frames than the rate it is encoded at: that grid alone.
-		{"60 a second on a 120 grid", Info{FrameRate: 60.1, EncodeRate: 120, Frames: 601, Span: 10}, "setpts=PTS-STARTPTS,fps=60"},
-		{"40 a second on a 120 grid", Info{FrameRate: 120, EncodeRate: 120, Frames: 400, Span: 10}, "setpts=PTS-STARTPTS,fps=40"},
+			keep("1001/60000", "1001/240000"), []string{"-r", "60000/1001"}},
+		{"120 in FLV", Info{FrameRate: 120, EncodeRate: 120, Frames: 2400, Span: 20.0}, keep("1/60", "1/240"), []string{"-r", "60"}},
+		{"100, no guess from the headers", Info{FrameRate: 100, Frames: 1000, Span: 10}, keep("1/50", "1/200"), []string{"-r", "50"}},
+		{"120.5", Info{FrameRate: 120.5, EncodeRate: 120.5, Frames: 1205, Span: 10}, keep("4/241", "1/241"), []string{"-r", "241/4"}},
+		{"90: held at 60", Info{FrameRate: 90, EncodeRate: 90, Frames: 900, Span: 10}, keep("1/60", "1/240"), []string{"-r", "60"}},
+		{"60 a second on a 120 grid", Info{FrameRate: 60.1, EncodeRate: 120, Frames: 601, Span: 10}, keep("1/60", "1/240"), []string{"-r", "60"}},
+		{"sparse on a 120 grid", Info{FrameRate: 120, EncodeRate: 120, Frames: 100, Span: 10}, "fps=10", nil},
 	} {
 		if got := rateCap(tt.info); got != tt.want {
 			t.Errorf("%s: rateCap = %q, want %q", tt.name, got, tt.want)
+		}
+		if got := capRateArgs(tt.info); !slices.Equal(got, tt.rate) {
+			t.Errorf("%s: capRateArgs = %q, want %q", tt.name, got, tt.rate)
 		}
 	}
 }

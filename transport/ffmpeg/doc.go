@@ -109,20 +109,20 @@
 // least 4× sparser than the nominal rate, an fps filter at their real rate
 // (at least 1) comes first (rateCap): ffmpeg would otherwise repeat each
 // frame across the gaps (61 frames over 59 min at 30 fps: 106 000 frames
-// per rung). Over 60 fps, the video keeps every second (third...) frame of
-// its grid, 120 fps becoming 60, 119.88 59.94 and 100 50, or fewer when
-// the file holds fewer (40 frames a second on a 120 grid: 40), or holds 60
-// when that would drop frames below 48 (highRate): H.264 at 1080p over 64
-// fps needs a level over the 4.2 Apple's players are promised, and most
-// hosts play 60 at most. A file holding no more frames than that (60 a
-// second that ffmpeg takes for 120, some frames late) goes straight onto
-// the output's grid. Both caps count time from the first frame, put each
-// frame on its grid's nearest tick, then give back the video's lead on
-// the file's start: Matroska, WebM and FLV keep whole milliseconds,
-// and on the file's own times an fps filter at 60 kept 120 fps frames 1, 2
-// and 3 apart by turns wherever the video starts near the midpoint of a
-// tick (21 ms in, behind AAC's priming). The preview is encoded at the
-// same rate.
+// per rung). Over 60 fps, the video is encoded at its grid's rate divided
+// by the smallest whole number that brings it to 60 or below (120 fps at
+// 60, 119.88 at 59.94, 100 at 50), or at 60 when that would go below 48
+// (highRate): H.264 at 1080p over 64 fps needs a level over the 4.2
+// Apple's players are promised, and most hosts play 60 at most. A select
+// keeps a frame when it comes no earlier than a quarter of a frame time
+// before its slot, each slot a frame time after the one the last kept
+// frame took, the first at the first frame: kept frames keep their own times, and the
+// output's rate (-r) puts them on its ticks, a late start filled with the
+// first frame as at any rate. Matroska, WebM and FLV keep whole
+// milliseconds, and an fps filter at 60 kept 120 fps frames 1, 2 and 3
+// apart by turns where they sit near the midpoint between two ticks; a
+// variable rate (120 a second, then 30) keeps every second frame, then
+// each. The preview is encoded at the same rate.
 //
 // ThumbnailArgs takes the frame at 10 % of the length (0 under 1 s), at
 // most 720 px on the long side; a seek past the end writes nothing, which

@@ -96,7 +96,7 @@ func StoryboardArgs(in Input, dir string, info Info, s Storyboard) []string {
 // included), of input k's video stream.
 func storyboardOutput(k int, info Info, s Storyboard, dir string) []string {
 	chain := s.filter()
-	if f := rateCap(info); f != "" {
+	if f := sparseCap(info); f != "" {
 		chain = f + "," + chain
 	}
 	args := []string{"-filter_complex", fmt.Sprintf("[%s]", videoMapOf(k, info)) + chain + "[sb]"}
