@@ -536,17 +536,20 @@ func highRate(info Info) (frameRate, bool) {
 		g = nominalRate(info)
 	}
 	grid := exactRate(g)
-	if info.Frames >= 2 && info.Span > 0 {
+	if info.Frames >= 2 && info.Span > 0 && info.MaxGap > 0 && info.MaxGap < 1.5/g {
 		// ffmpeg takes an FLV file's 119.88 fps for 120: encoded at 60,
-		// every 500th frame would be repeated or skipped.
+		// every 500th frame would be repeated or skipped. A 120 fps file
+		// missing one frame in a thousand has as many frames a second,
+		// but a gap of two frames, and stays on 120.
 		held := float64(info.Frames) / info.Span
 		if ntsc := (frameRate{grid.num * 1000, 1001}); grid.den == 1 && math.Abs(held/ntsc.float()-1) < 0.0005 {
 			grid = ntsc
 		}
 	}
-	n := math.Ceil(g / (maxOutputRate + 0.5))
+	// The smallest n that brings the grid to 60 or below, within 0.1 %.
+	n := math.Ceil(g/maxOutputRate - 0.001)
 	out := frameRate{grid.num, grid.den * int64(n)}.reduced()
-	if out.float() < minEvenRate {
+	if out.float() < minEvenRate*0.998 { // 143.86 fps gives 47.95: kept
 		out = frameRate{maxOutputRate, 1}
 	}
 	return out, true
