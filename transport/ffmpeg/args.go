@@ -455,20 +455,21 @@ func audioMap(info Info) []string {
 
 // rateCap is the filter that holds the output to the rate of the frames
 // the file really holds (sparseCap), or to at most maxOutputRate
-// (highRate): a select that keeps a frame when it comes no earlier than
-// a quarter of the output's frame time before the next slot; a kept frame
+// (highRate): a select that keeps a frame when it comes no earlier than a
+// quarter of the output's frame time before the next slot; a kept frame
 // takes the last slot it is not that early for, and the next slot is one
 // frame time after it (the first slot is the first frame's time), so 61
-// fps loses one frame a second, not one whenever a frame runs early. Kept frames keep their own times, and the output's
-// constant rate (-r, capRateArgs) puts them on its ticks as ffmpeg puts any
-// file: a late start is filled with the first frame, as before, so audio
-// stays in sync. An fps filter on the file's own times kept 120 fps frames
-// 1, 2 and 3 apart by turns where Matroska, WebM and FLV (whole
-// milliseconds) put them near the midpoint between two 60 fps ticks (a
-// video starting 21 ms in, behind AAC's priming); counting from the first
-// frame and snapping to the grid instead moved the picture against the
-// sound wherever the first frame shown is not the first packet (a file cut
-// mid-GOP, an edit list). "" when no cap is needed.
+// fps loses one frame a second, not one whenever a frame runs early. Kept
+// frames keep their own times, and the output's constant rate (-r,
+// capRateArgs) puts them on its ticks as ffmpeg puts any file: a late
+// start is filled with the first frame, as before, so audio stays in
+// sync. An fps filter on the file's own times kept 120 fps frames 1, 2 and
+// 3 apart by turns where Matroska, WebM and FLV (whole milliseconds) put
+// every second frame near the midpoint between two 60 fps ticks (8, 25,
+// 42 ms...); counting from the first frame and snapping to the grid
+// instead moved the picture against the sound wherever the first frame
+// shown is not the first packet (a file cut mid-GOP, an edit list). ""
+// when no cap is needed.
 func rateCap(info Info) string {
 	if f := sparseCap(info); f != "" {
 		return f

@@ -116,9 +116,9 @@
 // Apple's players are promised, and most hosts play 60 at most. A select
 // keeps a frame when it comes no earlier than a quarter of a frame time
 // before its slot, each slot a frame time after the one the last kept
-// frame took, the first at the first frame: kept frames keep their own times, and the
-// output's rate (-r) puts them on its ticks, a late start filled with the
-// first frame as at any rate. Matroska, WebM and FLV keep whole
+// frame took, the first at the first frame: kept frames keep their own
+// times, and the output's rate (-r) puts them on its ticks, a late start
+// filled with the first frame as at any rate. Matroska, WebM and FLV keep whole
 // milliseconds, and an fps filter at 60 kept 120 fps frames 1, 2 and 3
 // apart by turns where they sit near the midpoint between two ticks; a
 // variable rate (120 a second, then 30) keeps every second frame, then
