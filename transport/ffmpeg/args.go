@@ -459,7 +459,8 @@ func audioMap(info Info) []string {
 // quarter of the output's frame time before the next slot; a kept frame
 // takes the last slot it is not that early for, and the next slot is one
 // frame time after it (the first slot is the first frame's time), so 61
-// fps loses one frame a second, not one whenever a frame runs early. Kept
+// fps loses one frame a second, not one whenever a frame runs early; no
+// more than half a frame of the grid early, so 240 fps keeps every fourth. Kept
 // frames keep their own times, and the output's constant rate (-r,
 // capRateArgs) puts them on its ticks as ffmpeg puts any file: a late
 // start is filled with the first frame, as before, so audio stays in
@@ -474,12 +475,20 @@ func rateCap(info Info) string {
 	if f := sparseCap(info); f != "" {
 		return f
 	}
-	out, ok := highRate(info)
+	out, grid, ok := highRate(info)
 	if !ok {
 		return ""
 	}
-	p := "(" + frameRate{out.den, out.num}.String() + ")"                   // a frame's time
-	early := "(" + frameRate{out.den, out.num * 4}.reduced().String() + ")" // a quarter of it
+	p := "(" + frameRate{out.den, out.num}.String() + ")" // a frame's time
+	// How early a frame may come: a quarter of a frame time, or half the
+	// grid's when that is less (240 fps to 60: a quarter is a whole
+	// frame of the grid, and whole milliseconds put every fourth frame
+	// on either side of the line).
+	e := frameRate{out.den, out.num * 4}
+	if half := (frameRate{grid.den, grid.num * 2}); half.float() < e.float() {
+		e = half
+	}
+	early := "(" + e.reduced().String() + ")"
 	return "select='if(eq(n,0)+isnan(ld(0)),st(0,t+" + p + "),if(gte(t-ld(0),-" + early + "),st(0,ld(0)+" +
 		p + "*(1+floor((t-ld(0)+" + early + ")/" + p + "))),0))'"
 }
@@ -488,7 +497,7 @@ func rateCap(info Info) string {
 // rateCap holds a faster file to: none for any other.
 func capRateArgs(info Info) []string {
 	if sparseCap(info) == "" {
-		if out, ok := highRate(info); ok {
+		if out, _, ok := highRate(info); ok {
 			return []string{"-r", out.String()}
 		}
 	}
@@ -528,15 +537,15 @@ func sparseRate(info Info) (float64, bool) {
 // and 119.88 to 60 and 59.94, 100 to 50, 144 to 48), each kept frame as
 // far from the next; maxOutputRate when that would go below minEvenRate
 // (90 would give 45: held at 60, two frames kept in three).
-func highRate(info Info) (frameRate, bool) {
+func highRate(info Info) (out, grid frameRate, ok bool) {
 	if nominalRate(info) <= maxOutputRate+0.5 {
-		return frameRate{}, false
+		return out, grid, false
 	}
 	g := info.EncodeRate
 	if g <= 0 {
 		g = nominalRate(info)
 	}
-	grid := exactRate(g)
+	grid = exactRate(g)
 	if info.Frames >= 2 && info.Span > 0 && info.MaxGap > 0 && info.MaxGap < 1.5/g {
 		// ffmpeg takes an FLV file's 119.88 fps for 120: encoded at 60,
 		// every 500th frame would be repeated or skipped. A 120 fps file
@@ -549,11 +558,11 @@ func highRate(info Info) (frameRate, bool) {
 	}
 	// The smallest n that brings the grid to 60 or below, within 0.1 %.
 	n := math.Ceil(g/maxOutputRate - 0.001)
-	out := frameRate{grid.num, grid.den * int64(n)}.reduced()
+	out = frameRate{grid.num, grid.den * int64(n)}.reduced()
 	if out.float() < minEvenRate*0.998 { // 143.86 fps gives 47.95: kept
 		out = frameRate{maxOutputRate, 1}
 	}
-	return out, true
+	return out, grid, true
 }
 
 // OutputRate is the highest frame rate of the ladder's video: the rate
@@ -565,7 +574,7 @@ func OutputRate(info Info) float64 {
 	if rate, ok := sparseRate(info); ok {
 		return rate
 	}
-	if out, ok := highRate(info); ok {
+	if out, _, ok := highRate(info); ok {
 		return out.float()
 	}
 	return max(info.EncodeRate, info.FrameRate)

@@ -188,9 +188,11 @@ func TestRateCap(t *testing.T) {
 		// As many frames a second as 119.88, one missing: its gap says 120.
 		{"120 missing a frame", Info{FrameRate: 120, EncodeRate: 120, Frames: 1199, Span: 10.001, MaxGap: 0.017},
 			keep("1/60", "1/240"), []string{"-r", "60"}},
-		{"143.86", Info{FrameRate: 143.856, EncodeRate: 143.856, Frames: 1439, Span: 10}, keep("1001/48000", "1001/192000"), []string{"-r", "48000/1001"}},
+		{"143.86", Info{FrameRate: 143.856, EncodeRate: 143.856, Frames: 1439, Span: 10}, keep("1001/48000", "1001/288000"), []string{"-r", "48000/1001"}},
+		// A quarter of 60's frame time is a whole frame of 240's: half of that.
+		{"240", Info{FrameRate: 240, EncodeRate: 240, Frames: 2400, Span: 10}, keep("1/60", "1/480"), []string{"-r", "60"}},
 		{"100, no guess from the headers", Info{FrameRate: 100, Frames: 1000, Span: 10}, keep("1/50", "1/200"), []string{"-r", "50"}},
-		{"120.5: a third, under 48, held at 60", Info{FrameRate: 120.5, EncodeRate: 120.5, Frames: 1205, Span: 10}, keep("1/60", "1/240"), []string{"-r", "60"}},
+		{"120.5: a third, under 48, held at 60", Info{FrameRate: 120.5, EncodeRate: 120.5, Frames: 1205, Span: 10}, keep("1/60", "1/241"), []string{"-r", "60"}},
 		{"90: held at 60", Info{FrameRate: 90, EncodeRate: 90, Frames: 900, Span: 10}, keep("1/60", "1/240"), []string{"-r", "60"}},
 		{"60 a second on a 120 grid", Info{FrameRate: 60.1, EncodeRate: 120, Frames: 601, Span: 10}, keep("1/60", "1/240"), []string{"-r", "60"}},
 		{"sparse on a 120 grid", Info{FrameRate: 120, EncodeRate: 120, Frames: 100, Span: 10}, "fps=10", nil},

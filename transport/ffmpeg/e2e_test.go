@@ -158,6 +158,7 @@ func TestHighFrameRateEndToEnd(t *testing.T) {
 		{"120 in Matroska, no audio", []string{"-f", "lavfi", "-i", numbered("120"), "-t", "2", "-c:v", "libx264", "-preset", "ultrafast",
 			"-qp", "0", "fast.mkv"}, nil, 60, "2", "", [2]int{1, 1}},
 		{"119.88 in Matroska", withAAC("120000/1001", ""), nil, 60000.0 / 1001, "2", "", [2]int{2, 2}},
+		{"240 in Matroska", withAAC("240", ""), nil, 60, "4", "", [2]int{2, 2}},
 		{"119.88 in FLV", withAAC("120000/1001", ""), []string{"copy.flv"}, 60000.0 / 1001, "2", "", [2]int{2, 2}},
 		{"60 with late frames", []string{"-f", "lavfi", "-i", numbered("60") +
 			",settb=1/90000,setpts='(N/60+if(eq(mod(N,7),3),0.006,0))/TB'", "-t", "2", "-c:v", "libx264", "-preset", "ultrafast",
