@@ -104,9 +104,10 @@ func LadderArgs(in Input, outDir string, info Info, rungs []Rung, x Extras) []st
 	}
 	var graph []string
 	source := videoIn(info)
-	pre := ""
+	var pre string
+	var preArgs []string // the output rate the cap encodes at
 	if first == 0 {
-		pre = rateCap(info)
+		pre, preArgs = rateCap(info)
 	}
 	switch n := children[len(rungs)]; {
 	case n > 1:
@@ -164,9 +165,7 @@ func LadderArgs(in Input, outDir string, info Info, rungs []Rung, x Extras) []st
 		}
 	}
 	args = append(args, audioMap(info)...)
-	if pre != "" {
-		args = append(args, capRateArgs(info)...)
-	}
+	args = append(args, preArgs...)
 	args = append(args, x.videoCodecs(len(rungs))...)
 	for k, r := range rungs[first:] {
 		args = append(args, rateArgs(k+first, r)...)
@@ -361,9 +360,9 @@ func previewOutput(k int, info Info, out string) []string {
 		args = append(args, "-map", fmt.Sprintf("%d:%d", k, info.AudioStream))
 	}
 	vf := scaleFilter(w, h)
-	if f := rateCap(info); f != "" { // the ladder's, not the gaps' repeats
+	if f, rate := rateCap(info); f != "" { // the ladder's, not the gaps' repeats
 		vf = f + "," + vf
-		args = append(args, capRateArgs(info)...)
+		args = append(args, rate...)
 	}
 	args = append(args, "-vf", vf)
 	args = append(args, x264()...)
@@ -460,9 +459,9 @@ func audioMap(info Info) []string {
 // takes the last slot it is not that early for, and the next slot is one
 // frame time after it (the first slot is the first frame's time), so 61
 // fps loses one frame a second, not one whenever a frame runs early; no
-// more than half a frame of the grid early, so 240 fps keeps every fourth. Kept
-// frames keep their own times, and the output's constant rate (-r,
-// capRateArgs) puts them on its ticks as ffmpeg puts any file: a late
+// more than half a frame of the grid early, so 240 fps keeps every
+// fourth. Kept frames keep their own times, and the output's constant rate (-r, the
+// options rateCap returns with the filter) puts them on its ticks as ffmpeg puts any file: a late
 // start is filled with the first frame, as before, so audio stays in
 // sync. An fps filter on the file's own times kept 120 fps frames 1, 2 and
 // 3 apart by turns where Matroska, WebM and FLV (whole milliseconds) put
@@ -471,13 +470,13 @@ func audioMap(info Info) []string {
 // instead moved the picture against the sound wherever the first frame
 // shown is not the first packet (a file cut mid-GOP, an edit list). ""
 // when no cap is needed.
-func rateCap(info Info) string {
+func rateCap(info Info) (filter string, outputArgs []string) {
 	if f := sparseCap(info); f != "" {
-		return f
+		return f, nil
 	}
 	out, grid, ok := highRate(info)
 	if !ok {
-		return ""
+		return "", nil
 	}
 	p := "(" + frameRate{out.den, out.num}.String() + ")" // a frame's time
 	// How early a frame may come: a quarter of a frame time, or half the
@@ -490,18 +489,7 @@ func rateCap(info Info) string {
 	}
 	early := "(" + e.reduced().String() + ")"
 	return "select='if(eq(n,0)+isnan(ld(0)),st(0,t+" + p + "),if(gte(t-ld(0),-" + early + "),st(0,ld(0)+" +
-		p + "*(1+floor((t-ld(0)+" + early + ")/" + p + "))),0))'"
-}
-
-// capRateArgs are the output options that encode the video at the rate
-// rateCap holds a faster file to: none for any other.
-func capRateArgs(info Info) []string {
-	if sparseCap(info) == "" {
-		if out, _, ok := highRate(info); ok {
-			return []string{"-r", out.String()}
-		}
-	}
-	return nil
+		p + "*(1+floor((t-ld(0)+" + early + ")/" + p + "))),0))'", []string{"-r", out.String()}
 }
 
 // sparseCap is the fps filter that holds the output to the rate of the

@@ -173,7 +173,7 @@ func TestRateCap(t *testing.T) {
 		name string
 		info Info
 		want string
-		rate []string // capRateArgs
+		rate []string // rateCap's output options
 	}{
 		{"steady 30", Info{FrameRate: 30, EncodeRate: 30, Frames: 300, Span: 10}, "", nil},
 		{"60", Info{FrameRate: 60, EncodeRate: 60, Frames: 600, Span: 10}, "", nil},
@@ -197,11 +197,12 @@ func TestRateCap(t *testing.T) {
 		{"60 a second on a 120 grid", Info{FrameRate: 60.1, EncodeRate: 120, Frames: 601, Span: 10}, keep("1/60", "1/240"), []string{"-r", "60"}},
 		{"sparse on a 120 grid", Info{FrameRate: 120, EncodeRate: 120, Frames: 100, Span: 10}, "fps=10", nil},
 	} {
-		if got := rateCap(tt.info); got != tt.want {
+		got, rate := rateCap(tt.info)
+		if got != tt.want {
 			t.Errorf("%s: rateCap = %q, want %q", tt.name, got, tt.want)
 		}
-		if got := capRateArgs(tt.info); !slices.Equal(got, tt.rate) {
-			t.Errorf("%s: capRateArgs = %q, want %q", tt.name, got, tt.rate)
+		if !slices.Equal(rate, tt.rate) {
+			t.Errorf("%s: rateCap's output options = %q, want %q", tt.name, rate, tt.rate)
 		}
 	}
 }

@@ -19,8 +19,8 @@ import (
 // a rate a browser plays without surprise.
 const (
 	fastMaxKeyInterval = 2 * segmentSeconds // seconds
-	fastMaxFrameRate   = 60
-	fastMaxGap         = 0.5 // seconds between frames: none of the sparse files rateCap is for
+	fastMaxFrameRate   = maxOutputRate
+	fastMaxGap         = 0.5 // seconds between frames: none of the sparse files sparseCap is for
 	// fastMaxLead is how far into the file the video may start (Source.Lead).
 	fastMaxLead = 0.5
 	// fastMaxLevel is the highest H.264 level (level_idc) a copied rung
@@ -346,6 +346,7 @@ func chooseFastPath(info Info, top Rung) FastPath {
 	s := info.Source
 	no := func(format string, a ...any) FastPath { return FastPath{Why: fmt.Sprintf(format, a...)} }
 	_, sparse := sparseRate(info)
+	_, _, capped := highRate(info) // the encoded rungs would be at a lower rate
 	switch {
 	case info.VideoCodec != "h264":
 		return no("codec %q is not h264", info.VideoCodec)
@@ -361,7 +362,7 @@ func chooseFastPath(info Info, top Rung) FastPath {
 		return no("rotated %d°", info.Rotation)
 	case info.Width != top.Width || info.Height != top.Height:
 		return no("%d×%d is not the top rung's %d×%d", info.Width, info.Height, top.Width, top.Height)
-	case info.FrameRate <= 0 || info.FrameRate > fastMaxFrameRate || nominalRate(info) > fastMaxFrameRate+0.5 || info.MaxGap > fastMaxGap:
+	case info.FrameRate <= 0 || info.FrameRate > fastMaxFrameRate || capped || info.MaxGap > fastMaxGap:
 		// A variable rate on a grid over 60 (stretches of 120 fps among
 		// 30 fps ones) is encoded: its encoded rungs would cut segments
 		// elsewhere than the copy.
