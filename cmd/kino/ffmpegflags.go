@@ -46,7 +46,7 @@ func ffmpegFlags(fs *pflag.FlagSet, cfg *FFmpegConfig) (parse func() error) {
 	fs.IntVar(&files, "ffmpeg-max-files", envInt("KINO_FFMPEG_MAX_FILES", def.OpenFiles), "open-file limit of each ffmpeg/ffprobe process, 0 for none (env KINO_FFMPEG_MAX_FILES)")
 	fs.StringVar(&resolution, "max-resolution", env("KINO_MAX_RESOLUTION", fmt.Sprintf("%dx%d", defBounds.MaxWidth, defBounds.MaxHeight)), "largest picture accepted, either way round (env KINO_MAX_RESOLUTION)")
 	fs.Float64Var(&rate, "max-frame-rate", envFloat("KINO_MAX_FRAME_RATE", defBounds.MaxFrameRate), "highest frame rate accepted (env KINO_MAX_FRAME_RATE)")
-	fs.DurationVar(&gap, "max-frame-gap", envDuration("KINO_MAX_FRAME_GAP", defBounds.MaxGap), "longest gap accepted between two consecutive frames (env KINO_MAX_FRAME_GAP)")
+	fs.DurationVar(&gap, "max-frame-gap", envDuration("KINO_MAX_FRAME_GAP", defBounds.MaxGap), "longest gap accepted between two consecutive frames, or before the first after the audio starts (env KINO_MAX_FRAME_GAP)")
 	durations := map[domain.Plan]*time.Duration{}
 	for _, p := range []domain.Plan{domain.PlanFree, domain.PlanPro, domain.PlanBusiness} {
 		d := new(time.Duration)

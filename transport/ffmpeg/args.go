@@ -270,17 +270,26 @@ func rateArgs(k int, r Rung) []string {
 }
 
 // ThumbnailAt is the moment (seconds) a thumbnail is taken at: asked,
-// when one was, kept inside the video (at most 0.1 s before its end);
-// else 10% of the length (0 for clips under 1 s).
+// when one was, kept inside the video (from its first picture to 0.1 s
+// before its end); else 10% into the video (its first picture for clips
+// under 1 s).
 func ThumbnailAt(info Info, asked *float64) float64 {
-	l := info.Length()
+	l, first := info.Length(), pictureStart(info)
 	if asked != nil {
-		return max(0, min(*asked, l-0.1))
+		return max(first, min(*asked, l-0.1))
 	}
 	if l >= 1 {
-		return l * thumbAtFraction
+		return first + (l-first)*thumbAtFraction
 	}
-	return 0
+	return first
+}
+
+// pictureStart is where the video's first picture comes in the output:
+// at 0, or its Lead into a file whose audio starts first. Before it the
+// output holds that picture; seeking there finds none (in Matroska,
+// nothing at all), so the stills seek no earlier.
+func pictureStart(info Info) float64 {
+	return max(0, min(info.Source.Lead, info.Length()))
 }
 
 // ThumbnailArgs builds the arguments of a JPEG thumbnail written to out:
@@ -324,7 +333,7 @@ func AnimatedArgs(in Input, out string, info Info, at float64) []string {
 
 // animatedFrom is where the animated preview of a thumbnail at at starts.
 func animatedFrom(info Info, at float64) float64 {
-	return max(0, min(at, info.Length()-animSeconds))
+	return max(pictureStart(info), min(at, info.Length()-animSeconds))
 }
 
 // animatedOutput is the animated preview's output options, of input k.
@@ -343,13 +352,23 @@ func animatedOutput(k int, info Info, out string) []string {
 }
 
 // PreviewArgs builds the arguments of an MP4 preview written to out: the
-// first 6 s, at most 480 on the short side (never upscaled, even), H.264
+// first 6 s from the video's first picture, at most 480 on the short side (never upscaled, even), H.264
 // with a capped bitrate, AAC stereo when the source has audio, and the moov
 // atom first so it plays while downloading. Progress is reported against
 // min(Duration, 6).
 func PreviewArgs(in Input, out string, info Info) []string {
-	args := append(start(), in.capped(info.MaxPixels)...)
+	args := append(start(), previewSeek(info)...)
+	args = append(args, in.capped(info.MaxPixels)...)
 	return append(args, previewOutput(0, info, out)...)
+}
+
+// previewSeek starts the preview's input at the video's first picture: a
+// file whose audio starts first would otherwise preview a still.
+func previewSeek(info Info) []string {
+	if first := pictureStart(info); first > 0 {
+		return []string{"-ss", seconds(first)}
+	}
+	return nil
 }
 
 // previewOutput is the preview's output options, of input k.
@@ -382,7 +401,8 @@ func previewOutput(k int, info Info, out string) []string {
 // StillsArgs builds one pass that writes what ThumbnailArgsAt (at at),
 // PreviewArgs and AnimatedArgs (from at) write, to thumb, preview and
 // animated, and, when sb plans tiles, what StoryboardArgs writes under
-// tileDir: the source is opened once for each output, at its start, and
+// tileDir: the source is opened once for each output, at its start (the
+// preview's at the video's first picture, as PreviewArgs opens it), and
 // each output reads its own opening. (The storyboard sharing the preview's
 // opening would save decoding the first 6 s twice, but ffmpeg 5.1 goes on
 // filtering frames for an output past its -t and drops them: scaling the
@@ -397,6 +417,7 @@ func StillsArgs(in Input, info Info, at float64, thumb, preview, animated string
 	args = append(args, in.capped(info.MaxPixels)...)
 	args = append(args, "-ss", seconds(animatedFrom(info, at)))
 	args = append(args, in.capped(info.MaxPixels)...)
+	args = append(args, previewSeek(info)...)
 	args = append(args, in.capped(info.MaxPixels)...)
 	if sb.Count > 0 {
 		args = append(args, in.capped(info.MaxPixels)...)

@@ -47,6 +47,12 @@ func TestProbeEnforcesBounds(t *testing.T) {
 			ffmpegOK(t, "-f", "lavfi", "-i", "testsrc2=size=64x64:rate=240", "-t", "0.5", "-c:v", "libx264", "-preset", "ultrafast", p)
 			return p
 		}(), free, "the video has 240 frames per second; the limit is 120"},
+		{"the video two minutes after the audio", func() string {
+			p := t.TempDir() + "/late.mkv"
+			ffmpegOK(t, "-f", "lavfi", "-i", "anullsrc=d=121", "-itsoffset", "120", "-f", "lavfi", "-i", "testsrc2=size=64x64:rate=10:d=1",
+				"-map", "1:v", "-map", "0:a", "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "flac", p)
+			return p
+		}(), free, "the video starts 2m0s after the file does; at most 1m0s is accepted"},
 		{"two hours on a one-hour plan", ffmpegtest.ClaimMKV(t, t.TempDir(), 2, 7200), free,
 			"the video claims to run 2h0m0s; the free plan allows at most 1h0m0s"},
 	}
@@ -91,6 +97,12 @@ func TestInfoLength(t *testing.T) {
 		{Info{Duration: 5, Span: 6}, 5},
 		{Info{Duration: 5}, 5},
 		{Info{Span: 4}, 4},
+		// The audio starts 3 s before the video: the output runs from the
+		// file's start to the video's end, never past the claim.
+		{Info{Duration: 8, Span: 5, Source: Source{Lead: 3}}, 8},
+		{Info{Duration: 60, Span: 5, Source: Source{Lead: 3}}, 8},
+		{Info{Duration: 6, Span: 5, Source: Source{Lead: 3}}, 6},
+		{Info{Span: 5, Source: Source{Lead: 3}}, 5},
 	} {
 		if got := tt.info.Length(); got != tt.want {
 			t.Errorf("%+v.Length() = %v, want %v", tt.info, got, tt.want)

@@ -41,16 +41,22 @@
 // sample aspect ratio applied to the width (HDV's 1440×1080 with 4:3
 // pixels is 1920×1080, a DVD's 720×480 with 8:9 pixels 640×480; an
 // absurd ratio, beyond 4:1 either way, is ignored), then
-// the rotation; every output is scaled to it in square pixels. The duration is the video stream's, else the
-// format's, else the scanned span; Info.Length is the smaller of that
-// claim and the span, and every cap and progress goes by it. Each ffprobe
-// run is killed after 10 minutes.
+// the rotation; every output is scaled to it in square pixels. The
+// duration is where the video ends on the file's timeline, which starts
+// at its earliest stream (ffmpeg's output time 0): the video stream's
+// duration after its start (an audio track may start first), else the
+// format's (less the file's start for Matroska and MP4, whose duration
+// counts from time 0), else the scanned span. Info.Length is the smaller
+// of that claim and the video's end as scanned (its Lead and Span), and
+// every cap and progress goes by it: a late video's first picture is held
+// from 0, as ffmpeg holds it. Each ffprobe run is killed after 10 minutes.
 //
 // Bounds (DefaultBounds: 7680×4320 either way round, 120 fps, a minute
-// between frames; the duration is the caller's) are never taken from the
-// file. The frame rate is checked against the average, against the rate
-// ffmpeg would encode at (r_frame_rate, unless implausible by ffmpeg's own
-// guess) and against frames over span as scanned. A file over a limit, a
+// between frames or before the first; the duration is the caller's) are
+// never taken from the file. The frame rate is checked against the
+// average, against the rate ffmpeg would encode at (r_frame_rate, unless
+// implausible by ffmpeg's own guess) and against frames over span as
+// scanned. A file over a limit, a
 // file ffprobe cannot read and one without a video stream are domain
 // Unsupported errors with a message for the client; a missing binary or a
 // cancelled context is a plain (transient) error.
@@ -245,13 +251,15 @@
 // open, and an output whose one frame the tile filter holds back opens at
 // the end, which froze the ladder's progress at 0 and let the stall
 // watchdog kill the pass. Each writes one JPEG per tile
-// (storyboard_tile_NNN.jpg: fps=1000/<step ms>:round=down:eof_action=pass,
-// then scale), and Storyboard.Assemble lays them out ten to a row (each
-// tile's size checked from its header before it is decoded, a missing last
-// tile left black). PlanStoryboard: a tile every second, or every
-// duration/100 when longer (at most 100 tiles), 160 px wide (the lowest
-// rung's width when smaller) at the lowest rung's aspect.
-// Storyboard.VTT writes the WebVTT track from the plan.
+// (storyboard_tile_NNN.jpg: fps=1000/<step ms>:start_time=0:round=up:
+// eof_action=pass, then scale: tile k is the picture on screen k steps
+// into the output, a late video's first picture until it starts), and
+// Storyboard.Assemble lays them out ten to a row (each tile's size checked
+// from its header before it is decoded, a missing last tile left black).
+// PlanStoryboard: a tile every second, or every duration/100 when longer
+// (at most 100 tiles), 160 px wide (the lowest rung's width when smaller)
+// at the lowest rung's aspect. Storyboard.VTT writes the WebVTT track from
+// the plan.
 //
 // DownloadArgs remuxes the highest rung up to 1080p (DownloadRung) and the
 // audio rendition, read back through the HLS demuxer from the work

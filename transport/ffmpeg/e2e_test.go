@@ -228,24 +228,142 @@ func TestHighFrameRateEndToEnd(t *testing.T) {
 	}
 }
 
+// TestAudioLeadEndToEnd: a video that starts 10 s after its audio, in
+// Matroska and in MP4 (where the video stream's own duration leaves the
+// lead out), is as long as the file: the rung holds its first picture
+// from the start, then every frame to the last; the storyboard's tile k is
+// the picture on screen k seconds in; the thumbnail, the animation and the
+// preview come from the video itself (seeking into the lead of a Matroska
+// file finds no picture at all).
+func TestAudioLeadEndToEnd(t *testing.T) {
+	t.Parallel()
+	for _, ext := range []string{"mkv", "mp4"} {
+		t.Run(ext, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			// Frame N (10 a second, 35 of them) is 40+4N bright. (ffmpeg
+			// would fill the lead writing MP4: the MP4 is a copy, which
+			// delays the video by an edit list.)
+			src := filepath.Join(dir, "lead.mkv")
+			ffmpegOK(t, "-f", "lavfi", "-i", "sine=d=13.5", "-itsoffset", "10", "-f", "lavfi", "-i",
+				"nullsrc=size=320x180:rate=10:d=3.5,format=yuv420p,geq=lum='40+4*N':cb=128:cr=128",
+				"-map", "1:v", "-map", "0:a", "-c:v", "libx264", "-preset", "ultrafast", "-qp", "0", "-c:a", "aac", src)
+			if ext != "mkv" {
+				copied := filepath.Join(dir, "lead."+ext)
+				ffmpegOK(t, "-i", src, "-c", "copy", copied)
+				src = copied
+			}
+			info, err := probePath(context.Background(), src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(info.Source.Lead-10) > 0.05 || math.Abs(info.Duration-13.5) > 0.05 || math.Abs(info.Length()-13.5) > 0.05 {
+				t.Fatalf("Probe: lead %v, duration %v, length %v; want 10 s and 13.5 s", info.Source.Lead, info.Duration, info.Length())
+			}
+			out := filepath.Join(dir, "hls")
+			if err := Run(context.Background(), HLSArgs(input(t, src), out, info, nil), RunOptions{Duration: info.Length()}); err != nil {
+				t.Fatal(err)
+			}
+			kept := frameNumbers(t, filepath.Join(out, "180p", "index.m3u8")) // 10+N
+			held := 0
+			for held < len(kept) && kept[held] == 10 {
+				held++
+			}
+			if held < 100 || held > 101 {
+				t.Errorf("the rung holds its first picture for %d frames, want the lead's 100 or 101 (%v)", held, kept)
+			}
+			for i := held; i < len(kept); i++ {
+				if kept[i] != kept[i-1]+1 {
+					t.Fatalf("frame %d follows %d, want every frame once (%v)", kept[i]-10, kept[i-1]-10, kept)
+				}
+			}
+			if last := kept[len(kept)-1]; last != 44 {
+				t.Errorf("the rung ends with frame %d, want the last, 34", last-10)
+			}
+			if audio := playlistSeconds(t, filepath.Join(out, AudioRendition, "index.m3u8")); audio < 13.4 {
+				t.Errorf("the audio holds %.2f s, want 13.5", audio)
+			}
+
+			sb := PlanStoryboard(info, 320, 180)
+			at := ThumbnailAt(info, nil)
+			if math.Abs(at-10.35) > 0.05 {
+				t.Errorf("ThumbnailAt = %v, want 10%% into the video's 3.5 s after its 10 s lead", at)
+			}
+			if early := 2.0; ThumbnailAt(info, &early) != pictureStart(info) {
+				t.Errorf("a thumbnail asked for in the lead is taken at %v, want the first picture's %v", ThumbnailAt(info, &early), pictureStart(info))
+			}
+			stills := StillsArgs(input(t, src), info, at, filepath.Join(dir, "t.jpg"), filepath.Join(dir, "p.mp4"), filepath.Join(dir, "a.webp"), sb, dir)
+			if err := Run(context.Background(), stills, RunOptions{Duration: info.Length()}); err != nil {
+				t.Fatal(err)
+			}
+			// The picture at k s: the first until 10 s, then the last frame
+			// at or before k.
+			if got, want := tileNumbers(t, filepath.Join(dir, StoryboardTileName)), []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 19, 29}; !slices.Equal(got, want) {
+				t.Errorf("storyboard tiles show frames %v, want %v", got, want)
+			}
+			if got := tileNumbers(t, filepath.Join(dir, "t.jpg")); len(got) != 1 || got[0] != 4 {
+				t.Errorf("the thumbnail shows frame %v, want 4 (the first at or after 10.35 s)", got)
+			}
+			if preview := frameNumbers(t, filepath.Join(dir, "p.mp4")); preview[0] != 10 || preview[1] != 11 || preview[len(preview)-1] != 44 {
+				t.Errorf("the preview shows frames %v, want 0 to 34 (the video from its first picture)", preview)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "a.webp")); err != nil {
+				t.Errorf("no animation: %v", err)
+			}
+		})
+	}
+}
+
+// tileNumbers are the frame numbers of the storyboard's tiles under
+// pattern, from their brightness 40+4N (JPEG stores it in full range).
+func tileNumbers(t *testing.T, pattern string) []int {
+	t.Helper()
+	var nums []int
+	for _, y := range brightness(t, pattern) {
+		nums = append(nums, int(math.Round((y*219/255+16-40)/4)))
+	}
+	return nums
+}
+
+// playlistSeconds is the sum of a media playlist's EXTINF durations.
+func playlistSeconds(t *testing.T, playlist string) float64 {
+	t.Helper()
+	sum := 0.0
+	for _, m := range regexp.MustCompile(`#EXTINF:([0-9.]+)`).FindAllStringSubmatch(string(readFile(t, playlist)), -1) {
+		d, _ := strconv.ParseFloat(m[1], 64)
+		sum += d
+	}
+	return sum
+}
+
 // frameNumbers are the numbers the frames of a playlist carry in their
 // brightness (mod(N,64)*4).
 func frameNumbers(t *testing.T, playlist string) []int {
 	t.Helper()
-	b, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-i", playlist,
-		"-vf", "signalstats,metadata=print:key=lavfi.signalstats.YAVG:file=-", "-f", "null", "-").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var nums []int
-	for _, m := range regexp.MustCompile(`YAVG=([0-9.]+)`).FindAllStringSubmatch(string(b), -1) {
-		y, _ := strconv.ParseFloat(m[1], 64)
+	for _, y := range brightness(t, playlist) {
 		nums = append(nums, int(math.Round(y/4)))
 	}
 	if len(nums) < 2 {
 		t.Fatalf("%s: %d frames", playlist, len(nums))
 	}
 	return nums
+}
+
+// brightness is the average luma of each frame ffmpeg reads from input.
+func brightness(t *testing.T, input string) []float64 {
+	t.Helper()
+	b, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-i", input,
+		"-vf", "signalstats,metadata=print:key=lavfi.signalstats.YAVG:file=-", "-f", "null", "-").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ys []float64
+	for _, m := range regexp.MustCompile(`YAVG=([0-9.]+)`).FindAllStringSubmatch(string(b), -1) {
+		y, _ := strconv.ParseFloat(m[1], 64)
+		ys = append(ys, y)
+	}
+	return ys
 }
 
 func TestThumbnailEndToEnd(t *testing.T) {

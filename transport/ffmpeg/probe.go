@@ -57,13 +57,19 @@ type Info struct {
 	Source Source
 }
 
-// Length is the duration kino trusts for its own limits: what the file
-// claims, but never more than the video it holds (the scanned Span).
+// Length is the duration kino trusts for its own limits and outputs: what
+// the file claims, but never past the end of the video it holds, which is
+// its Lead (the audio may start first: ffmpeg's output begins with the
+// file, its first picture held until the video starts) and the scanned
+// Span after it.
 func (i Info) Length() float64 {
-	if i.Span > 0 && (i.Duration <= 0 || i.Span < i.Duration) {
+	if i.Span <= 0 {
+		return i.Duration
+	}
+	if i.Duration <= 0 {
 		return i.Span
 	}
-	return i.Duration
+	return min(i.Source.Lead+i.Span, i.Duration)
 }
 
 // durationSource says where Probe found the duration; tests check it.
@@ -425,6 +431,12 @@ func (b Bounds) checkScan(info Info) error {
 	if b.MaxDuration > 0 && info.Span > b.MaxDuration.Seconds()+1 {
 		return b.durationError(info.Span, "")
 	}
+	// The output holds the first picture until a late video starts
+	// (Length): that wait is a gap too, and costs as much to encode.
+	if b.MaxGap > 0 && info.Source.Lead > b.MaxGap.Seconds() {
+		return domain.E(opProbe, domain.Unsupported, "the video starts %s after the file does; at most %s is accepted",
+			clock(info.Source.Lead), clock(b.MaxGap.Seconds()))
+	}
 	return b.checkGap(info.MaxGap)
 }
 
@@ -472,6 +484,7 @@ type probeOutput struct {
 		AvgFrameRate string            `json:"avg_frame_rate"`
 		RFrameRate   string            `json:"r_frame_rate"`
 		Duration     string            `json:"duration"`
+		StartTime    string            `json:"start_time"`
 		Tags         map[string]string `json:"tags"`
 		Disposition  struct {
 			AttachedPic int `json:"attached_pic"`
@@ -482,8 +495,9 @@ type probeOutput struct {
 		} `json:"side_data_list"`
 	} `json:"streams"`
 	Format struct {
-		Duration  string `json:"duration"`
-		StartTime string `json:"start_time"`
+		FormatName string `json:"format_name"`
+		Duration   string `json:"duration"`
+		StartTime  string `json:"start_time"`
 	} `json:"format"`
 }
 
@@ -552,14 +566,41 @@ func parseProbe(data []byte) (Info, durationSource, streamMeta, error) {
 	}
 
 	if d := parseSeconds(v.Duration); d > 0 {
+		// The stream's duration is its own, from its first frame; the
+		// output starts with the file, which the audio (or an edit list
+		// delaying the video) may start first: the file announces the
+		// video's end that much later.
+		if vs, ok := scanTime(v.StartTime); ok && meta.hasStart && vs > meta.start {
+			d += vs - meta.start
+		}
 		info.Duration = d
 		return info, fromStream, meta, nil
 	}
 	if d := parseSeconds(out.Format.Duration); d > 0 {
+		// Matroska's and MP4's duration is where the file ends, counted
+		// from time 0 as their timestamps are; ffmpeg's output starts with
+		// the file's first timestamp, which a capture remuxed with its
+		// clock kept puts minutes in: the file announces that much less.
+		if fromTimeZero(out.Format.FormatName) && meta.hasStart && meta.start > 0 && d > meta.start {
+			d -= meta.start
+		}
 		info.Duration = d
 		return info, fromFormat, meta, nil
 	}
 	return info, fromNowhere, meta, nil
+}
+
+// fromTimeZero reports whether ffprobe's format name is a container whose
+// duration counts from time 0 rather than from its first timestamp (as
+// libavformat measures the streams it times by their timestamps, MPEG-TS
+// among them).
+func fromTimeZero(format string) bool {
+	for name := range strings.SplitSeq(format, ",") {
+		if name == "matroska" || name == "mov" {
+			return true
+		}
+	}
+	return false
 }
 
 // displayedWidth is the width a picture w pixels wide is shown at with

@@ -258,6 +258,27 @@ func TestParseProbe(t *testing.T) {
 			wantSrc: fromStream,
 		},
 		{
+			name: "Matroska remuxed with its capture's clock: the duration counts from 0",
+			json: `{"streams":[{"codec_type":"video","codec_name":"h264","width":320,"height":180,"avg_frame_rate":"30/1"}],
+				"format":{"format_name":"matroska,webm","start_time":"3001.400000","duration":"3006.400000"}}`,
+			want:    Info{Duration: 5, Width: 320, Height: 180, FrameRate: 30, VideoCodec: "h264"},
+			wantSrc: fromFormat,
+		},
+		{
+			name: "MPEG-TS: the duration counts from its start",
+			json: `{"streams":[{"codec_type":"video","codec_name":"h264","width":320,"height":180,"avg_frame_rate":"30/1"}],
+				"format":{"format_name":"mpegts","start_time":"3001.400000","duration":"5.000000"}}`,
+			want:    Info{Duration: 5, Width: 320, Height: 180, FrameRate: 30, VideoCodec: "h264"},
+			wantSrc: fromFormat,
+		},
+		{
+			name: "MP4 whose audio starts first: the video's own duration ends later",
+			json: `{"streams":[{"codec_type":"video","codec_name":"h264","width":320,"height":180,"avg_frame_rate":"10/1",
+				"start_time":"2.5","duration":"3.5"}],"format":{"format_name":"mov,mp4,m4a,3gp,3g2,mj2","start_time":"0.000000","duration":"6.0"}}`,
+			want:    Info{Duration: 6, Width: 320, Height: 180, FrameRate: 10, VideoCodec: "h264"},
+			wantSrc: fromStream,
+		},
+		{
 			name: "cover art is not a video",
 			json: `{"streams":[{"codec_type":"audio","codec_name":"mp3"},
 				{"codec_type":"video","codec_name":"mjpeg","width":500,"height":500,"disposition":{"attached_pic":1}}],

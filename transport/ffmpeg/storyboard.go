@@ -45,7 +45,9 @@ func PlanStoryboard(info Info, w, h int) Storyboard {
 		return Storyboard{}
 	}
 	step := max(storyboardMinStepMS, int(math.Ceil(length*1000/storyboardMaxTiles)))
-	count := min(max(int(math.Ceil(length*1000/float64(step)-1e-6)), 1), storyboardMaxTiles)
+	// A last part under a tenth of a step (the few milliseconds an audio
+	// track starting first adds) is the cue before's, not a tile of its own.
+	count := min(max(int(math.Ceil(length*1000/float64(step)-0.1)), 1), storyboardMaxTiles)
 	tw := min(storyboardTileWidth, w&^1)
 	th := even(float64(tw) * float64(h) / float64(w))
 	cols := min(count, storyboardCols)
@@ -58,11 +60,18 @@ func (s Storyboard) Width() int  { return s.Cols * s.TileW }
 func (s Storyboard) Height() int { return s.Rows * s.TileH }
 
 // filter is the filter chain from a decoded picture to the tiles: one
-// frame per step, scaled to a tile. eof_action=pass lets the last frame
-// through when the video ends before the next step: a one-frame video (or
-// the part-step at the end of any) still gets its tile.
+// frame per step, scaled to a tile. Tile k is the picture on screen at
+// k steps into the video, the start of its cue: the last frame at or
+// before that moment (round=up puts each frame on the tick at or after
+// it, and fps keeps a tick's last frame; round=down would keep the last
+// frame before the next tick, a whole step late). start_time=0 starts the ticks
+// at the file's start, where the ladder's output starts: a video that
+// starts after the audio holds its first picture until then, as the
+// ladder does. eof_action=pass lets the last frame through when the video
+// ends before the next step: a one-frame video (or the part-step at the
+// end of any) still gets its tile.
 func (s Storyboard) filter() string {
-	return fmt.Sprintf("fps=fps=1000/%d:round=down:eof_action=pass,scale=%d:%d", s.StepMS, s.TileW, s.TileH)
+	return fmt.Sprintf("fps=fps=1000/%d:start_time=0:round=up:eof_action=pass,scale=%d:%d", s.StepMS, s.TileW, s.TileH)
 }
 
 // StoryboardTileName is the image2 pattern of the tiles StoryboardArgs

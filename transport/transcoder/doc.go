@@ -64,8 +64,9 @@
 //     file kino can read." The file's name plays no part.
 //  7. Probe: ffmpeg.Probe reads the displayed size, rate, duration and
 //     streams, scans the video packets (timestamps only) and checks the
-//     limits. Its Info.Length, the smaller of the claimed duration and the
-//     scanned span, is the length every later cap and progress goes by.
+//     limits. Its Info.Length, the smaller of the claimed duration and
+//     where the scanned video ends, is the length every later cap and
+//     progress goes by.
 //  8. Plan: the ladder (ffmpeg.Ladder), the fast path
 //     (ffmpeg.DecideFastPath: ChooseFastPath, then CheckKeyframes beside
 //     EstimateRate, which refuses a copy that spends over 1.5 times what
