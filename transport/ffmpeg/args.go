@@ -352,10 +352,10 @@ func animatedOutput(k int, info Info, out string) []string {
 }
 
 // PreviewArgs builds the arguments of an MP4 preview written to out: the
-// first 6 s from the video's first picture, at most 480 on the short side (never upscaled, even), H.264
-// with a capped bitrate, AAC stereo when the source has audio, and the moov
-// atom first so it plays while downloading. Progress is reported against
-// min(Duration, 6).
+// first 6 s from the video's first picture, at most 480 on the short side
+// (never upscaled, even), H.264 with a capped bitrate, AAC stereo when the
+// source has audio, and the moov atom first so it plays while downloading.
+// Progress is reported against min(Duration, 6).
 func PreviewArgs(in Input, out string, info Info) []string {
 	args := append(start(), previewSeek(info)...)
 	args = append(args, in.capped(info.MaxPixels)...)
