@@ -284,12 +284,19 @@ func ThumbnailAt(info Info, asked *float64) float64 {
 	return first
 }
 
-// pictureStart is where the video's first picture comes in the output:
-// at 0, or its Lead into a file whose audio starts first. Before it the
-// output holds that picture; seeking there finds none (in Matroska,
-// nothing at all), so the stills seek no earlier.
+// pictureStart is where the video's first picture comes in the output
+// when that is a second or more in (a file whose audio starts first), 0
+// otherwise. Before it the output holds that picture and a seek finds
+// none (in Matroska, nothing at all): the stills seek no earlier. A
+// shorter lead, such as the few milliseconds of an AAC track's priming,
+// is left to ffmpeg: a seek to 0 finds the first picture, where a seek of
+// a few milliseconds into an FLV without an index lands on its second
+// keyframe.
 func pictureStart(info Info) float64 {
-	return max(0, min(info.Source.Lead, info.Length()))
+	if lead := min(info.Source.Lead, info.Length()); lead >= 1 {
+		return lead
+	}
+	return 0
 }
 
 // ThumbnailArgs builds the arguments of a JPEG thumbnail written to out:
@@ -357,24 +364,21 @@ func animatedOutput(k int, info Info, out string) []string {
 // source has audio, and the moov atom first so it plays while downloading.
 // Progress is reported against min(Duration, 6).
 func PreviewArgs(in Input, out string, info Info) []string {
-	args := append(start(), previewSeek(info)...)
-	args = append(args, in.capped(info.MaxPixels)...)
+	args := append(start(), in.capped(info.MaxPixels)...)
 	return append(args, previewOutput(0, info, out)...)
-}
-
-// previewSeek starts the preview's input at the video's first picture: a
-// file whose audio starts first would otherwise preview a still.
-func previewSeek(info Info) []string {
-	if first := pictureStart(info); first > 0 {
-		return []string{"-ss", seconds(first)}
-	}
-	return nil
 }
 
 // previewOutput is the preview's output options, of input k.
 func previewOutput(k int, info Info, out string) []string {
 	w, h := fit(info.Width, info.Height, min(info.Width, info.Height), previewMaxShort)
-	args := []string{"-t", strconv.Itoa(previewSeconds), "-map", videoMapOf(k, info)}
+	var args []string
+	if first := pictureStart(info); first > 0 {
+		// A file whose audio starts first would preview a still. The
+		// output's seek reads the lead and drops it: there is no picture
+		// in it to decode, and no container's seek to trust.
+		args = append(args, "-ss", seconds(first))
+	}
+	args = append(args, "-t", strconv.Itoa(previewSeconds), "-map", videoMapOf(k, info))
 	if info.HasAudio {
 		args = append(args, "-map", fmt.Sprintf("%d:%d", k, info.AudioStream))
 	}
@@ -401,8 +405,7 @@ func previewOutput(k int, info Info, out string) []string {
 // StillsArgs builds one pass that writes what ThumbnailArgsAt (at at),
 // PreviewArgs and AnimatedArgs (from at) write, to thumb, preview and
 // animated, and, when sb plans tiles, what StoryboardArgs writes under
-// tileDir: the source is opened once for each output, at its start (the
-// preview's at the video's first picture, as PreviewArgs opens it), and
+// tileDir: the source is opened once for each output, at its start, and
 // each output reads its own opening. (The storyboard sharing the preview's
 // opening would save decoding the first 6 s twice, but ffmpeg 5.1 goes on
 // filtering frames for an output past its -t and drops them: scaling the
@@ -417,7 +420,6 @@ func StillsArgs(in Input, info Info, at float64, thumb, preview, animated string
 	args = append(args, in.capped(info.MaxPixels)...)
 	args = append(args, "-ss", seconds(animatedFrom(info, at)))
 	args = append(args, in.capped(info.MaxPixels)...)
-	args = append(args, previewSeek(info)...)
 	args = append(args, in.capped(info.MaxPixels)...)
 	if sb.Count > 0 {
 		args = append(args, in.capped(info.MaxPixels)...)

@@ -2,6 +2,7 @@ package ffmpeg
 
 import (
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -242,5 +243,34 @@ func TestFastPathRates(t *testing.T) {
 				t.Errorf("fast path %+v, want copied %v (%q)", f, tt.why == "", tt.why)
 			}
 		})
+	}
+}
+
+// TestThumbnailAt: kino's choice is a tenth of the way into the video's
+// pictures; a moment asked for is kept between the first picture and
+// 0.1 s before the end. A lead under a second (an AAC track's priming) is
+// not skipped: the seek to 0 finds the first picture, and a seek of a few
+// milliseconds into some FLV files lands on their second keyframe.
+func TestThumbnailAt(t *testing.T) {
+	at := func(f float64) *float64 { return &f }
+	for _, tt := range []struct {
+		lead, span, duration float64
+		asked                *float64
+		want                 float64
+	}{
+		{0, 20, 20, nil, 2},
+		{0, 20, 20, at(25), 19.9},
+		{0, 0.5, 0.5, nil, 0},
+		{0.023, 10, 10.023, nil, 1.0023},
+		{0.023, 10, 10.023, at(0), 0},
+		{10, 3.5, 13.5, nil, 10.35},
+		{10, 3.5, 13.5, at(2), 10},
+		{10, 3.5, 13.5, at(12), 12},
+		{10, 0.5, 10.5, nil, 10.05},
+	} {
+		info := Info{Duration: tt.duration, Span: tt.span, Source: Source{Lead: tt.lead}}
+		if got := ThumbnailAt(info, tt.asked); math.Abs(got-tt.want) > 1e-9 {
+			t.Errorf("lead %v, span %v, asked %v: ThumbnailAt = %v, want %v", tt.lead, tt.span, tt.asked, got, tt.want)
+		}
 	}
 }
