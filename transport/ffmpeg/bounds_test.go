@@ -1,9 +1,13 @@
 package ffmpeg
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"io"
 	"math"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -24,6 +28,16 @@ func TestProbeEnforcesBounds(t *testing.T) {
 	business := DefaultBounds()
 	business.MaxDuration, business.Plan = 12*time.Hour, "business"
 	gap := ffmpegtest.GapMKV(t, dir, 36000)
+	made := func(name string, args ...string) string {
+		p := filepath.Join(dir, name)
+		ffmpegOK(t, append(args, p)...)
+		return p
+	}
+	// A video starting lead seconds after its audio.
+	late := func(name, lead, video string) string {
+		return made(name, "-f", "lavfi", "-i", "anullsrc=d=121", "-itsoffset", lead, "-f", "lavfi", "-i", video,
+			"-map", "1:v", "-map", "0:a", "-t", "121", "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "flac")
+	}
 
 	tests := []struct {
 		name   string
@@ -42,17 +56,12 @@ func TestProbeEnforcesBounds(t *testing.T) {
 		{"portrait 4320x7680 fits", ffmpegtest.HugeMJPEG(t, t.TempDir(), 4320, 7680, 1), free, ""},
 		{"7700 wide is over even landscape", ffmpegtest.HugeMJPEG(t, t.TempDir(), 7700, 2000, 1), free,
 			"the video is 7700×2000; the largest picture accepted is 7680×4320 (either way round)"},
-		{"240 fps", func() string {
-			p := t.TempDir() + "/fast.mkv"
-			ffmpegOK(t, "-f", "lavfi", "-i", "testsrc2=size=64x64:rate=240", "-t", "0.5", "-c:v", "libx264", "-preset", "ultrafast", p)
-			return p
-		}(), free, "the video has 240 frames per second; the limit is 120"},
-		{"the video two minutes after the audio", func() string {
-			p := t.TempDir() + "/late.mkv"
-			ffmpegOK(t, "-f", "lavfi", "-i", "anullsrc=d=121", "-itsoffset", "120", "-f", "lavfi", "-i", "testsrc2=size=64x64:rate=10:d=1",
-				"-map", "1:v", "-map", "0:a", "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "flac", p)
-			return p
-		}(), free, "the video starts 2m0s after the file does; at most 1m0s is accepted"},
+		{"240 fps", made("fast.mkv", "-f", "lavfi", "-i", "testsrc2=size=64x64:rate=240", "-t", "0.5", "-c:v", "libx264", "-preset", "ultrafast"),
+			free, "the video has 240 frames per second; the limit is 120"},
+		{"the video two minutes after the audio", late("late.mkv", "120", "testsrc2=size=64x64:rate=10:d=1"), free,
+			"the video starts 2m0s after the file does; at most 1m0s is accepted"},
+		{"a 2160p60 video 15 s after its audio: its held picture costs too much", late("late4k.mkv", "15", "color=c=gray:s=3840x2160:r=60:d=0.1"), free,
+			"the video starts 15s after the file does; at most 10s is accepted at its size and frame rate"},
 		{"two hours on a one-hour plan", ffmpegtest.ClaimMKV(t, t.TempDir(), 2, 7200), free,
 			"the video claims to run 2h0m0s; the free plan allows at most 1h0m0s"},
 	}
@@ -133,6 +142,62 @@ func TestProbeDecodesNoPictureOverTheLimit(t *testing.T) {
 		_, err = Probe(context.Background(), input(t, p), ProbeOptions{Bounds: b})
 		if want := "the video is 640×480; the largest picture accepted is 480×360 (either way round)"; domain.KindOf(err) != domain.Unsupported || domain.MessageOf(err) != want {
 			t.Errorf("Probe(%s) = %v, want unsupported %q", filepath.Base(p), err, want)
+		}
+	}
+}
+
+// TestProbeLateStarts: where a file's first timestamp is not 0, or its
+// video comes after its audio, the duration is where the video ends on
+// the output's timeline (which starts with the file).
+func TestProbeLateStarts(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// 4 s of video whose timestamps start at 2 s: ffmpeg's Matroska muxer
+	// claims 6 s (where the file ends), mkvmerge would claim 4 (its length).
+	clock := filepath.Join(dir, "clock.mkv")
+	ffmpegOK(t, "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=10:d=4", "-c:v", "libx264", "-preset", "ultrafast", "-output_ts_offset", "2", clock)
+	length := filepath.Join(dir, "length.mkv")
+	data, err := os.ReadFile(clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := bytes.Index(data, []byte{0x44, 0x89, 0x88}) // Duration, an 8-byte float in ms
+	if at < 0 || math.Float64frombits(binary.BigEndian.Uint64(data[at+3:])) != 6000 {
+		t.Fatalf("no 6000 ms Duration element in %s", clock)
+	}
+	binary.BigEndian.PutUint64(data[at+3:], math.Float64bits(4000))
+	if err := os.WriteFile(length, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Audio, then the video 3 s later, in a Matroska file written to a
+	// pipe: no duration claimed at all.
+	piped := filepath.Join(dir, "piped.mkv")
+	out, err := os.Create(piped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=d=6.5", "-itsoffset", "3", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=10:d=3.5",
+		"-map", "1:v", "-map", "0:a", "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "flac", "-f", "matroska", "pipe:1")
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = out, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("ffmpeg: %v: %s", err, stderr.String())
+	}
+	out.Close()
+	for _, tt := range []struct {
+		path   string
+		length float64
+	}{
+		{clock, 4},
+		{length, 4},
+		{piped, 6.5},
+	} {
+		info, err := Probe(context.Background(), input(t, tt.path), ProbeOptions{Bounds: DefaultBounds()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(info.Duration-tt.length) > 0.05 || math.Abs(info.Length()-tt.length) > 0.05 {
+			t.Errorf("%s: duration %v, length %v, want %v", filepath.Base(tt.path), info.Duration, info.Length(), tt.length)
 		}
 	}
 }

@@ -45,18 +45,20 @@
 // duration is where the video ends on the file's timeline, which starts
 // at its earliest stream (ffmpeg's output time 0): the video stream's
 // duration after its start (an audio track may start first), else the
-// format's (less the file's start for Matroska and MP4, whose duration
-// counts from time 0), else the scanned span. Info.Length is the smaller
-// of that claim and the video's end as scanned (its Lead and Span), and
-// every cap and progress goes by it: a late video's first picture is held
-// from 0, as ffmpeg holds it. Each ffprobe run is killed after 10 minutes.
+// format's (less the file's start for Matroska and MP4 when it reaches
+// their video's end counted from time 0, as ffmpeg's muxer writes it),
+// else the scanned lead and span. Info.Length is the smaller of that
+// claim and the video's end as scanned (its Lead and Span), and every cap
+// and progress goes by it: a late video's first picture is held from 0,
+// as ffmpeg holds it. Each ffprobe run is killed after 10 minutes.
 //
 // Bounds (DefaultBounds: 7680×4320 either way round, 120 fps, a minute
-// between frames or before the first; the duration is the caller's) are
-// never taken from the file. The frame rate is checked against the
-// average, against the rate ffmpeg would encode at (r_frame_rate, unless
-// implausible by ffmpeg's own guess) and against frames over span as
-// scanned. A file over a limit, a
+// between frames or before the first, where the held first picture may
+// cost no more than 10 s of a 2160p60 ladder; the duration is the
+// caller's) are never taken from the file. The frame rate is checked
+// against the average, against the rate ffmpeg would encode at
+// (r_frame_rate, unless implausible by ffmpeg's own guess) and against
+// frames over span as scanned. A file over a limit, a
 // file ffprobe cannot read and one without a video stream are domain
 // Unsupported errors with a message for the client; a missing binary or a
 // cancelled context is a plain (transient) error.

@@ -177,7 +177,8 @@ func probeHeader(ctx context.Context, in Input, opt ProbeOptions) (Info, duratio
 	if err := b.checkPicture(info, meta.guessedRate); err != nil {
 		return Info{}, 0, streamMeta{}, err
 	}
-	if err := b.checkDuration(info.Duration); err != nil {
+	// The least the claim may mean until the scan says (lateStart).
+	if err := b.checkDuration(info.Duration - meta.lateStart(src, info.Duration)); err != nil {
 		return Info{}, 0, streamMeta{}, err
 	}
 	return info, src, meta, nil
@@ -213,14 +214,27 @@ func probe(ctx context.Context, in Input, opt ProbeOptions) (Info, durationSourc
 	if meta.hasStart && sc.havePTS {
 		info.Source.Lead = max(sc.first-meta.start, 0)
 	}
+	if late := meta.lateStart(src, info.Duration); late > 0 && sc.havePTS && info.Duration >= sc.end-endClaimSlack {
+		// The claim reaches where the video ends counted from time 0:
+		// it is an end, not a length (lateStart).
+		info.Duration -= late
+	}
 	if src == fromNowhere && info.Span > 0 {
-		info.Duration, src = info.Span, fromScan
+		info.Duration, src = info.Source.Lead+info.Span, fromScan
+	}
+	if err := b.checkDuration(info.Duration); err != nil {
+		return Info{}, 0, err
 	}
 	if err := b.checkScan(info); err != nil {
 		return Info{}, 0, err
 	}
 	return info, src, nil
 }
+
+// endClaimSlack is how far short of the video's last timestamp a claim
+// may end and still be taken for where the file ends: the millisecond a
+// Matroska timestamp rounds to, with room.
+const endClaimSlack = 0.01
 
 // headerArgs are ffprobe's arguments for the streams and format of in, as
 // JSON, under the decoders' cap of b.
@@ -428,16 +442,50 @@ func (b Bounds) checkScan(info Info) error {
 				fmtNum(math.Round(rate)), fmtNum(b.MaxFrameRate))
 		}
 	}
-	if b.MaxDuration > 0 && info.Span > b.MaxDuration.Seconds()+1 {
-		return b.durationError(info.Span, "")
+	if end := info.Source.Lead + info.Span; b.MaxDuration > 0 && end > b.MaxDuration.Seconds()+1 {
+		return b.durationError(end, "")
 	}
-	// The output holds the first picture until a late video starts
-	// (Length): that wait is a gap too, and costs as much to encode.
-	if b.MaxGap > 0 && info.Source.Lead > b.MaxGap.Seconds() {
-		return domain.E(opProbe, domain.Unsupported, "the video starts %s after the file does; at most %s is accepted",
-			clock(info.Source.Lead), clock(b.MaxGap.Seconds()))
+	if most, byCost := b.maxLead(info); info.Source.Lead > most {
+		why := ""
+		if byCost {
+			why = " at its size and frame rate"
+		}
+		return domain.E(opProbe, domain.Unsupported, "the video starts %s after the file does; at most %s is accepted%s",
+			clock(info.Source.Lead), clock(most), why)
 	}
 	return b.checkGap(info.MaxGap)
+}
+
+// maxLeadPictures bounds a lead's cost: the output holds the first
+// picture until a late video starts (Length), every rung at the output's
+// rate, and ffmpeg encodes all those copies at once when the first frame
+// comes, before it writes or reports anything (the stall watchdog waits
+// two minutes). As many pixels as 10 s of a 2160p ladder at 60 fps.
+var maxLeadPictures = 10 * 60 * ladderPixels(Info{Width: 3840, Height: 2160})
+
+// maxLead is the longest lead accepted of a video of info (seconds): a
+// wait before the first picture is a gap, and costs maxLeadPictures at
+// most; byCost says the cost is the tighter bound.
+func (b Bounds) maxLead(info Info) (most float64, byCost bool) {
+	most = math.Inf(1)
+	if b.MaxGap > 0 {
+		most = b.MaxGap.Seconds()
+	}
+	if px := float64(ladderPixels(info)) * OutputRate(info); px > 0 {
+		if c := math.Floor(float64(maxLeadPictures) / px); c < most {
+			return c, true
+		}
+	}
+	return most, false
+}
+
+// ladderPixels is the pixels of one picture of every rung of info's ladder.
+func ladderPixels(info Info) int {
+	n := 0
+	for _, r := range Ladder(info) {
+		n += r.Width * r.Height
+	}
+	return n
 }
 
 func (b Bounds) durationError(sec float64, verb string) error {
@@ -507,6 +555,22 @@ type streamMeta struct {
 	guessedRate float64 // the rate ffmpeg will encode at (its av_guess_frame_rate)
 	start       float64 // the file's start (its earliest stream's), where ffmpeg's output time 0 falls
 	hasStart    bool
+	fromZero    bool // the format's duration may count from time 0 (fromTimeZero)
+}
+
+// lateStart is how much of a format duration d may be time before the
+// file starts: Matroska and MP4 count their duration from time 0, and
+// ffmpeg's Matroska muxer writes where the file ends, so a capture
+// remuxed with its clock kept (its first timestamp minutes in) claims
+// those minutes too, while ffmpeg's output starts with the file. Other
+// muxers (mkvmerge) write the length itself: Probe tells the two apart
+// by the scan (endClaim). 0 when the file starts at 0 or d is another
+// source's.
+func (m streamMeta) lateStart(src durationSource, d float64) float64 {
+	if src == fromFormat && m.fromZero && m.hasStart && m.start > 0 && d > m.start {
+		return m.start
+	}
+	return 0
 }
 
 // parseProbe reads ffprobe's JSON. It reports fromNowhere when neither the
@@ -577,13 +641,7 @@ func parseProbe(data []byte) (Info, durationSource, streamMeta, error) {
 		return info, fromStream, meta, nil
 	}
 	if d := parseSeconds(out.Format.Duration); d > 0 {
-		// Matroska's and MP4's duration is where the file ends, counted
-		// from time 0 as their timestamps are; ffmpeg's output starts with
-		// the file's first timestamp, which a capture remuxed with its
-		// clock kept puts minutes in: the file announces that much less.
-		if fromTimeZero(out.Format.FormatName) && meta.hasStart && meta.start > 0 && d > meta.start {
-			d -= meta.start
-		}
+		meta.fromZero = fromTimeZero(out.Format.FormatName)
 		info.Duration = d
 		return info, fromFormat, meta, nil
 	}

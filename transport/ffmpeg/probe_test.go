@@ -258,13 +258,6 @@ func TestParseProbe(t *testing.T) {
 			wantSrc: fromStream,
 		},
 		{
-			name: "Matroska remuxed with its capture's clock: the duration counts from 0",
-			json: `{"streams":[{"codec_type":"video","codec_name":"h264","width":320,"height":180,"avg_frame_rate":"30/1"}],
-				"format":{"format_name":"matroska,webm","start_time":"3001.400000","duration":"3006.400000"}}`,
-			want:    Info{Duration: 5, Width: 320, Height: 180, FrameRate: 30, VideoCodec: "h264"},
-			wantSrc: fromFormat,
-		},
-		{
 			name: "MPEG-TS: the duration counts from its start",
 			json: `{"streams":[{"codec_type":"video","codec_name":"h264","width":320,"height":180,"avg_frame_rate":"30/1"}],
 				"format":{"format_name":"mpegts","start_time":"3001.400000","duration":"5.000000"}}`,
