@@ -147,8 +147,9 @@ func TestProbeDecodesNoPictureOverTheLimit(t *testing.T) {
 }
 
 // TestProbeLateStarts: where a file's first timestamp is not 0, or its
-// video comes after its audio, the duration is where the video ends on
-// the output's timeline (which starts with the file).
+// video comes after its audio or ends before it, the duration is where
+// the video ends on the output's timeline (which starts with the file);
+// a file cut short keeps the claim it breaks.
 func TestProbeLateStarts(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -184,20 +185,35 @@ func TestProbeLateStarts(t *testing.T) {
 		t.Fatalf("ffmpeg: %v: %s", err, stderr.String())
 	}
 	out.Close()
+	// Audio running 5 s past a 3 s video, whole and cut in half: the
+	// whole file's claim is its audio's, the cut one's the file's promise.
+	runsOn := filepath.Join(dir, "runson.mkv")
+	ffmpegOK(t, "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=10:d=3", "-f", "lavfi", "-i", "sine=d=8",
+		"-c:v", "libx264", "-preset", "ultrafast", "-c:a", "flac", runsOn)
+	whole, err := os.ReadFile(runsOn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(dir, "cut.mkv")
+	if err := os.WriteFile(cut, whole[:len(whole)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
-		path   string
-		length float64
+		path             string
+		duration, length float64
 	}{
-		{clock, 4},
-		{length, 4},
-		{piped, 6.5},
+		{clock, 4, 4},
+		{length, 4, 4},
+		{piped, 6.5, 6.5},
+		{runsOn, 3, 3},
+		{cut, 8, -1}, // (what half the bytes hold)
 	} {
 		info, err := Probe(context.Background(), input(t, tt.path), ProbeOptions{Bounds: DefaultBounds()})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if math.Abs(info.Duration-tt.length) > 0.05 || math.Abs(info.Length()-tt.length) > 0.05 {
-			t.Errorf("%s: duration %v, length %v, want %v", filepath.Base(tt.path), info.Duration, info.Length(), tt.length)
+		if math.Abs(info.Duration-tt.duration) > 0.05 || tt.length >= 0 && math.Abs(info.Length()-tt.length) > 0.05 {
+			t.Errorf("%s: duration %v, length %v, want %v and %v", filepath.Base(tt.path), info.Duration, info.Length(), tt.duration, tt.length)
 		}
 	}
 }

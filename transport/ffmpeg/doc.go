@@ -47,7 +47,10 @@
 // duration after its start (an audio track may start first), else the
 // format's (less the file's start for Matroska and MP4 when it reaches
 // their video's end counted from time 0, as ffmpeg's muxer writes it),
-// else the scanned lead and span. Info.Length is the smaller of that
+// else the scanned lead and span; a claim that runs well past the video
+// (Short) is the video's end when the audio's end, scanned too, explains
+// it, and stays (for the transcoder to refuse as truncated) when the
+// audio ends early as well. Info.Length is the smaller of that
 // claim and the video's end as scanned (its Lead and Span), and every cap
 // and progress goes by it: a late video's first picture is held from 0,
 // as ffmpeg holds it. Each ffprobe run is killed after 10 minutes.

@@ -228,7 +228,53 @@ func probe(ctx context.Context, in Input, opt ProbeOptions) (Info, durationSourc
 	if err := b.checkScan(info); err != nil {
 		return Info{}, 0, err
 	}
+	if end := info.Source.Lead + info.Span; info.HasAudio && sc.havePTS && meta.hasStart && Short(info.Duration, end) {
+		// The claim runs well past the video: a file cut short (the
+		// transcoder refuses it when its ladder holds less), or a whole
+		// one whose audio runs on (the ladder stops with the video, and
+		// so does the video kino announces). The audio's end tells them
+		// apart.
+		audio, err := streamEnd(ctx, in, opt, info.AudioStream)
+		if err != nil {
+			return Info{}, 0, err
+		}
+		if audio-meta.start >= info.Duration-audioEndSlack {
+			info.Duration = end
+		}
+	}
 	return info, src, nil
+}
+
+// audioEndSlack is how far short of a claim the audio may end and still
+// explain it: a container's duration estimate from timestamps, with room.
+const audioEndSlack = 0.5
+
+// Short reports whether held seconds fall short of claimed ones by more
+// than a whole file's streams and claim differ: over a second and over a
+// tenth.
+func Short(claimed, held float64) bool {
+	return claimed-held > max(1, 0.1*claimed)
+}
+
+// streamEnd is where stream index of in ends (its largest pts plus that
+// packet's duration, on the file's timeline), by a scan of its packets
+// that decodes nothing; 0 when none has a timestamp.
+func streamEnd(ctx context.Context, in Input, opt ProbeOptions, index int) (float64, error) {
+	args := append([]string{"-v", "error", "-select_streams", strconv.Itoa(index),
+		"-show_entries", "packet=pts_time,duration_time", "-print_format", "csv=p=0"}, in.capped(opt.Bounds.maxPixels())...)
+	end := 0.0
+	_, err := runProbe(ctx, opt.Jail, args, func(r io.Reader) error {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			pts, dur, _ := strings.Cut(strings.TrimSpace(sc.Text()), ",")
+			if p, ok := scanTime(pts); ok {
+				d, _ := scanTime(dur)
+				end = max(end, p+max(d, 0))
+			}
+		}
+		return sc.Err()
+	})
+	return end, err
 }
 
 // endClaimSlack is how far short of the video's last timestamp a claim

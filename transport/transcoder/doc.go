@@ -145,12 +145,11 @@
 // or corrupt: it holds 2.0 s of the 3600.0 s it announces." What it holds
 // is the longest rendition by the durations its playlist lists, not
 // ffmpeg's out_time, which is the furthest end of any output of the pass.
-// A known gap: when the video stream claims no duration (Matroska, WebM,
-// MPEG-TS) the claim is the container's, which covers the audio too, so a
-// file whose audio outlasts its video by more than that fails as
-// truncated, where the same content in MP4 completes; judging by the
-// video's own span would let a cut index-first MP4 through, and the fix is
-// to scan the audio's end too.
+// When the video stream claims no duration (Matroska, WebM, MPEG-TS) the
+// claim is the container's, which covers the audio too: Probe scans the
+// audio's end when the claim runs that far past the video, and a whole
+// file whose audio runs on announces its video's end instead (judging by
+// the video's own span alone would let a cut index-first MP4 through).
 //
 // # Failures, attempts and backoff
 //

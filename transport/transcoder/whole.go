@@ -31,7 +31,7 @@ func checkWhole(work string, info ffmpeg.Info, rungs []ffmpeg.Rung) error {
 		// leaves playlists without segments): verifyOutputs reports it.
 		return nil
 	}
-	if short := info.Duration - held; short > max(1, 0.1*info.Duration) {
+	if ffmpeg.Short(info.Duration, held) {
 		return domain.E("transcode", domain.Unsupported, "the file is truncated or corrupt: it holds %.1f s of the %.1f s it announces", held, info.Duration)
 	}
 	return nil
