@@ -483,10 +483,10 @@ func audioMap(info Info) []string {
 // frame time after it (the first slot is the first frame's time), so 61
 // fps loses one frame a second, not one whenever a frame runs early; no
 // more than half a frame of the grid early, so 240 fps keeps every
-// fourth. Kept frames keep their own times, and the output's constant rate (-r, the
-// options rateCap returns with the filter) puts them on its ticks as ffmpeg puts any file: a late
-// start is filled with the first frame, as before, so audio stays in
-// sync. An fps filter on the file's own times kept 120 fps frames 1, 2 and
+// fourth. Kept frames keep their own times, and the output's constant
+// rate (-r, the options rateCap returns with the filter) puts them on its
+// ticks as ffmpeg puts any file: a late start is filled with the first
+// frame, so audio stays in sync. An fps filter on the file's own times kept 120 fps frames 1, 2 and
 // 3 apart by turns where Matroska, WebM and FLV (whole milliseconds) put
 // every second frame near the midpoint between two 60 fps ticks (8, 25,
 // 42 ms...); counting from the first frame and snapping to the grid

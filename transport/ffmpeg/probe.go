@@ -69,8 +69,12 @@ func (i Info) Length() float64 {
 	if i.Duration <= 0 {
 		return i.Span
 	}
-	return min(i.Source.Lead+i.Span, i.Duration)
+	return min(i.videoEnd(), i.Duration)
 }
+
+// videoEnd is where the scanned video ends on the output's timeline: its
+// Lead, then its Span.
+func (i Info) videoEnd() float64 { return i.Source.Lead + i.Span }
 
 // durationSource says where Probe found the duration; tests check it.
 type durationSource int
@@ -220,7 +224,7 @@ func probe(ctx context.Context, in Input, opt ProbeOptions) (Info, durationSourc
 		info.Duration -= late
 	}
 	if src == fromNowhere && info.Span > 0 {
-		info.Duration, src = info.Source.Lead+info.Span, fromScan
+		info.Duration, src = info.videoEnd(), fromScan
 	}
 	if err := b.checkDuration(info.Duration); err != nil {
 		return Info{}, 0, err
@@ -228,7 +232,7 @@ func probe(ctx context.Context, in Input, opt ProbeOptions) (Info, durationSourc
 	if err := b.checkScan(info); err != nil {
 		return Info{}, 0, err
 	}
-	if end := info.Source.Lead + info.Span; info.HasAudio && sc.havePTS && meta.hasStart && Short(info.Duration, end) {
+	if end := info.videoEnd(); info.HasAudio && sc.havePTS && meta.hasStart && Short(info.Duration, end) {
 		// The claim runs well past the video: a file cut short (the
 		// transcoder refuses it when its ladder holds less), or a whole
 		// one whose audio runs on (the ladder stops with the video, and
@@ -488,7 +492,7 @@ func (b Bounds) checkScan(info Info) error {
 				fmtNum(math.Round(rate)), fmtNum(b.MaxFrameRate))
 		}
 	}
-	if end := info.Source.Lead + info.Span; b.MaxDuration > 0 && end > b.MaxDuration.Seconds()+1 {
+	if end := info.videoEnd(); b.MaxDuration > 0 && end > b.MaxDuration.Seconds()+1 {
 		return b.durationError(end, "")
 	}
 	if most, byCost := b.maxLead(info); info.Source.Lead > most {
